@@ -1,0 +1,291 @@
+/**
+ * Tolerant schemas for every response body of the CMDB API (../shared/spec/cmdb-api.md §2).
+ *
+ * - Unknown fields are ignored (and stripped, so fields that may hold credentials such as
+ *   `docker_cmd`, `source_settings` or `action_status_msg` never travel past the client).
+ * - Identity fields the exporter cannot work without are required; a body that lacks one, or is not
+ *   of the documented shape at all, fails validation and the endpoint reports `invalid_body`.
+ * - Every other field is optional; a value of the wrong type is treated as absent (the sample that
+ *   needs it is dropped) instead of failing the whole response.
+ * - Numbers sent as strings ("42") are accepted; times stay as sent and are parsed by src/time.ts.
+ */
+import { z } from 'zod';
+
+const NUMERIC = /^\s*-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\s*$/;
+
+function describe(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'a list';
+  if (typeof input === 'number') return `the non-finite number ${input}`;
+  return typeof input === 'string' ? `the text ${JSON.stringify(input.slice(0, 40))}` : `a ${typeof input}`;
+}
+/** Zod's union errors say only "Invalid input"; say what was expected and what came instead. */
+function expected(what: string) {
+  return {
+    error: (issue: { input?: unknown }) =>
+      issue.input === undefined ? `required field is missing (expected ${what})` : `expected ${what}, got ${describe(issue.input)}`,
+  };
+}
+
+/** A finite number, or a string holding one. */
+export const num = z.union([z.number(), z.string().regex(NUMERIC).transform(Number)], expected('a number'));
+const optNum = num.nullish().catch(undefined);
+/** Text; numbers and booleans are turned into their text so an id may arrive as a number. */
+const text = z.union([z.string(), z.number().transform(String), z.boolean().transform(String)]);
+const optText = text.nullish().catch(undefined);
+const idText = z.union([z.string().min(1), z.number().transform(String)], expected('a non-empty text or number'));
+/** A time as sent: ISO 8601 or `yyyy-mm-dd HH:mm:ss` text, or epoch seconds. */
+const optTime = z.union([z.string(), z.number()]).nullish().catch(undefined);
+const optBool = z.boolean().nullish().catch(undefined);
+const optList = z.array(z.unknown()).nullish().catch(undefined);
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Accept `{...record}` or `{ data: {...record} }` (the token endpoint's envelope style). */
+function recordEnvelope(expected: readonly string[]) {
+  return (body: unknown): unknown => {
+    if (isObject(body) && !expected.some((k) => k in body) && isObject(body.data)) return body.data;
+    return body;
+  };
+}
+
+/** Accept `{ key: [...] }`, a bare array, `{ data: [...] }` or `{ data: { key: [...] } }`. */
+function listEnvelope(key: string) {
+  return (body: unknown): unknown => {
+    if (Array.isArray(body)) return { [key]: body };
+    if (isObject(body) && !(key in body)) {
+      if (Array.isArray(body.data)) return { ...body, [key]: body.data };
+      if (isObject(body.data) && key in body.data) return body.data;
+    }
+    return body;
+  };
+}
+
+/** Accept a bare array, or an object holding the array under one of `keys`. */
+function arrayEnvelope(keys: readonly string[]) {
+  return (body: unknown): unknown => {
+    if (isObject(body)) {
+      for (const k of keys) if (Array.isArray(body[k])) return body[k];
+    }
+    return body;
+  };
+}
+
+// ---- 2.1 token (v1) ----------------------------------------------------------------------------
+export const TokenResponseSchema = z.object({
+  code: optNum,
+  message: optText,
+  data: z.object({ token: z.string().nullish().catch(undefined) }).nullish().catch(undefined),
+});
+export type TokenResponse = z.output<typeof TokenResponseSchema>;
+
+// ---- 2.2 metrics record ------------------------------------------------------------------------
+export const MetricsRecordSchema = z.preprocess(
+  recordEnvelope(['assetCount', 'userCount']),
+  z.object({
+    assetCount: num,
+    userCount: num,
+    date: optText,
+    avg30DaysAssetCount: optNum,
+    avg30DaysUserCount: optNum,
+  }),
+);
+export type MetricsRecord = z.output<typeof MetricsRecordSchema>;
+
+// ---- 2.3 license -------------------------------------------------------------------------------
+export const LicenseRecordSchema = z.preprocess(
+  recordEnvelope(['licenseType', 'expireDate', 'customerName']),
+  z
+    .object({ licenseType: optText, expireDate: optTime, customerName: optText })
+    .refine((l) => l.licenseType != null || l.expireDate != null || l.customerName != null, {
+      message: 'none of licenseType, expireDate, customerName is present',
+    }),
+);
+export type LicenseRecord = z.output<typeof LicenseRecordSchema>;
+
+// ---- 2.4 connector run (one row of the run history) --------------------------------------------
+export const ConnectorProfileSchema = z.object({
+  profile_name: optText,
+  display_name: optText,
+});
+export const ConnectorRunSchema = z.object({
+  _utc: optTime,
+  _time: optNum,
+  bridge_name: idText,
+  display_name: optText,
+  /** An object (with profile_name), a plain string, or null for internal merger rows. */
+  profile: z.union([ConnectorProfileSchema, z.string(), z.null()]).optional().catch(undefined),
+  platform: optText,
+  version: optText,
+  status: optText,
+  start_time: optTime,
+  end_time: optTime,
+  duration_minutes: optNum,
+  input_records: optNum,
+  output_records: optNum,
+  expected_input_fields: optList,
+  raw_data_fields: optList,
+  actual_input_fields: optList,
+  output_fields: optList,
+  /** A list of level-keyed objects ({"ERROR": "text"}), or one plain string. Texts never become labels. */
+  event_messages: z.union([z.array(z.unknown()), z.string()]).nullish().catch(undefined),
+});
+export type ConnectorRun = z.output<typeof ConnectorRunSchema>;
+
+const pageFields = {
+  last: optBool,
+  first: optBool,
+  totalPages: optNum,
+  totalElements: optNum,
+  number: optNum,
+  size: optNum,
+  numberOfElements: optNum,
+  pageable: z
+    .object({ pageNumber: optNum, pageSize: optNum, offset: optNum })
+    .nullish()
+    .catch(undefined),
+};
+
+export const ConnectorPageSchema = z.preprocess(
+  listEnvelope('content'),
+  z.object({ content: z.array(ConnectorRunSchema), ...pageFields }),
+);
+export type ConnectorPage = z.output<typeof ConnectorPageSchema>;
+
+// ---- 2.5 ingestion runs ------------------------------------------------------------------------
+export const IngestionRunSchema = z.object({
+  id: idText,
+  run_type: optText,
+  status: optText,
+  start_date: optTime,
+  /** Absent or null while the run is running. */
+  end_date: optTime,
+});
+export type IngestionRun = z.output<typeof IngestionRunSchema>;
+
+export const IngestionRunListSchema = z.preprocess(
+  listEnvelope('data_ingestion_runs'),
+  z.object({ data_ingestion_runs: z.array(IngestionRunSchema) }),
+);
+export type IngestionRunList = z.output<typeof IngestionRunListSchema>;
+
+// ---- 2.6 next run ------------------------------------------------------------------------------
+export const NextRunSchema = z.preprocess(
+  recordEnvelope(['next_run_at', 'schedule_interval_value', 'schedule_interval_type']),
+  z
+    .object({
+      /** A time, or a text message while a run is in progress. */
+      next_run_at: optTime,
+      schedule_interval_value: optText,
+      schedule_interval_type: optText,
+    })
+    .refine(
+      (n) => n.next_run_at != null || n.schedule_interval_value != null || n.schedule_interval_type != null,
+      { message: 'none of next_run_at, schedule_interval_value, schedule_interval_type is present' },
+    ),
+);
+export type NextRun = z.output<typeof NextRunSchema>;
+
+// ---- 2.7 ingestion run detail ------------------------------------------------------------------
+export const IngestionTaskSchema = z.object({
+  task_id: idText,
+  operator: optText,
+  // docker_cmd is deliberately not read: it may hold credentials.
+  docker_image: optText,
+  status: optText,
+  start_date: optTime,
+  end_date: optTime,
+});
+export type IngestionTask = z.output<typeof IngestionTaskSchema>;
+
+export const IngestionDetailSchema = z.preprocess(
+  listEnvelope('task_list'),
+  z.object({ task_list: z.array(IngestionTaskSchema) }),
+);
+export type IngestionDetail = z.output<typeof IngestionDetailSchema>;
+
+// ---- 2.8 Actions -------------------------------------------------------------------------------
+export const ActionSchema = z.object({
+  /** May arrive as a number; kept as text. */
+  actionId: idText,
+  actionName: optText,
+  actionType: optText,
+  actionTypeDisplayName: optText,
+  actionGroup: optText,
+  createdAt: optTime,
+  createdBy: optText,
+  lastRunAt: optTime,
+  /** A time, or a text such as "After Next Data Ingestion". */
+  nextRunAt: optTime,
+  scheduleType: optText,
+  scheduleCronExpression: optText,
+  status: optText,
+});
+export type Action = z.output<typeof ActionSchema>;
+
+export const ActionPageSchema = z.preprocess(
+  listEnvelope('actions'),
+  z.object({ actions: z.array(ActionSchema), ...pageFields }),
+);
+export type ActionPage = z.output<typeof ActionPageSchema>;
+
+// ---- 2.9 Action jobs ---------------------------------------------------------------------------
+export const ActionJobSchema = z.object({
+  id: optText,
+  /** `yyyy-mm-dd HH:mm:ss` (no zone) or ISO 8601. */
+  action_run_date: optTime,
+  action_status: optText,
+  // action_status_msg is deliberately not read: free text.
+  action_result_number: optNum,
+  action_result_log_id: optText,
+});
+export type ActionJob = z.output<typeof ActionJobSchema>;
+
+export const ActionJobListSchema = z.preprocess(
+  arrayEnvelope(['content', 'data', 'jobs', 'actionJobs']),
+  z.array(ActionJobSchema),
+);
+export type ActionJobList = z.output<typeof ActionJobListSchema>;
+
+// ---- 2.10 change history -----------------------------------------------------------------------
+export const ChangeEntrySchema = z.object({
+  id: optText,
+  type: optText,
+  field: idText,
+  // oldValue/newValue may be strings, numbers or lists; they are not read (values never become labels).
+  changeTimeEpoch: optNum,
+  changeTimeUTC: optTime,
+});
+export type ChangeEntry = z.output<typeof ChangeEntrySchema>;
+
+export const ChangeListSchema = z.preprocess(
+  arrayEnvelope(['content', 'data', 'changes']),
+  z.array(ChangeEntrySchema),
+);
+export type ChangeList = z.output<typeof ChangeListSchema>;
+
+// ---- validation helper -------------------------------------------------------------------------
+export type Validated<T> = { ok: true; value: T } | { ok: false; field: string; message: string };
+
+/** `content[3].bridge_name` from zod's path array. */
+export function formatIssuePath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}
+
+export function validate<T>(schema: z.ZodType<T>, body: unknown): Validated<T> {
+  const result = schema.safeParse(body);
+  if (result.success) return { ok: true, value: result.data };
+  const issue = result.error.issues[0];
+  return {
+    ok: false,
+    field: issue ? formatIssuePath(issue.path) : '',
+    message: issue ? issue.message : 'does not match the expected shape',
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * Layered errors with stable codes. Every failure that crosses a module boundary is one of these;
+ * the original error, if any, is kept as `cause`. Messages never contain secrets or tokens: callers
+ * build them from method, path and status only.
+ *
+ * `outcome` is the value of the `outcome` label of cmdb_endpoint_requests_total for this failure.
+ */
+export type ErrorCode =
+  | 'CMDB_HTTP_STATUS'
+  | 'CMDB_TIMEOUT'
+  | 'CMDB_NETWORK'
+  | 'CMDB_INVALID_BODY'
+  | 'CMDB_TOO_LARGE'
+  | 'CMDB_RATE_LIMITED'
+  | 'CMDB_REDIRECT_REFUSED'
+  | 'CMDB_TOKEN_REJECTED'
+  | 'CMDB_UNAUTHORIZED'
+  | 'CMDB_ABORTED'
+  | 'CONFIG_INVALID';
+
+export class ExporterError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** A request to the CMDB failed. `request` is `METHOD /path` with the query string removed. */
+export abstract class CmdbError extends ExporterError {
+  abstract readonly outcome: string;
+  readonly request: string;
+  constructor(code: ErrorCode, request: string, detail: string, options?: { cause?: unknown }) {
+    super(code, `${request}: ${detail}`, options);
+    this.request = request;
+  }
+}
+
+export class CmdbHttpError extends CmdbError {
+  readonly status: number;
+  readonly outcome: string;
+  constructor(request: string, status: number, statusText: string, options?: { cause?: unknown }) {
+    super('CMDB_HTTP_STATUS', request, `${status} ${statusText}`.trim(), options);
+    this.status = status;
+    this.outcome = String(status);
+  }
+}
+
+export class CmdbTimeoutError extends CmdbError {
+  readonly outcome = 'timeout';
+  constructor(request: string, seconds: number, options?: { cause?: unknown }) {
+    super('CMDB_TIMEOUT', request, `no complete response within ${seconds}s`, options);
+  }
+}
+
+export class CmdbNetworkError extends CmdbError {
+  readonly outcome = 'network';
+  constructor(request: string, detail: string, options?: { cause?: unknown }) {
+    super('CMDB_NETWORK', request, detail, options);
+  }
+}
+
+/** The body was not JSON, or it lacked a required field or had one of the wrong type. */
+export class CmdbInvalidBodyError extends CmdbError {
+  readonly outcome = 'invalid_body';
+  /** Key path of the first offending field, e.g. `content[3].bridge_name`; empty for non-JSON. */
+  readonly field: string;
+  constructor(request: string, field: string, detail: string, options?: { cause?: unknown }) {
+    super('CMDB_INVALID_BODY', request, `invalid response body: ${field ? `${field}: ` : ''}${detail}`, options);
+    this.field = field;
+  }
+}
+
+export class CmdbTooLargeError extends CmdbError {
+  readonly outcome = 'too_large';
+  constructor(request: string, limitBytes: number, options?: { cause?: unknown }) {
+    super('CMDB_TOO_LARGE', request, `response larger than the ${limitBytes}-byte cap (maxResponseBytes)`, options);
+  }
+}
+
+/** The server kept answering 429, or asked us to wait longer than we may. */
+export class CmdbRateLimitedError extends CmdbError {
+  readonly outcome = 'rate_limited';
+  constructor(request: string, detail: string, options?: { cause?: unknown }) {
+    super('CMDB_RATE_LIMITED', request, detail, options);
+  }
+}
+
+export class CmdbRedirectRefusedError extends CmdbError {
+  readonly outcome = 'redirect_refused';
+  constructor(request: string, detail: string) {
+    super('CMDB_REDIRECT_REFUSED', request, detail);
+  }
+}
+
+/** The token endpoint answered, but not with code 200 and a token. */
+export class CmdbTokenRejectedError extends CmdbError {
+  readonly outcome = 'rejected';
+  constructor(request: string, detail: string, options?: { cause?: unknown }) {
+    super('CMDB_TOKEN_REJECTED', request, detail, options);
+  }
+}
+
+/** A 401 with a pre-issued token, or a 401 that persisted after one re-authentication. */
+export class CmdbUnauthorizedError extends CmdbError {
+  readonly outcome = '401';
+  constructor(request: string, detail: string, options?: { cause?: unknown }) {
+    super('CMDB_UNAUTHORIZED', request, detail, options);
+  }
+}
+
+/** The request was cancelled because the exporter is shutting down or reloading. */
+export class CmdbAbortedError extends CmdbError {
+  readonly outcome = 'aborted';
+  constructor(request: string) {
+    super('CMDB_ABORTED', request, 'aborted (exporter shutting down)');
+  }
+}
+
+export interface ConfigIssue {
+  /** Key path such as `stacks[1].baseUrl`, or an environment variable name. */
+  path: string;
+  message: string;
+}
+
+export class ConfigError extends ExporterError {
+  readonly issues: readonly ConfigIssue[];
+  constructor(issues: readonly ConfigIssue[]) {
+    super('CONFIG_INVALID', formatConfigIssues(issues));
+    this.issues = issues;
+  }
+}
+
+export function formatConfigIssues(issues: readonly ConfigIssue[]): string {
+  const lines = issues.map((i) => `  ${i.path}: ${i.message}`);
+  return `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`;
+}
+
+export function isCmdbError(err: unknown): err is CmdbError {
+  return err instanceof CmdbError;
+}

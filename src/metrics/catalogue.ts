@@ -1,0 +1,142 @@
+/**
+ * The metric catalogue: every family the exporter serves, with its type, labels and HELP text.
+ * Metric names come from here only. ../shared/design/metrics.md is the contract; docs/metrics.md is
+ * generated from this file (`npm run docs:metrics`) and checked for drift by a test.
+ *
+ * origin:
+ * - `snapshot`: built from CMDB data (or from poll status) by the snapshot store and rendered once
+ *   per change; always carries `stack` as its first label.
+ * - `registry`: a prom-client instrument (counters, histograms) rendered by the registry.
+ */
+import type { DataEndpoint } from '../cmdb/endpoints.js';
+
+export type MetricType = 'gauge' | 'counter' | 'histogram';
+
+export interface MetricFamily {
+  readonly name: string;
+  readonly type: MetricType;
+  readonly labels: readonly string[];
+  readonly help: string;
+  readonly origin: 'snapshot' | 'registry';
+  /** The endpoint whose poll produces it (snapshot families from CMDB data). */
+  readonly endpoint?: DataEndpoint;
+  /** A state set: one series per known state, 1 for the current state and 0 for the others. */
+  readonly stateSet?: boolean;
+}
+
+const P = '/CMDB/v2/system/metrics';
+const src = (field: string, path: string) => `(${field} of GET ${path}, polled)`;
+
+function cmdb(
+  endpoint: DataEndpoint,
+  path: string,
+  list: ReadonlyArray<[name: string, type: MetricType, labels: string[], text: string, field: string, stateSet?: boolean]>,
+): MetricFamily[] {
+  return list.map(([name, type, labels, text, field, stateSet]) => ({
+    name,
+    type,
+    labels: ['stack', ...labels],
+    help: `${text} ${src(field, path)}.`,
+    origin: 'snapshot' as const,
+    endpoint,
+    ...(stateSet ? { stateSet: true } : {}),
+  }));
+}
+
+const CK = ['connector', 'profile'];
+
+export const CATALOGUE: readonly MetricFamily[] = [
+  // ---- inventory ----
+  ...cmdb('metrics_data', `${P}/data`, [
+    ['cmdb_assets', 'gauge', [], 'Number of assets in the inventory', 'assetCount'],
+    ['cmdb_users', 'gauge', [], 'Number of users in the inventory', 'userCount'],
+    ['cmdb_assets_avg_30d', 'gauge', [], 'Average number of assets over the last 30 days', 'avg30DaysAssetCount'],
+    ['cmdb_users_avg_30d', 'gauge', [], 'Average number of users over the last 30 days', 'avg30DaysUserCount'],
+  ]),
+  // ---- license ----
+  ...cmdb('license', `${P}/license`, [
+    ['cmdb_license_info', 'gauge', ['license_type', 'customer_name'], 'License type and customer, value 1', 'licenseType, customerName'],
+    ['cmdb_license_expiry_timestamp_seconds', 'gauge', [], 'License expiry as unix time, expiry day at 00:00:00 UTC', 'expireDate'],
+    ['cmdb_license_days_until_expiry', 'gauge', [], 'Days until the license expires, computed at scrape time; negative once expired', 'expireDate'],
+  ]),
+  // ---- connectors ----
+  ...cmdb('connector', `${P}/connector`, [
+    ['cmdb_connector_info', 'gauge', [...CK, 'display_name', 'platform', 'version'], 'Connector description from its newest run, value 1', 'bridge_name, profile, display_name, platform, version'],
+    ['cmdb_connector_status', 'gauge', [...CK, 'status'], 'Status of the newest run exactly as sent; one series per status seen since start-up, 1 for the current one', 'status', true],
+    ['cmdb_connector_health', 'gauge', [...CK, 'health'], 'Normalised status of the newest run (ok, warning, error, unknown), 1 for the current one', 'status', true],
+    ['cmdb_connector_last_run_start_timestamp_seconds', 'gauge', CK, 'Start of the newest run as unix time', 'start_time'],
+    ['cmdb_connector_last_run_end_timestamp_seconds', 'gauge', CK, 'End of the newest run as unix time', 'end_time'],
+    ['cmdb_connector_last_run_duration_seconds', 'gauge', CK, 'Duration of the newest run in seconds', 'duration_minutes'],
+    ['cmdb_connector_input_records', 'gauge', CK, 'Records read by the newest run', 'input_records'],
+    ['cmdb_connector_output_records', 'gauge', CK, 'Records written by the newest run', 'output_records'],
+    ['cmdb_connector_fields', 'gauge', [...CK, 'kind'], 'Number of fields in each field list of the newest run (kind: expected, raw, actual_input, output)', 'expected_input_fields, raw_data_fields, actual_input_fields, output_fields'],
+    ['cmdb_connector_missing_fields', 'gauge', CK, 'Expected input fields that the newest run did not receive', 'expected_input_fields, actual_input_fields'],
+    ['cmdb_connector_event_messages', 'gauge', [...CK, 'level'], 'Event messages of the newest run by level', 'event_messages'],
+  ]),
+  // ---- data ingestion ----
+  ...cmdb('data_ingestion', `${P}/data-ingestion`, [
+    ['cmdb_ingestion_runs', 'gauge', ['status'], 'Ingestion runs in the list by status', 'data_ingestion_runs[].status'],
+    ['cmdb_ingestion_run_in_progress', 'gauge', [], '1 while any ingestion run has status running', 'data_ingestion_runs[].status'],
+    ['cmdb_ingestion_last_run_start_timestamp_seconds', 'gauge', [], 'Start of the newest ingestion run as unix time', 'start_date'],
+    ['cmdb_ingestion_last_run_status', 'gauge', ['status'], 'Status of the newest ingestion run, 1 for the current one', 'status', true],
+    ['cmdb_ingestion_last_success_timestamp_seconds', 'gauge', [], 'End of the newest successful ingestion run as unix time', 'end_date'],
+    ['cmdb_ingestion_last_run_duration_seconds', 'gauge', [], 'Duration of the newest finished ingestion run in seconds', 'start_date, end_date'],
+  ]),
+  ...cmdb('data_ingestion_next', `${P}/data-ingestion/next`, [
+    ['cmdb_ingestion_next_run_timestamp_seconds', 'gauge', [], 'Next scheduled ingestion run as unix time; absent while the service reports a text instead of a time', 'next_run_at'],
+    ['cmdb_ingestion_schedule_info', 'gauge', ['schedule', 'schedule_type'], 'Ingestion schedule, value 1', 'schedule_interval_value, schedule_interval_type'],
+  ]),
+  ...cmdb('data_ingestion_detail', `${P}/data-ingestion/detail/<run_id>`, [
+    ['cmdb_ingestion_task_status', 'gauge', ['task_id', 'status'], 'Status of each task of the newest ingestion run, 1 for the current one', 'task_list[].status', true],
+    ['cmdb_ingestion_task_duration_seconds', 'gauge', ['task_id'], 'Duration of each finished task of the newest ingestion run in seconds', 'task_list[].start_date, end_date'],
+    ['cmdb_ingestion_task_info', 'gauge', ['task_id', 'operator', 'image'], 'Operator and image of each task of the newest ingestion run, value 1', 'task_list[].operator, docker_image'],
+  ]),
+  // ---- Actions ----
+  ...cmdb('actions', `${P}/actions`, [
+    ['cmdb_action_info', 'gauge', ['action_id', 'action_name', 'action_type', 'action_group', 'schedule_type'], 'Action description, value 1', 'actionId, actionName, actionType, actionGroup, scheduleType'],
+    ['cmdb_action_status', 'gauge', ['action_id', 'status'], 'Status of the Action, 1 for the current one', 'status', true],
+    ['cmdb_action_last_run_timestamp_seconds', 'gauge', ['action_id'], 'Last run of the Action as unix time', 'lastRunAt'],
+    ['cmdb_action_next_run_timestamp_seconds', 'gauge', ['action_id'], 'Next run of the Action as unix time; absent when the service reports a text such as "After Next Data Ingestion"', 'nextRunAt'],
+  ]),
+  ...cmdb('action_jobs', `${P}/action-jobs/<action_id>`, [
+    ['cmdb_action_jobs', 'gauge', ['action_id', 'status'], 'Jobs of the Action by status', 'action_status'],
+    ['cmdb_action_last_job_timestamp_seconds', 'gauge', ['action_id'], 'Run date of the newest job of the Action as unix time', 'action_run_date'],
+    ['cmdb_action_last_job_status', 'gauge', ['action_id', 'status'], 'Status of the newest job of the Action, 1 for the current one', 'action_status', true],
+    ['cmdb_action_last_job_results', 'gauge', ['action_id'], 'Number of results of the newest job of the Action', 'action_result_number'],
+  ]),
+  // ---- change history (asset_change and user_change share the families) ----
+  ...cmdb('asset_change', '/CMDB/v2/data/metadata/cmdb/{asset,user}/change', [
+    ['cmdb_record_changes', 'gauge', ['type', 'id', 'field'], 'Change-log entries per field of a tracked asset or user', 'change entries'],
+    ['cmdb_record_last_change_timestamp_seconds', 'gauge', ['type', 'id', 'field'], 'Newest change per field of a tracked asset or user as unix time', 'changeTimeEpoch'],
+  ]),
+  // ---- the exporter itself ----
+  self('cmdb_endpoint_up', 'gauge', ['stack', 'endpoint'], '1 if the newest poll of the CMDB endpoint succeeded, 0 if it failed.', 'snapshot'),
+  self('cmdb_endpoint_last_success_timestamp_seconds', 'gauge', ['stack', 'endpoint'], 'When the newest successful poll of the CMDB endpoint finished, as unix time.', 'snapshot'),
+  self('cmdb_endpoint_poll_interval_seconds', 'gauge', ['stack', 'endpoint'], 'Configured poll interval of the CMDB endpoint in seconds (for staleness alerts).', 'snapshot'),
+  self('cmdb_series', 'gauge', ['stack'], 'Series currently exported for the stack from CMDB data.', 'snapshot'),
+  self('cmdb_endpoint_request_duration_seconds', 'histogram', ['stack', 'endpoint'], 'Latency of HTTP requests to the CMDB, per attempt.', 'registry'),
+  self('cmdb_endpoint_requests_total', 'counter', ['stack', 'endpoint', 'outcome'], 'HTTP requests to the CMDB by outcome: the HTTP status code, or timeout, network, invalid_body, too_large, rate_limited, redirect_refused.', 'registry'),
+  self('cmdb_token_requests_total', 'counter', ['stack', 'outcome'], 'Token fetches from the access_token endpoint by outcome (success, rejected, error).', 'registry'),
+  self('cmdb_poll_duration_seconds', 'histogram', ['stack', 'group'], 'Duration of one poll of an endpoint group, all requests included.', 'registry'),
+  self('cmdb_poll_skipped_total', 'counter', ['stack', 'group'], 'Polls not started because the previous poll of the same group was still running.', 'registry'),
+  self('cmdb_rate_limit_requests_per_minute', 'gauge', ['stack'], 'Configured client-side request budget per minute (rateLimitPerMinute).', 'registry'),
+  self('cmdb_rate_limit_wait_seconds_total', 'counter', ['stack'], 'Time requests spent waiting for the client-side rate budget or a server Retry-After.', 'registry'),
+  self('cmdb_series_dropped_total', 'counter', ['stack'], 'Series dropped because the stack exceeded its series cap (maxSeries).', 'registry'),
+  self('cmdb_duplicate_series_total', 'counter', ['stack'], 'Series with a label set already present in the same snapshot; the first one was kept.', 'registry'),
+  self('cmdb_pages_truncated_total', 'counter', ['stack', 'endpoint'], 'Paged reads stopped at the page cap (paging.maxPages) before the last page.', 'registry'),
+  self('cmdb_config_last_reload_successful', 'gauge', [], '1 if the last configuration reload succeeded (or none was attempted), 0 if it was rejected.', 'registry'),
+  self('cmdb_config_last_reload_success_timestamp_seconds', 'gauge', [], 'When the configuration was last loaded successfully, as unix time.', 'registry'),
+  self('cmdb_exporter_build_info', 'gauge', ['version', 'node_version'], 'Build information of cmdb-exporter, value 1.', 'registry'),
+];
+
+function self(name: string, type: MetricType, labels: string[], help: string, origin: 'snapshot' | 'registry'): MetricFamily {
+  return { name, type, labels, help, origin };
+}
+
+export const FAMILIES: ReadonlyMap<string, MetricFamily> = new Map(CATALOGUE.map((f) => [f.name, f]));
+
+export function family(name: string): MetricFamily {
+  const f = FAMILIES.get(name);
+  if (!f) throw new Error(`metric ${name} is not in the catalogue`);
+  return f;
+}

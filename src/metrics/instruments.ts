@@ -1,0 +1,59 @@
+/**
+ * The prom-client instruments (catalogue families with origin `registry`), created on one registry
+ * that the composition root passes down. No global registry: each test makes its own.
+ */
+import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+import { family } from './catalogue.js';
+import { VERSION } from '../version.js';
+
+type L<T extends string> = T;
+
+export interface Instruments {
+  readonly requestDuration: Histogram<L<'stack' | 'endpoint'>>;
+  readonly requests: Counter<L<'stack' | 'endpoint' | 'outcome'>>;
+  readonly tokenRequests: Counter<L<'stack' | 'outcome'>>;
+  readonly pollDuration: Histogram<L<'stack' | 'group'>>;
+  readonly pollSkipped: Counter<L<'stack' | 'group'>>;
+  readonly rateLimitBudget: Gauge<L<'stack'>>;
+  readonly rateLimitWait: Counter<L<'stack'>>;
+  readonly seriesDropped: Counter<L<'stack'>>;
+  readonly duplicateSeries: Counter<L<'stack'>>;
+  readonly pagesTruncated: Counter<L<'stack' | 'endpoint'>>;
+  readonly reloadSuccessful: Gauge;
+  readonly reloadSuccessTimestamp: Gauge;
+  readonly buildInfo: Gauge<L<'version' | 'node_version'>>;
+}
+
+function spec<T extends string>(name: string, registry: Registry) {
+  const f = family(name);
+  if (f.origin !== 'registry') throw new Error(`${name} is not a registry instrument`);
+  return { name, help: f.help, labelNames: f.labels as T[], registers: [registry] };
+}
+
+export function createInstruments(registry: Registry, opts: { defaultMetrics?: boolean } = {}): Instruments {
+  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  const ins: Instruments = {
+    requestDuration: new Histogram({
+      ...spec<'stack' | 'endpoint'>('cmdb_endpoint_request_duration_seconds', registry),
+      buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    }),
+    requests: new Counter(spec<'stack' | 'endpoint' | 'outcome'>('cmdb_endpoint_requests_total', registry)),
+    tokenRequests: new Counter(spec<'stack' | 'outcome'>('cmdb_token_requests_total', registry)),
+    pollDuration: new Histogram({
+      ...spec<'stack' | 'group'>('cmdb_poll_duration_seconds', registry),
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    }),
+    pollSkipped: new Counter(spec<'stack' | 'group'>('cmdb_poll_skipped_total', registry)),
+    rateLimitBudget: new Gauge(spec<'stack'>('cmdb_rate_limit_requests_per_minute', registry)),
+    rateLimitWait: new Counter(spec<'stack'>('cmdb_rate_limit_wait_seconds_total', registry)),
+    seriesDropped: new Counter(spec<'stack'>('cmdb_series_dropped_total', registry)),
+    duplicateSeries: new Counter(spec<'stack'>('cmdb_duplicate_series_total', registry)),
+    pagesTruncated: new Counter(spec<'stack' | 'endpoint'>('cmdb_pages_truncated_total', registry)),
+    reloadSuccessful: new Gauge(spec<never>('cmdb_config_last_reload_successful', registry)),
+    reloadSuccessTimestamp: new Gauge(spec<never>('cmdb_config_last_reload_success_timestamp_seconds', registry)),
+    buildInfo: new Gauge(spec<'version' | 'node_version'>('cmdb_exporter_build_info', registry)),
+  };
+  ins.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
+  ins.reloadSuccessful.set(1);
+  return ins;
+}

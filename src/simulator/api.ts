@@ -1,0 +1,152 @@
+/**
+ * The programmatic API of the embedded CMDB simulator (contract). `startSimulator` in
+ * src/simulator/server.ts implements it; tests, the demo and the benchmarks use it. The admin HTTP
+ * endpoint (/_admin/…) exposes the same controls to other processes.
+ */
+import type { DataEndpoint, EndpointName } from '../cmdb/endpoints.js';
+
+export interface SimulatorSize {
+  connectors: number;
+  profilesPerConnector: number;
+  /** Runs kept in the history per connector profile (the list holds several runs per connector). */
+  runsPerConnector: number;
+  actions: number;
+  jobsPerAction: number;
+  ingestionRuns: number;
+  tasksPerRun: number;
+  trackedAssets: number;
+  trackedUsers: number;
+  /** Change-log entries per tracked asset or user. */
+  changesPerRecord: number;
+}
+
+export const DEFAULT_SIZE: SimulatorSize = {
+  connectors: 12,
+  profilesPerConnector: 2,
+  runsPerConnector: 3,
+  actions: 6,
+  jobsPerAction: 5,
+  ingestionRuns: 8,
+  tasksPerRun: 5,
+  trackedAssets: 3,
+  trackedUsers: 2,
+  changesPerRecord: 6,
+};
+
+export interface SimulatorOptions {
+  host?: string; // default 127.0.0.1
+  port?: number; // default 0 (any free port)
+  seed?: number; // default 42
+  size?: Partial<SimulatorSize>;
+  clientId?: string; // default 'demo-client'
+  secret?: string; // default 'demo-secret'
+  /** Clock in milliseconds. Default Date.now. A fixed clock plus live:false gives byte-identical data. */
+  now?: () => number;
+  /**
+   * Time moves with the clock: ingestion runs start and finish, connectors run, Actions produce jobs
+   * and counts drift, on a demo-friendly cadence (minutes, not hours), so a dashboard looks alive.
+   */
+  live?: boolean; // default false for the programmatic API, true for the CLI
+  /** Page size of the connector history when the request has no `size` (default 20). */
+  connectorPageSize?: number;
+  /** Faults active from the start. */
+  faults?: FaultRule[];
+}
+
+/** Endpoint a fault applies to: one of the exporter's endpoint names, or '*' for all. */
+export type FaultTarget = EndpointName | '*';
+
+export interface FaultRule {
+  endpoint: FaultTarget;
+  /** Answer with this HTTP status (body: `body`, or a small JSON error). */
+  status?: number;
+  body?: string;
+  /** With status 429: the Retry-After header in seconds (omitted when undefined). */
+  retryAfterSeconds?: number;
+  /** Delay before answering (applies together with the other effects or alone). */
+  latencyMs?: number;
+  /** Answer 200 with a body that is not valid JSON. */
+  malformedJson?: boolean;
+  /** Answer 200 with valid JSON of the wrong shape (e.g. an object where a list is expected, required fields missing). */
+  wrongShape?: boolean;
+  /** Destroy the socket without answering. */
+  reset?: boolean;
+  /** Answer 3xx with this Location (to test redirect handling). */
+  redirectTo?: string;
+  /** Apply to the next N matching requests only, then expire; unset = until cleared. */
+  times?: number;
+}
+
+export interface RequestRecord {
+  method: string;
+  /** Raw path as received, percent-encoding intact, without the query string. */
+  rawPath: string;
+  /** Raw query string without '?', percent-encoding intact ('' if none). */
+  rawQuery: string;
+  /** The endpoint the simulator routed it to, or null for an unknown path (answered 404). */
+  endpoint: EndpointName | null;
+  headers: Record<string, string>;
+  status: number;
+  at: number; // ms, simulator clock
+}
+
+/** Scenario controls: each takes effect at once (visible on the next poll). */
+export interface ScenarioControls {
+  /** yyyy-mm-dd */
+  setLicenseExpiry(date: string): void;
+  /** Append a new, newest run for the connector (every profile of it) with this status, e.g. 'Error', 'Success'. */
+  runConnector(bridgeName: string, status: string): void;
+  /** Start a new ingestion run now; 'running' leaves it running (next_run_at becomes a text), 'success'/'failed' finish it at once. */
+  runIngestion(outcome: 'success' | 'failed' | 'running'): void;
+  /** Finish the running ingestion run, if any, with this status. */
+  finishIngestion(outcome: 'success' | 'failed'): void;
+  /** Append a new, newest job for the Action with this status, e.g. 'FAILED', 'SUCCESS'; updates its lastRunAt. */
+  runActionJob(actionId: string, status: string): void;
+  removeConnector(bridgeName: string): void;
+  addConnector(bridgeName: string, status?: string): void;
+  removeAction(actionId: string): void;
+  addAction(actionId: string, name?: string): void;
+  /** Set the current asset count (the 30-day average stays), e.g. to simulate a sudden loss. */
+  setAssetCount(count: number): void;
+  setUserCount(count: number): void;
+  /** Advance simulated time by this many seconds (runs what is due, also when not live). */
+  advance(seconds: number): void;
+}
+
+export interface SimulatorControls {
+  addFault(rule: FaultRule): void;
+  clearFaults(): void;
+  faults(): FaultRule[];
+  /** Tokens stop being accepted after N authorised requests or S seconds (401 afterwards, until a new token is fetched). Undefined clears. */
+  setTokenExpiry(expiry: { afterRequests?: number; afterSeconds?: number } | undefined): void;
+  /** Answer 429 above N requests a minute (token endpoint included), with Retry-After when retryAfter is true. Undefined clears. */
+  setRateLimit(limit: { perMinute: number; retryAfter: boolean } | undefined): void;
+  /** Answer 403 on these endpoints. */
+  forbid(endpoints: DataEndpoint[]): void;
+  scenario: ScenarioControls;
+}
+
+export interface Simulator extends SimulatorControls {
+  /** Base URL without /CMDB, e.g. http://127.0.0.1:41234 */
+  readonly url: string;
+  readonly port: number;
+  readonly clientId: string;
+  readonly secret: string;
+  /** Every request received, oldest first (bounded to the last 10,000). */
+  requests(): RequestRecord[];
+  clearRequests(): void;
+  /** Tokens issued so far (for tests that check tokens never leak). */
+  issuedTokens(): string[];
+  close(): Promise<void>;
+}
+
+/**
+ * Strings the simulator plants inside docker_cmd, source_settings, profile objects, event messages
+ * and action_status_msg. None of them may ever appear in the exporter's logs, /metrics or landing page.
+ */
+export const PLANTED_SECRETS: readonly string[] = [
+  'sim-db-password-7Hq2',
+  'sim-api-key-Zx81Lm',
+  'sim-bearer-Qe55tRw',
+  'sim-aws-secret-K9mNv3',
+];
