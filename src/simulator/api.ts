@@ -51,6 +51,8 @@ export interface SimulatorOptions {
   connectorPageSize?: number;
   /** Faults active from the start. */
   faults?: FaultRule[];
+  /** Serve HTTPS with this PEM certificate and key (to test the client's TLS options). */
+  tls?: { cert: string; key: string };
 }
 
 /** Endpoint a fault applies to: one of the exporter's endpoint names, or '*' for all. */
@@ -127,7 +129,7 @@ export interface SimulatorControls {
 }
 
 export interface Simulator extends SimulatorControls {
-  /** Base URL without /CMDB, e.g. http://127.0.0.1:41234 */
+  /** Base URL without /CMDB, e.g. http://127.0.0.1:41234 (https:// with `tls`) */
   readonly url: string;
   readonly port: number;
   readonly clientId: string;
