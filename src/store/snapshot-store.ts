@@ -1,0 +1,216 @@
+/**
+ * The newest sample set per (stack, endpoint), swapped whole in one synchronous step, with the
+ * freshness rules of metrics.md:
+ * - a successful poll replaces the endpoint's series wholesale (vanished entities vanish at once);
+ * - a failed poll sets cmdb_endpoint_up to 0 at once and keeps the last good series until the last
+ *   success is older than the endpoint's stale limit, then drops them.
+ * The exposition text of these families is rendered once per change and reused by every scrape;
+ * only cmdb_license_days_until_expiry is computed at scrape time.
+ */
+import type { DataEndpoint } from '../cmdb/endpoints.js';
+import { CATALOGUE, family, type MetricFamily } from '../metrics/catalogue.js';
+import type { Instruments } from '../metrics/instruments.js';
+import type { Sample } from '../metrics/sample.js';
+import type { Logger } from '../logger.js';
+import { formatLabels, renderFamily, type Series } from './exposition.js';
+
+export interface EndpointSettings {
+  readonly intervalSeconds: number;
+  readonly staleAfterSeconds: number;
+}
+
+export interface EndpointSnapshot {
+  readonly samples: readonly Sample[];
+  /** Undefined until the first poll finished. */
+  readonly up?: 0 | 1;
+  readonly lastSuccess?: number;
+}
+
+interface EndpointState extends EndpointSnapshot {
+  readonly settings: EndpointSettings;
+}
+
+interface StackState {
+  readonly endpoints: Map<DataEndpoint, EndpointState>;
+  readonly maxSeries: number;
+  readonly capped: Set<DataEndpoint>;
+}
+
+const DAYS = 'cmdb_license_days_until_expiry';
+const EXPIRY = 'cmdb_license_expiry_timestamp_seconds';
+const SNAPSHOT_FAMILIES = CATALOGUE.filter((f) => f.origin === 'snapshot');
+
+export class SnapshotStore {
+  private readonly stacks = new Map<string, StackState>();
+  /** Rendered text per family, in catalogue order; null when a change has not been rendered yet. */
+  private rendered: Map<string, string> | null = null;
+
+  constructor(private readonly opts: { instruments: Instruments; logger: Logger }) {}
+
+  addStack(stack: string, endpoints: ReadonlyMap<DataEndpoint, EndpointSettings>, maxSeries: number): void {
+    const state: StackState = { endpoints: new Map(), maxSeries, capped: new Set() };
+    for (const [endpoint, settings] of endpoints) state.endpoints.set(endpoint, { settings, samples: [] });
+    this.stacks.set(stack, state);
+    this.rendered = null;
+  }
+
+  removeStack(stack: string): void {
+    if (this.stacks.delete(stack)) this.rendered = null;
+  }
+
+  stackNames(): string[] {
+    return [...this.stacks.keys()];
+  }
+
+  snapshot(stack: string, endpoint: DataEndpoint): EndpointSnapshot | undefined {
+    return this.stacks.get(stack)?.endpoints.get(endpoint);
+  }
+
+  /** A successful poll: `samples` replace the endpoint's series wholesale. */
+  succeed(stack: string, endpoint: DataEndpoint, samples: readonly Sample[], at: number): void {
+    this.set(stack, endpoint, (s) => ({ ...s, samples: this.prepare(stack, endpoint, samples), up: 1, lastSuccess: at }));
+  }
+
+  /** A successful poll that needed no request: the series already held are still current. */
+  confirm(stack: string, endpoint: DataEndpoint, at: number): void {
+    this.set(stack, endpoint, (s) => ({ ...s, up: 1, lastSuccess: at }));
+  }
+
+  /**
+   * A failed poll: up 0 at once. `partial`, when given, replaces the series (a poll of several ids
+   * where some failed: fresh results merged with the last good ones of the failed ids).
+   */
+  fail(stack: string, endpoint: DataEndpoint, partial?: readonly Sample[]): void {
+    this.set(stack, endpoint, (s) => ({
+      ...s,
+      samples: partial ? this.prepare(stack, endpoint, partial) : s.samples,
+      up: 0,
+    }));
+  }
+
+  /** Drop the series of failing endpoints whose last success is older than their stale limit. */
+  expireStale(now: number): void {
+    for (const [stack, state] of this.stacks) {
+      for (const [endpoint, s] of state.endpoints) {
+        if (s.up !== 0 || s.samples.length === 0) continue;
+        const age = now - (s.lastSuccess ?? -Infinity);
+        if (age > s.settings.staleAfterSeconds) {
+          state.endpoints.set(endpoint, { ...s, samples: [] });
+          this.rendered = null;
+          this.opts.logger.info(
+            { stack, endpoint, staleAfterSeconds: s.settings.staleAfterSeconds },
+            'dropped the series of a failing endpoint: its last success is older than the stale limit',
+          );
+        }
+      }
+    }
+  }
+
+  seriesCount(stack: string): number {
+    let n = 0;
+    for (const s of this.stacks.get(stack)?.endpoints.values() ?? []) n += s.samples.length;
+    return n;
+  }
+
+  /** The exposition text of every snapshot family at `now` (unix seconds). */
+  text(now: number): string {
+    this.expireStale(now);
+    if (!this.rendered) this.rendered = this.render();
+    const parts: string[] = [];
+    for (const [name, text] of this.rendered) parts.push(name === DAYS ? this.renderDays(now) : text);
+    return parts.join('');
+  }
+
+  private set(stack: string, endpoint: DataEndpoint, update: (s: EndpointState) => EndpointState): void {
+    const state = this.stacks.get(stack);
+    const current = state?.endpoints.get(endpoint);
+    if (!state || !current) return; // stack removed or endpoint disabled while the poll ran
+    state.endpoints.set(endpoint, update(current));
+    this.rendered = null;
+  }
+
+  /** Adds `stack`, drops duplicate label sets (first wins), and applies the stack's series cap. */
+  private prepare(stack: string, endpoint: DataEndpoint, samples: readonly Sample[]): Sample[] {
+    const seen = new Set<string>();
+    const out: Sample[] = [];
+    let duplicates = 0;
+    for (const s of samples) {
+      const labels = { stack, ...s.labels };
+      const key = s.name + formatLabels(family(s.name).labels, labels);
+      if (seen.has(key)) {
+        duplicates++;
+        continue;
+      }
+      seen.add(key);
+      out.push({ name: s.name, labels, value: s.value });
+    }
+    if (duplicates > 0) {
+      this.opts.instruments.duplicateSeries.inc({ stack }, duplicates);
+      this.opts.logger.debug({ stack, endpoint, duplicates }, 'merged duplicate series (first kept)');
+    }
+    return this.cap(stack, endpoint, out);
+  }
+
+  private cap(stack: string, endpoint: DataEndpoint, samples: Sample[]): Sample[] {
+    const state = this.stacks.get(stack);
+    if (!state) return samples;
+    const others = this.seriesCount(stack) - (state.endpoints.get(endpoint)?.samples.length ?? 0);
+    const room = Math.max(0, state.maxSeries - others);
+    if (samples.length <= room) {
+      state.capped.delete(endpoint);
+      return samples;
+    }
+    const dropped = samples.length - room;
+    this.opts.instruments.seriesDropped.inc({ stack }, dropped);
+    if (!state.capped.has(endpoint)) {
+      state.capped.add(endpoint);
+      this.opts.logger.warn(
+        { stack, endpoint, dropped, maxSeries: state.maxSeries },
+        'series cap reached: dropped series of this endpoint; raise maxSeries if the CMDB really is this large',
+      );
+    }
+    return samples.slice(0, room);
+  }
+
+  private render(): Map<string, string> {
+    const byFamily = new Map<string, Series[]>();
+    const add = (name: string, series: Series) => {
+      let list = byFamily.get(name);
+      if (!list) byFamily.set(name, (list = []));
+      list.push(series);
+    };
+    for (const stack of [...this.stacks.keys()].sort()) {
+      const state = this.stacks.get(stack);
+      if (!state) continue;
+      let count = 0;
+      for (const [endpoint, s] of state.endpoints) {
+        for (const sample of s.samples) add(sample.name, sample);
+        count += s.samples.length;
+        const labels = { stack, endpoint };
+        add('cmdb_endpoint_poll_interval_seconds', { labels, value: s.settings.intervalSeconds });
+        if (s.up !== undefined) add('cmdb_endpoint_up', { labels, value: s.up });
+        if (s.lastSuccess !== undefined) add('cmdb_endpoint_last_success_timestamp_seconds', { labels, value: s.lastSuccess });
+      }
+      add('cmdb_series', { labels: { stack }, value: count });
+    }
+    const out = new Map<string, string>();
+    for (const f of SNAPSHOT_FAMILIES) out.set(f.name, renderFamily(f, sortSeries(f, byFamily.get(f.name) ?? [])));
+    return out;
+  }
+
+  private renderDays(now: number): string {
+    const series: Series[] = [];
+    for (const stack of [...this.stacks.keys()].sort()) {
+      const license = this.stacks.get(stack)?.endpoints.get('license');
+      const expiry = license?.samples.find((s) => s.name === EXPIRY);
+      if (expiry) series.push({ labels: { stack }, value: (expiry.value - now) / 86400 });
+    }
+    return renderFamily(family(DAYS), series);
+  }
+}
+
+function sortSeries(f: MetricFamily, series: Series[]): Series[] {
+  const keyed = series.map((s) => ({ s, k: formatLabels(f.labels, s.labels) }));
+  keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+  return keyed.map((x) => x.s);
+}

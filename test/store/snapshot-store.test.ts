@@ -1,0 +1,178 @@
+import { describe, expect, it, vi } from 'vitest';
+import { Registry } from 'prom-client';
+import { SnapshotStore, type EndpointSettings } from '../../src/store/snapshot-store.js';
+import { createInstruments } from '../../src/metrics/instruments.js';
+import type { DataEndpoint } from '../../src/cmdb/endpoints.js';
+import type { Sample } from '../../src/metrics/sample.js';
+import { captureLogger } from '../helpers/log.js';
+
+const SETTINGS: EndpointSettings = { intervalSeconds: 60, staleAfterSeconds: 180 };
+
+function setup(maxSeries = 1000) {
+  const registry = new Registry();
+  const instruments = createInstruments(registry, { defaultMetrics: false });
+  const log = captureLogger();
+  const store = new SnapshotStore({ instruments, logger: log.logger });
+  const endpoints = new Map<DataEndpoint, EndpointSettings>([
+    ['connector', SETTINGS],
+    ['license', SETTINGS],
+    ['metrics_data', SETTINGS],
+  ]);
+  store.addStack('s1', endpoints, maxSeries);
+  return { store, registry, log };
+}
+
+const connector = (name: string, value = 1): Sample => ({
+  name: 'cmdb_connector_input_records',
+  labels: { connector: name, profile: '' },
+  value,
+});
+
+function lines(text: string, metric: string): string[] {
+  return text.split('\n').filter((l) => l.startsWith(`${metric}{`) || l.startsWith(`${metric} `));
+}
+
+describe('freshness', () => {
+  it('a connector missing from a successful poll loses its series at once', () => {
+    const { store } = setup();
+    store.succeed('s1', 'connector', [connector('a'), connector('b')], 1000);
+    expect(lines(store.text(1000), 'cmdb_connector_input_records')).toHaveLength(2);
+    store.succeed('s1', 'connector', [connector('a')], 1060);
+    expect(lines(store.text(1060), 'cmdb_connector_input_records')).toEqual([
+      'cmdb_connector_input_records{stack="s1",connector="a",profile=""} 1',
+    ]);
+  });
+
+  it('a failed poll sets cmdb_endpoint_up to 0 at once and keeps the last good series', () => {
+    const { store } = setup();
+    store.succeed('s1', 'connector', [connector('a', 5)], 1000);
+    expect(store.text(1000)).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 1');
+    store.fail('s1', 'connector');
+    const text = store.text(1060);
+    expect(text).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 0');
+    expect(text).toContain('cmdb_connector_input_records{stack="s1",connector="a",profile=""} 5');
+    expect(text).toContain('cmdb_endpoint_last_success_timestamp_seconds{stack="s1",endpoint="connector"} 1000');
+  });
+
+  it('drops the series of a failing endpoint once its last success is older than the stale limit', () => {
+    const { store, log } = setup();
+    store.succeed('s1', 'connector', [connector('a')], 1000);
+    store.fail('s1', 'connector');
+    expect(lines(store.text(1180), 'cmdb_connector_input_records')).toHaveLength(1); // exactly at the limit
+    expect(lines(store.text(1181), 'cmdb_connector_input_records')).toHaveLength(0);
+    expect(store.text(1181)).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 0');
+    expect(log.lines().some((l) => String(l.msg).includes('stale limit'))).toBe(true);
+  });
+
+  it('keeps the series of a healthy endpoint however old its data is', () => {
+    const { store } = setup();
+    store.succeed('s1', 'connector', [connector('a')], 1000);
+    expect(lines(store.text(1_000_000), 'cmdb_connector_input_records')).toHaveLength(1);
+  });
+
+  it('a confirmed poll (no request needed) counts as a success', () => {
+    const { store } = setup();
+    store.succeed('s1', 'connector', [connector('a')], 1000);
+    store.fail('s1', 'connector');
+    store.confirm('s1', 'connector', 1100);
+    const text = store.text(1100);
+    expect(text).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 1');
+    expect(text).toContain('cmdb_endpoint_last_success_timestamp_seconds{stack="s1",endpoint="connector"} 1100');
+    expect(lines(text, 'cmdb_connector_input_records')).toHaveLength(1);
+  });
+
+  it('a partial failure replaces the series with the merged set and reports up 0', () => {
+    const { store } = setup();
+    store.succeed('s1', 'connector', [connector('a'), connector('b')], 1000);
+    store.fail('s1', 'connector', [connector('a', 9)]);
+    const text = store.text(1010);
+    expect(lines(text, 'cmdb_connector_input_records')).toEqual([
+      'cmdb_connector_input_records{stack="s1",connector="a",profile=""} 9',
+    ]);
+    expect(text).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 0');
+  });
+
+  it('exports no up series for an endpoint before its first poll, but its interval', () => {
+    const { store } = setup();
+    const text = store.text(1000);
+    expect(text).not.toContain('cmdb_endpoint_up{');
+    expect(text).toContain('cmdb_endpoint_poll_interval_seconds{stack="s1",endpoint="license"} 60');
+  });
+});
+
+describe('license days until expiry', () => {
+  it('is computed at scrape time from the expiry timestamp', () => {
+    const { store } = setup();
+    store.succeed('s1', 'license', [{ name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: 864000 }], 0);
+    expect(store.text(0)).toContain('cmdb_license_days_until_expiry{stack="s1"} 10');
+    expect(store.text(432000)).toContain('cmdb_license_days_until_expiry{stack="s1"} 5');
+    expect(store.text(950400)).toContain('cmdb_license_days_until_expiry{stack="s1"} -1');
+  });
+});
+
+describe('rendering', () => {
+  it('renders once per change, not on each scrape', () => {
+    const { store } = setup();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- spying on a private method
+    const render = vi.spyOn(store as any, 'render');
+    store.succeed('s1', 'connector', [connector('a')], 1000);
+    store.text(1000);
+    store.text(1001);
+    store.text(1002);
+    expect(render).toHaveBeenCalledTimes(1);
+    store.succeed('s1', 'connector', [connector('b')], 1003);
+    store.text(1003);
+    expect(render).toHaveBeenCalledTimes(2);
+  });
+
+  it('escapes hostile label values in the exposition', () => {
+    const { store } = setup();
+    store.succeed('s1', 'connector', [connector('Lab "East" \\ Zürich\nWing')], 1000);
+    expect(store.text(1000)).toContain(
+      'cmdb_connector_input_records{stack="s1",connector="Lab \\"East\\" \\\\ Zürich\\nWing",profile=""} 1',
+    );
+  });
+
+  it('sorts series so the output is stable whatever the poll order', () => {
+    const a = setup();
+    const b = setup();
+    a.store.succeed('s1', 'connector', [connector('x'), connector('a'), connector('m')], 1);
+    b.store.succeed('s1', 'connector', [connector('m'), connector('x'), connector('a')], 1);
+    expect(a.store.text(1)).toBe(b.store.text(1));
+  });
+
+  it('drops the series of a removed stack', () => {
+    const { store } = setup();
+    store.succeed('s1', 'connector', [connector('a')], 1000);
+    store.removeStack('s1');
+    expect(store.text(1000)).toBe('');
+  });
+});
+
+describe('duplicates and the series cap', () => {
+  it('merges duplicate label sets deterministically (first kept) and counts them', async () => {
+    const { store, registry } = setup();
+    store.succeed('s1', 'connector', [connector('a', 1), connector('a', 2), connector('a', 3)], 1000);
+    expect(lines(store.text(1000), 'cmdb_connector_input_records')).toEqual([
+      'cmdb_connector_input_records{stack="s1",connector="a",profile=""} 1',
+    ]);
+    expect(await registry.getSingleMetricAsString('cmdb_duplicate_series_total')).toContain(
+      'cmdb_duplicate_series_total{stack="s1"} 2',
+    );
+  });
+
+  it('caps the series of a stack, counts and logs what it dropped, once', async () => {
+    const { store, registry, log } = setup(5);
+    store.succeed('s1', 'metrics_data', [{ name: 'cmdb_assets', labels: {}, value: 1 }], 1000);
+    const many = Array.from({ length: 10 }, (_, i) => connector(`c${i}`));
+    store.succeed('s1', 'connector', many, 1000);
+    store.succeed('s1', 'connector', many, 1060);
+    expect(lines(store.text(1060), 'cmdb_connector_input_records')).toHaveLength(4);
+    expect(store.seriesCount('s1')).toBe(5);
+    expect(store.text(1060)).toContain('cmdb_series{stack="s1"} 5');
+    expect(await registry.getSingleMetricAsString('cmdb_series_dropped_total')).toContain(
+      'cmdb_series_dropped_total{stack="s1"} 12',
+    );
+    expect(log.lines().filter((l) => String(l.msg).startsWith('series cap reached'))).toHaveLength(1);
+  });
+});
