@@ -1,0 +1,164 @@
+#!/usr/bin/env node
+/**
+ * Command line: parses flags, loads the configuration, and starts the daemon (src/app.ts).
+ * Exit codes: 0 ok; 1 runtime failure (or --once with a failed endpoint); 2 bad flags or configuration.
+ */
+import { parseArgs } from 'node:util';
+import { start, type App } from './app.js';
+import { loadConfig } from './config/load.js';
+import type { ExporterConfig } from './config/types.js';
+import { ConfigError } from './errors.js';
+import { createLogger, SecretScrubber } from './logger.js';
+import { VERSION } from './version.js';
+
+const HELP = `cmdb-exporter ${VERSION} — Prometheus exporter for the CMDB JSON API
+
+Usage: cmdb-exporter [options]
+
+Options:
+  --config <file>               YAML configuration file (env EXPORTER_CONFIG)
+  --web.listen-address <addr>   host:port to serve on (env EXPORTER_LISTEN_ADDRESS, default :9873)
+  --log.level <level>           fatal|error|warn|info|debug|trace (env LOG_LEVEL, default info)
+  --log.format <format>         json|pretty (env LOG_FORMAT, default json)
+  --check-config                validate the configuration and exit: 0 valid, 2 invalid
+  --once                        poll every endpoint once, print the exposition to stdout, exit 1
+                                if any endpoint failed (logs go to stderr)
+  --version                     print the version and exit
+  --help                        print this help and exit
+
+A single CMDB can be configured by environment alone: CMDB_BASE_URL, CMDB_CLIENT_ID and
+CMDB_SECRET (or CMDB_SECRET_FILE), or CMDB_TOKEN (or CMDB_TOKEN_FILE); see docs/configuration.md.
+Endpoints: /metrics, /healthz, /readyz, / (status page), POST /-/reload (when enableReload is set).
+`;
+
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+function parseFlags(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    options: {
+      config: { type: 'string' },
+      'web.listen-address': { type: 'string' },
+      'log.level': { type: 'string' },
+      'log.format': { type: 'string' },
+      'check-config': { type: 'boolean', default: false },
+      once: { type: 'boolean', default: false },
+      version: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  }).values;
+}
+
+async function main(argv: string[]): Promise<number> {
+  let flags: ReturnType<typeof parseFlags>;
+  try {
+    flags = parseFlags(argv);
+  } catch (err) {
+    console.error(`cmdb-exporter: ${(err as Error).message}\nRun with --help for the options.`);
+    return 2;
+  }
+  if (flags.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (flags.version) {
+    process.stdout.write(`cmdb-exporter ${VERSION} (node ${process.version})\n`);
+    return 0;
+  }
+
+  const configFile = flags.config ?? process.env.EXPORTER_CONFIG ?? undefined;
+  const load = () =>
+    loadConfig({
+      configFile,
+      env: process.env,
+      overrides: { listenAddress: flags['web.listen-address'], logLevel: flags['log.level'], logFormat: flags['log.format'] },
+    });
+  let config: ExporterConfig;
+  try {
+    config = load();
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`cmdb-exporter: ${err.message}`);
+    return 2;
+  }
+  if (flags['check-config']) {
+    const names = config.stacks.map((s) => s.name).join(', ');
+    process.stdout.write(`configuration OK: ${config.stacks.length} stack(s) (${names}); listen ${config.listenAddress}\n`);
+    return 0;
+  }
+
+  const scrubber = new SecretScrubber();
+  // --once prints the exposition on stdout, so its logs go to stderr.
+  const logger = createLogger({
+    level: config.logLevel,
+    format: config.logFormat,
+    scrubber,
+    destination: flags.once ? process.stderr : process.stdout,
+  });
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (this is a bug; the exporter keeps running)'));
+
+  if (flags.once) {
+    const app = await start({ config, logger, scrubber, serve: false, schedule: false });
+    const ok = await app.pollOnce();
+    process.stdout.write(await app.metricsText());
+    await app.close(0);
+    if (!ok) logger.error('at least one endpoint failed; see the log lines above and cmdb_endpoint_up');
+    return ok ? 0 : 1;
+  }
+
+  let app: App;
+  try {
+    app = await start({ config, logger, scrubber, loadConfig: load });
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
+      logger.fatal({ listenAddress: config.listenAddress, code: e.code }, `cannot listen on ${config.listenAddress}: ${e.message}; choose another address with --web.listen-address`);
+      return 1;
+    }
+    throw err;
+  }
+  return waitForShutdown(app);
+}
+
+function waitForShutdown(app: App): Promise<number> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) {
+        app.logger.warn({ signal }, 'second signal: exiting at once');
+        resolve(1);
+        return;
+      }
+      stopping = true;
+      app.logger.info({ signal }, 'shutting down');
+      const force = setTimeout(() => {
+        app.logger.error('shutdown deadline passed: exiting anyway');
+        resolve(1);
+      }, SHUTDOWN_DEADLINE_MS);
+      force.unref();
+      void app.close(SHUTDOWN_DEADLINE_MS / 2).then(() => {
+        clearTimeout(force);
+        app.logger.info('stopped');
+        resolve(0);
+      });
+    };
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGHUP', () => {
+      void app.reload();
+    });
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    // Let pino flush, then exit even if a socket or timer would keep the loop alive.
+    setImmediate(() => process.exit(code));
+  },
+  (err: unknown) => {
+    console.error(`cmdb-exporter: fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  },
+);

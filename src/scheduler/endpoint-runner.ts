@@ -1,0 +1,187 @@
+/**
+ * Runs one endpoint's poll and records its outcome: the one place that decides how a failure is
+ * logged and counted (conventions: layered errors, one decision point).
+ *
+ * - Success: the store gets the new sample set; a recovery is logged once.
+ * - Failure: the store marks the endpoint down (series kept until the stale limit); the failure is
+ *   logged when it starts or changes kind, then only as a periodic reminder, never every interval.
+ * - 403: the endpoint is not polled again until a back-off (doubling, capped) has passed.
+ * - Shutdown aborts are not failures.
+ */
+import type { DataEndpoint } from '../cmdb/endpoints.js';
+import type { StackConfig } from '../config/types.js';
+import { CmdbAbortedError, CmdbError, CmdbHttpError } from '../errors.js';
+import type { Logger, SecretScrubber } from '../logger.js';
+import type { Sample } from '../metrics/sample.js';
+import type { SnapshotStore } from '../store/snapshot-store.js';
+import { hintFor } from './hints.js';
+
+/** What a poll produced. */
+export type PollResult =
+  /** New data: replaces the endpoint's series. */
+  | { readonly kind: 'samples'; readonly samples: readonly Sample[] }
+  /** No request was needed: what the store holds is still current. */
+  | { readonly kind: 'unchanged' }
+  /** Some ids failed: fresh results merged with the last good ones; the endpoint reports down. */
+  | { readonly kind: 'partial'; readonly samples: readonly Sample[]; readonly error: unknown };
+
+export type EndpointState = 'pending' | 'ok' | 'failing' | 'backoff' | 'blocked';
+
+export interface EndpointStatus {
+  readonly endpoint: DataEndpoint;
+  readonly state: EndpointState;
+  /** Unix seconds of the last finished poll. */
+  readonly lastPollAt?: number;
+  readonly lastDurationSeconds?: number;
+  readonly outcome?: string;
+  /** Scrubbed error message of the last failure, safe to show. */
+  readonly error?: string;
+  readonly hint?: string;
+  readonly consecutiveFailures: number;
+  /** While in 403 back-off: when the next attempt is due (unix seconds). */
+  readonly retryAt?: number;
+}
+
+type Mutable = { -readonly [K in keyof EndpointStatus]: EndpointStatus[K] };
+
+export const REMINDER_SECONDS = 3600;
+
+export class EndpointRunner {
+  private readonly statuses = new Map<DataEndpoint, Mutable>();
+  private readonly forbidden = new Map<DataEndpoint, { until: number; backoff: number }>();
+  private readonly lastLogged = new Map<DataEndpoint, { outcome: string; at: number }>();
+
+  constructor(
+    private readonly opts: {
+      stack: StackConfig;
+      endpoints: readonly DataEndpoint[];
+      store: SnapshotStore;
+      logger: Logger;
+      scrubber: SecretScrubber;
+      /** Unix seconds. */
+      now: () => number;
+    },
+  ) {
+    for (const endpoint of opts.endpoints) this.statuses.set(endpoint, { endpoint, state: 'pending', consecutiveFailures: 0 });
+  }
+
+  enabled(endpoint: DataEndpoint): boolean {
+    return this.statuses.has(endpoint);
+  }
+
+  status(): EndpointStatus[] {
+    return [...this.statuses.values()].map((s) => ({ ...s }));
+  }
+
+  /** Endpoints that have not finished a first poll. */
+  pending(): DataEndpoint[] {
+    return [...this.statuses.values()].filter((s) => s.state === 'pending').map((s) => s.endpoint);
+  }
+
+  /** Runs `poll` unless the endpoint is disabled or in 403 back-off. Never throws. */
+  async run(endpoint: DataEndpoint, poll: () => Promise<PollResult>): Promise<void> {
+    const status = this.statuses.get(endpoint);
+    if (!status) return;
+    const gate = this.forbidden.get(endpoint);
+    if (gate && this.opts.now() < gate.until) return;
+    const started = this.opts.now();
+    let result: PollResult;
+    try {
+      result = await poll();
+    } catch (err) {
+      if (err instanceof CmdbAbortedError) return;
+      this.failed(status, err, started);
+      return;
+    }
+    const at = this.opts.now();
+    if (result.kind === 'partial') {
+      this.opts.store.fail(this.opts.stack.name, endpoint, result.samples);
+      this.failed(status, result.error, started, true);
+      return;
+    }
+    if (result.kind === 'samples') this.opts.store.succeed(this.opts.stack.name, endpoint, result.samples, at);
+    else this.opts.store.confirm(this.opts.stack.name, endpoint, at);
+    this.succeeded(status, started, at);
+  }
+
+  /** The endpoint cannot be polled because the one it depends on failed: it reports down, quietly. */
+  blocked(endpoint: DataEndpoint, reason: string): void {
+    const status = this.statuses.get(endpoint);
+    if (!status) return;
+    this.opts.store.fail(this.opts.stack.name, endpoint);
+    Object.assign(status, { state: 'blocked', outcome: 'blocked', error: reason, hint: hintFor('blocked', endpoint), lastPollAt: this.opts.now() });
+    this.opts.logger.debug({ endpoint, reason }, 'endpoint not polled');
+  }
+
+  private succeeded(status: Mutable, started: number, at: number): void {
+    const { endpoint } = status;
+    if (status.consecutiveFailures > 0) {
+      this.opts.logger.info(
+        { endpoint, failedPolls: status.consecutiveFailures },
+        `${endpoint} recovered after ${status.consecutiveFailures} failed poll(s)`,
+      );
+    }
+    this.forbidden.delete(endpoint);
+    this.lastLogged.delete(endpoint);
+    Object.assign(status, {
+      state: 'ok',
+      lastPollAt: at,
+      lastDurationSeconds: at - started,
+      outcome: 'success',
+      error: undefined,
+      hint: undefined,
+      consecutiveFailures: 0,
+      retryAt: undefined,
+    });
+  }
+
+  private failed(status: Mutable, err: unknown, started: number, partial = false): void {
+    const { endpoint } = status;
+    const at = this.opts.now();
+    const outcome = err instanceof CmdbError ? err.outcome : 'error';
+    if (!partial) this.opts.store.fail(this.opts.stack.name, endpoint);
+    const message = this.opts.scrubber.scrub(err instanceof Error ? err.message : String(err));
+    const hint = hintFor(outcome, endpoint);
+    Object.assign(status, {
+      state: 'failing',
+      lastPollAt: at,
+      lastDurationSeconds: at - started,
+      outcome,
+      error: message,
+      hint,
+      consecutiveFailures: status.consecutiveFailures + 1,
+      retryAt: undefined,
+    });
+    if (err instanceof CmdbHttpError && err.status === 403) this.backOff(status);
+    this.log(status, err, message, hint, outcome);
+  }
+
+  private backOff(status: Mutable): void {
+    const { forbiddenBackoffSeconds: first, forbiddenBackoffMaxSeconds: max } = this.opts.stack;
+    const previous = this.forbidden.get(status.endpoint);
+    const backoff = previous ? Math.min(previous.backoff * 2, max) : first;
+    const until = this.opts.now() + backoff;
+    this.forbidden.set(status.endpoint, { until, backoff });
+    status.state = 'backoff';
+    status.retryAt = until;
+  }
+
+  /** Log a failure when it starts or changes kind, then as a reminder at most once an hour. */
+  private log(status: Mutable, err: unknown, message: string, hint: string, outcome: string): void {
+    const { endpoint } = status;
+    const previous = this.lastLogged.get(endpoint);
+    const at = this.opts.now();
+    const fields: Record<string, unknown> = { endpoint, outcome, hint, consecutiveFailures: status.consecutiveFailures };
+    if (status.retryAt !== undefined) fields.retryInSeconds = Math.round(status.retryAt - at);
+    if (!(err instanceof CmdbError)) fields.err = err instanceof Error ? this.opts.scrubber.scrub(err.stack ?? err.message) : String(err);
+    if (!previous || previous.outcome !== outcome) {
+      const level = err instanceof CmdbError ? 'warn' : 'error';
+      this.opts.logger[level](fields, message);
+    } else if (at - previous.at >= REMINDER_SECONDS) {
+      this.opts.logger.warn(fields, `still failing: ${message}`);
+    } else {
+      return;
+    }
+    this.lastLogged.set(endpoint, { outcome, at });
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * One node-cron job per (stack, group). Every group polls once at start-up, spread out by a small
+ * jitter (Action jobs right after the Action list, which they need); after that on its interval,
+ * at an offset within the interval derived from the stack and group names so that groups and
+ * stacks do not all fire in the same second. A poll never overlaps the previous poll of the same
+ * group: an overlapping start is skipped and counted.
+ */
+import cron from 'node-cron';
+import type { GroupName } from '../cmdb/endpoints.js';
+import { cronFor } from '../config/durations.js';
+import type { Logger } from '../logger.js';
+import type { Instruments } from '../metrics/instruments.js';
+import type { StackPoller } from './stack-poller.js';
+
+/** What the scheduler needs of a stack's poller. */
+export type Pollable = Pick<StackPoller, 'name' | 'stack' | 'groups' | 'poll'>;
+
+export interface CronTask {
+  stop(): void;
+}
+
+/** The scheduling primitive; production uses node-cron, tests trigger jobs by hand. */
+export interface CronLike {
+  schedule(expression: string, run: () => void, name: string): CronTask;
+}
+
+export function nodeCron(logger: Logger): CronLike {
+  const log = {
+    info: (m: string) => logger.debug({ component: 'node-cron' }, m),
+    warn: (m: string) => logger.debug({ component: 'node-cron' }, m),
+    error: (m: string | Error) => logger.error({ component: 'node-cron' }, String(m)),
+    debug: (m: string | Error) => logger.trace({ component: 'node-cron' }, String(m)),
+  };
+  return {
+    schedule(expression, run, name) {
+      // The job only starts the poll and returns: overlap is handled here, not by node-cron.
+      const task = cron.schedule(expression, () => run(), { name, timezone: 'UTC', unref: true, logger: log });
+      return { stop: () => void task.destroy() };
+    },
+  };
+}
+
+interface Job {
+  running?: Promise<void>;
+  /** Unix ms of the last start. */
+  startedAt?: number;
+}
+
+interface Entry {
+  readonly poller: Pollable;
+  readonly controller: AbortController;
+  readonly tasks: CronTask[];
+  readonly timers: NodeJS.Timeout[];
+  readonly jobs: Map<GroupName, Job>;
+}
+
+export interface SchedulerOptions {
+  readonly instruments: Instruments;
+  readonly logger: Logger;
+  readonly cron: CronLike;
+  /** Upper bound of the random delay before each first poll, in ms (default 2000). */
+  readonly initialJitterMs?: number;
+  readonly random?: () => number;
+  readonly nowMs?: () => number;
+}
+
+export class Scheduler {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly opts: SchedulerOptions) {}
+
+  add(poller: Pollable): void {
+    const entry: Entry = { poller, controller: new AbortController(), tasks: [], timers: [], jobs: new Map() };
+    this.entries.set(poller.name, entry);
+    const groups = poller.groups();
+    for (const group of groups) {
+      entry.jobs.set(group, {});
+      const interval = poller.stack.intervals[group];
+      const expression = cronFor(interval, spreadOffset(`${poller.name}/${group}`, interval));
+      entry.tasks.push(this.opts.cron.schedule(expression, () => void this.scheduled(entry, group), `${poller.name}/${group}`));
+    }
+    const jitter = this.opts.initialJitterMs ?? 2000;
+    const random = this.opts.random ?? Math.random;
+    for (const group of groups) {
+      if (group === 'actionJobs' && groups.includes('actions')) continue; // chained below
+      const timer = setTimeout(() => {
+        const first = this.trigger(entry, group);
+        if (group === 'actions' && groups.includes('actionJobs')) void first.then(() => this.trigger(entry, 'actionJobs'));
+      }, Math.floor(random() * jitter));
+      timer.unref();
+      entry.timers.push(timer);
+    }
+  }
+
+  /** Start a poll of the group now unless one is running (then the start is skipped and counted). */
+  trigger(entry: Entry, group: GroupName): Promise<void> {
+    const job = entry.jobs.get(group);
+    if (!job) return Promise.resolve();
+    const stack = entry.poller.name;
+    if (job.running) {
+      this.opts.instruments.pollSkipped.inc({ stack, group });
+      this.opts.logger.debug({ stack, group }, 'poll skipped: the previous poll of this group is still running');
+      return job.running;
+    }
+    job.startedAt = (this.opts.nowMs ?? Date.now)();
+    const end = this.opts.instruments.pollDuration.startTimer({ stack, group });
+    job.running = entry.poller
+      .poll(group, entry.controller.signal)
+      .catch((err: unknown) => this.opts.logger.error({ stack, group, err }, 'poll crashed (this is a bug)'))
+      .finally(() => {
+        end();
+        job.running = undefined;
+      });
+    return job.running;
+  }
+
+  /** Trigger by name (the reload endpoint and tests use it). */
+  triggerByName(stack: string, group: GroupName): Promise<void> {
+    const entry = this.entries.get(stack);
+    return entry ? this.trigger(entry, group) : Promise.resolve();
+  }
+
+  /** Stop a stack's jobs; in-flight polls get `graceMs` to finish, then their requests are aborted. */
+  async remove(stack: string, graceMs = 5000): Promise<void> {
+    const entry = this.entries.get(stack);
+    if (!entry) return;
+    this.entries.delete(stack);
+    for (const t of entry.tasks) t.stop();
+    for (const t of entry.timers) clearTimeout(t);
+    const inFlight = [...entry.jobs.values()].map((j) => j.running).filter((p): p is Promise<void> => p !== undefined);
+    if (inFlight.length === 0) return;
+    const settled = Promise.allSettled(inFlight);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
+    const first = await Promise.race([settled, deadline]);
+    clearTimeout(timer);
+    if (first === 'timeout') {
+      entry.controller.abort();
+      await settled;
+    }
+  }
+
+  async stop(graceMs = 5000): Promise<void> {
+    await Promise.all([...this.entries.keys()].map((name) => this.remove(name, graceMs)));
+  }
+
+  /** A cron firing: skipped silently when the group started less than half an interval ago (start-up poll). */
+  private scheduled(entry: Entry, group: GroupName): Promise<void> {
+    const job = entry.jobs.get(group);
+    const intervalMs = entry.poller.stack.intervals[group] * 1000;
+    const now = (this.opts.nowMs ?? Date.now)();
+    if (job?.startedAt !== undefined && !job.running && now - job.startedAt < intervalMs / 2) return Promise.resolve();
+    return this.trigger(entry, group);
+  }
+}
+
+/** Poll every group once, Action jobs after the Action list (for --once). */
+export async function pollAllOnce(poller: Pollable, signal?: AbortSignal): Promise<void> {
+  const groups = poller.groups();
+  await Promise.all(groups.filter((g) => g !== 'actionJobs').map((g) => poller.poll(g, signal)));
+  if (groups.includes('actionJobs')) await poller.poll('actionJobs', signal);
+}
+
+/** A stable offset in [0, interval) seconds from a name, so starts are spread but reproducible. */
+export function spreadOffset(name: string, intervalSeconds: number): number {
+  let h = 2166136261;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619);
+  return (h >>> 0) % Math.max(1, Math.floor(intervalSeconds));
+}

@@ -1,0 +1,114 @@
+/**
+ * The exporter's HTTP server. /metrics serves what the scheduler gathered and never waits on the
+ * CMDB; /healthz says the process runs; /readyz says whether every enabled endpoint of every stack
+ * has finished its first poll; / is a landing page; POST /-/reload re-reads the configuration when
+ * enabled.
+ */
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import express, { type Request, type Response } from 'express';
+import type { Logger } from '../logger.js';
+import { CONTENT_TYPE } from '../store/exposition.js';
+import { renderLanding, type LandingModel } from './landing.js';
+
+const gzipAsync = promisify(gzip);
+
+export interface Readiness {
+  readonly ready: boolean;
+  readonly pending: ReadonlyArray<{ readonly stack: string; readonly endpoint: string }>;
+}
+
+export type ReloadOutcome = { ok: true; message: string } | { ok: false; message: string };
+
+export interface ServerDeps {
+  readonly metricsText: () => Promise<string>;
+  readonly readiness: () => Readiness;
+  readonly landing: () => LandingModel;
+  /** Undefined when reloading over HTTP is disabled. */
+  readonly reload?: () => Promise<ReloadOutcome>;
+  readonly logger: Logger;
+}
+
+export function createHttpApp(deps: ServerDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+
+  app.get('/metrics', async (req: Request, res: Response) => {
+    const text = await deps.metricsText();
+    res.setHeader('Content-Type', CONTENT_TYPE);
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Vary', 'Accept-Encoding');
+    if (/\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {
+      res.setHeader('Content-Encoding', 'gzip');
+      res.end(await gzipAsync(text));
+      return;
+    }
+    res.end(text);
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.type('text/plain').send('ok\n');
+  });
+
+  app.get('/readyz', (_req, res) => {
+    const r = deps.readiness();
+    res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready' } : { status: 'starting', pending: r.pending });
+  });
+
+  app.get('/', (_req, res) => {
+    res.type('html').setHeader('Cache-Control', 'no-store').send(renderLanding(deps.landing()));
+  });
+
+  app.post('/-/reload', async (_req, res) => {
+    if (!deps.reload) {
+      res.status(403).type('text/plain').send('reload over HTTP is disabled; set enableReload: true, or send SIGHUP\n');
+      return;
+    }
+    const outcome = await deps.reload();
+    res.status(outcome.ok ? 200 : 400).type('text/plain').send(`${outcome.message}\n`);
+  });
+
+  app.use((_req, res) => {
+    res.status(404).type('text/plain').send('not found: try /metrics, /healthz, /readyz or /\n');
+  });
+
+  // Express 5 forwards rejected promises here; answer 500 without details, log it.
+  app.use((err: unknown, _req: Request, res: Response, _next: express.NextFunction) => {
+    deps.logger.error({ err }, 'HTTP handler failed');
+    if (!res.headersSent) res.status(500).type('text/plain').send('internal error\n');
+  });
+  return app;
+}
+
+export interface Listening {
+  readonly url: string;
+  readonly server: Server;
+  close(): Promise<void>;
+}
+
+export async function listen(app: express.Express, host: string | undefined, port: number): Promise<Listening> {
+  const server = createServer(app);
+  server.listen({ port, host });
+  await Promise.race([
+    once(server, 'listening'),
+    once(server, 'error').then(([err]) => {
+      throw err;
+    }),
+  ]);
+  const address = server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host === undefined || address.address === '::' || address.address === '0.0.0.0' ? 'localhost' : shown}:${address.port}`;
+  return {
+    url,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

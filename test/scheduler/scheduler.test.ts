@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import { Scheduler, spreadOffset, type CronLike, type Pollable } from '../../src/scheduler/scheduler.js';
+import { createInstruments } from '../../src/metrics/instruments.js';
+import type { GroupName } from '../../src/cmdb/endpoints.js';
+import { captureLogger } from '../helpers/log.js';
+import { testStack } from '../helpers/stack.js';
+
+/** A cron stand-in: records each job and lets the test fire it. */
+function manualCron() {
+  const jobs = new Map<string, { expression: string; run: () => void; stopped: boolean }>();
+  const cron: CronLike = {
+    schedule(expression, run, name) {
+      const job = { expression, run, stopped: false };
+      jobs.set(name, job);
+      return { stop: () => void (job.stopped = true) };
+    },
+  };
+  return { cron, jobs };
+}
+
+/** A poller whose polls stay open until the test releases them. */
+function gatedPoller(groups: GroupName[]) {
+  const calls: GroupName[] = [];
+  const gates: Array<() => void> = [];
+  const signals: AbortSignal[] = [];
+  const poller: Pollable = {
+    name: 's1',
+    stack: testStack({ name: 's1' }),
+    groups: () => groups,
+    poll: (group, signal) => {
+      calls.push(group);
+      if (signal) signals.push(signal);
+      // Like the real client: an abort ends the poll at once.
+      return new Promise<void>((resolve) => {
+        gates.push(resolve);
+        signal?.addEventListener('abort', () => resolve());
+      });
+    },
+  };
+  return { poller, calls, gates, signals, releaseAll: () => gates.splice(0).forEach((g) => g()) };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+function setup(groups: GroupName[]) {
+  const registry = new Registry();
+  const instruments = createInstruments(registry, { defaultMetrics: false });
+  const log = captureLogger();
+  const { cron, jobs } = manualCron();
+  const clock = { ms: 1_000_000 };
+  const scheduler = new Scheduler({ instruments, logger: log.logger, cron, initialJitterMs: 0, nowMs: () => clock.ms });
+  const p = gatedPoller(groups);
+  scheduler.add(p.poller);
+  return { scheduler, registry, jobs, clock, ...p };
+}
+
+describe('Scheduler', () => {
+  it('polls every group once at start-up, Action jobs only after the Action list', async () => {
+    const s = setup(['inventory', 'license', 'actions', 'actionJobs']);
+    await tick();
+    expect(s.calls.sort()).toEqual(['actions', 'inventory', 'license']);
+    s.releaseAll();
+    await tick();
+    expect(s.calls).toContain('actionJobs');
+    s.releaseAll();
+    await s.scheduler.stop(0);
+  });
+
+  it('schedules one cron job per group at an offset within its interval', async () => {
+    const s = setup(['inventory', 'ingestion']);
+    expect([...s.jobs.keys()].sort()).toEqual(['s1/ingestion', 's1/inventory']);
+    const offset = spreadOffset('s1/ingestion', 60);
+    expect(s.jobs.get('s1/ingestion')?.expression).toBe(`${offset} * * * * *`);
+    s.releaseAll();
+    await s.scheduler.stop(0);
+  });
+
+  it('never overlaps a poll of the same group: the overlapping start is skipped and counted', async () => {
+    const s = setup(['connectors']);
+    await tick();
+    expect(s.calls).toEqual(['connectors']);
+    s.clock.ms += 300_000;
+    s.jobs.get('s1/connectors')?.run();
+    s.jobs.get('s1/connectors')?.run();
+    await tick();
+    expect(s.calls).toEqual(['connectors']);
+    expect(await s.registry.getSingleMetricAsString('cmdb_poll_skipped_total')).toContain(
+      'cmdb_poll_skipped_total{stack="s1",group="connectors"} 2',
+    );
+    s.releaseAll();
+    await tick();
+    s.jobs.get('s1/connectors')?.run();
+    await tick();
+    expect(s.calls).toEqual(['connectors', 'connectors']);
+    s.releaseAll();
+    await s.scheduler.stop(0);
+  });
+
+  it('does not poll again when the cron fires moments after the start-up poll', async () => {
+    const s = setup(['connectors']);
+    await tick();
+    s.releaseAll();
+    await tick();
+    s.clock.ms += 3_000;
+    s.jobs.get('s1/connectors')?.run();
+    await tick();
+    expect(s.calls).toEqual(['connectors']);
+    await s.scheduler.stop(0);
+  });
+
+  it('records the duration of each poll', async () => {
+    const s = setup(['license']);
+    await tick();
+    s.releaseAll();
+    await tick();
+    expect(await s.registry.getSingleMetricAsString('cmdb_poll_duration_seconds')).toContain(
+      'cmdb_poll_duration_seconds_count{stack="s1",group="license"} 1',
+    );
+    await s.scheduler.stop(0);
+  });
+
+  it('on stop, stops the cron jobs and aborts polls still running after the grace period', async () => {
+    const s = setup(['connectors']);
+    await tick();
+    await s.scheduler.stop(20);
+    // the gated poll never resolves by itself: stop() returned only because the abort fired
+    expect(s.signals[0]?.aborted).toBe(true);
+    expect([...s.jobs.values()].every((j) => j.stopped)).toBe(true);
+  }, 5000);
+});
