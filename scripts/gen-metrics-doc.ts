@@ -1,0 +1,58 @@
+/**
+ * Writes docs/metrics.md from src/metrics/catalogue.ts (`npm run docs:metrics`).
+ * test/docs/metrics-doc.test.ts regenerates it in memory and fails when the file has drifted.
+ */
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { CATALOGUE, type MetricFamily } from '../src/metrics/catalogue.js';
+
+const SECTIONS: Array<[title: string, match: (f: MetricFamily) => boolean]> = [
+  ['Inventory — GET /CMDB/v2/system/metrics/data', (f) => f.endpoint === 'metrics_data'],
+  ['License — GET /CMDB/v2/system/metrics/license', (f) => f.endpoint === 'license'],
+  ['Connectors — GET /CMDB/v2/system/metrics/connector', (f) => f.endpoint === 'connector'],
+  [
+    'Data ingestion — GET …/data-ingestion, …/data-ingestion/next, …/data-ingestion/detail/<run_id>',
+    (f) => f.endpoint?.startsWith('data_ingestion') ?? false,
+  ],
+  ['Actions — GET …/actions, …/action-jobs/<action_id>', (f) => f.endpoint === 'actions' || f.endpoint === 'action_jobs'],
+  ['Change history — GET /CMDB/v2/data/metadata/cmdb/{asset,user}/change', (f) => f.endpoint === 'asset_change'],
+  ['The exporter itself', (f) => f.endpoint === undefined],
+];
+
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|');
+}
+
+export function renderMetricsDoc(): string {
+  const out: string[] = [
+    '# Metrics',
+    '',
+    '<!-- Generated from src/metrics/catalogue.ts by `npm run docs:metrics`. Do not edit by hand. -->',
+    '',
+    'Every metric derived from CMDB data carries the label `stack`. State sets have one series per known',
+    'state, 1 for the current state and 0 for the others. Times are unix epoch seconds. Values are polled on',
+    'a schedule (see docs/design.md); a scrape never waits on the CMDB.',
+    '',
+  ];
+  for (const [title, match] of SECTIONS) {
+    out.push(`## ${title}`, '', '| metric | type | labels | description |', '|---|---|---|---|');
+    for (const f of CATALOGUE.filter(match)) {
+      const type = f.stateSet ? 'gauge (state set)' : f.type;
+      out.push(`| \`${f.name}\` | ${type} | ${f.labels.map((l) => `\`${l}\``).join(', ')} | ${cell(f.help)} |`);
+    }
+    out.push('');
+  }
+  out.push(
+    '## Process metrics',
+    '',
+    "prom-client's default metrics: `process_*` (CPU, memory, file descriptors, start time) and `nodejs_*`",
+    '(event-loop lag, heap, garbage collection, active handles). They carry no `stack` label.',
+    '',
+  );
+  return out.join('\n');
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  writeFileSync(new URL('../docs/metrics.md', import.meta.url), renderMetricsDoc());
+  console.log('wrote docs/metrics.md');
+}
