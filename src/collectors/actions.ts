@@ -1,0 +1,68 @@
+/** Actions area: the Action list (…/actions, also …/action) and each Action's jobs (action-jobs.ts). */
+import type { Action } from '../cmdb/schemas.js';
+import { parseTimestamp } from '../time.js';
+import type { Collector, CollectorContext } from './types.js';
+import { SampleSet, label, preview, readTime } from './emit.js';
+import { defineArea } from './area.js';
+import { collectActionJobs } from './action-jobs.js';
+
+const STATUS = 'cmdb_action_status';
+const STATUS_BASE = ['RUNNING'];
+/** nextRunAt holds this text for Actions that run after ingestion (cmdb-api.md §2.8): expected, no log line. */
+const AFTER_INGESTION_TEXT = /^\s*after\s+next\s+data\s+ingestion\s*$/i;
+
+function nextRun(action: Action, ctx: CollectorContext, key: { action_id: string }): number | undefined {
+  const at = action.nextRunAt;
+  if (at == null || at === '') return undefined;
+  const t = parseTimestamp(at, ctx.timeZone);
+  if (t === undefined && !(typeof at === 'string' && AFTER_INGESTION_TEXT.test(at))) {
+    ctx.debug('nextRunAt is not a time; sample dropped', { field: 'nextRunAt', value: preview(at), ...key });
+  }
+  return t;
+}
+
+function collectAction(action: Action, out: SampleSet, ctx: CollectorContext): void {
+  const key = { action_id: action.actionId };
+  out.info('cmdb_action_info', {
+    ...key,
+    action_name: label(action.actionName),
+    action_type: label(action.actionType),
+    action_group: label(action.actionGroup),
+    schedule_type: label(action.scheduleType),
+  });
+  const status = action.status != null && action.status.trim() !== '' ? action.status : undefined;
+  out.stateSet(STATUS, key, 'status', status, STATUS_BASE);
+  out.gauge('cmdb_action_last_run_timestamp_seconds', key, readTime(ctx, 'lastRunAt', action.lastRunAt, key));
+  out.gauge('cmdb_action_next_run_timestamp_seconds', key, nextRun(action, ctx, key));
+}
+
+export const collectActions: Collector<'actions'> = (actions, ctx) => {
+  const out = new SampleSet(ctx);
+  const seen = new Set<string>();
+  for (const action of actions) {
+    if (seen.has(action.actionId)) {
+      // Pages can shift while they are read, so one Action may come twice: the first one stands.
+      ctx.debug('actionId repeated in the Action list; later entry ignored', { action_id: action.actionId });
+      continue;
+    }
+    seen.add(action.actionId);
+    collectAction(action, out, ctx);
+  }
+  return out.finish([STATUS]);
+};
+
+export const actionsArea = defineArea({
+  name: 'actions',
+  endpoints: ['actions', 'action_jobs'],
+  collectors: { actions: collectActions, action_jobs: collectActionJobs },
+  families: [
+    'cmdb_action_info',
+    STATUS,
+    'cmdb_action_last_run_timestamp_seconds',
+    'cmdb_action_next_run_timestamp_seconds',
+    'cmdb_action_jobs',
+    'cmdb_action_last_job_timestamp_seconds',
+    'cmdb_action_last_job_status',
+    'cmdb_action_last_job_results',
+  ],
+});

@@ -1,0 +1,30 @@
+/**
+ * Data-ingestion area: the run list, the next run, and the task detail of the newest run.
+ */
+import { defineArea } from './area.js';
+import { collectIngestionRuns } from './ingestion-runs.js';
+import { collectIngestionNext } from './ingestion-next.js';
+import { collectIngestionDetail } from './ingestion-detail.js';
+
+export const ingestionArea = defineArea({
+  name: 'ingestion',
+  endpoints: ['data_ingestion', 'data_ingestion_next', 'data_ingestion_detail'],
+  collectors: {
+    data_ingestion: collectIngestionRuns,
+    data_ingestion_next: collectIngestionNext,
+    data_ingestion_detail: collectIngestionDetail,
+  },
+  families: [
+    'cmdb_ingestion_runs',
+    'cmdb_ingestion_run_in_progress',
+    'cmdb_ingestion_last_run_start_timestamp_seconds',
+    'cmdb_ingestion_last_run_status',
+    'cmdb_ingestion_last_success_timestamp_seconds',
+    'cmdb_ingestion_last_run_duration_seconds',
+    'cmdb_ingestion_next_run_timestamp_seconds',
+    'cmdb_ingestion_schedule_info',
+    'cmdb_ingestion_task_status',
+    'cmdb_ingestion_task_duration_seconds',
+    'cmdb_ingestion_task_info',
+  ],
+});

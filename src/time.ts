@@ -1,0 +1,168 @@
+/**
+ * Time parsing in one place. The CMDB sends times in many shapes (cmdb-api.md §2: epoch seconds,
+ * ISO 8601 with ms/µs and offsets, `yyyy-mm-dd HH:mm:ss` without a zone, `yyyy-mm-dd`) and sometimes
+ * a text where a time is expected ("After Next Data Ingestion"). Everything here returns unix seconds
+ * or undefined: never NaN, never a throw, so a collector can drop one sample instead of failing.
+ */
+
+/**
+ * Epoch numbers above this are read as milliseconds. 1e11 seconds is the year 5138, so no real
+ * seconds value reaches it, while every millisecond value after 1973-03-03 does. The price: a
+ * millisecond value before March 1973 is misread as seconds, which no CMDB time can be.
+ */
+export const EPOCH_MILLISECONDS_ABOVE = 1e11;
+
+/** The largest time a JavaScript Date can hold, in seconds. */
+const MAX_SECONDS = 8.64e12;
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
+
+const EPOCH_TEXT = /^\d+(?:\.\d+)?$/;
+// yyyy-mm-dd, optionally followed by T or space, HH:mm[:ss[.fraction]], then Z / ±hh[:mm] / ±hhmm.
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/i;
+
+/** Unix seconds (may be fractional) or undefined when the value is not a time. Never NaN, never throws. */
+export function parseTimestamp(value: unknown, timeZone = 'UTC'): number | undefined {
+  if (typeof value === 'number') return fromEpoch(value);
+  if (value instanceof Date) return positive(value.getTime() / 1000);
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  if (EPOCH_TEXT.test(text)) return fromEpoch(Number(text));
+  return fromDateTime(text, timeZone);
+}
+
+/** `yyyy-mm-dd` at 00:00:00 UTC; also accepts a full timestamp (then as parseTimestamp). */
+export function parseDay(value: unknown): number | undefined {
+  // parseTimestamp already reads a bare date as midnight UTC whatever the zone; the separate name
+  // documents the intent at call sites (license expireDate).
+  return parseTimestamp(value, 'UTC');
+}
+
+function fromEpoch(n: number): number | undefined {
+  if (!Number.isFinite(n)) return undefined;
+  return positive(n > EPOCH_MILLISECONDS_ABOVE ? n / 1000 : n);
+}
+
+/** 0 and earlier are not CMDB times (they are placeholders or parse accidents). */
+function positive(seconds: number): number | undefined {
+  return Number.isFinite(seconds) && seconds > 0 && seconds <= MAX_SECONDS ? seconds : undefined;
+}
+
+interface WallTime {
+  year: number;
+  month: number;
+  day: number;
+  hour: number;
+  minute: number;
+  second: number;
+}
+
+function fromDateTime(text: string, timeZone: string): number | undefined {
+  const m = DATE_TIME.exec(text);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, s, fraction, zone] = m;
+  const wall: WallTime = {
+    year: Number(y),
+    month: Number(mo),
+    day: Number(d),
+    hour: Number(h ?? 0),
+    minute: Number(mi ?? 0),
+    second: Number(s ?? 0),
+  };
+  if (!isValidWallTime(wall)) return undefined;
+  const localMs = wallToMs(wall);
+  const fractionSeconds = fraction ? Number(`0.${fraction}`) : 0;
+  let utcMs: number | undefined;
+  if (h === undefined) utcMs = localMs; // a bare date is midnight UTC, whatever the zone
+  else if (zone !== undefined) {
+    const offset = parseOffsetMinutes(zone);
+    utcMs = offset === undefined ? undefined : localMs - offset * MINUTE_MS;
+  } else utcMs = zonedWallToUtcMs(localMs, timeZone);
+  return utcMs === undefined ? undefined : positive(utcMs / 1000 + fractionSeconds);
+}
+
+function isLeapYear(year: number): boolean {
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return isLeapYear(year) ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+function isValidWallTime(w: WallTime): boolean {
+  // Years before 100 would be remapped by Date.UTC; they are before 1970 anyway.
+  if (w.year < 100 || w.month < 1 || w.month > 12) return false;
+  if (w.day < 1 || w.day > daysInMonth(w.year, w.month)) return false;
+  return w.hour <= 23 && w.minute <= 59 && w.second <= 59;
+}
+
+/** The wall time read as if it were UTC, in milliseconds. */
+function wallToMs(w: WallTime): number {
+  return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
+}
+
+/** `Z`, `+hh`, `+hhmm`, `+hh:mm` → minutes east of UTC. */
+function parseOffsetMinutes(zone: string): number | undefined {
+  if (zone.toUpperCase() === 'Z') return 0;
+  const sign = zone.startsWith('-') ? -1 : 1;
+  const digits = zone.slice(1).replace(':', '');
+  const hours = Number(digits.slice(0, 2));
+  const minutes = digits.length > 2 ? Number(digits.slice(2)) : 0;
+  if (hours > 23 || minutes > 59) return undefined;
+  return sign * (hours * 60 + minutes);
+}
+
+// Building a DateTimeFormat costs far more than using one; zones are few, so keep one per zone.
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(timeZone: string): Intl.DateTimeFormat | undefined {
+  let f = formatters.get(timeZone);
+  if (f) return f;
+  try {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
+  } catch {
+    return undefined; // not an IANA zone: the time cannot be placed
+  }
+  formatters.set(timeZone, f);
+  return f;
+}
+
+/** Offset of `timeZone` from UTC at instant `utcMs`, in milliseconds (wall time − UTC). */
+function zoneOffsetMs(f: Intl.DateTimeFormat, utcMs: number): number | undefined {
+  const whole = Math.floor(utcMs / 1000) * 1000;
+  const parts: Record<string, number> = {};
+  for (const p of f.formatToParts(new Date(whole))) {
+    if (p.type !== 'literal') parts[p.type] = Number(p.value);
+  }
+  const { year, month, day, hour, minute, second } = parts;
+  if (year === undefined || month === undefined || day === undefined) return undefined;
+  if (hour === undefined || minute === undefined || second === undefined) return undefined;
+  return Date.UTC(year, month - 1, day, hour, minute, second) - whole;
+}
+
+/**
+ * The instant whose wall time in `timeZone` is `localMs`. Across a DST change the offsets a day
+ * before and a day after bracket the transition. Like Temporal's "compatible" disambiguation: a
+ * repeated wall time (autumn) takes the earlier instant; a skipped one (spring) is moved forward
+ * by the gap, i.e. read with the offset from before the change.
+ */
+function zonedWallToUtcMs(localMs: number, timeZone: string): number | undefined {
+  const f = formatterFor(timeZone);
+  if (!f) return undefined;
+  const before = zoneOffsetMs(f, localMs - DAY_MS);
+  const after = zoneOffsetMs(f, localMs + DAY_MS);
+  if (before === undefined || after === undefined) return undefined;
+  const candidates = [localMs - before, localMs - after].filter((t) => t + (zoneOffsetMs(f, t) ?? NaN) === localMs);
+  return candidates.length > 0 ? Math.min(...candidates) : localMs - before;
+}

@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest';
+import { DATA_ENDPOINTS, type DataEndpoint } from '../../src/cmdb/endpoints.js';
+import {
+  ActionJobListSchema,
+  ActionPageSchema,
+  ChangeListSchema,
+  ConnectorPageSchema,
+  IngestionDetailSchema,
+  IngestionRunListSchema,
+  LicenseRecordSchema,
+  MetricsRecordSchema,
+  NextRunSchema,
+} from '../../src/cmdb/schemas.js';
+import { AREAS, COLLECTORS, daysUntilExpiry, newestRun } from '../../src/collectors/index.js';
+import type { CollectorContext, EndpointInputs } from '../../src/collectors/types.js';
+import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import type { Sample } from '../../src/metrics/sample.js';
+import { collect, context, fixture, validated } from './helpers.js';
+
+function byName<T>(file: string, schema: Parameters<typeof validated<T>>[0]) {
+  return Object.entries(fixture(file) as Record<string, unknown>).map(([id, body]) => ({ id, body: validated(schema, body) }));
+}
+
+/** One realistic input per endpoint, from the fixtures, through the real schemas. */
+function inputs(): EndpointInputs {
+  const detail = fixture('ingestion/detail.json') as { runId: string; body: unknown };
+  return {
+    metrics_data: validated(MetricsRecordSchema, fixture('inventory/metrics-data.json')),
+    license: validated(LicenseRecordSchema, fixture('license/license.json')),
+    connector: validated(ConnectorPageSchema, fixture('connectors/history.json')).content,
+    data_ingestion: validated(IngestionRunListSchema, fixture('ingestion/runs-running-end-absent.json')).data_ingestion_runs,
+    data_ingestion_next: validated(NextRunSchema, fixture('ingestion/next-time.json')),
+    data_ingestion_detail: { runId: detail.runId, tasks: validated(IngestionDetailSchema, detail.body).task_list },
+    actions: validated(ActionPageSchema, fixture('actions/actions.json')).actions,
+    action_jobs: byName('actions/jobs.json', ActionJobListSchema).map(({ id, body }) => ({ actionId: id, jobs: body })),
+    asset_change: byName('changes/asset.json', ChangeListSchema).map(({ id, body }) => ({ id, entries: body })),
+    user_change: byName('changes/user.json', ChangeListSchema).map(({ id, body }) => ({ id, entries: body })),
+  };
+}
+
+function run(endpoint: DataEndpoint, input: EndpointInputs, ctx = context()): Sample[] {
+  // The table is indexed by a runtime endpoint name, which TypeScript cannot tie to its input type.
+  const collector = COLLECTORS[endpoint] as (i: unknown, c: CollectorContext) => Sample[];
+  return collect(collector, input[endpoint], ctx);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+describe('collector table and areas', () => {
+  it('has one collector for every data endpoint', () => {
+    expect(Object.keys(COLLECTORS).sort()).toEqual([...DATA_ENDPOINTS].sort());
+    for (const e of DATA_ENDPOINTS) expect(typeof COLLECTORS[e]).toBe('function');
+  });
+
+  it('lists every data endpoint in exactly one area', () => {
+    const listed = AREAS.flatMap((a) => a.endpoints);
+    expect([...listed].sort()).toEqual([...DATA_ENDPOINTS].sort());
+  });
+
+  it('lists, across the areas, exactly the catalogue families built from CMDB data', () => {
+    const fromData = CATALOGUE.filter((f) => f.endpoint !== undefined).map((f) => f.name);
+    expect(AREAS.flatMap((a) => a.families).sort()).toEqual([...fromData].sort());
+  });
+
+  it.each(AREAS.map((a) => [a.name, a] as const))('area %s lists the catalogue families of its endpoints', (_name, area) => {
+    const own = CATALOGUE.filter((f) => f.endpoint !== undefined && area.endpoints.includes(f.endpoint)).map((f) => f.name);
+    for (const name of own) expect(area.families).toContain(name);
+  });
+
+  it.each(DATA_ENDPOINTS.map((e) => [e]))('%s emits only families of its own area, never days-until-expiry', (endpoint) => {
+    const area = AREAS.find((a) => a.endpoints.includes(endpoint));
+    const samples = run(endpoint, inputs());
+    expect(samples.length).toBeGreaterThan(0);
+    for (const s of samples) {
+      expect(area?.families).toContain(s.name);
+      expect(s.name).not.toBe('cmdb_license_days_until_expiry');
+    }
+  });
+
+  it.each(DATA_ENDPOINTS.map((e) => [e]))('%s is pure: frozen input, same output on a fresh memory', (endpoint) => {
+    const input = deepFreeze(inputs());
+    expect(run(endpoint, input)).toEqual(run(endpoint, inputs()));
+  });
+
+  it('exports the helpers the scheduler and store use', () => {
+    expect(newestRun(inputs().data_ingestion)?.id).toBe('scheduled__2024-05-03T00:00:00+00:00');
+    expect(daysUntilExpiry(86_400 * 2, 0)).toBe(2);
+  });
+});
