@@ -1,0 +1,193 @@
+import { describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import { StackPoller, enabledEndpoints, type CmdbApi } from '../../src/scheduler/stack-poller.js';
+import { SnapshotStore } from '../../src/store/snapshot-store.js';
+import { createInstruments } from '../../src/metrics/instruments.js';
+import { CmdbHttpError } from '../../src/errors.js';
+import type { Action, ActionJob, IngestionRun } from '../../src/cmdb/schemas.js';
+import type { StackConfig } from '../../src/config/types.js';
+import { captureLogger } from '../helpers/log.js';
+import { testStack } from '../helpers/stack.js';
+
+/** A scripted CMDB: each method reads the current value of its field and counts its calls. */
+function fakeApi() {
+  const calls: Record<string, string[]> = {};
+  const count = (name: string, arg = '') => (calls[name] ??= []).push(arg);
+  const state = {
+    runs: [] as IngestionRun[],
+    runsError: undefined as Error | undefined,
+    actions: [] as Action[],
+    jobs: new Map<string, ActionJob[] | Error>(),
+    changes: new Map<string, Error>(),
+  };
+  const api: CmdbApi = {
+    metricsData: async () => (count('metricsData'), { assetCount: 1, userCount: 2 }),
+    license: async () => (count('license'), { licenseType: 'FULL', expireDate: '2030-01-01', customerName: 'c' }),
+    connectorRuns: async () => (count('connectorRuns'), []),
+    ingestionRuns: async () => {
+      count('ingestionRuns');
+      if (state.runsError) throw state.runsError;
+      return state.runs;
+    },
+    ingestionNext: async () => (count('ingestionNext'), { next_run_at: '2030-01-01T00:00:00Z' }),
+    ingestionDetail: async (runId) => (count('ingestionDetail', runId), [{ task_id: 't1', status: 'success' }]),
+    actions: async () => (count('actions'), state.actions),
+    actionJobs: async (id) => {
+      count('actionJobs', id);
+      const jobs = state.jobs.get(id) ?? [];
+      if (jobs instanceof Error) throw jobs;
+      return jobs;
+    },
+    changes: async (type, id) => {
+      count('changes', `${type}:${id}`);
+      const err = state.changes.get(id);
+      if (err) throw err;
+      return [{ field: 'ip', changeTimeEpoch: 1700000000 }];
+    },
+  };
+  return { api, calls, state };
+}
+
+function setup(overrides: Partial<StackConfig> = {}) {
+  const stack = testStack({ name: 's', track: { assets: ['a1', 'a2'], users: [] }, ...overrides });
+  const log = captureLogger();
+  const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger });
+  const settings = new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 60, staleAfterSeconds: 180 }] as const));
+  store.addStack('s', settings, 1000);
+  const clock = { t: 1_700_000_000 };
+  const fake = fakeApi();
+  const poller = new StackPoller({ stack, api: fake.api, store, logger: log.logger, scrubber: log.scrubber, now: () => clock.t });
+  return { poller, store, clock, ...fake };
+}
+
+const run = (id: string, status: string, start: string): IngestionRun => ({ id, status, start_date: start, run_type: 'scheduled' });
+const action = (actionId: string, lastRunAt: string): Action => ({ actionId, lastRunAt, status: 'RUNNING' });
+
+describe('ingestion detail', () => {
+  it('is fetched for the newest run, then not again while that run is finished and unchanged', async () => {
+    const s = setup();
+    s.state.runs = [run('scheduled__old', 'success', '2026-11-20T00:00:00Z'), run('scheduled__new', 'success', '2026-11-21T00:00:00Z')];
+    await s.poller.poll('ingestion');
+    await s.poller.poll('ingestion');
+    expect(s.calls.ingestionDetail).toEqual(['scheduled__new']);
+    expect(s.store.snapshot('s', 'data_ingestion_detail')).toMatchObject({ up: 1 });
+  });
+
+  it('is fetched on every poll while the newest run is running, and once more when it finishes', async () => {
+    const s = setup();
+    s.state.runs = [run('scheduled__r', 'running', '2026-11-21T00:00:00Z')];
+    await s.poller.poll('ingestion');
+    await s.poller.poll('ingestion');
+    s.state.runs = [run('scheduled__r', 'success', '2026-11-21T00:00:00Z')];
+    await s.poller.poll('ingestion');
+    await s.poller.poll('ingestion');
+    expect(s.calls.ingestionDetail).toEqual(['scheduled__r', 'scheduled__r', 'scheduled__r']);
+  });
+
+  it('is fetched again when a newer run appears', async () => {
+    const s = setup();
+    s.state.runs = [run('scheduled__1', 'success', '2026-11-20T00:00:00Z')];
+    await s.poller.poll('ingestion');
+    s.state.runs = [...s.state.runs, run('scheduled__2', 'failed', '2026-11-21T00:00:00Z')];
+    await s.poller.poll('ingestion');
+    expect(s.calls.ingestionDetail).toEqual(['scheduled__1', 'scheduled__2']);
+  });
+
+  it('reports down without a request when the run list cannot be read', async () => {
+    const s = setup();
+    s.state.runsError = new CmdbHttpError('GET /x', 500, 'Internal Server Error');
+    await s.poller.poll('ingestion');
+    expect(s.calls.ingestionDetail).toBeUndefined();
+    expect(s.store.snapshot('s', 'data_ingestion_detail')).toMatchObject({ up: 0 });
+    expect(s.store.snapshot('s', 'data_ingestion_next')).toMatchObject({ up: 1 });
+  });
+});
+
+describe('Action jobs', () => {
+  it('wait for the Action list: before it, the endpoint reports why and makes no request', async () => {
+    const s = setup();
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs).toBeUndefined();
+    expect(s.poller.runner.status().find((e) => e.endpoint === 'action_jobs')).toMatchObject({ state: 'blocked' });
+  });
+
+  it('are fetched for an Action only when its lastRunAt changed, and on the slow refresh', async () => {
+    const s = setup();
+    s.state.actions = [action('A', '2026-11-21T00:00:00Z'), action('B', '2026-11-21T00:00:00Z')];
+    await s.poller.poll('actions');
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs?.sort()).toEqual(['A', 'B']);
+    s.state.actions = [action('A', '2026-11-21T01:00:00Z'), action('B', '2026-11-21T00:00:00Z')];
+    await s.poller.poll('actions');
+    s.clock.t += 300;
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs?.slice(2)).toEqual(['A']);
+    s.clock.t += 3600;
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs?.slice(3).sort()).toEqual(['A', 'B']);
+  });
+
+  it('read a 404 as an Action without jobs, not as a failure', async () => {
+    const s = setup();
+    s.state.actions = [action('A', 'x')];
+    s.state.jobs.set('A', new CmdbHttpError('GET /x', 404, 'Not Found'));
+    await s.poller.poll('actions');
+    await s.poller.poll('actionJobs');
+    expect(s.store.snapshot('s', 'action_jobs')).toMatchObject({ up: 1, samples: [] });
+  });
+
+  it('keep the jobs of an Action whose refetch failed, and report the endpoint down', async () => {
+    const s = setup();
+    s.state.actions = [action('A', 't1')];
+    s.state.jobs.set('A', [{ id: 'j', action_status: 'SUCCESS', action_run_date: '2026-11-21 00:00:00', action_result_number: 3 }]);
+    await s.poller.poll('actions');
+    await s.poller.poll('actionJobs');
+    s.state.actions = [action('A', 't2')];
+    s.state.jobs.set('A', new CmdbHttpError('GET /x', 503, 'Service Unavailable'));
+    await s.poller.poll('actions');
+    await s.poller.poll('actionJobs');
+    const snap = s.store.snapshot('s', 'action_jobs');
+    expect(snap?.up).toBe(0);
+    expect(snap?.samples.find((x) => x.name === 'cmdb_action_last_job_results')?.value).toBe(3);
+  });
+
+  it('forget an Action that left the list', async () => {
+    const s = setup();
+    s.state.actions = [action('A', 't'), action('B', 't')];
+    s.state.jobs.set('B', [{ id: 'j', action_status: 'SUCCESS' }]);
+    await s.poller.poll('actions');
+    await s.poller.poll('actionJobs');
+    s.state.actions = [action('A', 't')];
+    await s.poller.poll('actions');
+    await s.poller.poll('actionJobs');
+    expect(s.store.snapshot('s', 'action_jobs')?.samples.some((x) => x.labels.action_id === 'B')).toBe(false);
+  });
+});
+
+describe('change history', () => {
+  it('is polled for every configured name, and a failing name keeps its last good entries', async () => {
+    const s = setup();
+    await s.poller.poll('changes');
+    expect(s.calls.changes).toEqual(['asset:a1', 'asset:a2']);
+    s.state.changes.set('a2', new CmdbHttpError('GET /x', 500, 'Internal Server Error'));
+    await s.poller.poll('changes');
+    const snap = s.store.snapshot('s', 'asset_change');
+    expect(snap?.up).toBe(0);
+    expect(new Set(snap?.samples.map((x) => x.labels.id))).toEqual(new Set(['a1', 'a2']));
+  });
+
+  it('is not polled at all when no names are configured', () => {
+    const s = setup({ track: { assets: [], users: [] } });
+    expect(s.poller.groups()).not.toContain('changes');
+  });
+});
+
+describe('enabled endpoints', () => {
+  it('leave out disabled endpoints and change history without names', () => {
+    const stack = testStack({ disabledEndpoints: ['data_ingestion_next'], track: { assets: [], users: ['u'] } });
+    const enabled = enabledEndpoints(stack);
+    expect(enabled).not.toContain('data_ingestion_next');
+    expect(enabled).not.toContain('asset_change');
+    expect(enabled).toContain('user_change');
+  });
+});
