@@ -27,7 +27,11 @@ export const BASE = '/CMDB';
 export const TOKEN_PATH = `${BASE}/v1/access_token`;
 const METRICS = `${BASE}/v2/system/metrics`;
 
-/** Encode one path segment so that `/`, `?`, `#`, `%` and `..` in an id can never change the path. */
+/**
+ * Encode one path segment so that `/`, `?`, `#`, `%` and `..` in an id can never change the path.
+ * Never pass a path built from this through `new URL()`: the WHATWG parser turns `%2E%2E` back into a
+ * `..` segment and resolves it away. The client sends origin and path to undici separately.
+ */
 export function pathSegment(id: string): string {
   const encoded = encodeURIComponent(id);
   // encodeURIComponent leaves `.` alone; a segment of only dots would be resolved away as `.`/`..`.

@@ -1,0 +1,196 @@
+/**
+ * One HTTP attempt against the CMDB: the request, same-origin redirects, the per-attempt deadline
+ * (headers and body), and the response size cap. Failures come back as CmdbError subclasses; the
+ * caller decides about retries and metrics.
+ */
+import { STATUS_CODES } from 'node:http';
+import type { Dispatcher } from 'undici';
+import {
+  CmdbAbortedError,
+  CmdbError,
+  CmdbNetworkError,
+  CmdbRedirectRefusedError,
+  CmdbTimeoutError,
+  CmdbTooLargeError,
+} from '../errors.js';
+
+export interface AttemptRequest {
+  method: 'GET' | 'POST';
+  /** Scheme, host and port: `https://cmdb.example.com`. */
+  origin: string;
+  /**
+   * Path and query exactly as sent. Never passed through `new URL`: the WHATWG parser resolves an
+   * encoded `%2E%2E` segment as `..`, which would let an id climb out of its path.
+   */
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  /** `METHOD /path` without the query string, for error messages. */
+  request: string;
+}
+
+export interface AttemptLimits {
+  dispatcher: Dispatcher;
+  timeoutSeconds: number;
+  connectTimeoutSeconds: number;
+  maxResponseBytes: number;
+  signal?: AbortSignal;
+  onRedirect?: (status: number, fromPath: string, toPath: string) => void;
+}
+
+export interface Reply {
+  status: number;
+  statusText: string;
+  headers: IncomingHttpHeaders;
+  /** The whole body of a 2xx; at most ERROR_BODY_BYTES of any other status. */
+  body: Buffer;
+}
+
+function statusText(status: number): string {
+  return STATUS_CODES[status] ?? '';
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 5;
+/** Enough of an error body to read a token rejection's code/message; the rest is dropped. */
+const ERROR_BODY_BYTES = 16 * 1024;
+
+type ResponseBody = Dispatcher.ResponseData['body'];
+type IncomingHttpHeaders = Dispatcher.ResponseData['headers'];
+
+export async function attempt(req: AttemptRequest, limits: AttemptLimits): Promise<Reply> {
+  const { signal } = limits;
+  if (signal?.aborted) throw new CmdbAbortedError(req.request);
+  // One controller for both the deadline and the caller's signal (AbortSignal.any leaks listeners
+  // on long-lived signals in Node 20).
+  const ctl = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    ctl.abort(new Error('deadline'));
+  }, limits.timeoutSeconds * 1000);
+  const onAbort = () => ctl.abort(new Error('aborted'));
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await follow(req, limits, ctl.signal);
+  } catch (err) {
+    throw classify(err, req.request, limits, timedOut);
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+async function follow(req: AttemptRequest, limits: AttemptLimits, signal: AbortSignal): Promise<Reply> {
+  let { origin, path, method, body } = req;
+  const headers = { ...req.headers };
+  for (let hops = 0; ; hops++) {
+    const res = await limits.dispatcher.request({ origin, path, method, headers, body, signal });
+    const location = res.headers.location;
+    if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string') {
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
+      const bytes = ok
+        ? await readCapped(res.body, res.headers, limits.maxResponseBytes, req.request)
+        : await readHead(res.body, ERROR_BODY_BYTES);
+      return { status: res.statusCode, statusText: statusText(res.statusCode), headers: res.headers, body: bytes };
+    }
+    await discard(res.body);
+    const next = new URL(location, `${origin}${path}`);
+    // The Authorization header must never reach another host (or the same host on another port/scheme).
+    if (next.origin !== origin) {
+      throw new CmdbRedirectRefusedError(req.request, `${res.statusCode} redirect to another origin (${next.origin}) refused`);
+    }
+    if (hops >= MAX_REDIRECTS) {
+      throw new CmdbRedirectRefusedError(req.request, `more than ${MAX_REDIRECTS} redirects`);
+    }
+    // As fetch does: 303, and 301/302 after a POST, continue as a GET without a body.
+    if (res.statusCode === 303 || (method === 'POST' && (res.statusCode === 301 || res.statusCode === 302))) {
+      method = 'GET';
+      body = undefined;
+    }
+    const nextPath = `${next.pathname}${next.search}`;
+    limits.onRedirect?.(res.statusCode, path.split('?')[0] ?? path, next.pathname);
+    origin = next.origin;
+    path = nextPath;
+  }
+}
+
+async function readCapped(body: ResponseBody, headers: IncomingHttpHeaders, max: number, request: string): Promise<Buffer> {
+  const declared = Number(headers['content-length']);
+  if (Number.isFinite(declared) && declared > max) {
+    abandon(body);
+    throw new CmdbTooLargeError(request, max);
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > max) {
+      abandon(body);
+      throw new CmdbTooLargeError(request, max);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/** The first `max` bytes; the rest is dropped with the connection (error bodies are rarely big). */
+async function readHead(body: ResponseBody, max: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    chunks.push(chunk);
+    total += chunk.length;
+    if (total >= max) {
+      abandon(body);
+      break;
+    }
+  }
+  return Buffer.concat(chunks, total).subarray(0, max);
+}
+
+/** Drops the rest of a body with its connection. undici reports that as an error event; nobody needs it. */
+function abandon(body: ResponseBody): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
+async function discard(body: ResponseBody): Promise<void> {
+  try {
+    await body.dump({ limit: ERROR_BODY_BYTES });
+  } catch {
+    // A redirect body we do not read; a failure here does not change the outcome.
+  }
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function classify(err: unknown, request: string, limits: AttemptLimits, timedOut: boolean): CmdbError {
+  if (err instanceof CmdbError) return err;
+  if (limits.signal?.aborted) return new CmdbAbortedError(request);
+  const code = errorCode(err);
+  if (timedOut || (code && TIMEOUT_CODES.has(code))) return new CmdbTimeoutError(request, limits.timeoutSeconds, { cause: err });
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+    return new CmdbTimeoutError(request, limits.connectTimeoutSeconds, { cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new CmdbNetworkError(request, `network error: ${code ? `${code} ` : ''}${message}`.slice(0, 300), { cause: err });
+}
+
+export function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** Certificate problems do not go away on a retry; every other network failure may. */
+export function isRetryableNetworkError(err: CmdbNetworkError): boolean {
+  const code = errorCode(err.cause) ?? '';
+  return !(
+    code.startsWith('ERR_TLS_') ||
+    code.startsWith('CERT_') ||
+    code.includes('SELF_SIGNED') ||
+    code.startsWith('UNABLE_TO_') ||
+    code === 'HOSTNAME_MISMATCH' ||
+    code === 'UND_ERR_INVALID_ARG'
+  );
+}

@@ -1,0 +1,208 @@
+/**
+ * Bearer tokens of one stack: fetched from the access_token endpoint (client id + secret) or
+ * pre-issued. A 401 leads to at most one renewal per token, shared by every request that saw it.
+ */
+import { readFile } from 'node:fs/promises';
+import type { StackAuth, StackConfig } from '../config/types.js';
+import type { Instruments } from '../metrics/instruments.js';
+import type { Logger, SecretScrubber } from '../logger.js';
+import { CmdbAbortedError, CmdbError, CmdbHttpError, CmdbInvalidBodyError, CmdbTokenRejectedError } from '../errors.js';
+import { TOKEN_PATH } from './endpoints.js';
+import { TokenResponseSchema, validate, type TokenResponse } from './schemas.js';
+import { jsonDecoder } from './body.js';
+import type { Reply } from './attempt.js';
+import { raceAbort } from './clock.js';
+import { requestName, type Transport } from './transport.js';
+
+/** A token and its generation: a 401 for an older generation than the current one needs no renewal. */
+export interface Credential {
+  readonly token: string;
+  readonly generation: number;
+}
+
+export interface TokenProvider {
+  /** True while a pre-issued token is being rejected. */
+  readonly unauthorized: boolean;
+  current(signal?: AbortSignal): Promise<Credential>;
+  /** After a 401 answered to `used`: the credential for the one retry, or undefined when there is none. */
+  renew(used: Credential, signal?: AbortSignal): Promise<Credential | undefined>;
+  /** A request with the current token succeeded. */
+  accepted(): void;
+  /** A request was finally refused with 401. */
+  refused(): void;
+}
+
+const TOKEN_REQUEST = requestName('POST', TOKEN_PATH);
+
+export function jsonHeaders(userAgent: string): Record<string, string> {
+  return { 'Content-Type': 'application/json', Accept: 'application/json', 'User-Agent': userAgent };
+}
+
+/** Client id + secret → token, single-flight. */
+export class FetchedToken implements TokenProvider {
+  readonly unauthorized = false;
+  private credential: Credential | undefined;
+  private generation = 0;
+  private inflight: Promise<Credential> | undefined;
+
+  constructor(
+    private readonly auth: Extract<StackAuth, { kind: 'client' }>,
+    private readonly deps: {
+      stack: StackConfig;
+      transport: Transport;
+      instruments: Instruments;
+      scrubber: SecretScrubber;
+      /** Aborted by close(): the shared fetch outlives any single caller's signal. */
+      lifetime: AbortSignal;
+    },
+  ) {}
+
+  current(signal?: AbortSignal): Promise<Credential> {
+    return this.credential ? Promise.resolve(this.credential) : this.shared(signal);
+  }
+
+  renew(used: Credential, signal?: AbortSignal): Promise<Credential> {
+    if (this.credential && this.credential.generation > used.generation) return Promise.resolve(this.credential);
+    if (this.credential?.generation === used.generation) this.credential = undefined;
+    return this.shared(signal);
+  }
+
+  accepted(): void {}
+  refused(): void {}
+
+  private async shared(signal?: AbortSignal): Promise<Credential> {
+    if (!this.inflight) {
+      const p = this.fetch();
+      this.inflight = p;
+      const clear = () => {
+        if (this.inflight === p) this.inflight = undefined;
+      };
+      p.then(clear, clear);
+    }
+    try {
+      return await raceAbort(this.inflight, signal);
+    } catch (err) {
+      // Only this caller gave up; the fetch goes on for the others.
+      if (signal?.aborted && !(err instanceof CmdbError)) throw new CmdbAbortedError(TOKEN_REQUEST);
+      throw err;
+    }
+  }
+
+  private async fetch(): Promise<Credential> {
+    const { stack, transport, instruments, scrubber, lifetime } = this.deps;
+    const count = (outcome: 'success' | 'rejected' | 'error') => instruments.tokenRequests.inc({ stack: stack.name, outcome });
+    const body = JSON.stringify({ [this.auth.clientIdKey]: this.auth.clientId, secret: this.auth.secret });
+    let outcome;
+    try {
+      outcome = await transport.send(
+        { endpoint: 'access_token', method: 'POST', path: TOKEN_PATH, headers: jsonHeaders(stack.userAgent), body },
+        decodeToken,
+        lifetime,
+      );
+    } catch (err) {
+      // A 2xx that is not a token response at all: counted invalid_body per request, rejected per fetch.
+      if (err instanceof CmdbInvalidBodyError) {
+        count('rejected');
+        const detail = err.message.replace(`${err.request}: `, '');
+        throw new CmdbTokenRejectedError(TOKEN_REQUEST, scrubber.scrub(`token rejected: ${detail}`), { cause: err });
+      }
+      if (!(err instanceof CmdbAbortedError)) count('error');
+      throw err;
+    }
+    if (!outcome.ok && outcome.reply.status >= 500) {
+      count('error');
+      throw new CmdbHttpError(TOKEN_REQUEST, outcome.reply.status, outcome.reply.statusText);
+    }
+    const parsed = outcome.ok ? outcome.value : readTokenBody(outcome.reply);
+    const token = parsed?.data?.token;
+    if (outcome.ok && parsed && Number(parsed.code) === 200 && token) {
+      scrubber.add(token);
+      count('success');
+      this.credential = { token, generation: ++this.generation };
+      return this.credential;
+    }
+    count('rejected');
+    const status = outcome.ok ? undefined : outcome.reply;
+    throw new CmdbTokenRejectedError(TOKEN_REQUEST, scrubber.scrub(rejectionDetail(status, parsed)));
+  }
+}
+
+const decodeToken = jsonDecoder(TokenResponseSchema);
+
+/** The body of a non-2xx token reply, leniently: undefined when it is not a token response. */
+function readTokenBody(reply: Reply): TokenResponse | undefined {
+  let body: unknown;
+  try {
+    body = JSON.parse(reply.body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  const result = validate(TokenResponseSchema, body);
+  return result.ok ? result.value : undefined;
+}
+
+function rejectionDetail(reply: Reply | undefined, parsed: TokenResponse | undefined): string {
+  const parts: string[] = [];
+  if (reply) parts.push(`${reply.status} ${reply.statusText}`.trim());
+  if (!parsed) parts.push('the response is not a token response');
+  else {
+    if (parsed.code != null) parts.push(`code ${parsed.code}`);
+    if (parsed.message) parts.push(`message ${JSON.stringify(parsed.message.slice(0, 200))}`);
+    if (Number(parsed.code) === 200 && !parsed.data?.token) parts.push('no data.token');
+  }
+  return `token rejected: ${parts.join(', ')}`;
+}
+
+/** A pre-issued token; on a 401 the token file, if any, is re-read once to pick up a rotation. */
+export class PreIssuedToken implements TokenProvider {
+  private credential: Credential;
+  private rejected = false;
+
+  constructor(
+    private readonly auth: Extract<StackAuth, { kind: 'token' }>,
+    private readonly deps: { scrubber: SecretScrubber; logger: Logger },
+  ) {
+    this.credential = { token: auth.token, generation: 1 };
+  }
+
+  get unauthorized(): boolean {
+    return this.rejected;
+  }
+
+  current(): Promise<Credential> {
+    return Promise.resolve(this.credential);
+  }
+
+  async renew(used: Credential): Promise<Credential | undefined> {
+    if (this.credential.generation > used.generation) return this.credential;
+    const fresh = this.auth.tokenFile ? await readToken(this.auth.tokenFile) : undefined;
+    // Another request may have picked up the rotation while we were reading.
+    if (this.credential.generation > used.generation) return this.credential;
+    if (!fresh || fresh === this.credential.token) return undefined;
+    this.deps.scrubber.add(fresh);
+    this.credential = { token: fresh, generation: this.credential.generation + 1 };
+    return this.credential;
+  }
+
+  accepted(): void {
+    this.rejected = false;
+  }
+
+  refused(): void {
+    if (this.rejected) return;
+    this.rejected = true;
+    this.deps.logger.error(
+      { tokenFile: this.auth.tokenFile },
+      'the CMDB rejects the pre-issued token (401); requests fail until it is replaced',
+    );
+  }
+}
+
+async function readToken(file: string): Promise<string | undefined> {
+  try {
+    return (await readFile(file, 'utf8')).trim() || undefined;
+  } catch {
+    // An unreadable file is the same as an unchanged one: the 401 stands.
+    return undefined;
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * The client-side request budget of one stack: a token bucket (requests a minute, small burst) that a
+ * server Retry-After can pause, and a cap on requests in flight. Token requests and retries draw on
+ * the same budget, so the stack never sends more than its configured rate.
+ */
+import { abortReason, type Clock } from './clock.js';
+
+/** Burst size for a budget of `ratePerMinute`: ten seconds' worth, at most 10, at least 1. */
+export function burstFor(ratePerMinute: number): number {
+  return Math.max(1, Math.min(10, Math.ceil(ratePerMinute / 6)));
+}
+
+/**
+ * Token bucket with reservations: taking a request may drive the balance below zero, and the caller
+ * waits until it is back at zero. That keeps waiters in order without a queue.
+ */
+export class TokenBucket {
+  readonly capacity: number;
+  private readonly perMs: number;
+  private tokens: number;
+  private updatedAt: number;
+  private pausedUntil = 0;
+
+  constructor(ratePerMinute: number, now: number) {
+    this.capacity = burstFor(ratePerMinute);
+    this.perMs = ratePerMinute / 60_000;
+    this.tokens = this.capacity;
+    this.updatedAt = now;
+  }
+
+  /** Takes one request; returns how many ms the caller must wait before sending it. */
+  reserve(now: number): number {
+    this.refill(now);
+    this.tokens -= 1;
+    const deficitMs = this.tokens < 0 ? -this.tokens / this.perMs : 0;
+    // Nothing accrues while paused, so the deficit is paid off only after the pause.
+    return Math.ceil(Math.max(now, this.pausedUntil) - now + deficitMs);
+  }
+
+  /** Returns a reservation that was never used (its wait was aborted). */
+  cancel(now: number): void {
+    this.refill(now);
+    this.tokens = Math.min(this.capacity, this.tokens + 1);
+  }
+
+  /** The server asked us to wait (429 Retry-After): no request leaves and nothing accrues until `until`. */
+  pause(until: number, now: number): void {
+    this.refill(now);
+    this.pausedUntil = Math.max(this.pausedUntil, until);
+  }
+
+  /** Remaining pause in ms (0 when not paused). */
+  pausedFor(now: number): number {
+    return Math.max(0, this.pausedUntil - now);
+  }
+
+  /** Requests that could leave right now without waiting. */
+  available(now: number): number {
+    this.refill(now);
+    return this.pausedFor(now) > 0 ? 0 : Math.max(0, Math.floor(this.tokens));
+  }
+
+  private refill(now: number): void {
+    const from = Math.max(this.updatedAt, this.pausedUntil);
+    if (now > from) this.tokens = Math.min(this.capacity, this.tokens + (now - from) * this.perMs);
+    this.updatedAt = Math.max(this.updatedAt, now);
+  }
+}
+
+/** FIFO counting semaphore for the in-flight cap. */
+export class Semaphore {
+  private active = 0;
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(private readonly max: number) {}
+
+  get inFlight(): number {
+    return this.active;
+  }
+
+  acquire(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(abortReason(signal));
+    if (this.active < this.max) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const grant = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        const i = this.waiters.indexOf(grant);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(abortReason(signal as AbortSignal));
+      };
+      this.waiters.push(grant);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  release(): void {
+    const next = this.waiters.shift();
+    // The slot passes straight to the next waiter, so `active` stays the same.
+    if (next) next();
+    else this.active = Math.max(0, this.active - 1);
+  }
+}
+
+export interface StackLimiterOptions {
+  ratePerMinute: number;
+  maxConcurrency: number;
+  clock: Clock;
+  /** Called with the seconds spent waiting for the budget or a pause (not for a concurrency slot). */
+  onWait: (seconds: number) => void;
+}
+
+/** Both limits of one stack. `acquire` resolves to the release function of the slot it took. */
+export class StackLimiter {
+  private readonly bucket: TokenBucket;
+  private readonly slots: Semaphore;
+  private readonly clock: Clock;
+  private readonly onWait: (seconds: number) => void;
+
+  constructor(opts: StackLimiterOptions) {
+    this.clock = opts.clock;
+    this.onWait = opts.onWait;
+    this.bucket = new TokenBucket(opts.ratePerMinute, opts.clock.now());
+    this.slots = new Semaphore(Math.max(1, opts.maxConcurrency));
+  }
+
+  pause(until: number): void {
+    this.bucket.pause(until, this.clock.now());
+  }
+
+  pausedForMs(): number {
+    return this.bucket.pausedFor(this.clock.now());
+  }
+
+  async acquire(signal?: AbortSignal): Promise<() => void> {
+    await this.slots.acquire(signal);
+    try {
+      await this.waitForBudget(signal);
+    } catch (err) {
+      this.slots.release();
+      throw err;
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.slots.release();
+    };
+  }
+
+  private async waitForBudget(signal?: AbortSignal): Promise<void> {
+    let wait = this.bucket.reserve(this.clock.now());
+    let waited = 0;
+    try {
+      // A pause that starts while we wait (another request got a 429) extends the wait.
+      while (wait > 0) {
+        await this.clock.sleep(wait, signal);
+        waited += wait;
+        wait = this.bucket.pausedFor(this.clock.now());
+      }
+    } catch (err) {
+      this.bucket.cancel(this.clock.now());
+      throw err;
+    } finally {
+      if (waited > 0) this.onWait(waited / 1000);
+    }
+  }
+}

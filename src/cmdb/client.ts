@@ -1,0 +1,253 @@
+/**
+ * The CMDB client of one stack: the only code in the exporter that speaks HTTP to the CMDB.
+ * Every method returns validated data or throws a CmdbError subclass (src/errors.ts). Failures are
+ * not logged here: the scheduler's runner decides how a failure is logged and counted.
+ */
+import type { Dispatcher } from 'undici';
+import type { StackConfig } from '../config/types.js';
+import type { Instruments } from '../metrics/instruments.js';
+import type { Logger, SecretScrubber } from '../logger.js';
+import { CmdbAbortedError, CmdbHttpError, CmdbUnauthorizedError } from '../errors.js';
+import { PATHS, type DataEndpoint } from './endpoints.js';
+import {
+  ActionJobListSchema,
+  ActionPageSchema,
+  ChangeListSchema,
+  ConnectorPageSchema,
+  IngestionDetailSchema,
+  IngestionRunListSchema,
+  LicenseRecordSchema,
+  MetricsRecordSchema,
+  NextRunSchema,
+  type Action,
+  type ActionJob,
+  type ChangeEntry,
+  type ConnectorRun,
+  type IngestionRun,
+  type IngestionTask,
+  type LicenseRecord,
+  type MetricsRecord,
+  type NextRun,
+} from './schemas.js';
+import type { z } from 'zod';
+import type { Reply } from './attempt.js';
+import { FetchedToken, PreIssuedToken, jsonHeaders, type TokenProvider } from './auth.js';
+import { jsonDecoder } from './body.js';
+import { realClock, type Clock } from './clock.js';
+import { createDispatcher } from './dispatcher.js';
+import { pageQuery, readAllPages, type PageFields } from './paging.js';
+import { Transport, requestName, type Outcome } from './transport.js';
+
+export type { Clock };
+
+export interface CmdbClientOptions {
+  stack: StackConfig;
+  instruments: Instruments;
+  /** Already a child bound to { stack }. */
+  logger: Logger;
+  /** Every token fetched is registered here so it is scrubbed from all output. */
+  scrubber: SecretScrubber;
+  /** Default: createDispatcher(stack), closed by close(). A dispatcher passed in is left open. */
+  dispatcher?: Dispatcher;
+  clock?: Clock;
+  /** Jitter source, default Math.random. */
+  random?: () => number;
+}
+
+type Lookup<T> = { found: true; value: T } | { found: false; reply: Reply; path: string };
+
+export class CmdbClient {
+  private readonly stack: StackConfig;
+  private readonly logger: Logger;
+  private readonly instruments: Instruments;
+  private readonly transport: Transport;
+  private readonly tokens: TokenProvider;
+  private readonly dispatcher: Dispatcher;
+  private readonly ownsDispatcher: boolean;
+  private readonly lifetime = new AbortController();
+  private closing: Promise<void> | undefined;
+  /** The path spelling that answered 2xx, per endpoint with more than one (spec §4 notes 6, 7). */
+  private readonly spellings = new Map<DataEndpoint, string>();
+
+  constructor(opts: CmdbClientOptions) {
+    const { stack, instruments, logger, scrubber } = opts;
+    this.stack = stack;
+    this.logger = logger;
+    this.instruments = instruments;
+    this.ownsDispatcher = !opts.dispatcher;
+    this.dispatcher = opts.dispatcher ?? createDispatcher(stack);
+    if (stack.tls.insecureSkipVerify) {
+      // The origin only: a base URL may carry user:password.
+      logger.warn({ origin: new URL(stack.baseUrl).origin }, 'TLS certificate verification is off for this stack (tls.insecureSkipVerify)');
+    }
+    instruments.rateLimitBudget.set({ stack: stack.name }, stack.rateLimitPerMinute);
+    this.transport = new Transport({
+      stack,
+      instruments,
+      logger,
+      dispatcher: this.dispatcher,
+      clock: opts.clock ?? realClock,
+      random: opts.random ?? Math.random,
+    });
+    if (stack.auth.kind === 'client') {
+      scrubber.add(stack.auth.secret);
+      this.tokens = new FetchedToken(stack.auth, {
+        stack,
+        transport: this.transport,
+        instruments,
+        scrubber,
+        lifetime: this.lifetime.signal,
+      });
+    } else {
+      scrubber.add(stack.auth.token);
+      this.tokens = new PreIssuedToken(stack.auth, { scrubber, logger });
+    }
+  }
+
+  /** True while a pre-issued token is being rejected with 401. */
+  get unauthorized(): boolean {
+    return this.tokens.unauthorized;
+  }
+
+  metricsData(signal?: AbortSignal): Promise<MetricsRecord> {
+    return this.getOne('metrics_data', PATHS.metrics_data(), MetricsRecordSchema, undefined, signal);
+  }
+
+  license(signal?: AbortSignal): Promise<LicenseRecord> {
+    return this.getOne('license', PATHS.license(), LicenseRecordSchema, undefined, signal);
+  }
+
+  /** Every row of every page of the connector run history. */
+  connectorRuns(signal?: AbortSignal): Promise<ConnectorRun[]> {
+    const size = this.stack.paging.connectorPageSize;
+    return this.readPages('connector', ConnectorPageSchema, (p) => p.content, size, this.stack.connectorSort, signal);
+  }
+
+  async ingestionRuns(signal?: AbortSignal): Promise<IngestionRun[]> {
+    const list = await this.getOne('data_ingestion', PATHS.data_ingestion(), IngestionRunListSchema, undefined, signal);
+    return list.data_ingestion_runs;
+  }
+
+  ingestionNext(signal?: AbortSignal): Promise<NextRun> {
+    return this.getOne('data_ingestion_next', PATHS.data_ingestion_next(), NextRunSchema, undefined, signal);
+  }
+
+  async ingestionDetail(runId: string, signal?: AbortSignal): Promise<IngestionTask[]> {
+    const paths = PATHS.data_ingestion_detail(runId);
+    const detail = await this.getOne('data_ingestion_detail', paths, IngestionDetailSchema, undefined, signal);
+    return detail.task_list;
+  }
+
+  /** Every Action of every page; /actions or /action, whichever the server serves. */
+  actions(signal?: AbortSignal): Promise<Action[]> {
+    const size = this.stack.paging.actionPageSize;
+    return this.readPages('actions', ActionPageSchema, (p) => p.actions, size, undefined, signal);
+  }
+
+  actionJobs(actionId: string, signal?: AbortSignal): Promise<ActionJob[]> {
+    return this.getOne('action_jobs', PATHS.action_jobs(actionId), ActionJobListSchema, undefined, signal);
+  }
+
+  /** 404 = no change log = []. */
+  async changes(type: 'asset' | 'user', id: string, signal?: AbortSignal): Promise<ChangeEntry[]> {
+    const endpoint = type === 'asset' ? 'asset_change' : 'user_change';
+    const query = `id=${encodeURIComponent(id)}`;
+    const result = await this.lookup(endpoint, PATHS[endpoint](), ChangeListSchema, query, signal);
+    return result.found ? result.value : [];
+  }
+
+  /** Ends a shared token fetch and closes the dispatcher the client made. Safe to call twice. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.lifetime.abort();
+      if (this.ownsDispatcher) await this.dispatcher.close();
+    })();
+    return this.closing;
+  }
+
+  private readPages<P extends PageFields, Row>(
+    endpoint: 'connector' | 'actions',
+    schema: z.ZodType<P>,
+    rowsOf: (page: P) => Row[],
+    size: number,
+    sort: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<Row[]> {
+    const { maxPages } = this.stack.paging;
+    const fetchPage = (page: number) => this.getOne(endpoint, PATHS[endpoint](), schema, pageQuery(page, size, sort), signal);
+    return readAllPages(fetchPage, rowsOf, maxPages, (rows) => {
+      this.logger.warn({ endpoint, maxPages, rows }, 'paged read stopped at paging.maxPages before the last page');
+      this.instruments.pagesTruncated.inc({ stack: this.stack.name, endpoint });
+    });
+  }
+
+  private async getOne<T>(
+    endpoint: DataEndpoint,
+    paths: readonly string[],
+    schema: z.ZodType<T>,
+    query: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const result = await this.lookup(endpoint, paths, schema, query, signal);
+    if (result.found) return result.value;
+    throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
+  }
+
+  /**
+   * GET the first spelling that answers 2xx and remember it. Once one is remembered only it is
+   * asked, and its 404 is returned as not found (for the change log: no change log). Any status
+   * other than 2xx and 404 throws.
+   */
+  private async lookup<T>(
+    endpoint: DataEndpoint,
+    paths: readonly string[],
+    schema: z.ZodType<T>,
+    query: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<Lookup<T>> {
+    const known = this.spellings.get(endpoint);
+    const candidates = known ? [known] : paths;
+    let notFound: Lookup<T> | undefined;
+    for (const path of candidates) {
+      const outcome = await this.authorizedGet(endpoint, path, query, jsonDecoder(schema), signal);
+      if (outcome.ok) {
+        if (!known && paths.length > 1) {
+          this.spellings.set(endpoint, path);
+          this.logger.info({ endpoint, path }, 'CMDB path spelling discovered');
+        }
+        return { found: true, value: outcome.value };
+      }
+      if (outcome.reply.status !== 404) {
+        throw new CmdbHttpError(requestName('GET', path), outcome.reply.status, outcome.reply.statusText);
+      }
+      notFound = { found: false, reply: outcome.reply, path };
+    }
+    return notFound as Lookup<T>;
+  }
+
+  /** One GET with the current token; after a 401, one retry with a renewed token if there is one. */
+  private async authorizedGet<T>(
+    endpoint: DataEndpoint,
+    path: string,
+    query: string | undefined,
+    decode: (reply: Reply, request: string) => T,
+    signal?: AbortSignal,
+  ): Promise<Outcome<T>> {
+    // Checked before the token: an aborted poll must not start a token fetch either.
+    if (signal?.aborted) throw new CmdbAbortedError(requestName('GET', path));
+    let credential = await this.tokens.current(signal);
+    for (let renewed = false; ; renewed = true) {
+      const headers = { ...jsonHeaders(this.stack.userAgent), Authorization: `Bearer ${credential.token}` };
+      const outcome = await this.transport.send({ endpoint, method: 'GET', path, query, headers }, decode, signal);
+      if (outcome.ok) this.tokens.accepted();
+      if (outcome.ok || outcome.reply.status !== 401) return outcome;
+      const next = renewed ? undefined : await this.tokens.renew(credential, signal);
+      if (!next) {
+        this.tokens.refused();
+        const why = renewed ? 'still 401 after a new token' : 'the token is not accepted';
+        throw new CmdbUnauthorizedError(requestName('GET', path), `401 Unauthorized (${why})`);
+      }
+      credential = next;
+    }
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * Time source of the client. Waits (back-off, rate budget, Retry-After) go through `sleep` so tests
+ * can run them on a fake clock; per-attempt deadlines use real timers because they bound real I/O.
+ */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Resolves after `ms`; rejects at once when `signal` aborts (also when it is already aborted). */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('aborted');
+}
+
+export const realClock: Clock = {
+  now: () => Date.now(),
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) {
+        reject(abortReason(signal));
+        return;
+      }
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(abortReason(signal as AbortSignal));
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, Math.max(0, ms));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  },
+};
+
+/** Settles like `promise`, or rejects as soon as `signal` aborts (the promise itself keeps running). */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(abortReason(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortReason(signal));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}

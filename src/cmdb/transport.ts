@@ -1,0 +1,191 @@
+/**
+ * A logical request to the CMDB: the stack's rate budget and in-flight cap, retries with back-off
+ * for network errors, timeouts, 5xx and 429 (honouring Retry-After), and the request metrics of
+ * every attempt. Knows nothing about tokens or paths; the client builds the exchange.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Dispatcher } from 'undici';
+import type { StackConfig } from '../config/types.js';
+import type { Instruments } from '../metrics/instruments.js';
+import type { Logger } from '../logger.js';
+import {
+  CmdbAbortedError,
+  CmdbError,
+  CmdbNetworkError,
+  CmdbRateLimitedError,
+  CmdbTimeoutError,
+} from '../errors.js';
+import type { EndpointName } from './endpoints.js';
+import { attempt, isRetryableNetworkError, type Reply } from './attempt.js';
+import { backoffDelayMs, parseRetryAfter } from './backoff.js';
+import { StackLimiter } from './budget.js';
+import type { Clock } from './clock.js';
+
+export interface Exchange {
+  endpoint: EndpointName;
+  method: 'GET' | 'POST';
+  /** Path from PATHS / TOKEN_PATH, ids already encoded. */
+  path: string;
+  /** Query string without '?', values already percent-encoded. */
+  query?: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** A 2xx decoded by the caller's `decode`, or the final non-2xx reply (after any retries). */
+export type Outcome<T> = { ok: true; status: number; value: T } | { ok: false; reply: Reply };
+
+export interface TransportOptions {
+  stack: StackConfig;
+  instruments: Instruments;
+  logger: Logger;
+  dispatcher: Dispatcher;
+  clock: Clock;
+  random: () => number;
+}
+
+export function requestName(method: string, path: string): string {
+  return `${method} ${path}`;
+}
+
+export class Transport {
+  readonly limiter: StackLimiter;
+  private readonly stack: StackConfig;
+  private readonly ins: Instruments;
+  private readonly logger: Logger;
+  private readonly dispatcher: Dispatcher;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+
+  constructor(opts: TransportOptions) {
+    this.stack = opts.stack;
+    this.ins = opts.instruments;
+    this.logger = opts.logger;
+    this.dispatcher = opts.dispatcher;
+    this.clock = opts.clock;
+    this.random = opts.random;
+    const stackLabel = { stack: opts.stack.name };
+    this.limiter = new StackLimiter({
+      ratePerMinute: opts.stack.rateLimitPerMinute,
+      maxConcurrency: opts.stack.maxConcurrency,
+      clock: opts.clock,
+      onWait: (seconds) => this.ins.rateLimitWait.inc(stackLabel, seconds),
+    });
+  }
+
+  /** Sends `ex` with retries. `decode` runs on a 2xx inside the attempt, so its failure is that attempt's outcome. */
+  async send<T>(ex: Exchange, decode: (reply: Reply, request: string) => T, signal?: AbortSignal): Promise<Outcome<T>> {
+    const request = requestName(ex.method, ex.path);
+    const base = new URL(this.stack.baseUrl);
+    // Only the origin goes through the URL parser; the path is sent as built (see AttemptRequest.path).
+    const target = { origin: base.origin, path: `${base.pathname.replace(/\/+$/, '')}${ex.path}${ex.query ? `?${ex.query}` : ''}` };
+    const { max } = this.stack.retries;
+    for (let retry = 0; ; retry++) {
+      let outcome: Outcome<T>;
+      try {
+        outcome = await this.once(ex, target, request, decode, signal);
+      } catch (err) {
+        if (retry >= max || !isRetryable(err)) throw err;
+        await this.backoff(retry, request, signal);
+        continue;
+      }
+      if (outcome.ok) return outcome;
+      const { status } = outcome.reply;
+      if (status === 429) {
+        await this.afterTooManyRequests(outcome.reply, retry, request, signal);
+        continue;
+      }
+      if (status >= 500 && retry < max) {
+        await this.backoff(retry, request, signal);
+        continue;
+      }
+      return outcome;
+    }
+  }
+
+  /** Waits as a 429 asks, or throws when we may not wait that long or have no retries left. */
+  private async afterTooManyRequests(reply: Reply, retry: number, request: string, signal?: AbortSignal): Promise<void> {
+    const { max, maxRetryAfterSeconds } = this.stack.retries;
+    const waitMs = parseRetryAfter(reply.headers['retry-after'], this.clock.now());
+    if (waitMs !== undefined) {
+      // The whole stack holds back: the server would refuse its other requests too.
+      this.limiter.pause(this.clock.now() + waitMs);
+      if (waitMs > maxRetryAfterSeconds * 1000) {
+        throw new CmdbRateLimitedError(
+          request,
+          `429 Too Many Requests: Retry-After ${Math.ceil(waitMs / 1000)}s is above retries.maxRetryAfterSeconds (${maxRetryAfterSeconds}s)`,
+        );
+      }
+    }
+    if (retry >= max) throw new CmdbRateLimitedError(request, `429 Too Many Requests after ${max} retries`);
+    // With Retry-After the pause makes the next acquire wait (counted as rate-limit wait).
+    if (waitMs === undefined) await this.backoff(retry, request, signal);
+  }
+
+  private async backoff(retry: number, request: string, signal?: AbortSignal): Promise<void> {
+    try {
+      await this.clock.sleep(backoffDelayMs(retry, this.stack.retries, this.random), signal);
+    } catch {
+      throw new CmdbAbortedError(request);
+    }
+  }
+
+  private async once<T>(
+    ex: Exchange,
+    target: { origin: string; path: string },
+    request: string,
+    decode: (reply: Reply, request: string) => T,
+    signal?: AbortSignal,
+  ): Promise<Outcome<T>> {
+    if (signal?.aborted) throw new CmdbAbortedError(request);
+    const labels = { stack: this.stack.name, endpoint: ex.endpoint };
+    const pausedMs = this.limiter.pausedForMs();
+    if (pausedMs > this.stack.retries.maxRetryAfterSeconds * 1000) {
+      this.ins.requests.inc({ ...labels, outcome: 'rate_limited' });
+      throw new CmdbRateLimitedError(
+        request,
+        `not sent: the server asked this stack to wait another ${Math.ceil(pausedMs / 1000)}s (Retry-After above retries.maxRetryAfterSeconds)`,
+      );
+    }
+    let release: () => void;
+    try {
+      release = await this.limiter.acquire(signal);
+    } catch {
+      throw new CmdbAbortedError(request);
+    }
+    const started = performance.now();
+    let outcome = 'network';
+    try {
+      const reply = await attempt(
+        { method: ex.method, ...target, headers: ex.headers, body: ex.body, request },
+        {
+          dispatcher: this.dispatcher,
+          timeoutSeconds: this.stack.timeoutSeconds,
+          connectTimeoutSeconds: this.stack.connectTimeoutSeconds,
+          maxResponseBytes: this.stack.maxResponseBytes,
+          signal,
+          onRedirect: (status, from, to) =>
+            this.logger.debug({ endpoint: ex.endpoint, status, from, to }, 'followed redirect'),
+        },
+      );
+      outcome = String(reply.status);
+      if (reply.status < 200 || reply.status >= 300) return { ok: false, reply };
+      return { ok: true, status: reply.status, value: decode(reply, request) };
+    } catch (err) {
+      outcome = err instanceof CmdbError ? err.outcome : 'network';
+      throw err;
+    } finally {
+      release();
+      // A shutdown is not an outcome of the CMDB.
+      if (outcome !== 'aborted') {
+        this.ins.requestDuration.observe(labels, (performance.now() - started) / 1000);
+        this.ins.requests.inc({ ...labels, outcome });
+      }
+    }
+  }
+}
+
+function isRetryable(err: unknown): boolean {
+  if (err instanceof CmdbTimeoutError) return true;
+  return err instanceof CmdbNetworkError && isRetryableNetworkError(err);
+}

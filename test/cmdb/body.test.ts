@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { jsonDecoder } from '../../src/cmdb/body.js';
+import { ConnectorPageSchema, MetricsRecordSchema } from '../../src/cmdb/schemas.js';
+import { CmdbInvalidBodyError } from '../../src/errors.js';
+import type { Reply } from '../../src/cmdb/attempt.js';
+
+const reply = (text: string): Reply => ({
+  status: 200,
+  statusText: 'OK',
+  headers: { 'content-type': 'application/json; charset=utf-8' },
+  body: Buffer.from(text),
+});
+const REQ = 'GET /CMDB/v2/system/metrics/data';
+type Decode = (reply: Reply, request: string) => unknown;
+
+function failure(fn: () => unknown): CmdbInvalidBodyError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof CmdbInvalidBodyError) return err;
+    throw err;
+  }
+  throw new Error('expected CmdbInvalidBodyError');
+}
+
+describe('jsonDecoder', () => {
+  it('returns the validated record', () => {
+    expect(jsonDecoder(MetricsRecordSchema)(reply('{"assetCount":"12","userCount":3}'), REQ)).toMatchObject({
+      assetCount: 12,
+      userCount: 3,
+    });
+  });
+
+  it('accepts a UTF-8 byte order mark', () => {
+    expect(jsonDecoder(MetricsRecordSchema)(reply('\uFEFF{"assetCount":1,"userCount":2}'), REQ).assetCount).toBe(1);
+  });
+
+  it.each([
+    ['not JSON', '<html>oops sim-db-password-7Hq2</html>', ''],
+    ['truncated JSON', '{"assetCount": 1, "userCo', ''],
+    ['an empty body', '', ''],
+  ])('%s → invalid_body with field "" and no body text in the message', (_n, text, field) => {
+    const err = failure(() => jsonDecoder(MetricsRecordSchema)(reply(text), REQ));
+    expect(err.field).toBe(field);
+    expect(err.outcome).toBe('invalid_body');
+    expect(err.message).toMatch(/^GET \/CMDB\/v2\/system\/metrics\/data: invalid response body: not JSON/);
+    expect(err.message).not.toContain('sim-db-password');
+  });
+
+  const metrics: Decode = jsonDecoder(MetricsRecordSchema);
+  const connector: Decode = jsonDecoder(ConnectorPageSchema);
+  it.each([
+    ['a missing required field', metrics, '{"userCount":1}', 'assetCount'],
+    ['a row without its identity field', connector, '{"content":[{"bridge_name":"a"},{"display_name":"x"}]}', 'content[1].bridge_name'],
+    ['an object where a list belongs', connector, '{"content":{"bridge_name":"a"}}', 'content'],
+  ])('%s is invalid_body naming the field path', (_n, decode, text, field) => {
+    const err = failure(() => decode(reply(text), REQ));
+    expect(err.field).toBe(field);
+    expect(err.message).toContain(`${field}: `);
+  });
+});

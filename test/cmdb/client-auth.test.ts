@@ -1,0 +1,200 @@
+/** Token flow against the simulator: reuse, re-auth after expiry (single-flight), pre-issued tokens. */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { request } from 'undici';
+import { Agent } from 'undici';
+import { FetchedToken } from '../../src/cmdb/auth.js';
+import { Transport } from '../../src/cmdb/transport.js';
+import { realClock } from '../../src/cmdb/clock.js';
+import { CmdbUnauthorizedError } from '../../src/errors.js';
+import type { Simulator } from '../../src/simulator/api.js';
+import { makeClient, rejection } from './helpers/client.js';
+import { captureLog } from './helpers/log.js';
+import { testMetrics } from './helpers/metrics.js';
+import { sendJson, startLocal, tokenAndLicense, type LocalServer } from './helpers/server.js';
+import { requestsTo, sim, simStack } from './helpers/sim.js';
+import { testStack } from './helpers/stack.js';
+
+const locals: LocalServer[] = [];
+let tmp: string | undefined;
+afterEach(async () => {
+  await Promise.all(locals.splice(0).map((s) => s.close()));
+  if (tmp) await rm(tmp, { recursive: true, force: true });
+  tmp = undefined;
+});
+
+/** A token straight from the simulator, to use as a pre-issued one. */
+async function issueToken(s: Simulator): Promise<string> {
+  const res = await request(`${s.url}/CMDB/v1/access_token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ clientID: s.clientId, secret: s.secret }),
+  });
+  const body = (await res.body.json()) as { data: { token: string } };
+  return body.data.token;
+}
+
+describe('fetched token', () => {
+  it('fetches one token and reuses it for every request while it is accepted', async () => {
+    const s = await sim();
+    const { client, metrics } = makeClient(simStack(s));
+    await client.license();
+    await client.metricsData();
+    await client.ingestionNext();
+    expect(requestsTo(s, 'access_token')).toHaveLength(1);
+    const [token] = s.issuedTokens();
+    const data = s.requests().filter((r) => r.endpoint !== 'access_token');
+    expect(data.map((r) => r.headers.authorization)).toEqual(Array(3).fill(`Bearer ${token}`));
+    expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'success' })).toBe(1);
+    expect(await metrics.outcomes('access_token')).toEqual({ '200': 1 });
+  });
+
+  it('after the token expires, N parallel requests share exactly one new token fetch', async () => {
+    let now = Date.parse('2025-06-01T00:00:00Z');
+    const s = await sim({ now: () => now });
+    s.setTokenExpiry({ afterSeconds: 60 });
+    const { client, metrics } = makeClient(simStack(s, { maxConcurrency: 8 }));
+    await client.license();
+    now += 120_000;
+    const results = await Promise.all(Array.from({ length: 6 }, () => client.license()));
+    expect(results).toHaveLength(6);
+    expect(requestsTo(s, 'access_token')).toHaveLength(2);
+    expect(s.issuedTokens()).toHaveLength(2);
+    expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'success' })).toBe(2);
+    expect(await metrics.outcomes('license')).toEqual({ '200': 7, '401': 6 });
+    // Every retry used the new token.
+    const newest = s.issuedTokens()[1];
+    const retried = requestsTo(s, 'license').filter((r) => r.status === 200).slice(1);
+    expect(retried.every((r) => r.headers.authorization === `Bearer ${newest}`)).toBe(true);
+  });
+
+  it('a 401 that persists after one new token is CmdbUnauthorizedError, after exactly one re-auth', async () => {
+    const s = await startLocal((req, res) => {
+      if (req.url === '/CMDB/v1/access_token') sendJson(res, 200, { code: 200, data: { token: 'never-good-token' } });
+      else sendJson(res, 401, { message: 'no' });
+    });
+    locals.push(s);
+    const { client } = makeClient(testStack({ baseUrl: s.url }));
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbUnauthorizedError);
+    expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: 401 Unauthorized (still 401 after a new token)');
+    expect(s.seen.map((r) => r.url)).toEqual([
+      '/CMDB/v1/access_token',
+      '/CMDB/v2/system/metrics/license',
+      '/CMDB/v1/access_token',
+      '/CMDB/v2/system/metrics/license',
+    ]);
+    // Only a pre-issued token sets the flag.
+    expect(client.unauthorized).toBe(false);
+  });
+
+  it('a request that failed with an older token retries with the current one, without a new fetch', async () => {
+    const s = await startLocal(tokenAndLicense());
+    locals.push(s);
+    const stack = testStack({ baseUrl: s.url });
+    const { instruments } = testMetrics();
+    const { logger, scrubber } = captureLog();
+    const dispatcher = new Agent();
+    try {
+      const transport = new Transport({ stack, instruments, logger, dispatcher, clock: realClock, random: Math.random });
+      const auth = stack.auth.kind === 'client' ? stack.auth : undefined;
+      if (!auth) throw new Error('client auth expected');
+      const tokens = new FetchedToken(auth, { stack, transport, instruments, scrubber, lifetime: new AbortController().signal });
+      const first = await tokens.current();
+      const second = await tokens.renew(first);
+      const again = await tokens.renew(first);
+      expect(second.token).not.toBe(first.token);
+      expect(again).toBe(second);
+      expect(s.seen.filter((r) => r.url === '/CMDB/v1/access_token')).toHaveLength(2);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('registers every fetched token with the scrubber', async () => {
+    const s = await sim();
+    const { client, log } = makeClient(simStack(s));
+    await client.license();
+    const [token] = s.issuedTokens();
+    expect(log.scrubber.scrub(`x ${token} y`)).toBe('x [REDACTED] y');
+    expect(log.scrubber.scrub(s.secret)).toBe('[REDACTED]');
+  });
+});
+
+describe('pre-issued token', () => {
+  it('is sent as is and never fetched', async () => {
+    const s = await sim();
+    const token = await issueToken(s);
+    s.clearRequests();
+    const { client } = makeClient(simStack(s, { auth: { kind: 'token', token } }));
+    await client.license();
+    expect(requestsTo(s, 'access_token')).toHaveLength(0);
+    expect(requestsTo(s, 'license')[0]?.headers.authorization).toBe(`Bearer ${token}`);
+  });
+
+  it('on 401 without tokenFile: CmdbUnauthorizedError, unauthorized set, one error log per transition', async () => {
+    const s = await sim();
+    const token = await issueToken(s);
+    s.setTokenExpiry({ afterRequests: 1 });
+    s.clearRequests();
+    const { client, log } = makeClient(simStack(s, { auth: { kind: 'token', token } }));
+    await client.license();
+    expect(client.unauthorized).toBe(false);
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbUnauthorizedError);
+    expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: 401 Unauthorized (the token is not accepted)');
+    expect(client.unauthorized).toBe(true);
+    await rejection(client.metricsData());
+    expect(requestsTo(s, 'license')).toHaveLength(2); // no retry without a new token
+    const errors = log.lines().filter((l) => l.level === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.msg).toMatch(/rejects the pre-issued token/);
+    expect(log.text()).not.toContain(token);
+  });
+
+  it('on 401 re-reads tokenFile, retries once with a rotated token and clears unauthorized', async () => {
+    const s = await sim();
+    tmp = await mkdtemp(join(tmpdir(), 'cmdb-token-'));
+    const file = join(tmp, 'token');
+    const oldToken = await issueToken(s);
+    await writeFile(file, `${oldToken}\n`);
+    s.setTokenExpiry({ afterRequests: 1 });
+    const { client } = makeClient(simStack(s, { auth: { kind: 'token', token: oldToken, tokenFile: file } }));
+    await client.license();
+    // Unchanged file: the 401 stands.
+    await expect(client.license()).rejects.toBeInstanceOf(CmdbUnauthorizedError);
+    expect(client.unauthorized).toBe(true);
+    const rotated = await issueToken(s);
+    await writeFile(file, `${rotated}\n`);
+    s.clearRequests();
+    await expect(client.license()).resolves.toBeDefined();
+    expect(client.unauthorized).toBe(false);
+    expect(requestsTo(s, 'license').map((r) => [r.status, r.headers.authorization])).toEqual([
+      [401, `Bearer ${oldToken}`],
+      [200, `Bearer ${rotated}`],
+    ]);
+  });
+
+  it('logs the rejection again only after a success in between (once per transition)', async () => {
+    const s = await sim();
+    tmp = await mkdtemp(join(tmpdir(), 'cmdb-token-'));
+    const file = join(tmp, 'token');
+    const first = await issueToken(s);
+    await writeFile(file, first);
+    s.setTokenExpiry({ afterRequests: 1 });
+    const { client, log } = makeClient(simStack(s, { auth: { kind: 'token', token: first, tokenFile: file } }));
+    const errorLines = () => log.lines().filter((l) => l.level === 'error').length;
+    await client.license();
+    await rejection(client.license());
+    await rejection(client.license());
+    expect(errorLines()).toBe(1);
+    await writeFile(file, await issueToken(s));
+    await client.license(); // rotated: accepted once, clears the state
+    expect(client.unauthorized).toBe(false);
+    await rejection(client.license());
+    expect(client.unauthorized).toBe(true);
+    expect(errorLines()).toBe(2);
+  });
+});

@@ -1,0 +1,215 @@
+/** Paths, spellings, encodings and paging against the simulator's request log. */
+import { describe, expect, it } from 'vitest';
+import { PATHS, TOKEN_PATH, DATA_ENDPOINTS } from '../../src/cmdb/endpoints.js';
+import { CmdbHttpError } from '../../src/errors.js';
+import { makeClient, rejection } from './helpers/client.js';
+import { dataPaths, requestsTo, sim, simStack, trackedAsset, trackedUser } from './helpers/sim.js';
+
+const M = '/CMDB/v2/system/metrics';
+const ASSET_META = '/CMDB/v2/data/metadata/cmdb/asset/change';
+const ASSET_PLAIN = '/CMDB/v2/data/cmdb/asset/change';
+
+describe('Action list spelling (spec §4 note 6)', () => {
+  it('uses /actions when it answers and keeps asking it', async () => {
+    const s = await sim();
+    const { client } = makeClient(simStack(s));
+    await client.actions();
+    await client.actions();
+    expect(dataPaths(s)).toEqual([`${M}/actions`, `${M}/actions`]);
+  });
+
+  it('falls back to /action on a 404, remembers it, and logs the discovery', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'actions', status: 404, times: 1 });
+    const { client, log } = makeClient(simStack(s));
+    const first = await client.actions();
+    const second = await client.actions();
+    expect(first.length).toBeGreaterThan(0);
+    expect(second).toEqual(first);
+    expect(dataPaths(s)).toEqual([`${M}/actions`, `${M}/action`, `${M}/action`]);
+    const info = log.lines().find((l) => l.msg === 'CMDB path spelling discovered');
+    expect(info).toMatchObject({ level: 'info', endpoint: 'actions', path: `${M}/action` });
+  });
+
+  it('a 404 on both spellings is CmdbHttpError 404', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'actions', status: 404 });
+    const { client } = makeClient(simStack(s));
+    const err = await rejection(client.actions());
+    expect(err).toBeInstanceOf(CmdbHttpError);
+    expect((err as CmdbHttpError).status).toBe(404);
+    expect(dataPaths(s)).toEqual([`${M}/actions`, `${M}/action`]);
+  });
+});
+
+describe('change-log spelling (spec §4 note 7)', () => {
+  it('falls back to the form without metadata on a 404 and remembers it', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'asset_change', status: 404, times: 1 });
+    const { client } = makeClient(simStack(s));
+    const id = trackedAsset();
+    const first = await client.changes('asset', id);
+    await client.changes('asset', id);
+    expect(first.length).toBeGreaterThan(0);
+    expect(dataPaths(s)).toEqual([ASSET_META, ASSET_PLAIN, ASSET_PLAIN]);
+  });
+
+  it('once a spelling is remembered, its 404 means no change log: [] after one request', async () => {
+    const s = await sim();
+    const { client } = makeClient(simStack(s));
+    const id = trackedAsset();
+    await client.changes('asset', id);
+    s.addFault({ endpoint: 'asset_change', status: 404 });
+    s.clearRequests();
+    await expect(client.changes('asset', id)).resolves.toEqual([]);
+    expect(dataPaths(s)).toEqual([ASSET_META]);
+  });
+
+  it('an id without a change log on the remembered spelling is [] after one request', async () => {
+    const s = await sim();
+    const { client } = makeClient(simStack(s));
+    await client.changes('asset', trackedAsset());
+    s.clearRequests();
+    await expect(client.changes('asset', 'no-such-asset')).resolves.toEqual([]);
+    expect(dataPaths(s)).toEqual([ASSET_META]);
+  });
+
+  it('when every spelling answers 404 the result is [] and nothing is remembered', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'asset_change', status: 404 });
+    const { client } = makeClient(simStack(s));
+    await expect(client.changes('asset', 'nobody')).resolves.toEqual([]);
+    await expect(client.changes('asset', 'nobody')).resolves.toEqual([]);
+    expect(dataPaths(s)).toEqual([ASSET_META, ASSET_PLAIN, ASSET_META, ASSET_PLAIN]);
+  });
+
+  it('asset and user spellings are remembered separately', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'asset_change', status: 404, times: 1 });
+    const { client } = makeClient(simStack(s));
+    await client.changes('asset', trackedAsset());
+    await client.changes('user', trackedUser());
+    await client.changes('user', trackedUser());
+    const USER_META = '/CMDB/v2/data/metadata/cmdb/user/change';
+    expect(dataPaths(s)).toEqual([ASSET_META, ASSET_PLAIN, USER_META, USER_META]);
+  });
+});
+
+describe('query and path encoding', () => {
+  it('percent-encodes a change id so & and space cannot cut it short', async () => {
+    const s = await sim();
+    const { client } = makeClient(simStack(s));
+    await client.changes('asset', 'R&D laptop');
+    expect(requestsTo(s, 'asset_change')[0]?.rawQuery).toBe('id=R%26D%20laptop');
+  });
+
+  it.each([
+    ['a run id holding / and ..', 'scheduled__../../x/y', `${M}/data-ingestion/detail/scheduled__..%2F..%2Fx%2Fy`],
+    ['a run id of only dots', '..', `${M}/data-ingestion/detail/%2E%2E`],
+    ['a run id holding ? # %', 'a?b#c%d', `${M}/data-ingestion/detail/a%3Fb%23c%25d`],
+  ])('sends %s as one encoded path segment', async (_n, runId, rawPath) => {
+    const s = await sim();
+    const { client } = makeClient(simStack(s));
+    await client.ingestionDetail(runId).catch(() => undefined); // unknown run: 404
+    const [rec] = s.requests().filter((r) => r.endpoint !== 'access_token');
+    expect(rec?.rawPath).toBe(rawPath);
+    expect(rec?.endpoint).toBe('data_ingestion_detail');
+  });
+
+  it('sends an Action id holding / as one encoded path segment', async () => {
+    const s = await sim();
+    const { client } = makeClient(simStack(s));
+    await client.actionJobs('a/../b').catch(() => undefined);
+    expect(requestsTo(s, 'action_jobs')[0]?.rawPath).toBe(`${M}/action-jobs/a%2F..%2Fb`);
+  });
+
+  it('reads the detail of a real run id from the run list', async () => {
+    const s = await sim();
+    const { client } = makeClient(simStack(s));
+    const runs = await client.ingestionRuns();
+    const run = runs[0];
+    if (!run) throw new Error('the simulator has no ingestion runs');
+    const tasks = await client.ingestionDetail(run.id);
+    expect(tasks.length).toBeGreaterThan(0);
+    expect(requestsTo(s, 'data_ingestion_detail')[0]?.rawPath).toBe(`${M}/data-ingestion/detail/${encodeURIComponent(run.id)}`);
+  });
+
+  it('sends the connector sort with the comma as %2C', async () => {
+    const s = await sim();
+    const { client } = makeClient(simStack(s, { connectorSort: 'display_name,asc' }));
+    await client.connectorRuns();
+    expect(requestsTo(s, 'connector')[0]?.rawQuery).toBe('page=0&size=20&sort=display_name%2Casc');
+  });
+});
+
+describe('paging', () => {
+  const size = { connectors: 15, profilesPerConnector: 2, runsPerConnector: 3, actions: 9 };
+  const runKey = (r: { bridge_name: string; profile?: unknown; _time?: number | null; _utc?: unknown }) =>
+    JSON.stringify([r.bridge_name, r.profile, r._time, r._utc]);
+
+  it('reads every page of the connector history: every run once, none twice', async () => {
+    const s = await sim({ size });
+    const { client: whole } = makeClient(simStack(s, { paging: { connectorPageSize: 10_000 } }));
+    const all = await whole.connectorRuns();
+    s.clearRequests();
+    const { client } = makeClient(simStack(s, { paging: { connectorPageSize: 7 } }));
+    const paged = await client.connectorRuns();
+    expect(all.length).toBeGreaterThan(7 * 5);
+    expect(paged).toHaveLength(all.length);
+    expect(new Set(paged.map(runKey)).size).toBe(paged.length);
+    expect(new Set(paged.map(runKey))).toEqual(new Set(all.map(runKey)));
+    const queries = requestsTo(s, 'connector').map((r) => r.rawQuery);
+    const pages = Math.ceil(all.length / 7);
+    expect(queries).toEqual(Array.from({ length: pages }, (_, i) => `page=${i}&size=7`));
+  });
+
+  it('reads every page of the Action list', async () => {
+    const s = await sim({ size });
+    const { client } = makeClient(simStack(s, { paging: { actionPageSize: 4 } }));
+    const actions = await client.actions();
+    expect(actions).toHaveLength(9);
+    expect(new Set(actions.map((a) => a.actionId)).size).toBe(9);
+    expect(requestsTo(s, 'actions').map((r) => r.rawQuery)).toEqual(['page=0&size=4', 'page=1&size=4', 'page=2&size=4']);
+  });
+
+  it('stops at maxPages with a warning and cmdb_pages_truncated_total', async () => {
+    const s = await sim({ size });
+    const { client, log, metrics } = makeClient(simStack(s, { paging: { connectorPageSize: 5, maxPages: 3 } }));
+    const rows = await client.connectorRuns();
+    expect(rows).toHaveLength(15);
+    expect(requestsTo(s, 'connector')).toHaveLength(3);
+    expect(log.lines().find((l) => l.level === 'warn')).toMatchObject({ endpoint: 'connector', maxPages: 3 });
+    expect(await metrics.value('cmdb_pages_truncated_total', { stack: 'test', endpoint: 'connector' })).toBe(1);
+  });
+});
+
+describe('only the spec paths', () => {
+  it('every client method requests only paths from PATHS, never …/data-ingestion/run', async () => {
+    const s = await sim();
+    const { client } = makeClient(simStack(s, { paging: { connectorPageSize: 5, actionPageSize: 2 } }));
+    const runs = await client.ingestionRuns();
+    const actions = await client.actions();
+    await client.metricsData();
+    await client.license();
+    await client.connectorRuns();
+    await client.ingestionNext();
+    await client.ingestionDetail(runs[0]?.id ?? 'none');
+    await client.actionJobs(actions[0]?.actionId ?? 'none');
+    await client.changes('asset', trackedAsset());
+    await client.changes('user', trackedUser());
+    await client.changes('user', 'no-such-user');
+    const allowed = new Set<string>([
+      TOKEN_PATH,
+      ...DATA_ENDPOINTS.flatMap((e) => PATHS[e]('')),
+      ...PATHS.data_ingestion_detail(runs[0]?.id ?? 'none'),
+      ...PATHS.action_jobs(actions[0]?.actionId ?? 'none'),
+    ]);
+    const requested = s.requests().map((r) => r.rawPath);
+    expect(requested.length).toBeGreaterThanOrEqual(11);
+    expect(requested.filter((p) => !allowed.has(p))).toEqual([]);
+    expect(requested.some((p) => p.includes('/data-ingestion/run'))).toBe(false);
+    expect(new Set(s.requests().map((r) => r.endpoint))).toEqual(
+      new Set(['access_token', ...DATA_ENDPOINTS]),
+    );
+  });
+});

@@ -1,0 +1,126 @@
+/** Redirects (same origin only) and TLS options, against the simulator. */
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CmdbNetworkError, CmdbRedirectRefusedError } from '../../src/errors.js';
+import { makeClient, rejection } from './helpers/client.js';
+import { sendJson, startLocal, type LocalServer } from './helpers/server.js';
+import { requestsTo, sim, simStack } from './helpers/sim.js';
+
+const LICENSE = '/CMDB/v2/system/metrics/license';
+const others: LocalServer[] = [];
+afterEach(async () => {
+  await Promise.all(others.splice(0).map((s) => s.close()));
+});
+
+describe('redirects', () => {
+  it.each([301, 302, 303, 307, 308])('follows a %i to the same origin, with the token, and logs it at debug', async (status) => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status, redirectTo: `${s.url}${LICENSE}?moved=1`, times: 1 });
+    const { client, log, metrics } = makeClient(simStack(s));
+    await expect(client.license()).resolves.toBeDefined();
+    const hops = requestsTo(s, 'license');
+    expect(hops.map((r) => [r.status, r.rawQuery])).toEqual([
+      [status, ''],
+      [200, 'moved=1'],
+    ]);
+    expect(hops.every((r) => r.headers.authorization?.startsWith('Bearer '))).toBe(true);
+    expect(log.lines().find((l) => l.msg === 'followed redirect')).toMatchObject({ level: 'debug', status, endpoint: 'license' });
+    // One attempt, counted with its final status.
+    expect(await metrics.outcomes('license')).toEqual({ '200': 1 });
+  });
+
+  it('follows a relative Location', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', redirectTo: LICENSE, times: 1 });
+    const { client } = makeClient(simStack(s));
+    await expect(client.license()).resolves.toBeDefined();
+    expect(requestsTo(s, 'license')).toHaveLength(2);
+  });
+
+  it('refuses a redirect to another host: the Authorization header never reaches it', async () => {
+    const other = await startLocal((_req, res) => sendJson(res, 200, { licenseType: 'STOLEN' }));
+    others.push(other);
+    const s = await sim();
+    s.addFault({ endpoint: 'license', redirectTo: `${other.url}${LICENSE}`, times: 1 });
+    const { client, metrics } = makeClient(simStack(s));
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbRedirectRefusedError);
+    expect(err.message).toBe(`GET ${LICENSE}: 302 redirect to another origin (${other.url}) refused`);
+    expect(other.seen).toEqual([]);
+    expect(requestsTo(s, 'license')).toHaveLength(1); // not retried
+    expect(await metrics.outcomes('license')).toEqual({ redirect_refused: 1 });
+  });
+
+  it.each([
+    ['another host name for the same port', (port: number) => `http://localhost:${port}${LICENSE}`],
+    ['another scheme', (port: number) => `https://127.0.0.1:${port}${LICENSE}`],
+    ['another port', () => `http://127.0.0.1:9${LICENSE}`],
+  ])('treats %s as another origin', async (_n, target) => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', redirectTo: target(s.port), times: 1 });
+    const { client } = makeClient(simStack(s));
+    await expect(client.license()).rejects.toBeInstanceOf(CmdbRedirectRefusedError);
+  });
+
+  it('refuses the sixth redirect in a row', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', redirectTo: LICENSE });
+    const { client } = makeClient(simStack(s));
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbRedirectRefusedError);
+    expect(err.message).toBe(`GET ${LICENSE}: more than 5 redirects`);
+    expect(requestsTo(s, 'license')).toHaveLength(6);
+  });
+});
+
+describe('TLS', () => {
+  let dir = '';
+  let cert = '';
+  let key = '';
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'cmdb-tls-'));
+    await promisify(execFile)('openssl', [
+      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
+    ]);
+    cert = await readFile(join(dir, 'cert.pem'), 'utf8');
+    key = await readFile(join(dir, 'key.pem'), 'utf8');
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('trusts a server certificate signed by tls.ca', async () => {
+    const s = await sim({ tls: { cert, key } });
+    expect(s.url).toMatch(/^https:/);
+    const { client, log } = makeClient(simStack(s, { tls: { ca: cert } }));
+    await expect(client.license()).resolves.toBeDefined();
+    expect(requestsTo(s, 'license')).toHaveLength(1);
+    expect(log.lines().filter((l) => l.level === 'warn')).toEqual([]);
+  });
+
+  it('refuses an unknown certificate without tls.ca, and does not retry it', async () => {
+    const s = await sim({ tls: { cert, key } });
+    const { client, metrics } = makeClient(simStack(s));
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbNetworkError);
+    expect(err.message).toMatch(/^POST \/CMDB\/v1\/access_token: network error: /);
+    expect(s.requests()).toEqual([]);
+    expect(await metrics.outcomes('access_token')).toEqual({ network: 1 });
+  });
+
+  it('with insecureSkipVerify connects anyway and warns once at construction', async () => {
+    const s = await sim({ tls: { cert, key } });
+    const { client, log } = makeClient(simStack(s, { tls: { insecureSkipVerify: true } }));
+    await client.license();
+    await client.license();
+    const warnings = log.lines().filter((l) => l.level === 'warn');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.msg).toMatch(/insecureSkipVerify/);
+  });
+});

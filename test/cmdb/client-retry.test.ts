@@ -1,0 +1,248 @@
+/** Retries, Retry-After, the stack's rate budget, timeouts and aborts, against the simulator. */
+import { describe, expect, it } from 'vitest';
+import {
+  CmdbAbortedError,
+  CmdbHttpError,
+  CmdbRateLimitedError,
+  CmdbTimeoutError,
+} from '../../src/errors.js';
+import { realClock } from '../../src/cmdb/clock.js';
+import { makeClient, rejection } from './helpers/client.js';
+import { FakeClock } from './helpers/clock.js';
+import { requestsTo, sim, simStack } from './helpers/sim.js';
+
+describe('429 Too Many Requests', () => {
+  it('waits the Retry-After seconds, counts the wait, then succeeds', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 3, times: 1 });
+    const clock = new FakeClock();
+    const { client, metrics } = makeClient(simStack(s), { clock });
+    await expect(client.license()).resolves.toBeDefined();
+    expect(clock.sleeps).toEqual([3000]);
+    expect(await metrics.value('cmdb_rate_limit_wait_seconds_total', { stack: 'test' })).toBe(3);
+    expect(await metrics.outcomes('license')).toEqual({ '429': 1, '200': 1 });
+  });
+
+  it('pauses the whole stack: the next request of another endpoint waits out the Retry-After too', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 2, times: 1 });
+    const clock = new FakeClock();
+    // No retries: the 429 fails this request, but the pause it set still holds for the next one.
+    const { client } = makeClient(simStack(s, { retries: { max: 0 } }), { clock });
+    await expect(client.license()).rejects.toBeInstanceOf(CmdbRateLimitedError);
+    await client.metricsData();
+    expect(clock.sleeps).toEqual([2000]);
+  });
+
+  it('without Retry-After backs off with jitter and retries', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 429, times: 1 });
+    const clock = new FakeClock();
+    const { client } = makeClient(simStack(s, { retries: { minDelaySeconds: 1, maxDelaySeconds: 8 } }), {
+      clock,
+      random: () => 0.5,
+    });
+    await client.license();
+    expect(clock.sleeps).toEqual([1500]);
+    expect(requestsTo(s, 'license').map((r) => r.status)).toEqual([429, 200]);
+  });
+
+  it('a Retry-After above maxRetryAfterSeconds fails at once, and the paused stack refuses locally', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 120, times: 1 });
+    const clock = new FakeClock();
+    const { client, metrics } = makeClient(simStack(s, { retries: { maxRetryAfterSeconds: 30 } }), { clock });
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbRateLimitedError);
+    expect(err.message).toBe(
+      'GET /CMDB/v2/system/metrics/license: 429 Too Many Requests: Retry-After 120s is above retries.maxRetryAfterSeconds (30s)',
+    );
+    expect(clock.sleeps).toEqual([]);
+    const refused = await rejection(client.metricsData());
+    expect(refused).toBeInstanceOf(CmdbRateLimitedError);
+    expect(requestsTo(s, 'license')).toHaveLength(1);
+    expect(requestsTo(s, 'metrics_data')).toHaveLength(0);
+    expect(await metrics.outcomes('license')).toEqual({ '429': 1 });
+    expect(await metrics.outcomes('metrics_data')).toEqual({ rate_limited: 1 });
+    // Once the pause is over the stack sends again.
+    clock.t += 121_000;
+    await expect(client.metricsData()).resolves.toBeDefined();
+  });
+
+  it('a 429 that outlasts the retries is CmdbRateLimitedError after retries.max + 1 attempts', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 1 });
+    const { client } = makeClient(simStack(s, { retries: { max: 2 } }), { clock: new FakeClock() });
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbRateLimitedError);
+    expect(requestsTo(s, 'license')).toHaveLength(3);
+  });
+
+  it("honours the simulator's own per-minute limit by waiting its Retry-After", async () => {
+    const clock = new FakeClock();
+    // The simulator runs on the same fake time, so the wait really opens its window again.
+    const s = await sim({ now: () => clock.now() });
+    const { client, metrics } = makeClient(simStack(s, { retries: { maxRetryAfterSeconds: 90 } }), { clock });
+    await client.license();
+    s.setRateLimit({ perMinute: 2, retryAfter: true });
+    await client.license();
+    await client.license();
+    await expect(client.license()).resolves.toBeDefined();
+    expect(clock.sleeps).toEqual([60_000]);
+    expect(await metrics.outcomes('license')).toEqual({ '200': 4, '429': 1 });
+  });
+});
+
+describe('client-side rate budget', () => {
+  it('sets cmdb_rate_limit_requests_per_minute at construction', async () => {
+    const s = await sim();
+    const { metrics } = makeClient(simStack(s, { rateLimitPerMinute: 42 }));
+    expect(await metrics.value('cmdb_rate_limit_requests_per_minute', { stack: 'test' })).toBe(42);
+  });
+
+  it('spends the budget on token requests and data requests alike, and waits once it is used up', async () => {
+    const s = await sim();
+    const clock = new FakeClock();
+    // 12 a minute: burst 2, then one every 5 s.
+    const { client, metrics } = makeClient(simStack(s, { rateLimitPerMinute: 12 }), { clock });
+    await client.license(); // token + license = the burst
+    await client.license();
+    await client.license();
+    expect(clock.sleeps).toEqual([5000, 5000]);
+    expect(await metrics.value('cmdb_rate_limit_wait_seconds_total', { stack: 'test' })).toBe(10);
+  });
+});
+
+describe('retries', () => {
+  it.each([
+    ['a 500', { status: 500 }, { '500': 1, '200': 1 }],
+    ['a 503', { status: 503 }, { '503': 1, '200': 1 }],
+    ['a connection reset', { reset: true }, { network: 1, '200': 1 }],
+  ])('retries after %s and then succeeds', async (_n, fault, outcomes) => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', times: 1, ...fault });
+    const clock = new FakeClock();
+    const { client, metrics } = makeClient(simStack(s), { clock });
+    await expect(client.license()).resolves.toMatchObject({ licenseType: expect.any(String) });
+    expect(requestsTo(s, 'license')).toHaveLength(2);
+    expect(clock.sleeps).toHaveLength(1);
+    expect(await metrics.outcomes('license')).toEqual(outcomes);
+  });
+
+  it('gives up after retries.max retries with the last status', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 503 });
+    const { client } = makeClient(simStack(s, { retries: { max: 3 } }), { clock: new FakeClock() });
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbHttpError);
+    expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: 503 Service Unavailable');
+    expect(requestsTo(s, 'license')).toHaveLength(4);
+  });
+
+  it.each([
+    ['403 (forbidden)', (s: Awaited<ReturnType<typeof sim>>) => s.forbid(['license']), 403],
+    ['404', (s: Awaited<ReturnType<typeof sim>>) => s.addFault({ endpoint: 'license', status: 404 }), 404],
+    ['400', (s: Awaited<ReturnType<typeof sim>>) => s.addFault({ endpoint: 'license', status: 400 }), 400],
+    ['409', (s: Awaited<ReturnType<typeof sim>>) => s.addFault({ endpoint: 'license', status: 409 }), 409],
+  ])('never retries a %s', async (_n, setup, status) => {
+    const s = await sim();
+    setup(s);
+    const clock = new FakeClock();
+    const { client, metrics } = makeClient(simStack(s), { clock });
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbHttpError);
+    expect((err as CmdbHttpError).status).toBe(status);
+    expect(requestsTo(s, 'license')).toHaveLength(1);
+    expect(clock.sleeps).toEqual([]);
+    expect(await metrics.outcomes('license')).toEqual({ [String(status)]: 1 });
+  });
+});
+
+describe('timeouts', () => {
+  it('a response slower than timeoutSeconds is CmdbTimeoutError, retried like a network error', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', latencyMs: 1500 });
+    const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 0.2, retries: { max: 1 } }));
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbTimeoutError);
+    expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: no complete response within 0.2s');
+    expect(await metrics.outcomes('license')).toEqual({ timeout: 2 });
+    expect(await metrics.value('cmdb_endpoint_request_duration_seconds_count', { stack: 'test', endpoint: 'license' })).toBe(2);
+  });
+
+  it('a slow answer followed by a fast one succeeds on the retry', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', latencyMs: 1500, times: 1 });
+    const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 0.2 }));
+    await expect(client.license()).resolves.toBeDefined();
+    expect(await metrics.outcomes('license')).toEqual({ timeout: 1, '200': 1 });
+  });
+});
+
+describe('abort', () => {
+  it('an aborted signal ends an in-flight request at once with CmdbAbortedError', async () => {
+    const s = await sim();
+    const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 30 }));
+    await client.metricsData(); // token in hand
+    s.addFault({ endpoint: 'license', latencyMs: 60_000 });
+    const ctl = new AbortController();
+    const pending = rejection(client.license(ctl.signal));
+    setTimeout(() => ctl.abort(), 50);
+    const err = await pending;
+    expect(err).toBeInstanceOf(CmdbAbortedError);
+    expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: aborted (exporter shutting down)');
+    // A shutdown is not a CMDB outcome.
+    expect(await metrics.outcomes('license')).toEqual({});
+  });
+
+  it('ends a back-off wait at once', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 500 });
+    const { client } = makeClient(simStack(s, { retries: { minDelaySeconds: 600, maxDelaySeconds: 600 } }), { clock: realClock });
+    const ctl = new AbortController();
+    const pending = rejection(client.license(ctl.signal));
+    await waitFor(() => requestsTo(s, 'license').length === 1);
+    ctl.abort();
+    expect(await pending).toBeInstanceOf(CmdbAbortedError);
+  });
+
+  it('ends a wait for the rate budget at once', async () => {
+    const s = await sim();
+    // 1 a minute: the token fetch takes the only request of the burst.
+    const { client } = makeClient(simStack(s, { rateLimitPerMinute: 1 }));
+    const ctl = new AbortController();
+    const pending = rejection(client.license(ctl.signal));
+    await waitFor(() => requestsTo(s, 'access_token').length === 1);
+    ctl.abort();
+    expect(await pending).toBeInstanceOf(CmdbAbortedError);
+    expect(requestsTo(s, 'license')).toHaveLength(0);
+  });
+
+  it('ends a wait for the shared token fetch at once; close() then ends the fetch itself', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'access_token', latencyMs: 60_000 });
+    const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 30 }));
+    const ctl = new AbortController();
+    const pending = rejection(client.license(ctl.signal));
+    await waitFor(() => requestsTo(s, 'access_token').length === 1);
+    ctl.abort();
+    expect(await pending).toBeInstanceOf(CmdbAbortedError);
+    await client.close();
+    expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'error' })).toBe(0);
+    expect(requestsTo(s, 'license')).toHaveLength(0);
+  });
+
+  it('an already aborted signal sends nothing', async () => {
+    const s = await sim();
+    const { client } = makeClient(simStack(s));
+    const ctl = new AbortController();
+    ctl.abort();
+    await expect(client.license(ctl.signal)).rejects.toBeInstanceOf(CmdbAbortedError);
+    expect(s.requests()).toHaveLength(0);
+  });
+});
+
+async function waitFor(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+  if (!cond()) throw new Error('condition not reached within 2 s');
+}

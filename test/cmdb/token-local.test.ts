@@ -1,0 +1,90 @@
+/**
+ * Token endpoint answers the simulator never gives (it always answers correctly): odd success
+ * shapes, rejections carried in the body, and a server that echoes the secret back.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { CmdbHttpError, CmdbTokenRejectedError } from '../../src/errors.js';
+import { makeClient, rejection } from './helpers/client.js';
+import { sendJson, startLocal, type LocalServer } from './helpers/server.js';
+import { testStack } from './helpers/stack.js';
+
+const SECRET = 'very-secret-value-123';
+let server: LocalServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+async function withTokenAnswer(status: number, body: string) {
+  server = await startLocal((req, res) => {
+    if (req.url === '/CMDB/v1/access_token') {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(body);
+      return;
+    }
+    sendJson(res, 200, { licenseType: 'FULL', expireDate: '2030-01-01', customerName: 'ACME' });
+  });
+  return makeClient(
+    testStack({
+      baseUrl: server.url,
+      auth: { kind: 'client', clientId: 'cid', secret: SECRET, clientIdKey: 'clientId' },
+      retries: { max: 1 },
+    }),
+  );
+}
+
+describe('token fetch against odd token answers', () => {
+  it.each([
+    ['code as a number', '{"code":200,"message":"success","data":{"token":"tok-aaaa"}}'],
+    ['code as text', '{"code":"200","message":"success","data":{"token":"tok-aaaa"}}'],
+  ])('accepts %s', async (_n, body) => {
+    const { client, metrics } = await withTokenAnswer(200, body);
+    await expect(client.license()).resolves.toMatchObject({ licenseType: 'FULL' });
+    expect(server?.seen[1]?.headers.authorization).toBe('Bearer tok-aaaa');
+    expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'success' })).toBe(1);
+  });
+
+  it('sends the configured client id key and the secret as JSON', async () => {
+    const { client } = await withTokenAnswer(200, '{"code":200,"data":{"token":"tok-aaaa"}}');
+    await client.license();
+    const tokenRequest = server?.seen[0];
+    expect(tokenRequest?.method).toBe('POST');
+    expect(tokenRequest?.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(tokenRequest?.body ?? '')).toEqual({ clientId: 'cid', secret: SECRET });
+  });
+
+  it.each([
+    ['HTTP 200 with code 401', 200, '{"code":401,"message":"invalid credentials"}', /code 401, message "invalid credentials"/, '200'],
+    ['code 200 without a token', 200, '{"code":200,"message":"success","data":{}}', /no data\.token/, '200'],
+    ['an empty token', 200, '{"code":200,"message":"success","data":{"token":""}}', /no data\.token/, '200'],
+    ['HTTP 401 with a message', 401, '{"code":401,"message":"bad secret"}', /401 Unauthorized, code 401, message "bad secret"/, '401'],
+    ['HTTP 403 without a body', 403, '', /403 Forbidden, the response is not a token response/, '403'],
+    ['a body that is not JSON', 200, '<html>login</html>', /token rejected: invalid response body: not JSON/, 'invalid_body'],
+  ])('rejects %s with CmdbTokenRejectedError', async (_n, status, body, detail, outcome) => {
+    const { client, metrics } = await withTokenAnswer(status, body);
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbTokenRejectedError);
+    expect(err.message).toMatch(/^POST \/CMDB\/v1\/access_token: token rejected: /);
+    expect(err.message).toMatch(detail);
+    expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'rejected' })).toBe(1);
+    expect(await metrics.outcomes('access_token')).toEqual({ [outcome]: 1 });
+    // A rejection is final: no retry, and the data request was never sent.
+    expect(server?.seen).toHaveLength(1);
+  });
+
+  it('scrubs the secret when the server echoes it in its message', async () => {
+    const { client } = await withTokenAnswer(200, JSON.stringify({ code: 401, message: `wrong secret ${SECRET}` }));
+    const err = await rejection(client.license());
+    expect(err.message).not.toContain(SECRET);
+    expect(err.message).toContain('[REDACTED]');
+  });
+
+  it('counts a 5xx that outlasts the retries as a token error, not a rejection', async () => {
+    const { client, metrics } = await withTokenAnswer(503, '{"code":503}');
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbHttpError);
+    expect(err.message).toBe('POST /CMDB/v1/access_token: 503 Service Unavailable');
+    expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'error' })).toBe(1);
+    expect(await metrics.outcomes('access_token')).toEqual({ '503': 2 });
+  });
+});

@@ -1,0 +1,201 @@
+/**
+ * Transport behaviour that needs control over the socket: bodies without Content-Length, a pooled
+ * keep-alive socket the server closes, the in-flight cap, and the proxy dispatchers.
+ */
+import { connect, type Socket } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createDispatcher } from '../../src/cmdb/dispatcher.js';
+import { CmdbNetworkError, CmdbTooLargeError } from '../../src/errors.js';
+import { makeClient, rejection } from './helpers/client.js';
+import { sendJson, startLocal, type LocalServer } from './helpers/server.js';
+import { testStack } from './helpers/stack.js';
+
+const TOKEN_AUTH = { kind: 'token', token: 'pre-issued-token-1' } as const;
+const LICENSE = { licenseType: 'FULL', expireDate: '2030-01-01', customerName: 'ACME' };
+const servers: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+async function local(...args: Parameters<typeof startLocal>): Promise<LocalServer> {
+  const s = await startLocal(...args);
+  servers.push(s);
+  return s;
+}
+
+describe('response size cap without Content-Length', () => {
+  it('counts streamed bytes and aborts past maxResponseBytes with too_large', async () => {
+    const s = await local((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }); // chunked: no content-length
+      res.write(`{"licenseType":"${'x'.repeat(3000)}`);
+      res.write(`${'y'.repeat(3000)}"}`);
+      res.end();
+    });
+    const { client, metrics } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxResponseBytes: 4096 }));
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbTooLargeError);
+    expect(err.message).toBe(
+      'GET /CMDB/v2/system/metrics/license: response larger than the 4096-byte cap (maxResponseBytes)',
+    );
+    expect(await metrics.outcomes('license')).toEqual({ too_large: 1 });
+    expect(s.seen).toHaveLength(1); // not retried
+  });
+
+  it('accepts a streamed body of exactly the cap', async () => {
+    const body = JSON.stringify({ ...LICENSE, customerName: 'z'.repeat(100) });
+    const s = await local((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxResponseBytes: Buffer.byteLength(body) }));
+    await expect(client.license()).resolves.toMatchObject({ licenseType: 'FULL' });
+  });
+});
+
+describe('paging against a server that does not page', () => {
+  it('reads a list without last or totalPages as one page instead of asking for page 1, 2, …', async () => {
+    const content = Array.from({ length: 5 }, (_, i) => ({ bridge_name: `c${i}`, status: 'Success' }));
+    const s = await local((_req, res) => sendJson(res, 200, { content }));
+    const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, paging: { connectorPageSize: 2 } }));
+    const rows = await client.connectorRuns();
+    expect(rows.map((r) => r.bridge_name)).toEqual(['c0', 'c1', 'c2', 'c3', 'c4']);
+    expect(s.seen.map((r) => r.url)).toEqual(['/CMDB/v2/system/metrics/connector?page=0&size=2']);
+  });
+
+  it('stops at an empty page even when the server claims more', async () => {
+    const s = await local((req, res) => {
+      const page = Number(new URL(req.url ?? '', 'http://x').searchParams.get('page'));
+      sendJson(res, 200, { actions: page === 0 ? [{ actionId: 7 }] : [], last: false, totalPages: 50 });
+    });
+    const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH }));
+    const actions = await client.actions();
+    expect(actions.map((a) => a.actionId)).toEqual(['7']);
+    expect(s.seen).toHaveLength(2);
+  });
+});
+
+describe('connection refused', () => {
+  it('is a network error, retried retries.max times', async () => {
+    const s = await local(() => {});
+    const url = s.url;
+    await s.close();
+    const { client, metrics } = makeClient(testStack({ baseUrl: url, auth: TOKEN_AUTH, retries: { max: 2 } }));
+    const err = await rejection(client.license());
+    expect(err).toBeInstanceOf(CmdbNetworkError);
+    expect(err.message).toMatch(/^GET \/CMDB\/v2\/system\/metrics\/license: network error: ECONNREFUSED/);
+    expect(await metrics.outcomes('license')).toEqual({ network: 3 });
+  });
+});
+
+describe('keep-alive', () => {
+  it('retries when the server closes a pooled keep-alive socket instead of answering', async () => {
+    const used = new WeakSet<Socket>();
+    const s = await local((req, res) => {
+      // The second request on a socket finds it closed: what a server keep-alive timeout does.
+      if (used.has(req.socket)) {
+        req.socket.destroy();
+        return;
+      }
+      used.add(req.socket);
+      sendJson(res, 200, LICENSE);
+    });
+    // One connection, so the second request must reuse the pooled socket.
+    const { client, metrics } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxConcurrency: 1 }));
+    await client.license();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await expect(client.license()).resolves.toMatchObject({ licenseType: 'FULL' });
+    expect(await metrics.outcomes('license')).toEqual({ '200': 2, network: 1 });
+    expect(s.seen).toHaveLength(3);
+  });
+});
+
+describe('maxConcurrency', () => {
+  it('never has more requests in flight than the cap', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const s = await local((_req, res) => {
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        sendJson(res, 200, LICENSE);
+      }, 20);
+    });
+    const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxConcurrency: 2 }));
+    await Promise.all(Array.from({ length: 8 }, () => client.license()));
+    expect(s.seen).toHaveLength(8);
+    expect(peak).toBe(2);
+  });
+});
+
+/** A CONNECT proxy that records the authority it was asked for and tunnels to it. */
+async function startProxy(): Promise<{ url: string; tunnels: string[]; close(): Promise<void> }> {
+  const tunnels: string[] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((_req, res) => res.writeHead(405).end());
+  server.on('connect', (req, client: Socket) => {
+    tunnels.push(req.url ?? '');
+    const [host, port] = (req.url ?? '').split(':');
+    const upstream = connect(Number(port), host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    for (const sock of [client, upstream]) {
+      sockets.add(sock);
+      sock.on('error', () => sock.destroy());
+      sock.on('close', () => sockets.delete(sock));
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const proxy = {
+    url: `http://127.0.0.1:${port}`,
+    tunnels,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const sock of sockets) sock.destroy();
+        server.close(() => resolve());
+      }),
+  };
+  servers.push(proxy);
+  return proxy;
+}
+
+describe('proxy', () => {
+  it.each([
+    ['HTTP_PROXY from env', (p: string) => [{}, { HTTP_PROXY: p }]],
+    ['http_proxy from env', (p: string) => [{}, { http_proxy: p }]],
+    ['explicit proxyUrl', (p: string) => [{ proxyUrl: p }, {}]],
+  ] as const)('sends requests through the proxy given by %s', async (_n, setup) => {
+    const s = await local((_req, res) => sendJson(res, 200, LICENSE));
+    const proxy = await startProxy();
+    const [stackExtra, env] = setup(proxy.url);
+    const stack = testStack({ baseUrl: s.url, auth: TOKEN_AUTH, ...stackExtra });
+    const dispatcher = createDispatcher(stack, env);
+    try {
+      const { client } = makeClient(stack, { dispatcher });
+      await expect(client.license()).resolves.toMatchObject({ licenseType: 'FULL' });
+      expect(proxy.tunnels).toEqual([`127.0.0.1:${s.port}`]);
+      expect(s.seen).toHaveLength(1);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+
+  it('goes direct for a host listed in NO_PROXY', async () => {
+    const s = await local((_req, res) => sendJson(res, 200, LICENSE));
+    const proxy = await startProxy();
+    const stack = testStack({ baseUrl: s.url, auth: TOKEN_AUTH });
+    const dispatcher = createDispatcher(stack, { HTTP_PROXY: proxy.url, NO_PROXY: 'localhost,127.0.0.1' });
+    try {
+      const { client } = makeClient(stack, { dispatcher });
+      await client.license();
+      expect(proxy.tunnels).toEqual([]);
+      expect(s.seen).toHaveLength(1);
+    } finally {
+      await dispatcher.close();
+    }
+  });
+});
