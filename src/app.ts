@@ -11,7 +11,7 @@ import { redactConfig } from './config/load.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, SecretScrubber, type Logger } from './logger.js';
-import { createInstruments, type Instruments } from './metrics/instruments.js';
+import { createInstruments, initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
 import { nodeCron, pollAllOnce, Scheduler, type CronLike } from './scheduler/scheduler.js';
 import { enabledEndpoints, StackPoller } from './scheduler/stack-poller.js';
 import { createHttpApp, listen, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
@@ -97,6 +97,7 @@ export async function start(opts: StartOptions): Promise<App> {
     const client = new CmdbClient({ stack, instruments, logger: stackLogger, scrubber });
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     const poller = new StackPoller({ stack, api: client, store, logger: stackLogger, scrubber, now });
+    initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
     runtimes.set(stack.name, { config: stack, client, poller });
     if (scheduling) scheduler.add(poller);
   };
@@ -108,7 +109,7 @@ export async function start(opts: StartOptions): Promise<App> {
     await scheduler.remove(name, graceMs);
     await runtime.client.close();
     store.removeStack(name);
-    instruments.rateLimitBudget.remove({ stack: name });
+    removeStackInstruments(instruments, name);
   };
 
   logger.info({ version: VERSION, config: redactConfig(config) }, 'cmdb-exporter starting');

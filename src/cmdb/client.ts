@@ -211,7 +211,8 @@ export class CmdbClient {
     for (const path of candidates) {
       const outcome = await this.authorizedGet(endpoint, path, query, jsonDecoder(schema), signal);
       if (outcome.ok) {
-        if (!known && paths.length > 1) {
+        // Concurrent first requests (change history of several names) may all get here: log once.
+        if (!known && paths.length > 1 && this.spellings.get(endpoint) !== path) {
           this.spellings.set(endpoint, path);
           this.logger.info({ endpoint, path }, 'CMDB path spelling discovered');
         }

@@ -30,8 +30,21 @@ function spec<T extends string>(name: string, registry: Registry) {
   return { name, help: f.help, labelNames: f.labels as T[], registers: [registry] };
 }
 
+/**
+ * prom-client default gauges whose names end in _total, which promtool rejects for a non-counter.
+ * Each only sums the per-type gauge of the same name without _total, which stays.
+ */
+export const DROPPED_DEFAULT_METRICS = [
+  'nodejs_active_handles_total',
+  'nodejs_active_requests_total',
+  'nodejs_active_resources_total',
+] as const;
+
 export function createInstruments(registry: Registry, opts: { defaultMetrics?: boolean } = {}): Instruments {
-  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+  if (opts.defaultMetrics !== false) {
+    collectDefaultMetrics({ register: registry });
+    for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
+  }
   const ins: Instruments = {
     requestDuration: new Histogram({
       ...spec<'stack' | 'endpoint'>('cmdb_endpoint_request_duration_seconds', registry),
@@ -55,5 +68,35 @@ export function createInstruments(registry: Registry, opts: { defaultMetrics?: b
   };
   ins.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
   ins.reloadSuccessful.set(1);
+  ins.reloadSuccessTimestamp.set(Date.now() / 1000);
   return ins;
+}
+
+/**
+ * Start a stack's counters at 0, so that rate() and increase() work from the first scrape and
+ * dashboards show a flat line instead of "no data" until the first event.
+ */
+export function initStackInstruments(
+  ins: Instruments,
+  stack: string,
+  groups: readonly string[],
+  endpoints: readonly string[],
+): void {
+  for (const outcome of ['success', 'rejected', 'error']) ins.tokenRequests.inc({ stack, outcome }, 0);
+  for (const group of groups) ins.pollSkipped.inc({ stack, group }, 0);
+  ins.rateLimitWait.inc({ stack }, 0);
+  ins.seriesDropped.inc({ stack }, 0);
+  ins.duplicateSeries.inc({ stack }, 0);
+  for (const endpoint of endpoints) {
+    if (endpoint === 'connector' || endpoint === 'actions') ins.pagesTruncated.inc({ stack, endpoint }, 0);
+  }
+}
+
+/**
+ * Forget a removed stack's budget gauge (reload) so it does not linger as a stale value. Its
+ * counters and histograms stay until restart: prom-client removes only complete label sets, and a
+ * counter that stops growing is harmless to rate().
+ */
+export function removeStackInstruments(ins: Instruments, stack: string): void {
+  ins.rateLimitBudget.remove({ stack });
 }
