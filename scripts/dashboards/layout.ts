@@ -1,0 +1,149 @@
+/** Places panels on the 24-column grid, numbers them, and wraps them in a dashboard. */
+import { DS, JOB, STACK } from './builders.js';
+import type { Dashboard, Panel, PanelDraft, Variable } from './types.js';
+
+const GRID_WIDTH = 24;
+
+/** Panels are added left to right; a panel that does not fit, or a row, starts a new line. */
+export class Board {
+  private readonly placed: Panel[] = [];
+  private x = 0;
+  private y = 0;
+  private lineHeight = 0;
+
+  add(draft: PanelDraft, w: number, h: number): this {
+    if (draft.type === 'row' || this.x + w > GRID_WIDTH) this.newLine();
+    this.placed.push({ id: this.placed.length + 1, gridPos: { h, w, x: this.x, y: this.y }, ...draft });
+    this.x += w;
+    this.lineHeight = Math.max(this.lineHeight, h);
+    if (draft.type === 'row') this.newLine();
+    return this;
+  }
+
+  panels(): Panel[] {
+    return [...this.placed];
+  }
+
+  private newLine(): void {
+    this.y += this.lineHeight;
+    this.x = 0;
+    this.lineHeight = 0;
+  }
+}
+
+const ALL = { selected: true, text: ['All'], value: ['$__all'] };
+
+export const datasourceVariable: Variable = {
+  name: 'datasource',
+  label: 'Data source',
+  type: 'datasource',
+  query: 'prometheus',
+  description: 'The Prometheus that scrapes cmdb-exporter.',
+  multi: false,
+  includeAll: false,
+  current: {},
+  options: [],
+  refresh: 1,
+  regex: '',
+  hide: 0,
+};
+
+export function queryVariable(
+  name: string,
+  label: string,
+  query: string,
+  description: string,
+  opts: { multi?: boolean; allValue?: string } = {},
+): Variable {
+  const multi = opts.multi ?? true;
+  return {
+    name,
+    label,
+    type: 'query',
+    query,
+    description,
+    datasource: DS,
+    definition: query,
+    multi,
+    includeAll: multi,
+    ...(opts.allValue !== undefined ? { allValue: opts.allValue } : {}),
+    current: multi ? ALL : {},
+    options: [],
+    refresh: 2,
+    regex: '',
+    sort: 1,
+    hide: 0,
+  };
+}
+
+export const jobVariable = queryVariable(
+  'job',
+  'Job',
+  'label_values(cmdb_exporter_build_info, job)',
+  'Scrape job(s) of cmdb-exporter.',
+);
+
+export const stackVariable = queryVariable(
+  'stack',
+  'Stack',
+  `label_values(cmdb_endpoint_up{${JOB}}, stack)`,
+  'CMDB instance(s), as configured in the exporter.',
+);
+
+export const connectorVariable = queryVariable(
+  'connector',
+  'Connector',
+  `label_values(cmdb_connector_info{${JOB}, ${STACK}}, connector)`,
+  'Technical connector name (bridge_name).',
+  { multi: false },
+);
+
+export const profileVariable = queryVariable(
+  'profile',
+  'Profile',
+  `label_values(cmdb_connector_info{${JOB}, ${STACK}, connector="$connector"}, profile)`,
+  'Connector profile; All also matches runs without a profile.',
+  // `.*` rather than the list of values, so that internal merger rows without a profile match too.
+  { allValue: '.*' },
+);
+
+export interface DashboardSpec {
+  readonly uid: string;
+  readonly title: string;
+  readonly description: string;
+  readonly variables: readonly Variable[];
+  readonly panels: readonly Panel[];
+}
+
+export function dashboard(spec: DashboardSpec): Dashboard {
+  return {
+    uid: spec.uid,
+    title: spec.title,
+    description: spec.description,
+    tags: ['cmdb', 'cmdb-exporter'],
+    editable: true,
+    graphTooltip: 1,
+    refresh: '1m',
+    schemaVersion: 39,
+    version: 1,
+    time: { from: 'now-24h', to: 'now' },
+    timezone: 'browser',
+    annotations: { list: [] },
+    links: [
+      {
+        type: 'dashboards',
+        title: 'CMDB dashboards',
+        tags: ['cmdb'],
+        asDropdown: true,
+        includeVars: true,
+        keepTime: true,
+        icon: 'external link',
+        targetBlank: false,
+        tooltip: '',
+        url: '',
+      },
+    ],
+    templating: { list: [datasourceVariable, ...spec.variables] },
+    panels: spec.panels,
+  };
+}

@@ -1,0 +1,77 @@
+/** Alerts about the exporter itself: scrape target, CMDB endpoints, token, rate budget, series cap. */
+import { STACK, alertFactory, selector } from './model.js';
+import type { AlertRule, RuleGroup, Thresholds } from './model.js';
+
+export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
+  const alert = alertFactory(t);
+  const s = (metric: string, extra?: string) => selector(t, metric, extra);
+  const endpoint = `endpoint {{ $labels.endpoint }} of ${STACK}`;
+  return {
+    name: 'cmdb-exporter.alerts',
+    rules: [
+      alert(
+        'CmdbExporterDown',
+        'critical',
+        `${s('up')} == 0`,
+        'CMDB exporter {{ $labels.instance }} is down',
+        `Prometheus cannot scrape the CMDB exporter {{ $labels.instance }} (job {{ $labels.job }}) for ${t.for.CmdbExporterDown}: no CMDB metric of the stacks it serves is updated and the other CMDB alerts are blind.`,
+      ),
+      alert(
+        'CmdbExporterAbsent',
+        'critical',
+        `absent(${s('up')})`,
+        'No CMDB exporter target is scraped (job {{ $labels.job }})',
+        `Prometheus has no scrape target for job {{ $labels.job }} for ${t.for.CmdbExporterAbsent}: the exporter is missing from the scrape configuration or from service discovery, so no CMDB alert can fire.`,
+      ),
+      alert(
+        'CmdbEndpointDown',
+        'warning',
+        `${s('cmdb_endpoint_up')} == 0`,
+        `CMDB ${endpoint} is failing`,
+        `Every poll of the CMDB ${endpoint} failed for ${t.for.CmdbEndpointDown}. Its last good data is kept until it is ${t.endpointStaleIntervals} poll intervals old, then it disappears. The exporter log and its landing page name the error.`,
+      ),
+      alert(
+        'CmdbEndpointDataStale',
+        'warning',
+        `time() - ${s('cmdb_endpoint_last_success_timestamp_seconds')}\n  > ${t.endpointStaleIntervals} * ${s('cmdb_endpoint_poll_interval_seconds')}`,
+        `Data of CMDB ${endpoint} is stale`,
+        `The newest successful poll of CMDB ${endpoint} is {{ $value | humanizeDuration }} old, more than ${t.endpointStaleIntervals} poll intervals: dashboards and alerts based on it show old data or none.`,
+      ),
+      alert(
+        'CmdbTokenRejected',
+        'warning',
+        `increase(${s('cmdb_token_requests_total', 'outcome="rejected"')}[${t.counterWindow}]) > 0`,
+        `The CMDB rejects the exporter's credentials for ${STACK}`,
+        `{{ $value | humanize }} token requests for ${STACK} were rejected in the last ${t.counterWindow}: the client id or secret is wrong, expired or revoked, and every data endpoint of the stack fails.`,
+      ),
+      alert(
+        'CmdbRateBudgetNearlyExhausted',
+        'warning',
+        `${s('cmdb:rate_budget_usage:ratio_rate5m')} > ${t.rateBudgetRatio}`,
+        `The exporter uses {{ $value | humanizePercentage }} of its CMDB request budget for ${STACK}`,
+        `Requests to the CMDB of ${STACK} over the last 5 minutes use {{ $value | humanizePercentage }} of the configured rateLimitPerMinute (alert above ${t.rateBudgetRatio * 100}%): polls will start waiting for the budget and data will lag.`,
+      ),
+      alert(
+        'CmdbRateLimited',
+        'warning',
+        `sum without (endpoint, outcome) (\n  increase(${s('cmdb_endpoint_requests_total', 'outcome=~"429|rate_limited"')}[${t.counterWindow}])\n) > 0`,
+        `The CMDB keeps rate limiting the exporter for ${STACK}`,
+        `{{ $value | humanize }} requests to the CMDB of ${STACK} were rate limited (HTTP 429 or the client-side budget) in the last ${t.counterWindow}, for ${t.for.CmdbRateLimited}: the budget is too high for the service or another client shares it.`,
+      ),
+      alert(
+        'CmdbSeriesDropped',
+        'warning',
+        `increase(${s('cmdb_series_dropped_total')}[${t.counterWindow}]) > 0`,
+        `The exporter drops series of ${STACK} at its series cap`,
+        `{{ $value | humanize }} series of ${STACK} were dropped in the last ${t.counterWindow} because the stack exceeds its maxSeries cap: some connectors, Actions or tasks are missing from the metrics.`,
+      ),
+      alert(
+        'CmdbConfigReloadFailed',
+        'warning',
+        `${s('cmdb_config_last_reload_successful')} == 0`,
+        'CMDB exporter {{ $labels.instance }} rejected its new configuration',
+        'The last configuration reload of the CMDB exporter {{ $labels.instance }} was rejected; it keeps running with the previous configuration. The exporter log names the key that is wrong.',
+      ),
+    ],
+  };
+}

@@ -1,0 +1,47 @@
+/** Alerts on the inventory itself: license expiry and a sudden drop in asset or user counts. */
+import { STACK, alertFactory, selector } from './model.js';
+import type { AlertRule, RuleGroup, Thresholds } from './model.js';
+
+export function inventoryAlerts(t: Thresholds): RuleGroup<AlertRule> {
+  const alert = alertFactory(t);
+  const days = selector(t, 'cmdb_license_days_until_expiry');
+  const left = '{{ $value | printf "%.1f" }} days';
+  const dropPercent = Math.round((1 - t.inventoryDropRatio) * 100);
+  const drop = (kind: 'assets' | 'users', name: string) =>
+    alert(
+      name,
+      'warning',
+      `${selector(t, `cmdb_${kind}`)}\n  < ${t.inventoryDropRatio} * ${selector(t, `cmdb_${kind}_avg_30d`)}`,
+      `The number of ${kind} of ${STACK} fell sharply`,
+      `Stack {{ $labels.stack }} has {{ $value }} ${kind}, more than ${dropPercent}% below its 30-day average: a connector may have stopped delivering or a clean-up removed too much.`,
+    );
+  return {
+    name: 'cmdb-inventory.alerts',
+    rules: [
+      // The three license bands are exclusive, so exactly one of them fires at a time.
+      alert(
+        'CmdbLicenseExpiresSoon',
+        'warning',
+        `${days} <= ${t.licenseWarningDays}\nand\n${days} > ${t.licenseCriticalDays}`,
+        `The CMDB license of ${STACK} expires in ${left}`,
+        `The CMDB license of ${STACK} expires in ${left} (warning within ${t.licenseWarningDays} days). Renew it before the service stops ingesting data.`,
+      ),
+      alert(
+        'CmdbLicenseExpiresVerySoon',
+        'critical',
+        `${days} <= ${t.licenseCriticalDays}\nand\n${days} > 0`,
+        `The CMDB license of ${STACK} expires in ${left}`,
+        `The CMDB license of ${STACK} expires in ${left} (critical within ${t.licenseCriticalDays} days). Renew it now.`,
+      ),
+      alert(
+        'CmdbLicenseExpired',
+        'critical',
+        `${days} <= 0`,
+        `The CMDB license of ${STACK} has expired`,
+        `The CMDB license of ${STACK} has expired (days until expiry: {{ $value | printf "%.1f" }}). Renew it; the service may stop ingesting data.`,
+      ),
+      drop('assets', 'CmdbAssetsDropped'),
+      drop('users', 'CmdbUsersDropped'),
+    ],
+  };
+}

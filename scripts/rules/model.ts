@@ -1,0 +1,119 @@
+/**
+ * Shapes and small helpers shared by the rule definitions. The thresholds themselves live in one
+ * table at the top of scripts/gen-rules.ts; every rule builder receives that table as an argument,
+ * so a threshold is written exactly once.
+ */
+
+export type Severity = 'critical' | 'warning' | 'info';
+
+export interface AlertRule {
+  readonly alert: string;
+  readonly expr: string;
+  readonly for: string;
+  readonly labels: { readonly severity: Severity };
+  readonly annotations: {
+    readonly summary: string;
+    readonly description: string;
+    readonly runbook_url: string;
+  };
+}
+
+export interface RecordingRule {
+  readonly record: string;
+  readonly expr: string;
+}
+
+export interface RuleGroup<R> {
+  readonly name: string;
+  readonly interval?: string;
+  readonly rules: readonly R[];
+}
+
+/** Every tunable value of the rules. Durations are Prometheus duration strings. */
+export interface Thresholds {
+  /** Label matcher that selects the exporter's scrape job in every rule. */
+  readonly jobSelector: string;
+  /** Base of every runbook_url; the alert's anchor is appended. */
+  readonly runbookBaseUrl: string;
+  /** An endpoint's data is stale after this many poll intervals without a successful poll. */
+  readonly endpointStaleIntervals: number;
+  readonly licenseWarningDays: number;
+  readonly licenseCriticalDays: number;
+  readonly connectorMaxRunAgeSeconds: number;
+  readonly ingestionMaxRunSeconds: number;
+  readonly ingestionMaxSuccessAgeSeconds: number;
+  readonly ingestionNextRunGraceSeconds: number;
+  readonly actionNextRunGraceSeconds: number;
+  /** Regex of newest-job statuses that are not a failure. */
+  readonly actionJobOkStatuses: string;
+  /** Alert when the count falls below this fraction of its 30-day average. */
+  readonly inventoryDropRatio: number;
+  /** Alert when the request rate exceeds this fraction of the configured budget. */
+  readonly rateBudgetRatio: number;
+  /** Window over which rate-limit responses, token rejections and series drops are counted. */
+  readonly counterWindow: string;
+  /** `for:` of each alert, by alert name. */
+  readonly for: Readonly<Record<string, string>>;
+}
+
+/** A selector of `metric` limited to the exporter's job, plus optional extra matchers. */
+export function selector(t: Thresholds, metric: string, extra = ''): string {
+  return `${metric}{${t.jobSelector}${extra ? `, ${extra}` : ''}}`;
+}
+
+/** Seconds as the short form people use in runbooks: 2d, 26h, 30m, 90s. */
+export function humanSeconds(seconds: number): string {
+  const units: ReadonlyArray<[string, number]> = [['d', 86400], ['h', 3600], ['m', 60]];
+  for (const [unit, size] of units) {
+    if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
+  }
+  return `${seconds}s`;
+}
+
+/** `(profile x)` after a connector name, or nothing for the internal merger rows without a profile. */
+export const PROFILE = '{{ with $labels.profile }} (profile {{ . }}){{ end }}';
+export const CONNECTOR = `connector {{ $labels.connector }}${PROFILE}`;
+export const STACK = 'stack {{ $labels.stack }}';
+/** Action name when the join with cmdb_action_info found it, else the id alone. */
+export const ACTION =
+  'Action {{ $labels.action_id }}{{ with $labels.action_name }} ({{ . }}){{ end }}';
+
+export function alertFactory(t: Thresholds) {
+  return function alert(
+    name: string,
+    severity: Severity,
+    expr: string,
+    summary: string,
+    description: string,
+    /** For an alert whose `for:` is itself a threshold rather than an entry of `t.for`. */
+    forOverride?: string,
+  ): AlertRule {
+    const forDuration = forOverride ?? t.for[name];
+    if (forDuration === undefined) throw new Error(`thresholds.for has no entry for ${name}`);
+    return {
+      alert: name,
+      expr,
+      for: forDuration,
+      labels: { severity },
+      annotations: {
+        summary,
+        description,
+        runbook_url: `${t.runbookBaseUrl}#${name.toLowerCase()}`,
+      },
+    };
+  };
+}
+
+/**
+ * Adds `action_name` from cmdb_action_info when that series exists; keeps the alert without the
+ * name when it does not (a failing actions poll must not hide a failed job).
+ */
+export function withActionName(t: Thresholds, expr: string): string {
+  const key = 'job, instance, stack, action_id';
+  return [
+    `(${expr})`,
+    `  * on (${key}) group_left (action_name) ${selector(t, 'cmdb_action_info')}`,
+    `or on (${key})`,
+    `  ${expr}`,
+  ].join('\n');
+}
