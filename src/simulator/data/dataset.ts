@@ -1,0 +1,74 @@
+/** Builds the whole simulated CMDB from a seed, a size and the clock at start. */
+import { DEFAULT_SIZE, type SimulatorSize } from '../api.js';
+import { ConfigError, type ConfigIssue } from '../../errors.js';
+import { Rng } from '../random.js';
+import { generatedAction } from './actions.js';
+import { ChangeLog, trackedAssetNames, trackedUserNames } from './changes.js';
+import { ConnectorHistory } from './connector-history.js';
+import { cycleRows, generatedConnectorSpec } from './connectors.js';
+import { initialIngestion } from './ingestion.js';
+import { initialInventory, initialLicense } from './inventory.js';
+import type { ActionState, ConnectorRow, ConnectorSpec, Dataset } from './types.js';
+
+/** Far beyond any test or benchmark; keeps a typo from eating the machine's memory. */
+const MAX_KNOB = 1_000_000;
+/** Knobs that must be at least 1 for the data to make sense (a connector has a profile and a run). */
+const AT_LEAST_ONE: ReadonlySet<keyof SimulatorSize> = new Set(['profilesPerConnector', 'runsPerConnector', 'tasksPerRun']);
+
+export function resolveSize(partial: Partial<SimulatorSize> = {}): SimulatorSize {
+  const size = { ...DEFAULT_SIZE, ...partial };
+  const issues: ConfigIssue[] = [];
+  for (const key of Object.keys(DEFAULT_SIZE) as Array<keyof SimulatorSize>) {
+    const v = size[key];
+    const min = AT_LEAST_ONE.has(key) ? 1 : 0;
+    if (!Number.isInteger(v) || v < min || v > MAX_KNOB) {
+      issues.push({ path: `size.${key}`, message: `must be an integer from ${min} to ${MAX_KNOB}, got ${String(v)}` });
+    }
+  }
+  for (const key of Object.keys(partial)) {
+    if (!(key in DEFAULT_SIZE)) issues.push({ path: `size.${key}`, message: 'unknown size knob' });
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+  return size;
+}
+
+function connectorHistory(seed: number, specs: readonly ConnectorSpec[], size: SimulatorSize): ConnectorHistory {
+  const rows: ConnectorRow[] = [];
+  for (const spec of specs) {
+    for (let k = 1; k <= size.runsPerConnector; k++) {
+      const due = spec.nextRunMs - k * spec.periodMs;
+      rows.push(...cycleRows(seed, spec, due, k === 1 ? { exactly: spec.usualStatus } : 'incidental'));
+    }
+  }
+  // Served in no particular order: a connector's newest run may sit on a later page than its older ones.
+  new Rng(seed).shuffle(rows);
+  const history = new ConnectorHistory(size.runsPerConnector);
+  history.load(rows);
+  return history;
+}
+
+export function buildDataset(seed: number, size: SimulatorSize, nowMs: number): Dataset {
+  const specs: ConnectorSpec[] = [];
+  for (let i = 0; i < size.connectors; i++) specs.push(generatedConnectorSpec(seed, i, size.profilesPerConnector, nowMs));
+  const actions = new Map<string, ActionState>();
+  for (let i = 0; i < size.actions; i++) {
+    const action = generatedAction(seed, i, size.jobsPerAction, nowMs);
+    actions.set(action.key, action);
+  }
+  const inventory = initialInventory(seed);
+  return {
+    seed,
+    size,
+    startMs: nowMs,
+    connectors: new Map(specs.map((s) => [s.bridgeName, s])),
+    history: connectorHistory(seed, specs, size),
+    ingestion: initialIngestion(seed, size.ingestionRuns, nowMs),
+    actions,
+    changes: {
+      assets: new ChangeLog(seed, 'Asset', trackedAssetNames(size.trackedAssets), size.changesPerRecord, nowMs),
+      users: new ChangeLog(seed, 'User', trackedUserNames(size.trackedUsers), size.changesPerRecord, nowMs),
+    },
+    inventory,
+    license: initialLicense(nowMs),
+  };
+}

@@ -1,0 +1,200 @@
+/**
+ * The simulated CMDB's data: the JSON rows exactly as served (field names and order from
+ * cmdb-api.md §2) plus the bookkeeping the timeline needs. Tests import these types to reason about
+ * what a simulator holds.
+ */
+import type { SimulatorSize } from '../api.js';
+import type { ChangeLog } from './changes.js';
+import type { ConnectorHistory } from './connector-history.js';
+
+// ---- served rows (spec §2) ---------------------------------------------------------------------
+export interface ConnectorProfileObject {
+  mongo_id: { timestamp: number; date: string };
+  profile_name: string;
+  display_name: string;
+  /** Present in the error case only; may hold a planted secret. */
+  error_msg?: string;
+}
+
+/** One level-keyed message, e.g. `{"ERROR": "…"}`. */
+export type EventMessage = Record<string, string>;
+
+export interface ConnectorRow {
+  _utc: string;
+  _time: number;
+  bridge_name: string;
+  display_name: string;
+  profile: ConnectorProfileObject | string | null;
+  platform: string;
+  version: string;
+  status: string;
+  source_settings: string;
+  start_time: number;
+  end_time: number;
+  duration_minutes: number;
+  input_records: number;
+  output_records: number;
+  expected_input_fields: string[];
+  raw_data_fields: string[];
+  actual_input_fields: string[];
+  output_fields: string[];
+  event_messages: EventMessage[] | string;
+  data_qa_info: unknown[];
+}
+
+export interface IngestionRunRow {
+  id: string;
+  run_type: string;
+  status: string;
+  start_date: string;
+  end_date?: string;
+}
+
+export interface IngestionTaskRow {
+  task_id: string;
+  operator: string;
+  docker_cmd: string;
+  docker_image: string;
+  status: string;
+  start_date?: string;
+  end_date?: string;
+}
+
+export interface ActionRow {
+  actionId: string | number;
+  actionName: string;
+  actionType: string;
+  actionTypeDisplayName: string;
+  actionGroup: string;
+  description: string;
+  createdAt: string;
+  createdBy: string;
+  lastRunAt: string;
+  nextRunAt: string;
+  scheduleType: 'SCHEDULE_BATCH_DATA' | 'AFTER_DATA_INGESTION';
+  scheduleCronExpression: string;
+  status: string;
+}
+
+export interface ActionJobRow {
+  id: string;
+  action_run_date: string;
+  action_status: string;
+  action_status_msg: string | null;
+  action_result_number: number;
+  action_result_log_id: string;
+}
+
+export type ChangeValue = string | number | string[];
+
+export interface ChangeEntryRow {
+  id: string;
+  type: 'Asset' | 'User';
+  field: string;
+  oldValue: ChangeValue;
+  newValue: ChangeValue;
+  changeTimeEpoch: number;
+  changeTimeUTC: string;
+}
+
+export interface MetricsRow {
+  assetCount: number;
+  userCount: number;
+  date: string;
+  avg30DaysAssetCount: number;
+  avg30DaysUserCount: number;
+}
+
+export interface LicenseRow {
+  licenseType: string;
+  expireDate: string;
+  customerName: string;
+}
+
+// ---- bookkeeping -------------------------------------------------------------------------------
+export type ProfileKind = 'object' | 'string' | 'merger';
+
+export interface ProfileSpec {
+  name: string;
+  displayName: string;
+  /** Epoch seconds the profile was created (its mongo_id). */
+  createdAt: number;
+}
+
+/** A connector: what stays the same from run to run. */
+export interface ConnectorSpec {
+  bridgeName: string;
+  displayName: string;
+  platform: string;
+  technology: string;
+  version: string;
+  profileKind: ProfileKind;
+  profiles: ProfileSpec[];
+  /** Status its newest generated run has; live runs mostly repeat it. */
+  usualStatus: string;
+  expectedFields: string[];
+  rawFields: string[];
+  /** Expected fields its source never delivers. */
+  missingFields: string[];
+  /** Base input record count per run (varies a little per run). */
+  inputRecords: number;
+  periodMs: number;
+  nextRunMs: number;
+}
+
+export type IngestionStatus = 'running' | 'success' | 'failed';
+
+export interface IngestionRun {
+  id: string;
+  startUs: number;
+  endUs?: number;
+  /** When a running run finishes on its own; unset for a run started by a scenario control. */
+  plannedEndUs?: number;
+  plannedOutcome: 'success' | 'failed';
+  status: IngestionStatus;
+}
+
+export interface IngestionState {
+  /** Oldest first. */
+  runs: IngestionRun[];
+  /** Next scheduled slot (ms), on the `*\/5` schedule. */
+  nextSlotMs: number;
+}
+
+export interface ActionJob {
+  atMs: number;
+  /** Seeded place in the served (unsorted) order. */
+  rank: number;
+  row: ActionJobRow;
+}
+
+export interface ActionState {
+  /** The id as text (the key clients use in action-jobs/<id>). */
+  key: string;
+  row: ActionRow;
+  /** Served order (seeded, unsorted). */
+  jobs: ActionJob[];
+  /** Batch Actions: run period and next due time; unset for AFTER_DATA_INGESTION. */
+  periodMs?: number;
+  nextRunMs?: number;
+}
+
+export interface Inventory {
+  assetCount: number;
+  userCount: number;
+  avgAssetCount: number;
+  avgUserCount: number;
+}
+
+export interface Dataset {
+  seed: number;
+  size: SimulatorSize;
+  startMs: number;
+  connectors: Map<string, ConnectorSpec>;
+  history: ConnectorHistory;
+  ingestion: IngestionState;
+  actions: Map<string, ActionState>;
+  changes: { assets: ChangeLog; users: ChangeLog };
+  inventory: Inventory;
+  license: LicenseRow;
+}

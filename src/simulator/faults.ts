@@ -1,0 +1,119 @@
+/**
+ * Fault injection (api.ts FaultRule). The first active rule that matches a request applies; a rule
+ * with `times` expires after that many matches. Rules are validated on the way in, whether they come
+ * from code, the CLI or the admin API.
+ */
+import { z } from 'zod';
+import { ENDPOINTS, type EndpointName } from '../cmdb/endpoints.js';
+import { ConfigError } from '../errors.js';
+import type { FaultRule } from './api.js';
+import { errorReply, json, type Reply } from './http-io.js';
+
+/** A FaultRule that may also name one raw path, to fault one spelling of an endpoint only. */
+export interface SimulatorFaultRule extends FaultRule {
+  path?: string;
+}
+
+export const FaultRuleSchema = z
+  .object({
+    endpoint: z.enum([...ENDPOINTS, '*']),
+    path: z.string().startsWith('/').optional(),
+    status: z.number().int().min(100).max(599).optional(),
+    body: z.string().optional(),
+    retryAfterSeconds: z.number().int().min(0).optional(),
+    latencyMs: z.number().int().min(0).max(600_000).optional(),
+    malformedJson: z.boolean().optional(),
+    wrongShape: z.boolean().optional(),
+    reset: z.boolean().optional(),
+    redirectTo: z.string().min(1).optional(),
+    times: z.number().int().min(1).optional(),
+  })
+  .strict()
+  .refine(
+    (r) => r.status !== undefined || r.latencyMs !== undefined || r.malformedJson || r.wrongShape || r.reset || r.redirectTo,
+    { message: 'a fault needs at least one of status, latencyMs, malformedJson, wrongShape, reset, redirectTo' },
+  )
+  .refine((r) => r.redirectTo === undefined || r.status === undefined || (r.status >= 300 && r.status < 400), {
+    message: 'with redirectTo, status must be a 3xx code',
+    path: ['status'],
+  });
+
+export function parseFaultRule(input: unknown): SimulatorFaultRule {
+  const result = FaultRuleSchema.safeParse(input);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    result.error.issues.map((i) => ({ path: i.path.map(String).join('.') || 'fault', message: i.message })),
+  );
+}
+
+export class FaultBook {
+  private rules: SimulatorFaultRule[] = [];
+
+  add(rule: unknown): void {
+    this.rules.push(parseFaultRule(rule));
+  }
+
+  clear(): void {
+    this.rules = [];
+  }
+
+  /** Active rules, with `times` counting what is left. */
+  list(): SimulatorFaultRule[] {
+    return this.rules.map((r) => ({ ...r }));
+  }
+
+  /** The rule for this request, if any, counting it as used. */
+  take(endpoint: EndpointName | null, rawPath: string): SimulatorFaultRule | undefined {
+    if (endpoint === null) return undefined;
+    const index = this.rules.findIndex(
+      (r) => (r.endpoint === '*' || r.endpoint === endpoint) && (r.path === undefined || r.path === rawPath),
+    );
+    const rule = this.rules[index];
+    if (!rule) return undefined;
+    if (rule.times !== undefined) {
+      if (rule.times <= 1) this.rules.splice(index, 1);
+      else this.rules[index] = { ...rule, times: rule.times - 1 };
+    }
+    return rule;
+  }
+}
+
+/** Valid JSON that fails the endpoint's schema (an object where a list is expected, a field missing). */
+const WRONG_SHAPES: Record<EndpointName, unknown> = {
+  access_token: { code: 200, data: { unexpected: true }, message: 'success' },
+  metrics_data: { assetCount: 'many', userCount: null },
+  license: { unexpected: true },
+  connector: { content: { unexpected: true } },
+  data_ingestion: { data_ingestion_runs: { unexpected: true } },
+  data_ingestion_next: { unexpected: true },
+  data_ingestion_detail: { task_list: { unexpected: true } },
+  actions: { actions: { unexpected: true } },
+  action_jobs: { unexpected: true },
+  asset_change: { unexpected: true },
+  user_change: { unexpected: true },
+};
+
+export type FaultEffect = { kind: 'reset' } | { kind: 'reply'; reply: Reply } | { kind: 'none' };
+
+/**
+ * What a rule does to a request, apart from its latency. `normal` is the body the endpoint would
+ * have sent (a malformed answer is that body cut short, like a dropped connection mid-body).
+ */
+export function faultEffect(rule: FaultRule, endpoint: EndpointName, normal: () => string): FaultEffect {
+  if (rule.reset) return { kind: 'reset' };
+  if (rule.redirectTo !== undefined) {
+    const status = rule.status ?? 302;
+    return { kind: 'reply', reply: { ...errorReply(status, 'Moved'), headers: { Location: rule.redirectTo } } };
+  }
+  if (rule.status !== undefined) {
+    const reply: Reply = rule.body !== undefined ? { status: rule.status, body: rule.body } : errorReply(rule.status, 'Injected fault');
+    if (rule.retryAfterSeconds !== undefined) reply.headers = { 'Retry-After': String(rule.retryAfterSeconds) };
+    return { kind: 'reply', reply };
+  }
+  if (rule.malformedJson) {
+    const body = normal();
+    return { kind: 'reply', reply: { status: 200, body: body.slice(0, Math.max(1, Math.floor(body.length / 2))) } };
+  }
+  if (rule.wrongShape) return { kind: 'reply', reply: json(200, WRONG_SHAPES[endpoint]) };
+  return { kind: 'none' };
+}

@@ -1,0 +1,117 @@
+/**
+ * One CMDB request, in the order a real deployment would meet it: rate limit, injected faults (as
+ * a proxy in front would), method, token endpoint or bearer check, 403, then the data. Every request
+ * is recorded with its raw path and query and the status it got (0 for a reset).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DataEndpoint, EndpointName } from '../cmdb/endpoints.js';
+import type { RequestRecord } from './api.js';
+import type { Core } from './core.js';
+import { faultEffect } from './faults.js';
+import { dataReply } from './handlers.js';
+import { errorReply, flatHeaders, json, readBody, send, type Reply } from './http-io.js';
+import type { Route } from './routes.js';
+
+const TOKEN_BODY_LIMIT = 64 * 1024;
+const INVALID_TOKEN = { code: 401001, message: 'Invalid token' };
+
+function delay(core: Core, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      core.timers.delete(timer);
+      resolve();
+    }, ms);
+    core.timers.add(timer);
+  });
+}
+
+async function tokenReply(core: Core, req: IncomingMessage): Promise<Reply> {
+  const text = await readBody(req, TOKEN_BODY_LIMIT);
+  if (text === undefined) return errorReply(413, 'Request body too large');
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return errorReply(400, 'Malformed request body: not JSON');
+  }
+  const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  // Spec §4 note 1: the key is written clientID in one place and clientId in another.
+  const clientId = fields.clientID ?? fields.clientId;
+  if (typeof clientId !== 'string' || typeof fields.secret !== 'string') {
+    return errorReply(400, 'Malformed request body: clientID and secret are required');
+  }
+  if (clientId !== core.clientId || fields.secret !== core.secret) {
+    return errorReply(401, 'Invalid client credentials', 401002);
+  }
+  return json(200, { code: 200, data: { token: core.tokens.issue() }, message: 'success' });
+}
+
+function normalBody(core: Core, endpoint: EndpointName, query: URLSearchParams, arg?: string): string {
+  // A cut-short token answer must not carry a token that works.
+  if (endpoint === 'access_token') return JSON.stringify({ code: 200, data: { token: 'x'.repeat(32) }, message: 'success' });
+  return dataReply(endpoint, handlerContext(core), query, arg).body;
+}
+
+function handlerContext(core: Core) {
+  return {
+    data: core.data,
+    nowMs: core.timeline.now(),
+    connectorPageSize: core.connectorPageSize,
+    actionPageSize: core.actionPageSize,
+  };
+}
+
+function rateLimited(core: Core): Reply | undefined {
+  const admission = core.limiter.admit();
+  if (admission.admitted) return undefined;
+  const reply = errorReply(429, 'Too Many Requests');
+  if (admission.retryAfterSeconds !== undefined) reply.headers = { 'Retry-After': String(admission.retryAfterSeconds) };
+  return reply;
+}
+
+type Target = { route: Route; rawPath: string; rawQuery: string };
+
+async function answer(core: Core, req: IncomingMessage, { route, rawPath, rawQuery }: Target): Promise<Reply | 'reset'> {
+  if (route.kind === 'bad_path') return errorReply(400, 'Malformed percent-encoding in path');
+  const limited = rateLimited(core);
+  if (limited) return limited;
+  if (route.kind !== 'cmdb') return errorReply(404, 'Not Found');
+  if (req.method !== route.method) return { ...errorReply(405, 'Method Not Allowed'), headers: { Allow: route.method } };
+
+  const query = new URLSearchParams(rawQuery);
+  const rule = core.faults.take(route.endpoint, rawPath);
+  if (rule?.latencyMs) await delay(core, rule.latencyMs);
+  if (rule) {
+    const effect = faultEffect(rule, route.endpoint, () => normalBody(core, route.endpoint, query, route.arg));
+    if (effect.kind === 'reset') return 'reset';
+    if (effect.kind === 'reply') return effect.reply;
+  }
+
+  if (route.endpoint === 'access_token') return tokenReply(core, req);
+  if (!core.tokens.authorize(req.headers.authorization)) {
+    return { ...json(401, INVALID_TOKEN), headers: { 'WWW-Authenticate': 'Bearer' } };
+  }
+  const endpoint: DataEndpoint = route.endpoint;
+  if (core.forbidden.has(endpoint)) return errorReply(403, 'Forbidden');
+  return dataReply(endpoint, handlerContext(core), query, route.arg);
+}
+
+export async function serveCmdb(core: Core, req: IncomingMessage, res: ServerResponse, target: Target): Promise<void> {
+  const record: RequestRecord = {
+    method: req.method ?? '',
+    rawPath: target.rawPath,
+    rawQuery: target.rawQuery,
+    endpoint: target.route.kind === 'cmdb' ? target.route.endpoint : null,
+    headers: flatHeaders(req),
+    status: 0,
+    at: core.timeline.now(),
+  };
+  core.log.add(record);
+  const reply = await answer(core, req, target);
+  if (reply === 'reset') {
+    req.socket.destroy();
+    return;
+  }
+  record.status = reply.status;
+  send(res, reply);
+}
