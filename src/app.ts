@@ -7,7 +7,7 @@ import { Registry } from 'prom-client';
 import { CmdbClient } from './cmdb/client.js';
 import { GROUPS, type DataEndpoint } from './cmdb/endpoints.js';
 import { parseListenAddress } from './config/listen.js';
-import { redactConfig } from './config/load.js';
+import { configWarnings, redactConfig } from './config/load.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, SecretScrubber, type Logger } from './logger.js';
@@ -79,6 +79,7 @@ export async function start(opts: StartOptions): Promise<App> {
   const instruments: Instruments = createInstruments(registry, { defaultMetrics: opts.defaultMetrics });
   const nowMs = opts.nowMs ?? Date.now;
   const now = () => nowMs() / 1000;
+  instruments.reloadSuccessTimestamp.set(now());
   const store = new SnapshotStore({ instruments, logger });
   const scheduler = new Scheduler({
     instruments,
@@ -113,6 +114,7 @@ export async function start(opts: StartOptions): Promise<App> {
   };
 
   logger.info({ version: VERSION, config: redactConfig(config) }, 'cmdb-exporter starting');
+  for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
   for (const stack of config.stacks) addStack(stack);
 
   const readiness = (): Readiness => {

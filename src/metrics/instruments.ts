@@ -68,7 +68,6 @@ export function createInstruments(registry: Registry, opts: { defaultMetrics?: b
   };
   ins.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
   ins.reloadSuccessful.set(1);
-  ins.reloadSuccessTimestamp.set(Date.now() / 1000);
   return ins;
 }
 

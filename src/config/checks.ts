@@ -1,0 +1,129 @@
+/**
+ * Value checks shared by the YAML schema and the environment variables, so that one key gets the
+ * same rules and the same message wherever it is set. A check never throws: it returns the parsed
+ * value or a plain message saying what was expected and what came instead.
+ *
+ * Values arrive as YAML scalars, or as text (environment variables, `${VAR}` expansions), so
+ * numbers and booleans are also accepted as text.
+ */
+import { formatDuration, parseDuration } from './durations.js';
+import { parseByteSize } from './sizes.js';
+
+export type Result<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly message: string; readonly at?: readonly (string | number)[] };
+export type Check<T> = (input: unknown) => Result<T>;
+
+export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
+export const fail = (message: string, at?: readonly (string | number)[]): Result<never> =>
+  at === undefined ? { ok: false, message } : { ok: false, message, at };
+
+/** A short, quoted description of a value for messages. Never use it on a secret. */
+export function describeValue(input: unknown): string {
+  if (typeof input === 'string') return JSON.stringify(input.length > 80 ? `${input.slice(0, 77)}...` : input);
+  if (typeof input === 'number' || typeof input === 'boolean' || input === null) return String(input);
+  if (input === undefined) return 'nothing';
+  return Array.isArray(input) ? 'a list' : 'a mapping';
+}
+
+/** The kind of a value, safe to print for a secret. */
+export function kindOf(input: unknown): string {
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'a list';
+  return typeof input === 'object' ? 'a mapping' : `a ${typeof input}`;
+}
+
+/** A required value: `undefined` (key absent) is reported as missing. */
+export function required<T>(check: Check<T>): Check<T> {
+  return (input) => (input === undefined ? fail('is required') : check(input));
+}
+
+/** A string; `secret` keeps the value out of every message. */
+export function text(opts: { secret?: boolean; allowEmpty?: boolean } = {}): Check<string> {
+  return (input) => {
+    if (typeof input !== 'string') {
+      const quoteHint = typeof input === 'number' || typeof input === 'boolean' ? ' (quote it in YAML)' : '';
+      const got = opts.secret ? kindOf(input) : describeValue(input);
+      return fail(`must be a string, got ${got}${quoteHint}`);
+    }
+    if (!opts.allowEmpty && input.trim() === '') return fail('must not be empty');
+    return ok(input);
+  };
+}
+
+/** Run `next` on the value `first` produced. (Not named `then`: a module exporting `then` is a thenable, and awaiting its import hangs.) */
+export function andThen<A, B>(first: Check<A>, next: (value: A, input: unknown) => Result<B>): Check<B> {
+  return (input) => {
+    const r = first(input);
+    return r.ok ? next(r.value, input) : r;
+  };
+}
+
+const NUMERIC = /^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$/;
+
+function toNumber(input: unknown): number | undefined {
+  if (typeof input === 'number') return Number.isFinite(input) ? input : undefined;
+  if (typeof input === 'string' && NUMERIC.test(input.trim())) return Number(input.trim());
+  return undefined;
+}
+
+/** A finite number in [min, max]; `integer` for counts. */
+export function numberIn(min: number, max: number, opts: { integer?: boolean } = {}): Check<number> {
+  const kind = opts.integer ? 'a whole number' : 'a number';
+  return (input) => {
+    const n = toNumber(input);
+    if (n === undefined || (opts.integer && !Number.isInteger(n)) || n < min || n > max) {
+      return fail(`must be ${kind} from ${min} to ${max}, got ${describeValue(input)}`);
+    }
+    return ok(n);
+  };
+}
+
+/** Seconds, written as a number or as a duration ('30s', '5m'), in [min, max] seconds. */
+export function secondsIn(min: number, max: number): Check<number> {
+  const range = `from ${formatDuration(min)} to ${formatDuration(max)}`;
+  return (input) => {
+    const s = parseDuration(input);
+    if (s === undefined || s < min || s > max) {
+      return fail(`must be a duration ${range} (a number of seconds, or e.g. "30s", "5m"), got ${describeValue(input)}`);
+    }
+    return ok(s);
+  };
+}
+
+function formatBytes(bytes: number): string {
+  for (const [unit, size] of [['GiB', 1024 ** 3], ['MiB', 1024 ** 2], ['KiB', 1024]] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size}${unit}`;
+  }
+  return `${bytes} bytes`;
+}
+
+/** A byte count, written as a number or as text such as '256MiB', in [min, max]. */
+export function bytesIn(min: number, max: number): Check<number> {
+  const range = `from ${formatBytes(min)} to ${formatBytes(max)}`;
+  return (input) => {
+    const n = parseByteSize(input);
+    if (n === undefined || n < min || n > max) {
+      return fail(`must be a size ${range} (a number of bytes, or e.g. "256MiB"), got ${describeValue(input)}`);
+    }
+    return ok(n);
+  };
+}
+
+const TRUE = new Set(['true', '1']);
+const FALSE = new Set(['false', '0']);
+
+export const bool: Check<boolean> = (input) => {
+  if (typeof input === 'boolean') return ok(input);
+  const word = typeof input === 'string' || typeof input === 'number' ? String(input).trim().toLowerCase() : '';
+  if (TRUE.has(word)) return ok(true);
+  if (FALSE.has(word)) return ok(false);
+  return fail(`must be true or false, got ${describeValue(input)}`);
+};
+
+export function oneOf<const T extends string>(values: readonly T[]): Check<T> {
+  return (input) =>
+    typeof input === 'string' && (values as readonly string[]).includes(input)
+      ? ok(input as T)
+      : fail(`must be one of ${values.join(', ')}, got ${describeValue(input)}`);
+}

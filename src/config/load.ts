@@ -1,0 +1,96 @@
+/**
+ * loadConfig: the YAML file, the environment and the command line, validated into one
+ * ExporterConfig with every default applied. Precedence: command line > environment > file >
+ * defaults. Every problem is collected and thrown as one ConfigError.
+ */
+import type { ExporterConfig, StackConfig } from './types.js';
+import { BUILTIN_GLOBALS } from './defaults.js';
+import { type Env, envValue, GLOBAL_FLAGS, type GlobalKey, type GlobalValue, globalFromEnv, readEnvStack } from './env.js';
+import { readConfigFile } from './file.js';
+import { type FileConfig, parseFileConfig } from './file-config.js';
+import { IssueList } from './issues.js';
+import { GLOBAL_RULES } from './rules.js';
+import { buildStack, type StackSource } from './stack.js';
+import type { Check } from './checks.js';
+
+export { redactConfig, secretsOf } from './redact.js';
+export { configWarnings, type ConfigWarning } from './warnings.js';
+
+export interface LoadConfigOptions {
+  /** From --config, else env EXPORTER_CONFIG, else none. */
+  configFile?: string;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Command-line overrides, highest precedence. */
+  overrides?: { listenAddress?: string; logLevel?: string; logFormat?: string };
+}
+
+type Overrides = NonNullable<LoadConfigOptions['overrides']>;
+
+/** One global setting: the first valid value of command line, environment, file, default. */
+function resolveGlobal<K extends GlobalKey>(
+  key: K,
+  file: FileConfig | undefined,
+  env: Env,
+  overrides: Overrides | undefined,
+  issues: IssueList,
+): GlobalValue<K> {
+  let fromFlag: GlobalValue<K> | undefined;
+  const flag = overrides?.[key];
+  if (flag !== undefined) {
+    const r = (GLOBAL_RULES[key] as Check<GlobalValue<K>>)(flag);
+    if (r.ok) fromFlag = r.value;
+    else issues.add(GLOBAL_FLAGS[key], r.message);
+  }
+  const fromEnv = globalFromEnv(key, env, issues);
+  const fromFile = file?.top?.[key] as GlobalValue<K> | undefined;
+  return fromFlag ?? fromEnv ?? fromFile ?? (BUILTIN_GLOBALS[key] as GlobalValue<K>);
+}
+
+function stackSources(file: FileConfig | undefined, fileUsable: boolean, env: Env, issues: IssueList): readonly StackSource[] {
+  const envStack = readEnvStack(env, issues);
+  if (file?.stacks !== undefined && envStack !== undefined) {
+    issues.add(
+      'CMDB_BASE_URL',
+      'is set, but the config file declares stacks; configure stacks either in the file or with CMDB_* variables, not both',
+    );
+    return [];
+  }
+  const sources = file?.stacks ?? (envStack === undefined ? [] : [envStack]);
+  if (sources.length === 0 && fileUsable && file?.stacks === undefined) {
+    issues.add('stacks', 'no CMDB configured; set CMDB_BASE_URL with credentials, or declare `stacks` in a config file');
+  }
+  // Without valid defaults, merged values would be guesses: report only each stack's own problems.
+  return file !== undefined && file.defaults === undefined ? sources.map((s) => ({ ...s, input: undefined })) : sources;
+}
+
+/** Synchronous (start-up and reload). Throws ConfigError (src/errors.ts) listing ALL problems. */
+export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
+  const issues = new IssueList();
+  issues.secret(opts.env.CMDB_SECRET);
+  issues.secret(opts.env.CMDB_TOKEN);
+  // An empty --config or EXPORTER_CONFIG= means "no file", as for every other variable.
+  const configFile = opts.configFile?.trim() ? opts.configFile : envValue(opts.env, 'EXPORTER_CONFIG');
+  const raw = configFile === undefined ? undefined : readConfigFile(configFile, opts.env, issues);
+  const file = raw === undefined || configFile === undefined ? undefined : parseFileConfig(raw, configFile, issues);
+  const fileUsable = configFile === undefined || raw !== undefined;
+
+  const listenAddress = resolveGlobal('listenAddress', file, opts.env, opts.overrides, issues);
+  const logLevel = resolveGlobal('logLevel', file, opts.env, opts.overrides, issues);
+  const logFormat = resolveGlobal('logFormat', file, opts.env, opts.overrides, issues);
+  const enableReload = file?.top?.enableReload ?? BUILTIN_GLOBALS.enableReload;
+
+  const stacks: StackConfig[] = [];
+  for (const source of stackSources(file, fileUsable, opts.env, issues)) {
+    const stack = buildStack(source, file?.defaults, issues);
+    if (stack !== undefined) stacks.push(stack);
+  }
+  issues.throwIfAny();
+  return {
+    listenAddress,
+    logLevel,
+    logFormat,
+    enableReload,
+    stacks,
+    ...(configFile === undefined ? {} : { configFile }),
+  };
+}
