@@ -1,0 +1,63 @@
+/**
+ * Golden file of the whole /metrics output (process and nodejs families excluded) for a fixed
+ * simulator seed and a fixed clock. After an intended change, regenerate with
+ * `npm run test:update-golden` and review the diff. `npm run test:rules` runs
+ * `promtool check metrics` over the file.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
+import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import type { App } from '../../src/app.js';
+import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
+
+const GOLDEN = new URL('./metrics.prom', import.meta.url);
+const CLOCK = Date.parse('2026-11-21T12:00:00Z');
+
+/** Families whose values are measured durations, and labels that name the machine: not reproducible. */
+const VOLATILE = new Set(['cmdb_endpoint_request_duration_seconds', 'cmdb_poll_duration_seconds', 'cmdb_rate_limit_wait_seconds_total']);
+
+export function normalise(text: string): string {
+  const out: string[] = [];
+  let skip = false;
+  for (const line of text.split('\n')) {
+    const family = /^# (?:HELP|TYPE) (\S+)/.exec(line)?.[1];
+    if (family) skip = VOLATILE.has(family) || family.startsWith('process_') || family.startsWith('nodejs_');
+    if (skip || line === '') continue;
+    out.push(line.replace(/node_version="[^"]*"/, 'node_version="NODE"'));
+  }
+  return `${out.join('\n')}\n`;
+}
+
+let sim: SimulatorServer;
+let app: App;
+let text: string;
+
+beforeAll(async () => {
+  sim = await startSimulator({ seed: 42, now: () => CLOCK, live: false });
+  // The newest run starts out running; finish it so the next-run time (and so every family) is there.
+  sim.scenario.finishIngestion('success');
+  ({ app } = await startExporter(configFor([stackFor(sim, { name: 'golden' })]), { nowMs: () => CLOCK }));
+  expect(await app.pollOnce()).toBe(true);
+  text = normalise(await app.metricsText());
+});
+
+afterAll(async () => {
+  await app?.close(0);
+  await sim?.close();
+});
+
+describe('golden /metrics output', () => {
+  it('matches test/golden/metrics.prom (regenerate with npm run test:update-golden)', () => {
+    if (process.env.UPDATE_GOLDEN === '1') writeFileSync(GOLDEN, text);
+    expect(existsSync(GOLDEN), 'test/golden/metrics.prom is missing: run npm run test:update-golden').toBe(true);
+    expect(text).toBe(readFileSync(GOLDEN, 'utf8'));
+  });
+
+  it('holds every family of the catalogue', () => {
+    for (const f of CATALOGUE) {
+      if (VOLATILE.has(f.name)) continue;
+      expect(text, f.name).toMatch(new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm'));
+    }
+  });
+});
