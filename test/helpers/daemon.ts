@@ -1,0 +1,64 @@
+/**
+ * The daemon as a child process (src/main.ts through tsx), with its output captured, for tests of
+ * what only a whole process shows: exit codes, signals, start-up errors, log lines.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+export interface Daemon {
+  readonly child: ChildProcess;
+  output(): string;
+  /** Resolves with the exit code (or the signal name). */
+  readonly exited: Promise<number | string>;
+  stop(signal?: NodeJS.Signals): Promise<number | string>;
+}
+
+export function runDaemon(args: string[], env: Record<string, string | undefined>): Daemon {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_PROXY: '*', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString('utf8')));
+  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
+  return {
+    child,
+    output: () => out,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const port = (server.address() as { port: number }).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** Poll `check` every 100 ms until it returns a value, for at most `ms`. */
+export async function waitFor<T>(check: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}

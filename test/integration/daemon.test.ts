@@ -1,0 +1,215 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
+import { PLANTED_SECRETS } from '../../src/simulator/api.js';
+import { CATALOGUE } from '../../src/metrics/catalogue.js';
+import { freePort, runDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
+
+const SECRET = 'it-secret-Vb83kPq1';
+let sim: SimulatorServer;
+let tmp: string;
+const running: Daemon[] = [];
+
+beforeAll(async () => {
+  sim = await startSimulator({ seed: 7, secret: SECRET });
+  sim.scenario.finishIngestion('success');
+  tmp = mkdtempSync(join(tmpdir(), 'cmdb-it-'));
+});
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((d) => d.stop('SIGKILL')));
+  sim.clearFaults();
+});
+
+afterAll(async () => {
+  await sim?.close();
+});
+
+function envFor(port: number, extra: Record<string, string> = {}) {
+  const state = sim.state();
+  return {
+    CMDB_BASE_URL: sim.url,
+    CMDB_CLIENT_ID: sim.clientId,
+    CMDB_SECRET: SECRET,
+    CMDB_TRACK_ASSETS: state.trackedAssets.join(','),
+    CMDB_TRACK_USERS: state.trackedUsers.join(','),
+    EXPORTER_LISTEN_ADDRESS: `127.0.0.1:${port}`,
+    LOG_LEVEL: 'debug',
+    // The default budget (50 a minute) would spread the first poll over ~15 s; the simulator is local.
+    CMDB_RATE_LIMIT_PER_MINUTE: '6000',
+    ...extra,
+  };
+}
+
+async function startDaemon(extra: Record<string, string> = {}, args: string[] = []) {
+  const port = await freePort();
+  const daemon = runDaemon(args, envFor(port, extra));
+  running.push(daemon);
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor(async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 20_000, '/healthz');
+  return { daemon, base };
+}
+
+describe('the daemon against the simulator', () => {
+  it('starts, turns ready, serves every catalogued family and keeps secrets out of logs and /metrics', async () => {
+    const { daemon, base } = await startDaemon();
+    const notReady = await fetch(`${base}/readyz`);
+    if (notReady.status === 503) expect(await notReady.json()).toMatchObject({ status: 'starting', pending: expect.any(Array) });
+    await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 30_000, '/readyz 200');
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    for (const f of CATALOGUE) expect(metrics, f.name).toMatch(new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm'));
+    expect(metrics).toMatch(/^process_resident_memory_bytes /m);
+    const landing = await (await fetch(`${base}/`)).text();
+    const leaks = [SECRET, ...PLANTED_SECRETS, ...sim.issuedTokens()];
+    for (const secret of leaks) {
+      expect(metrics).not.toContain(secret);
+      expect(landing).not.toContain(secret);
+      expect(daemon.output()).not.toContain(secret);
+    }
+    expect(daemon.output()).toContain('"msg":"cmdb-exporter starting"');
+  });
+
+  it('exits 0 within 10 s of SIGTERM, with a final log line', async () => {
+    const { daemon } = await startDaemon();
+    const started = Date.now();
+    expect(await daemon.stop('SIGTERM')).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(daemon.output()).toContain('"msg":"stopped"');
+  });
+
+  it('exits 0 on SIGINT too', async () => {
+    const { daemon } = await startDaemon();
+    expect(await daemon.stop('SIGINT')).toBe(0);
+  });
+
+  it('logs a failing endpoint once with what to do, and the other endpoints stay up', async () => {
+    sim.addFault({ endpoint: 'license', status: 503 });
+    const { daemon, base } = await startDaemon();
+    await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 30_000, '/readyz 200');
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain('cmdb_endpoint_up{stack="default",endpoint="license"} 0');
+    expect(metrics).toContain('cmdb_endpoint_up{stack="default",endpoint="metrics_data"} 1');
+    const lines = daemon
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"endpoint":"license"') && l.includes('"level":"warn"'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('503 Service Unavailable');
+    expect(lines[0]).toContain('"hint":"the CMDB answered with a server error');
+  });
+});
+
+describe('command line', () => {
+  it('--check-config with a bad file exits 2 naming every bad key, without contacting anything', async () => {
+    const file = join(tmp, 'bad.yaml');
+    writeFileSync(file, 'stacks:\n  - name: a\n    baseUrl: ftp://x\n    clientId: c\n    secret: s\n    rateLimitPerMinte: 5\n');
+    const before = sim.requests().length;
+    const d = runDaemon(['--check-config', '--config', file], {});
+    expect(await d.exited).toBe(2);
+    expect(d.output()).toContain('stacks[0].baseUrl');
+    expect(d.output()).toContain('stacks[0].rateLimitPerMinte');
+    expect(d.output()).toContain('did you mean "rateLimitPerMinute"?');
+    expect(d.output()).not.toMatch(/\n\s+at /); // no stack trace
+    expect(sim.requests().length).toBe(before);
+  });
+
+  it('--check-config with a good configuration exits 0', async () => {
+    const d = runDaemon(['--check-config'], envFor(9873));
+    expect(await d.exited).toBe(0);
+    expect(d.output()).toContain('configuration OK: 1 stack(s) (default)');
+  });
+
+  it('a bad configuration stops start-up with exit code 2 and names the key', async () => {
+    const d = runDaemon([], { ...envFor(9873), CMDB_BASE_URL: 'not a url' });
+    expect(await d.exited).toBe(2);
+    expect(d.output()).toContain('CMDB_BASE_URL');
+  });
+
+  it('--once prints the exposition and exits 0 when every endpoint succeeded', async () => {
+    const d = runDaemon(['--once'], envFor(9873));
+    expect(await d.exited).toBe(0);
+    expect(d.output()).toContain('cmdb_assets{stack="default"}');
+  });
+
+  it('--once exits 1 when an endpoint failed', async () => {
+    sim.addFault({ endpoint: 'connector', status: 500 });
+    const d = runDaemon(['--once'], envFor(9873));
+    expect(await d.exited).toBe(1);
+    expect(d.output()).toContain('cmdb_endpoint_up{stack="default",endpoint="connector"} 0');
+  });
+
+  it.each([
+    [['--version'], /^cmdb-exporter \d+\.\d+\.\d+/],
+    [['--help'], /Usage: cmdb-exporter \[options\]/],
+  ])('%j prints and exits 0', async (args, pattern) => {
+    const d = runDaemon(args, {});
+    expect(await d.exited).toBe(0);
+    expect(d.output()).toMatch(pattern);
+  });
+
+  it('an unknown flag exits 2 with a pointer to --help', async () => {
+    const d = runDaemon(['--no-such-flag'], {});
+    expect(await d.exited).toBe(2);
+    expect(d.output()).toContain('--help');
+  });
+});
+
+describe('reload', () => {
+  function writeConfig(file: string, extra = '') {
+    const state = sim.state();
+    writeFileSync(
+      file,
+      [
+        'enableReload: true',
+        'defaults: { rateLimitPerMinute: 6000 }',
+        'stacks:',
+        '  - name: one',
+        `    baseUrl: ${sim.url}`,
+        `    clientId: ${sim.clientId}`,
+        '    secret: ${IT_SECRET}',
+        `    track: { assets: ${JSON.stringify(state.trackedAssets)} }`,
+        extra,
+      ].join('\n'),
+    );
+  }
+
+  it('SIGHUP applies a valid new file and rejects an invalid one, keeping the old configuration', async () => {
+    const file = join(tmp, 'reload.yaml');
+    writeConfig(file);
+    const port = await freePort();
+    const daemon = runDaemon(['--config', file, '--web.listen-address', `127.0.0.1:${port}`], { IT_SECRET: SECRET, LOG_LEVEL: 'info' });
+    running.push(daemon);
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 30_000, 'ready');
+    writeConfig(file, ['  - name: two', `    baseUrl: ${sim.url}`, `    clientId: ${sim.clientId}`, '    secret: ${IT_SECRET}'].join('\n'));
+    daemon.child.kill('SIGHUP');
+    await waitFor(async () => ((await (await fetch(`${base}/metrics`)).text()).includes('stack="two"') ? true : undefined), 20_000, 'stack two');
+    writeFileSync(file, 'stacks:\n  - name: broken\n');
+    daemon.child.kill('SIGHUP');
+    await waitFor(async () => (daemon.output().includes('configuration reload rejected') ? true : undefined), 10_000, 'rejection');
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain('stack="one"');
+    expect(metrics).toContain('stack="two"');
+    expect(metrics).toContain('cmdb_config_last_reload_successful 0');
+    expect(daemon.output()).toContain('stacks[0].baseUrl');
+  });
+
+  it('POST /-/reload reloads when enabled and reports a bad file with 400', async () => {
+    const file = join(tmp, 'reload-http.yaml');
+    writeConfig(file);
+    const port = await freePort();
+    const daemon = runDaemon(['--config', file, '--web.listen-address', `127.0.0.1:${port}`], { IT_SECRET: SECRET });
+    running.push(daemon);
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 20_000, 'healthz');
+    const ok = await fetch(`${base}/-/reload`, { method: 'POST' });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('"unchanged":1');
+    writeFileSync(file, 'enableReload: true\nstacks: 3\n');
+    const bad = await fetch(`${base}/-/reload`, { method: 'POST' });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('stacks');
+  });
+});
