@@ -20,7 +20,7 @@ export function configWarnings(config: ExporterConfig): ConfigWarning[] {
       warnings.push({
         stack: s.name,
         key: 'rateLimitPerMinute',
-        message: `rateLimitPerMinute is ${s.rateLimitPerMinute}, above the ${SERVICE_REQUESTS_PER_MINUTE} requests a minute the CMDB service allows; expect 429 answers`,
+        message: `rateLimitPerMinute is ${s.rateLimitPerMinute}, above the ${SERVICE_REQUESTS_PER_MINUTE} requests a minute the real CMDB service allows: fine for the simulator or a CMDB with a higher limit, otherwise expect 429 answers`,
       });
     }
   }
