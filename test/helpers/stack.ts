@@ -1,28 +1,29 @@
-import { DEFAULT_INTERVALS, type StackConfig } from '../../src/config/types.js';
+import { BUILTIN_SETTINGS } from '../../src/config/defaults.js';
+import type { StackConfig } from '../../src/config/types.js';
 
-/** A complete StackConfig with fast test settings; override what a test needs. */
-export function testStack(overrides: Partial<StackConfig> = {}): StackConfig {
+export type StackOverrides = Partial<Omit<StackConfig, 'retries' | 'paging' | 'tls'>> & {
+  retries?: Partial<StackConfig['retries']>;
+  paging?: Partial<StackConfig['paging']>;
+  tls?: Partial<StackConfig['tls']>;
+};
+
+/**
+ * A complete StackConfig: the built-in defaults, with a budget and delays that keep tests fast
+ * (a test must not wait on the production rate budget or back-off). Override what a test needs.
+ */
+export function testStack(overrides: StackOverrides = {}): StackConfig {
+  const { retries, paging, tls, ...rest } = overrides;
   return {
+    ...BUILTIN_SETTINGS,
     name: 'test',
     baseUrl: 'http://127.0.0.1:1',
     auth: { kind: 'client', clientId: 'demo-client', secret: 'demo-secret', clientIdKey: 'clientID' },
-    userAgent: 'cmdb-exporter/test',
     rateLimitPerMinute: 6000,
-    maxConcurrency: 4,
     timeoutSeconds: 5,
     connectTimeoutSeconds: 2,
-    retries: { max: 1, minDelaySeconds: 0.01, maxDelaySeconds: 0.05, maxRetryAfterSeconds: 2 },
-    maxResponseBytes: 256 * 1024 * 1024,
-    tls: { insecureSkipVerify: false },
-    paging: { connectorPageSize: 2000, actionPageSize: 100, maxPages: 100 },
-    track: { assets: [], users: [] },
-    intervals: DEFAULT_INTERVALS,
-    staleIntervals: 3,
-    forbiddenBackoffSeconds: 900,
-    forbiddenBackoffMaxSeconds: 14400,
-    timezone: 'UTC',
-    disabledEndpoints: [],
-    maxSeries: 20000,
-    ...overrides,
+    ...rest,
+    retries: { max: 1, minDelaySeconds: 0.01, maxDelaySeconds: 0.05, maxRetryAfterSeconds: 2, ...retries },
+    paging: { ...BUILTIN_SETTINGS.paging, ...paging },
+    tls: { insecureSkipVerify: false, ...tls },
   };
 }
