@@ -46,10 +46,15 @@ type Mutable = { -readonly [K in keyof EndpointStatus]: EndpointStatus[K] };
 
 export const REMINDER_SECONDS = 3600;
 
+/** Outcomes that fail every endpoint of the stack for one reason: logged once per stack, not per endpoint. */
+const STACK_WIDE = new Set(['rejected']);
+const STACK = '*';
+
 export class EndpointRunner {
   private readonly statuses = new Map<DataEndpoint, Mutable>();
   private readonly forbidden = new Map<DataEndpoint, { until: number; backoff: number }>();
-  private readonly lastLogged = new Map<DataEndpoint, { outcome: string; at: number }>();
+  /** Last failure logged, per endpoint, or under STACK for stack-wide outcomes. */
+  private readonly lastLogged = new Map<DataEndpoint | typeof STACK, { outcome: string; at: number }>();
 
   constructor(
     private readonly opts: {
@@ -115,14 +120,17 @@ export class EndpointRunner {
 
   private succeeded(status: Mutable, started: number, at: number): void {
     const { endpoint } = status;
-    if (status.consecutiveFailures > 0) {
+    const stackWide = status.outcome !== undefined && STACK_WIDE.has(status.outcome);
+    if (status.consecutiveFailures > 0 && (!stackWide || this.lastLogged.has(STACK))) {
+      const what = stackWide ? `stack ${this.opts.stack.name}` : endpoint;
       this.opts.logger.info(
         { endpoint, failedPolls: status.consecutiveFailures },
-        `${endpoint} recovered after ${status.consecutiveFailures} failed poll(s)`,
+        `${what} recovered after ${status.consecutiveFailures} failed poll(s)`,
       );
     }
     this.forbidden.delete(endpoint);
     this.lastLogged.delete(endpoint);
+    if (stackWide) this.lastLogged.delete(STACK);
     Object.assign(status, {
       state: 'ok',
       lastPollAt: at,
@@ -166,14 +174,19 @@ export class EndpointRunner {
     status.retryAt = until;
   }
 
-  /** Log a failure when it starts or changes kind, then as a reminder at most once an hour. */
+  /**
+   * Log a failure when it starts or changes kind, then as a reminder at most once an hour; a
+   * stack-wide failure (the token rejected) once for the whole stack.
+   */
   private log(status: Mutable, err: unknown, message: string, hint: string, outcome: string): void {
     const { endpoint } = status;
-    const previous = this.lastLogged.get(endpoint);
+    const key = STACK_WIDE.has(outcome) ? STACK : endpoint;
+    const previous = this.lastLogged.get(key);
     const at = this.opts.now();
     const fields: Record<string, unknown> = { endpoint, outcome, hint, consecutiveFailures: status.consecutiveFailures };
     if (status.retryAt !== undefined) fields.retryInSeconds = Math.round(status.retryAt - at);
     if (!(err instanceof CmdbError)) fields.err = err instanceof Error ? this.opts.scrubber.scrub(err.stack ?? err.message) : String(err);
+    if (key === STACK) fields.scope = 'every endpoint of this stack fails until the token is accepted';
     if (!previous || previous.outcome !== outcome) {
       const level = err instanceof CmdbError ? 'warn' : 'error';
       this.opts.logger[level](fields, message);
@@ -182,6 +195,6 @@ export class EndpointRunner {
     } else {
       return;
     }
-    this.lastLogged.set(endpoint, { outcome, at });
+    this.lastLogged.set(key, { outcome, at });
   }
 }

@@ -132,3 +132,18 @@ describe('EndpointRunner', () => {
     expect(store.snapshot('s', 'license')).toMatchObject({ up: 1, lastSuccess: 1060, samples: [expect.objectContaining({ value: 5 })] });
   });
 });
+
+describe('stack-wide failures', () => {
+  it('log a rejected token once for the whole stack, and its recovery once', async () => {
+    const { runner, log } = setup();
+    const { CmdbTokenRejectedError } = await import('../../src/errors.js');
+    const rejected = () => Promise.reject(new CmdbTokenRejectedError('POST /CMDB/v1/access_token', 'token rejected: code 401002 Invalid client credentials'));
+    await runner.run('license', rejected);
+    await runner.run('data_ingestion_next', rejected);
+    expect(warnings(log)).toHaveLength(1);
+    expect(warnings(log)[0]).toMatchObject({ outcome: 'rejected', scope: expect.stringContaining('every endpoint') });
+    await runner.run('license', async () => ({ kind: 'samples', samples: [sample] }));
+    await runner.run('data_ingestion_next', async () => ({ kind: 'samples', samples: [] }));
+    expect(log.lines().filter((l) => String(l.msg).includes('recovered'))).toHaveLength(1);
+  });
+});
