@@ -46,13 +46,15 @@ function row(now: number, e: EndpointStatus): string {
   const retry = e.retryAt !== undefined ? `<div class="hint">next attempt ${ago(now, e.retryAt).replace(' ago', ' from now')}</div>` : '';
   const duration = e.lastDurationSeconds === undefined ? '—' : `${e.lastDurationSeconds.toFixed(2)}s`;
   return `<tr class="${e.state}"><td><code>${escapeHtml(e.endpoint)}</code></td><td class="state">${STATE_LABEL[e.state]}</td>
-<td>${escapeHtml(e.outcome ?? '—')}</td><td>${ago(now, e.lastPollAt)}</td><td>${duration}</td><td>${detail}${retry}</td></tr>`;
+<td>${escapeHtml(e.outcome ?? '—')}</td><td class="when">${ago(now, e.lastPollAt)}</td><td>${duration}</td><td>${detail}${retry}</td></tr>`;
 }
 
 function stackSection(now: number, s: LandingStack): string {
   const auth = s.unauthorized
     ? '<p class="err">The pre-issued token is rejected (401): replace it (CMDB_TOKEN / tokenFile).</p>'
-    : '';
+    : s.endpoints.some((e) => e.outcome === 'rejected')
+      ? '<p class="err">The token endpoint rejects this stack\'s client id and secret: every endpoint fails until they are fixed.</p>'
+      : '';
   return `<section><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}
 <table><thead><tr><th>endpoint</th><th>state</th><th>outcome</th><th>last poll</th><th>duration</th><th>details</th></tr></thead>
 <tbody>${s.endpoints.map((e) => row(now, e)).join('\n')}</tbody></table></section>`;
@@ -65,7 +67,7 @@ export function renderLanding(m: LandingModel): string {
 <style>
 body{font-family:system-ui,sans-serif;margin:2rem;color:#1f2328;max-width:78rem}
 table{border-collapse:collapse;width:100%;margin-bottom:1.5rem}th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #d0d7de;vertical-align:top}
-th{background:#f6f8fa}.muted{color:#6e7781;font-weight:normal;font-size:.9em}.err{color:#cf222e}.hint{color:#6e7781;font-size:.9em}
+th{background:#f6f8fa}td.when{white-space:nowrap}.muted{color:#6e7781;font-weight:normal;font-size:.9em}.err{color:#cf222e}.hint{color:#6e7781;font-size:.9em}
 tr.ok .state{color:#1a7f37}tr.failing .state,tr.backoff .state{color:#cf222e}tr.pending .state,tr.blocked .state{color:#9a6700}
 nav a{margin-right:1rem}
 </style></head><body>

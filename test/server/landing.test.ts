@@ -28,6 +28,16 @@ describe('landing page', () => {
     expect(html).toContain('Starting');
   });
 
+  it('says once, above the table, that a rejected token fails the whole stack', () => {
+    const html = renderLanding({
+      version: '1',
+      ready: true,
+      now: 0,
+      stacks: [{ name: 's', baseUrl: 'http://x', unauthorized: false, endpoints: [{ endpoint: 'license', state: 'failing', consecutiveFailures: 1, outcome: 'rejected' }] }],
+    });
+    expect(html).toContain('every endpoint fails until they are fixed');
+  });
+
   it.each([
     ['<', '&#60;'],
     ['>', '&#62;'],

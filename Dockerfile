@@ -1,0 +1,31 @@
+# syntax=docker/dockerfile:1
+# cmdb-exporter: build with dev dependencies, run with production dependencies only, as non-root.
+
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production \
+    EXPORTER_LISTEN_ADDRESS=:9873
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY config/exporter.example.yaml ./config/exporter.example.yaml
+USER node
+EXPOSE 9873
+HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 CMD ["node", "dist/healthcheck.js"]
+# node is PID 1's command directly (no npm, no shell), so SIGTERM reaches the daemon.
+ENTRYPOINT ["node", "dist/main.js"]

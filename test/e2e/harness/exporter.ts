@@ -1,0 +1,83 @@
+/**
+ * The built daemon (`node dist/main.js`) as a child process, as users and the container run it. It
+ * listens on a loopback port it picks itself (port 0) and reports the address in its
+ * "listening on" log line, which is where the tests read it from (no race for a free port).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { startProcess, type ManagedProcess } from './processes.js';
+import { done, notYet, waitFor } from './wait.js';
+import { baseEnv, http, REPO_ROOT, requireBuild } from './tools.js';
+
+export interface RunningExporter {
+  readonly proc: ManagedProcess;
+  /** http://127.0.0.1:<port> */
+  readonly url: string;
+  readonly port: number;
+}
+
+export interface ExporterLaunch {
+  /** Command and arguments; default `node dist/main.js`. */
+  readonly argv?: readonly string[];
+  readonly args?: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly name?: string;
+}
+
+/** Finds the JSON log line `{"msg":"listening on …","url":…}` and returns its url. */
+export function listeningUrl(line: string): string | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    const entry = JSON.parse(line) as { msg?: unknown; url?: unknown };
+    if (typeof entry.msg === 'string' && entry.msg.startsWith('listening on') && typeof entry.url === 'string') return entry.url;
+  } catch {
+    // not a JSON log line
+  }
+  return undefined;
+}
+
+export async function startExporter(launch: ExporterLaunch): Promise<RunningExporter> {
+  requireBuild();
+  const [command, ...argv] = launch.argv ?? [process.execPath, 'dist/main.js'];
+  const bin = command === 'node' ? process.execPath : (command ?? process.execPath);
+  const proc = startProcess(launch.name ?? 'exporter', bin, [...argv, ...(launch.args ?? [])], {
+    cwd: REPO_ROOT,
+    env: baseEnv({ EXPORTER_LISTEN_ADDRESS: '127.0.0.1:0', ...launch.env }),
+  });
+  const line = await proc.waitForLine('"listening on" log line', (l) => listeningUrl(l) !== undefined, 20_000);
+  const url = new URL(listeningUrl(line) ?? '');
+  return { proc, url: `http://127.0.0.1:${url.port}`, port: Number(url.port) };
+}
+
+/** Writes an exporter YAML config into `dir` and returns its path. */
+export function writeExporterConfig(dir: string, config: Record<string, unknown>, name = 'exporter.yaml'): string {
+  const path = join(dir, name);
+  writeFileSync(path, stringify(config));
+  return path;
+}
+
+/** Every poll interval of a stack at its minimum (10s), so that scenario changes show within seconds. */
+export const FAST_INTERVALS = {
+  inventory: '10s',
+  license: '10s',
+  connectors: '10s',
+  ingestion: '10s',
+  actions: '10s',
+  actionJobs: '10s',
+  actionJobsRefresh: '10s',
+  changes: '10s',
+} as const;
+
+/** Waits until /readyz answers 200: every enabled endpoint has finished its first poll. */
+export async function waitUntilReady(exporter: RunningExporter, timeoutMs = 30_000): Promise<void> {
+  await waitFor(
+    `${exporter.proc.name} /readyz 200`,
+    async () => {
+      if (exporter.proc.hasExited) throw new Error(`${exporter.proc.name} exited\n${exporter.proc.tail()}`);
+      const r = await http(`${exporter.url}/readyz`);
+      return r.status === 200 ? done(undefined) : notYet(`${r.status} ${r.text}`);
+    },
+    { timeoutMs, intervalMs: 500 },
+  );
+}

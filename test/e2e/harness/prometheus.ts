@@ -1,0 +1,133 @@
+/**
+ * A real Prometheus (the Debian package's `prometheus` binary) on a loopback port, with a generated
+ * configuration that scrapes one exporter as job `cmdb-exporter`, the project's generated rule files,
+ * and a temporary TSDB; plus the few HTTP API calls the tests make.
+ */
+import { writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { stringify } from 'yaml';
+import { startProcess, type ManagedProcess } from './processes.js';
+import { done, notYet, waitFor } from './wait.js';
+import { baseEnv, freePort, http, requireExecutable } from './tools.js';
+
+/** The job name the generated rules select (THRESHOLDS.jobSelector). */
+export const JOB = 'cmdb-exporter';
+
+export interface PrometheusSetup {
+  /** Temporary directory: config, rule files and TSDB go here. */
+  readonly dir: string;
+  /** host:port of the exporter. */
+  readonly target: string;
+  /** Rule files by any path; each is written under its base name. */
+  readonly ruleFiles: ReadonlyMap<string, string>;
+  readonly interval?: string;
+}
+
+export interface Series {
+  readonly metric: Record<string, string>;
+  readonly value: [number, string];
+}
+
+export interface Alert {
+  readonly labels: Record<string, string>;
+  readonly annotations: Record<string, string>;
+  readonly state: 'pending' | 'firing' | string;
+  readonly value: string;
+}
+
+export interface Target {
+  readonly labels: Record<string, string>;
+  readonly scrapeUrl: string;
+  readonly health: 'up' | 'down' | 'unknown';
+  readonly lastError: string;
+}
+
+interface ApiReply<T> {
+  status: 'success' | 'error';
+  data: T;
+  error?: string;
+  errorType?: string;
+}
+
+export class PrometheusApi {
+  constructor(readonly url: string) {}
+
+  private async get<T>(path: string): Promise<T> {
+    const r = await http(`${this.url}${path}`);
+    let body: ApiReply<T>;
+    try {
+      body = JSON.parse(r.text) as ApiReply<T>;
+    } catch {
+      throw new Error(`GET ${path}: ${r.status}, not JSON: ${r.text.slice(0, 500)}`);
+    }
+    if (r.status !== 200 || body.status !== 'success') {
+      throw new Error(`GET ${path}: ${r.status} ${body.errorType ?? ''} ${body.error ?? r.text.slice(0, 500)}`);
+    }
+    return body.data;
+  }
+
+  /** Instant query; the result of a vector expression. */
+  async query(expr: string): Promise<Series[]> {
+    const data = await this.get<{ resultType: string; result: Series[] | [number, string] }>(
+      `/api/v1/query?query=${encodeURIComponent(expr)}`,
+    );
+    if (data.resultType === 'scalar') return [{ metric: {}, value: data.result as [number, string] }];
+    return data.result as Series[];
+  }
+
+  async alerts(): Promise<Alert[]> {
+    return (await this.get<{ alerts: Alert[] }>('/api/v1/alerts')).alerts;
+  }
+
+  async targets(): Promise<Target[]> {
+    return (await this.get<{ activeTargets: Target[] }>('/api/v1/targets?state=active')).activeTargets;
+  }
+}
+
+export interface RunningPrometheus {
+  readonly proc: ManagedProcess;
+  readonly api: PrometheusApi;
+}
+
+function writeConfig(setup: PrometheusSetup): string {
+  const interval = setup.interval ?? '2s';
+  const ruleNames: string[] = [];
+  for (const [path, text] of setup.ruleFiles) {
+    const name = basename(path);
+    writeFileSync(join(setup.dir, name), text);
+    ruleNames.push(name);
+  }
+  const config = {
+    global: { scrape_interval: interval, evaluation_interval: interval },
+    rule_files: ruleNames,
+    scrape_configs: [
+      { job_name: JOB, scrape_interval: interval, scrape_timeout: interval, static_configs: [{ targets: [setup.target] }] },
+    ],
+  };
+  const file = join(setup.dir, 'prometheus.yml');
+  writeFileSync(file, stringify(config));
+  return file;
+}
+
+export async function startPrometheus(setup: PrometheusSetup): Promise<RunningPrometheus> {
+  const bin = requireExecutable('prometheus');
+  const configFile = writeConfig(setup);
+  const port = await freePort();
+  const proc = startProcess('prometheus', bin, [
+    `--config.file=${configFile}`,
+    `--storage.tsdb.path=${join(setup.dir, 'data')}`,
+    `--web.listen-address=127.0.0.1:${port}`,
+    '--log.level=warn',
+  ], { cwd: setup.dir, env: baseEnv() });
+  const api = new PrometheusApi(`http://127.0.0.1:${port}`);
+  await waitFor(
+    'Prometheus /-/ready',
+    async () => {
+      if (proc.hasExited) throw new Error(`prometheus exited\n${proc.tail()}`);
+      const r = await http(`${api.url}/-/ready`, { timeoutMs: 2000 });
+      return r.status === 200 ? done(undefined) : notYet(`${r.status} ${r.text}`);
+    },
+    { timeoutMs: 30_000, intervalMs: 250 },
+  );
+  return { proc, api };
+}

@@ -1,0 +1,91 @@
+/**
+ * What the end-to-end tests need from the machine: executables on PATH (with the install hint when
+ * one is missing), the built daemon, free loopback ports, temporary directories, and plain HTTP
+ * requests to loopback.
+ */
+import { accessSync, constants, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+/** Debian packages the suites need; CI installs them with apt-get before `npm run test:e2e`. */
+export const INSTALL_HINTS = {
+  prometheus: 'apt-get update && apt-get install -y prometheus',
+  promtool: 'apt-get update && apt-get install -y prometheus',
+  chromium: 'apt-get update && apt-get install -y chromium',
+} as const;
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    const candidate = join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+/** Throws, with the command that installs it, when `name` is not an executable on PATH. */
+export function requireExecutable(name: keyof typeof INSTALL_HINTS): string {
+  const found = onPath(name);
+  if (!found) throw new Error(`${name} is not on PATH; install it with: ${INSTALL_HINTS[name]}`);
+  return found;
+}
+
+/** Throws, naming the build command, when the compiled daemon is missing. */
+export function requireBuild(): void {
+  for (const file of ['dist/main.js', 'dist/healthcheck.js']) {
+    if (!existsSync(join(REPO_ROOT, file))) {
+      throw new Error(`${file} is missing: run \`npm run build\` first (\`npm run test:e2e\` does)`);
+    }
+  }
+}
+
+/** A loopback port that was free a moment ago (for processes that cannot listen on port 0 and report it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function makeTempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `cmdb-e2e-${prefix}-`));
+}
+
+export function removeDir(dir: string | undefined): void {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}
+
+/** The smallest environment a child process needs: nothing of the developer's CMDB_* settings leaks in. */
+export function baseEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...extra };
+}
+
+export interface HttpReply {
+  readonly status: number;
+  readonly text: string;
+  readonly contentType: string;
+}
+
+/** GET (or another method) on loopback with a deadline; the body is always read. */
+export async function http(url: string, init: { method?: string; timeoutMs?: number } = {}): Promise<HttpReply> {
+  const res = await fetch(url, { method: init.method ?? 'GET', signal: AbortSignal.timeout(init.timeoutMs ?? 10_000) });
+  return { status: res.status, text: await res.text(), contentType: res.headers.get('content-type') ?? '' };
+}
+
+/** Which of `secrets` occur in `text`, masked so that a failure message does not repeat them whole. */
+export function leakedSecrets(text: string, secrets: readonly string[]): string[] {
+  return secrets.filter((s) => s.length > 0 && text.includes(s)).map((s) => `${s.slice(0, 4)}…(${s.length} chars)`);
+}
