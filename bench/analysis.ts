@@ -1,0 +1,89 @@
+/**
+ * Figures derived from the measurements, for the interpretation in docs/performance.md: what grows
+ * per connector profile, and an estimate of the steady-state CPU an hour at the default intervals.
+ */
+import { BUILTIN_SETTINGS } from '../src/config/defaults.js';
+import { DEFAULT_INTERVALS } from '../src/config/types.js';
+import { GROUP_NAMES } from '../src/cmdb/endpoints.js';
+import type { SizeResult } from './results.js';
+
+/** Growth per 1,000 connector profiles, from the smallest to the largest size measured. */
+export interface Growth {
+  readonly seriesPerProfile: number;
+  readonly bytesPerSeries: number;
+  readonly heapMiB: number;
+  readonly rssMiB: number;
+  readonly repeatPollCpuMs: number;
+  readonly rerenderMs: number;
+  /** Connector profiles at which the default maxSeries is reached (other endpoints' series included). */
+  readonly profilesAtDefaultCap: number;
+}
+
+export const SCRAPE_INTERVAL_SECONDS = 15;
+export const PROMETHEUS_REPLICAS = 2;
+
+export interface SteadyState {
+  /** CPU seconds an hour. */
+  readonly polls: number;
+  readonly rerenders: number;
+  readonly scrapes: number;
+  readonly total: number;
+  /** Share of one core. */
+  readonly coreShare: number;
+  readonly rerendersPerHour: number;
+  readonly scrapesPerHour: number;
+}
+
+function slope(a: SizeResult, b: SizeResult, value: (s: SizeResult) => number): number {
+  const profiles = b.data.connectorProfiles - a.data.connectorProfiles;
+  return profiles > 0 ? ((value(b) - value(a)) / profiles) * 1000 : Number.NaN;
+}
+
+export function growth(sizes: readonly SizeResult[]): Growth | undefined {
+  const sorted = [...sizes].sort((x, y) => x.data.connectorProfiles - y.data.connectorProfiles);
+  const a = sorted[0];
+  const b = sorted[sorted.length - 1];
+  if (!a || !b || a === b) return undefined;
+  const connectorSeries = b.first.seriesByEndpoint.connector ?? 0;
+  const otherSeries = b.first.cmdbSeries - connectorSeries;
+  const seriesPerProfile = connectorSeries / b.data.connectorProfiles;
+  return {
+    seriesPerProfile,
+    bytesPerSeries: b.first.textBytes / b.first.exposedSeries,
+    heapMiB: slope(a, b, (s) => s.first.memory.heapUsedBytes) / 2 ** 20,
+    rssMiB: slope(a, b, (s) => s.first.memory.rssBytes) / 2 ** 20,
+    repeatPollCpuMs: slope(a, b, (s) => s.repeat.cpuMs),
+    rerenderMs: slope(a, b, (s) => s.render.rerender.p50),
+    profilesAtDefaultCap: Math.max(0, (BUILTIN_SETTINGS.maxSeries - otherSeries) / seriesPerProfile),
+  };
+}
+
+/**
+ * Every group's successful poll changes the exposition (its last-success time at least), and the
+ * next scrape renders it again; groups start at spread-out offsets, so their changes do not coincide.
+ */
+export function rerendersPerHour(): number {
+  return GROUP_NAMES.reduce((n, g) => n + 3600 / DEFAULT_INTERVALS[g], 0);
+}
+
+/**
+ * An upper-bound estimate: the polls as 12 repeat polls of every group an hour plus the hourly
+ * Action-jobs refresh; one re-render per change; every scrape of PROMETHEUS_REPLICAS servers at
+ * SCRAPE_INTERVAL_SECONDS with gzip (what Prometheus asks for). Socket writes are not included.
+ */
+export function steadyState(s: SizeResult): SteadyState {
+  const pollsPerHour = 3600 / DEFAULT_INTERVALS.connectors;
+  const polls = (pollsPerHour * s.repeat.cpuMs + Math.max(0, s.hourLater.cpuMs - s.repeat.cpuMs)) / 1000;
+  const scrapesPerHour = (3600 / SCRAPE_INTERVAL_SECONDS) * PROMETHEUS_REPLICAS;
+  const renders = Math.min(rerendersPerHour(), scrapesPerHour);
+  const rerenders = (renders * s.render.rerender.p50) / 1000;
+  const scrapes = (scrapesPerHour * (s.render.scrape.p50 + s.render.gzip.p50)) / 1000;
+  const total = polls + rerenders + scrapes;
+  return { polls, rerenders, scrapes, total, coreShare: total / 3600, rerendersPerHour: renders, scrapesPerHour };
+}
+
+/** The name of the largest of the three steady-state costs. */
+export function largestCost(s: SteadyState): 'polls' | 'rerenders' | 'scrapes' {
+  if (s.rerenders >= s.polls && s.rerenders >= s.scrapes) return 'rerenders';
+  return s.scrapes >= s.polls ? 'scrapes' : 'polls';
+}

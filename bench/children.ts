@@ -1,0 +1,108 @@
+/**
+ * Child processes of the benchmark: the simulator and the exporter each run in their own Node
+ * process (TypeScript through tsx's loader), so each one's CPU and memory are its own. Both have an
+ * IPC channel: the exporter answers commands over it, and both exit when the benchmark goes away.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+const START_TIMEOUT_MS = 120_000;
+const COMMAND_TIMEOUT_MS = 600_000;
+
+export interface Child {
+  readonly process: ChildProcess;
+  /** The first line the child printed on stdout, parsed as JSON. */
+  readonly ready: unknown;
+  /** Send a command and wait for its answer (exporter process only). */
+  call<T>(command: string, args?: unknown): Promise<T>;
+  stop(): Promise<void>;
+}
+
+interface Answer {
+  readonly id: number;
+  readonly ok: boolean;
+  readonly result?: unknown;
+  readonly error?: string;
+}
+
+function firstLine(child: ChildProcess, name: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    const timer = setTimeout(() => reject(new Error(`${name} did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const nl = buffered.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      // Anything after the ready line is passed through for the reader of the benchmark.
+      child.stdout?.pipe(process.stderr);
+      resolve(buffered.slice(0, nl));
+    };
+    child.stdout?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${name} exited with code ${String(code)} before it was ready`));
+    });
+  });
+}
+
+/** Starts bench/<script> with tsx and `args`; resolves once it printed its ready line. */
+export async function startChild(script: string, args: readonly string[], opts: { exposeGc?: boolean } = {}): Promise<Child> {
+  const path = fileURLToPath(new URL(`./${script}`, import.meta.url));
+  const execArgv = ['--import', 'tsx', ...(opts.exposeGc ? ['--expose-gc'] : [])];
+  const child = fork(path, [...args], { execArgv, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  let ready: unknown;
+  try {
+    ready = JSON.parse(await firstLine(child, script)) as unknown;
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+
+  let nextId = 1;
+  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  child.on('message', (message: Answer) => {
+    const waiter = pending.get(message.id);
+    if (!waiter) return;
+    pending.delete(message.id);
+    if (message.ok) waiter.resolve(message.result);
+    else waiter.reject(new Error(`${script}: ${message.error ?? 'command failed'}`));
+  });
+  child.once('exit', (code) => {
+    for (const waiter of pending.values()) waiter.reject(new Error(`${script} exited with code ${String(code)}`));
+    pending.clear();
+  });
+
+  const call = <T>(command: string, args?: unknown): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const id = nextId++;
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        reject(new Error(`${script}: ${command} took longer than ${COMMAND_TIMEOUT_MS} ms`));
+      }, COMMAND_TIMEOUT_MS);
+      pending.set(id, {
+        resolve: (v) => {
+          clearTimeout(timer);
+          resolve(v as T);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      });
+      child.send({ id, command, args });
+    });
+
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  return { process: child, ready, call, stop };
+}

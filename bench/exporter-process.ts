@@ -1,0 +1,173 @@
+/**
+ * The exporter under measurement, in its own process (started with --expose-gc by bench/run.ts):
+ * its CPU, heap and RSS are the exporter's alone. It prints one ready line, then answers commands
+ * over the IPC channel (see Commands); the figures it returns are measured here, in-process.
+ */
+import { GZIP_LEVEL } from '../src/server/http.js';
+import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import { start, type App } from '../src/app.js';
+import { BUILTIN_SETTINGS } from '../src/config/defaults.js';
+import type { ExporterConfig, StackConfig } from '../src/config/types.js';
+import { createLogger, SecretScrubber } from '../src/logger.js';
+import { distribution, timeRepeatedly } from './stats.js';
+import type { ExporterInput, Memory, PollFigures, RenderBounds, RenderFigures } from './results.js';
+
+const STACK = 'bench';
+const gzipAsync = promisify(gzip);
+
+let app: App | undefined;
+/** Added to the exporter's clock, to poll "an hour later" without waiting an hour. */
+let clockOffsetMs = 0;
+const warnings = new Set<string>();
+
+function stackConfig(input: ExporterInput): StackConfig {
+  const s = BUILTIN_SETTINGS;
+  return {
+    name: STACK,
+    baseUrl: input.baseUrl,
+    auth: { kind: 'client', clientId: input.clientId, secret: input.secret, clientIdKey: s.clientIdKey },
+    userAgent: s.userAgent,
+    rateLimitPerMinute: input.rateLimitPerMinute,
+    maxConcurrency: s.maxConcurrency,
+    timeoutSeconds: s.timeoutSeconds,
+    connectTimeoutSeconds: s.connectTimeoutSeconds,
+    retries: s.retries,
+    maxResponseBytes: s.maxResponseBytes,
+    tls: { insecureSkipVerify: false },
+    paging: s.paging,
+    track: { assets: input.trackedAssets, users: input.trackedUsers },
+    intervals: s.intervals,
+    staleIntervals: s.staleIntervals,
+    forbiddenBackoffSeconds: s.forbiddenBackoffSeconds,
+    forbiddenBackoffMaxSeconds: s.forbiddenBackoffMaxSeconds,
+    timezone: s.timezone,
+    disabledEndpoints: [],
+    maxSeries: input.maxSeries,
+  };
+}
+
+/** Keeps the distinct warning and error messages; the raised rate budget's own warning is expected. */
+function warningSink(): Writable {
+  return new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (!line) continue;
+        const entry = JSON.parse(line) as { level?: string; msg?: string; key?: string };
+        if (entry.key !== 'rateLimitPerMinute') warnings.add(`${entry.level ?? '?'}: ${entry.msg ?? line}`);
+      }
+      done();
+    },
+  });
+}
+
+function memory(): Memory {
+  // Only defined under --expose-gc; without it the figures include garbage not yet collected.
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const m = process.memoryUsage();
+  return { rssBytes: m.rss, heapUsedBytes: m.heapUsed, externalBytes: m.external, afterGc: gc !== undefined };
+}
+
+function running(): App {
+  if (!app) throw new Error('the exporter has not been started');
+  return app;
+}
+
+function seriesIn(text: string): number {
+  let n = 0;
+  for (const line of text.split('\n')) if (line !== '' && !line.startsWith('#')) n++;
+  return n;
+}
+
+async function startExporter(input: ExporterInput): Promise<{ url: string; memory: Memory }> {
+  const scrubber = new SecretScrubber();
+  const logger = createLogger({ level: 'warn', format: 'json', scrubber, destination: warningSink() });
+  const config: ExporterConfig = { listenAddress: '127.0.0.1:0', logLevel: 'warn', logFormat: 'json', enableReload: false, stacks: [stackConfig(input)] };
+  app = await start({ config, logger, scrubber, nowMs: () => Date.now() + clockOffsetMs, schedule: false, serve: true, defaultMetrics: true });
+  if (!app.url) throw new Error('the exporter did not report its URL');
+  return { url: app.url, memory: memory() };
+}
+
+/** cmdb_rate_limit_wait_seconds_total: shows whether the request budget held a poll back. */
+async function budgetWaitSeconds(a: App): Promise<number> {
+  const metric = a.registry.getSingleMetric('cmdb_rate_limit_wait_seconds_total');
+  const values = metric ? (await metric.get()).values : [];
+  return values.reduce((sum, v) => sum + v.value, 0);
+}
+
+async function poll(args: { advanceSeconds?: number }): Promise<PollFigures> {
+  const a = running();
+  clockOffsetMs += (args.advanceSeconds ?? 0) * 1000;
+  const wait0 = await budgetWaitSeconds(a);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const ok = await a.pollOnce();
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const budgetWait = (await budgetWaitSeconds(a)) - wait0;
+  // The exposition is rendered lazily, on the first scrape after a change: time that separately.
+  const r0 = performance.now();
+  const text = await a.metricsText();
+  const renderMs = performance.now() - r0;
+  const endpoints = a.landing().stacks.flatMap((s) => s.endpoints);
+  const failed = endpoints.filter((e) => e.state !== 'ok').map((e) => e.endpoint);
+  const seriesByEndpoint: Record<string, number> = {};
+  for (const e of endpoints) seriesByEndpoint[e.endpoint] = a.store.snapshot(STACK, e.endpoint)?.samples.length ?? 0;
+  return {
+    ok,
+    failed,
+    wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    budgetWaitSeconds: budgetWait,
+    renderMs,
+    cmdbSeries: a.store.seriesCount(STACK),
+    seriesByEndpoint,
+    exposedSeries: seriesIn(text),
+    textBytes: Buffer.byteLength(text),
+    memory: memory(),
+  };
+}
+
+async function render(bounds: RenderBounds): Promise<RenderFigures> {
+  const a = running();
+  const now = () => (Date.now() + clockOffsetMs) / 1000;
+  const text = await a.metricsText();
+  // A snapshot change (here: the license endpoint confirmed) makes the next scrape assemble the text
+  // again from the endpoints' rendered pieces (rendering an endpoint's series is part of its poll).
+  const invalidate = () => a.store.confirm(STACK, 'license', now());
+  const { cheap, costly } = bounds;
+  return {
+    scrape: distribution(await timeRepeatedly(() => a.metricsText(), cheap)),
+    storeText: distribution(await timeRepeatedly(() => a.store.text(now()), cheap)),
+    registry: distribution(await timeRepeatedly(() => a.registry.metrics(), cheap)),
+    rerender: distribution(await timeRepeatedly(() => a.metricsText(), costly, invalidate)),
+    gzip: distribution(await timeRepeatedly(() => gzipAsync(text, { level: GZIP_LEVEL }), costly)),
+  };
+}
+
+const commands: Record<string, (args: never) => Promise<unknown>> = {
+  start: startExporter,
+  poll,
+  render,
+  memory: async () => memory(),
+  warnings: async () => [...warnings],
+  // The process itself ends on SIGTERM from the benchmark, after this answer has been sent.
+  close: async () => {
+    await app?.close(0);
+    app = undefined;
+  },
+};
+
+process.on('message', (message: { id: number; command: string; args?: unknown }) => {
+  const run = Object.hasOwn(commands, message.command) ? commands[message.command] : undefined;
+  const answer = run ? run(message.args as never) : Promise.reject(new Error(`unknown command ${message.command}`));
+  answer.then(
+    (result) => process.send?.({ id: message.id, ok: true, result }),
+    (err: unknown) => process.send?.({ id: message.id, ok: false, error: err instanceof Error ? err.message : String(err) }),
+  );
+});
+// Never outlive the benchmark that started it.
+process.once('disconnect', () => void (app?.close(0) ?? Promise.resolve()).finally(() => process.exit(0)));
+process.stdout.write(`${JSON.stringify({ pid: process.pid })}\n`);

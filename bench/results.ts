@@ -1,0 +1,138 @@
+/** The shapes of the figures, shared by the benchmark, its exporter process and its reports. */
+import type { SizeName } from './sizes.js';
+import type { Bounds, Distribution } from './stats.js';
+
+/** What the exporter process needs to poll the simulator. */
+export interface ExporterInput {
+  readonly baseUrl: string;
+  readonly clientId: string;
+  readonly secret: string;
+  readonly trackedAssets: readonly string[];
+  readonly trackedUsers: readonly string[];
+  readonly rateLimitPerMinute: number;
+  readonly maxSeries: number;
+}
+
+export interface Memory {
+  readonly rssBytes: number;
+  readonly heapUsedBytes: number;
+  readonly externalBytes: number;
+  /** True when a full GC ran just before reading (the process was started with --expose-gc). */
+  readonly afterGc: boolean;
+}
+
+export interface PollFigures {
+  readonly ok: boolean;
+  /** Endpoints not in state ok after the poll. */
+  readonly failed: readonly string[];
+  readonly wallMs: number;
+  /** User + system CPU time of the exporter process during the poll. */
+  readonly cpuMs: number;
+  /** Time requests waited for the client-side budget, summed over requests (cmdb_rate_limit_wait_seconds_total). */
+  readonly budgetWaitSeconds: number;
+  /** The first metricsText() after the poll, which renders the changed exposition. */
+  readonly renderMs: number;
+  /** Series derived from CMDB data (the snapshot store's count). */
+  readonly cmdbSeries: number;
+  readonly seriesByEndpoint: Readonly<Record<string, number>>;
+  /** Every sample line of /metrics, the exporter's own and prom-client's included. */
+  readonly exposedSeries: number;
+  readonly textBytes: number;
+  readonly memory: Memory;
+}
+
+/** A poll as the benchmark saw it: the exporter's figures plus the simulator's request log. */
+export interface PollRun extends PollFigures {
+  readonly requests: number;
+  readonly requestsByEndpoint: Readonly<Record<string, number>>;
+}
+
+/** In-process costs, in ms per call. */
+export interface RenderFigures {
+  /** metricsText() with nothing changed: the cached text, the license days and prom-client's registry. */
+  readonly scrape: Distribution;
+  /** The snapshot store's part alone. */
+  readonly storeText: Distribution;
+  /** prom-client's registry.metrics() alone (the exporter's own instruments and default metrics). */
+  readonly registry: Distribution;
+  /** metricsText() right after a snapshot change: the text assembled again from rendered pieces. */
+  readonly rerender: Distribution;
+  /** gzip of the whole text, as /metrics does for every scrape that accepts gzip. */
+  readonly gzip: Distribution;
+}
+
+export interface ScrapeCell {
+  readonly clients: number;
+  readonly gzip: boolean;
+  readonly requests: number;
+  readonly errors: number;
+  readonly seconds: number;
+  readonly perSecond: number;
+  /** Latency in ms. */
+  readonly latency: Distribution;
+  readonly responseBytes: number;
+}
+
+export interface DataShape {
+  readonly connectors: number;
+  readonly connectorProfiles: number;
+  readonly connectorRuns: number;
+  readonly actions: number;
+  readonly actionJobs: number;
+  readonly trackedNames: number;
+}
+
+export interface SizeResult {
+  readonly size: SizeName;
+  readonly data: DataShape;
+  readonly memoryAtStart: Memory;
+  /** First poll of every endpoint, cold: token, every page, every Action's jobs, every tracked name. */
+  readonly first: PollRun;
+  /** The same poll again at once: only what may have changed is fetched. */
+  readonly repeat: PollRun;
+  /** A poll one (exporter-clock) hour later, when every Action's jobs are due for their refresh. */
+  readonly hourLater: PollRun;
+  readonly render: RenderFigures;
+  readonly scrape: readonly ScrapeCell[];
+  readonly memoryAfterScrapes: Memory;
+  readonly warnings: readonly string[];
+}
+
+/** The first poll under the default request budget: measured for one size, computed for the others. */
+export interface BudgetFigures {
+  readonly ratePerMinute: number;
+  readonly burst: number;
+  /** Measured: size, requests and wall time of a real first poll at the default budget. */
+  readonly measured?: { readonly size: SizeName; readonly requests: number; readonly wallSeconds: number; readonly modelSeconds: number };
+}
+
+export interface Machine {
+  readonly cpus: number;
+  readonly cpuModel: string;
+  readonly memoryBytes: number;
+  readonly node: string;
+  readonly platform: string;
+  readonly date: string;
+}
+
+export interface BenchSettings {
+  readonly scrapeSeconds: number;
+  readonly scrapeMaxRequests: number;
+  readonly clients: readonly number[];
+  readonly renderBounds: RenderBounds;
+}
+
+export interface BenchResult {
+  readonly machine: Machine;
+  readonly settings: BenchSettings;
+  readonly sizes: readonly SizeResult[];
+  readonly budget: BudgetFigures;
+  readonly totalSeconds: number;
+}
+
+export interface RenderBounds {
+  /** Loops over calls that take milliseconds (an unchanged scrape and its parts). */
+  readonly cheap: Bounds;
+  /** Loops over calls that may take seconds at the large size (re-render, gzip). */
+  readonly costly: Bounds;
+}

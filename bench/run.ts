@@ -1,0 +1,121 @@
+/**
+ * `npm run bench`: measures the exporter at three data sizes against the simulator (loopback only)
+ * and prints the figures. `npm run bench -- --write` also rewrites docs/performance.md.
+ * Every loop is bounded by count and by time; see --help for the knobs.
+ */
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import { measureBudget } from './budget-run.js';
+import { textTable } from './format.js';
+import { renderPerformanceDoc } from './performance-doc.js';
+import type { BenchResult, BenchSettings, Machine, SizeResult } from './results.js';
+import { benchSize } from './size-run.js';
+import { SIZES, sizeByName, type BenchSize } from './sizes.js';
+import { allTables } from './tables.js';
+
+const USAGE = `Usage: npm run bench -- [options]
+
+  --write             also rewrite docs/performance.md with the figures
+  --sizes LIST        comma-separated sizes to run (default small,medium,large)
+  --seconds N         time limit of each /metrics load cell (default 8)
+  --max-requests N    request limit of each /metrics load cell (default 20000)
+  --json FILE         also save the raw figures as JSON
+  -h, --help          show this help`;
+
+const DOC = new URL('../docs/performance.md', import.meta.url);
+
+interface Options {
+  readonly write: boolean;
+  readonly sizes: readonly BenchSize[];
+  readonly settings: BenchSettings;
+  readonly json?: string;
+}
+
+function positive(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+function parseOptions(argv: string[]): Options | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      write: { type: 'boolean', default: false },
+      sizes: { type: 'string' },
+      seconds: { type: 'string' },
+      'max-requests': { type: 'string' },
+      json: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) return 'help';
+  const sizes = values.sizes
+    ? values.sizes.split(',').map((name) => {
+        const size = sizeByName(name.trim());
+        if (!size) throw new Error(`--sizes: unknown size ${JSON.stringify(name)} (sizes: ${SIZES.map((s) => s.name).join(', ')})`);
+        return size;
+      })
+    : SIZES;
+  return {
+    write: values.write,
+    sizes,
+    json: values.json,
+    settings: {
+      scrapeSeconds: positive('seconds', values.seconds, 8),
+      scrapeMaxRequests: Math.floor(positive('max-requests', values['max-requests'], 20_000)),
+      clients: [1, 8],
+      renderBounds: { cheap: { maxCount: 200, maxMs: 3000 }, costly: { maxCount: 20, maxMs: 10_000 } },
+    },
+  };
+}
+
+function machine(): Machine {
+  const cores = cpus();
+  return {
+    cpus: cores.length,
+    cpuModel: cores[0]?.model.trim() ?? 'unknown',
+    memoryBytes: totalmem(),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    date: new Date().toISOString().slice(0, 10),
+  };
+}
+
+const progress = (message: string) => console.error(`bench: ${message}`);
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  if (options === 'help') {
+    console.log(USAGE);
+    return;
+  }
+  const t0 = performance.now();
+  const sizes: SizeResult[] = [];
+  for (const size of options.sizes) sizes.push(await benchSize(size, options.settings, progress));
+  const budget = await measureBudget(options.sizes.find((s) => s.name === 'small'), progress);
+  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, totalSeconds: (performance.now() - t0) / 1000 };
+
+  const m = result.machine;
+  console.log(`cmdb-exporter benchmark — ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, ${m.date}\n`);
+  for (const table of allTables(result)) console.log(`${textTable(table)}\n`);
+  if (budget.measured) {
+    const b = budget.measured;
+    console.log(`Measured at ${budget.ratePerMinute}/min, ${b.size} size: ${b.requests} requests took ${b.wallSeconds.toFixed(1)} s (model: ${b.modelSeconds.toFixed(1)} s)\n`);
+  }
+  for (const s of sizes) for (const w of s.warnings) console.log(`exporter log (${s.size}): ${w}`);
+  console.log(`total ${result.totalSeconds.toFixed(0)} s`);
+
+  if (options.json) writeFileSync(options.json, `${JSON.stringify(result, null, 2)}\n`);
+  if (options.write) {
+    writeFileSync(DOC, renderPerformanceDoc(result));
+    console.log('wrote docs/performance.md');
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error('bench failed:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});

@@ -1,0 +1,63 @@
+/**
+ * Load on /metrics over HTTP with keep-alive: `clients` connections, each sending its next request
+ * when the previous answer has been read in full, until the request count or the time is used up.
+ * Runs in the benchmark process, not in the exporter's.
+ */
+import { Pool } from 'undici';
+import type { ScrapeCell } from './results.js';
+import { distribution } from './stats.js';
+
+export interface ScrapeLoad {
+  readonly url: string;
+  readonly clients: number;
+  readonly gzip: boolean;
+  readonly maxRequests: number;
+  readonly maxMs: number;
+}
+
+const WARM_UP_REQUESTS = 3;
+
+export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell> {
+  const origin = new URL(load.url).origin;
+  const pool = new Pool(origin, { connections: load.clients, pipelining: 1, keepAliveTimeout: 30_000 });
+  const headers: Record<string, string> = load.gzip ? { 'accept-encoding': 'gzip' } : {};
+  const scrape = async () => {
+    const res = await pool.request({ path: '/metrics', method: 'GET', headers });
+    // undici does not decompress: this is what travels over the wire.
+    const body = await res.body.arrayBuffer();
+    return { status: res.statusCode, bytes: body.byteLength };
+  };
+  try {
+    let responseBytes = 0;
+    for (let i = 0; i < WARM_UP_REQUESTS; i++) responseBytes = (await scrape()).bytes;
+
+    const latencies: number[] = [];
+    let sent = 0;
+    let errors = 0;
+    const started = performance.now();
+    const deadline = started + load.maxMs;
+    const client = async () => {
+      while (sent < load.maxRequests && performance.now() < deadline) {
+        sent++;
+        const t0 = performance.now();
+        const { status } = await scrape();
+        latencies.push(performance.now() - t0);
+        if (status !== 200) errors++;
+      }
+    };
+    await Promise.all(Array.from({ length: load.clients }, client));
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      clients: load.clients,
+      gzip: load.gzip,
+      requests: latencies.length,
+      errors,
+      seconds,
+      perSecond: latencies.length / seconds,
+      latency: distribution(latencies),
+      responseBytes,
+    };
+  } finally {
+    await pool.close();
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The simulated CMDB in its own process, so that its CPU does not count against the exporter.
+ * Usage: tsx bench/simulator-process.ts '<SimulatorSize knobs as JSON>'
+ * Prints one JSON line (SimulatorReady) on stdout once it listens on 127.0.0.1, then serves until
+ * SIGTERM / SIGINT or until its parent goes away. Request counts are read over /_admin/requests.
+ */
+import { startSimulator } from '../src/simulator/server.js';
+import type { SimulatorSize } from '../src/simulator/api.js';
+
+export interface SimulatorReady {
+  readonly url: string;
+  readonly clientId: string;
+  /** Demo credential of the simulator, not a secret of any real system. */
+  readonly secret: string;
+  readonly trackedAssets: readonly string[];
+  readonly trackedUsers: readonly string[];
+  readonly connectors: number;
+  readonly connectorProfiles: number;
+  readonly connectorRuns: number;
+  readonly actions: number;
+  readonly actionJobs: number;
+  readonly buildMs: number;
+}
+
+/** A fixed clock: with live:false the data is the same on every run for the same size. */
+const CLOCK_MS = Date.parse('2026-11-21T12:00:00Z');
+
+async function main(): Promise<void> {
+  const knobs = JSON.parse(process.argv[2] ?? '{}') as Partial<SimulatorSize>;
+  const t0 = performance.now();
+  const sim = await startSimulator({ host: '127.0.0.1', port: 0, seed: 42, size: knobs, live: false, now: () => CLOCK_MS });
+  const buildMs = performance.now() - t0;
+  const state = sim.state();
+  const ready: SimulatorReady = {
+    url: sim.url,
+    clientId: sim.clientId,
+    secret: sim.secret,
+    trackedAssets: state.trackedAssets,
+    trackedUsers: state.trackedUsers,
+    connectors: state.counts.connectors,
+    connectorProfiles: state.connectors.reduce((n, c) => n + c.profiles.length, 0),
+    connectorRuns: state.counts.connectorRuns,
+    actions: state.counts.actions,
+    actionJobs: state.counts.actionJobs,
+    buildMs,
+  };
+  process.stdout.write(`${JSON.stringify(ready)}\n`);
+
+  const stop = () => void sim.close().then(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  // Started with an IPC channel by the benchmark: never outlive it.
+  process.once('disconnect', stop);
+}
+
+main().catch((err: unknown) => {
+  console.error('simulator process failed:', err instanceof Error ? err.message : err);
+  process.exit(1);
+});

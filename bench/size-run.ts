@@ -1,0 +1,104 @@
+/**
+ * One size, end to end: the simulator and the exporter each in a child process; three polls; the
+ * in-process render costs; then HTTP load on /metrics from this process.
+ */
+import { request } from 'undici';
+import type { RequestRecord } from '../src/simulator/api.js';
+import { startChild, type Child } from './children.js';
+import type { BenchSettings, ExporterInput, Memory, PollFigures, PollRun, RenderFigures, SizeResult } from './results.js';
+import { scrapeLoad } from './scrape-load.js';
+import type { SimulatorReady } from './simulator-process.js';
+import { BENCH_MAX_SERIES, RAISED_RATE, type BenchSize } from './sizes.js';
+
+export type Progress = (message: string) => void;
+
+export async function startSimulatorProcess(size: BenchSize): Promise<{ child: Child; sim: SimulatorReady }> {
+  const child = await startChild('simulator-process.ts', [JSON.stringify(size.knobs)]);
+  return { child, sim: child.ready as SimulatorReady };
+}
+
+export function exporterInput(sim: SimulatorReady, rateLimitPerMinute: number): ExporterInput {
+  return {
+    baseUrl: sim.url,
+    clientId: sim.clientId,
+    secret: sim.secret,
+    trackedAssets: sim.trackedAssets,
+    trackedUsers: sim.trackedUsers,
+    rateLimitPerMinute,
+    maxSeries: BENCH_MAX_SERIES,
+  };
+}
+
+async function admin(sim: SimulatorReady, method: 'GET' | 'DELETE'): Promise<unknown> {
+  const res = await request(`${sim.url}/_admin/requests`, { method });
+  if (res.statusCode !== 200) throw new Error(`simulator admin ${method} /_admin/requests: ${res.statusCode}`);
+  return res.body.json();
+}
+
+/** Clears the simulator's request log, runs the poll, and counts what reached the simulator. */
+export async function pollRun(sim: SimulatorReady, exporter: Child, advanceSeconds = 0): Promise<PollRun> {
+  await admin(sim, 'DELETE');
+  const figures = await exporter.call<PollFigures>('poll', { advanceSeconds });
+  const log = (await admin(sim, 'GET')) as RequestRecord[];
+  const requestsByEndpoint: Record<string, number> = {};
+  for (const r of log) {
+    const key = r.endpoint ?? 'unrouted';
+    requestsByEndpoint[key] = (requestsByEndpoint[key] ?? 0) + 1;
+  }
+  if (!figures.ok) throw new Error(`poll failed for endpoints ${figures.failed.join(', ')}`);
+  return { ...figures, requests: log.length, requestsByEndpoint };
+}
+
+async function scrapeCells(url: string, settings: BenchSettings, progress: Progress) {
+  const cells = [];
+  for (const clients of settings.clients) {
+    for (const gzip of [false, true]) {
+      progress(`scrape load: ${clients} client(s), ${gzip ? 'gzip' : 'identity'}`);
+      cells.push(await scrapeLoad({ url, clients, gzip, maxRequests: settings.scrapeMaxRequests, maxMs: settings.scrapeSeconds * 1000 }));
+    }
+  }
+  return cells;
+}
+
+export async function benchSize(size: BenchSize, settings: BenchSettings, progress: Progress): Promise<SizeResult> {
+  const say = (m: string) => progress(`[${size.name}] ${m}`);
+  say('starting the simulator');
+  const { child: simChild, sim } = await startSimulatorProcess(size);
+  let exporter: Child | undefined;
+  try {
+    exporter = await startChild('exporter-process.ts', [], { exposeGc: true });
+    const started = await exporter.call<{ url: string; memory: Memory }>('start', exporterInput(sim, RAISED_RATE));
+    say('first poll');
+    const first = await pollRun(sim, exporter);
+    say('repeat poll');
+    const repeat = await pollRun(sim, exporter);
+    say('poll one hour later');
+    const hourLater = await pollRun(sim, exporter, 3600);
+    say('in-process render costs');
+    const render = await exporter.call<RenderFigures>('render', settings.renderBounds);
+    const scrape = await scrapeCells(started.url, settings, say);
+    return {
+      size: size.name,
+      data: {
+        connectors: sim.connectors,
+        connectorProfiles: sim.connectorProfiles,
+        connectorRuns: sim.connectorRuns,
+        actions: sim.actions,
+        actionJobs: sim.actionJobs,
+        trackedNames: sim.trackedAssets.length + sim.trackedUsers.length,
+      },
+      memoryAtStart: started.memory,
+      first,
+      repeat,
+      hourLater,
+      render,
+      scrape,
+      memoryAfterScrapes: await exporter.call<Memory>('memory'),
+      warnings: await exporter.call<string[]>('warnings'),
+    };
+  } finally {
+    await exporter?.call('close').catch(() => undefined);
+    await exporter?.stop();
+    await simChild.stop();
+  }
+}
