@@ -158,6 +158,8 @@ function zoneOffsetMs(f: Intl.DateTimeFormat, utcMs: number): number | undefined
  * by the gap, i.e. read with the offset from before the change.
  */
 function zonedWallToUtcMs(localMs: number, timeZone: string): number | undefined {
+  // The default zone: no offset to look up (Intl lookups dominated polls of many Action jobs).
+  if (timeZone === 'UTC') return localMs;
   const f = formatterFor(timeZone);
   if (!f) return undefined;
   const before = zoneOffsetMs(f, localMs - DAY_MS);

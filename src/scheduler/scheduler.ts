@@ -11,6 +11,9 @@ import { cronFor } from '../config/durations.js';
 import type { Logger } from '../logger.js';
 import type { Instruments } from '../metrics/instruments.js';
 import type { StackPoller } from './stack-poller.js';
+import { spreadOffset } from './spread.js';
+
+export { spreadOffset };
 
 /** What the scheduler needs of a stack's poller. */
 export type Pollable = Pick<StackPoller, 'name' | 'stack' | 'groups' | 'poll'>;
@@ -159,11 +162,4 @@ export async function pollAllOnce(poller: Pollable, signal?: AbortSignal): Promi
   const groups = poller.groups();
   await Promise.all(groups.filter((g) => g !== 'actionJobs').map((g) => poller.poll(g, signal)));
   if (groups.includes('actionJobs')) await poller.poll('actionJobs', signal);
-}
-
-/** A stable offset in [0, interval) seconds from a name, so starts are spread but reproducible. */
-export function spreadOffset(name: string, intervalSeconds: number): number {
-  let h = 2166136261;
-  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619);
-  return (h >>> 0) % Math.max(1, Math.floor(intervalSeconds));
 }

@@ -4,7 +4,9 @@
  * - ingestion detail is fetched for the newest run when its id or status changes, and on every
  *   poll while it is running;
  * - an Action's jobs are fetched when its lastRunAt changed since the last fetch, and otherwise on
- *   the slow refresh (intervals.actionJobsRefresh);
+ *   the slow refresh (intervals.actionJobsRefresh), whose first round is spread over the second half
+ *   of the period by Action id, so that hundreds of Actions fetched at start-up do not all fall due
+ *   in the same poll an hour later;
  * - change history is fetched for the configured names only.
  */
 import { DATA_ENDPOINTS, GROUP_NAMES, GROUPS, type DataEndpoint, type GroupName } from '../cmdb/endpoints.js';
@@ -28,6 +30,7 @@ import type { Logger, SecretScrubber } from '../logger.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import { EndpointRunner, type PollResult } from './endpoint-runner.js';
 import { fanOut, type Cached } from './fan-out.js';
+import { spreadOffset } from './spread.js';
 
 /** The client methods the poller uses (CmdbClient implements them). */
 export interface CmdbApi {
@@ -55,6 +58,8 @@ export function enabledEndpoints(stack: StackConfig): DataEndpoint[] {
 interface JobsCacheEntry {
   readonly jobs: ActionJob[];
   readonly lastRunAt: unknown;
+  /** When the slow refresh is due (unix seconds). */
+  readonly refreshAt: number;
 }
 
 export interface StackPollerOptions {
@@ -156,16 +161,19 @@ export class StackPoller {
     }
     const { stack, api, now } = this.opts;
     const lastRunAt = new Map(actions.map((a) => [a.actionId, a.lastRunAt]));
+    const refresh = stack.intervals.actionJobsRefresh;
     await this.runner.run('action_jobs', async () => {
       const result = await fanOut<JobsCacheEntry>({
         ids: actions.map((a) => a.actionId),
         cache: this.jobs,
         due: (id, cached) =>
-          !cached ||
-          cached.failed === true ||
-          cached.value.lastRunAt !== lastRunAt.get(id) ||
-          now() - cached.fetchedAt >= stack.intervals.actionJobsRefresh,
-        fetch: async (id) => ({ jobs: await notFoundAsEmpty(api.actionJobs(id, signal)), lastRunAt: lastRunAt.get(id) }),
+          !cached || cached.failed === true || cached.value.lastRunAt !== lastRunAt.get(id) || now() >= cached.value.refreshAt,
+        fetch: async (id) => {
+          const first = !this.jobs.has(id);
+          const jobs = await notFoundAsEmpty(api.actionJobs(id, signal));
+          const wait = first ? refresh / 2 + spreadOffset(id, refresh / 2) : refresh;
+          return { jobs, lastRunAt: lastRunAt.get(id), refreshAt: now() + wait };
+        },
         concurrency: stack.maxConcurrency,
         staleAfterSeconds: stack.intervals.actionJobs * stack.staleIntervals,
         now,

@@ -4,15 +4,18 @@
  * - a successful poll replaces the endpoint's series wholesale (vanished entities vanish at once);
  * - a failed poll sets cmdb_endpoint_up to 0 at once and keeps the last good series until the last
  *   success is older than the endpoint's stale limit, then drops them.
- * The exposition text of these families is rendered once per change and reused by every scrape;
- * only cmdb_license_days_until_expiry is computed at scrape time.
+ * Rendering follows the data: an endpoint's series lines are rendered once, when its poll swaps
+ * them in (each label set formatted once, for de-duplication and output alike), and the exposition
+ * is assembled from those pieces once per change. A change to one endpoint re-renders only that
+ * endpoint; a poll that changes only status (up, last success) re-renders no data at all. Only
+ * cmdb_license_days_until_expiry is computed at scrape time.
  */
-import type { DataEndpoint } from '../cmdb/endpoints.js';
+import { DATA_ENDPOINTS, type DataEndpoint } from '../cmdb/endpoints.js';
 import { CATALOGUE, family, type MetricFamily } from '../metrics/catalogue.js';
 import type { Instruments } from '../metrics/instruments.js';
 import type { Sample } from '../metrics/sample.js';
 import type { Logger } from '../logger.js';
-import { formatLabels, renderFamily, type Series } from './exposition.js';
+import { escapeHelp, formatLabels, formatValue, renderFamily, type Series } from './exposition.js';
 
 export interface EndpointSettings {
   readonly intervalSeconds: number;
@@ -28,7 +31,11 @@ export interface EndpointSnapshot {
 
 interface EndpointState extends EndpointSnapshot {
   readonly settings: EndpointSettings;
+  /** The samples' exposition lines per family, sorted; rendered when the samples were swapped in. */
+  readonly lines: ReadonlyMap<string, string>;
 }
+
+const NO_LINES: ReadonlyMap<string, string> = new Map();
 
 interface StackState {
   readonly endpoints: Map<DataEndpoint, EndpointState>;
@@ -49,7 +56,7 @@ export class SnapshotStore {
 
   addStack(stack: string, endpoints: ReadonlyMap<DataEndpoint, EndpointSettings>, maxSeries: number): void {
     const state: StackState = { endpoints: new Map(), maxSeries, capped: new Set() };
-    for (const [endpoint, settings] of endpoints) state.endpoints.set(endpoint, { settings, samples: [] });
+    for (const [endpoint, settings] of endpoints) state.endpoints.set(endpoint, { settings, samples: [], lines: NO_LINES });
     this.stacks.set(stack, state);
     this.rendered = null;
   }
@@ -68,7 +75,7 @@ export class SnapshotStore {
 
   /** A successful poll: `samples` replace the endpoint's series wholesale. */
   succeed(stack: string, endpoint: DataEndpoint, samples: readonly Sample[], at: number): void {
-    this.set(stack, endpoint, (s) => ({ ...s, samples: this.prepare(stack, endpoint, samples), up: 1, lastSuccess: at }));
+    this.set(stack, endpoint, (s) => ({ ...s, ...this.prepare(stack, endpoint, samples), up: 1, lastSuccess: at }));
   }
 
   /** A successful poll that needed no request: the series already held are still current. */
@@ -81,11 +88,7 @@ export class SnapshotStore {
    * where some failed: fresh results merged with the last good ones of the failed ids).
    */
   fail(stack: string, endpoint: DataEndpoint, partial?: readonly Sample[]): void {
-    this.set(stack, endpoint, (s) => ({
-      ...s,
-      samples: partial ? this.prepare(stack, endpoint, partial) : s.samples,
-      up: 0,
-    }));
+    this.set(stack, endpoint, (s) => ({ ...s, ...(partial ? this.prepare(stack, endpoint, partial) : {}), up: 0 }));
   }
 
   /** Drop the series of failing endpoints whose last success is older than their stale limit. */
@@ -95,7 +98,7 @@ export class SnapshotStore {
         if (s.up !== 0 || s.samples.length === 0) continue;
         const age = now - (s.lastSuccess ?? -Infinity);
         if (age > s.settings.staleAfterSeconds) {
-          state.endpoints.set(endpoint, { ...s, samples: [] });
+          state.endpoints.set(endpoint, { ...s, samples: [], lines: NO_LINES });
           this.rendered = null;
           this.opts.logger.info(
             { stack, endpoint, staleAfterSeconds: s.settings.staleAfterSeconds },
@@ -129,29 +132,34 @@ export class SnapshotStore {
     this.rendered = null;
   }
 
-  /** Adds `stack`, drops duplicate label sets (first wins), and applies the stack's series cap. */
-  private prepare(stack: string, endpoint: DataEndpoint, samples: readonly Sample[]): Sample[] {
+  /**
+   * Adds `stack`, drops duplicate label sets (first wins), applies the stack's series cap, and
+   * renders the lines: the label text of each series is formatted once, for both purposes.
+   */
+  private prepare(stack: string, endpoint: DataEndpoint, samples: readonly Sample[]): { samples: Sample[]; lines: Map<string, string> } {
     const seen = new Set<string>();
-    const out: Sample[] = [];
+    const kept: Array<{ sample: Sample; text: string }> = [];
     let duplicates = 0;
     for (const s of samples) {
       const labels = { stack, ...s.labels };
-      const key = s.name + formatLabels(family(s.name).labels, labels);
+      const text = formatLabels(family(s.name).labels, labels);
+      const key = s.name + text;
       if (seen.has(key)) {
         duplicates++;
         continue;
       }
       seen.add(key);
-      out.push({ name: s.name, labels, value: s.value });
+      kept.push({ sample: { name: s.name, labels, value: s.value }, text });
     }
     if (duplicates > 0) {
       this.opts.instruments.duplicateSeries.inc({ stack }, duplicates);
       this.opts.logger.debug({ stack, endpoint, duplicates }, 'merged duplicate series (first kept)');
     }
-    return this.cap(stack, endpoint, out);
+    const capped = this.cap(stack, endpoint, kept);
+    return { samples: capped.map((k) => k.sample), lines: renderLines(capped) };
   }
 
-  private cap(stack: string, endpoint: DataEndpoint, samples: Sample[]): Sample[] {
+  private cap<T>(stack: string, endpoint: DataEndpoint, samples: T[]): T[] {
     const state = this.stacks.get(stack);
     if (!state) return samples;
     const others = this.seriesCount(stack) - (state.endpoints.get(endpoint)?.samples.length ?? 0);
@@ -172,29 +180,40 @@ export class SnapshotStore {
     return samples.slice(0, room);
   }
 
+  /** Assembles the text per family from the endpoints' rendered lines plus the status families. */
   private render(): Map<string, string> {
-    const byFamily = new Map<string, Series[]>();
-    const add = (name: string, series: Series) => {
-      let list = byFamily.get(name);
-      if (!list) byFamily.set(name, (list = []));
+    const chunks = new Map<string, string[]>();
+    const status = new Map<string, Series[]>();
+    const addStatus = (name: string, series: Series) => {
+      let list = status.get(name);
+      if (!list) status.set(name, (list = []));
       list.push(series);
     };
     for (const stack of [...this.stacks.keys()].sort()) {
       const state = this.stacks.get(stack);
       if (!state) continue;
       let count = 0;
-      for (const [endpoint, s] of state.endpoints) {
-        for (const sample of s.samples) add(sample.name, sample);
+      for (const endpoint of DATA_ENDPOINTS) {
+        const s = state.endpoints.get(endpoint);
+        if (!s) continue;
+        for (const [name, text] of s.lines) {
+          let list = chunks.get(name);
+          if (!list) chunks.set(name, (list = []));
+          list.push(text);
+        }
         count += s.samples.length;
         const labels = { stack, endpoint };
-        add('cmdb_endpoint_poll_interval_seconds', { labels, value: s.settings.intervalSeconds });
-        if (s.up !== undefined) add('cmdb_endpoint_up', { labels, value: s.up });
-        if (s.lastSuccess !== undefined) add('cmdb_endpoint_last_success_timestamp_seconds', { labels, value: s.lastSuccess });
+        addStatus('cmdb_endpoint_poll_interval_seconds', { labels, value: s.settings.intervalSeconds });
+        if (s.up !== undefined) addStatus('cmdb_endpoint_up', { labels, value: s.up });
+        if (s.lastSuccess !== undefined) addStatus('cmdb_endpoint_last_success_timestamp_seconds', { labels, value: s.lastSuccess });
       }
-      add('cmdb_series', { labels: { stack }, value: count });
+      addStatus('cmdb_series', { labels: { stack }, value: count });
     }
     const out = new Map<string, string>();
-    for (const f of SNAPSHOT_FAMILIES) out.set(f.name, renderFamily(f, sortSeries(f, byFamily.get(f.name) ?? [])));
+    for (const f of SNAPSHOT_FAMILIES) {
+      const data = chunks.get(f.name);
+      out.set(f.name, data ? `${header(f)}${data.join('')}` : renderFamily(f, sortedByLabels(f, status.get(f.name) ?? [])));
+    }
     return out;
   }
 
@@ -209,8 +228,28 @@ export class SnapshotStore {
   }
 }
 
-function sortSeries(f: MetricFamily, series: Series[]): Series[] {
+function sortedByLabels(f: MetricFamily, series: Series[]): Series[] {
   const keyed = series.map((s) => ({ s, k: formatLabels(f.labels, s.labels) }));
   keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
   return keyed.map((x) => x.s);
+}
+
+function header(f: MetricFamily): string {
+  return `# HELP ${f.name} ${escapeHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n`;
+}
+
+/** Lines per family, sorted by label text so the output does not depend on response order. */
+function renderLines(series: ReadonlyArray<{ sample: Sample; text: string }>): Map<string, string> {
+  const byFamily = new Map<string, Array<{ sample: Sample; text: string }>>();
+  for (const s of series) {
+    let list = byFamily.get(s.sample.name);
+    if (!list) byFamily.set(s.sample.name, (list = []));
+    list.push(s);
+  }
+  const out = new Map<string, string>();
+  for (const [name, list] of byFamily) {
+    list.sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
+    out.set(name, list.map((s) => `${name}${s.text} ${formatValue(s.sample.value)}\n`).join(''));
+  }
+  return out;
 }

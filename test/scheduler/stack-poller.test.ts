@@ -127,6 +127,25 @@ describe('Action jobs', () => {
     expect(s.calls.actionJobs?.slice(3).sort()).toEqual(['A', 'B']);
   });
 
+  it('spread the first slow refresh over the second half of the period, so they do not all fall due at once', async () => {
+    const s = setup();
+    s.state.actions = Array.from({ length: 40 }, (_, i) => action(`action-${i}`, 't'));
+    await s.poller.poll('actions');
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs).toHaveLength(40);
+    s.clock.t += 1799;
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs).toHaveLength(40);
+    s.clock.t += 900;
+    await s.poller.poll('actionJobs');
+    const firstHalf = (s.calls.actionJobs?.length ?? 0) - 40;
+    expect(firstHalf).toBeGreaterThan(5);
+    expect(firstHalf).toBeLessThan(35);
+    s.clock.t += 900;
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs).toHaveLength(80);
+  });
+
   it('read a 404 as an Action without jobs, not as a failure', async () => {
     const s = setup();
     s.state.actions = [action('A', 'x')];

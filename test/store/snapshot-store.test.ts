@@ -125,6 +125,21 @@ describe('rendering', () => {
     expect(render).toHaveBeenCalledTimes(2);
   });
 
+  it('renders an endpoint\'s series when they are swapped in, and not again for a status-only change', () => {
+    const { store } = setup();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- spying on a private method
+    const prepare = vi.spyOn(store as any, 'prepare');
+    store.succeed('s1', 'connector', [connector('a')], 1000);
+    store.succeed('s1', 'license', [{ name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: 5 }], 1000);
+    expect(prepare).toHaveBeenCalledTimes(2);
+    store.confirm('s1', 'connector', 1060);
+    store.fail('s1', 'license');
+    const text = store.text(1060);
+    expect(prepare).toHaveBeenCalledTimes(2);
+    expect(text).toContain('cmdb_connector_input_records{stack="s1",connector="a",profile=""} 1');
+    expect(text).toContain('cmdb_endpoint_up{stack="s1",endpoint="license"} 0');
+  });
+
   it('escapes hostile label values in the exposition', () => {
     const { store } = setup();
     store.succeed('s1', 'connector', [connector('Lab "East" \\ Zürich\nWing')], 1000);
