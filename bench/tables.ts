@@ -4,20 +4,10 @@ import { budgetSeconds, DEFAULT_RATE, hourlyVolume } from './budget.js';
 import { bytes, count, ms, percent, seconds, type Table } from './format.js';
 import type { BenchResult, SizeResult } from './results.js';
 import { RAISED_RATE } from './sizes.js';
+import { ENDPOINTS } from '../src/cmdb/endpoints.js';
 
-const ENDPOINT_COLUMNS = [
-  'access_token',
-  'metrics_data',
-  'license',
-  'connector',
-  'data_ingestion',
-  'data_ingestion_next',
-  'data_ingestion_detail',
-  'actions',
-  'action_jobs',
-  'asset_change',
-  'user_change',
-] as const;
+/** One column per endpoint, in the order of the endpoint list. */
+const ENDPOINT_COLUMNS = ENDPOINTS;
 
 export function dataTable(r: BenchResult): Table {
   return {
