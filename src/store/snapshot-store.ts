@@ -51,6 +51,7 @@ export class SnapshotStore {
   private readonly stacks = new Map<string, StackState>();
   /** Rendered text per family, in catalogue order; null when a change has not been rendered yet. */
   private rendered: Map<string, string> | null = null;
+  private renderScheduled = false;
 
   constructor(private readonly opts: { instruments: Instruments; logger: Logger }) {}
 
@@ -58,11 +59,11 @@ export class SnapshotStore {
     const state: StackState = { endpoints: new Map(), maxSeries, capped: new Set() };
     for (const [endpoint, settings] of endpoints) state.endpoints.set(endpoint, { settings, samples: [], lines: NO_LINES });
     this.stacks.set(stack, state);
-    this.rendered = null;
+    this.invalidate();
   }
 
   removeStack(stack: string): void {
-    if (this.stacks.delete(stack)) this.rendered = null;
+    if (this.stacks.delete(stack)) this.invalidate();
   }
 
   stackNames(): string[] {
@@ -99,7 +100,7 @@ export class SnapshotStore {
         const age = now - (s.lastSuccess ?? -Infinity);
         if (age > s.settings.staleAfterSeconds) {
           state.endpoints.set(endpoint, { ...s, samples: [], lines: NO_LINES });
-          this.rendered = null;
+          this.invalidate();
           this.opts.logger.info(
             { stack, endpoint, staleAfterSeconds: s.settings.staleAfterSeconds },
             'dropped the series of a failing endpoint: its last success is older than the stale limit',
@@ -124,12 +125,26 @@ export class SnapshotStore {
     return parts.join('');
   }
 
+  /**
+   * A change: assemble the text right after the current burst of changes (coalesced), off the scrape
+   * path. A scrape that arrives first assembles it itself; either way once per change.
+   */
+  private invalidate(): void {
+    this.rendered = null;
+    if (this.renderScheduled) return;
+    this.renderScheduled = true;
+    setImmediate(() => {
+      this.renderScheduled = false;
+      this.rendered ??= this.render();
+    }).unref();
+  }
+
   private set(stack: string, endpoint: DataEndpoint, update: (s: EndpointState) => EndpointState): void {
     const state = this.stacks.get(stack);
     const current = state?.endpoints.get(endpoint);
     if (!state || !current) return; // stack removed or endpoint disabled while the poll ran
     state.endpoints.set(endpoint, update(current));
-    this.rendered = null;
+    this.invalidate();
   }
 
   /**

@@ -191,3 +191,18 @@ describe('duplicates and the series cap', () => {
     expect(log.lines().filter((l) => String(l.msg).startsWith('series cap reached'))).toHaveLength(1);
   });
 });
+
+describe('rendering off the scrape path', () => {
+  it('assembles the text right after a burst of changes, once, before any scrape asks', async () => {
+    const { store } = setup();
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- spying on a private method
+    const render = vi.spyOn(store as any, 'render');
+    store.succeed('s1', 'connector', [connector('a')], 1000);
+    store.succeed('s1', 'license', [{ name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: 5 }], 1000);
+    expect(render).toHaveBeenCalledTimes(0);
+    await new Promise((r) => setImmediate(r));
+    expect(render).toHaveBeenCalledTimes(1);
+    store.text(1000);
+    expect(render).toHaveBeenCalledTimes(1);
+  });
+});
