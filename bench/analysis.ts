@@ -4,7 +4,7 @@
  */
 import { BUILTIN_SETTINGS } from '../src/config/defaults.js';
 import { DEFAULT_INTERVALS } from '../src/config/types.js';
-import { GROUP_NAMES } from '../src/cmdb/endpoints.js';
+import { GROUP_NAMES } from '../src/api/endpoints.js';
 import type { SizeResult } from './results.js';
 
 /** Growth per 1,000 connector profiles, from the smallest to the largest size measured. */

@@ -10,7 +10,8 @@ import { gzip } from 'node:zlib';
 import { start, type App } from '../src/app.js';
 import { BUILTIN_SETTINGS } from '../src/config/defaults.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
-import { createLogger, SecretScrubber } from '../src/logger.js';
+import { createLogger } from '../src/logger.js';
+import { SecretScrubber } from '../src/secrets.js';
 import { distribution, timeRepeatedly } from './stats.js';
 import type { ExporterInput, Memory, PollFigures, RenderBounds, RenderFigures } from './results.js';
 

@@ -4,7 +4,7 @@ import { budgetSeconds, DEFAULT_RATE, hourlyVolume } from './budget.js';
 import { bytes, count, ms, percent, seconds, type Table } from './format.js';
 import type { BenchResult, SizeResult } from './results.js';
 import { RAISED_RATE } from './sizes.js';
-import { ENDPOINTS } from '../src/cmdb/endpoints.js';
+import { ENDPOINTS } from '../src/api/endpoints.js';
 
 /** One column per endpoint, in the order of the endpoint list. */
 const ENDPOINT_COLUMNS = ENDPOINTS;

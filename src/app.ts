@@ -5,12 +5,13 @@
  */
 import { Registry } from 'prom-client';
 import { CmdbClient } from './cmdb/client.js';
-import { GROUPS, type DataEndpoint } from './cmdb/endpoints.js';
+import { GROUPS, type DataEndpoint } from './api/endpoints.js';
 import { parseListenAddress } from './config/listen.js';
 import { configWarnings, redactConfig } from './config/load.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
-import { createLogger, SecretScrubber, type Logger } from './logger.js';
+import { createLogger, type Logger } from './logger.js';
+import { SecretScrubber } from './secrets.js';
 import { createInstruments, initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
 import { nodeCron, pollAllOnce, Scheduler, type CronLike } from './scheduler/scheduler.js';
 import { enabledEndpoints, StackPoller } from './scheduler/stack-poller.js';

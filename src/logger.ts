@@ -9,32 +9,8 @@ import type { LogFormat, LogLevel } from './config/types.js';
 
 export type { Logger };
 
-export const REDACTED = '[REDACTED]';
+import { REDACTED, type SecretScrubber } from './secrets.js';
 
-/** Secret values to scrub from output. Shared by the logger, error messages and the landing page. */
-export class SecretScrubber {
-  private values = new Set<string>();
-
-  add(value: string | undefined): void {
-    // Very short values would scrub ordinary words; secrets and tokens are longer than this.
-    if (value && value.length >= 4) this.values.add(value);
-  }
-
-  clear(): void {
-    this.values = new Set();
-  }
-
-  scrub(text: string): string {
-    let out = text;
-    for (const v of this.values) {
-      if (out.includes(v)) out = out.split(v).join(REDACTED);
-      // Secrets also appear JSON-escaped inside log lines.
-      const escaped = JSON.stringify(v).slice(1, -1);
-      if (escaped !== v && out.includes(escaped)) out = out.split(escaped).join(REDACTED);
-    }
-    return out;
-  }
-}
 
 export const REDACT_PATHS = [
   'secret',

@@ -8,7 +8,8 @@ import { start, type App } from './app.js';
 import { loadConfig } from './config/load.js';
 import type { ExporterConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
-import { createLogger, SecretScrubber } from './logger.js';
+import { createLogger } from './logger.js';
+import { SecretScrubber } from './secrets.js';
 import { VERSION } from './version.js';
 
 const HELP = `cmdb-exporter ${VERSION} — Prometheus exporter for the CMDB JSON API

@@ -5,10 +5,11 @@
 import { readFile } from 'node:fs/promises';
 import type { StackAuth, StackConfig } from '../config/types.js';
 import type { Instruments } from '../metrics/instruments.js';
-import type { Logger, SecretScrubber } from '../logger.js';
+import type { Logger } from '../logger.js';
+import type { SecretScrubber } from '../secrets.js';
 import { CmdbAbortedError, CmdbError, CmdbHttpError, CmdbInvalidBodyError, CmdbTokenRejectedError } from '../errors.js';
-import { TOKEN_PATH } from './endpoints.js';
-import { TokenResponseSchema, validate, type TokenResponse } from './schemas.js';
+import { TOKEN_PATH } from '../api/endpoints.js';
+import { TokenResponseSchema, validate, type TokenResponse } from '../api/schemas.js';
 import { jsonDecoder } from './body.js';
 import type { Reply } from './attempt.js';
 import { raceAbort } from './clock.js';

@@ -1,7 +1,7 @@
-/** Response bodies: JSON, validated with the endpoint's tolerant schema (src/cmdb/schemas.ts). */
+/** Response bodies: JSON, validated with the endpoint's tolerant schema (src/api/schemas.ts). */
 import type { z } from 'zod';
 import { CmdbInvalidBodyError } from '../errors.js';
-import { validate } from './schemas.js';
+import { validate } from '../api/schemas.js';
 import type { Reply } from './attempt.js';
 
 /**

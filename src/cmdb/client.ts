@@ -6,9 +6,10 @@
 import type { Dispatcher } from 'undici';
 import type { StackConfig } from '../config/types.js';
 import type { Instruments } from '../metrics/instruments.js';
-import type { Logger, SecretScrubber } from '../logger.js';
+import type { Logger } from '../logger.js';
+import type { SecretScrubber } from '../secrets.js';
 import { CmdbAbortedError, CmdbHttpError, CmdbUnauthorizedError } from '../errors.js';
-import { PATHS, type DataEndpoint } from './endpoints.js';
+import { PATHS, type DataEndpoint } from '../api/endpoints.js';
 import {
   ActionJobListSchema,
   ActionPageSchema,
@@ -28,7 +29,7 @@ import {
   type LicenseRecord,
   type MetricsRecord,
   type NextRun,
-} from './schemas.js';
+} from '../api/schemas.js';
 import type { z } from 'zod';
 import type { Reply } from './attempt.js';
 import { FetchedToken, PreIssuedToken, jsonHeaders, type TokenProvider } from './auth.js';

@@ -15,7 +15,7 @@ import {
   CmdbRateLimitedError,
   CmdbTimeoutError,
 } from '../errors.js';
-import type { EndpointName } from './endpoints.js';
+import type { EndpointName } from '../api/endpoints.js';
 import { attempt, isRetryableNetworkError, type Reply } from './attempt.js';
 import { backoffDelayMs, parseRetryAfter } from './backoff.js';
 import { StackLimiter } from './budget.js';

@@ -1,5 +1,5 @@
 /** Job history of each listed Action (…/action-jobs/<action_id>). action_status_msg is never read. */
-import type { ActionJob } from '../cmdb/schemas.js';
+import type { ActionJob } from '../api/schemas.js';
 import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext } from './types.js';
 import { SampleSet, newestIndex, readTime } from './emit.js';

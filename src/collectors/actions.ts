@@ -1,5 +1,5 @@
 /** Actions area: the Action list (…/actions, also …/action) and each Action's jobs (action-jobs.ts). */
-import type { Action } from '../cmdb/schemas.js';
+import type { Action } from '../api/schemas.js';
 import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext } from './types.js';
 import { SampleSet, label, preview, readTime } from './emit.js';

@@ -1,5 +1,5 @@
 /** The shape of one API area: its endpoints, their collectors and the catalogue families they feed. */
-import type { DataEndpoint } from '../cmdb/endpoints.js';
+import type { DataEndpoint } from '../api/endpoints.js';
 import { family } from '../metrics/catalogue.js';
 import type { Collector } from './types.js';
 

@@ -2,7 +2,7 @@
  * Change-history area (…/data/metadata/cmdb/{asset,user}/change?id=<name>), for the names listed in
  * the configuration. Old and new values are never read: they may be anything and never become labels.
  */
-import type { ChangeEntry } from '../cmdb/schemas.js';
+import type { ChangeEntry } from '../api/schemas.js';
 import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext, EndpointInputs } from './types.js';
 import { SampleSet } from './emit.js';

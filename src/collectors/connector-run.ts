@@ -2,7 +2,7 @@
  * What one connector run (its newest row) says beyond its identity: health, field lists and event
  * messages. Event texts and profile error messages are never read, only counted.
  */
-import type { ConnectorRun } from '../cmdb/schemas.js';
+import type { ConnectorRun } from '../api/schemas.js';
 
 export type Health = 'ok' | 'warning' | 'error' | 'unknown';
 export const HEALTH_STATES: readonly Health[] = ['ok', 'warning', 'error', 'unknown'];

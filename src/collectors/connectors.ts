@@ -2,7 +2,7 @@
  * Connectors area (GET …/system/metrics/connector). The input is a run history: several rows per
  * connector profile, in any order. One series set per (bridge_name, profile name), from its newest row.
  */
-import type { ConnectorRun } from '../cmdb/schemas.js';
+import type { ConnectorRun } from '../api/schemas.js';
 import type { Labels } from '../metrics/sample.js';
 import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext } from './types.js';

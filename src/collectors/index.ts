@@ -3,7 +3,7 @@
  * is built from it; the compiler checks that every data endpoint has a collector, and loading this
  * module fails if one has two.
  */
-import type { DataEndpoint } from '../cmdb/endpoints.js';
+import type { DataEndpoint } from '../api/endpoints.js';
 import type { CollectorTable } from './types.js';
 import type { AreaInfo } from './area.js';
 import { inventoryArea } from './inventory.js';

@@ -2,7 +2,7 @@
  * The ingestion run list (…/data-ingestion). Statuses are Airflow states; they are lowercased so
  * alerts can match "failed" whatever the case the service used.
  */
-import type { IngestionRun } from '../cmdb/schemas.js';
+import type { IngestionRun } from '../api/schemas.js';
 import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext } from './types.js';
 import { SampleSet, newestIndex, readTime, span } from './emit.js';

@@ -8,8 +8,8 @@ import type {
   LicenseRecord,
   MetricsRecord,
   NextRun,
-} from '../cmdb/schemas.js';
-import type { DataEndpoint } from '../cmdb/endpoints.js';
+} from '../api/schemas.js';
+import type { DataEndpoint } from '../api/endpoints.js';
 import type { Sample } from '../metrics/sample.js';
 import type { StateMemory } from './state-memory.js';
 

@@ -1,5 +1,5 @@
 /** Built-in defaults: the bottom layer under `defaults` and each stack's own values. */
-import type { DataEndpoint } from '../cmdb/endpoints.js';
+import type { DataEndpoint } from '../api/endpoints.js';
 import { DEFAULT_USER_AGENT } from '../version.js';
 import { DEFAULT_INTERVALS, DEFAULT_PORT, type Intervals, type LogFormat, type LogLevel, type RetryConfig } from './types.js';
 

@@ -1,5 +1,5 @@
 /** Checks for the values of the CMDB domain: addresses, stack names, endpoints, intervals. */
-import { DATA_ENDPOINTS, type DataEndpoint } from '../cmdb/endpoints.js';
+import { DATA_ENDPOINTS, type DataEndpoint } from '../api/endpoints.js';
 import { type Check, describeValue, fail, ok, text, andThen } from './checks.js';
 import { intervalProblem, parseDuration } from './durations.js';
 import { checkListenAddress } from './listen.js';

@@ -1,5 +1,5 @@
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import { SecretScrubber } from '../logger.js';
+import { SecretScrubber } from '../secrets.js';
 
 export type PathSegment = string | number;
 

@@ -1,4 +1,4 @@
-import { REDACTED } from '../logger.js';
+import { REDACTED } from '../secrets.js';
 import type { ExporterConfig, StackConfig } from './types.js';
 
 const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*)@/i;

@@ -2,7 +2,7 @@
  * The validated, defaulted configuration. `loadConfig` (src/config/load.ts) builds it from the YAML
  * file and the environment; everything downstream reads only this shape.
  */
-import type { DataEndpoint, GroupName } from '../cmdb/endpoints.js';
+import type { DataEndpoint, GroupName } from '../api/endpoints.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 export type LogFormat = 'json' | 'pretty';

@@ -8,7 +8,7 @@
  *   per change; always carries `stack` as its first label.
  * - `registry`: a prom-client instrument (counters, histograms) rendered by the registry.
  */
-import type { DataEndpoint } from '../cmdb/endpoints.js';
+import type { DataEndpoint } from '../api/endpoints.js';
 
 export type MetricType = 'gauge' | 'counter' | 'histogram';
 

@@ -8,10 +8,11 @@
  * - 403: the endpoint is not polled again until a back-off (doubling, capped) has passed.
  * - Shutdown aborts are not failures.
  */
-import type { DataEndpoint } from '../cmdb/endpoints.js';
+import type { DataEndpoint } from '../api/endpoints.js';
 import type { StackConfig } from '../config/types.js';
 import { CmdbAbortedError, CmdbError, CmdbHttpError } from '../errors.js';
-import type { Logger, SecretScrubber } from '../logger.js';
+import type { Logger } from '../logger.js';
+import type { SecretScrubber } from '../secrets.js';
 import type { Sample } from '../metrics/sample.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import { hintFor } from './hints.js';

@@ -6,7 +6,7 @@
  * group: an overlapping start is skipped and counted.
  */
 import cron from 'node-cron';
-import type { GroupName } from '../cmdb/endpoints.js';
+import type { GroupName } from '../api/endpoints.js';
 import { cronFor } from '../config/durations.js';
 import type { Logger } from '../logger.js';
 import type { Instruments } from '../metrics/instruments.js';

@@ -9,7 +9,7 @@
  *   in the same poll an hour later;
  * - change history is fetched for the configured names only.
  */
-import { DATA_ENDPOINTS, GROUP_NAMES, GROUPS, type DataEndpoint, type GroupName } from '../cmdb/endpoints.js';
+import { DATA_ENDPOINTS, GROUP_NAMES, GROUPS, type DataEndpoint, type GroupName } from '../api/endpoints.js';
 import type {
   Action,
   ActionJob,
@@ -20,13 +20,14 @@ import type {
   LicenseRecord,
   MetricsRecord,
   NextRun,
-} from '../cmdb/schemas.js';
+} from '../api/schemas.js';
 import { COLLECTORS, newestRun } from '../collectors/index.js';
 import { StateMemory } from '../collectors/state-memory.js';
 import type { Collector, CollectorContext, EndpointInputs } from '../collectors/types.js';
 import type { StackConfig } from '../config/types.js';
 import { CmdbHttpError } from '../errors.js';
-import type { Logger, SecretScrubber } from '../logger.js';
+import type { Logger } from '../logger.js';
+import type { SecretScrubber } from '../secrets.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import { EndpointRunner, type PollResult } from './endpoint-runner.js';
 import { fanOut, type Cached } from './fan-out.js';

@@ -4,7 +4,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
-import { DATA_ENDPOINTS } from '../cmdb/endpoints.js';
+import { DATA_ENDPOINTS } from '../api/endpoints.js';
 import { ConfigError } from '../errors.js';
 import type { ScenarioControls } from './api.js';
 import { stateSummary, type Core } from './core.js';

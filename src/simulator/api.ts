@@ -3,7 +3,7 @@
  * src/simulator/server.ts implements it; tests, the demo and the benchmarks use it. The admin HTTP
  * endpoint (/_admin/…) exposes the same controls to other processes.
  */
-import type { DataEndpoint, EndpointName } from '../cmdb/endpoints.js';
+import type { DataEndpoint, EndpointName } from '../api/endpoints.js';
 
 export interface SimulatorSize {
   connectors: number;

@@ -1,8 +1,8 @@
 /** Everything one simulator instance holds, shared by the CMDB and admin request handlers. */
-import type { DataEndpoint } from '../cmdb/endpoints.js';
+import type { DataEndpoint } from '../api/endpoints.js';
 import type { ScenarioControls } from './api.js';
 import type { RateLimiter, TokenStore } from './access.js';
-import type { Dataset } from './data/types.js';
+import type { Dataset } from './data/dataset.js';
 import type { FaultBook } from './faults.js';
 import type { RequestLog } from './request-log.js';
 import type { Timeline } from './timeline.js';

@@ -4,7 +4,7 @@
  * from code, the CLI or the admin API.
  */
 import { z } from 'zod';
-import { ENDPOINTS, type EndpointName } from '../cmdb/endpoints.js';
+import { ENDPOINTS, type EndpointName } from '../api/endpoints.js';
 import { ConfigError } from '../errors.js';
 import type { FaultRule } from './api.js';
 import { errorReply, json, type Reply } from './http-io.js';

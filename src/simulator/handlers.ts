@@ -1,12 +1,12 @@
 /** Response bodies of the data endpoints (spec §2 shapes, §4 parameters). */
-import type { DataEndpoint } from '../cmdb/endpoints.js';
+import type { DataEndpoint } from '../api/endpoints.js';
 import { isoDay, parseDay, startOfDay } from './format.js';
 import { errorReply, json, type Reply } from './http-io.js';
 import { pageRequest, slicePage } from './paging.js';
 import { SORTABLE_FIELDS, type SortDirection } from './data/connector-history.js';
 import { ingestionRunRow, nextRunRow, taskRows } from './data/ingestion.js';
 import { currentMetrics, pastMetrics } from './data/inventory.js';
-import type { Dataset } from './data/types.js';
+import type { Dataset } from './data/dataset.js';
 
 export interface HandlerContext {
   data: Dataset;

@@ -1,10 +1,10 @@
 /**
  * Routing on the raw path. Each segment is decoded once, so a run id holding `/` arrives encoded as
- * one segment and still matches. The table is derived from PATHS in src/cmdb/endpoints.ts, the one
+ * one segment and still matches. The table is derived from PATHS in src/api/endpoints.ts, the one
  * list of what the client requests; everything else (for instance GET
  * /CMDB/v2/system/data-ingestion/run, which starts an ingestion on the real service) is unknown.
  */
-import { DATA_ENDPOINTS, PATHS, TOKEN_PATH, type EndpointName } from '../cmdb/endpoints.js';
+import { DATA_ENDPOINTS, PATHS, TOKEN_PATH, type EndpointName } from '../api/endpoints.js';
 
 export type Route =
   | { kind: 'cmdb'; endpoint: EndpointName; method: 'GET' | 'POST'; arg?: string }

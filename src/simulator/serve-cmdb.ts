@@ -4,7 +4,7 @@
  * is recorded with its raw path and query and the status it got (0 for a reset).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DataEndpoint, EndpointName } from '../cmdb/endpoints.js';
+import type { DataEndpoint, EndpointName } from '../api/endpoints.js';
 import type { RequestRecord } from './api.js';
 import type { Core } from './core.js';
 import { faultEffect } from './faults.js';

@@ -5,14 +5,13 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { DataEndpoint } from '../cmdb/endpoints.js';
+import type { DataEndpoint } from '../api/endpoints.js';
 import { ConfigError } from '../errors.js';
 import type { FaultRule, RequestRecord, Simulator, SimulatorOptions } from './api.js';
 import { RateLimiter, TokenStore } from './access.js';
 import { serveAdmin } from './admin.js';
 import { stateSummary, type Core, type SimulatorState } from './core.js';
-import { buildDataset, resolveSize } from './data/dataset.js';
-import type { Dataset } from './data/types.js';
+import { buildDataset, resolveSize, type Dataset } from './data/dataset.js';
 import { FaultBook, type SimulatorFaultRule } from './faults.js';
 import { errorReply, send } from './http-io.js';
 import { MAX_PAGE_SIZE } from './paging.js';

@@ -10,7 +10,8 @@ import { addJob, makeJob } from './data/actions.js';
 import { cycleRows } from './data/connectors.js';
 import { INGESTION_PERIOD_MS, finishRun, runningRun, scheduledRun } from './data/ingestion.js';
 import { driftMinute } from './data/inventory.js';
-import type { ActionState, ConnectorSpec, Dataset, IngestionRun } from './data/types.js';
+import type { Dataset } from './data/dataset.js';
+import type { ActionState, ConnectorSpec, IngestionRun } from './data/types.js';
 
 const MINUTE_MS = 60_000;
 /** Drift is a random walk; a day of steps is plenty after a long jump. */

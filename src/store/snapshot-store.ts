@@ -10,7 +10,7 @@
  * endpoint; a poll that changes only status (up, last success) re-renders no data at all. Only
  * cmdb_license_days_until_expiry is computed at scrape time.
  */
-import { DATA_ENDPOINTS, type DataEndpoint } from '../cmdb/endpoints.js';
+import { DATA_ENDPOINTS, type DataEndpoint } from '../api/endpoints.js';
 import { CATALOGUE, family, type MetricFamily } from '../metrics/catalogue.js';
 import type { Instruments } from '../metrics/instruments.js';
 import type { Sample } from '../metrics/sample.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { jsonDecoder } from '../../src/cmdb/body.js';
-import { ConnectorPageSchema, MetricsRecordSchema } from '../../src/cmdb/schemas.js';
+import { ConnectorPageSchema, MetricsRecordSchema } from '../../src/api/schemas.js';
 import { CmdbInvalidBodyError } from '../../src/errors.js';
 import type { Reply } from '../../src/cmdb/attempt.js';
 

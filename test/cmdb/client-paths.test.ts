@@ -1,6 +1,6 @@
 /** Paths, spellings, encodings and paging against the simulator's request log. */
 import { describe, expect, it } from 'vitest';
-import { PATHS, TOKEN_PATH, DATA_ENDPOINTS } from '../../src/cmdb/endpoints.js';
+import { PATHS, TOKEN_PATH, DATA_ENDPOINTS } from '../../src/api/endpoints.js';
 import { CmdbHttpError } from '../../src/errors.js';
 import { makeClient, rejection } from './helpers/client.js';
 import { dataPaths, requestsTo, sim, simStack, trackedAsset, trackedUser } from './helpers/sim.js';

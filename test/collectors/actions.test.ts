@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ActionJobListSchema, ActionPageSchema } from '../../src/cmdb/schemas.js';
+import { ActionJobListSchema, ActionPageSchema } from '../../src/api/schemas.js';
 import { collectActions } from '../../src/collectors/actions.js';
 import { collectActionJobs, newestJob } from '../../src/collectors/action-jobs.js';
 import { StateMemory } from '../../src/collectors/state-memory.js';

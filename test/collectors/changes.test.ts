@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ChangeListSchema } from '../../src/cmdb/schemas.js';
+import { ChangeListSchema } from '../../src/api/schemas.js';
 import { collectAssetChanges, collectUserChanges } from '../../src/collectors/changes.js';
 import type { CollectorContext, EndpointInputs } from '../../src/collectors/types.js';
 import type { Sample } from '../../src/metrics/sample.js';

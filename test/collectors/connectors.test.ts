@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConnectorPageSchema } from '../../src/cmdb/schemas.js';
+import { ConnectorPageSchema } from '../../src/api/schemas.js';
 import { collectConnectors } from '../../src/collectors/connectors.js';
 import { StateMemory } from '../../src/collectors/state-memory.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import type { z } from 'zod';
-import { validate } from '../../src/cmdb/schemas.js';
+import { validate } from '../../src/api/schemas.js';
 import { FAMILIES } from '../../src/metrics/catalogue.js';
 import type { Labels, Sample } from '../../src/metrics/sample.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DATA_ENDPOINTS, type DataEndpoint } from '../../src/cmdb/endpoints.js';
+import { DATA_ENDPOINTS, type DataEndpoint } from '../../src/api/endpoints.js';
 import {
   ActionJobListSchema,
   ActionPageSchema,
@@ -10,7 +10,7 @@ import {
   LicenseRecordSchema,
   MetricsRecordSchema,
   NextRunSchema,
-} from '../../src/cmdb/schemas.js';
+} from '../../src/api/schemas.js';
 import { AREAS, COLLECTORS, daysUntilExpiry, newestRun } from '../../src/collectors/index.js';
 import type { CollectorContext, EndpointInputs } from '../../src/collectors/types.js';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';

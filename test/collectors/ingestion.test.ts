@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IngestionDetailSchema, IngestionRunListSchema, NextRunSchema } from '../../src/cmdb/schemas.js';
+import { IngestionDetailSchema, IngestionRunListSchema, NextRunSchema } from '../../src/api/schemas.js';
 import { collectIngestionRuns, newestRun } from '../../src/collectors/ingestion-runs.js';
 import { collectIngestionNext } from '../../src/collectors/ingestion-next.js';
 import { collectIngestionDetail } from '../../src/collectors/ingestion-detail.js';

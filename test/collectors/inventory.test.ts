@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MetricsRecordSchema } from '../../src/cmdb/schemas.js';
+import { MetricsRecordSchema } from '../../src/api/schemas.js';
 import { collectMetricsData } from '../../src/collectors/inventory.js';
 import { collect, context, fixture, validated, valueOf } from './helpers.js';
 

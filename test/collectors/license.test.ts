@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LicenseRecordSchema } from '../../src/cmdb/schemas.js';
+import { LicenseRecordSchema } from '../../src/api/schemas.js';
 import { collectLicense, daysUntilExpiry } from '../../src/collectors/license.js';
 import { collect, context, find, fixture, iso, validated, valueOf } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { redactConfig, secretsOf } from '../../src/config/load.js';
-import { SecretScrubber } from '../../src/logger.js';
+import { SecretScrubber } from '../../src/secrets.js';
 import { loadYaml, Scratch } from './helpers.js';
 
 const scratch = new Scratch();

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { start, type App, type StartOptions } from '../../src/app.js';
 import type { ExporterConfig, StackConfig } from '../../src/config/types.js';
-import { createLogger, SecretScrubber } from '../../src/logger.js';
+import { createLogger } from '../../src/logger.js';
+import { SecretScrubber } from '../../src/secrets.js';
 import type { SimulatorServer } from '../../src/simulator/server.js';
 import { testStack } from './stack.js';
 

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
-import { createLogger, SecretScrubber, type Logger } from '../../src/logger.js';
+import { createLogger, type Logger } from '../../src/logger.js';
+import { SecretScrubber } from '../../src/secrets.js';
 
 export interface CapturedLog {
   logger: Logger;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { Scheduler, spreadOffset, type CronLike, type Pollable } from '../../src/scheduler/scheduler.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
-import type { GroupName } from '../../src/cmdb/endpoints.js';
+import type { GroupName } from '../../src/api/endpoints.js';
 import { captureLogger } from '../helpers/log.js';
 import { testStack } from '../helpers/stack.js';
 

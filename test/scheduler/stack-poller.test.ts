@@ -4,7 +4,7 @@ import { StackPoller, enabledEndpoints, type CmdbApi } from '../../src/scheduler
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import { CmdbHttpError } from '../../src/errors.js';
-import type { Action, ActionJob, IngestionRun } from '../../src/cmdb/schemas.js';
+import type { Action, ActionJob, IngestionRun } from '../../src/api/schemas.js';
 import type { StackConfig } from '../../src/config/types.js';
 import { captureLogger } from '../helpers/log.js';
 import { testStack } from '../helpers/stack.js';

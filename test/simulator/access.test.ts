@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PATHS, TOKEN_PATH } from '../../src/cmdb/endpoints.js';
+import { PATHS, TOKEN_PATH } from '../../src/api/endpoints.js';
 import { ConfigError } from '../../src/errors.js';
 import { fetchToken, get, post, sim } from './helpers.js';
 

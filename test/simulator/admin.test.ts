@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PATHS } from '../../src/cmdb/endpoints.js';
+import { PATHS } from '../../src/api/endpoints.js';
 import { fetchToken, get, request, sim } from './helpers.js';
 
 const LICENSE = PATHS.license()[0] as string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PATHS, TOKEN_PATH } from '../../src/cmdb/endpoints.js';
-import { TokenResponseSchema, validate } from '../../src/cmdb/schemas.js';
+import { PATHS, TOKEN_PATH } from '../../src/api/endpoints.js';
+import { TokenResponseSchema, validate } from '../../src/api/schemas.js';
 import { fetchToken, get, post, sim } from './helpers.js';
 
 const LICENSE = PATHS.license()[0] as string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PATHS } from '../../src/cmdb/endpoints.js';
+import { PATHS } from '../../src/api/endpoints.js';
 import { ConfigError } from '../../src/errors.js';
 import { parseCli, parseFaultSpec } from '../../src/simulator/cli.js';
 import { fetchToken, get } from './helpers.js';

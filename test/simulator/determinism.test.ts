@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { PATHS } from '../../src/cmdb/endpoints.js';
+import { PATHS } from '../../src/api/endpoints.js';
 import type { SimulatorServer } from '../../src/simulator/server.js';
 import { FIXED_NOW, fetchToken, get, sim } from './helpers.js';
 import { startCli } from './cli-process.js';

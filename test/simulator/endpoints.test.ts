@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA_ENDPOINTS, PATHS, pathSegment } from '../../src/cmdb/endpoints.js';
-import { MetricsRecordSchema, validate } from '../../src/cmdb/schemas.js';
+import { DATA_ENDPOINTS, PATHS, pathSegment } from '../../src/api/endpoints.js';
+import { MetricsRecordSchema, validate } from '../../src/api/schemas.js';
 import type { SimulatorSize } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { FIXED_NOW, fetchToken, get, rawGet, sim, spellings } from './helpers.js';

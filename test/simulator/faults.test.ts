@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { DATA_ENDPOINTS, PATHS, TOKEN_PATH, type DataEndpoint } from '../../src/cmdb/endpoints.js';
-import { TokenResponseSchema, validate } from '../../src/cmdb/schemas.js';
+import { DATA_ENDPOINTS, PATHS, TOKEN_PATH, type DataEndpoint } from '../../src/api/endpoints.js';
+import { TokenResponseSchema, validate } from '../../src/api/schemas.js';
 import { ConfigError } from '../../src/errors.js';
 import type { FaultRule } from '../../src/simulator/api.js';
 import { SCHEMAS } from './schemas.js';

@@ -1,7 +1,7 @@
 /** Helpers for the simulator tests: real loopback HTTP against a simulator with a fixed clock. */
 import { request as httpRequest } from 'node:http';
 import { afterEach } from 'vitest';
-import { PATHS, TOKEN_PATH, type DataEndpoint } from '../../src/cmdb/endpoints.js';
+import { PATHS, TOKEN_PATH, type DataEndpoint } from '../../src/api/endpoints.js';
 import type { SimulatorOptions } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 

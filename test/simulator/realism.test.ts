@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PATHS } from '../../src/cmdb/endpoints.js';
+import { PATHS } from '../../src/api/endpoints.js';
 import type { SimulatorServer } from '../../src/simulator/server.js';
 import type {
   ActionJobRow,

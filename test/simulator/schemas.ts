@@ -1,6 +1,6 @@
 /** The client's schema for each data endpoint: what every simulator answer must pass. */
 import type { z } from 'zod';
-import type { DataEndpoint } from '../../src/cmdb/endpoints.js';
+import type { DataEndpoint } from '../../src/api/endpoints.js';
 import {
   ActionJobListSchema,
   ActionPageSchema,
@@ -11,7 +11,7 @@ import {
   LicenseRecordSchema,
   MetricsRecordSchema,
   NextRunSchema,
-} from '../../src/cmdb/schemas.js';
+} from '../../src/api/schemas.js';
 
 export const SCHEMAS: Record<DataEndpoint, z.ZodType> = {
   metrics_data: MetricsRecordSchema,

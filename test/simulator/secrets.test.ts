@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PATHS, type DataEndpoint } from '../../src/cmdb/endpoints.js';
+import { PATHS, type DataEndpoint } from '../../src/api/endpoints.js';
 import { PLANTED_SECRETS, type SimulatorSize } from '../../src/simulator/api.js';
 import type { SimulatorServer } from '../../src/simulator/server.js';
 import { fetchToken, get, sim, strings } from './helpers.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PATHS, TOKEN_PATH } from '../../src/cmdb/endpoints.js';
+import { PATHS, TOKEN_PATH } from '../../src/api/endpoints.js';
 import type { RequestRecord } from '../../src/simulator/api.js';
 import { REQUEST_LOG_LIMIT, RequestLog } from '../../src/simulator/request-log.js';
 import { fetchToken, get, sim } from './helpers.js';

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { Registry } from 'prom-client';
 import { SnapshotStore, type EndpointSettings } from '../../src/store/snapshot-store.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
-import type { DataEndpoint } from '../../src/cmdb/endpoints.js';
+import type { DataEndpoint } from '../../src/api/endpoints.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { captureLogger } from '../helpers/log.js';
 

@@ -8,7 +8,7 @@ import { ConnectorHistory } from './connector-history.js';
 import { cycleRows, generatedConnectorSpec } from './connectors.js';
 import { initialIngestion } from './ingestion.js';
 import { initialInventory, initialLicense } from './inventory.js';
-import type { ActionState, ConnectorRow, ConnectorSpec, Dataset } from './types.js';
+import type { ActionState, ConnectorRow, ConnectorSpec, IngestionState, Inventory, LicenseRow } from './types.js';
 
 /** Far beyond any test or benchmark; keeps a typo from eating the machine's memory. */
 const MAX_KNOB = 1_000_000;
@@ -71,4 +71,18 @@ export function buildDataset(seed: number, size: SimulatorSize, nowMs: number): 
     inventory,
     license: initialLicense(nowMs),
   };
+}
+
+/** Everything one simulated stack holds; built by buildDataset, advanced by the timeline. */
+export interface Dataset {
+  seed: number;
+  size: SimulatorSize;
+  startMs: number;
+  connectors: Map<string, ConnectorSpec>;
+  history: ConnectorHistory;
+  ingestion: IngestionState;
+  actions: Map<string, ActionState>;
+  changes: { assets: ChangeLog; users: ChangeLog };
+  inventory: Inventory;
+  license: LicenseRow;
 }

@@ -3,9 +3,6 @@
  * cmdb-api.md §2) plus the bookkeeping the timeline needs. Tests import these types to reason about
  * what a simulator holds.
  */
-import type { SimulatorSize } from '../api.js';
-import type { ChangeLog } from './changes.js';
-import type { ConnectorHistory } from './connector-history.js';
 
 // ---- served rows (spec §2) ---------------------------------------------------------------------
 export interface ConnectorProfileObject {
@@ -184,17 +181,4 @@ export interface Inventory {
   userCount: number;
   avgAssetCount: number;
   avgUserCount: number;
-}
-
-export interface Dataset {
-  seed: number;
-  size: SimulatorSize;
-  startMs: number;
-  connectors: Map<string, ConnectorSpec>;
-  history: ConnectorHistory;
-  ingestion: IngestionState;
-  actions: Map<string, ActionState>;
-  changes: { assets: ChangeLog; users: ChangeLog };
-  inventory: Inventory;
-  license: LicenseRow;
 }

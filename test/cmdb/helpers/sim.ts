@@ -2,7 +2,7 @@
 import { afterEach } from 'vitest';
 import { startSimulator } from '../../../src/simulator/server.js';
 import type { RequestRecord, Simulator, SimulatorOptions } from '../../../src/simulator/api.js';
-import type { EndpointName } from '../../../src/cmdb/endpoints.js';
+import type { EndpointName } from '../../../src/api/endpoints.js';
 import type { StackConfig } from '../../../src/config/types.js';
 import { testStack, type StackOverrides } from './stack.js';
 import { trackedAssetNames, trackedUserNames } from '../../../src/simulator/data/changes.js';
