@@ -136,7 +136,3 @@ export function formatConfigIssues(issues: readonly ConfigIssue[]): string {
   const lines = issues.map((i) => `  ${i.path}: ${i.message}`);
   return `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`;
 }
-
-export function isCmdbError(err: unknown): err is CmdbError {
-  return err instanceof CmdbError;
-}

@@ -168,3 +168,8 @@ function zonedWallToUtcMs(localMs: number, timeZone: string): number | undefined
   const candidates = [localMs - before, localMs - after].filter((t) => t + (zoneOffsetMs(f, t) ?? NaN) === localMs);
   return candidates.length > 0 ? Math.min(...candidates) : localMs - before;
 }
+
+/** Days from `nowSeconds` to the expiry, unrounded; negative once expired. */
+export function daysUntilExpiry(expiryTimestamp: number, nowSeconds: number): number {
+  return (expiryTimestamp - nowSeconds) / 86_400;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EPOCH_MILLISECONDS_ABOVE, parseDay, parseTimestamp } from '../src/time.js';
+import { EPOCH_MILLISECONDS_ABOVE, daysUntilExpiry, parseDay, parseTimestamp } from '../src/time.js';
 
 const at = (text: string) => Date.parse(text) / 1000;
 
@@ -146,5 +146,16 @@ describe('parseDay', () => {
   ])('%s', (_name, value, expected) => {
     if (expected === undefined) expect(parseDay(value)).toBeUndefined();
     else expect(parseDay(value)).toBe(expected);
+  });
+});
+
+describe('daysUntilExpiry (the store derives cmdb_license_days_until_expiry with it)', () => {
+  it.each<[string, number, number, number]>([
+    ['ten days ahead', 1_000_000 + 10 * 86_400, 1_000_000, 10],
+    ['half a day ahead is unrounded', 1_000_000 + 43_200, 1_000_000, 0.5],
+    ['expiring now', 1_000_000, 1_000_000, 0],
+    ['negative once expired', 1_000_000, 1_000_000 + 3 * 86_400, -3],
+  ])('%s', (_name, expiry, now, days) => {
+    expect(daysUntilExpiry(expiry, now)).toBe(days);
   });
 });

@@ -1,27 +1,24 @@
 /**
- * The CMDB endpoints, by the names used in the `endpoint` label, and the exact paths requested.
- * This is the only list of paths: the client requests nothing else. In particular it never calls
+ * The CMDB endpoints: one descriptor each, the only place that says how an endpoint is requested
+ * (path spellings, paging, per id or not, 404 meaning) and what its validated result is. The
+ * client, the poller, the collectors' input types, the metric catalogue's source texts and the
+ * simulator's routes are all derived from ENDPOINT_TABLE.
+ *
+ * The client requests nothing else. In particular it never calls
  * GET /CMDB/v2/system/data-ingestion/run, which on the real service starts a full ingestion.
  */
-export const ENDPOINTS = [
-  'access_token',
-  'metrics_data',
-  'license',
-  'connector',
-  'data_ingestion',
-  'data_ingestion_next',
-  'data_ingestion_detail',
-  'actions',
-  'action_jobs',
-  'asset_change',
-  'user_change',
-] as const;
-
-export type EndpointName = (typeof ENDPOINTS)[number];
-
-/** Endpoints polled for data (everything but the token endpoint). */
-export type DataEndpoint = Exclude<EndpointName, 'access_token'>;
-export const DATA_ENDPOINTS = ENDPOINTS.filter((e): e is DataEndpoint => e !== 'access_token');
+import type { z } from 'zod';
+import {
+  ActionJobListSchema,
+  ActionPageSchema,
+  ChangeListSchema,
+  ConnectorPageSchema,
+  IngestionDetailSchema,
+  IngestionRunListSchema,
+  LicenseRecordSchema,
+  MetricsRecordSchema,
+  NextRunSchema,
+} from './schemas.js';
 
 export const BASE = '/CMDB';
 export const TOKEN_PATH = `${BASE}/v1/access_token`;
@@ -38,44 +35,207 @@ export function pathSegment(id: string): string {
   return /^\.+$/.test(encoded) ? encoded.replace(/\./g, '%2E') : encoded;
 }
 
-/**
- * Path spellings per endpoint, in the order they are tried. Where the spec gives two spellings
- * (cmdb-api.md §4 notes 6 and 7), the second is tried on a 404 and the one that worked is remembered.
- */
-export const PATHS = {
-  metrics_data: () => [`${METRICS}/data`],
-  license: () => [`${METRICS}/license`],
-  connector: () => [`${METRICS}/connector`],
-  data_ingestion: () => [`${METRICS}/data-ingestion`],
+/** Poll groups: each is one scheduler job per stack with its own interval (`intervals.<group>`). */
+export const GROUP_NAMES = ['inventory', 'license', 'connectors', 'ingestion', 'actions', 'actionJobs', 'changes'] as const;
+export type GroupName = (typeof GROUP_NAMES)[number];
+
+/** Page fields every paged list may carry (Spring-style; all optional). */
+export interface PageFields {
+  last?: boolean | null;
+  totalPages?: number | null;
+}
+
+type FanOut = 'once' | 'each' | 'newest';
+
+interface Common<F extends FanOut = FanOut> {
+  readonly group: GroupName;
+  /**
+   * Path spellings, in the order they are tried; the argument is the already-encoded id segment of
+   * a per-id endpoint. Where the spec gives two spellings, the next is tried on a 404 and the one
+   * that worked is remembered.
+   */
+  readonly paths: (segment: string) => readonly string[];
+  /**
+   * How the poller asks for it: `once` per poll; `each` id of a list (Action jobs, tracked names),
+   * collected together; the `newest` id only (the detail of the newest ingestion run).
+   */
+  readonly fanOut: F;
+  /** The id goes in the query (`id=<name>`) rather than in the path. */
+  readonly idInQuery?: boolean;
+  /** A 404 means "nothing" (an empty list) instead of an error. */
+  readonly notFoundIsEmpty?: boolean;
+  /** What the id is called in documentation (`<run_id>`); per-id endpoints only. */
+  readonly idName?: string;
+  /** Documentation text of the path when the first spelling would mislead (shared families). */
+  readonly docPath?: string;
+}
+
+interface Single<Body, Result, F extends FanOut = FanOut> extends Common<F> {
+  readonly kind: 'single';
+  readonly schema: z.ZodType<Body>;
+  readonly extract: (body: Body) => Result;
+}
+
+interface Paged<Page extends PageFields, Row> extends Common<'once'> {
+  readonly kind: 'paged';
+  readonly schema: z.ZodType<Page>;
+  readonly rows: (page: Page) => Row[];
+  /** The `paging.*` setting that sizes a page. */
+  readonly pageSize: 'connectorPageSize' | 'actionPageSize';
+  /** The stack setting `connectorSort` applies to this list. */
+  readonly sortable?: boolean;
+}
+
+// Each helper fixes the type parameters for one entry, so the table keeps every entry's own types.
+const single = <Body, Result, F extends FanOut>(d: Omit<Single<Body, Result, F>, 'kind'>): Single<Body, Result, F> => ({
+  kind: 'single',
+  ...d,
+});
+const paged = <Page extends PageFields, Row>(d: Omit<Paged<Page, Row>, 'kind'>): Paged<Page, Row> => ({ kind: 'paged', ...d });
+const whole = <T>(body: T): T => body;
+
+export const ENDPOINT_TABLE = {
+  metrics_data: single({ group: 'inventory', fanOut: 'once', paths: () => [`${METRICS}/data`], schema: MetricsRecordSchema, extract: whole }),
+  license: single({ group: 'license', fanOut: 'once', paths: () => [`${METRICS}/license`], schema: LicenseRecordSchema, extract: whole }),
+  connector: paged({
+    group: 'connectors',
+    fanOut: 'once',
+    paths: () => [`${METRICS}/connector`],
+    schema: ConnectorPageSchema,
+    rows: (p) => p.content,
+    pageSize: 'connectorPageSize',
+    sortable: true,
+  }),
+  data_ingestion: single({
+    group: 'ingestion',
+    fanOut: 'once',
+    paths: () => [`${METRICS}/data-ingestion`],
+    schema: IngestionRunListSchema,
+    extract: (b) => b.data_ingestion_runs,
+  }),
   // Spec note 4: the path ending in /next applies.
-  data_ingestion_next: () => [`${METRICS}/data-ingestion/next`],
+  data_ingestion_next: single({ group: 'ingestion', fanOut: 'once', paths: () => [`${METRICS}/data-ingestion/next`], schema: NextRunSchema, extract: whole }),
   // Spec note 5: singular `detail`; the run id exactly as endpoint 5 returned it.
-  data_ingestion_detail: (runId: string) => [`${METRICS}/data-ingestion/detail/${pathSegment(runId)}`],
+  data_ingestion_detail: single({
+    group: 'ingestion',
+    fanOut: 'newest',
+    idName: 'run_id',
+    paths: (id) => [`${METRICS}/data-ingestion/detail/${id}`],
+    schema: IngestionDetailSchema,
+    extract: (b) => b.task_list,
+  }),
   // Spec note 6: /actions and /action.
-  actions: () => [`${METRICS}/actions`, `${METRICS}/action`],
-  action_jobs: (actionId: string) => [`${METRICS}/action-jobs/${pathSegment(actionId)}`],
-  // Spec note 7: with `metadata` applies; the form without it is the fallback.
-  asset_change: () => [`${BASE}/v2/data/metadata/cmdb/asset/change`, `${BASE}/v2/data/cmdb/asset/change`],
-  user_change: () => [`${BASE}/v2/data/metadata/cmdb/user/change`, `${BASE}/v2/data/cmdb/user/change`],
-} as const satisfies Record<DataEndpoint, (arg: string) => readonly string[]>;
+  actions: paged({
+    group: 'actions',
+    fanOut: 'once',
+    paths: () => [`${METRICS}/actions`, `${METRICS}/action`],
+    schema: ActionPageSchema,
+    rows: (p) => p.actions,
+    pageSize: 'actionPageSize',
+  }),
+  // A 404 means the Action has no jobs (or was deleted meanwhile).
+  action_jobs: single({
+    group: 'actionJobs',
+    fanOut: 'each',
+    idName: 'action_id',
+    notFoundIsEmpty: true,
+    paths: (id) => [`${METRICS}/action-jobs/${id}`],
+    schema: ActionJobListSchema,
+    extract: whole,
+  }),
+  // Spec note 7: with `metadata` applies; the form without it is the fallback. 404 = no change log.
+  asset_change: single({
+    group: 'changes',
+    fanOut: 'each',
+    idInQuery: true,
+    notFoundIsEmpty: true,
+    docPath: `${BASE}/v2/data/metadata/cmdb/{asset,user}/change`,
+    paths: () => [`${BASE}/v2/data/metadata/cmdb/asset/change`, `${BASE}/v2/data/cmdb/asset/change`],
+    schema: ChangeListSchema,
+    extract: whole,
+  }),
+  user_change: single({
+    group: 'changes',
+    fanOut: 'each',
+    idInQuery: true,
+    notFoundIsEmpty: true,
+    paths: () => [`${BASE}/v2/data/metadata/cmdb/user/change`, `${BASE}/v2/data/cmdb/user/change`],
+    schema: ChangeListSchema,
+    extract: whole,
+  }),
+} as const;
 
-/** Poll groups: each is one scheduler job per stack with its own interval. */
-export const GROUPS = {
-  inventory: ['metrics_data'],
-  license: ['license'],
-  connectors: ['connector'],
-  ingestion: ['data_ingestion', 'data_ingestion_next', 'data_ingestion_detail'],
-  actions: ['actions'],
-  actionJobs: ['action_jobs'],
-  changes: ['asset_change', 'user_change'],
-} as const satisfies Record<string, readonly DataEndpoint[]>;
+/** Endpoints polled for data (everything but the token endpoint), in table order. */
+export type DataEndpoint = keyof typeof ENDPOINT_TABLE;
+export type EndpointName = 'access_token' | DataEndpoint;
+export const DATA_ENDPOINTS = Object.keys(ENDPOINT_TABLE) as DataEndpoint[];
+/** Every endpoint by the name used in the `endpoint` label. */
+export const ENDPOINTS: readonly EndpointName[] = ['access_token', ...DATA_ENDPOINTS];
 
-export type GroupName = keyof typeof GROUPS;
-export const GROUP_NAMES = Object.keys(GROUPS) as GroupName[];
+export type Descriptor<E extends DataEndpoint> = (typeof ENDPOINT_TABLE)[E];
+export type PagedEndpoint = { [E in DataEndpoint]: Descriptor<E> extends { kind: 'paged' } ? E : never }[DataEndpoint];
+
+/** What one request of endpoint E yields once validated: the extracted value, or every row of every page. */
+export type ResultOf<E extends DataEndpoint> =
+  Descriptor<E> extends Paged<infer _P, infer Row> ? Row[] : Descriptor<E> extends Single<infer _B, infer R, FanOut> ? R : never;
+
+/** The argument of a request: the id for per-id endpoints, nothing otherwise. */
+export type ArgOf<E extends DataEndpoint> = Descriptor<E>['fanOut'] extends 'once' ? undefined : string;
+
+/** One id's result, as the collectors of per-id endpoints receive it. */
+export interface ById<T> {
+  readonly id: string;
+  readonly value: T;
+}
+
+/**
+ * What each endpoint's collector receives, after paging and fan-out: the result itself; for `each`
+ * the results of every id asked; for `newest` the result for the newest id, or null when there is none.
+ */
+export type InputOf<E extends DataEndpoint> = Descriptor<E>['fanOut'] extends 'each'
+  ? ReadonlyArray<ById<ResultOf<E>>>
+  : Descriptor<E>['fanOut'] extends 'newest'
+    ? ById<ResultOf<E>> | null
+    : ResultOf<E>;
+
+export type EndpointInputs = { [E in DataEndpoint]: InputOf<E> };
+
+/** The request arguments of `get`: the id for per-id endpoints, then an abort signal. */
+export type GetArgs<E extends DataEndpoint> = ArgOf<E> extends string
+  ? [id: string, signal?: AbortSignal]
+  : [id?: undefined, signal?: AbortSignal];
+
+/** What the poller needs of the client (CmdbClient implements it; tests fake it). */
+export interface CmdbApi {
+  get<E extends DataEndpoint>(endpoint: E, ...args: GetArgs<E>): Promise<ResultOf<E>>;
+}
+
+export function descriptor<E extends DataEndpoint>(endpoint: E): Descriptor<E> {
+  return ENDPOINT_TABLE[endpoint];
+}
+
+/** Path spellings of a request, in the order they are tried; `id` is encoded here. */
+export function pathsOf(endpoint: DataEndpoint, id?: string): readonly string[] {
+  const d: Common = ENDPOINT_TABLE[endpoint];
+  return d.paths(id === undefined || d.idInQuery ? '' : pathSegment(id));
+}
+
+/** The path as documentation shows it: `…/action-jobs/<action_id>`. */
+export function docPathOf(endpoint: DataEndpoint): string {
+  const d: Common = ENDPOINT_TABLE[endpoint];
+  return d.docPath ?? d.paths(d.idName ? `<${d.idName}>` : '')[0] ?? '';
+}
+
+/** Path spellings per endpoint, `PATHS.action_jobs(id)`: pathsOf by name (the simulator and tests use it). */
+export const PATHS = Object.fromEntries(DATA_ENDPOINTS.map((e) => [e, (id?: string) => pathsOf(e, id)])) as {
+  readonly [E in DataEndpoint]: (id?: string) => readonly string[];
+};
 
 export function groupOf(endpoint: DataEndpoint): GroupName {
-  for (const g of GROUP_NAMES) {
-    if ((GROUPS[g] as readonly DataEndpoint[]).includes(endpoint)) return g;
-  }
-  throw new Error(`endpoint ${endpoint} belongs to no group`);
+  return ENDPOINT_TABLE[endpoint].group;
 }
+
+/** Poll groups and their endpoints, in table order. */
+export const GROUPS = Object.fromEntries(
+  GROUP_NAMES.map((g) => [g, DATA_ENDPOINTS.filter((e) => groupOf(e) === g)]),
+) as unknown as Readonly<Record<GroupName, readonly DataEndpoint[]>>;

@@ -9,34 +9,14 @@ import type { Instruments } from '../metrics/instruments.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import { CmdbAbortedError, CmdbHttpError, CmdbUnauthorizedError } from '../errors.js';
-import { PATHS, type DataEndpoint } from '../api/endpoints.js';
-import {
-  ActionJobListSchema,
-  ActionPageSchema,
-  ChangeListSchema,
-  ConnectorPageSchema,
-  IngestionDetailSchema,
-  IngestionRunListSchema,
-  LicenseRecordSchema,
-  MetricsRecordSchema,
-  NextRunSchema,
-  type Action,
-  type ActionJob,
-  type ChangeEntry,
-  type ConnectorRun,
-  type IngestionRun,
-  type IngestionTask,
-  type LicenseRecord,
-  type MetricsRecord,
-  type NextRun,
-} from '../api/schemas.js';
+import { descriptor, pathsOf, type CmdbApi, type DataEndpoint, type GetArgs, type PageFields, type PagedEndpoint, type ResultOf } from '../api/endpoints.js';
 import type { z } from 'zod';
 import type { Reply } from './attempt.js';
 import { FetchedToken, PreIssuedToken, jsonHeaders, type TokenProvider } from './auth.js';
 import { jsonDecoder } from './body.js';
 import { realClock, type Clock } from './clock.js';
 import { createDispatcher } from './dispatcher.js';
-import { pageQuery, readAllPages, type PageFields } from './paging.js';
+import { pageQuery, readAllPages } from './paging.js';
 import { Transport, requestName, type Outcome } from './transport.js';
 
 export type { Clock };
@@ -57,7 +37,7 @@ export interface CmdbClientOptions {
 
 type Lookup<T> = { found: true; value: T } | { found: false; reply: Reply; path: string };
 
-export class CmdbClient {
+export class CmdbClient implements CmdbApi {
   private readonly stack: StackConfig;
   private readonly logger: Logger;
   private readonly instruments: Instruments;
@@ -110,51 +90,21 @@ export class CmdbClient {
     return this.tokens.unauthorized;
   }
 
-  metricsData(signal?: AbortSignal): Promise<MetricsRecord> {
-    return this.getOne('metrics_data', PATHS.metrics_data(), MetricsRecordSchema, undefined, signal);
-  }
-
-  license(signal?: AbortSignal): Promise<LicenseRecord> {
-    return this.getOne('license', PATHS.license(), LicenseRecordSchema, undefined, signal);
-  }
-
-  /** Every row of every page of the connector run history. */
-  connectorRuns(signal?: AbortSignal): Promise<ConnectorRun[]> {
-    const size = this.stack.paging.connectorPageSize;
-    return this.readPages('connector', ConnectorPageSchema, (p) => p.content, size, this.stack.connectorSort, signal);
-  }
-
-  async ingestionRuns(signal?: AbortSignal): Promise<IngestionRun[]> {
-    const list = await this.getOne('data_ingestion', PATHS.data_ingestion(), IngestionRunListSchema, undefined, signal);
-    return list.data_ingestion_runs;
-  }
-
-  ingestionNext(signal?: AbortSignal): Promise<NextRun> {
-    return this.getOne('data_ingestion_next', PATHS.data_ingestion_next(), NextRunSchema, undefined, signal);
-  }
-
-  async ingestionDetail(runId: string, signal?: AbortSignal): Promise<IngestionTask[]> {
-    const paths = PATHS.data_ingestion_detail(runId);
-    const detail = await this.getOne('data_ingestion_detail', paths, IngestionDetailSchema, undefined, signal);
-    return detail.task_list;
-  }
-
-  /** Every Action of every page; /actions or /action, whichever the server serves. */
-  actions(signal?: AbortSignal): Promise<Action[]> {
-    const size = this.stack.paging.actionPageSize;
-    return this.readPages('actions', ActionPageSchema, (p) => p.actions, size, undefined, signal);
-  }
-
-  actionJobs(actionId: string, signal?: AbortSignal): Promise<ActionJob[]> {
-    return this.getOne('action_jobs', PATHS.action_jobs(actionId), ActionJobListSchema, undefined, signal);
-  }
-
-  /** 404 = no change log = []. */
-  async changes(type: 'asset' | 'user', id: string, signal?: AbortSignal): Promise<ChangeEntry[]> {
-    const endpoint = type === 'asset' ? 'asset_change' : 'user_change';
-    const query = `id=${encodeURIComponent(id)}`;
-    const result = await this.lookup(endpoint, PATHS[endpoint](), ChangeListSchema, query, signal);
-    return result.found ? result.value : [];
+  /**
+   * GET one endpoint (every page of a paged list; the given id of a per-id endpoint) and return its
+   * validated result. How to ask is the endpoint's descriptor in src/api/endpoints.ts.
+   */
+  async get<E extends DataEndpoint>(endpoint: E, ...[id, signal]: GetArgs<E>): Promise<ResultOf<E>> {
+    const d = descriptor(endpoint);
+    if (d.kind === 'paged') return (await this.readPages(endpoint as PagedEndpoint, signal)) as ResultOf<E>;
+    const paths = pathsOf(endpoint, id);
+    const query = 'idInQuery' in d && d.idInQuery && id !== undefined ? `id=${encodeURIComponent(id)}` : undefined;
+    const schema = d.schema as z.ZodType<unknown>;
+    const extract = d.extract as (body: unknown) => ResultOf<E>;
+    const result = await this.lookup(endpoint, paths, schema, query, signal);
+    if (result.found) return extract(result.value);
+    if ('notFoundIsEmpty' in d && d.notFoundIsEmpty) return [] as ResultOf<E>;
+    throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
   }
 
   /** Ends a shared token fetch and closes the dispatcher the client made. Safe to call twice. */
@@ -166,32 +116,22 @@ export class CmdbClient {
     return this.closing;
   }
 
-  private readPages<P extends PageFields, Row>(
-    endpoint: 'connector' | 'actions',
-    schema: z.ZodType<P>,
-    rowsOf: (page: P) => Row[],
-    size: number,
-    sort: string | undefined,
-    signal?: AbortSignal,
-  ): Promise<Row[]> {
+  private readPages(endpoint: PagedEndpoint, signal?: AbortSignal): Promise<unknown[]> {
+    const d = descriptor(endpoint);
     const { maxPages } = this.stack.paging;
-    const fetchPage = (page: number) => this.getOne(endpoint, PATHS[endpoint](), schema, pageQuery(page, size, sort), signal);
+    const size = this.stack.paging[d.pageSize];
+    const sort = 'sortable' in d && d.sortable ? this.stack.connectorSort : undefined;
+    const schema = d.schema as z.ZodType<PageFields>;
+    const rowsOf = d.rows as (page: PageFields) => unknown[];
+    const fetchPage = async (page: number) => {
+      const result = await this.lookup(endpoint, pathsOf(endpoint), schema, pageQuery(page, size, sort), signal);
+      if (result.found) return result.value;
+      throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
+    };
     return readAllPages(fetchPage, rowsOf, maxPages, (rows) => {
       this.logger.warn({ endpoint, maxPages, rows }, 'paged read stopped at paging.maxPages before the last page');
       this.instruments.pagesTruncated.inc({ stack: this.stack.name, endpoint });
     });
-  }
-
-  private async getOne<T>(
-    endpoint: DataEndpoint,
-    paths: readonly string[],
-    schema: z.ZodType<T>,
-    query: string | undefined,
-    signal?: AbortSignal,
-  ): Promise<T> {
-    const result = await this.lookup(endpoint, paths, schema, query, signal);
-    if (result.found) return result.value;
-    throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
   }
 
   /**

@@ -1,10 +1,6 @@
 /** Paging decisions for the paged lists (connector run history, Actions): pure, no I/O. */
 
-/** What a page says about the pages after it (Spring-style page fields; all optional). */
-export interface PageFields {
-  last?: boolean | null;
-  totalPages?: number | null;
-}
+import type { PageFields } from '../api/endpoints.js';
 
 export type PageDecision = 'next' | 'done' | 'truncated';
 

@@ -2,7 +2,7 @@
 import type { ActionJob } from '../api/schemas.js';
 import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext } from './types.js';
-import { SampleSet, newestIndex, readTime } from './emit.js';
+import { SampleSet, firstOfEach, newestIndex, readTime } from './emit.js';
 
 const LAST_JOB_STATUS = 'cmdb_action_last_job_status';
 const LAST_JOB_STATUS_BASE = ['SUCCESS', 'FAILED'];
@@ -37,15 +37,8 @@ function collectJobs(actionId: string, jobs: readonly ActionJob[], out: SampleSe
 
 export const collectActionJobs: Collector<'action_jobs'> = (lists, ctx) => {
   const out = new SampleSet(ctx);
-  const seen = new Set<string>();
-  for (const { actionId, jobs } of lists) {
-    if (seen.has(actionId)) {
-      ctx.debug('job list of an Action given twice; later one ignored', { action_id: actionId });
-      continue;
-    }
-    seen.add(actionId);
-    // An Action without jobs has no last job and no counts: no samples at all.
-    collectJobs(actionId, jobs, out, ctx);
-  }
+  const once = firstOfEach(lists, (l) => l.id, ctx, 'job list of an Action given twice; later one ignored', (id) => ({ action_id: id }));
+  // An Action without jobs has no last job and no counts: no samples at all.
+  for (const { id, value } of once) collectJobs(id, value, out, ctx);
   return out.finish([LAST_JOB_STATUS]);
 };

@@ -2,7 +2,7 @@
 import type { Action } from '../api/schemas.js';
 import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext } from './types.js';
-import { SampleSet, label, preview, readTime } from './emit.js';
+import { SampleSet, firstOfEach, label, preview, readTime } from './emit.js';
 import { defineArea } from './area.js';
 import { collectActionJobs } from './action-jobs.js';
 
@@ -38,16 +38,8 @@ function collectAction(action: Action, out: SampleSet, ctx: CollectorContext): v
 
 export const collectActions: Collector<'actions'> = (actions, ctx) => {
   const out = new SampleSet(ctx);
-  const seen = new Set<string>();
-  for (const action of actions) {
-    if (seen.has(action.actionId)) {
-      // Pages can shift while they are read, so one Action may come twice: the first one stands.
-      ctx.debug('actionId repeated in the Action list; later entry ignored', { action_id: action.actionId });
-      continue;
-    }
-    seen.add(action.actionId);
-    collectAction(action, out, ctx);
-  }
+  const once = firstOfEach(actions, (a) => a.actionId, ctx, 'actionId repeated in the Action list; later entry ignored', (id) => ({ action_id: id }));
+  for (const action of once) collectAction(action, out, ctx);
   return out.finish([STATUS]);
 };
 
@@ -55,14 +47,4 @@ export const actionsArea = defineArea({
   name: 'actions',
   endpoints: ['actions', 'action_jobs'],
   collectors: { actions: collectActions, action_jobs: collectActionJobs },
-  families: [
-    'cmdb_action_info',
-    STATUS,
-    'cmdb_action_last_run_timestamp_seconds',
-    'cmdb_action_next_run_timestamp_seconds',
-    'cmdb_action_jobs',
-    'cmdb_action_last_job_timestamp_seconds',
-    'cmdb_action_last_job_status',
-    'cmdb_action_last_job_results',
-  ],
 });

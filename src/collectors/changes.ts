@@ -5,7 +5,7 @@
 import type { ChangeEntry } from '../api/schemas.js';
 import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext, EndpointInputs } from './types.js';
-import { SampleSet } from './emit.js';
+import { SampleSet, firstOfEach } from './emit.js';
 import { defineArea } from './area.js';
 
 type RecordType = 'asset' | 'user';
@@ -50,15 +50,8 @@ function collectRecord(type: RecordType, id: string, entries: readonly ChangeEnt
 function changeCollector(type: RecordType): Collector<'asset_change' | 'user_change'> {
   return (records: EndpointInputs['asset_change'], ctx) => {
     const out = new SampleSet(ctx);
-    const seen = new Set<string>();
-    for (const { id, entries } of records) {
-      if (seen.has(id)) {
-        ctx.debug('tracked name given twice; later change list ignored', { type, id });
-        continue;
-      }
-      seen.add(id);
-      collectRecord(type, id, entries, out, ctx);
-    }
+    const once = firstOfEach(records, (r) => r.id, ctx, 'tracked name given twice; later change list ignored', (id) => ({ type, id }));
+    for (const { id, value } of once) collectRecord(type, id, value, out, ctx);
     return out.finish([]);
   };
 }
@@ -70,5 +63,4 @@ export const changesArea = defineArea({
   name: 'changes',
   endpoints: ['asset_change', 'user_change'],
   collectors: { asset_change: collectAssetChanges, user_change: collectUserChanges },
-  families: ['cmdb_record_changes', 'cmdb_record_last_change_timestamp_seconds'],
 });

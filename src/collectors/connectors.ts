@@ -89,17 +89,4 @@ export const connectorsArea = defineArea({
   name: 'connectors',
   endpoints: ['connector'],
   collectors: { connector: collectConnectors },
-  families: [
-    'cmdb_connector_info',
-    STATUS,
-    HEALTH,
-    'cmdb_connector_last_run_start_timestamp_seconds',
-    'cmdb_connector_last_run_end_timestamp_seconds',
-    'cmdb_connector_last_run_duration_seconds',
-    'cmdb_connector_input_records',
-    'cmdb_connector_output_records',
-    'cmdb_connector_fields',
-    'cmdb_connector_missing_fields',
-    'cmdb_connector_event_messages',
-  ],
 });

@@ -6,6 +6,30 @@ import type { Labels, Sample } from '../metrics/sample.js';
 import { parseTimestamp } from '../time.js';
 import type { CollectorContext } from './types.js';
 
+/**
+ * The items in order, each key once. A repeat (pages shift while they are read; a list may name an
+ * entity twice) would make two series with one label set: the first one stands, the repeat is
+ * logged at debug with `repeated` and `fields(key)`.
+ */
+export function* firstOfEach<T>(
+  items: Iterable<T>,
+  keyOf: (item: T) => string,
+  ctx: CollectorContext,
+  repeated: string,
+  fields: (key: string) => Record<string, unknown>,
+): Generator<T> {
+  const seen = new Set<string>();
+  for (const item of items) {
+    const key = keyOf(item);
+    if (seen.has(key)) {
+      ctx.debug(repeated, fields(key));
+      continue;
+    }
+    seen.add(key);
+    yield item;
+  }
+}
+
 export class SampleSet {
   private readonly samples: Sample[] = [];
   private readonly liveKeys = new Map<string, Labels[]>();

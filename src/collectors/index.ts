@@ -15,7 +15,7 @@ import { changesArea } from './changes.js';
 
 const AREA_LIST = [inventoryArea, licenseArea, connectorsArea, ingestionArea, actionsArea, changesArea] as const;
 
-/** Area name → its endpoints and catalogue families. */
+/** Every area: its endpoints and the catalogue families they feed. */
 export const AREAS: readonly AreaInfo[] = AREA_LIST;
 
 type EndpointsOf<A> = A extends { readonly endpoints: readonly (infer E)[] } ? E : never;
@@ -40,6 +40,5 @@ export const COLLECTORS: CollectorTable = collectorTable();
 export type { Area, AreaInfo } from './area.js';
 export type { Collector, CollectorContext, CollectorTable, EndpointInputs } from './types.js';
 export { newestRun } from './ingestion-runs.js';
-export { daysUntilExpiry } from './license.js';
 export { healthOf } from './connector-run.js';
 export { SampleSet } from './emit.js';

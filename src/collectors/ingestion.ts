@@ -14,17 +14,4 @@ export const ingestionArea = defineArea({
     data_ingestion_next: collectIngestionNext,
     data_ingestion_detail: collectIngestionDetail,
   },
-  families: [
-    'cmdb_ingestion_runs',
-    'cmdb_ingestion_run_in_progress',
-    'cmdb_ingestion_last_run_start_timestamp_seconds',
-    'cmdb_ingestion_last_run_status',
-    'cmdb_ingestion_last_success_timestamp_seconds',
-    'cmdb_ingestion_last_run_duration_seconds',
-    'cmdb_ingestion_next_run_timestamp_seconds',
-    'cmdb_ingestion_schedule_info',
-    'cmdb_ingestion_task_status',
-    'cmdb_ingestion_task_duration_seconds',
-    'cmdb_ingestion_task_info',
-  ],
 });

@@ -17,5 +17,4 @@ export const inventoryArea = defineArea({
   name: 'inventory',
   endpoints: ['metrics_data'],
   collectors: { metrics_data: collectMetricsData },
-  families: ['cmdb_assets', 'cmdb_users', 'cmdb_assets_avg_30d', 'cmdb_users_avg_30d'],
 });

@@ -15,18 +15,12 @@ export const collectLicense: Collector<'license'> = (record, ctx) => {
     out.gauge('cmdb_license_expiry_timestamp_seconds', {}, expiry);
   }
   // cmdb_license_days_until_expiry is not emitted here: it depends on the scrape time, so the
-  // store derives it from the expiry with daysUntilExpiry().
+  // store derives it from the expiry with daysUntilExpiry() (src/time.ts).
   return out.finish([]);
 };
-
-/** Days from `nowSeconds` to the expiry, unrounded; negative once expired. */
-export function daysUntilExpiry(expiryTimestamp: number, nowSeconds: number): number {
-  return (expiryTimestamp - nowSeconds) / 86_400;
-}
 
 export const licenseArea = defineArea({
   name: 'license',
   endpoints: ['license'],
   collectors: { license: collectLicense },
-  families: ['cmdb_license_info', 'cmdb_license_expiry_timestamp_seconds', 'cmdb_license_days_until_expiry'],
 });

@@ -8,7 +8,7 @@
  *   per change; always carries `stack` as its first label.
  * - `registry`: a prom-client instrument (counters, histograms) rendered by the registry.
  */
-import type { DataEndpoint } from '../api/endpoints.js';
+import { docPathOf, type DataEndpoint } from '../api/endpoints.js';
 
 export type MetricType = 'gauge' | 'counter' | 'histogram';
 
@@ -24,19 +24,16 @@ export interface MetricFamily {
   readonly stateSet?: boolean;
 }
 
-const P = '/CMDB/v2/system/metrics';
-const src = (field: string, path: string) => `(${field} of GET ${path}, polled)`;
-
+/** HELP names the field and the path it comes from (the path from the endpoint's descriptor). */
 function cmdb(
   endpoint: DataEndpoint,
-  path: string,
   list: ReadonlyArray<[name: string, type: MetricType, labels: string[], text: string, field: string, stateSet?: boolean]>,
 ): MetricFamily[] {
   return list.map(([name, type, labels, text, field, stateSet]) => ({
     name,
     type,
     labels: ['stack', ...labels],
-    help: `${text} ${src(field, path)}.`,
+    help: `${text} (${field} of GET ${docPathOf(endpoint)}, polled).`,
     origin: 'snapshot' as const,
     endpoint,
     ...(stateSet ? { stateSet: true } : {}),
@@ -47,20 +44,20 @@ const CK = ['connector', 'profile'];
 
 export const CATALOGUE: readonly MetricFamily[] = [
   // ---- inventory ----
-  ...cmdb('metrics_data', `${P}/data`, [
+  ...cmdb('metrics_data', [
     ['cmdb_assets', 'gauge', [], 'Number of assets in the inventory', 'assetCount'],
     ['cmdb_users', 'gauge', [], 'Number of users in the inventory', 'userCount'],
     ['cmdb_assets_avg_30d', 'gauge', [], 'Average number of assets over the last 30 days', 'avg30DaysAssetCount'],
     ['cmdb_users_avg_30d', 'gauge', [], 'Average number of users over the last 30 days', 'avg30DaysUserCount'],
   ]),
   // ---- license ----
-  ...cmdb('license', `${P}/license`, [
+  ...cmdb('license', [
     ['cmdb_license_info', 'gauge', ['license_type', 'customer_name'], 'License type and customer, value 1', 'licenseType, customerName'],
     ['cmdb_license_expiry_timestamp_seconds', 'gauge', [], 'License expiry as unix time, expiry day at 00:00:00 UTC', 'expireDate'],
     ['cmdb_license_days_until_expiry', 'gauge', [], 'Days until the license expires, computed at scrape time; negative once expired', 'expireDate'],
   ]),
   // ---- connectors ----
-  ...cmdb('connector', `${P}/connector`, [
+  ...cmdb('connector', [
     ['cmdb_connector_info', 'gauge', [...CK, 'display_name', 'platform', 'version'], 'Connector description from its newest run, value 1', 'bridge_name, profile, display_name, platform, version'],
     ['cmdb_connector_status', 'gauge', [...CK, 'status'], 'Status of the newest run exactly as sent; one series per status seen since start-up, 1 for the current one', 'status', true],
     ['cmdb_connector_health', 'gauge', [...CK, 'health'], 'Normalised status of the newest run (ok, warning, error, unknown), 1 for the current one', 'status', true],
@@ -74,7 +71,7 @@ export const CATALOGUE: readonly MetricFamily[] = [
     ['cmdb_connector_event_messages', 'gauge', [...CK, 'level'], 'Event messages of the newest run by level', 'event_messages'],
   ]),
   // ---- data ingestion ----
-  ...cmdb('data_ingestion', `${P}/data-ingestion`, [
+  ...cmdb('data_ingestion', [
     ['cmdb_ingestion_runs', 'gauge', ['status'], 'Ingestion runs in the list by status', 'data_ingestion_runs[].status'],
     ['cmdb_ingestion_run_in_progress', 'gauge', [], '1 while any ingestion run has status running', 'data_ingestion_runs[].status'],
     ['cmdb_ingestion_last_run_start_timestamp_seconds', 'gauge', [], 'Start of the newest ingestion run as unix time', 'start_date'],
@@ -82,30 +79,30 @@ export const CATALOGUE: readonly MetricFamily[] = [
     ['cmdb_ingestion_last_success_timestamp_seconds', 'gauge', [], 'End of the newest successful ingestion run as unix time', 'end_date'],
     ['cmdb_ingestion_last_run_duration_seconds', 'gauge', [], 'Duration of the newest finished ingestion run in seconds', 'start_date, end_date'],
   ]),
-  ...cmdb('data_ingestion_next', `${P}/data-ingestion/next`, [
+  ...cmdb('data_ingestion_next', [
     ['cmdb_ingestion_next_run_timestamp_seconds', 'gauge', [], 'Next scheduled ingestion run as unix time; absent while the service reports a text instead of a time', 'next_run_at'],
     ['cmdb_ingestion_schedule_info', 'gauge', ['schedule', 'schedule_type'], 'Ingestion schedule, value 1', 'schedule_interval_value, schedule_interval_type'],
   ]),
-  ...cmdb('data_ingestion_detail', `${P}/data-ingestion/detail/<run_id>`, [
+  ...cmdb('data_ingestion_detail', [
     ['cmdb_ingestion_task_status', 'gauge', ['task_id', 'status'], 'Status of each task of the newest ingestion run, 1 for the current one', 'task_list[].status', true],
     ['cmdb_ingestion_task_duration_seconds', 'gauge', ['task_id'], 'Duration of each finished task of the newest ingestion run in seconds', 'task_list[].start_date, end_date'],
     ['cmdb_ingestion_task_info', 'gauge', ['task_id', 'operator', 'image'], 'Operator and image of each task of the newest ingestion run, value 1', 'task_list[].operator, docker_image'],
   ]),
   // ---- Actions ----
-  ...cmdb('actions', `${P}/actions`, [
+  ...cmdb('actions', [
     ['cmdb_action_info', 'gauge', ['action_id', 'action_name', 'action_type', 'action_group', 'schedule_type'], 'Action description, value 1', 'actionId, actionName, actionType, actionGroup, scheduleType'],
     ['cmdb_action_status', 'gauge', ['action_id', 'status'], 'Status of the Action, 1 for the current one', 'status', true],
     ['cmdb_action_last_run_timestamp_seconds', 'gauge', ['action_id'], 'Last run of the Action as unix time', 'lastRunAt'],
     ['cmdb_action_next_run_timestamp_seconds', 'gauge', ['action_id'], 'Next run of the Action as unix time; absent when the service reports a text such as "After Next Data Ingestion"', 'nextRunAt'],
   ]),
-  ...cmdb('action_jobs', `${P}/action-jobs/<action_id>`, [
+  ...cmdb('action_jobs', [
     ['cmdb_action_jobs', 'gauge', ['action_id', 'status'], 'Jobs of the Action by status', 'action_status'],
     ['cmdb_action_last_job_timestamp_seconds', 'gauge', ['action_id'], 'Run date of the newest job of the Action as unix time', 'action_run_date'],
     ['cmdb_action_last_job_status', 'gauge', ['action_id', 'status'], 'Status of the newest job of the Action, 1 for the current one', 'action_status', true],
     ['cmdb_action_last_job_results', 'gauge', ['action_id'], 'Number of results of the newest job of the Action', 'action_result_number'],
   ]),
   // ---- change history (asset_change and user_change share the families) ----
-  ...cmdb('asset_change', '/CMDB/v2/data/metadata/cmdb/{asset,user}/change', [
+  ...cmdb('asset_change', [
     ['cmdb_record_changes', 'gauge', ['type', 'id', 'field'], 'Change-log entries per field of a tracked asset or user', 'change entries'],
     ['cmdb_record_last_change_timestamp_seconds', 'gauge', ['type', 'id', 'field'], 'Newest change per field of a tracked asset or user as unix time', 'changeTimeEpoch'],
   ]),

@@ -117,12 +117,6 @@ export class Scheduler {
     return job.running;
   }
 
-  /** Trigger by name (the reload endpoint and tests use it). */
-  triggerByName(stack: string, group: GroupName): Promise<void> {
-    const entry = this.entries.get(stack);
-    return entry ? this.trigger(entry, group) : Promise.resolve();
-  }
-
   /** Stop a stack's jobs; in-flight polls get `graceMs` to finish, then their requests are aborted. */
   async remove(stack: string, graceMs = 5000): Promise<void> {
     const entry = this.entries.get(stack);

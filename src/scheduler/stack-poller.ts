@@ -9,23 +9,21 @@
  *   in the same poll an hour later;
  * - change history is fetched for the configured names only.
  */
-import { DATA_ENDPOINTS, GROUP_NAMES, GROUPS, type DataEndpoint, type GroupName } from '../api/endpoints.js';
-import type {
-  Action,
-  ActionJob,
-  ChangeEntry,
-  ConnectorRun,
-  IngestionRun,
-  IngestionTask,
-  LicenseRecord,
-  MetricsRecord,
-  NextRun,
-} from '../api/schemas.js';
+import {
+  DATA_ENDPOINTS,
+  GROUPS,
+  GROUP_NAMES,
+  type CmdbApi,
+  type DataEndpoint,
+  type EndpointInputs,
+  type GroupName,
+  type ResultOf,
+} from '../api/endpoints.js';
+import type { Action, ActionJob, ChangeEntry, IngestionRun } from '../api/schemas.js';
 import { COLLECTORS, newestRun } from '../collectors/index.js';
 import { StateMemory } from '../collectors/state-memory.js';
-import type { Collector, CollectorContext, EndpointInputs } from '../collectors/types.js';
+import type { Collector, CollectorContext } from '../collectors/types.js';
 import type { StackConfig } from '../config/types.js';
-import { CmdbHttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
@@ -33,18 +31,7 @@ import { EndpointRunner, type PollResult } from './endpoint-runner.js';
 import { fanOut, type Cached } from './fan-out.js';
 import { spreadOffset } from './spread.js';
 
-/** The client methods the poller uses (CmdbClient implements them). */
-export interface CmdbApi {
-  metricsData(signal?: AbortSignal): Promise<MetricsRecord>;
-  license(signal?: AbortSignal): Promise<LicenseRecord>;
-  connectorRuns(signal?: AbortSignal): Promise<ConnectorRun[]>;
-  ingestionRuns(signal?: AbortSignal): Promise<IngestionRun[]>;
-  ingestionNext(signal?: AbortSignal): Promise<NextRun>;
-  ingestionDetail(runId: string, signal?: AbortSignal): Promise<IngestionTask[]>;
-  actions(signal?: AbortSignal): Promise<Action[]>;
-  actionJobs(actionId: string, signal?: AbortSignal): Promise<ActionJob[]>;
-  changes(type: 'asset' | 'user', id: string, signal?: AbortSignal): Promise<ChangeEntry[]>;
-}
+export type { CmdbApi };
 
 /** Data endpoints this stack polls: not disabled, and change history only for configured names. */
 export function enabledEndpoints(stack: StackConfig): DataEndpoint[] {
@@ -55,6 +42,9 @@ export function enabledEndpoints(stack: StackConfig): DataEndpoint[] {
     return true;
   });
 }
+
+/** Endpoints asked once per poll, whose collector takes the result as it is. */
+type OnceEndpoint = 'metrics_data' | 'license' | 'connector' | 'data_ingestion' | 'data_ingestion_next' | 'actions';
 
 interface JobsCacheEntry {
   readonly jobs: ActionJob[];
@@ -80,7 +70,7 @@ export class StackPoller {
   private actionList: readonly Action[] | undefined;
   private detailOf: { runId: string; status: string } | undefined;
   private readonly jobs = new Map<string, Cached<JobsCacheEntry>>();
-  private readonly changeLog = { asset: new Map<string, Cached<ChangeEntry[]>>(), user: new Map<string, Cached<ChangeEntry[]>>() };
+  private readonly changeLog = { asset_change: new Map<string, Cached<ChangeEntry[]>>(), user_change: new Map<string, Cached<ChangeEntry[]>>() };
 
   constructor(private readonly opts: StackPollerOptions) {
     this.name = opts.stack.name;
@@ -96,39 +86,40 @@ export class StackPoller {
     return GROUP_NAMES.filter((g) => (GROUPS[g] as readonly DataEndpoint[]).some((e) => this.runner.enabled(e)));
   }
 
+  /**
+   * Poll one group. Endpoints asked once per poll need nothing but their descriptor; the ones that
+   * depend on another endpoint's answer (detail of the newest run, jobs of each listed Action,
+   * change history of each tracked name) have their own method.
+   */
   async poll(group: GroupName, signal?: AbortSignal): Promise<void> {
-    const { api } = this.opts;
     switch (group) {
-      case 'inventory':
-        return this.runner.run('metrics_data', async () => this.map('metrics_data', await api.metricsData(signal)));
-      case 'license':
-        return this.runner.run('license', async () => this.map('license', await api.license(signal)));
-      case 'connectors':
-        return this.runner.run('connector', async () => this.map('connector', await api.connectorRuns(signal)));
       case 'ingestion':
         return this.pollIngestion(signal);
-      case 'actions':
-        return this.runner.run('actions', async () => {
-          const list = await api.actions(signal);
-          this.actionList = list;
-          return this.map('actions', list);
-        });
       case 'actionJobs':
         return this.pollActionJobs(signal);
       case 'changes':
-        await this.pollChanges('asset', signal);
-        return this.pollChanges('user', signal);
+        await this.pollChanges('asset_change', signal);
+        return this.pollChanges('user_change', signal);
+      default:
+        for (const endpoint of GROUPS[group]) await this.pollOnce(endpoint as OnceEndpoint, signal);
     }
   }
 
-  private async pollIngestion(signal?: AbortSignal): Promise<void> {
-    const { api } = this.opts;
-    let runs: IngestionRun[] | undefined;
-    await this.runner.run('data_ingestion', async () => {
-      runs = await api.ingestionRuns(signal);
-      return this.map('data_ingestion', runs);
+  private async pollOnce<E extends OnceEndpoint>(endpoint: E, signal?: AbortSignal): Promise<ResultOf<E> | undefined> {
+    let result: ResultOf<E> | undefined;
+    await this.runner.run(endpoint, async () => {
+      // GetArgs<E> stays unresolved for a generic E; every OnceEndpoint takes no id.
+      const get = this.opts.api.get.bind(this.opts.api) as (e: E, id: undefined, s?: AbortSignal) => Promise<ResultOf<E>>;
+      result = await get(endpoint, undefined, signal);
+      if (endpoint === 'actions') this.actionList = result as readonly Action[];
+      return this.map(endpoint, result as EndpointInputs[E]);
     });
-    await this.runner.run('data_ingestion_next', async () => this.map('data_ingestion_next', await api.ingestionNext(signal)));
+    return result;
+  }
+
+  private async pollIngestion(signal?: AbortSignal): Promise<void> {
+    const runs = await this.pollOnce('data_ingestion', signal);
+    await this.pollOnce('data_ingestion_next', signal);
     if (!this.runner.enabled('data_ingestion_detail')) return;
     if (!runs) {
       this.runner.blocked('data_ingestion_detail', 'the run list (data_ingestion) could not be read');
@@ -148,9 +139,9 @@ export class StackPoller {
     const known = this.detailOf;
     const same = known !== undefined && known.runId === newest.id && known.status === status;
     if (same && status !== 'running') return { kind: 'unchanged' };
-    const tasks = await this.opts.api.ingestionDetail(newest.id, signal);
+    const tasks = await this.opts.api.get('data_ingestion_detail', newest.id, signal);
     this.detailOf = { runId: newest.id, status };
-    return this.map('data_ingestion_detail', { runId: newest.id, tasks });
+    return this.map('data_ingestion_detail', { id: newest.id, value: tasks });
   }
 
   private async pollActionJobs(signal?: AbortSignal): Promise<void> {
@@ -171,7 +162,7 @@ export class StackPoller {
           !cached || cached.failed === true || cached.value.lastRunAt !== lastRunAt.get(id) || now() >= cached.value.refreshAt,
         fetch: async (id) => {
           const first = !this.jobs.has(id);
-          const jobs = await notFoundAsEmpty(api.actionJobs(id, signal));
+          const jobs = await api.get('action_jobs', id, signal);
           const wait = first ? refresh / 2 + spreadOffset(id, refresh / 2) : refresh;
           return { jobs, lastRunAt: lastRunAt.get(id), refreshAt: now() + wait };
         },
@@ -179,27 +170,25 @@ export class StackPoller {
         staleAfterSeconds: stack.intervals.actionJobs * stack.staleIntervals,
         now,
       });
-      const input = result.values.map(({ id, value }) => ({ actionId: id, jobs: value.jobs }));
+      const input = result.values.map(({ id, value }) => ({ id, value: value.jobs }));
       return this.mapPartial('action_jobs', input, result.error);
     });
   }
 
-  private async pollChanges(type: 'asset' | 'user', signal?: AbortSignal): Promise<void> {
-    const endpoint = type === 'asset' ? 'asset_change' : 'user_change';
+  private async pollChanges(endpoint: 'asset_change' | 'user_change', signal?: AbortSignal): Promise<void> {
     const { stack, api, now } = this.opts;
-    const names = type === 'asset' ? stack.track.assets : stack.track.users;
+    const names = endpoint === 'asset_change' ? stack.track.assets : stack.track.users;
     await this.runner.run(endpoint, async () => {
       const result = await fanOut<ChangeEntry[]>({
         ids: names,
-        cache: this.changeLog[type],
+        cache: this.changeLog[endpoint],
         due: () => true,
-        fetch: (id) => api.changes(type, id, signal),
+        fetch: (id) => api.get(endpoint, id, signal),
         concurrency: stack.maxConcurrency,
         staleAfterSeconds: stack.intervals.changes * stack.staleIntervals,
         now,
       });
-      const input = result.values.map(({ id, value }) => ({ id, entries: value }));
-      return this.mapPartial(endpoint, input, result.error);
+      return this.mapPartial(endpoint, result.values, result.error);
     });
   }
 
@@ -222,15 +211,5 @@ export class StackPoller {
     const result = this.map(endpoint, input);
     if (error === undefined || result.kind !== 'samples') return result;
     return { kind: 'partial', samples: result.samples, error };
-  }
-}
-
-/** An Action's job list answering 404 means the Action has no jobs (or was deleted meanwhile). */
-async function notFoundAsEmpty(jobs: Promise<ActionJob[]>): Promise<ActionJob[]> {
-  try {
-    return await jobs;
-  } catch (err) {
-    if (err instanceof CmdbHttpError && err.status === 404) return [];
-    throw err;
   }
 }

@@ -15,6 +15,7 @@ import { CATALOGUE, family, type MetricFamily } from '../metrics/catalogue.js';
 import type { Instruments } from '../metrics/instruments.js';
 import type { Sample } from '../metrics/sample.js';
 import type { Logger } from '../logger.js';
+import { daysUntilExpiry } from '../time.js';
 import { escapeHelp, formatLabels, formatValue, renderFamily, type Series } from './exposition.js';
 
 export interface EndpointSettings {
@@ -64,10 +65,6 @@ export class SnapshotStore {
 
   removeStack(stack: string): void {
     if (this.stacks.delete(stack)) this.invalidate();
-  }
-
-  stackNames(): string[] {
-    return [...this.stacks.keys()];
   }
 
   snapshot(stack: string, endpoint: DataEndpoint): EndpointSnapshot | undefined {
@@ -237,7 +234,7 @@ export class SnapshotStore {
     for (const stack of [...this.stacks.keys()].sort()) {
       const license = this.stacks.get(stack)?.endpoints.get('license');
       const expiry = license?.samples.find((s) => s.name === EXPIRY);
-      if (expiry) series.push({ labels: { stack }, value: (expiry.value - now) / 86400 });
+      if (expiry) series.push({ labels: { stack }, value: daysUntilExpiry(expiry.value, now) });
     }
     return renderFamily(family(DAYS), series);
   }

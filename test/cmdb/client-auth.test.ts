@@ -40,9 +40,9 @@ describe('fetched token', () => {
   it('fetches one token and reuses it for every request while it is accepted', async () => {
     const s = await sim();
     const { client, metrics } = makeClient(simStack(s));
-    await client.license();
-    await client.metricsData();
-    await client.ingestionNext();
+    await client.get('license');
+    await client.get('metrics_data');
+    await client.get('data_ingestion_next');
     expect(requestsTo(s, 'access_token')).toHaveLength(1);
     const [token] = s.issuedTokens();
     const data = s.requests().filter((r) => r.endpoint !== 'access_token');
@@ -56,9 +56,9 @@ describe('fetched token', () => {
     const s = await sim({ now: () => now });
     s.setTokenExpiry({ afterSeconds: 60 });
     const { client, metrics } = makeClient(simStack(s, { maxConcurrency: 8 }));
-    await client.license();
+    await client.get('license');
     now += 120_000;
-    const results = await Promise.all(Array.from({ length: 6 }, () => client.license()));
+    const results = await Promise.all(Array.from({ length: 6 }, () => client.get('license')));
     expect(results).toHaveLength(6);
     expect(requestsTo(s, 'access_token')).toHaveLength(2);
     expect(s.issuedTokens()).toHaveLength(2);
@@ -77,7 +77,7 @@ describe('fetched token', () => {
     });
     locals.push(s);
     const { client } = makeClient(testStack({ baseUrl: s.url }));
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbUnauthorizedError);
     expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: 401 Unauthorized (still 401 after a new token)');
     expect(s.seen.map((r) => r.url)).toEqual([
@@ -116,7 +116,7 @@ describe('fetched token', () => {
   it('registers every fetched token with the scrubber', async () => {
     const s = await sim();
     const { client, log } = makeClient(simStack(s));
-    await client.license();
+    await client.get('license');
     const [token] = s.issuedTokens();
     expect(log.scrubber.scrub(`x ${token} y`)).toBe('x [REDACTED] y');
     expect(log.scrubber.scrub(s.secret)).toBe('[REDACTED]');
@@ -129,7 +129,7 @@ describe('pre-issued token', () => {
     const token = await issueToken(s);
     s.clearRequests();
     const { client } = makeClient(simStack(s, { auth: { kind: 'token', token } }));
-    await client.license();
+    await client.get('license');
     expect(requestsTo(s, 'access_token')).toHaveLength(0);
     expect(requestsTo(s, 'license')[0]?.headers.authorization).toBe(`Bearer ${token}`);
   });
@@ -140,13 +140,13 @@ describe('pre-issued token', () => {
     s.setTokenExpiry({ afterRequests: 1 });
     s.clearRequests();
     const { client, log } = makeClient(simStack(s, { auth: { kind: 'token', token } }));
-    await client.license();
+    await client.get('license');
     expect(client.unauthorized).toBe(false);
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbUnauthorizedError);
     expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: 401 Unauthorized (the token is not accepted)');
     expect(client.unauthorized).toBe(true);
-    await rejection(client.metricsData());
+    await rejection(client.get('metrics_data'));
     expect(requestsTo(s, 'license')).toHaveLength(2); // no retry without a new token
     const errors = log.lines().filter((l) => l.level === 'error');
     expect(errors).toHaveLength(1);
@@ -162,14 +162,14 @@ describe('pre-issued token', () => {
     await writeFile(file, `${oldToken}\n`);
     s.setTokenExpiry({ afterRequests: 1 });
     const { client } = makeClient(simStack(s, { auth: { kind: 'token', token: oldToken, tokenFile: file } }));
-    await client.license();
+    await client.get('license');
     // Unchanged file: the 401 stands.
-    await expect(client.license()).rejects.toBeInstanceOf(CmdbUnauthorizedError);
+    await expect(client.get('license')).rejects.toBeInstanceOf(CmdbUnauthorizedError);
     expect(client.unauthorized).toBe(true);
     const rotated = await issueToken(s);
     await writeFile(file, `${rotated}\n`);
     s.clearRequests();
-    await expect(client.license()).resolves.toBeDefined();
+    await expect(client.get('license')).resolves.toBeDefined();
     expect(client.unauthorized).toBe(false);
     expect(requestsTo(s, 'license').map((r) => [r.status, r.headers.authorization])).toEqual([
       [401, `Bearer ${oldToken}`],
@@ -186,14 +186,14 @@ describe('pre-issued token', () => {
     s.setTokenExpiry({ afterRequests: 1 });
     const { client, log } = makeClient(simStack(s, { auth: { kind: 'token', token: first, tokenFile: file } }));
     const errorLines = () => log.lines().filter((l) => l.level === 'error').length;
-    await client.license();
-    await rejection(client.license());
-    await rejection(client.license());
+    await client.get('license');
+    await rejection(client.get('license'));
+    await rejection(client.get('license'));
     expect(errorLines()).toBe(1);
     await writeFile(file, await issueToken(s));
-    await client.license(); // rotated: accepted once, clears the state
+    await client.get('license'); // rotated: accepted once, clears the state
     expect(client.unauthorized).toBe(false);
-    await rejection(client.license());
+    await rejection(client.get('license'));
     expect(client.unauthorized).toBe(true);
     expect(errorLines()).toBe(2);
   });

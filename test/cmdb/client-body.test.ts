@@ -9,19 +9,19 @@ describe('bodies', () => {
   it('returns validated data for every endpoint', async () => {
     const s = await sim();
     const { client } = makeClient(simStack(s));
-    expect(await client.metricsData()).toMatchObject({ assetCount: expect.any(Number), userCount: expect.any(Number) });
-    expect((await client.license()).licenseType).toEqual(expect.any(String));
-    expect((await client.connectorRuns()).length).toBeGreaterThan(0);
-    expect((await client.ingestionRuns()).length).toBeGreaterThan(0);
-    expect(await client.ingestionNext()).toHaveProperty('schedule_interval_value');
-    const [action] = await client.actions();
-    expect((await client.actionJobs(action?.actionId ?? '')).length).toBeGreaterThan(0);
+    expect(await client.get('metrics_data')).toMatchObject({ assetCount: expect.any(Number), userCount: expect.any(Number) });
+    expect((await client.get('license')).licenseType).toEqual(expect.any(String));
+    expect((await client.get('connector')).length).toBeGreaterThan(0);
+    expect((await client.get('data_ingestion')).length).toBeGreaterThan(0);
+    expect(await client.get('data_ingestion_next')).toHaveProperty('schedule_interval_value');
+    const [action] = await client.get('actions');
+    expect((await client.get('action_jobs', action?.actionId ?? '')).length).toBeGreaterThan(0);
   });
 
   it('rejects a body above maxResponseBytes by its Content-Length, without retrying', async () => {
     const s = await sim();
     const { client, metrics } = makeClient(simStack(s, { maxResponseBytes: 512 }));
-    const err = await rejection(client.connectorRuns());
+    const err = await rejection(client.get('connector'));
     expect(err).toBeInstanceOf(CmdbTooLargeError);
     expect(err.message).toBe('GET /CMDB/v2/system/metrics/connector: response larger than the 512-byte cap (maxResponseBytes)');
     expect(requestsTo(s, 'connector')).toHaveLength(1);
@@ -32,7 +32,7 @@ describe('bodies', () => {
     const s = await sim();
     s.addFault({ endpoint: 'connector', malformedJson: true });
     const { client, metrics } = makeClient(simStack(s));
-    const err = await rejection(client.connectorRuns());
+    const err = await rejection(client.get('connector'));
     expect(err).toBeInstanceOf(CmdbInvalidBodyError);
     expect((err as CmdbInvalidBodyError).field).toBe('');
     expect(err.message).toMatch(/^GET \/CMDB\/v2\/system\/metrics\/connector: invalid response body: not JSON/);
@@ -42,15 +42,15 @@ describe('bodies', () => {
   });
 
   it.each([
-    ['metricsData', 'metrics_data', 'assetCount'],
-    ['connectorRuns', 'connector', 'content'],
-    ['ingestionRuns', 'data_ingestion', 'data_ingestion_runs'],
-    ['actions', 'actions', 'actions'],
-  ] as const)('a body of the wrong shape from %s names the field (%s → %s)', async (method, endpoint, field) => {
+    ['metrics_data', 'assetCount'],
+    ['connector', 'content'],
+    ['data_ingestion', 'data_ingestion_runs'],
+    ['actions', 'actions'],
+  ] as const)('a body of the wrong shape from %s names the field (%s)', async (endpoint, field) => {
     const s = await sim();
     s.addFault({ endpoint, wrongShape: true });
     const { client, metrics } = makeClient(simStack(s));
-    const err = await rejection(client[method]());
+    const err = await rejection(client.get(endpoint));
     expect(err).toBeInstanceOf(CmdbInvalidBodyError);
     expect((err as CmdbInvalidBodyError).field).toBe(field);
     expect(err.message).toContain(`invalid response body: ${field}: `);
@@ -62,8 +62,8 @@ describe('request headers', () => {
   it('sends Content-Type, Accept, Authorization and User-Agent on every v2 GET', async () => {
     const s = await sim();
     const { client } = makeClient(simStack(s, { userAgent: 'cmdb-exporter/9.9 (test)' }));
-    await client.license();
-    await client.changes('user', 'x y');
+    await client.get('license');
+    await client.get('user_change', 'x y');
     const [token] = s.issuedTokens();
     const data = s.requests().filter((r) => r.endpoint !== 'access_token');
     expect(data).toHaveLength(3); // license, user change (metadata, then plain after the 404)
@@ -88,8 +88,8 @@ describe('request metrics', () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 502, times: 1 });
     const { client, metrics } = makeClient(simStack(s));
-    await client.license();
-    await client.ingestionDetail('scheduled__nope').catch(() => undefined);
+    await client.get('license');
+    await client.get('data_ingestion_detail', 'scheduled__nope').catch(() => undefined);
     expect(await metrics.outcomes('access_token')).toEqual({ '200': 1 });
     expect(await metrics.outcomes('license')).toEqual({ '502': 1, '200': 1 });
     expect(await metrics.outcomes('data_ingestion_detail')).toEqual({ '404': 1 });
@@ -113,20 +113,20 @@ describe('secrets', () => {
       p.catch((e: unknown) => {
         if (e instanceof CmdbError) errors.push(e);
       });
-    await client.license();
+    await client.get('license');
     s.setTokenExpiry({ afterRequests: 0 });
-    await collect(client.license()); // 401, new token, 401 again
+    await collect(client.get('license')); // 401, new token, 401 again
     s.setTokenExpiry(undefined);
     s.addFault({ endpoint: 'license', status: 500, times: 1 });
-    await collect(client.license());
+    await collect(client.get('license'));
     s.addFault({ endpoint: 'license', malformedJson: true, times: 1 });
-    await collect(client.license());
+    await collect(client.get('license'));
     s.addFault({ endpoint: 'license', latencyMs: 1000, times: 1 });
-    await collect(client.license());
+    await collect(client.get('license'));
     s.addFault({ endpoint: 'license', redirectTo: 'http://localhost:1/CMDB/v2/system/metrics/license', times: 1 });
-    await collect(client.license());
+    await collect(client.get('license'));
     const { client: wrong } = makeClient(simStack(s, { auth: { kind: 'client', clientId: s.clientId, secret: 'wrong-secret-xyz', clientIdKey: 'clientID' } }));
-    await collect(wrong.license());
+    await collect(wrong.get('license'));
     expect(errors.map((e) => e.code)).toEqual([
       'CMDB_UNAUTHORIZED',
       'CMDB_HTTP_STATUS',

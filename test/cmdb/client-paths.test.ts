@@ -9,12 +9,22 @@ const M = '/CMDB/v2/system/metrics';
 const ASSET_META = '/CMDB/v2/data/metadata/cmdb/asset/change';
 const ASSET_PLAIN = '/CMDB/v2/data/cmdb/asset/change';
 
+describe('Action jobs', () => {
+  it('reads a 404 as an Action without jobs (deleted meanwhile), not as a failure', async () => {
+    const s = await sim();
+    const { client, metrics } = makeClient(simStack(s));
+    await expect(client.get('action_jobs', 'no-such-action')).resolves.toEqual([]);
+    expect(dataPaths(s)).toEqual([`${M}/action-jobs/no-such-action`]);
+    expect(await metrics.outcomes('action_jobs')).toEqual({ '404': 1 });
+  });
+});
+
 describe('Action list spelling (spec §4 note 6)', () => {
   it('uses /actions when it answers and keeps asking it', async () => {
     const s = await sim();
     const { client } = makeClient(simStack(s));
-    await client.actions();
-    await client.actions();
+    await client.get('actions');
+    await client.get('actions');
     expect(dataPaths(s)).toEqual([`${M}/actions`, `${M}/actions`]);
   });
 
@@ -22,8 +32,8 @@ describe('Action list spelling (spec §4 note 6)', () => {
     const s = await sim();
     s.addFault({ endpoint: 'actions', status: 404, times: 1 });
     const { client, log } = makeClient(simStack(s));
-    const first = await client.actions();
-    const second = await client.actions();
+    const first = await client.get('actions');
+    const second = await client.get('actions');
     expect(first.length).toBeGreaterThan(0);
     expect(second).toEqual(first);
     expect(dataPaths(s)).toEqual([`${M}/actions`, `${M}/action`, `${M}/action`]);
@@ -35,7 +45,7 @@ describe('Action list spelling (spec §4 note 6)', () => {
     const s = await sim();
     s.addFault({ endpoint: 'actions', status: 404 });
     const { client } = makeClient(simStack(s));
-    const err = await rejection(client.actions());
+    const err = await rejection(client.get('actions'));
     expect(err).toBeInstanceOf(CmdbHttpError);
     expect((err as CmdbHttpError).status).toBe(404);
     expect(dataPaths(s)).toEqual([`${M}/actions`, `${M}/action`]);
@@ -48,8 +58,8 @@ describe('change-log spelling (spec §4 note 7)', () => {
     s.addFault({ endpoint: 'asset_change', status: 404, times: 1 });
     const { client } = makeClient(simStack(s));
     const id = trackedAsset();
-    const first = await client.changes('asset', id);
-    await client.changes('asset', id);
+    const first = await client.get('asset_change', id);
+    await client.get('asset_change', id);
     expect(first.length).toBeGreaterThan(0);
     expect(dataPaths(s)).toEqual([ASSET_META, ASSET_PLAIN, ASSET_PLAIN]);
   });
@@ -58,19 +68,19 @@ describe('change-log spelling (spec §4 note 7)', () => {
     const s = await sim();
     const { client } = makeClient(simStack(s));
     const id = trackedAsset();
-    await client.changes('asset', id);
+    await client.get('asset_change', id);
     s.addFault({ endpoint: 'asset_change', status: 404 });
     s.clearRequests();
-    await expect(client.changes('asset', id)).resolves.toEqual([]);
+    await expect(client.get('asset_change', id)).resolves.toEqual([]);
     expect(dataPaths(s)).toEqual([ASSET_META]);
   });
 
   it('an id without a change log on the remembered spelling is [] after one request', async () => {
     const s = await sim();
     const { client } = makeClient(simStack(s));
-    await client.changes('asset', trackedAsset());
+    await client.get('asset_change', trackedAsset());
     s.clearRequests();
-    await expect(client.changes('asset', 'no-such-asset')).resolves.toEqual([]);
+    await expect(client.get('asset_change', 'no-such-asset')).resolves.toEqual([]);
     expect(dataPaths(s)).toEqual([ASSET_META]);
   });
 
@@ -78,8 +88,8 @@ describe('change-log spelling (spec §4 note 7)', () => {
     const s = await sim();
     s.addFault({ endpoint: 'asset_change', status: 404 });
     const { client } = makeClient(simStack(s));
-    await expect(client.changes('asset', 'nobody')).resolves.toEqual([]);
-    await expect(client.changes('asset', 'nobody')).resolves.toEqual([]);
+    await expect(client.get('asset_change', 'nobody')).resolves.toEqual([]);
+    await expect(client.get('asset_change', 'nobody')).resolves.toEqual([]);
     expect(dataPaths(s)).toEqual([ASSET_META, ASSET_PLAIN, ASSET_META, ASSET_PLAIN]);
   });
 
@@ -87,9 +97,9 @@ describe('change-log spelling (spec §4 note 7)', () => {
     const s = await sim();
     s.addFault({ endpoint: 'asset_change', status: 404, times: 1 });
     const { client } = makeClient(simStack(s));
-    await client.changes('asset', trackedAsset());
-    await client.changes('user', trackedUser());
-    await client.changes('user', trackedUser());
+    await client.get('asset_change', trackedAsset());
+    await client.get('user_change', trackedUser());
+    await client.get('user_change', trackedUser());
     const USER_META = '/CMDB/v2/data/metadata/cmdb/user/change';
     expect(dataPaths(s)).toEqual([ASSET_META, ASSET_PLAIN, USER_META, USER_META]);
   });
@@ -99,7 +109,7 @@ describe('query and path encoding', () => {
   it('percent-encodes a change id so & and space cannot cut it short', async () => {
     const s = await sim();
     const { client } = makeClient(simStack(s));
-    await client.changes('asset', 'R&D laptop');
+    await client.get('asset_change', 'R&D laptop');
     expect(requestsTo(s, 'asset_change')[0]?.rawQuery).toBe('id=R%26D%20laptop');
   });
 
@@ -110,7 +120,7 @@ describe('query and path encoding', () => {
   ])('sends %s as one encoded path segment', async (_n, runId, rawPath) => {
     const s = await sim();
     const { client } = makeClient(simStack(s));
-    await client.ingestionDetail(runId).catch(() => undefined); // unknown run: 404
+    await client.get('data_ingestion_detail', runId).catch(() => undefined); // unknown run: 404
     const [rec] = s.requests().filter((r) => r.endpoint !== 'access_token');
     expect(rec?.rawPath).toBe(rawPath);
     expect(rec?.endpoint).toBe('data_ingestion_detail');
@@ -119,17 +129,17 @@ describe('query and path encoding', () => {
   it('sends an Action id holding / as one encoded path segment', async () => {
     const s = await sim();
     const { client } = makeClient(simStack(s));
-    await client.actionJobs('a/../b').catch(() => undefined);
+    await client.get('action_jobs', 'a/../b').catch(() => undefined);
     expect(requestsTo(s, 'action_jobs')[0]?.rawPath).toBe(`${M}/action-jobs/a%2F..%2Fb`);
   });
 
   it('reads the detail of a real run id from the run list', async () => {
     const s = await sim();
     const { client } = makeClient(simStack(s));
-    const runs = await client.ingestionRuns();
+    const runs = await client.get('data_ingestion');
     const run = runs[0];
     if (!run) throw new Error('the simulator has no ingestion runs');
-    const tasks = await client.ingestionDetail(run.id);
+    const tasks = await client.get('data_ingestion_detail', run.id);
     expect(tasks.length).toBeGreaterThan(0);
     expect(requestsTo(s, 'data_ingestion_detail')[0]?.rawPath).toBe(`${M}/data-ingestion/detail/${encodeURIComponent(run.id)}`);
   });
@@ -137,7 +147,7 @@ describe('query and path encoding', () => {
   it('sends the connector sort with the comma as %2C', async () => {
     const s = await sim();
     const { client } = makeClient(simStack(s, { connectorSort: 'display_name,asc' }));
-    await client.connectorRuns();
+    await client.get('connector');
     expect(requestsTo(s, 'connector')[0]?.rawQuery).toBe('page=0&size=20&sort=display_name%2Casc');
   });
 });
@@ -150,10 +160,10 @@ describe('paging', () => {
   it('reads every page of the connector history: every run once, none twice', async () => {
     const s = await sim({ size });
     const { client: whole } = makeClient(simStack(s, { paging: { connectorPageSize: 10_000 } }));
-    const all = await whole.connectorRuns();
+    const all = await whole.get('connector');
     s.clearRequests();
     const { client } = makeClient(simStack(s, { paging: { connectorPageSize: 7 } }));
-    const paged = await client.connectorRuns();
+    const paged = await client.get('connector');
     expect(all.length).toBeGreaterThan(7 * 5);
     expect(paged).toHaveLength(all.length);
     expect(new Set(paged.map(runKey)).size).toBe(paged.length);
@@ -166,7 +176,7 @@ describe('paging', () => {
   it('reads every page of the Action list', async () => {
     const s = await sim({ size });
     const { client } = makeClient(simStack(s, { paging: { actionPageSize: 4 } }));
-    const actions = await client.actions();
+    const actions = await client.get('actions');
     expect(actions).toHaveLength(9);
     expect(new Set(actions.map((a) => a.actionId)).size).toBe(9);
     expect(requestsTo(s, 'actions').map((r) => r.rawQuery)).toEqual(['page=0&size=4', 'page=1&size=4', 'page=2&size=4']);
@@ -175,7 +185,7 @@ describe('paging', () => {
   it('stops at maxPages with a warning and cmdb_pages_truncated_total', async () => {
     const s = await sim({ size });
     const { client, log, metrics } = makeClient(simStack(s, { paging: { connectorPageSize: 5, maxPages: 3 } }));
-    const rows = await client.connectorRuns();
+    const rows = await client.get('connector');
     expect(rows).toHaveLength(15);
     expect(requestsTo(s, 'connector')).toHaveLength(3);
     expect(log.lines().find((l) => l.level === 'warn')).toMatchObject({ endpoint: 'connector', maxPages: 3 });
@@ -187,17 +197,17 @@ describe('only the spec paths', () => {
   it('every client method requests only paths from PATHS, never …/data-ingestion/run', async () => {
     const s = await sim();
     const { client } = makeClient(simStack(s, { paging: { connectorPageSize: 5, actionPageSize: 2 } }));
-    const runs = await client.ingestionRuns();
-    const actions = await client.actions();
-    await client.metricsData();
-    await client.license();
-    await client.connectorRuns();
-    await client.ingestionNext();
-    await client.ingestionDetail(runs[0]?.id ?? 'none');
-    await client.actionJobs(actions[0]?.actionId ?? 'none');
-    await client.changes('asset', trackedAsset());
-    await client.changes('user', trackedUser());
-    await client.changes('user', 'no-such-user');
+    const runs = await client.get('data_ingestion');
+    const actions = await client.get('actions');
+    await client.get('metrics_data');
+    await client.get('license');
+    await client.get('connector');
+    await client.get('data_ingestion_next');
+    await client.get('data_ingestion_detail', runs[0]?.id ?? 'none');
+    await client.get('action_jobs', actions[0]?.actionId ?? 'none');
+    await client.get('asset_change', trackedAsset());
+    await client.get('user_change', trackedUser());
+    await client.get('user_change', 'no-such-user');
     const allowed = new Set<string>([
       TOKEN_PATH,
       ...DATA_ENDPOINTS.flatMap((e) => PATHS[e]('')),

@@ -21,7 +21,7 @@ describe('redirects', () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status, redirectTo: `${s.url}${LICENSE}?moved=1`, times: 1 });
     const { client, log, metrics } = makeClient(simStack(s));
-    await expect(client.license()).resolves.toBeDefined();
+    await expect(client.get('license')).resolves.toBeDefined();
     const hops = requestsTo(s, 'license');
     expect(hops.map((r) => [r.status, r.rawQuery])).toEqual([
       [status, ''],
@@ -37,7 +37,7 @@ describe('redirects', () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', redirectTo: LICENSE, times: 1 });
     const { client } = makeClient(simStack(s));
-    await expect(client.license()).resolves.toBeDefined();
+    await expect(client.get('license')).resolves.toBeDefined();
     expect(requestsTo(s, 'license')).toHaveLength(2);
   });
 
@@ -47,7 +47,7 @@ describe('redirects', () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', redirectTo: `${other.url}${LICENSE}`, times: 1 });
     const { client, metrics } = makeClient(simStack(s));
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbRedirectRefusedError);
     expect(err.message).toBe(`GET ${LICENSE}: 302 redirect to another origin (${other.url}) refused`);
     expect(other.seen).toEqual([]);
@@ -63,14 +63,14 @@ describe('redirects', () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', redirectTo: target(s.port), times: 1 });
     const { client } = makeClient(simStack(s));
-    await expect(client.license()).rejects.toBeInstanceOf(CmdbRedirectRefusedError);
+    await expect(client.get('license')).rejects.toBeInstanceOf(CmdbRedirectRefusedError);
   });
 
   it('refuses the sixth redirect in a row', async () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', redirectTo: LICENSE });
     const { client } = makeClient(simStack(s));
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbRedirectRefusedError);
     expect(err.message).toBe(`GET ${LICENSE}: more than 5 redirects`);
     expect(requestsTo(s, 'license')).toHaveLength(6);
@@ -99,7 +99,7 @@ describe('TLS', () => {
     const s = await sim({ tls: { cert, key } });
     expect(s.url).toMatch(/^https:/);
     const { client, log } = makeClient(simStack(s, { tls: { ca: cert } }));
-    await expect(client.license()).resolves.toBeDefined();
+    await expect(client.get('license')).resolves.toBeDefined();
     expect(requestsTo(s, 'license')).toHaveLength(1);
     expect(log.lines().filter((l) => l.level === 'warn')).toEqual([]);
   });
@@ -107,7 +107,7 @@ describe('TLS', () => {
   it('refuses an unknown certificate without tls.ca, and does not retry it', async () => {
     const s = await sim({ tls: { cert, key } });
     const { client, metrics } = makeClient(simStack(s));
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbNetworkError);
     expect(err.message).toMatch(/^POST \/CMDB\/v1\/access_token: network error: /);
     expect(s.requests()).toEqual([]);
@@ -117,8 +117,8 @@ describe('TLS', () => {
   it('with insecureSkipVerify connects anyway and warns once at construction', async () => {
     const s = await sim({ tls: { cert, key } });
     const { client, log } = makeClient(simStack(s, { tls: { insecureSkipVerify: true } }));
-    await client.license();
-    await client.license();
+    await client.get('license');
+    await client.get('license');
     const warnings = log.lines().filter((l) => l.level === 'warn');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.msg).toMatch(/insecureSkipVerify/);

@@ -17,7 +17,7 @@ describe('429 Too Many Requests', () => {
     s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 3, times: 1 });
     const clock = new FakeClock();
     const { client, metrics } = makeClient(simStack(s), { clock });
-    await expect(client.license()).resolves.toBeDefined();
+    await expect(client.get('license')).resolves.toBeDefined();
     expect(clock.sleeps).toEqual([3000]);
     expect(await metrics.value('cmdb_rate_limit_wait_seconds_total', { stack: 'test' })).toBe(3);
     expect(await metrics.outcomes('license')).toEqual({ '429': 1, '200': 1 });
@@ -29,8 +29,8 @@ describe('429 Too Many Requests', () => {
     const clock = new FakeClock();
     // No retries: the 429 fails this request, but the pause it set still holds for the next one.
     const { client } = makeClient(simStack(s, { retries: { max: 0 } }), { clock });
-    await expect(client.license()).rejects.toBeInstanceOf(CmdbRateLimitedError);
-    await client.metricsData();
+    await expect(client.get('license')).rejects.toBeInstanceOf(CmdbRateLimitedError);
+    await client.get('metrics_data');
     expect(clock.sleeps).toEqual([2000]);
   });
 
@@ -42,7 +42,7 @@ describe('429 Too Many Requests', () => {
       clock,
       random: () => 0.5,
     });
-    await client.license();
+    await client.get('license');
     expect(clock.sleeps).toEqual([1500]);
     expect(requestsTo(s, 'license').map((r) => r.status)).toEqual([429, 200]);
   });
@@ -52,13 +52,13 @@ describe('429 Too Many Requests', () => {
     s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 120, times: 1 });
     const clock = new FakeClock();
     const { client, metrics } = makeClient(simStack(s, { retries: { maxRetryAfterSeconds: 30 } }), { clock });
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbRateLimitedError);
     expect(err.message).toBe(
       'GET /CMDB/v2/system/metrics/license: 429 Too Many Requests: Retry-After 120s is above retries.maxRetryAfterSeconds (30s)',
     );
     expect(clock.sleeps).toEqual([]);
-    const refused = await rejection(client.metricsData());
+    const refused = await rejection(client.get('metrics_data'));
     expect(refused).toBeInstanceOf(CmdbRateLimitedError);
     expect(requestsTo(s, 'license')).toHaveLength(1);
     expect(requestsTo(s, 'metrics_data')).toHaveLength(0);
@@ -66,14 +66,14 @@ describe('429 Too Many Requests', () => {
     expect(await metrics.outcomes('metrics_data')).toEqual({ rate_limited: 1 });
     // Once the pause is over the stack sends again.
     clock.t += 121_000;
-    await expect(client.metricsData()).resolves.toBeDefined();
+    await expect(client.get('metrics_data')).resolves.toBeDefined();
   });
 
   it('a 429 that outlasts the retries is CmdbRateLimitedError after retries.max + 1 attempts', async () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 1 });
     const { client } = makeClient(simStack(s, { retries: { max: 2 } }), { clock: new FakeClock() });
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbRateLimitedError);
     expect(requestsTo(s, 'license')).toHaveLength(3);
   });
@@ -83,11 +83,11 @@ describe('429 Too Many Requests', () => {
     // The simulator runs on the same fake time, so the wait really opens its window again.
     const s = await sim({ now: () => clock.now() });
     const { client, metrics } = makeClient(simStack(s, { retries: { maxRetryAfterSeconds: 90 } }), { clock });
-    await client.license();
+    await client.get('license');
     s.setRateLimit({ perMinute: 2, retryAfter: true });
-    await client.license();
-    await client.license();
-    await expect(client.license()).resolves.toBeDefined();
+    await client.get('license');
+    await client.get('license');
+    await expect(client.get('license')).resolves.toBeDefined();
     expect(clock.sleeps).toEqual([60_000]);
     expect(await metrics.outcomes('license')).toEqual({ '200': 4, '429': 1 });
   });
@@ -105,9 +105,9 @@ describe('client-side rate budget', () => {
     const clock = new FakeClock();
     // 12 a minute: burst 2, then one every 5 s.
     const { client, metrics } = makeClient(simStack(s, { rateLimitPerMinute: 12 }), { clock });
-    await client.license(); // token + license = the burst
-    await client.license();
-    await client.license();
+    await client.get('license'); // token + license = the burst
+    await client.get('license');
+    await client.get('license');
     expect(clock.sleeps).toEqual([5000, 5000]);
     expect(await metrics.value('cmdb_rate_limit_wait_seconds_total', { stack: 'test' })).toBe(10);
   });
@@ -123,7 +123,7 @@ describe('retries', () => {
     s.addFault({ endpoint: 'license', times: 1, ...fault });
     const clock = new FakeClock();
     const { client, metrics } = makeClient(simStack(s), { clock });
-    await expect(client.license()).resolves.toMatchObject({ licenseType: expect.any(String) });
+    await expect(client.get('license')).resolves.toMatchObject({ licenseType: expect.any(String) });
     expect(requestsTo(s, 'license')).toHaveLength(2);
     expect(clock.sleeps).toHaveLength(1);
     expect(await metrics.outcomes('license')).toEqual(outcomes);
@@ -133,7 +133,7 @@ describe('retries', () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 503 });
     const { client } = makeClient(simStack(s, { retries: { max: 3 } }), { clock: new FakeClock() });
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbHttpError);
     expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: 503 Service Unavailable');
     expect(requestsTo(s, 'license')).toHaveLength(4);
@@ -149,7 +149,7 @@ describe('retries', () => {
     setup(s);
     const clock = new FakeClock();
     const { client, metrics } = makeClient(simStack(s), { clock });
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbHttpError);
     expect((err as CmdbHttpError).status).toBe(status);
     expect(requestsTo(s, 'license')).toHaveLength(1);
@@ -163,7 +163,7 @@ describe('timeouts', () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', latencyMs: 1500 });
     const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 0.2, retries: { max: 1 } }));
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbTimeoutError);
     expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: no complete response within 0.2s');
     expect(await metrics.outcomes('license')).toEqual({ timeout: 2 });
@@ -174,7 +174,7 @@ describe('timeouts', () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', latencyMs: 1500, times: 1 });
     const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 0.2 }));
-    await expect(client.license()).resolves.toBeDefined();
+    await expect(client.get('license')).resolves.toBeDefined();
     expect(await metrics.outcomes('license')).toEqual({ timeout: 1, '200': 1 });
   });
 });
@@ -183,10 +183,10 @@ describe('abort', () => {
   it('an aborted signal ends an in-flight request at once with CmdbAbortedError', async () => {
     const s = await sim();
     const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 30 }));
-    await client.metricsData(); // token in hand
+    await client.get('metrics_data'); // token in hand
     s.addFault({ endpoint: 'license', latencyMs: 60_000 });
     const ctl = new AbortController();
-    const pending = rejection(client.license(ctl.signal));
+    const pending = rejection(client.get('license', undefined, ctl.signal));
     setTimeout(() => ctl.abort(), 50);
     const err = await pending;
     expect(err).toBeInstanceOf(CmdbAbortedError);
@@ -200,7 +200,7 @@ describe('abort', () => {
     s.addFault({ endpoint: 'license', status: 500 });
     const { client } = makeClient(simStack(s, { retries: { minDelaySeconds: 600, maxDelaySeconds: 600 } }), { clock: realClock });
     const ctl = new AbortController();
-    const pending = rejection(client.license(ctl.signal));
+    const pending = rejection(client.get('license', undefined, ctl.signal));
     await waitFor(() => requestsTo(s, 'license').length === 1);
     ctl.abort();
     expect(await pending).toBeInstanceOf(CmdbAbortedError);
@@ -211,7 +211,7 @@ describe('abort', () => {
     // 1 a minute: the token fetch takes the only request of the burst.
     const { client } = makeClient(simStack(s, { rateLimitPerMinute: 1 }));
     const ctl = new AbortController();
-    const pending = rejection(client.license(ctl.signal));
+    const pending = rejection(client.get('license', undefined, ctl.signal));
     await waitFor(() => requestsTo(s, 'access_token').length === 1);
     ctl.abort();
     expect(await pending).toBeInstanceOf(CmdbAbortedError);
@@ -223,7 +223,7 @@ describe('abort', () => {
     s.addFault({ endpoint: 'access_token', latencyMs: 60_000 });
     const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 30 }));
     const ctl = new AbortController();
-    const pending = rejection(client.license(ctl.signal));
+    const pending = rejection(client.get('license', undefined, ctl.signal));
     await waitFor(() => requestsTo(s, 'access_token').length === 1);
     ctl.abort();
     expect(await pending).toBeInstanceOf(CmdbAbortedError);
@@ -237,7 +237,7 @@ describe('abort', () => {
     const { client } = makeClient(simStack(s));
     const ctl = new AbortController();
     ctl.abort();
-    await expect(client.license(ctl.signal)).rejects.toBeInstanceOf(CmdbAbortedError);
+    await expect(client.get('license', undefined, ctl.signal)).rejects.toBeInstanceOf(CmdbAbortedError);
     expect(s.requests()).toHaveLength(0);
   });
 });

@@ -39,14 +39,14 @@ describe('token fetch against odd token answers', () => {
     ['code as text', '{"code":"200","message":"success","data":{"token":"tok-aaaa"}}'],
   ])('accepts %s', async (_n, body) => {
     const { client, metrics } = await withTokenAnswer(200, body);
-    await expect(client.license()).resolves.toMatchObject({ licenseType: 'FULL' });
+    await expect(client.get('license')).resolves.toMatchObject({ licenseType: 'FULL' });
     expect(server?.seen[1]?.headers.authorization).toBe('Bearer tok-aaaa');
     expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'success' })).toBe(1);
   });
 
   it('sends the configured client id key and the secret as JSON', async () => {
     const { client } = await withTokenAnswer(200, '{"code":200,"data":{"token":"tok-aaaa"}}');
-    await client.license();
+    await client.get('license');
     const tokenRequest = server?.seen[0];
     expect(tokenRequest?.method).toBe('POST');
     expect(tokenRequest?.headers['content-type']).toBe('application/json');
@@ -62,7 +62,7 @@ describe('token fetch against odd token answers', () => {
     ['a body that is not JSON', 200, '<html>login</html>', /token rejected: invalid response body: not JSON/, 'invalid_body'],
   ])('rejects %s with CmdbTokenRejectedError', async (_n, status, body, detail, outcome) => {
     const { client, metrics } = await withTokenAnswer(status, body);
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbTokenRejectedError);
     expect(err.message).toMatch(/^POST \/CMDB\/v1\/access_token: token rejected: /);
     expect(err.message).toMatch(detail);
@@ -74,14 +74,14 @@ describe('token fetch against odd token answers', () => {
 
   it('scrubs the secret when the server echoes it in its message', async () => {
     const { client } = await withTokenAnswer(200, JSON.stringify({ code: 401, message: `wrong secret ${SECRET}` }));
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err.message).not.toContain(SECRET);
     expect(err.message).toContain('[REDACTED]');
   });
 
   it('counts a 5xx that outlasts the retries as a token error, not a rejection', async () => {
     const { client, metrics } = await withTokenAnswer(503, '{"code":503}');
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbHttpError);
     expect(err.message).toBe('POST /CMDB/v1/access_token: 503 Service Unavailable');
     expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'error' })).toBe(1);

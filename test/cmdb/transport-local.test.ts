@@ -33,7 +33,7 @@ describe('response size cap without Content-Length', () => {
       res.end();
     });
     const { client, metrics } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxResponseBytes: 4096 }));
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbTooLargeError);
     expect(err.message).toBe(
       'GET /CMDB/v2/system/metrics/license: response larger than the 4096-byte cap (maxResponseBytes)',
@@ -49,7 +49,7 @@ describe('response size cap without Content-Length', () => {
       res.end(body);
     });
     const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxResponseBytes: Buffer.byteLength(body) }));
-    await expect(client.license()).resolves.toMatchObject({ licenseType: 'FULL' });
+    await expect(client.get('license')).resolves.toMatchObject({ licenseType: 'FULL' });
   });
 });
 
@@ -58,7 +58,7 @@ describe('paging against a server that does not page', () => {
     const content = Array.from({ length: 5 }, (_, i) => ({ bridge_name: `c${i}`, status: 'Success' }));
     const s = await local((_req, res) => sendJson(res, 200, { content }));
     const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, paging: { connectorPageSize: 2 } }));
-    const rows = await client.connectorRuns();
+    const rows = await client.get('connector');
     expect(rows.map((r) => r.bridge_name)).toEqual(['c0', 'c1', 'c2', 'c3', 'c4']);
     expect(s.seen.map((r) => r.url)).toEqual(['/CMDB/v2/system/metrics/connector?page=0&size=2']);
   });
@@ -69,7 +69,7 @@ describe('paging against a server that does not page', () => {
       sendJson(res, 200, { actions: page === 0 ? [{ actionId: 7 }] : [], last: false, totalPages: 50 });
     });
     const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH }));
-    const actions = await client.actions();
+    const actions = await client.get('actions');
     expect(actions.map((a) => a.actionId)).toEqual(['7']);
     expect(s.seen).toHaveLength(2);
   });
@@ -81,7 +81,7 @@ describe('connection refused', () => {
     const url = s.url;
     await s.close();
     const { client, metrics } = makeClient(testStack({ baseUrl: url, auth: TOKEN_AUTH, retries: { max: 2 } }));
-    const err = await rejection(client.license());
+    const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbNetworkError);
     expect(err.message).toMatch(/^GET \/CMDB\/v2\/system\/metrics\/license: network error: ECONNREFUSED/);
     expect(await metrics.outcomes('license')).toEqual({ network: 3 });
@@ -102,9 +102,9 @@ describe('keep-alive', () => {
     });
     // One connection, so the second request must reuse the pooled socket.
     const { client, metrics } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxConcurrency: 1 }));
-    await client.license();
+    await client.get('license');
     await new Promise((resolve) => setTimeout(resolve, 20));
-    await expect(client.license()).resolves.toMatchObject({ licenseType: 'FULL' });
+    await expect(client.get('license')).resolves.toMatchObject({ licenseType: 'FULL' });
     expect(await metrics.outcomes('license')).toEqual({ '200': 2, network: 1 });
     expect(s.seen).toHaveLength(3);
   });
@@ -123,7 +123,7 @@ describe('maxConcurrency', () => {
       }, 20);
     });
     const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxConcurrency: 2 }));
-    await Promise.all(Array.from({ length: 8 }, () => client.license()));
+    await Promise.all(Array.from({ length: 8 }, () => client.get('license')));
     expect(s.seen).toHaveLength(8);
     expect(peak).toBe(2);
   });
@@ -176,7 +176,7 @@ describe('proxy', () => {
     const dispatcher = createDispatcher(stack, env);
     try {
       const { client } = makeClient(stack, { dispatcher });
-      await expect(client.license()).resolves.toMatchObject({ licenseType: 'FULL' });
+      await expect(client.get('license')).resolves.toMatchObject({ licenseType: 'FULL' });
       expect(proxy.tunnels).toEqual([`127.0.0.1:${s.port}`]);
       expect(s.seen).toHaveLength(1);
     } finally {
@@ -191,7 +191,7 @@ describe('proxy', () => {
     const dispatcher = createDispatcher(stack, { HTTP_PROXY: proxy.url, NO_PROXY: 'localhost,127.0.0.1' });
     try {
       const { client } = makeClient(stack, { dispatcher });
-      await client.license();
+      await client.get('license');
       expect(proxy.tunnels).toEqual([]);
       expect(s.seen).toHaveLength(1);
     } finally {

@@ -13,7 +13,7 @@ const actionsOf = (file: string) => validated(ActionPageSchema, fixture(`actions
 const actions = (file: string, ctx: TestContext = context()) => ({ samples: collect(collectActions, actionsOf(file), ctx), ctx });
 function jobsOf(file: string) {
   const byAction = fixture(`actions/${file}`) as Record<string, unknown>;
-  return Object.entries(byAction).map(([actionId, body]) => ({ actionId, jobs: validated(ActionJobListSchema, body) }));
+  return Object.entries(byAction).map(([actionId, body]) => ({ id: actionId, value: validated(ActionJobListSchema, body) }));
 }
 const jobs = (file: string, ctx: TestContext = context()) => ({ samples: collect(collectActionJobs, jobsOf(file), ctx), ctx });
 
@@ -128,7 +128,7 @@ describe('Action jobs collector (action_jobs)', () => {
 
   it('keeps the first job list of an Action given twice', () => {
     const ctx = context();
-    const lists = [...jobsOf('jobs-second-poll.json'), { actionId: '101', jobs: jobsOf('jobs.json')[0]?.jobs ?? [] }];
+    const lists = [...jobsOf('jobs-second-poll.json'), { id: '101', value: jobsOf('jobs.json')[0]?.value ?? [] }];
     const samples = collect(collectActionJobs, lists, ctx);
     expect(stateSet(samples, 'cmdb_action_jobs', { action_id: '101' }, 'status')).toEqual({ TIMEOUT: 1 });
     expect(ctx.debugCalls).toHaveLength(1);

@@ -7,7 +7,7 @@ import { collect, context, find, fixture, iso, valueOf, validated } from './help
 
 function recordsOf(file: string) {
   const byId = fixture(`changes/${file}`) as Record<string, unknown>;
-  return Object.entries(byId).map(([id, body]) => ({ id, entries: validated(ChangeListSchema, body) }));
+  return Object.entries(byId).map(([id, body]) => ({ id, value: validated(ChangeListSchema, body) }));
 }
 const assets = (file: string) => {
   const ctx = context();
@@ -61,7 +61,7 @@ describe('change-history collectors (asset_change, user_change)', () => {
 
   it('keeps the first change list of a name given twice', () => {
     const ctx = context();
-    const records = [...recordsOf('user.json'), { id: 'alice', entries: [] }];
+    const records = [...recordsOf('user.json'), { id: 'alice', value: [] }];
     const samples = collect(collectUserChanges, records, ctx);
     expect(valueOf(samples, 'cmdb_record_changes', { id: 'alice', field: 'department' })).toBe(2);
     expect(ctx.debugCalls).toHaveLength(1);

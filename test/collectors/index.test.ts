@@ -11,7 +11,7 @@ import {
   MetricsRecordSchema,
   NextRunSchema,
 } from '../../src/api/schemas.js';
-import { AREAS, COLLECTORS, daysUntilExpiry, newestRun } from '../../src/collectors/index.js';
+import { AREAS, COLLECTORS, newestRun } from '../../src/collectors/index.js';
 import type { CollectorContext, EndpointInputs } from '../../src/collectors/types.js';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
 import type { Sample } from '../../src/metrics/sample.js';
@@ -30,11 +30,11 @@ function inputs(): EndpointInputs {
     connector: validated(ConnectorPageSchema, fixture('connectors/history.json')).content,
     data_ingestion: validated(IngestionRunListSchema, fixture('ingestion/runs-running-end-absent.json')).data_ingestion_runs,
     data_ingestion_next: validated(NextRunSchema, fixture('ingestion/next-time.json')),
-    data_ingestion_detail: { runId: detail.runId, tasks: validated(IngestionDetailSchema, detail.body).task_list },
+    data_ingestion_detail: { id: detail.runId, value: validated(IngestionDetailSchema, detail.body).task_list },
     actions: validated(ActionPageSchema, fixture('actions/actions.json')).actions,
-    action_jobs: byName('actions/jobs.json', ActionJobListSchema).map(({ id, body }) => ({ actionId: id, jobs: body })),
-    asset_change: byName('changes/asset.json', ChangeListSchema).map(({ id, body }) => ({ id, entries: body })),
-    user_change: byName('changes/user.json', ChangeListSchema).map(({ id, body }) => ({ id, entries: body })),
+    action_jobs: byName('actions/jobs.json', ActionJobListSchema).map(({ id, body }) => ({ id, value: body })),
+    asset_change: byName('changes/asset.json', ChangeListSchema).map(({ id, body }) => ({ id, value: body })),
+    user_change: byName('changes/user.json', ChangeListSchema).map(({ id, body }) => ({ id, value: body })),
   };
 }
 
@@ -88,8 +88,7 @@ describe('collector table and areas', () => {
     expect(run(endpoint, input)).toEqual(run(endpoint, inputs()));
   });
 
-  it('exports the helpers the scheduler and store use', () => {
+  it('exports the newest-run helper the scheduler uses', () => {
     expect(newestRun(inputs().data_ingestion)?.id).toBe('scheduled__2024-05-03T00:00:00+00:00');
-    expect(daysUntilExpiry(86_400 * 2, 0)).toBe(2);
   });
 });

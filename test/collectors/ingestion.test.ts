@@ -18,7 +18,7 @@ const next = (file: string, ctx: TestContext = context()) => ({
 });
 function detailOf(file: string) {
   const { runId, body } = fixture(`ingestion/${file}`) as { runId: string; body: unknown };
-  return { runId, tasks: validated(IngestionDetailSchema, body).task_list };
+  return { id: runId, value: validated(IngestionDetailSchema, body).task_list };
 }
 const detail = (file: string, ctx: TestContext = context()) => ({ samples: collect(collectIngestionDetail, detailOf(file), ctx), ctx });
 
@@ -223,7 +223,7 @@ describe('task detail collector (data_ingestion_detail)', () => {
     detail('detail.json', context({ states: states3 }));
     const notifyAgain = collect(
       collectIngestionDetail,
-      { runId: 'r', tasks: [{ task_id: 'notify', status: 'success' }] },
+      { id: 'r', value: [{ task_id: 'notify', status: 'success' }] },
       context({ states: states3 }),
     );
     expect(stateSet(notifyAgain, 'cmdb_ingestion_task_status', { task_id: 'notify' }, 'status')).toEqual({ success: 1, failed: 0, running: 0, upstream_failed: 0 });

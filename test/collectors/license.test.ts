@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LicenseRecordSchema } from '../../src/api/schemas.js';
-import { collectLicense, daysUntilExpiry } from '../../src/collectors/license.js';
+import { collectLicense } from '../../src/collectors/license.js';
 import { collect, context, find, fixture, iso, validated, valueOf } from './helpers.js';
 
 const run = (file: string) => {
@@ -34,16 +34,5 @@ describe('license collector', () => {
   it('never emits cmdb_license_days_until_expiry (the store computes it at scrape time)', () => {
     const { samples } = run('license.json');
     expect(find(samples, 'cmdb_license_days_until_expiry')).toEqual([]);
-  });
-});
-
-describe('daysUntilExpiry', () => {
-  it.each<[string, number, number, number]>([
-    ['ten days ahead', 1_000_000 + 10 * 86_400, 1_000_000, 10],
-    ['half a day ahead is unrounded', 1_000_000 + 43_200, 1_000_000, 0.5],
-    ['expiring now', 1_000_000, 1_000_000, 0],
-    ['negative once expired', 1_000_000, 1_000_000 + 3 * 86_400, -3],
-  ])('%s', (_name, expiry, now, days) => {
-    expect(daysUntilExpiry(expiry, now)).toBe(days);
   });
 });
