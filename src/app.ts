@@ -1,23 +1,21 @@
 /**
- * The composition root: builds the registry, logger, store, one client and poller per stack, the
- * scheduler and the HTTP server, and returns handles for graceful shutdown, reload and tests.
+ * The composition root: builds the registry, logger, store, scheduler, the stacks (src/stacks.ts)
+ * and the HTTP server, and returns handles for graceful shutdown, reload and tests.
  * Nothing here is global: every call to start() is independent (tests run several at once).
  */
 import { Registry } from 'prom-client';
-import { CmdbClient } from './cmdb/client.js';
-import { GROUPS, type DataEndpoint } from './api/endpoints.js';
 import { parseListenAddress } from './config/listen.js';
 import { configWarnings, redactConfig } from './config/load.js';
-import type { ExporterConfig, StackConfig } from './config/types.js';
+import type { ExporterConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
-import { createInstruments, initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
-import { nodeCron, pollAllOnce, Scheduler, type CronLike } from './scheduler/scheduler.js';
-import { enabledEndpoints, StackPoller } from './scheduler/stack-poller.js';
+import { createInstruments, type Instruments } from './metrics/instruments.js';
+import { nodeCron, Scheduler, type CronLike } from './scheduler/scheduler.js';
 import { createHttpApp, listen, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
 import type { LandingModel } from './server/landing.js';
-import { SnapshotStore, type EndpointSettings } from './store/snapshot-store.js';
+import { SnapshotStore } from './store/snapshot-store.js';
+import { Stacks } from './stacks.js';
 import { VERSION } from './version.js';
 
 export interface StartOptions {
@@ -54,24 +52,6 @@ export interface App {
   close(graceMs?: number): Promise<void>;
 }
 
-interface Runtime {
-  readonly config: StackConfig;
-  readonly client: CmdbClient;
-  readonly poller: StackPoller;
-}
-
-function endpointSettings(stack: StackConfig): Map<DataEndpoint, EndpointSettings> {
-  const out = new Map<DataEndpoint, EndpointSettings>();
-  for (const endpoint of enabledEndpoints(stack)) {
-    const group = (Object.keys(GROUPS) as Array<keyof typeof GROUPS>).find((g) =>
-      (GROUPS[g] as readonly DataEndpoint[]).includes(endpoint),
-    );
-    const intervalSeconds = group ? stack.intervals[group] : stack.intervals.inventory;
-    out.set(endpoint, { intervalSeconds, staleAfterSeconds: intervalSeconds * stack.staleIntervals });
-  }
-  return out;
-}
-
 export async function start(opts: StartOptions): Promise<App> {
   let config = opts.config;
   const scrubber = opts.scrubber ?? new SecretScrubber();
@@ -89,54 +69,23 @@ export async function start(opts: StartOptions): Promise<App> {
     initialJitterMs: opts.initialJitterMs,
     nowMs,
   });
-  const runtimes = new Map<string, Runtime>();
-  const scheduling = opts.schedule !== false;
+  const stacks = new Stacks({
+    instruments,
+    store,
+    logger,
+    scrubber,
+    scheduler: opts.schedule !== false ? scheduler : undefined,
+    now,
+  });
 
-  const addStack = (stack: StackConfig) => {
-    if (stack.auth.kind === 'client') scrubber.add(stack.auth.secret);
-    else scrubber.add(stack.auth.token);
-    const stackLogger = logger.child({ stack: stack.name });
-    const client = new CmdbClient({ stack, instruments, logger: stackLogger, scrubber });
-    store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
-    const poller = new StackPoller({ stack, api: client, store, logger: stackLogger, scrubber, now });
-    initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
-    runtimes.set(stack.name, { config: stack, client, poller });
-    if (scheduling) scheduler.add(poller);
-  };
-
-  const removeStack = async (name: string, graceMs?: number) => {
-    const runtime = runtimes.get(name);
-    if (!runtime) return;
-    runtimes.delete(name);
-    await scheduler.remove(name, graceMs);
-    await runtime.client.close();
-    store.removeStack(name);
-    removeStackInstruments(instruments, name);
-  };
-
+  stacks.registerSecrets(config);
   logger.info({ version: VERSION, config: redactConfig(config) }, 'cmdb-exporter starting');
   for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
-  for (const stack of config.stacks) addStack(stack);
+  for (const stack of config.stacks) stacks.add(stack);
 
-  const readiness = (): Readiness => {
-    const pending: Array<{ stack: string; endpoint: string }> = [];
-    for (const r of runtimes.values()) for (const endpoint of r.poller.runner.pending()) pending.push({ stack: r.config.name, endpoint });
-    return { ready: pending.length === 0, pending };
-  };
-
+  const readiness = () => stacks.readiness();
   const metricsText = async () => store.text(now()) + (await registry.metrics());
-
-  const landing = (): LandingModel => ({
-    version: VERSION,
-    ready: readiness().ready,
-    now: now(),
-    stacks: [...runtimes.values()].map((r) => ({
-      name: r.config.name,
-      baseUrl: r.config.baseUrl,
-      unauthorized: r.client.unauthorized,
-      endpoints: r.poller.runner.status(),
-    })),
-  });
+  const landing = (): LandingModel => ({ version: VERSION, ready: readiness().ready, now: now(), stacks: stacks.landing() });
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, message: '' });
   const reload = (): Promise<ReloadOutcome> => {
@@ -162,32 +111,12 @@ export async function start(opts: StartOptions): Promise<App> {
   };
 
   const applyConfig = async (next: ExporterConfig) => {
-    const wanted = new Map(next.stacks.map((s) => [s.name, s]));
-    const summary = { unchanged: 0, restarted: 0, added: 0, removed: 0 };
-    for (const [name, r] of [...runtimes]) {
-      const w = wanted.get(name);
-      if (!w) summary.removed++;
-      else if (JSON.stringify(w) !== JSON.stringify(r.config)) summary.restarted++;
-      else continue;
-      await removeStack(name);
-    }
-    for (const stack of next.stacks) {
-      if (runtimes.has(stack.name)) summary.unchanged++;
-      else {
-        if (!config.stacks.some((s) => s.name === stack.name)) summary.added++;
-        addStack(stack);
-      }
-    }
+    const summary = await stacks.apply(next, config);
     logger.level = next.logLevel;
     if (next.listenAddress !== config.listenAddress) {
       logger.warn({ listenAddress: next.listenAddress }, 'listenAddress changed: it takes effect at the next restart');
     }
     return summary;
-  };
-
-  const pollOnce = async () => {
-    await Promise.all([...runtimes.values()].map((r) => pollAllOnce(r.poller)));
-    return [...runtimes.values()].every((r) => r.poller.runner.status().every((s) => s.state === 'ok'));
   };
 
   let server: Listening | undefined;
@@ -208,9 +137,10 @@ export async function start(opts: StartOptions): Promise<App> {
   const close = (graceMs = 5000) =>
     (closing ??= (async () => {
       await server?.close();
-      await Promise.all([...runtimes.keys()].map((name) => removeStack(name, graceMs)));
+      await stacks.closeAll(graceMs);
       await scheduler.stop(0);
     })());
 
+  const pollOnce = () => stacks.pollOnce();
   return { url: server?.url, registry, store, logger, readiness, metricsText, landing, reload, pollOnce, close };
 }

@@ -18,6 +18,35 @@ export type ErrorCode =
   | 'CMDB_ABORTED'
   | 'CONFIG_INVALID';
 
+/** An HTTP status as the `outcome` label writes it: `'404'`, `'503'`. */
+export type StatusOutcome = `${1 | 2 | 3 | 4 | 5}${number}`;
+
+/** What a failed request came to: the `outcome` label of cmdb_endpoint_requests_total. */
+export type FailureOutcome =
+  | StatusOutcome
+  | 'timeout'
+  | 'network'
+  | 'invalid_body'
+  | 'too_large'
+  | 'rate_limited'
+  | 'redirect_refused'
+  /** The token endpoint refused the client id and secret. */
+  | 'rejected'
+  | 'aborted';
+
+/** What one poll of an endpoint came to, as the status page and the runner record it. */
+export type PollOutcome = 'success' | FailureOutcome | 'blocked' | 'error';
+
+export function statusOutcome(status: number): StatusOutcome {
+  return String(status) as StatusOutcome;
+}
+
+/** The `code` of a Node or undici error (`ENOENT`, `UND_ERR_SOCKET`), if it has one. */
+export function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 export class ExporterError extends Error {
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
@@ -29,7 +58,7 @@ export class ExporterError extends Error {
 
 /** A request to the CMDB failed. `request` is `METHOD /path` with the query string removed. */
 export abstract class CmdbError extends ExporterError {
-  abstract readonly outcome: string;
+  abstract readonly outcome: FailureOutcome;
   readonly request: string;
   constructor(code: ErrorCode, request: string, detail: string, options?: { cause?: unknown }) {
     super(code, `${request}: ${detail}`, options);
@@ -39,23 +68,23 @@ export abstract class CmdbError extends ExporterError {
 
 export class CmdbHttpError extends CmdbError {
   readonly status: number;
-  readonly outcome: string;
+  readonly outcome: StatusOutcome;
   constructor(request: string, status: number, statusText: string, options?: { cause?: unknown }) {
     super('CMDB_HTTP_STATUS', request, `${status} ${statusText}`.trim(), options);
     this.status = status;
-    this.outcome = String(status);
+    this.outcome = statusOutcome(status);
   }
 }
 
 export class CmdbTimeoutError extends CmdbError {
-  readonly outcome = 'timeout';
+  readonly outcome = 'timeout' as const;
   constructor(request: string, seconds: number, options?: { cause?: unknown }) {
     super('CMDB_TIMEOUT', request, `no complete response within ${seconds}s`, options);
   }
 }
 
 export class CmdbNetworkError extends CmdbError {
-  readonly outcome = 'network';
+  readonly outcome = 'network' as const;
   constructor(request: string, detail: string, options?: { cause?: unknown }) {
     super('CMDB_NETWORK', request, detail, options);
   }
@@ -63,7 +92,7 @@ export class CmdbNetworkError extends CmdbError {
 
 /** The body was not JSON, or it lacked a required field or had one of the wrong type. */
 export class CmdbInvalidBodyError extends CmdbError {
-  readonly outcome = 'invalid_body';
+  readonly outcome = 'invalid_body' as const;
   /** Key path of the first offending field, e.g. `content[3].bridge_name`; empty for non-JSON. */
   readonly field: string;
   constructor(request: string, field: string, detail: string, options?: { cause?: unknown }) {
@@ -73,7 +102,7 @@ export class CmdbInvalidBodyError extends CmdbError {
 }
 
 export class CmdbTooLargeError extends CmdbError {
-  readonly outcome = 'too_large';
+  readonly outcome = 'too_large' as const;
   constructor(request: string, limitBytes: number, options?: { cause?: unknown }) {
     super('CMDB_TOO_LARGE', request, `response larger than the ${limitBytes}-byte cap (maxResponseBytes)`, options);
   }
@@ -81,14 +110,14 @@ export class CmdbTooLargeError extends CmdbError {
 
 /** The server kept answering 429, or asked us to wait longer than we may. */
 export class CmdbRateLimitedError extends CmdbError {
-  readonly outcome = 'rate_limited';
+  readonly outcome = 'rate_limited' as const;
   constructor(request: string, detail: string, options?: { cause?: unknown }) {
     super('CMDB_RATE_LIMITED', request, detail, options);
   }
 }
 
 export class CmdbRedirectRefusedError extends CmdbError {
-  readonly outcome = 'redirect_refused';
+  readonly outcome = 'redirect_refused' as const;
   constructor(request: string, detail: string) {
     super('CMDB_REDIRECT_REFUSED', request, detail);
   }
@@ -96,7 +125,7 @@ export class CmdbRedirectRefusedError extends CmdbError {
 
 /** The token endpoint answered, but not with code 200 and a token. */
 export class CmdbTokenRejectedError extends CmdbError {
-  readonly outcome = 'rejected';
+  readonly outcome = 'rejected' as const;
   constructor(request: string, detail: string, options?: { cause?: unknown }) {
     super('CMDB_TOKEN_REJECTED', request, detail, options);
   }
@@ -104,7 +133,7 @@ export class CmdbTokenRejectedError extends CmdbError {
 
 /** A 401 with a pre-issued token, or a 401 that persisted after one re-authentication. */
 export class CmdbUnauthorizedError extends CmdbError {
-  readonly outcome = '401';
+  readonly outcome = '401' as const;
   constructor(request: string, detail: string, options?: { cause?: unknown }) {
     super('CMDB_UNAUTHORIZED', request, detail, options);
   }
@@ -112,7 +141,7 @@ export class CmdbUnauthorizedError extends CmdbError {
 
 /** The request was cancelled because the exporter is shutting down or reloading. */
 export class CmdbAbortedError extends CmdbError {
-  readonly outcome = 'aborted';
+  readonly outcome = 'aborted' as const;
   constructor(request: string) {
     super('CMDB_ABORTED', request, 'aborted (exporter shutting down)');
   }

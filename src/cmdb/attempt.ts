@@ -12,6 +12,7 @@ import {
   CmdbRedirectRefusedError,
   CmdbTimeoutError,
   CmdbTooLargeError,
+  errorCode,
 } from '../errors.js';
 
 export interface AttemptRequest {
@@ -175,11 +176,6 @@ function classify(err: unknown, request: string, limits: AttemptLimits, timedOut
   }
   const message = err instanceof Error ? err.message : String(err);
   return new CmdbNetworkError(request, `network error: ${code ? `${code} ` : ''}${message}`.slice(0, 300), { cause: err });
-}
-
-export function errorCode(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
 }
 
 /** Certificate problems do not go away on a retry; every other network failure may. */

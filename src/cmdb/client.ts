@@ -70,8 +70,9 @@ export class CmdbClient implements CmdbApi {
       clock: opts.clock ?? realClock,
       random: opts.random ?? Math.random,
     });
+    // The configured secret or token is registered with the scrubber by whoever loaded the config
+    // (src/stacks.ts); tokens fetched later are registered by the token provider.
     if (stack.auth.kind === 'client') {
-      scrubber.add(stack.auth.secret);
       this.tokens = new FetchedToken(stack.auth, {
         stack,
         transport: this.transport,
@@ -80,7 +81,6 @@ export class CmdbClient implements CmdbApi {
         lifetime: this.lifetime.signal,
       });
     } else {
-      scrubber.add(stack.auth.token);
       this.tokens = new PreIssuedToken(stack.auth, { scrubber, logger });
     }
   }

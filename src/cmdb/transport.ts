@@ -14,6 +14,8 @@ import {
   CmdbNetworkError,
   CmdbRateLimitedError,
   CmdbTimeoutError,
+  statusOutcome,
+  type FailureOutcome,
 } from '../errors.js';
 import type { EndpointName } from '../api/endpoints.js';
 import { attempt, isRetryableNetworkError, type Reply } from './attempt.js';
@@ -154,7 +156,7 @@ export class Transport {
       throw new CmdbAbortedError(request);
     }
     const started = performance.now();
-    let outcome = 'network';
+    let outcome: FailureOutcome | 'aborted' = 'network';
     try {
       const reply = await attempt(
         { method: ex.method, ...target, headers: ex.headers, body: ex.body, request },
@@ -168,7 +170,7 @@ export class Transport {
             this.logger.debug({ endpoint: ex.endpoint, status, from, to }, 'followed redirect'),
         },
       );
-      outcome = String(reply.status);
+      outcome = statusOutcome(reply.status);
       if (reply.status < 200 || reply.status >= 300) return { ok: false, reply };
       return { ok: true, status: reply.status, value: decode(reply, request) };
     } catch (err) {

@@ -10,7 +10,7 @@
  */
 import type { DataEndpoint } from '../api/endpoints.js';
 import type { StackConfig } from '../config/types.js';
-import { CmdbAbortedError, CmdbError, CmdbHttpError } from '../errors.js';
+import { CmdbAbortedError, CmdbError, CmdbHttpError, type PollOutcome } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import type { Sample } from '../metrics/sample.js';
@@ -34,7 +34,7 @@ export interface EndpointStatus {
   /** Unix seconds of the last finished poll. */
   readonly lastPollAt?: number;
   readonly lastDurationSeconds?: number;
-  readonly outcome?: string;
+  readonly outcome?: PollOutcome;
   /** Scrubbed error message of the last failure, safe to show. */
   readonly error?: string;
   readonly hint?: string;
@@ -48,14 +48,14 @@ type Mutable = { -readonly [K in keyof EndpointStatus]: EndpointStatus[K] };
 export const REMINDER_SECONDS = 3600;
 
 /** Outcomes that fail every endpoint of the stack for one reason: logged once per stack, not per endpoint. */
-const STACK_WIDE = new Set(['rejected']);
+const STACK_WIDE: ReadonlySet<PollOutcome> = new Set<PollOutcome>(['rejected']);
 const STACK = '*';
 
 export class EndpointRunner {
   private readonly statuses = new Map<DataEndpoint, Mutable>();
   private readonly forbidden = new Map<DataEndpoint, { until: number; backoff: number }>();
   /** Last failure logged, per endpoint, or under STACK for stack-wide outcomes. */
-  private readonly lastLogged = new Map<DataEndpoint | typeof STACK, { outcome: string; at: number }>();
+  private readonly lastLogged = new Map<DataEndpoint | typeof STACK, { outcome: PollOutcome; at: number }>();
 
   constructor(
     private readonly opts: {
@@ -147,7 +147,7 @@ export class EndpointRunner {
   private failed(status: Mutable, err: unknown, started: number, partial = false): void {
     const { endpoint } = status;
     const at = this.opts.now();
-    const outcome = err instanceof CmdbError ? err.outcome : 'error';
+    const outcome: PollOutcome = err instanceof CmdbError ? err.outcome : 'error';
     if (!partial) this.opts.store.fail(this.opts.stack.name, endpoint);
     const message = this.opts.scrubber.scrub(err instanceof Error ? err.message : String(err));
     const hint = hintFor(outcome, endpoint);
@@ -179,7 +179,7 @@ export class EndpointRunner {
    * Log a failure when it starts or changes kind, then as a reminder at most once an hour; a
    * stack-wide failure (the token rejected) once for the whole stack.
    */
-  private log(status: Mutable, err: unknown, message: string, hint: string, outcome: string): void {
+  private log(status: Mutable, err: unknown, message: string, hint: string, outcome: PollOutcome): void {
     const { endpoint } = status;
     const key = STACK_WIDE.has(outcome) ? STACK : endpoint;
     const previous = this.lastLogged.get(key);

@@ -1,0 +1,135 @@
+/**
+ * The runtime of every polled stack: its client, poller, store slot, instruments and scheduler
+ * jobs, added, removed and re-applied on reload as one unit; and what the server asks of them
+ * (readiness, the status page's model, a poll of everything for --once).
+ */
+import { groupOf, type DataEndpoint } from './api/endpoints.js';
+import { CmdbClient } from './cmdb/client.js';
+import { secretsOf } from './config/redact.js';
+import type { ExporterConfig, StackConfig } from './config/types.js';
+import type { Logger } from './logger.js';
+import { initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
+import { pollAllOnce, type Scheduler } from './scheduler/scheduler.js';
+import { enabledEndpoints, StackPoller } from './scheduler/stack-poller.js';
+import type { SecretScrubber } from './secrets.js';
+import type { Readiness } from './server/http.js';
+import type { LandingStack } from './server/landing.js';
+import type { EndpointSettings, SnapshotStore } from './store/snapshot-store.js';
+
+export interface StacksOptions {
+  readonly instruments: Instruments;
+  readonly store: SnapshotStore;
+  readonly logger: Logger;
+  readonly scrubber: SecretScrubber;
+  /** Jobs are added here unless it is undefined (--once polls by hand). */
+  readonly scheduler: Scheduler | undefined;
+  /** Unix seconds. */
+  readonly now: () => number;
+}
+
+/** What a reload did to the stacks. */
+export interface ApplySummary {
+  unchanged: number;
+  restarted: number;
+  added: number;
+  removed: number;
+}
+
+interface StackRuntime {
+  readonly config: StackConfig;
+  readonly client: CmdbClient;
+  readonly poller: StackPoller;
+}
+
+function endpointSettings(stack: StackConfig): Map<DataEndpoint, EndpointSettings> {
+  const out = new Map<DataEndpoint, EndpointSettings>();
+  for (const endpoint of enabledEndpoints(stack)) {
+    const intervalSeconds = stack.intervals[groupOf(endpoint)];
+    out.set(endpoint, { intervalSeconds, staleAfterSeconds: intervalSeconds * stack.staleIntervals });
+  }
+  return out;
+}
+
+export class Stacks {
+  private readonly runtimes = new Map<string, StackRuntime>();
+
+  constructor(private readonly opts: StacksOptions) {}
+
+  /**
+   * Registers every secret of `config` with the scrubber. Called before anything of the config is
+   * logged or used, so a secret pasted into another key is scrubbed from the first line on.
+   */
+  registerSecrets(config: ExporterConfig): void {
+    for (const secret of secretsOf(config)) this.opts.scrubber.add(secret);
+  }
+
+  add(stack: StackConfig): void {
+    const { instruments, store, scrubber, scheduler, now } = this.opts;
+    const logger = this.opts.logger.child({ stack: stack.name });
+    const client = new CmdbClient({ stack, instruments, logger, scrubber });
+    store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
+    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now });
+    initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
+    this.runtimes.set(stack.name, { config: stack, client, poller });
+    scheduler?.add(poller);
+  }
+
+  async remove(name: string, graceMs?: number): Promise<void> {
+    const runtime = this.runtimes.get(name);
+    if (!runtime) return;
+    this.runtimes.delete(name);
+    await this.opts.scheduler?.remove(name, graceMs);
+    await runtime.client.close();
+    this.opts.store.removeStack(name);
+    removeStackInstruments(this.opts.instruments, name);
+  }
+
+  /** Brings the stacks in line with `next`: changed stacks restart, others keep running untouched. */
+  async apply(next: ExporterConfig, previous: ExporterConfig): Promise<ApplySummary> {
+    this.registerSecrets(next);
+    const wanted = new Map(next.stacks.map((s) => [s.name, s]));
+    const summary: ApplySummary = { unchanged: 0, restarted: 0, added: 0, removed: 0 };
+    for (const [name, r] of [...this.runtimes]) {
+      const w = wanted.get(name);
+      if (!w) summary.removed++;
+      else if (JSON.stringify(w) !== JSON.stringify(r.config)) summary.restarted++;
+      else continue;
+      await this.remove(name);
+    }
+    for (const stack of next.stacks) {
+      if (this.runtimes.has(stack.name)) summary.unchanged++;
+      else {
+        if (!previous.stacks.some((s) => s.name === stack.name)) summary.added++;
+        this.add(stack);
+      }
+    }
+    return summary;
+  }
+
+  readiness(): Readiness {
+    const pending: Array<{ stack: string; endpoint: string }> = [];
+    for (const r of this.runtimes.values()) for (const endpoint of r.poller.runner.pending()) pending.push({ stack: r.config.name, endpoint });
+    return { ready: pending.length === 0, pending };
+  }
+
+  /** Per stack, what the status page shows. */
+  landing(): LandingStack[] {
+    return [...this.runtimes.values()].map((r) => ({
+      name: r.config.name,
+      baseUrl: r.config.baseUrl,
+      unauthorized: r.client.unauthorized,
+      endpoints: r.poller.runner.status(),
+    }));
+  }
+
+  /** Poll every endpoint of every stack once; true when every enabled endpoint succeeded. */
+  async pollOnce(): Promise<boolean> {
+    const all = [...this.runtimes.values()];
+    await Promise.all(all.map((r) => pollAllOnce(r.poller)));
+    return all.every((r) => r.poller.runner.status().every((s) => s.state === 'ok'));
+  }
+
+  async closeAll(graceMs?: number): Promise<void> {
+    await Promise.all([...this.runtimes.keys()].map((name) => this.remove(name, graceMs)));
+  }
+}
