@@ -140,3 +140,9 @@ export function formatConfigIssues(issues: readonly ConfigIssue[]): string {
 export function isCmdbError(err: unknown): err is CmdbError {
   return err instanceof CmdbError;
 }
+
+/** The `code` of a Node.js system error (`ENOENT`, `ECONNRESET`, `UND_ERR_…`), if it has one. */
+export function errorCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
