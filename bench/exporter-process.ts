@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { start, type App } from '../src/app.js';
-import { BUILTIN_SETTINGS } from '../src/config/defaults.js';
+import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
 import { SecretScrubber } from '../src/secrets.js';

@@ -6,8 +6,7 @@
 import { Registry } from 'prom-client';
 import { CmdbClient } from './cmdb/client.js';
 import { GROUPS, type DataEndpoint } from './api/endpoints.js';
-import { parseListenAddress } from './config/listen.js';
-import { configWarnings, redactConfig } from './config/load.js';
+import { configWarnings, parseListenAddress, redactConfig } from './config/load.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
