@@ -24,27 +24,15 @@ let clockOffsetMs = 0;
 const warnings = new Set<string>();
 
 function stackConfig(input: ExporterInput): StackConfig {
-  const s = BUILTIN_SETTINGS;
+  const { clientIdKey, ...settings } = BUILTIN_SETTINGS;
   return {
+    ...settings,
     name: STACK,
     baseUrl: input.baseUrl,
-    auth: { kind: 'client', clientId: input.clientId, secret: input.secret, clientIdKey: s.clientIdKey },
-    userAgent: s.userAgent,
+    auth: { kind: 'client', clientId: input.clientId, secret: input.secret, clientIdKey },
     rateLimitPerMinute: input.rateLimitPerMinute,
-    maxConcurrency: s.maxConcurrency,
-    timeoutSeconds: s.timeoutSeconds,
-    connectTimeoutSeconds: s.connectTimeoutSeconds,
-    retries: s.retries,
-    maxResponseBytes: s.maxResponseBytes,
     tls: { insecureSkipVerify: false },
-    paging: s.paging,
     track: { assets: input.trackedAssets, users: input.trackedUsers },
-    intervals: s.intervals,
-    staleIntervals: s.staleIntervals,
-    forbiddenBackoffSeconds: s.forbiddenBackoffSeconds,
-    forbiddenBackoffMaxSeconds: s.forbiddenBackoffMaxSeconds,
-    timezone: s.timezone,
-    disabledEndpoints: [],
     maxSeries: input.maxSeries,
   };
 }
