@@ -2,7 +2,7 @@
  * Figures derived from the measurements, for the interpretation in docs/performance.md: what grows
  * per connector profile, and an estimate of the steady-state CPU an hour at the default intervals.
  */
-import { BUILTIN_SETTINGS } from '../src/config/defaults.js';
+import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import { DEFAULT_INTERVALS } from '../src/config/types.js';
 import { GROUP_NAMES } from '../src/api/endpoints.js';
 import type { SizeResult } from './results.js';

@@ -5,7 +5,7 @@
  * request counts the benchmark measured per endpoint.
  */
 import { burstFor } from '../src/cmdb/budget.js';
-import { BUILTIN_SETTINGS } from '../src/config/defaults.js';
+import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import { DEFAULT_INTERVALS } from '../src/config/types.js';
 import type { SizeResult } from './results.js';
 

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { start, type App } from '../src/app.js';
-import { BUILTIN_SETTINGS } from '../src/config/defaults.js';
+import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
 import { SecretScrubber } from '../src/secrets.js';
@@ -24,27 +24,15 @@ let clockOffsetMs = 0;
 const warnings = new Set<string>();
 
 function stackConfig(input: ExporterInput): StackConfig {
-  const s = BUILTIN_SETTINGS;
+  const { clientIdKey, ...settings } = BUILTIN_SETTINGS;
   return {
+    ...settings,
     name: STACK,
     baseUrl: input.baseUrl,
-    auth: { kind: 'client', clientId: input.clientId, secret: input.secret, clientIdKey: s.clientIdKey },
-    userAgent: s.userAgent,
+    auth: { kind: 'client', clientId: input.clientId, secret: input.secret, clientIdKey },
     rateLimitPerMinute: input.rateLimitPerMinute,
-    maxConcurrency: s.maxConcurrency,
-    timeoutSeconds: s.timeoutSeconds,
-    connectTimeoutSeconds: s.connectTimeoutSeconds,
-    retries: s.retries,
-    maxResponseBytes: s.maxResponseBytes,
     tls: { insecureSkipVerify: false },
-    paging: s.paging,
     track: { assets: input.trackedAssets, users: input.trackedUsers },
-    intervals: s.intervals,
-    staleIntervals: s.staleIntervals,
-    forbiddenBackoffSeconds: s.forbiddenBackoffSeconds,
-    forbiddenBackoffMaxSeconds: s.forbiddenBackoffMaxSeconds,
-    timezone: s.timezone,
-    disabledEndpoints: [],
     maxSeries: input.maxSeries,
   };
 }

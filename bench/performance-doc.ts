@@ -4,7 +4,7 @@
  * reproduce them.
  */
 import { GZIP_LEVEL } from '../src/server/http.js';
-import { BUILTIN_SETTINGS } from '../src/config/defaults.js';
+import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import { growth, largestCost, rerendersPerHour, steadyState, type Growth } from './analysis.js';
 import { budgetSeconds, DEFAULT_RATE, hourlyVolume } from './budget.js';
 import { bytes, count, markdownTable, ms, percent, seconds, type Table } from './format.js';

@@ -4,8 +4,7 @@
  * Nothing here is global: every call to start() is independent (tests run several at once).
  */
 import { Registry } from 'prom-client';
-import { parseListenAddress } from './config/listen.js';
-import { configWarnings, redactConfig } from './config/load.js';
+import { configWarnings, parseListenAddress, redactConfig } from './config/load.js';
 import type { ExporterConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';

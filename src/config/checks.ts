@@ -7,7 +7,6 @@
  * numbers and booleans are also accepted as text.
  */
 import { formatDuration, parseDuration } from './durations.js';
-import { parseByteSize } from './sizes.js';
 
 export type Result<T> =
   | { readonly ok: true; readonly value: T }
@@ -89,6 +88,33 @@ export function secondsIn(min: number, max: number): Check<number> {
     }
     return ok(s);
   };
+}
+
+const BYTE_UNITS: Record<string, number> = {
+  '': 1,
+  b: 1,
+  kb: 1e3,
+  mb: 1e6,
+  gb: 1e9,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+};
+const SIZE = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i;
+
+/**
+ * A byte count: a number, or text such as '256MiB', '512 KiB', '10MB' (decimal units) or '1024'.
+ * Malformed or negative values give undefined; fractions of a byte are rounded down.
+ */
+function parseByteSize(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? Math.floor(value) : undefined;
+  if (typeof value !== 'string') return undefined;
+  const m = SIZE.exec(value.trim());
+  if (!m) return undefined;
+  const unit = BYTE_UNITS[(m[2] ?? '').toLowerCase()];
+  if (unit === undefined) return undefined;
+  const bytes = Math.floor(Number(m[1]) * unit);
+  return Number.isFinite(bytes) ? bytes : undefined;
 }
 
 function formatBytes(bytes: number): string {

@@ -2,14 +2,18 @@
  * How a stack authenticates: clientId with exactly one of secret / secretFile, or exactly one of
  * token / tokenFile. The same rules serve the YAML stacks and the environment stack; only the
  * names differ (`secret` there, `CMDB_SECRET` here).
+ *
+ * Also the files named by the configuration (secretFile, tokenFile, tls.*File), read once at load.
+ * Messages name the file and the OS error code, never any of the content.
  */
+import { closeSync, openSync, readSync } from 'node:fs';
+import { errorCode } from '../errors.js';
 import type { StackAuth } from './types.js';
 import { tokenText } from './fields.js';
-import { readSecretFile } from './files.js';
 import type { IssueList } from './issues.js';
+import type { CREDENTIALS, Resolved } from './rules.js';
 
-export const CREDENTIAL_KEYS = ['clientId', 'secret', 'secretFile', 'token', 'tokenFile'] as const;
-export type CredentialKey = (typeof CREDENTIAL_KEYS)[number];
+export type CredentialKey = keyof typeof CREDENTIALS;
 
 export interface CredentialNaming {
   /** The name the user wrote: `secret` or `CMDB_SECRET`. */
@@ -59,13 +63,7 @@ export function credentialKind(
   return client ? 'client' : 'token';
 }
 
-export interface CredentialValues {
-  clientId?: string | undefined;
-  secret?: string | undefined;
-  secretFile?: string | undefined;
-  token?: string | undefined;
-  tokenFile?: string | undefined;
-}
+export type CredentialValues = Resolved<typeof CREDENTIALS>;
 
 /** Build the auth of a stack whose credentials passed credentialKind, reading files as needed. */
 export function loadAuth(
@@ -102,4 +100,63 @@ export function loadAuth(
     return undefined;
   }
   return { kind: 'token', token: r.text, tokenFile: values.tokenFile };
+}
+
+const SECRET_MAX_BYTES = 64 * 1024;
+const PEM_MAX_BYTES = 1024 * 1024;
+
+type Read = { ok: true; text: string } | { ok: false; message: string };
+
+/** Read at most `maxBytes`: a path to a device or a huge file must not hang or exhaust memory. */
+function readBounded(file: string, maxBytes: number): Read {
+  const unreadable = (err: unknown): Read => ({
+    ok: false,
+    message: `cannot read file ${JSON.stringify(file)}: ${errorCode(err) ?? 'read error'}`,
+  });
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (err) {
+    return unreadable(err);
+  }
+  try {
+    const buffer = Buffer.alloc(maxBytes + 1);
+    let length = 0;
+    for (;;) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+      if (length > maxBytes) {
+        return { ok: false, message: `file ${JSON.stringify(file)} is larger than ${maxBytes / 1024} KiB; is it the right file?` };
+      }
+    }
+    return { ok: true, text: buffer.toString('utf8', 0, length) };
+  } catch (err) {
+    return unreadable(err);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A secret or token file: trailing line breaks removed; an empty file is an error. */
+export function readSecretFile(file: string): Read {
+  const r = readBounded(file, SECRET_MAX_BYTES);
+  if (!r.ok) return r;
+  const text = r.text.replace(/[\r\n]+$/, '');
+  return text.trim() === '' ? { ok: false, message: `file ${JSON.stringify(file)} is empty` } : { ok: true, text };
+}
+
+const PEM_MARKERS = {
+  certificate: /-----BEGIN CERTIFICATE-----/,
+  'private key': /-----BEGIN [A-Z ]*PRIVATE KEY-----/,
+} as const;
+
+/** A PEM file holding at least one certificate, or a private key. */
+export function readPemFile(file: string, kind: keyof typeof PEM_MARKERS): Read {
+  const r = readBounded(file, PEM_MAX_BYTES);
+  if (!r.ok) return r;
+  if (!PEM_MARKERS[kind].test(r.text)) {
+    return { ok: false, message: `file ${JSON.stringify(file)} does not hold a PEM ${kind}` };
+  }
+  return r;
 }

@@ -1,11 +1,12 @@
 /**
- * Environment variables: the global settings, and one stack configured without a file. Each value
- * goes through the same rule as its YAML key; problems are reported under the variable's name.
+ * Environment variables: the global settings, one stack configured without a file, and `${VAR}`
+ * references in the YAML file. Each variable goes through the same rule as its YAML key (the tables
+ * of rules.ts name the variables); problems are reported under the variable's name.
  */
 import type { Check } from './checks.js';
 import type { CredentialKey, CredentialNaming } from './credentials.js';
-import type { IssueList } from './issues.js';
-import { CREDENTIAL_RULES, GLOBAL_RULES, IDENTITY_RULES, SETTING_RULES, TLS_RULES, TRACK_RULES } from './rules.js';
+import { formatPath, type IssueList, type PathSegment } from './issues.js';
+import { CREDENTIALS, GLOBALS, IDENTITY, keysOf, type Resolved, SETTINGS } from './rules.js';
 import type { StackInput } from './schema.js';
 import type { StackSource } from './stack.js';
 
@@ -17,59 +18,41 @@ export function envValue(env: Env, name: string): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v;
 }
 
+/** `raw` checked by `check`, or undefined when unset or invalid (reported at `path`). */
+export function checkedValue<T>(check: Check<T>, raw: string | undefined, path: string, issues: IssueList): T | undefined {
+  if (raw === undefined) return undefined;
+  const r = check(raw);
+  if (r.ok) return r.value;
+  issues.add(path, r.message);
+  return undefined;
+}
+
 export const DEFAULT_STACK_NAME = 'default';
 
-export const CREDENTIAL_VARS: Readonly<Record<CredentialKey, string>> = {
-  clientId: 'CMDB_CLIENT_ID',
-  secret: 'CMDB_SECRET',
-  secretFile: 'CMDB_SECRET_FILE',
-  token: 'CMDB_TOKEN',
-  tokenFile: 'CMDB_TOKEN_FILE',
-};
-
-/** Variable → (dotted key of the stack, its rule). */
-export const STACK_VARS: ReadonlyArray<readonly [string, string, Check<unknown>]> = [
-  ['CMDB_STACK', 'name', IDENTITY_RULES.name],
-  ['CMDB_BASE_URL', 'baseUrl', IDENTITY_RULES.baseUrl],
-  ...Object.entries(CREDENTIAL_VARS).map(
-    ([key, name]) => [name, key, CREDENTIAL_RULES[key as CredentialKey]] as const,
-  ),
-  ['CMDB_CLIENT_ID_KEY', 'clientIdKey', SETTING_RULES.clientIdKey],
-  ['CMDB_CA_FILE', 'tls.caFile', TLS_RULES.caFile],
-  ['CMDB_INSECURE_SKIP_VERIFY', 'tls.insecureSkipVerify', TLS_RULES.insecureSkipVerify],
-  ['CMDB_RATE_LIMIT_PER_MINUTE', 'rateLimitPerMinute', SETTING_RULES.rateLimitPerMinute],
-  ['CMDB_TIMEZONE', 'timezone', SETTING_RULES.timezone],
-  ['CMDB_USER_AGENT', 'userAgent', SETTING_RULES.userAgent],
-  ['CMDB_TRACK_ASSETS', 'track.assets', TRACK_RULES.assets],
-  ['CMDB_TRACK_USERS', 'track.users', TRACK_RULES.users],
-];
+/** Variable → (dotted key of the stack, its rule), for every stack key that has a variable. */
+export const STACK_VARS: ReadonlyArray<readonly [string, string, Check<unknown>]> = [IDENTITY, CREDENTIALS, SETTINGS]
+  .flatMap((table) => keysOf(table))
+  .flatMap(([dotted, { env, check }]) => (env === undefined ? [] : [[env, dotted, check] as const]));
 
 const VAR_OF_KEY = new Map(STACK_VARS.map(([name, key]) => [key, name]));
 
-export const GLOBAL_VARS = {
-  listenAddress: 'EXPORTER_LISTEN_ADDRESS',
-  logLevel: 'LOG_LEVEL',
-  logFormat: 'LOG_FORMAT',
-} as const;
+const CREDENTIAL_VARS = Object.fromEntries(
+  Object.entries(CREDENTIALS).map(([key, { env }]) => [key, env ?? key]),
+) as Readonly<Record<CredentialKey, string>>;
 
-/** Paths for problems with command-line overrides: the flags of src/main.ts. */
-export const GLOBAL_FLAGS = {
-  listenAddress: '--web.listen-address',
-  logLevel: '--log.level',
-  logFormat: '--log.format',
-} as const;
+export type GlobalKey = keyof typeof GLOBALS;
+export type GlobalValue<K extends GlobalKey> = Resolved<typeof GLOBALS>[K];
 
-export type GlobalKey = keyof typeof GLOBAL_VARS;
-export type GlobalValue<K extends GlobalKey> = (typeof GLOBAL_RULES)[K] extends Check<infer T> ? T : never;
+/** Global key → its variable, for the keys that have one. */
+export const GLOBAL_VARS: Readonly<Partial<Record<GlobalKey, string>>> = Object.fromEntries(
+  keysOf(GLOBALS).flatMap(([key, { env }]) => (env === undefined ? [] : [[key, env]])),
+);
 
 /** The variable's value checked by the key's rule, or undefined when unset or invalid (reported). */
 export function globalFromEnv<K extends GlobalKey>(key: K, env: Env, issues: IssueList): GlobalValue<K> | undefined {
-  const raw = envValue(env, GLOBAL_VARS[key]);
-  if (raw === undefined) return undefined;
-  const r = (GLOBAL_RULES[key] as Check<GlobalValue<K>>)(raw);
-  if (r.ok) return r.value;
-  issues.add(GLOBAL_VARS[key], r.message);
-  return undefined;
+  const name = GLOBAL_VARS[key];
+  if (name === undefined) return undefined;
+  return checkedValue(GLOBALS[key].check as Check<GlobalValue<K>>, envValue(env, name), name, issues);
 }
 
 function setAt(target: Record<string, unknown>, dotted: string, value: unknown): void {
@@ -113,4 +96,74 @@ export function readEnvStack(env: Env, issues: IssueList): StackSource | undefin
     ownOrigin: (key) => VAR_OF_KEY.get(key) ?? `defaults.${key}`,
     builtinOrigin: (key) => `defaults.${key}`,
   };
+}
+
+/*
+ * `${VAR}` expansion in string values of the parsed YAML. Expanding after parsing means a variable's
+ * value is always one string value: it can never add keys or break the YAML syntax.
+ *
+ *   ${NAME}            the variable's value; unset is an error
+ *   ${NAME:-default}   the default when the variable is unset or empty (as in the shell)
+ *   $${                a literal "${"
+ */
+const REFERENCE = /^([A-Za-z_][A-Za-z0-9_]*)(?::-([^]*))?$/;
+
+/** The expanded string, or a message saying why it cannot be expanded. */
+function expandString(value: string, env: Env): { value: string } | { problem: string } {
+  let out = '';
+  let i = 0;
+  while (i < value.length) {
+    const dollar = value.indexOf('$', i);
+    if (dollar < 0) break;
+    out += value.slice(i, dollar);
+    if (value.startsWith('$${', dollar)) {
+      out += '${';
+      i = dollar + 3;
+      continue;
+    }
+    if (!value.startsWith('${', dollar)) {
+      out += '$';
+      i = dollar + 1;
+      continue;
+    }
+    const close = value.indexOf('}', dollar + 2);
+    if (close < 0) return { problem: 'has an unterminated "${"; write "$${" for a literal "${"' };
+    const inner = value.slice(dollar + 2, close);
+    const m = REFERENCE.exec(inner);
+    if (!m || (m[2] ?? '').includes('${')) {
+      return { problem: `has an invalid reference "\${${inner}}"; write \${NAME} or \${NAME:-default}` };
+    }
+    const name = m[1] ?? '';
+    const fallback = m[2];
+    const set = env[name];
+    if (fallback !== undefined) out += set === undefined || set === '' ? fallback : set;
+    else if (set !== undefined) out += set;
+    else return { problem: `environment variable ${name} is not set (write \${${name}:-default} to give a default)` };
+    i = close + 1;
+  }
+  return { value: out + value.slice(i) };
+}
+
+/**
+ * Expand every string value (not keys) of a parsed YAML tree. Keys whose value is null (`key:` with
+ * nothing after it) are dropped, so they mean "not set".
+ */
+export function expandTree(node: unknown, env: Env, path: PathSegment[], issues: IssueList): unknown {
+  if (typeof node === 'string') {
+    const r = expandString(node, env);
+    if ('value' in r) return r.value;
+    // Keep the text so the key still counts as set; the expansion problem is the one to report.
+    issues.add(formatPath(path), r.problem);
+    issues.block(formatPath(path));
+    return node;
+  }
+  if (Array.isArray(node)) return node.map((item, i) => expandTree(item, env, [...path, i], issues));
+  if (node !== null && typeof node === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(node)) {
+      if (value !== null) out[key] = expandTree(value, env, [...path, key], issues);
+    }
+    return out;
+  }
+  return node;
 }

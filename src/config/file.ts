@@ -1,15 +1,19 @@
+/**
+ * The YAML file: read and parsed, `${VAR}` expanded, then its sections (top level, `defaults`, and
+ * each stack) validated each on its own, so that a mistake in one stack does not hide the problems
+ * of another.
+ */
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { z } from 'zod';
 import { LineCounter, parseDocument } from 'yaml';
-import { kindOf } from './checks.js';
-import { expandTree } from './expand.js';
-import type { IssueList } from './issues.js';
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-function errorCode(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : err instanceof Error ? err.message : String(err);
-}
+import { errorCode } from '../errors.js';
+import { describeValue, kindOf } from './checks.js';
+import type { CredentialNaming } from './credentials.js';
+import { type Env, expandTree } from './env.js';
+import { formatPath, type IssueList } from './issues.js';
+import { defaultsSchema, parseSection, type Settings, stackSchema, type StackInput, topSchema } from './schema.js';
+import type { StackSource } from './stack.js';
 
 /**
  * Read and parse the YAML file, then expand `${VAR}` in its string values. Problems are reported
@@ -20,7 +24,7 @@ export function readConfigFile(file: string, env: Env, issues: IssueList): Recor
   try {
     source = readFileSync(file, 'utf8');
   } catch (err) {
-    issues.add(file, `cannot read the config file: ${errorCode(err)}`);
+    issues.add(file, `cannot read the config file: ${errorCode(err) ?? (err instanceof Error ? err.message : String(err))}`);
     return undefined;
   }
   const lineCounter = new LineCounter();
@@ -47,4 +51,86 @@ export function readConfigFile(file: string, env: Env, issues: IssueList): Recor
     return undefined;
   }
   return expandTree(tree, env, [], issues) as Record<string, unknown>;
+}
+
+export interface FileConfig {
+  readonly top: z.output<typeof topSchema> | undefined;
+  /** Undefined when `defaults` is invalid (reported). */
+  readonly defaults: Settings | undefined;
+  /** Undefined when the file declares no stacks. */
+  readonly stacks: readonly StackSource[] | undefined;
+}
+
+type FileKeys = { secretFile?: string | undefined; tokenFile?: string | undefined; tls?: Settings['tls'] };
+
+/** Relative file names in the YAML file are relative to the file's own directory. */
+function resolveFiles<T extends FileKeys>(values: T, baseDir: string): T {
+  const abs = (p: string | undefined): string | undefined => (p === undefined ? undefined : resolve(baseDir, p));
+  const out: T = { ...values };
+  if ('secretFile' in values) out.secretFile = abs(values.secretFile);
+  if ('tokenFile' in values) out.tokenFile = abs(values.tokenFile);
+  if (values.tls !== undefined) {
+    out.tls = { ...values.tls, caFile: abs(values.tls.caFile), certFile: abs(values.tls.certFile), keyFile: abs(values.tls.keyFile) };
+  }
+  return out;
+}
+
+function stackSource(raw: Record<string, unknown>, index: number, baseDir: string, issues: IssueList): StackSource {
+  const base = formatPath(['stacks', index]);
+  const input = parseSection(stackSchema, raw, ['stacks', index], issues);
+  issues.secret(raw.secret);
+  issues.secret(raw.token);
+  const naming: CredentialNaming = { name: (k) => k, path: (k) => `${base}.${k}`, stack: base };
+  return {
+    input: input === undefined ? undefined : resolveFiles<StackInput>(input, baseDir),
+    has: (key) => raw[key] !== undefined,
+    naming,
+    ownOrigin: (key) => `${base}.${key}`,
+    builtinOrigin: (key) => `${base}.${key}`,
+  };
+}
+
+function checkUniqueNames(stacks: readonly unknown[], issues: IssueList): void {
+  const seen = new Map<string, number>();
+  stacks.forEach((raw, i) => {
+    const name = (raw as { name?: unknown } | null)?.name;
+    if (typeof name !== 'string') return;
+    const first = seen.get(name);
+    if (first === undefined) seen.set(name, i);
+    else issues.add(formatPath(['stacks', i, 'name']), `duplicate stack name ${describeValue(name)}, also used by stacks[${first}]`);
+  });
+}
+
+function readStacks(raw: unknown, baseDir: string, issues: IssueList): StackSource[] | undefined {
+  if (raw === undefined) return undefined;
+  if (!Array.isArray(raw)) {
+    issues.add('stacks', `must be a list of stacks, got ${describeValue(raw)}`);
+    return [];
+  }
+  if (raw.length === 0) {
+    issues.add('stacks', 'must list at least one stack (or remove the key to configure one stack through CMDB_BASE_URL)');
+    return [];
+  }
+  checkUniqueNames(raw, issues);
+  const sources: StackSource[] = [];
+  raw.forEach((item: unknown, i) => {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+      issues.add(formatPath(['stacks', i]), `must be a mapping with name, baseUrl and credentials, got ${kindOf(item)}`);
+    } else {
+      sources.push(stackSource(item as Record<string, unknown>, i, baseDir, issues));
+    }
+  });
+  return sources;
+}
+
+/** Validate the parsed (and expanded) file. */
+export function parseFileConfig(raw: Record<string, unknown>, file: string, issues: IssueList): FileConfig {
+  const baseDir = dirname(resolve(file));
+  const top = parseSection(topSchema, raw, [], issues);
+  const defaults = parseSection(defaultsSchema, raw.defaults ?? {}, ['defaults'], issues);
+  return {
+    top,
+    defaults: defaults === undefined ? undefined : resolveFiles(defaults, baseDir),
+    stacks: readStacks(raw.stacks, baseDir, issues),
+  };
 }

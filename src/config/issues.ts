@@ -1,3 +1,4 @@
+/** Problems found while loading, where they are (paths) and what may have been meant (did you mean). */
 import { ConfigError, type ConfigIssue } from '../errors.js';
 import { SecretScrubber } from '../secrets.js';
 
@@ -14,6 +15,13 @@ export function formatPath(segments: readonly PathSegment[]): string {
   return out;
 }
 
+/** The value at `path` in a tree of mappings and lists; undefined where the path leaves the tree. */
+export function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let v = root;
+  for (const seg of path) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[seg] : undefined;
+  return v;
+}
+
 /**
  * Every problem found while loading, in the order found, without repeats (a bad `defaults` file is
  * seen once per stack). Secret values met along the way are registered so that no message can
@@ -27,10 +35,6 @@ export class IssueList {
   add(path: string, message: string): void {
     if (this.blocked.has(path)) return;
     if (!this.issues.some((i) => i.path === path && i.message === message)) this.issues.push({ path, message });
-  }
-
-  addAll(issues: readonly ConfigIssue[]): void {
-    for (const i of issues) this.add(i.path, i.message);
   }
 
   /** Report nothing more at `path`: its value is already known to be wrong (e.g. an unset ${VAR}). */
@@ -52,4 +56,45 @@ export class IssueList {
       this.issues.map((i) => ({ path: i.path, message: this.scrubber.scrub(i.message) })),
     );
   }
+}
+
+/** "Did you mean …?" for unknown keys and names: case, `_` and `-` are ignored, then edit distance. */
+
+function normalise(word: string): string {
+  return word.toLowerCase().replace(/[_-]/g, '');
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
+      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/** The known word closest to `word`, if it is close enough to be a likely typo. */
+export function closest(word: string, known: readonly string[]): string | undefined {
+  const target = normalise(word);
+  let best: string | undefined;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const candidate of known) {
+    const distance = editDistance(target, normalise(candidate));
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  const allowed = Math.max(1, Math.min(3, Math.floor(target.length / 3)));
+  return bestDistance <= allowed ? best : undefined;
+}
+
+/** '; did you mean "baseUrl"?' or ''. */
+export function didYouMean(word: string, known: readonly string[]): string {
+  const match = closest(word, known);
+  return match === undefined ? '' : `; did you mean "${match}"?`;
 }

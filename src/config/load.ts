@@ -4,22 +4,21 @@
  * defaults. Every problem is collected and thrown as one ConfigError.
  */
 import type { ExporterConfig, StackConfig } from './types.js';
-import { BUILTIN_GLOBALS } from './defaults.js';
-import { type Env, envValue, GLOBAL_FLAGS, type GlobalKey, type GlobalValue, globalFromEnv, readEnvStack } from './env.js';
-import { readConfigFile } from './file.js';
-import { type FileConfig, parseFileConfig } from './file-config.js';
-import { IssueList } from './issues.js';
-import { GLOBAL_RULES } from './rules.js';
-import { buildStack, type StackSource } from './stack.js';
 import type { Check } from './checks.js';
+import { checkedValue, type Env, envValue, type GlobalKey, type GlobalValue, globalFromEnv, readEnvStack } from './env.js';
+import { type FileConfig, parseFileConfig, readConfigFile } from './file.js';
+import { IssueList } from './issues.js';
+import { BUILTIN_GLOBALS, GLOBALS, type Resolved } from './rules.js';
+import { buildStack, type StackSource } from './stack.js';
 
+export { parseListenAddress } from './fields.js';
 export { redactConfig, secretsOf } from './redact.js';
-export { configWarnings, type ConfigWarning } from './warnings.js';
+export { configWarnings, type ConfigWarning } from './rules.js';
 
 export interface LoadConfigOptions {
   /** From --config, else env EXPORTER_CONFIG, else none. */
   configFile?: string;
-  env: Readonly<Record<string, string | undefined>>;
+  env: Env;
   /** Command-line overrides, highest precedence. */
   overrides?: { listenAddress?: string; logLevel?: string; logFormat?: string };
 }
@@ -34,13 +33,9 @@ function resolveGlobal<K extends GlobalKey>(
   overrides: Overrides | undefined,
   issues: IssueList,
 ): GlobalValue<K> {
-  let fromFlag: GlobalValue<K> | undefined;
-  const flag = overrides?.[key];
-  if (flag !== undefined) {
-    const r = (GLOBAL_RULES[key] as Check<GlobalValue<K>>)(flag);
-    if (r.ok) fromFlag = r.value;
-    else issues.add(GLOBAL_FLAGS[key], r.message);
-  }
+  const { check, flag } = GLOBALS[key];
+  const raw = flag === undefined ? undefined : (overrides as Record<string, string | undefined> | undefined)?.[key];
+  const fromFlag = checkedValue(check as Check<GlobalValue<K>>, raw, flag ?? key, issues);
   const fromEnv = globalFromEnv(key, env, issues);
   const fromFile = file?.top?.[key] as GlobalValue<K> | undefined;
   return fromFlag ?? fromEnv ?? fromFile ?? (BUILTIN_GLOBALS[key] as GlobalValue<K>);
@@ -74,10 +69,9 @@ export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
   const file = raw === undefined || configFile === undefined ? undefined : parseFileConfig(raw, configFile, issues);
   const fileUsable = configFile === undefined || raw !== undefined;
 
-  const listenAddress = resolveGlobal('listenAddress', file, opts.env, opts.overrides, issues);
-  const logLevel = resolveGlobal('logLevel', file, opts.env, opts.overrides, issues);
-  const logFormat = resolveGlobal('logFormat', file, opts.env, opts.overrides, issues);
-  const enableReload = file?.top?.enableReload ?? BUILTIN_GLOBALS.enableReload;
+  const globals = Object.fromEntries(
+    (Object.keys(GLOBALS) as GlobalKey[]).map((key) => [key, resolveGlobal(key, file, opts.env, opts.overrides, issues)]),
+  ) as Resolved<typeof GLOBALS>;
 
   const stacks: StackConfig[] = [];
   for (const source of stackSources(file, fileUsable, opts.env, issues)) {
@@ -86,10 +80,7 @@ export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
   }
   issues.throwIfAny();
   return {
-    listenAddress,
-    logLevel,
-    logFormat,
-    enableReload,
+    ...globals,
     stacks,
     ...(configFile === undefined ? {} : { configFile }),
   };

@@ -51,14 +51,16 @@ function proxySecrets(url: string | undefined): string[] {
   return [secret, decoded];
 }
 
-/** All secret values of the config (client secrets, tokens), to register with the SecretScrubber. */
-export function secretsOf(config: ExporterConfig): string[] {
-  const values = new Set<string>();
-  for (const stack of config.stacks) {
-    values.add(stack.auth.kind === 'client' ? stack.auth.secret : stack.auth.token);
-    if (stack.tls.key !== undefined) values.add(stack.tls.key);
-    for (const s of proxySecrets(stack.proxyUrl)) values.add(s);
-  }
+/** Every secret value of one stack (client secret or token, TLS key, proxy password). */
+export function secretsOfStack(stack: StackConfig): string[] {
+  const values = new Set<string>([stack.auth.kind === 'client' ? stack.auth.secret : stack.auth.token]);
+  if (stack.tls.key !== undefined) values.add(stack.tls.key);
+  for (const s of proxySecrets(stack.proxyUrl)) values.add(s);
   values.delete('');
   return [...values];
+}
+
+/** All secret values of the config, to register with the SecretScrubber before anything is logged. */
+export function secretsOf(config: ExporterConfig): string[] {
+  return [...new Set(config.stacks.flatMap(secretsOfStack))];
 }

@@ -1,22 +1,12 @@
 /**
- * The YAML file's structure, in zod. zod checks the structure (closed mappings, lists); every value
- * goes through the shared rules of rules.ts, so messages are ours, never zod's "Invalid input".
+ * The YAML file's structure, in zod, built from the tables of rules.ts. zod checks the structure
+ * (closed mappings, lists); every value goes through the shared rules, so messages are ours, never
+ * zod's "Invalid input".
  */
 import { z } from 'zod';
 import { type Check, describeValue, required } from './checks.js';
-import { didYouMean } from './suggest.js';
-import { formatPath, type IssueList, type PathSegment } from './issues.js';
-import {
-  CREDENTIAL_RULES,
-  GLOBAL_RULES,
-  IDENTITY_RULES,
-  INTERVAL_RULES,
-  PAGING_RULES,
-  RETRY_RULES,
-  SETTING_RULES,
-  TLS_RULES,
-  TRACK_RULES,
-} from './rules.js';
+import { didYouMean, formatPath, type IssueList, type PathSegment, valueAt } from './issues.js';
+import { CREDENTIALS, GLOBALS, IDENTITY, isKey, type Table, SETTINGS } from './rules.js';
 
 /** A zod schema that runs one of our checks and reports its message as is. */
 export function field<T>(check: Check<T>) {
@@ -28,35 +18,37 @@ export function field<T>(check: Check<T>) {
   });
 }
 
-type Output<C> = C extends Check<infer T> ? T : never;
-type OptionalFields<R> = { [K in keyof R]: z.ZodOptional<ReturnType<typeof field<Output<R[K]>>>> };
+/** Every key optional; a nested table becomes a closed mapping. */
+type OptionalFields<R extends Table> = {
+  [K in keyof R]: R[K] extends { readonly check: Check<infer T> }
+    ? z.ZodOptional<ReturnType<typeof field<T>>>
+    : R[K] extends Table
+      ? z.ZodOptional<z.ZodObject<OptionalFields<R[K]>, z.core.$strict>>
+      : never;
+};
 
-function optionalFields<R extends Record<string, Check<unknown>>>(rules: R): OptionalFields<R> {
-  return Object.fromEntries(Object.entries(rules).map(([k, check]) => [k, field(check).optional()])) as OptionalFields<R>;
+/** Keys first, then the nested mappings: the order in which zod reports their problems. */
+function optionalFields<R extends Table>(table: R): OptionalFields<R> {
+  const entries = Object.entries(table);
+  return Object.fromEntries([
+    ...entries.flatMap(([k, entry]) => (isKey(entry) ? [[k, field(entry.check).optional()]] : [])),
+    ...entries.flatMap(([k, entry]) => (isKey(entry) ? [] : [[k, z.strictObject(optionalFields(entry)).optional()]])),
+  ]) as OptionalFields<R>;
 }
 
-const section = <R extends Record<string, Check<unknown>>>(rules: R) => z.strictObject(optionalFields(rules)).optional();
-
-const SETTINGS_SHAPE = {
-  ...optionalFields(SETTING_RULES),
-  retries: section(RETRY_RULES),
-  tls: section(TLS_RULES),
-  paging: section(PAGING_RULES),
-  track: section(TRACK_RULES),
-  intervals: section(INTERVAL_RULES),
-};
+const SETTINGS_SHAPE = optionalFields(SETTINGS);
 
 export const defaultsSchema = z.strictObject(SETTINGS_SHAPE);
 
 export const stackSchema = z.strictObject({
-  name: field(required(IDENTITY_RULES.name)),
-  baseUrl: field(required(IDENTITY_RULES.baseUrl)),
-  ...optionalFields(CREDENTIAL_RULES),
+  name: field(required(IDENTITY.name.check)),
+  baseUrl: field(required(IDENTITY.baseUrl.check)),
+  ...optionalFields(CREDENTIALS),
   ...SETTINGS_SHAPE,
 });
 
 export const topSchema = z.strictObject({
-  ...optionalFields(GLOBAL_RULES),
+  ...optionalFields(GLOBALS),
   defaults: z.unknown().optional(),
   stacks: z.unknown().optional(),
 });
@@ -66,7 +58,7 @@ export type Settings = z.output<typeof defaultsSchema>;
 /** One stack as declared: identity, credentials and settings. */
 export type StackInput = z.output<typeof stackSchema>;
 
-const STACK_ONLY_KEYS = [...Object.keys(IDENTITY_RULES), ...Object.keys(CREDENTIAL_RULES)];
+const STACK_ONLY_KEYS = [...Object.keys(IDENTITY), ...Object.keys(CREDENTIALS)];
 const STACK_KEYS = Object.keys(stackSchema.shape);
 
 function unwrap(schema: z.ZodType | undefined): z.ZodType | undefined {
@@ -94,12 +86,6 @@ function unknownKeyMessage(key: string, known: readonly string[], where: string)
     return 'not allowed under defaults; set name, baseUrl and credentials on each stack';
   }
   return `unknown key${didYouMean(key, known)}`;
-}
-
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let v = root;
-  for (const seg of path) v = v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[seg] : undefined;
-  return v;
 }
 
 const EXPECTED: Record<string, string> = { object: 'a mapping (key: value)', array: 'a list' };

@@ -1,14 +1,16 @@
 /**
  * One stack's final configuration: built-in defaults, then `defaults`, then the stack's own values;
  * then the rules that involve several keys, and the files the stack names.
+ *
+ * The layers are deep-merged remembering where each value came from, so that a problem found after
+ * merging (a cross-field rule, an unreadable file) is reported at the key the user actually set:
+ * `defaults.tls.caFile`, `stacks[2].timeoutSeconds` or `CMDB_CA_FILE`.
  */
 import type { StackConfig, TlsConfig } from './types.js';
-import { BUILTIN_SETTINGS, type ResolvedSettings } from './defaults.js';
-import { type CredentialKey, type CredentialNaming, credentialKind, loadAuth } from './credentials.js';
+import { type CredentialKey, type CredentialNaming, credentialKind, loadAuth, readPemFile } from './credentials.js';
 import { formatDuration } from './durations.js';
-import { readPemFile } from './files.js';
-import type { IssueList } from './issues.js';
-import { mergeLayers, type Origin } from './merge.js';
+import { type IssueList, valueAt } from './issues.js';
+import { BUILTIN_SETTINGS, inTableOrder, type ResolvedSettings, SETTINGS } from './rules.js';
 import type { Settings, StackInput } from './schema.js';
 
 export interface StackSource {
@@ -22,18 +24,63 @@ export interface StackSource {
   readonly builtinOrigin: Origin;
 }
 
-type Where = (dottedKey: string) => string;
+/** Dotted key ('retries.max') → the path to report for it. */
+export type Origin = (dottedKey: string) => string;
 
-function valueAt(values: object | undefined, dotted: string): unknown {
-  let v: unknown = values;
-  for (const k of dotted.split('.')) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
-  return v;
+interface Layer {
+  readonly values: object | undefined;
+  readonly origin: Origin;
 }
 
+interface Merged<T> {
+  readonly values: T;
+  /** Origin the value of each leaf came from. */
+  readonly origins: ReadonlyMap<string, string>;
+}
+
+function isMapping(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function apply(
+  target: Record<string, unknown>,
+  source: Record<string, unknown>,
+  prefix: string,
+  origin: Origin,
+  origins: Map<string, string>,
+): void {
+  for (const [key, value] of Object.entries(source)) {
+    if (value === undefined) continue;
+    const dotted = prefix === '' ? key : `${prefix}.${key}`;
+    if (isMapping(value)) {
+      const existing = target[key];
+      const nested: Record<string, unknown> = isMapping(existing) ? { ...existing } : {};
+      apply(nested, value, dotted, origin, origins);
+      target[key] = nested;
+    } else {
+      // Lists replace the lower layer's list: a stack's `track.assets` is its own, not added to.
+      target[key] = value;
+      origins.set(dotted, origin(dotted));
+    }
+  }
+}
+
+/** Merge layers, lowest first. The caller vouches that the result has the shape `T`. */
+function mergeLayers<T>(layers: readonly Layer[]): Merged<T> {
+  const values: Record<string, unknown> = {};
+  const origins = new Map<string, string>();
+  for (const layer of layers) {
+    if (layer.values !== undefined) apply(values, layer.values as Record<string, unknown>, '', layer.origin, origins);
+  }
+  return { values: values as T, origins };
+}
+
+const dottedValue = (values: object | undefined, dotted: string): unknown => valueAt(values, dotted.split('.'));
+
 /** `low` must not exceed `high`; the problem is reported at whichever of the two the user set. */
-function ordered(values: ResolvedSettings, low: string, high: string, userSet: (k: string) => boolean, at: Where, issues: IssueList): void {
-  const lo = valueAt(values, low) as number;
-  const hi = valueAt(values, high) as number;
+function ordered(values: ResolvedSettings, low: string, high: string, userSet: (k: string) => boolean, at: Origin, issues: IssueList): void {
+  const lo = dottedValue(values, low) as number;
+  const hi = dottedValue(values, high) as number;
   if (lo <= hi) return;
   if (userSet(high) || !userSet(low)) {
     issues.add(at(high), `must be at least ${low} (${formatDuration(lo)}), got ${formatDuration(hi)}`);
@@ -42,7 +89,7 @@ function ordered(values: ResolvedSettings, low: string, high: string, userSet: (
   }
 }
 
-function loadTls(tls: ResolvedSettings['tls'], at: Where, issues: IssueList): TlsConfig | undefined {
+function loadTls(tls: ResolvedSettings['tls'], at: Origin, issues: IssueList): TlsConfig | undefined {
   let valid = true;
   if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) {
     const [set, missing] = tls.certFile === undefined ? ['keyFile', 'certFile'] : ['certFile', 'keyFile'];
@@ -71,30 +118,6 @@ function loadTls(tls: ResolvedSettings['tls'], at: Where, issues: IssueList): Tl
   return valid ? out : undefined;
 }
 
-function settingsOf(v: ResolvedSettings, tls: TlsConfig): Omit<StackConfig, 'name' | 'baseUrl' | 'auth'> {
-  return {
-    userAgent: v.userAgent,
-    rateLimitPerMinute: v.rateLimitPerMinute,
-    maxConcurrency: v.maxConcurrency,
-    timeoutSeconds: v.timeoutSeconds,
-    connectTimeoutSeconds: v.connectTimeoutSeconds,
-    retries: { ...v.retries },
-    maxResponseBytes: v.maxResponseBytes,
-    tls,
-    ...(v.proxyUrl === undefined ? {} : { proxyUrl: v.proxyUrl }),
-    paging: { ...v.paging },
-    ...(v.connectorSort === undefined ? {} : { connectorSort: v.connectorSort }),
-    track: { assets: [...v.track.assets], users: [...v.track.users] },
-    intervals: { ...v.intervals },
-    staleIntervals: v.staleIntervals,
-    forbiddenBackoffSeconds: v.forbiddenBackoffSeconds,
-    forbiddenBackoffMaxSeconds: v.forbiddenBackoffMaxSeconds,
-    timezone: v.timezone,
-    disabledEndpoints: [...v.disabledEndpoints],
-    maxSeries: v.maxSeries,
-  };
-}
-
 /** The stack's configuration, or undefined after reporting every problem found in it. */
 export function buildStack(src: StackSource, defaults: Settings | undefined, issues: IssueList): StackConfig | undefined {
   const kind = credentialKind(src.has, src.naming, issues);
@@ -108,8 +131,8 @@ export function buildStack(src: StackSource, defaults: Settings | undefined, iss
     { values: own, origin: src.ownOrigin },
   ]);
   const v = merged.values;
-  const at: Where = (k) => merged.origins.get(k) ?? src.builtinOrigin(k);
-  const userSet = (k: string): boolean => valueAt(own, k) !== undefined || valueAt(defaults, k) !== undefined;
+  const at: Origin = (k) => merged.origins.get(k) ?? src.builtinOrigin(k);
+  const userSet = (k: string): boolean => dottedValue(own, k) !== undefined || dottedValue(defaults, k) !== undefined;
   ordered(v, 'retries.minDelaySeconds', 'retries.maxDelaySeconds', userSet, at, issues);
   ordered(v, 'connectTimeoutSeconds', 'timeoutSeconds', userSet, at, issues);
   ordered(v, 'forbiddenBackoffSeconds', 'forbiddenBackoffMaxSeconds', userSet, at, issues);
@@ -117,5 +140,7 @@ export function buildStack(src: StackSource, defaults: Settings | undefined, iss
   const auth =
     kind === undefined ? undefined : loadAuth(kind, { clientId, secret, secretFile, token, tokenFile }, v.clientIdKey, src.naming, issues);
   if (auth === undefined || tls === undefined) return undefined;
-  return { name, baseUrl, auth, ...settingsOf(v, tls) };
+  // `tls` keeps its place in table order; its file names give way to the contents read from them.
+  const { clientIdKey: _inAuth, ...settings } = inTableOrder(SETTINGS, v);
+  return { name, baseUrl, auth, ...settings, tls };
 }

@@ -1,11 +1,14 @@
 /**
  * The validated, defaulted configuration. `loadConfig` (src/config/load.ts) builds it from the YAML
- * file and the environment; everything downstream reads only this shape.
+ * file and the environment; everything downstream reads only this shape. The settings are derived
+ * from the tables of rules.ts: a key added there appears here.
  */
-import type { DataEndpoint, GroupName } from '../api/endpoints.js';
+import type { GLOBALS, LOG_FORMATS, LOG_LEVELS, Resolved, ResolvedSettings } from './rules.js';
 
-export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-export type LogFormat = 'json' | 'pretty';
+export { DEFAULT_INTERVALS, DEFAULT_PORT } from './rules.js';
+
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export type StackAuth =
   | {
@@ -25,16 +28,9 @@ export type StackAuth =
     };
 
 /** Poll intervals in seconds, one per scheduler group, plus the slow refresh of Action jobs. */
-export type Intervals = { readonly [G in GroupName]: number } & { readonly actionJobsRefresh: number };
+export type Intervals = ResolvedSettings['intervals'];
 
-export interface RetryConfig {
-  /** Retries after the first attempt, for network errors, 5xx and 429. */
-  readonly max: number;
-  readonly minDelaySeconds: number;
-  readonly maxDelaySeconds: number;
-  /** A 429 Retry-After longer than this fails the request instead of waiting. */
-  readonly maxRetryAfterSeconds: number;
-}
+export type RetryConfig = ResolvedSettings['retries'];
 
 export interface TlsConfig {
   /** PEM contents, loaded from caFile / certFile / keyFile at config load. */
@@ -44,65 +40,18 @@ export interface TlsConfig {
   readonly insecureSkipVerify: boolean;
 }
 
-export interface StackConfig {
+/** The per-stack settings of rules.ts, with the TLS files read and `clientIdKey` moved into `auth`. */
+export interface StackConfig extends Omit<ResolvedSettings, 'clientIdKey' | 'tls'> {
   /** Value of the `stack` label. */
   readonly name: string;
   /** Address before /CMDB, without a trailing slash, e.g. https://cmdb.example.com */
   readonly baseUrl: string;
   readonly auth: StackAuth;
-  readonly userAgent: string;
-  readonly rateLimitPerMinute: number;
-  readonly maxConcurrency: number;
-  /** Total time for one request attempt, body included. */
-  readonly timeoutSeconds: number;
-  readonly connectTimeoutSeconds: number;
-  readonly retries: RetryConfig;
-  readonly maxResponseBytes: number;
   readonly tls: TlsConfig;
-  /** Explicit proxy; when unset, HTTPS_PROXY / HTTP_PROXY / NO_PROXY from the environment apply. */
-  readonly proxyUrl?: string;
-  readonly paging: {
-    readonly connectorPageSize: number;
-    readonly actionPageSize: number;
-    readonly maxPages: number;
-  };
-  /** Connector list sort, `field,asc|desc`, sent as `sort=field%2Casc`. */
-  readonly connectorSort?: string;
-  readonly track: { readonly assets: readonly string[]; readonly users: readonly string[] };
-  readonly intervals: Intervals;
-  /** Series of a failing endpoint are dropped once its last success is older than this many intervals. */
-  readonly staleIntervals: number;
-  /** First back-off after a 403, in seconds; doubles on each further 403 up to forbiddenBackoffMaxSeconds. */
-  readonly forbiddenBackoffSeconds: number;
-  readonly forbiddenBackoffMaxSeconds: number;
-  /** IANA zone for CMDB times sent without a zone (`yyyy-mm-dd HH:mm:ss`). */
-  readonly timezone: string;
-  readonly disabledEndpoints: readonly DataEndpoint[];
-  /** Cap on exported series for this stack. */
-  readonly maxSeries: number;
 }
 
-export interface ExporterConfig {
-  /** host:port */
-  readonly listenAddress: string;
-  readonly logLevel: LogLevel;
-  readonly logFormat: LogFormat;
-  /** Allow POST /-/reload. */
-  readonly enableReload: boolean;
+export interface ExporterConfig extends Resolved<typeof GLOBALS> {
   readonly stacks: readonly StackConfig[];
   /** The file it was loaded from, if any (SIGHUP re-reads it). */
   readonly configFile?: string;
 }
-
-export const DEFAULT_PORT = 9873;
-
-export const DEFAULT_INTERVALS: Intervals = {
-  inventory: 300,
-  license: 3600,
-  connectors: 300,
-  ingestion: 60,
-  actions: 300,
-  actionJobs: 300,
-  actionJobsRefresh: 3600,
-  changes: 900,
-};

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { parseListenAddress } from '../../src/config/listen.js';
+import { parseListenAddress } from '../../src/config/load.js';
 
 describe('parseListenAddress', () => {
   it.each([

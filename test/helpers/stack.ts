@@ -1,4 +1,4 @@
-import { BUILTIN_SETTINGS } from '../../src/config/defaults.js';
+import { BUILTIN_SETTINGS } from '../../src/config/rules.js';
 import type { StackConfig } from '../../src/config/types.js';
 
 export type StackOverrides = Partial<Omit<StackConfig, 'retries' | 'paging' | 'tls'>> & {

@@ -1,6 +1,7 @@
 /** Builds a CmdbClient with a fresh registry, a captured logger and (optionally) a fake clock. */
 import { afterEach } from 'vitest';
 import { CmdbClient, type CmdbClientOptions } from '../../../src/cmdb/client.js';
+import { secretsOfStack } from '../../../src/config/redact.js';
 import type { StackConfig } from '../../../src/config/types.js';
 import { captureLog, type CapturedLog } from './log.js';
 import { testMetrics, type TestMetrics } from './metrics.js';
@@ -23,6 +24,8 @@ export function makeClient(
 ): TestClient {
   const metrics = testMetrics();
   const log = captureLog(stack.name);
+  // As src/stacks.ts does before a client is made: the stack's secrets are known to the scrubber.
+  for (const secret of secretsOfStack(stack)) log.scrubber.add(secret);
   const client = new CmdbClient({
     stack,
     instruments: metrics.instruments,
