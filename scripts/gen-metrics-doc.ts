@@ -2,9 +2,8 @@
  * Writes docs/metrics.md from src/metrics/catalogue.ts (`npm run docs:metrics`).
  * test/docs/metrics-doc.test.ts regenerates it in memory and fails when the file has drifted.
  */
-import { writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { CATALOGUE, type MetricFamily } from '../src/metrics/catalogue.js';
+import { isMain, writeOrCheck } from './generated.js';
 
 const SECTIONS: Array<[title: string, match: (f: MetricFamily) => boolean]> = [
   ['Inventory — GET /CMDB/v2/system/metrics/data', (f) => f.endpoint === 'metrics_data'],
@@ -52,7 +51,6 @@ export function renderMetricsDoc(): string {
   return out.join('\n');
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  writeFileSync(new URL('../docs/metrics.md', import.meta.url), renderMetricsDoc());
-  console.log('wrote docs/metrics.md');
+if (isMain(import.meta.url)) {
+  process.exitCode = writeOrCheck([['docs/metrics.md', renderMetricsDoc()]], process.argv.slice(2), 'npm run docs:metrics');
 }

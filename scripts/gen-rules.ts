@@ -7,8 +7,6 @@
  * Tune the rules in THRESHOLDS below, then regenerate; docs/alerts.md explains each entry. The
  * promtool unit tests in config/prometheus/tests assert these defaults: update them with a change.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Document } from 'yaml';
 import { exporterAlerts } from './rules/alerts-exporter.js';
 import { connectorAlerts } from './rules/alerts-connectors.js';
@@ -16,6 +14,7 @@ import { actionAlerts, ingestionAlerts } from './rules/alerts-ingestion.js';
 import { inventoryAlerts } from './rules/alerts-inventory.js';
 import { recordingRules } from './rules/recording.js';
 import type { AlertRule, RecordingRule, RuleGroup, Thresholds } from './rules/model.js';
+import { isMain, writeOrCheck } from './generated.js';
 
 export const THRESHOLDS: Thresholds = {
   jobSelector: 'job="cmdb-exporter"',
@@ -87,31 +86,6 @@ export function renderRuleFiles(t: Thresholds = THRESHOLDS): Map<string, string>
   ]);
 }
 
-function main(argv: readonly string[]): number {
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  const check = argv.includes('--check');
-  let drift = 0;
-  for (const [file, text] of renderRuleFiles()) {
-    const path = `${root}${file}`;
-    if (!check) {
-      writeFileSync(path, text);
-      console.log(`wrote ${file}`);
-      continue;
-    }
-    let current = '';
-    try {
-      current = readFileSync(path, 'utf8');
-    } catch {
-      // A missing file is drift like any other difference.
-    }
-    if (current !== text) {
-      console.error(`${file} is out of date: run npx tsx scripts/gen-rules.ts`);
-      drift++;
-    }
-  }
-  return drift === 0 ? 0 : 1;
-}
-
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  process.exitCode = main(process.argv.slice(2));
+if (isMain(import.meta.url)) {
+  process.exitCode = writeOrCheck(renderRuleFiles(), process.argv.slice(2), 'npm run rules');
 }

@@ -147,6 +147,23 @@ export class CmdbAbortedError extends CmdbError {
   }
 }
 
+/** One step of a key path: an object key or an array index. */
+export type PathSegment = string | number;
+
+/**
+ * A key path for messages: ['stacks', 1, 'baseUrl'] → 'stacks[1].baseUrl', a response's
+ * ['content', 3, 'bridge_name'] → 'content[3].bridge_name'; odd keys are quoted: 'defaults["a b"]'.
+ */
+export function formatPath(segments: readonly PathSegment[]): string {
+  let out = '';
+  for (const s of segments) {
+    if (typeof s === 'number') out += `[${s}]`;
+    else if (/^[A-Za-z_$][\w$-]*$/.test(s)) out += out === '' ? s : `.${s}`;
+    else out += `[${JSON.stringify(s)}]`;
+  }
+  return out;
+}
+
 export interface ConfigIssue {
   /** Key path such as `stacks[1].baseUrl`, or an environment variable name. */
   path: string;

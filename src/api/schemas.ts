@@ -10,6 +10,7 @@
  * - Numbers sent as strings ("42") are accepted; times stay as sent and are parsed by src/time.ts.
  */
 import { z } from 'zod';
+import { formatPath } from '../errors.js';
 
 const NUMERIC = /^\s*-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\s*$/;
 
@@ -269,23 +270,13 @@ export type ChangeList = z.output<typeof ChangeListSchema>;
 // ---- validation helper -------------------------------------------------------------------------
 export type Validated<T> = { ok: true; value: T } | { ok: false; field: string; message: string };
 
-/** `content[3].bridge_name` from zod's path array. */
-export function formatIssuePath(path: readonly PropertyKey[]): string {
-  let out = '';
-  for (const part of path) {
-    if (typeof part === 'number') out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
-  }
-  return out;
-}
-
 export function validate<T>(schema: z.ZodType<T>, body: unknown): Validated<T> {
   const result = schema.safeParse(body);
   if (result.success) return { ok: true, value: result.data };
   const issue = result.error.issues[0];
   return {
     ok: false,
-    field: issue ? formatIssuePath(issue.path) : '',
+    field: issue ? formatPath(issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))) : '',
     message: issue ? issue.message : 'does not match the expected shape',
   };
 }

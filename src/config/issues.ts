@@ -1,19 +1,11 @@
 /** Problems found while loading, where they are (paths) and what may have been meant (did you mean). */
-import { ConfigError, type ConfigIssue } from '../errors.js';
+import { ConfigError, formatPath, type ConfigIssue } from '../errors.js';
+
+export { formatPath };
 import { SecretScrubber } from '../secrets.js';
 
-export type PathSegment = string | number;
+export type { PathSegment } from '../errors.js';
 
-/** ['stacks', 1, 'baseUrl'] → 'stacks[1].baseUrl'; odd keys are quoted: 'defaults["a b"]'. */
-export function formatPath(segments: readonly PathSegment[]): string {
-  let out = '';
-  for (const s of segments) {
-    if (typeof s === 'number') out += `[${s}]`;
-    else if (/^[A-Za-z_$][\w$-]*$/.test(s)) out += out === '' ? s : `.${s}`;
-    else out += `[${JSON.stringify(s)}]`;
-  }
-  return out;
-}
 
 /** The value at `path` in a tree of mappings and lists; undefined where the path leaves the tree. */
 export function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {

@@ -1,0 +1,48 @@
+/**
+ * The layering in eslint.config.js is a checked rule: an import that points up fails lint. Each case
+ * lints a one-line file as if it stood at `file` and expects the layering error; the allowed cases
+ * prove the rules do not forbid the imports the design relies on.
+ */
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const eslint = new ESLint({ cwd: new URL('../..', import.meta.url).pathname });
+
+async function layeringErrors(file: string, source: string): Promise<string[]> {
+  const [result] = await eslint.lintText(`${source}\nexport {};\n`, { filePath: file });
+  return (result?.messages ?? []).filter((m) => m.ruleId === 'no-restricted-imports').map((m) => m.message);
+}
+
+describe('eslint layering rules', () => {
+  it.each([
+    ['src/collectors/x.ts', "import { request } from 'undici';", 'collectors are pure'],
+    ['src/collectors/x.ts', "import { readFileSync } from 'node:fs';", 'collectors are pure'],
+    ['src/collectors/x.ts', "import { CmdbClient } from '../cmdb/client.js';", 'collectors are pure'],
+    ['src/cmdb/x.ts', "import { Scheduler } from '../scheduler/scheduler.js';", 'the CMDB client knows nothing'],
+    ['src/cmdb/x.ts', "import { SnapshotStore } from '../store/snapshot-store.js';", 'the CMDB client knows nothing'],
+    ['src/cmdb/x.ts', "import { createHttpApp } from '../server/http.js';", 'the CMDB client knows nothing'],
+    ['src/config/x.ts', "import { CmdbClient } from '../cmdb/client.js';", 'the configuration'],
+    ['src/config/x.ts', "import { createLogger } from '../logger.js';", 'the configuration'],
+    ['src/api/x.ts', "import { loadConfig } from '../config/load.js';", 'the bottom layer'],
+    ['src/secrets.ts', "import { createLogger } from './logger.js';", 'the bottom layer'],
+    ['src/store/x.ts', "import { StackPoller } from '../scheduler/stack-poller.js';", 'the store holds samples'],
+    ['src/scheduler/x.ts', "import { createHttpApp } from '../server/http.js';", 'the scheduler does not serve'],
+    ['src/simulator/x.ts', "import { CmdbClient } from '../cmdb/client.js';", 'the simulator is a separate program'],
+    ['src/metrics/x.ts', "import { COLLECTORS } from '../collectors/index.js';", 'the metric catalogue'],
+  ])('%s: %s fails (%s)', async (file, source, why) => {
+    const errors = await layeringErrors(file, source);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain(`layering: ${why}`);
+  });
+
+  it.each([
+    ['src/collectors/x.ts', "import { CATALOGUE } from '../metrics/catalogue.js';"],
+    ['src/cmdb/x.ts', "import { ENDPOINT_TABLE } from '../api/endpoints.js';"],
+    ['src/config/x.ts', "import { DATA_ENDPOINTS } from '../api/endpoints.js';"],
+    ['src/scheduler/x.ts', "import { COLLECTORS } from '../collectors/index.js';"],
+    ['src/server/x.ts', "import type { EndpointStatus } from '../scheduler/endpoint-runner.js';"],
+    ['src/stacks.ts', "import { CmdbClient } from './cmdb/client.js';"],
+  ])('%s: %s is allowed', async (file, source) => {
+    expect(await layeringErrors(file, source)).toEqual([]);
+  });
+});
