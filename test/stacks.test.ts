@@ -1,0 +1,26 @@
+/** The stacks module: secrets are known to the scrubber before the first log line. */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { configFor, startExporter } from './helpers/exporter.js';
+import { testStack } from './helpers/stack.js';
+
+const SECRET = 'planted-secret-7f3a9c';
+const apps: App[] = [];
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.close(0)));
+});
+
+describe('secrets at start-up', () => {
+  it.each([
+    ['userAgent', { userAgent: `agent ${SECRET}` }],
+    ['a tracked asset name', { track: { assets: [SECRET], users: [] } }],
+  ])('a secret pasted into %s never reaches the start-up log line', async (_where, overrides) => {
+    const stack = testStack({ name: 'a', baseUrl: 'http://127.0.0.1:9', auth: { kind: 'client', clientId: 'c', secret: SECRET, clientIdKey: 'clientID' }, ...overrides });
+    const { app, logText } = await startExporter(configFor([stack], { logLevel: 'info' }));
+    apps.push(app);
+    const text = logText();
+    expect(text).toContain('cmdb-exporter starting');
+    expect(text).toContain('[REDACTED]');
+    expect(text).not.toContain(SECRET);
+  });
+});
