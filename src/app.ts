@@ -11,11 +11,12 @@ import { configWarnings, redactConfig } from './config/load.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, SecretScrubber, type Logger } from './logger.js';
-import { createInstruments, initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
+import { createInstruments, initStackInstruments, registerShardInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
 import { nodeCron, pollAllOnce, Scheduler, type CronLike } from './scheduler/scheduler.js';
 import { enabledEndpoints, StackPoller } from './scheduler/stack-poller.js';
 import { createHttpApp, listen, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
 import type { LandingModel } from './server/landing.js';
+import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { SnapshotStore, type EndpointSettings } from './store/snapshot-store.js';
 import { VERSION } from './version.js';
 
@@ -36,6 +37,8 @@ export interface StartOptions {
   readonly initialJitterMs?: number;
   /** prom-client's process and nodejs metrics (default true). */
   readonly defaultMetrics?: boolean;
+  /** This replica's share when the stacks are sharded (src/shard.ts); the config holds only its stacks. */
+  readonly shard?: ShardAssignment;
 }
 
 export interface App {
@@ -89,6 +92,7 @@ export async function start(opts: StartOptions): Promise<App> {
     nowMs,
   });
   const runtimes = new Map<string, Runtime>();
+  registerShardInstruments(registry, opts.shard ?? UNSHARDED, () => runtimes.size);
   const scheduling = opts.schedule !== false;
 
   const addStack = (stack: StackConfig) => {
@@ -113,7 +117,7 @@ export async function start(opts: StartOptions): Promise<App> {
     removeStackInstruments(instruments, name);
   };
 
-  logger.info({ version: VERSION, config: redactConfig(config) }, 'cmdb-exporter starting');
+  logger.info({ version: VERSION, shard: opts.shard, config: redactConfig(config) }, 'cmdb-exporter starting');
   for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
   for (const stack of config.stacks) addStack(stack);
 
