@@ -1,9 +1,10 @@
 /** Exporter health: polls, CMDB requests, rate budget, series and the Node.js process. */
 import { m, mj, row, stateTimeline, timeseries, valueMappings } from './builders.js';
 import type { TargetSpec } from './builders.js';
-import { Board, dashboard, jobVariable, stackVariable } from './layout.js';
+import { Board, commonVariables, dashboard } from './layout.js';
 import { table } from './tables.js';
 import { EXPORTER_HEALTH_UID } from './uids.js';
+import { MIXIN_DEFAULTS, type MixinConfig } from '../mixin.js';
 import type { Dashboard } from './types.js';
 
 const RI = '[$__rate_interval]';
@@ -213,7 +214,7 @@ function processSection(board: Board): void {
   );
 }
 
-export function exporterHealthDashboard(): Dashboard {
+export function exporterHealthDashboard(mixin: MixinConfig = MIXIN_DEFAULTS): Dashboard {
   const board = new Board();
   endpoints(board);
   requests(board);
@@ -224,7 +225,7 @@ export function exporterHealthDashboard(): Dashboard {
     uid: EXPORTER_HEALTH_UID,
     title: 'CMDB exporter health',
     description: 'Health of cmdb-exporter: CMDB endpoints, requests, rate budget, polls, series and the process.',
-    variables: [jobVariable, stackVariable],
+    variables: [...commonVariables(mixin)],
     panels: board.panels(),
   });
 }
