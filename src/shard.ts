@@ -62,23 +62,24 @@ const TRUE = new Set(['1', 'true', 'yes', 'on']);
 const FALSE = new Set(['0', 'false', 'no', 'off']);
 
 /**
- * The shard assignment from the command line, else the environment (EXPORTER_SHARD,
- * EXPORTER_TOTAL_SHARDS, EXPORTER_SHARD_FROM_POD_NAME; the pod name from POD_NAME, else HOSTNAME).
- * Undefined when sharding is not asked for. Throws ConfigError naming the flag or variable.
+ * The shard assignment from the command line and the environment, each value on its own: a flag wins
+ * over its variable (--shard / EXPORTER_SHARD, --total-shards / EXPORTER_TOTAL_SHARDS,
+ * --shard-from-pod-name / EXPORTER_SHARD_FROM_POD_NAME; the pod name from POD_NAME, else HOSTNAME),
+ * so a StatefulSet can pass --shard-from-pod-name and the count in the environment. Undefined when
+ * sharding is not asked for. Throws ConfigError naming the flag or variable that is wrong.
  */
 export function parseShardOptions(input: ShardInput, env: Env): ShardAssignment | undefined {
   const issues: ConfigIssue[] = [];
-  const fromFlags = input.shard !== undefined || input.totalShards !== undefined || input.fromPodName === true;
-  const names = fromFlags
-    ? { shard: '--shard', total: '--total-shards', pod: '--shard-from-pod-name' }
-    : { shard: 'EXPORTER_SHARD', total: 'EXPORTER_TOTAL_SHARDS', pod: 'EXPORTER_SHARD_FROM_POD_NAME' };
-  const shardText = fromFlags ? input.shard : set(env.EXPORTER_SHARD);
-  const totalText = fromFlags ? input.totalShards : set(env.EXPORTER_TOTAL_SHARDS);
+  const shardName = input.shard !== undefined ? '--shard' : 'EXPORTER_SHARD';
+  const totalName = input.totalShards !== undefined ? '--total-shards' : 'EXPORTER_TOTAL_SHARDS';
+  const podName = input.fromPodName === true ? '--shard-from-pod-name' : 'EXPORTER_SHARD_FROM_POD_NAME';
+  const shardText = input.shard ?? set(env.EXPORTER_SHARD);
+  const totalText = input.totalShards ?? set(env.EXPORTER_TOTAL_SHARDS);
   let fromPod = input.fromPodName === true;
-  if (!fromFlags) {
+  if (!fromPod) {
     const flag = set(env.EXPORTER_SHARD_FROM_POD_NAME)?.toLowerCase();
     if (flag !== undefined && !TRUE.has(flag) && !FALSE.has(flag)) {
-      issues.push({ path: names.pod, message: `must be true or false, got ${JSON.stringify(flag)}` });
+      issues.push({ path: podName, message: `must be true or false, got ${JSON.stringify(flag)}` });
     }
     fromPod = flag !== undefined && TRUE.has(flag);
   }
@@ -87,30 +88,33 @@ export function parseShardOptions(input: ShardInput, env: Env): ShardAssignment 
     return undefined;
   }
 
-  const total = totalText === undefined ? undefined : parseCount(totalText, names.total, 1, MAX_SHARDS, issues);
-  if (totalText === undefined) issues.push({ path: names.total, message: `is required with ${fromPod ? names.pod : names.shard}: how many replicas share the stacks` });
+  const total = totalText === undefined ? undefined : parseCount(totalText, totalName, 1, MAX_SHARDS, issues);
+  if (totalText === undefined) {
+    issues.push({ path: '--total-shards', message: `(or EXPORTER_TOTAL_SHARDS) is required with ${fromPod ? podName : shardName}: how many replicas share the stacks` });
+  }
   let shard: number | undefined;
   if (fromPod && shardText !== undefined) {
-    issues.push({ path: names.shard, message: `set either ${names.shard} or ${names.pod}, not both` });
+    issues.push({ path: shardName, message: `set either ${shardName} or ${podName}, not both` });
   } else if (fromPod) {
-    const podName = set(env.POD_NAME) ?? set(env.HOSTNAME);
-    const ordinal = podName === undefined ? undefined : ordinalFromPodName(podName);
-    if (podName === undefined) {
-      issues.push({ path: names.pod, message: 'needs the pod name in POD_NAME (or HOSTNAME); neither is set' });
+    const pod = set(env.POD_NAME) ?? set(env.HOSTNAME);
+    const ordinal = pod === undefined ? undefined : ordinalFromPodName(pod);
+    if (pod === undefined) {
+      issues.push({ path: podName, message: 'needs the pod name in POD_NAME (or HOSTNAME); neither is set' });
     } else if (ordinal === undefined) {
-      issues.push({ path: names.pod, message: `the pod name ${JSON.stringify(podName)} does not end in -<ordinal> as a StatefulSet pod's does` });
+      issues.push({ path: podName, message: `the pod name ${JSON.stringify(pod)} does not end in -<ordinal> as a StatefulSet pod's does` });
     } else shard = ordinal;
   } else if (shardText === undefined) {
-    issues.push({ path: names.shard, message: `is required with ${names.total}: this replica's number, from 0 to total − 1` });
+    issues.push({ path: '--shard', message: `(or EXPORTER_SHARD) is required with ${totalName}: this replica's number, from 0 to total − 1` });
   } else {
-    shard = parseCount(shardText, names.shard, 0, MAX_SHARDS - 1, issues);
+    shard = parseCount(shardText, shardName, 0, MAX_SHARDS - 1, issues);
   }
   if (shard !== undefined && total !== undefined && shard >= total) {
     const what = fromPod ? `the pod ordinal ${shard}` : String(shard);
-    issues.push({ path: fromPod ? names.pod : names.shard, message: `must be below ${names.total} (${total}), got ${what}` });
+    issues.push({ path: fromPod ? podName : shardName, message: `must be below ${totalName} (${total}), got ${what}` });
   }
   if (issues.length > 0 || shard === undefined || total === undefined) throw new ConfigError(issues);
-  return { shard, total, source: fromPod ? 'pod name' : fromFlags ? 'flags' : 'environment' };
+  const source = fromPod ? 'pod name' : input.shard !== undefined ? 'flags' : 'environment';
+  return { shard, total, source };
 }
 
 /** Rendezvous weight of a stack for one shard: the first 8 bytes of sha256(`${shard}:${stack}`). */

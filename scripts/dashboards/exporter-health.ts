@@ -192,6 +192,18 @@ function processSection(board: Board): void {
     unit: 'percentunit',
     w: 8,
   });
+  add(board, {
+    title: 'Stacks per replica',
+    description: 'Stacks each exporter process polls, with its shard. Sharded replicas (docs/scaling.md) should each hold about total / N; a replica at 0 while others hold many: check that every replica has the same --total-shards.',
+    queries: [
+      {
+        expr: `max by (instance, shard, total) (\n  ${mj('cmdb_exporter_stacks')}\n  * on (job, instance) group_left (shard, total) ${mj('cmdb_exporter_shard')}\n)`,
+        legend: '{{instance}} shard {{shard}} of {{total}}',
+      },
+    ],
+    unit: 'short',
+    w: 24,
+  });
   board.add(
     table({
       title: 'Exporter instances',
@@ -202,6 +214,7 @@ function processSection(board: Board): void {
         { expr: `max by (instance, version, node_version) (${mj('cmdb_exporter_build_info')})` },
         { expr: `max by (instance) (${mj('up')})`, name: 'Up', props: { mappings: valueMappings({ 0: ['down', 'red'], 1: ['up', 'green'] }) } },
         { expr: `max by (instance) (time() - ${mj('process_start_time_seconds')})`, name: 'Uptime', props: { unit: 's' } },
+        { expr: `max by (instance) (${mj('cmdb_exporter_stacks')})`, name: 'Stacks' },
         {
           expr: `max by (instance) (${mj('cmdb_config_last_reload_successful')})`,
           name: 'Last reload',

@@ -72,8 +72,10 @@ describe('shard options', () => {
     [{ fromPodName: true, totalShards: '4' }, { POD_NAME: 'cmdb-exporter-3' }, { shard: 3, total: 4, source: 'pod name' }],
     [{ fromPodName: true, totalShards: '4' }, { HOSTNAME: 'cmdb-exporter-1' }, { shard: 1, total: 4, source: 'pod name' }],
     [{}, { EXPORTER_SHARD_FROM_POD_NAME: 'true', EXPORTER_TOTAL_SHARDS: '2', POD_NAME: 'x-1' }, { shard: 1, total: 2, source: 'pod name' }],
-    // Flags win over the environment as a whole, so a half-set pair cannot mix the two.
+    // Each flag wins over its variable.
     [{ shard: '1', totalShards: '2' }, { EXPORTER_SHARD: '5', EXPORTER_TOTAL_SHARDS: '9' }, { shard: 1, total: 2, source: 'flags' }],
+    // What the StatefulSet does: the ordinal by flag, the count from the environment.
+    [{ fromPodName: true }, { EXPORTER_TOTAL_SHARDS: '3', POD_NAME: 'cmdb-exporter-2' }, { shard: 2, total: 3, source: 'pod name' }],
   ])('%j with env %j → %j', (input, env, expected) => {
     expect(parseShardOptions(input, env)).toEqual(expected);
   });
@@ -83,8 +85,9 @@ describe('shard options', () => {
   });
 
   it.each([
-    [{ shard: '1' }, {}, '--total-shards: is required with --shard'],
-    [{ totalShards: '3' }, {}, '--shard: is required with --total-shards'],
+    [{ shard: '1' }, {}, '--total-shards: (or EXPORTER_TOTAL_SHARDS) is required with --shard'],
+    [{ totalShards: '3' }, {}, '--shard: (or EXPORTER_SHARD) is required with --total-shards'],
+    [{ totalShards: '3' }, { EXPORTER_SHARD: '3' }, 'EXPORTER_SHARD: must be below --total-shards (3), got 3'],
     [{ shard: '3', totalShards: '3' }, {}, '--shard: must be below --total-shards (3), got 3'],
     [{ shard: '-1', totalShards: '3' }, {}, '--shard: must be a whole number, got "-1"'],
     [{ shard: '0', totalShards: '0' }, {}, '--total-shards: must be from 1 to 1000, got 0'],
@@ -93,7 +96,7 @@ describe('shard options', () => {
     [{ fromPodName: true, totalShards: '3' }, { POD_NAME: 'cmdb-exporter' }, 'does not end in -<ordinal>'],
     [{ fromPodName: true, totalShards: '3' }, { POD_NAME: 'cmdb-exporter-5' }, '--shard-from-pod-name: must be below --total-shards (3), got the pod ordinal 5'],
     [{ fromPodName: true, shard: '1', totalShards: '3' }, {}, '--shard: set either --shard or --shard-from-pod-name, not both'],
-    [{}, { EXPORTER_SHARD: '1' }, 'EXPORTER_TOTAL_SHARDS: is required with EXPORTER_SHARD'],
+    [{}, { EXPORTER_SHARD: '1' }, '--total-shards: (or EXPORTER_TOTAL_SHARDS) is required with EXPORTER_SHARD'],
     [{}, { EXPORTER_SHARD_FROM_POD_NAME: 'maybe' }, 'EXPORTER_SHARD_FROM_POD_NAME: must be true or false'],
   ])('%j with env %j is rejected naming the flag: %s', (input, env, message) => {
     expect(problems(() => parseShardOptions(input, env)).join('\n')).toContain(message);
