@@ -52,5 +52,5 @@ export function renderMetricsDoc(): string {
 }
 
 if (isMain(import.meta.url)) {
-  process.exitCode = writeOrCheck([['docs/metrics.md', renderMetricsDoc()]], process.argv.slice(2), 'npm run docs:metrics');
+  process.exitCode = writeOrCheck([['docs/metrics.md', renderMetricsDoc()]], { check: process.argv.includes('--check') }, 'npm run docs:metrics');
 }

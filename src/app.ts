@@ -9,10 +9,11 @@ import type { ExporterConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
-import { createInstruments, type Instruments } from './metrics/instruments.js';
+import { createInstruments, registerShardInstruments, type Instruments } from './metrics/instruments.js';
 import { nodeCron, Scheduler, type CronLike } from './scheduler/scheduler.js';
 import { createHttpApp, listen, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
 import type { LandingModel } from './server/landing.js';
+import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { SnapshotStore } from './store/snapshot-store.js';
 import { Stacks } from './stacks.js';
 import { VERSION } from './version.js';
@@ -34,6 +35,8 @@ export interface StartOptions {
   readonly initialJitterMs?: number;
   /** prom-client's process and nodejs metrics (default true). */
   readonly defaultMetrics?: boolean;
+  /** This replica's share when the stacks are sharded (src/shard.ts); the config holds only its stacks. */
+  readonly shard?: ShardAssignment;
 }
 
 export interface App {
@@ -77,8 +80,10 @@ export async function start(opts: StartOptions): Promise<App> {
     now,
   });
 
+  registerShardInstruments(registry, opts.shard ?? UNSHARDED, () => stacks.count);
+
   stacks.registerSecrets(config);
-  logger.info({ version: VERSION, config: redactConfig(config) }, 'cmdb-exporter starting');
+  logger.info({ version: VERSION, shard: opts.shard, config: redactConfig(config) }, 'cmdb-exporter starting');
   for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
   for (const stack of config.stacks) stacks.add(stack);
 

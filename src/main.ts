@@ -10,6 +10,7 @@ import type { ExporterConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
+import { filterStacks, parseShardOptions, type ShardAssignment } from './shard.js';
 import { VERSION } from './version.js';
 
 const HELP = `cmdb-exporter ${VERSION} — Prometheus exporter for the CMDB JSON API
@@ -22,6 +23,11 @@ Options:
   --log.level <level>           fatal|error|warn|info|debug|trace (env LOG_LEVEL, default info)
   --log.format <format>         json|pretty (env LOG_FORMAT, default json)
   --check-config                validate the configuration and exit: 0 valid, 2 invalid
+  --shard <i> --total-shards <n>
+                                poll only shard i (0 ≤ i < n) of the configured stacks
+                                (env EXPORTER_SHARD, EXPORTER_TOTAL_SHARDS)
+  --shard-from-pod-name         take i from the pod name's ordinal (POD_NAME or HOSTNAME,
+                                e.g. cmdb-exporter-2 → 2; env EXPORTER_SHARD_FROM_POD_NAME=true)
   --once                        poll every endpoint once, print the exposition to stdout, exit 1
                                 if any endpoint failed (logs go to stderr)
   --version                     print the version and exit
@@ -43,6 +49,9 @@ function parseFlags(argv: string[]) {
       'log.level': { type: 'string' },
       'log.format': { type: 'string' },
       'check-config': { type: 'boolean', default: false },
+      shard: { type: 'string' },
+      'total-shards': { type: 'string' },
+      'shard-from-pod-name': { type: 'boolean', default: false },
       once: { type: 'boolean', default: false },
       version: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -70,15 +79,22 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const configFile = flags.config ?? process.env.EXPORTER_CONFIG ?? undefined;
-  const load = () =>
+  const loadAll = () =>
     loadConfig({
       configFile,
       env: process.env,
       overrides: { listenAddress: flags['web.listen-address'], logLevel: flags['log.level'], logFormat: flags['log.format'] },
     });
+  let shard: ShardAssignment | undefined;
+  // Sharding wraps the loader, so a reload (SIGHUP, POST /-/reload) keeps only this shard's stacks too.
+  const load = () => (shard ? filterStacks(loadAll(), shard) : loadAll());
   let config: ExporterConfig;
   try {
-    config = load();
+    shard = parseShardOptions(
+      { shard: flags.shard, totalShards: flags['total-shards'], fromPodName: flags['shard-from-pod-name'] },
+      process.env,
+    );
+    config = loadAll();
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     console.error(`cmdb-exporter: ${err.message}`);
@@ -87,8 +103,13 @@ async function main(argv: string[]): Promise<number> {
   if (flags['check-config']) {
     const names = config.stacks.map((s) => s.name).join(', ');
     process.stdout.write(`configuration OK: ${config.stacks.length} stack(s) (${names}); listen ${config.listenAddress}\n`);
+    if (shard) {
+      const mine = filterStacks(config, shard).stacks.map((s) => s.name);
+      process.stdout.write(`shard ${shard.shard} of ${shard.total} (from ${shard.source}) polls ${mine.length}: ${mine.join(', ')}\n`);
+    }
     return 0;
   }
+  if (shard) config = filterStacks(config, shard);
 
   const scrubber = new SecretScrubber();
   // --once prints the exposition on stdout, so its logs go to stderr.
@@ -101,7 +122,7 @@ async function main(argv: string[]): Promise<number> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (this is a bug; the exporter keeps running)'));
 
   if (flags.once) {
-    const app = await start({ config, logger, scrubber, serve: false, schedule: false });
+    const app = await start({ config, logger, scrubber, serve: false, schedule: false, shard });
     const ok = await app.pollOnce();
     process.stdout.write(await app.metricsText());
     await app.close(0);
@@ -111,7 +132,7 @@ async function main(argv: string[]): Promise<number> {
 
   let app: App;
   try {
-    app = await start({ config, logger, scrubber, loadConfig: load });
+    app = await start({ config, logger, scrubber, loadConfig: load, shard });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {

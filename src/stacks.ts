@@ -55,6 +55,11 @@ export class Stacks {
 
   constructor(private readonly opts: StacksOptions) {}
 
+  /** How many stacks this process polls (cmdb_exporter_stacks). */
+  get count(): number {
+    return this.runtimes.size;
+  }
+
   /**
    * Registers every secret of `config` with the scrubber. Called before anything of the config is
    * logged or used, so a secret pasted into another key is scrubbed from the first line on.

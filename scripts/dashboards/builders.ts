@@ -3,18 +3,22 @@ import type { DatasourceRef, Json, JsonObject, PanelDraft, Target } from './type
 
 export const DS: DatasourceRef = { type: 'prometheus', uid: '${datasource}' };
 
-/** Matchers every CMDB query carries: the exporter job(s) and stack(s) chosen on the dashboard. */
+/**
+ * Matchers every query carries: the exporter job(s), instance(s) (replicas, e.g. shards) and
+ * stack(s) chosen on the dashboard.
+ */
 export const JOB = 'job=~"$job"';
+export const INSTANCE = 'instance=~"$instance"';
 export const STACK = 'stack=~"$stack"';
 
-/** `metric{job=~"$job", stack=~"$stack", extra}`: for every family that has a `stack` label. */
+/** `metric{job=~"$job", instance=~"$instance", stack=~"$stack", extra}`: every family with `stack`. */
 export function m(metric: string, extra = ''): string {
-  return `${metric}{${JOB}, ${STACK}${extra ? `, ${extra}` : ''}}`;
+  return `${metric}{${JOB}, ${INSTANCE}, ${STACK}${extra ? `, ${extra}` : ''}}`;
 }
 
-/** `metric{job=~"$job", extra}`: for families without `stack` (process_*, nodejs_*, build info, up). */
+/** `metric{job=~"$job", instance=~"$instance", extra}`: families without `stack` (process_*, up, …). */
 export function mj(metric: string, extra = ''): string {
-  return `${metric}{${JOB}${extra ? `, ${extra}` : ''}}`;
+  return `${metric}{${JOB}, ${INSTANCE}${extra ? `, ${extra}` : ''}}`;
 }
 
 export interface TargetSpec {

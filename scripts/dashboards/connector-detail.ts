@@ -1,8 +1,9 @@
 /** Connector detail: one connector (and its profiles) over time. */
 import { HEALTH_COLORS, colorByName, m, row, stat, stateTimeline, timeseries, valueMappings } from './builders.js';
-import { Board, connectorVariable, dashboard, jobVariable, profileVariable, stackVariable } from './layout.js';
+import { Board, commonVariables, connectorVariable, dashboard, profileVariable } from './layout.js';
 import { table } from './tables.js';
 import { CONNECTOR_DETAIL_UID } from './uids.js';
+import { MIXIN_DEFAULTS, type MixinConfig } from '../mixin.js';
 import type { Dashboard } from './types.js';
 
 const ONE = 'connector="$connector", profile=~"$profile"';
@@ -137,7 +138,7 @@ function overTime(board: Board): void {
   );
 }
 
-export function connectorDetailDashboard(): Dashboard {
+export function connectorDetailDashboard(mixin: MixinConfig = MIXIN_DEFAULTS): Dashboard {
   const board = new Board();
   newestRun(board);
   overTime(board);
@@ -145,7 +146,7 @@ export function connectorDetailDashboard(): Dashboard {
     uid: CONNECTOR_DETAIL_UID,
     title: 'CMDB connector detail',
     description: 'One CMDB connector over time: health, records, duration, fields and event messages.',
-    variables: [jobVariable, stackVariable, connectorVariable, profileVariable],
+    variables: [...commonVariables(mixin), connectorVariable, profileVariable],
     panels: board.panels(),
   });
 }

@@ -1,9 +1,10 @@
 /** Exporter health: polls, CMDB requests, rate budget, series and the Node.js process. */
 import { m, mj, row, stateTimeline, timeseries, valueMappings } from './builders.js';
 import type { TargetSpec } from './builders.js';
-import { Board, dashboard, jobVariable, stackVariable } from './layout.js';
+import { Board, commonVariables, dashboard } from './layout.js';
 import { table } from './tables.js';
 import { EXPORTER_HEALTH_UID } from './uids.js';
+import { MIXIN_DEFAULTS, type MixinConfig } from '../mixin.js';
 import type { Dashboard } from './types.js';
 
 const RI = '[$__rate_interval]';
@@ -191,6 +192,18 @@ function processSection(board: Board): void {
     unit: 'percentunit',
     w: 8,
   });
+  add(board, {
+    title: 'Stacks per replica',
+    description: 'Stacks each exporter process polls, with its shard. Sharded replicas (docs/scaling.md) should each hold about total / N; a replica at 0 while others hold many: check that every replica has the same --total-shards.',
+    queries: [
+      {
+        expr: `max by (instance, shard, total) (\n  ${mj('cmdb_exporter_stacks')}\n  * on (job, instance) group_left (shard, total) ${mj('cmdb_exporter_shard')}\n)`,
+        legend: '{{instance}} shard {{shard}} of {{total}}',
+      },
+    ],
+    unit: 'short',
+    w: 24,
+  });
   board.add(
     table({
       title: 'Exporter instances',
@@ -201,6 +214,7 @@ function processSection(board: Board): void {
         { expr: `max by (instance, version, node_version) (${mj('cmdb_exporter_build_info')})` },
         { expr: `max by (instance) (${mj('up')})`, name: 'Up', props: { mappings: valueMappings({ 0: ['down', 'red'], 1: ['up', 'green'] }) } },
         { expr: `max by (instance) (time() - ${mj('process_start_time_seconds')})`, name: 'Uptime', props: { unit: 's' } },
+        { expr: `max by (instance) (${mj('cmdb_exporter_stacks')})`, name: 'Stacks' },
         {
           expr: `max by (instance) (${mj('cmdb_config_last_reload_successful')})`,
           name: 'Last reload',
@@ -213,7 +227,7 @@ function processSection(board: Board): void {
   );
 }
 
-export function exporterHealthDashboard(): Dashboard {
+export function exporterHealthDashboard(mixin: MixinConfig = MIXIN_DEFAULTS): Dashboard {
   const board = new Board();
   endpoints(board);
   requests(board);
@@ -224,7 +238,7 @@ export function exporterHealthDashboard(): Dashboard {
     uid: EXPORTER_HEALTH_UID,
     title: 'CMDB exporter health',
     description: 'Health of cmdb-exporter: CMDB endpoints, requests, rate budget, polls, series and the process.',
-    variables: [jobVariable, stackVariable],
+    variables: [...commonVariables(mixin)],
     panels: board.panels(),
   });
 }

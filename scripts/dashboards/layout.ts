@@ -1,5 +1,6 @@
 /** Places panels on the 24-column grid, numbers them, and wraps them in a dashboard. */
-import { DS, JOB, STACK } from './builders.js';
+import type { MixinConfig } from '../mixin.js';
+import { DS, INSTANCE, JOB, STACK } from './builders.js';
 import type { Dashboard, Panel, PanelDraft, Variable } from './types.js';
 
 const GRID_WIDTH = 24;
@@ -76,24 +77,40 @@ export function queryVariable(
   };
 }
 
-export const jobVariable = queryVariable(
-  'job',
-  'Job',
-  'label_values(cmdb_exporter_build_info, job)',
-  'Scrape job(s) of cmdb-exporter.',
-);
+/** `{a, b}` of the non-empty matchers. */
+const braces = (...matchers: string[]) => `{${matchers.filter((x) => x !== '').join(', ')}}`;
 
-export const stackVariable = queryVariable(
-  'stack',
-  'Stack',
-  `label_values(cmdb_endpoint_up{${JOB}}, stack)`,
-  'CMDB instance(s), as configured in the exporter.',
-);
+/**
+ * The variables every dashboard starts with. The mixin's job and stack selectors limit what the
+ * `job` and `stack` variables offer (and so what All means); queries then match the variables.
+ */
+export function commonVariables(mixin: MixinConfig): Variable[] {
+  return [
+    queryVariable(
+      'job',
+      'Job',
+      `label_values(cmdb_exporter_build_info${braces(mixin.jobSelector)}, job)`,
+      'Scrape job(s) of cmdb-exporter.',
+    ),
+    queryVariable(
+      'instance',
+      'Instance',
+      `label_values(cmdb_exporter_build_info{${JOB}}, instance)`,
+      'Exporter process(es) of the job: with sharded replicas, one per shard.',
+    ),
+    queryVariable(
+      'stack',
+      'Stack',
+      `label_values(cmdb_endpoint_up${braces(JOB, INSTANCE, mixin.stackSelector)}, stack)`,
+      'CMDB instance(s), as configured in the exporter.',
+    ),
+  ];
+}
 
 export const connectorVariable = queryVariable(
   'connector',
   'Connector',
-  `label_values(cmdb_connector_info{${JOB}, ${STACK}}, connector)`,
+  `label_values(cmdb_connector_info{${JOB}, ${INSTANCE}, ${STACK}}, connector)`,
   'Technical connector name (bridge_name).',
   { multi: false },
 );
@@ -101,7 +118,7 @@ export const connectorVariable = queryVariable(
 export const profileVariable = queryVariable(
   'profile',
   'Profile',
-  `label_values(cmdb_connector_info{${JOB}, ${STACK}, connector="$connector"}, profile)`,
+  `label_values(cmdb_connector_info{${JOB}, ${INSTANCE}, ${STACK}, connector="$connector"}, profile)`,
   'Connector profile; All also matches runs without a profile.',
   // `.*` rather than the list of values, so that internal merger rows without a profile match too.
   { allValue: '.*' },

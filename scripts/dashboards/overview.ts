@@ -1,8 +1,9 @@
 /** CMDB overview: inventory, license, connectors, data ingestion and Actions of the chosen stacks. */
 import { HEALTH_COLORS, colorByName, fieldOverride, m, mj, row, stat, timeseries } from './builders.js';
-import { Board, dashboard, jobVariable, stackVariable } from './layout.js';
+import { Board, commonVariables, dashboard } from './layout.js';
 import { FROM_NOW, stateCell, table } from './tables.js';
 import { actionsSection, ingestionSection } from './overview-runs.js';
+import { MIXIN_DEFAULTS, type MixinConfig } from '../mixin.js';
 import type { Dashboard } from './types.js';
 import { CONNECTOR_DETAIL_UID, OVERVIEW_UID } from './uids.js';
 
@@ -129,7 +130,7 @@ function alerts(board: Board): void {
   );
 }
 
-export function overviewDashboard(): Dashboard {
+export function overviewDashboard(mixin: MixinConfig = MIXIN_DEFAULTS): Dashboard {
   const board = new Board();
   alerts(board);
   inventory(board);
@@ -140,7 +141,7 @@ export function overviewDashboard(): Dashboard {
     uid: OVERVIEW_UID,
     title: 'CMDB overview',
     description: 'Inventory, license, connectors, data ingestion and Actions of the CMDB, from cmdb-exporter.',
-    variables: [jobVariable, stackVariable],
+    variables: [...commonVariables(mixin)],
     panels: board.panels(),
   });
 }

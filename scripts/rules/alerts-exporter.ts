@@ -1,6 +1,7 @@
 /** Alerts about the exporter itself: scrape target, CMDB endpoints, token, rate budget, series cap. */
 import { STACK, alertFactory, selector } from './model.js';
 import type { AlertRule, RuleGroup, Thresholds } from './model.js';
+import { RECORDS } from './recording.js';
 
 export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
   const alert = alertFactory(t);
@@ -47,7 +48,7 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbRateBudgetNearlyExhausted',
         'warning',
-        `${s('cmdb:rate_budget_usage:ratio_rate5m')} > ${t.rateBudgetRatio}`,
+        `${s(RECORDS.budgetRatio)} > ${t.rateBudgetRatio}`,
         `The exporter uses {{ $value | humanizePercentage }} of its CMDB request budget for ${STACK}`,
         `Requests to the CMDB of ${STACK} over the last 5 minutes use {{ $value | humanizePercentage }} of the configured rateLimitPerMinute (alert above ${t.rateBudgetRatio * 100}%): polls will start waiting for the budget and data will lag.`,
       ),

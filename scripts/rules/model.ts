@@ -3,6 +3,7 @@
  * table at the top of scripts/gen-rules.ts; every rule builder receives that table as an argument,
  * so a threshold is written exactly once.
  */
+import { FAMILIES } from '../../src/metrics/catalogue.js';
 
 export type Severity = 'critical' | 'warning' | 'info';
 
@@ -33,6 +34,8 @@ export interface RuleGroup<R> {
 export interface Thresholds {
   /** Label matcher that selects the exporter's scrape job in every rule. */
   readonly jobSelector: string;
+  /** Matcher(s) limiting the stacks the rules look at; empty for every stack. */
+  readonly stackSelector: string;
   /** Base of every runbook_url; the alert's anchor is appended. */
   readonly runbookBaseUrl: string;
   /** An endpoint's data is stale after this many poll intervals without a successful poll. */
@@ -56,9 +59,15 @@ export interface Thresholds {
   readonly for: Readonly<Record<string, string>>;
 }
 
-/** A selector of `metric` limited to the exporter's job, plus optional extra matchers. */
+/**
+ * A selector of `metric` limited to the exporter's job and, for series with a `stack` label (every
+ * CMDB family and every recording rule), to the selected stacks; plus optional extra matchers.
+ */
 export function selector(t: Thresholds, metric: string, extra = ''): string {
-  return `${metric}{${t.jobSelector}${extra ? `, ${extra}` : ''}}`;
+  const family = FAMILIES.get(metric);
+  const hasStack = metric !== 'up' && (family === undefined || family.labels.includes('stack'));
+  const matchers = [t.jobSelector, hasStack ? t.stackSelector : '', extra].filter((m) => m !== '');
+  return `${metric}{${matchers.join(', ')}}`;
 }
 
 /** Seconds as the short form people use in runbooks: 2d, 26h, 30m, 90s. */

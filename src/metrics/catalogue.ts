@@ -124,6 +124,8 @@ export const CATALOGUE: readonly MetricFamily[] = [
   self('cmdb_config_last_reload_successful', 'gauge', [], '1 if the last configuration reload succeeded (or none was attempted), 0 if it was rejected.', 'registry'),
   self('cmdb_config_last_reload_success_timestamp_seconds', 'gauge', [], 'When the configuration was last loaded successfully, as unix time.', 'registry'),
   self('cmdb_exporter_build_info', 'gauge', ['version', 'node_version'], 'Build information of cmdb-exporter, value 1.', 'registry'),
+  self('cmdb_exporter_shard', 'gauge', ['shard', 'total'], 'This replica\'s shard and the number of shards sharing the configuration\'s stacks (0 and 1 when not sharded), value 1.', 'registry'),
+  self('cmdb_exporter_stacks', 'gauge', [], 'Stacks this replica polls (its share of the configuration when sharded).', 'registry'),
 ];
 
 function self(name: string, type: MetricType, labels: string[], help: string, origin: 'snapshot' | 'registry'): MetricFamily {

@@ -99,3 +99,23 @@ export function initStackInstruments(
 export function removeStackInstruments(ins: Instruments, stack: string): void {
   ins.rateLimitBudget.remove({ stack });
 }
+
+/**
+ * cmdb_exporter_shard and cmdb_exporter_stacks: how the stacks are split over replicas, so that a
+ * dashboard shows the split. `stacks` is read at scrape time, so a reload that changes the share
+ * shows at once.
+ */
+export function registerShardInstruments(
+  registry: Registry,
+  assignment: { readonly shard: number; readonly total: number },
+  stacks: () => number,
+): void {
+  const shard = new Gauge(spec<'shard' | 'total'>('cmdb_exporter_shard', registry));
+  shard.set({ shard: String(assignment.shard), total: String(assignment.total) }, 1);
+  new Gauge({
+    ...spec<never>('cmdb_exporter_stacks', registry),
+    collect() {
+      this.set(stacks());
+    },
+  });
+}

@@ -62,7 +62,7 @@ describe('checker accepts correct queries', () => {
     ['a histogram bucket', 'histogram_quantile(0.95, sum by (le) (rate(cmdb_endpoint_request_duration_seconds_bucket{job=~"$job", stack=~"$stack"}[$__rate_interval])))'],
     ['the ${var:regex} and [[var]] forms', 'cmdb_assets{job=~"${job:regex}", stack=~"[[stack]]"}'],
     ['${__rate_interval} in braces', 'increase(cmdb_poll_skipped_total{job=~"$job", stack=~"$stack"}[${__rate_interval}])'],
-    ['a recording rule', 'cmdb:rate_budget_usage:ratio_rate5m{job=~"$job", stack=~"$stack"}'],
+    ['a recording rule', 'stack:cmdb_endpoint_requests_per_rate_limit:ratio_rate5m{job=~"$job", stack=~"$stack"}'],
     ['Prometheus\' own up', 'up{job=~"$job"} == 0'],
   ])('%s', (_name, expr) => {
     expect(checkDashboard(baseline(expr), known)).toEqual([]);

@@ -10,6 +10,7 @@ type SyntaxNode = ReturnType<typeof parser.parse>['topNode'];
 /** Realistic values for the Grafana variables the dashboards may use. */
 export const GRAFANA_VALUES: Readonly<Record<string, string>> = {
   job: 'cmdb-exporter',
+  instance: 'cmdb-exporter:9873',
   stack: 'default',
   connector: 'servicenow',
   profile: 'prod',

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { renderRuleFiles, THRESHOLDS } from '../../scripts/gen-rules.js';
+import { RULES_DIR, renderRuleFiles, THRESHOLDS } from '../../scripts/gen-rules.js';
 import type { Thresholds } from '../../scripts/rules/model.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
@@ -30,6 +30,11 @@ const CLIENT_SECRET = `e2e-secret-${randomBytes(8).toString('hex')}`;
 const KNOWN_PROMLINT_PROBLEM = 'cmdb_license_days_until_expiry use base unit "seconds" instead of "days"';
 
 /** The generated rules with every `for:` at 0s, so an alert fires at its first true evaluation. */
+/** The Prometheus rule files only, not the Kubernetes PrometheusRule made from the same rules. */
+function prometheusRuleFiles(): Map<string, string> {
+  return new Map([...renderRuleFiles(fastThresholds())].filter(([file]) => file.startsWith(`${RULES_DIR}/`)));
+}
+
 function fastThresholds(): Thresholds {
   return { ...THRESHOLDS, for: Object.fromEntries(Object.keys(THRESHOLDS.for).map((name) => [name, '0s'])) };
 }
@@ -63,7 +68,7 @@ beforeAll(async () => {
     env: { CMDB_BASE_URL: sim.url, CMDB_CLIENT_ID: sim.clientId, CMDB_SECRET: CLIENT_SECRET, CMDB_STACK: STACK },
   });
   await waitUntilReady(exporter);
-  prometheus = await startPrometheus({ dir, target: `127.0.0.1:${exporter.port}`, ruleFiles: renderRuleFiles(fastThresholds()) });
+  prometheus = await startPrometheus({ dir, target: `127.0.0.1:${exporter.port}`, ruleFiles: prometheusRuleFiles() });
   api = prometheus.api;
 });
 

@@ -1,7 +1,7 @@
 /** The generated Prometheus rules: no drift, valid PromQL on served metrics, mixin conventions. */
 import { readFileSync, readdirSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { THRESHOLDS, alertGroups, recordingGroups, renderRuleFiles } from '../../scripts/gen-rules.js';
+import { PROMETHEUS_RULE_FILE, THRESHOLDS, alertGroups, recordingGroups, renderRuleFiles } from '../../scripts/gen-rules.js';
 import type { AlertRule, Thresholds } from '../../scripts/rules/model.js';
 import { REPO, RULES_DIR, knownMetrics } from '../dashboards/metrics.js';
 import type { MetricInfo } from '../dashboards/metrics.js';
@@ -54,7 +54,10 @@ function jobMatcher(t: Thresholds): { label: string; op: string; value: string }
 describe('rule files', () => {
   it('the committed files equal what scripts/gen-rules.ts generates (run npx tsx scripts/gen-rules.ts)', () => {
     const generated = renderRuleFiles();
-    const committed = readdirSync(RULES_DIR).filter((n) => /^cmdb-.*\.yml$/.test(n)).map((n) => `config/prometheus/${n}`);
+    const committed = [
+      ...readdirSync(RULES_DIR).filter((n) => /^cmdb-.*\.yml$/.test(n)).map((n) => `config/prometheus/${n}`),
+      PROMETHEUS_RULE_FILE,
+    ];
     expect(committed.sort()).toEqual([...generated.keys()].sort());
     for (const [file, text] of generated) expect(readFileSync(new URL(file, REPO), 'utf8'), file).toBe(text);
   });
@@ -119,7 +122,28 @@ describe('alert conventions', () => {
     }
   });
 
-  it.each(records.map((r) => [r.record] as const))('recording rule %s is named cmdb:level:operation', (name) => {
-    expect(name).toMatch(/^cmdb:[a-z0-9_]+:[a-z0-9_]+$/);
+  it.each(records.map((r) => [r.record] as const))('recording rule %s is named level:metric:operations', (name) => {
+    const [level, metric, operations] = name.split(':');
+    expect(name.split(':')).toHaveLength(3);
+    // Every recording rule keeps `stack` (the dashboards and alerts rely on it), so the level names it.
+    expect(level).toMatch(/^stack(_[a-z]+)*$/);
+    expect(metric).toMatch(/^cmdb_[a-z0-9_]+$/);
+    expect(metric).not.toMatch(/_total$/);
+    expect(operations).toMatch(/^[a-z0-9_]+$/);
+  });
+
+  it('the stack selector narrows every selector of a series with a stack label, and no other', () => {
+    const t = { ...THRESHOLDS, stackSelector: 'stack=~"prod-.*"' };
+    const exprs = [...alertGroups(t), ...recordingGroups(t)].flatMap((g) => g.rules.map((r) => r.expr));
+    const selectors = exprs.flatMap((e) => analyse(e).selectors);
+    let narrowed = 0;
+    for (const s of selectors) {
+      const name = s.metric ?? '';
+      const stackless = name === 'up' || name === 'cmdb_config_last_reload_successful';
+      const has = s.matchers.some((m) => m.label === 'stack' && m.op === '=~' && m.rawValue === 'prod-.*');
+      expect(has, s.text).toBe(!stackless);
+      if (has) narrowed++;
+    }
+    expect(narrowed).toBeGreaterThan(40);
   });
 });

@@ -21,7 +21,7 @@ export async function grafanaValues(prom: PrometheusApi, stack: string): Promise
   const key = (m: Record<string, string>) => `${m.connector ?? ''}\u0000${m.profile ?? ''}`;
   const first = info.map((s) => s.metric).sort((a, b) => key(a).localeCompare(key(b)))[0];
   if (!first?.connector) throw new Error(`no connector in Prometheus: ${JSON.stringify(info)}`);
-  return { ...GRAFANA_VALUES, job: JOB, stack, connector: first.connector, profile: first.profile ?? '' };
+  return { ...GRAFANA_VALUES, job: JOB, instance: first.instance ?? '', stack, connector: first.connector, profile: first.profile ?? '' };
 }
 
 /** Every panel target and query variable of grafana/dashboards/*.json, variables substituted. */

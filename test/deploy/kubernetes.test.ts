@@ -1,0 +1,193 @@
+/**
+ * deploy/kubernetes: every kustomization rendered with `kubectl kustomize`, every object validated
+ * against the Kubernetes and prometheus-operator schemas (kubernetes-models), and the pods checked
+ * against what the exporter really accepts: the rendered ConfigMap passes `--check-config` with the
+ * Secret's mount replaced by temporary files, and probes, ports and paths agree with it.
+ *
+ * There is no cluster here: nothing is applied. What these checks do not cover is listed in
+ * docs/kubernetes.md ("What was validated").
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, posix } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { runDaemon } from '../helpers/daemon.js';
+import { DEFAULT_PORT } from '../../src/config/types.js';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const KUSTOMIZATIONS = ['deploy/kubernetes', 'deploy/kubernetes/base', 'deploy/kubernetes/overlays/sharded'] as const;
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rendered YAML, checked field by field
+const rendered = new Map<string, Obj[]>();
+let tmp: string;
+
+async function kustomize(dir: string): Promise<Obj[]> {
+  try {
+    const { stdout } = await run('kubectl', ['kustomize', join(ROOT, dir)], { timeout: 60_000, maxBuffer: 32 << 20 });
+    return parseAllDocuments(stdout).map((d) => d.toJS() as Obj);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { stderr?: string };
+    if (e.code === 'ENOENT') {
+      throw new Error('kubectl not found: install it (apt-get install -y --no-install-recommends kubectl); CI does this in .ci/run. These checks must not be skipped.');
+    }
+    throw new Error(`kubectl kustomize ${dir} failed: ${e.stderr ?? e.message}`);
+  }
+}
+
+/** The kubernetes-models class for an object's apiVersion and kind. */
+async function modelFor(apiVersion: string, kind: string): Promise<new (o: Obj) => { validate(): void }> {
+  const group = apiVersion.includes('/') ? apiVersion : `core/${apiVersion}`;
+  const spec = group.startsWith('monitoring.coreos.com/')
+    ? `@kubernetes-models/prometheus-operator/${group}`
+    : `kubernetes-models/${group.replace(/^core\//, '')}`;
+  const mod = (await import(spec)) as Record<string, new (o: Obj) => { validate(): void }>;
+  const model = mod[kind];
+  if (!model) throw new Error(`no schema for ${apiVersion} ${kind} in ${spec}`);
+  return model;
+}
+
+const find = (objs: Obj[], kind: string, name?: string) => objs.filter((o) => o.kind === kind && (name === undefined || o.metadata?.name === name));
+const workloadOf = (objs: Obj[]) => {
+  const w = [...find(objs, 'Deployment'), ...find(objs, 'StatefulSet')];
+  expect(w, 'exactly one workload (Deployment or StatefulSet)').toHaveLength(1);
+  return w[0] as Obj;
+};
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'cmdb-k8s-'));
+  for (const dir of KUSTOMIZATIONS) rendered.set(dir, await kustomize(dir));
+}, 120_000);
+
+afterAll(() => {
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+describe.each(KUSTOMIZATIONS)('kubectl kustomize %s', (dir) => {
+  const objs = () => rendered.get(dir) ?? [];
+
+  it('renders the expected objects, each valid against its schema', async () => {
+    const kinds = objs().map((o) => `${o.kind}/${o.metadata?.name}`).sort();
+    expect(kinds).toEqual(expect.arrayContaining(['PrometheusRule/cmdb-exporter', 'Service/cmdb-exporter', 'ServiceMonitor/cmdb-exporter']));
+    expect(find(objs(), 'ConfigMap').filter((c) => c.metadata.labels?.grafana_dashboard === '1')).toHaveLength(3);
+    for (const o of objs()) {
+      const Model = await modelFor(String(o.apiVersion), String(o.kind));
+      expect(() => new Model(o).validate(), `${o.kind}/${o.metadata?.name}`).not.toThrow();
+    }
+  });
+
+  it('runs the exporter hardened: non-root, read-only root filesystem, no capabilities, resources set', () => {
+    const pod = workloadOf(objs()).spec.template.spec as Obj;
+    expect(pod.securityContext.runAsNonRoot).toBe(true);
+    expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
+    expect(pod.automountServiceAccountToken).toBe(false);
+    const [c] = pod.containers as Obj[];
+    expect(c?.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(c?.resources.requests.cpu).toBeDefined();
+    expect(c?.resources.requests.memory).toBeDefined();
+    expect(c?.resources.limits.memory).toBeDefined();
+  });
+
+  it('probes, ports, Service and ServiceMonitor agree with the exporter', () => {
+    const w = workloadOf(objs());
+    const [c] = w.spec.template.spec.containers as Obj[];
+    expect(c?.ports).toEqual([{ name: 'http', containerPort: DEFAULT_PORT }]);
+    expect(c?.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
+    expect(c?.readinessProbe.httpGet).toEqual({ path: '/readyz', port: 'http' });
+    const [svc] = find(objs(), 'Service', 'cmdb-exporter');
+    expect(svc?.spec.ports).toEqual([{ name: 'http', port: DEFAULT_PORT, targetPort: 'http' }]);
+    // The Service selects the pods; the ServiceMonitor selects the Service, by its port name.
+    for (const [k, v] of Object.entries(svc?.spec.selector as Record<string, string>)) expect(w.spec.template.metadata.labels[k]).toBe(v);
+    const [sm] = find(objs(), 'ServiceMonitor');
+    for (const [k, v] of Object.entries(sm?.spec.selector.matchLabels as Record<string, string>)) expect(svc?.metadata.labels[k]).toBe(v);
+    expect(sm?.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
+  });
+
+  it('the rendered ConfigMap passes --check-config with the mounted Secret replaced by temporary files', async () => {
+    const w = workloadOf(objs());
+    const pod = w.spec.template.spec as Obj;
+    const [c] = pod.containers as Obj[];
+    const args = c?.args as string[];
+    const configPath = args[args.indexOf('--config') + 1] ?? '';
+    const mounts = c?.volumeMounts as Obj[];
+    const mountOf = (path: string) => mounts.find((m) => path.startsWith(`${m.mountPath}/`));
+    // --config names a key of the ConfigMap that kustomize wired into the pod.
+    const configMount = mountOf(configPath);
+    const configVolume = (pod.volumes as Obj[]).find((v) => v.name === configMount?.name);
+    const [configMap] = find(objs(), 'ConfigMap', configVolume?.configMap?.name);
+    const configText = configMap?.data?.[posix.basename(configPath)] as string | undefined;
+    expect(configText, `ConfigMap key for ${configPath}`).toBeDefined();
+
+    // Every secretFile / tokenFile lies in the Secret's mount; give each a temporary file instead.
+    const secretMount = mounts.find((m) => (pod.volumes as Obj[]).find((v) => v.name === m.name)?.secret);
+    expect(secretMount?.readOnly).toBe(true);
+    const config = parse(configText ?? '') as { listenAddress?: string; stacks: Array<Record<string, string>> };
+    const secretsDir = join(tmp, dir.replace(/\W/g, '_'));
+    mkdirSync(secretsDir, { recursive: true });
+    let text = configText ?? '';
+    for (const stack of config.stacks) {
+      for (const key of ['secretFile', 'tokenFile'] as const) {
+        const path = stack[key];
+        if (path === undefined) continue;
+        expect(posix.dirname(path), `${stack.name}.${key} lies in the Secret's mount`).toBe(secretMount?.mountPath);
+        writeFileSync(join(secretsDir, posix.basename(path)), 'k8s-test-secret\n');
+        text = text.replace(path, join(secretsDir, posix.basename(path)));
+      }
+    }
+    expect(config.listenAddress).toBe(`:${DEFAULT_PORT}`);
+    const file = join(secretsDir, 'exporter.yaml');
+    writeFileSync(file, text);
+
+    // The container's own arguments and environment, with only the config path replaced.
+    const env: Record<string, string> = {};
+    for (const e of (c?.env ?? []) as Obj[]) env[e.name] = e.value ?? (e.valueFrom?.fieldRef?.fieldPath === 'metadata.name' ? `${w.metadata.name}-${(w.spec.replicas ?? 1) - 1}` : '');
+    const d = runDaemon([...args.map((a) => (a === configPath ? file : a)), '--check-config'], env);
+    expect(await d.exited, d.output()).toBe(0);
+    expect(d.output()).toContain(`configuration OK: ${config.stacks.length} stack(s)`);
+    if (w.kind === 'StatefulSet') {
+      // The shard count the pods are told equals the number of pods.
+      expect(Number(env.EXPORTER_TOTAL_SHARDS)).toBe(w.spec.replicas);
+      expect(d.output()).toContain(`shard ${w.spec.replicas - 1} of ${w.spec.replicas} (from pod name)`);
+    }
+  });
+});
+
+describe('the sharded overlay', () => {
+  it('replaces the Deployment with a StatefulSet whose pod matches the base pod but for the shard settings', () => {
+    const base = workloadOf(rendered.get('deploy/kubernetes/base') ?? []);
+    const sharded = workloadOf(rendered.get('deploy/kubernetes/overlays/sharded') ?? []);
+    expect(base.kind).toBe('Deployment');
+    expect(base.spec.replicas).toBe(1);
+    expect(sharded.kind).toBe('StatefulSet');
+    expect(sharded.spec.serviceName).toBe('cmdb-exporter');
+    const strip = (pod: Obj) => {
+      const copy = JSON.parse(JSON.stringify(pod)) as Obj;
+      const [c] = copy.containers as Obj[];
+      delete c?.env;
+      if (c) c.args = (c.args as string[]).filter((a) => a !== '--shard-from-pod-name');
+      return copy;
+    };
+    expect(strip(sharded.spec.template.spec)).toEqual(strip(base.spec.template.spec));
+    const [svc] = find(rendered.get('deploy/kubernetes/overlays/sharded') ?? [], 'Service', 'cmdb-exporter');
+    expect(svc?.spec.clusterIP).toBe('None');
+  });
+
+  it('the top-level kustomization is the base in the monitoring namespace', () => {
+    const top = rendered.get('deploy/kubernetes') ?? [];
+    for (const o of top) expect(o.metadata.namespace, `${o.kind}/${o.metadata.name}`).toBe('monitoring');
+    expect(top.map((o) => o.kind).sort()).toEqual((rendered.get('deploy/kubernetes/base') ?? []).map((o) => o.kind).sort());
+  });
+
+  it('docs/kubernetes.md creates the Secret the pods mount, with every key the configuration reads', () => {
+    const doc = readFileSync(join(ROOT, 'docs/kubernetes.md'), 'utf8');
+    const pod = workloadOf(rendered.get('deploy/kubernetes/base') ?? []).spec.template.spec as Obj;
+    const secretName = (pod.volumes as Obj[]).find((v) => v.secret)?.secret.secretName as string;
+    const config = parse(readFileSync(join(ROOT, 'deploy/kubernetes/base/exporter.yaml'), 'utf8')) as { stacks: Array<Record<string, string>> };
+    expect(doc).toContain(`kubectl -n monitoring create secret generic ${secretName}`);
+    for (const s of config.stacks) expect(doc).toContain(`--from-file=${posix.basename(s.secretFile ?? s.tokenFile ?? '')}=`);
+  });
+});
