@@ -126,7 +126,8 @@ function readStacks(raw: unknown, baseDir: string, issues: IssueList): StackSour
 /** Validate the parsed (and expanded) file. */
 export function parseFileConfig(raw: Record<string, unknown>, file: string, issues: IssueList): FileConfig {
   const baseDir = dirname(resolve(file));
-  const top = parseSection(topSchema, raw, [], issues);
+  // Top-level keys starting with `x-` hold YAML anchors (`x-common: &common …`): accepted and ignored.
+  const top = parseSection(topSchema, Object.fromEntries(Object.entries(raw).filter(([k]) => !k.startsWith('x-'))), [], issues);
   const defaults = parseSection(defaultsSchema, raw.defaults ?? {}, ['defaults'], issues);
   return {
     top,

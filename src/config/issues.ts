@@ -38,6 +38,11 @@ export class IssueList {
     if (typeof value === 'string') this.scrubber.add(value);
   }
 
+  /** True when a problem was reported at `path` or below it (a check built on it would only add noise). */
+  hasAt(path: string): boolean {
+    return this.issues.some((i) => i.path === path || i.path.startsWith(`${path}.`) || i.path.startsWith(`${path}[`));
+  }
+
   get count(): number {
     return this.issues.length;
   }

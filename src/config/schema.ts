@@ -90,7 +90,27 @@ function unknownKeyMessage(key: string, known: readonly string[], where: string)
 
 const EXPECTED: Record<string, string> = { object: 'a mapping (key: value)', array: 'a list' };
 
-/** Parse one section (top level, defaults, one stack); turn zod's issues into ours. */
+/** A copy of `raw` without the value at `path` (the whole key for a bad value, or the unknown `keys`). */
+function without(raw: unknown, path: readonly PropertyKey[], keys: readonly string[] = []): unknown {
+  if (raw === null || typeof raw !== 'object') return raw;
+  const copy: Record<PropertyKey, unknown> | unknown[] = Array.isArray(raw) ? [...raw] : { ...(raw as Record<PropertyKey, unknown>) };
+  const target = copy as Record<PropertyKey, unknown>;
+  const [head, ...rest] = path;
+  if (head === undefined) {
+    for (const k of keys) delete target[k];
+    return copy;
+  }
+  if (rest.length === 0 && keys.length === 0) delete target[head];
+  else target[head] = without(target[head], rest, keys);
+  return copy;
+}
+
+/**
+ * Parse one section (top level, defaults, one stack); turn zod's issues into ours. A section with
+ * problems still yields the values that are right (bad values and unknown keys left out), so that
+ * checks across keys and layers (timeouts in order, TLS files readable) report in the same round;
+ * the load fails anyway, since the problems are in `issues`.
+ */
 export function parseSection<S extends z.ZodType>(
   schema: S,
   raw: unknown,
@@ -99,20 +119,25 @@ export function parseSection<S extends z.ZodType>(
 ): z.output<S> | undefined {
   const result = schema.safeParse(raw);
   if (result.success) return result.data;
+  let salvage = raw;
   for (const issue of result.error.issues) {
     const rel = issue.path.map((s) => (typeof s === 'number' ? s : String(s)));
     const at = formatPath([...prefix, ...rel]);
     if (issue.code === 'custom') {
       issues.add(at, issue.message);
+      salvage = without(salvage, issue.path);
     } else if (issue.code === 'unrecognized_keys') {
       const known = knownKeys(schema, issue.path);
       for (const key of issue.keys) {
         issues.add(formatPath([...prefix, ...rel, key]), unknownKeyMessage(key, known, at));
       }
+      salvage = without(salvage, issue.path, issue.keys);
     } else {
       const expected = issue.code === 'invalid_type' ? (EXPECTED[issue.expected] ?? issue.expected) : 'a valid value';
       issues.add(at, `must be ${expected}, got ${describeValue(valueAt(raw, issue.path))}`);
+      salvage = without(salvage, issue.path);
     }
   }
-  return undefined;
+  const rest = schema.safeParse(salvage);
+  return rest.success ? rest.data : undefined;
 }

@@ -81,7 +81,7 @@ const dottedValue = (values: object | undefined, dotted: string): unknown => val
 function ordered(values: ResolvedSettings, low: string, high: string, userSet: (k: string) => boolean, at: Origin, issues: IssueList): void {
   const lo = dottedValue(values, low) as number;
   const hi = dottedValue(values, high) as number;
-  if (lo <= hi) return;
+  if (lo <= hi || issues.hasAt(at(low)) || issues.hasAt(at(high))) return;
   if (userSet(high) || !userSet(low)) {
     issues.add(at(high), `must be at least ${low} (${formatDuration(lo)}), got ${formatDuration(hi)}`);
   } else {
