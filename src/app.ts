@@ -33,8 +33,10 @@ export interface StartOptions {
   /** Start the scheduler (default true; --once polls by hand). */
   readonly schedule?: boolean;
   readonly initialJitterMs?: number;
-  /** prom-client's process and nodejs metrics (default true). */
+  /** prom-client's process and nodejs metrics (default true; --web.disable-exporter-metrics). */
   readonly defaultMetrics?: boolean;
+  /** Path of the exposition (--web.telemetry-path), default /metrics. */
+  readonly telemetryPath?: string;
   /** This replica's share when the stacks are sharded (src/shard.ts); the config holds only its stacks. */
   readonly shard?: ShardAssignment;
 }
@@ -131,6 +133,7 @@ export async function start(opts: StartOptions): Promise<App> {
       landing,
       reload: config.enableReload ? reload : undefined,
       logger,
+      telemetryPath: opts.telemetryPath,
     });
     const { host, port } = parseListenAddress(config.listenAddress, 'listenAddress');
     server = await listen(http, host, port);

@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { start, type App } from './app.js';
-import { loadConfig } from './config/load.js';
+import { loadConfig, unknownVariables } from './config/load.js';
 import type { ExporterConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
@@ -18,11 +18,15 @@ const HELP = `cmdb-exporter ${VERSION} — Prometheus exporter for the CMDB JSON
 Usage: cmdb-exporter [options]
 
 Options:
-  --config <file>               YAML configuration file (env EXPORTER_CONFIG)
+  --config <file>               YAML configuration file (env EXPORTER_CONFIG; alias --config.file)
   --web.listen-address <addr>   host:port to serve on (env EXPORTER_LISTEN_ADDRESS, default :9873)
-  --log.level <level>           fatal|error|warn|info|debug|trace (env LOG_LEVEL, default info)
+  --web.telemetry-path <path>   path of the metrics (default /metrics)
+  --web.disable-exporter-metrics
+                                leave out the process_* and nodejs_* metrics of the exporter itself
+  --log.level <level>           fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info)
   --log.format <format>         json|pretty (env LOG_FORMAT, default json)
   --check-config                validate the configuration and exit: 0 valid, 2 invalid
+                                (alias --config.check)
   --shard <i> --total-shards <n>
                                 poll only shard i (0 ≤ i < n) of the configured stacks
                                 (env EXPORTER_SHARD, EXPORTER_TOTAL_SHARDS)
@@ -30,8 +34,8 @@ Options:
                                 e.g. cmdb-exporter-2 → 2; env EXPORTER_SHARD_FROM_POD_NAME=true)
   --once                        poll every endpoint once, print the exposition to stdout, exit 1
                                 if any endpoint failed (logs go to stderr)
-  --version                     print the version and exit
-  --help                        print this help and exit
+  -v, --version                 print the version and exit
+  -h, --help                    print this help and exit
 
 A single CMDB can be configured by environment alone: CMDB_BASE_URL, CMDB_CLIENT_ID and
 CMDB_SECRET (or CMDB_SECRET_FILE), or CMDB_TOKEN (or CMDB_TOKEN_FILE); see docs/configuration.md.
@@ -45,16 +49,20 @@ function parseFlags(argv: string[]) {
     args: argv,
     options: {
       config: { type: 'string' },
+      'config.file': { type: 'string' },
       'web.listen-address': { type: 'string' },
+      'web.telemetry-path': { type: 'string' },
+      'web.disable-exporter-metrics': { type: 'boolean', default: false },
       'log.level': { type: 'string' },
       'log.format': { type: 'string' },
       'check-config': { type: 'boolean', default: false },
+      'config.check': { type: 'boolean', default: false },
       shard: { type: 'string' },
       'total-shards': { type: 'string' },
       'shard-from-pod-name': { type: 'boolean', default: false },
       once: { type: 'boolean', default: false },
-      version: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
+      version: { type: 'boolean', short: 'v', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
     allowPositionals: false,
@@ -78,7 +86,16 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
-  const configFile = flags.config ?? process.env.EXPORTER_CONFIG ?? undefined;
+  if (flags.config !== undefined && flags['config.file'] !== undefined) {
+    console.error('cmdb-exporter: --config and --config.file are the same option; give one of them');
+    return 2;
+  }
+  const telemetryPath = flags['web.telemetry-path'];
+  if (telemetryPath !== undefined && !/^\/[\w\-./]*$/.test(telemetryPath)) {
+    console.error(`cmdb-exporter: --web.telemetry-path must be a path starting with /, got ${JSON.stringify(telemetryPath)}`);
+    return 2;
+  }
+  const configFile = flags.config ?? flags['config.file'] ?? process.env.EXPORTER_CONFIG ?? undefined;
   const loadAll = () =>
     loadConfig({
       configFile,
@@ -100,7 +117,9 @@ async function main(argv: string[]): Promise<number> {
     console.error(`cmdb-exporter: ${err.message}`);
     return 2;
   }
-  if (flags['check-config']) {
+  const unknownVars = unknownVariables(process.env);
+  if (flags['check-config'] || flags['config.check']) {
+    for (const v of unknownVars) console.error(`cmdb-exporter: warning: ${v.name}: ${v.message}`);
     const names = config.stacks.map((s) => s.name).join(', ');
     process.stdout.write(`configuration OK: ${config.stacks.length} stack(s) (${names}); listen ${config.listenAddress}\n`);
     if (shard) {
@@ -111,6 +130,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (shard) config = filterStacks(config, shard);
 
+  const defaultMetrics = !flags['web.disable-exporter-metrics'];
   const scrubber = new SecretScrubber();
   // --once prints the exposition on stdout, so its logs go to stderr.
   const logger = createLogger({
@@ -119,10 +139,11 @@ async function main(argv: string[]): Promise<number> {
     scrubber,
     destination: flags.once ? process.stderr : process.stdout,
   });
+  for (const v of unknownVars) logger.warn({ variable: v.name }, `${v.name}: ${v.message}`);
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (this is a bug; the exporter keeps running)'));
 
   if (flags.once) {
-    const app = await start({ config, logger, scrubber, serve: false, schedule: false, shard });
+    const app = await start({ config, logger, scrubber, serve: false, schedule: false, shard, defaultMetrics });
     const ok = await app.pollOnce();
     process.stdout.write(await app.metricsText());
     await app.close(0);
@@ -132,7 +153,7 @@ async function main(argv: string[]): Promise<number> {
 
   let app: App;
   try {
-    app = await start({ config, logger, scrubber, loadConfig: load, shard });
+    app = await start({ config, logger, scrubber, loadConfig: load, shard, defaultMetrics, telemetryPath });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {

@@ -57,7 +57,8 @@ export class CmdbClient implements CmdbApi {
     this.instruments = instruments;
     this.ownsDispatcher = !opts.dispatcher;
     this.dispatcher = opts.dispatcher ?? createDispatcher(stack);
-    if (stack.tls.insecureSkipVerify) {
+    // Only where it means something: an http:// base URL has no certificate to skip.
+    if (stack.tls.insecureSkipVerify && stack.baseUrl.startsWith('https:')) {
       // The origin only: a base URL may carry user:password.
       logger.warn({ origin: new URL(stack.baseUrl).origin }, 'TLS certificate verification is off for this stack (tls.insecureSkipVerify)');
     }

@@ -144,7 +144,7 @@ export const bool: Check<boolean> = (input) => {
   const word = typeof input === 'string' || typeof input === 'number' ? String(input).trim().toLowerCase() : '';
   if (TRUE.has(word)) return ok(true);
   if (FALSE.has(word)) return ok(false);
-  return fail(`must be true or false, got ${describeValue(input)}`);
+  return fail(`must be true or false (or 1 or 0), got ${describeValue(input)}`);
 };
 
 export function oneOf<const T extends string>(values: readonly T[]): Check<T> {

@@ -5,7 +5,7 @@
  */
 import type { Check } from './checks.js';
 import type { CredentialKey, CredentialNaming } from './credentials.js';
-import { formatPath, type IssueList, type PathSegment } from './issues.js';
+import { didYouMean, formatPath, type IssueList, type PathSegment } from './issues.js';
 import { CREDENTIALS, GLOBALS, IDENTITY, keysOf, type Resolved, SETTINGS } from './rules.js';
 import type { StackInput } from './schema.js';
 import type { StackSource } from './stack.js';
@@ -166,4 +166,21 @@ export function expandTree(node: unknown, env: Env, path: PathSegment[], issues:
     return out;
   }
   return node;
+}
+
+/** Variables read outside the configuration tables (the file name; sharding in src/shard.ts). */
+const OTHER_VARS = ['EXPORTER_CONFIG', 'EXPORTER_SHARD', 'EXPORTER_TOTAL_SHARDS', 'EXPORTER_SHARD_FROM_POD_NAME'];
+
+/** Every CMDB_* and EXPORTER_* variable the exporter reads. */
+export const KNOWN_VARS: readonly string[] = [...new Set([...STACK_VARS.map(([name]) => name), ...Object.values(GLOBAL_VARS), ...OTHER_VARS])];
+
+/**
+ * A `CMDB_*` or `EXPORTER_*` variable that the exporter does not read is most likely a typo
+ * (`CMDB_TRACK_ASSET`): warned about with a did-you-mean, never an error (other tools may share the prefix).
+ */
+export function unknownVariables(env: Env): Array<{ name: string; message: string }> {
+  return Object.keys(env)
+    .filter((name) => /^(CMDB|EXPORTER)_/.test(name) && !KNOWN_VARS.includes(name))
+    .sort()
+    .map((name) => ({ name, message: `unknown environment variable, ignored${didYouMean(name, KNOWN_VARS)}` }));
 }

@@ -14,6 +14,7 @@ import { buildStack, type StackSource } from './stack.js';
 export { parseListenAddress } from './fields.js';
 export { redactConfig, secretsOf } from './redact.js';
 export { configWarnings, type ConfigWarning } from './rules.js';
+export { unknownVariables } from './env.js';
 
 export interface LoadConfigOptions {
   /** From --config, else env EXPORTER_CONFIG, else none. */

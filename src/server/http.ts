@@ -32,6 +32,8 @@ export interface ServerDeps {
   /** Undefined when reloading over HTTP is disabled. */
   readonly reload?: () => Promise<ReloadOutcome>;
   readonly logger: Logger;
+  /** Where the exposition is served (--web.telemetry-path), default /metrics. */
+  readonly telemetryPath?: string;
 }
 
 export function createHttpApp(deps: ServerDeps): express.Express {
@@ -39,7 +41,8 @@ export function createHttpApp(deps: ServerDeps): express.Express {
   app.disable('x-powered-by');
   app.disable('etag');
 
-  app.get('/metrics', async (req: Request, res: Response) => {
+  const telemetryPath = deps.telemetryPath ?? '/metrics';
+  app.get(telemetryPath, async (req: Request, res: Response) => {
     const text = await deps.metricsText();
     res.setHeader('Content-Type', CONTENT_TYPE);
     res.setHeader('Cache-Control', 'no-store');
@@ -75,7 +78,7 @@ export function createHttpApp(deps: ServerDeps): express.Express {
   });
 
   app.use((_req, res) => {
-    res.status(404).type('text/plain').send('not found: try /metrics, /healthz, /readyz or /\n');
+    res.status(404).type('text/plain').send(`not found: try ${telemetryPath}, /healthz, /readyz or /\n`);
   });
 
   // Express 5 forwards rejected promises here; answer 500 without details, log it.

@@ -123,4 +123,12 @@ describe('TLS', () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]?.msg).toMatch(/insecureSkipVerify/);
   });
+
+  it('does not warn about insecureSkipVerify for an http:// base URL, which has no certificate', async () => {
+    const s = await sim();
+    const { client, log } = makeClient(simStack(s, { tls: { insecureSkipVerify: true } }));
+    await client.get('license');
+    expect(s.url).toMatch(/^http:/);
+    expect(log.lines().filter((l) => l.level === 'warn')).toEqual([]);
+  });
 });

@@ -102,7 +102,7 @@ describe('a single stack from the environment', () => {
     [{ ...BASE, CMDB_CLIENT_ID: 'c', CMDB_SECRET_FILE: '/nonexistent/secret' }, 'CMDB_SECRET_FILE', '"/nonexistent/secret": ENOENT'],
     [{ ...BASE, CMDB_TOKEN: 'abcd', CMDB_STACK: 'my lab' }, 'CMDB_STACK', 'must start with a letter or digit'],
     [{ ...BASE, CMDB_TOKEN: 'abcd', CMDB_RATE_LIMIT_PER_MINUTE: 'fast' }, 'CMDB_RATE_LIMIT_PER_MINUTE', 'must be a whole number from 1 to 6000, got "fast"'],
-    [{ ...BASE, CMDB_TOKEN: 'abcd', CMDB_INSECURE_SKIP_VERIFY: 'maybe' }, 'CMDB_INSECURE_SKIP_VERIFY', 'must be true or false, got "maybe"'],
+    [{ ...BASE, CMDB_TOKEN: 'abcd', CMDB_INSECURE_SKIP_VERIFY: 'maybe' }, 'CMDB_INSECURE_SKIP_VERIFY', 'must be true or false (or 1 or 0), got "maybe"'],
     [{ ...BASE, CMDB_TOKEN: 'abcd', CMDB_TIMEZONE: 'CEST' }, 'CMDB_TIMEZONE', 'must be an IANA time zone'],
     [{ ...BASE, CMDB_TOKEN: 'abcd', CMDB_CLIENT_ID_KEY: 'id' }, 'CMDB_CLIENT_ID_KEY', 'must be clientID or clientId'],
     [{ ...BASE, CMDB_TOKEN: 'abcd', CMDB_USER_AGENT: 'a\r\nb' }, 'CMDB_USER_AGENT', 'must not contain line breaks'],

@@ -68,7 +68,7 @@ const CASES: ReadonlyArray<readonly [string, string, string, string]> = [
   ['listen address without a colon', `listenAddress: "9873"\n${one('')}`, 'listenAddress', 'must be host:port, :port or [ipv6]:port, got "9873"'],
   ['unknown log level', `logLevel: verbose\n${one('')}`, 'logLevel', 'must be one of fatal, error, warn, info, debug, trace, silent, got "verbose"'],
   ['unknown log format', `logFormat: xml\n${one('')}`, 'logFormat', 'must be one of json, pretty, got "xml"'],
-  ['boolean written as yes', `enableReload: yes\n${one('')}`, 'enableReload', 'must be true or false, got "yes"'],
+  ['boolean written as yes', `enableReload: yes\n${one('')}`, 'enableReload', 'must be true or false (or 1 or 0), got "yes"'],
   ['stacks that is not a list', 'stacks: { name: prod }', 'stacks', 'must be a list of stacks'],
   ['empty stacks list', 'stacks: []', 'stacks', 'must list at least one stack'],
   ['stack that is not a mapping', 'stacks: [prod]', 'stacks[0]', 'must be a mapping with name, baseUrl and credentials'],

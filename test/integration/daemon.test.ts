@@ -121,6 +121,45 @@ describe('command line', () => {
     expect(d.output()).toContain('configuration OK: 1 stack(s) (default)');
   });
 
+  it('--config.check warns about a mistyped CMDB_* variable with a did-you-mean, and still says OK', async () => {
+    const d = runDaemon(['--config.check'], { ...envFor(9873), CMDB_TRACK_ASSET: 'web-01' });
+    expect(await d.exited).toBe(0);
+    expect(d.output()).toContain('CMDB_TRACK_ASSET: unknown environment variable, ignored; did you mean "CMDB_TRACK_ASSETS"?');
+    expect(d.output()).toContain('configuration OK');
+  });
+
+  it.each([['-h'], ['--help']])('%s prints the help, listing the shared exporter flags and the silent level', async (flag) => {
+    const d = runDaemon([flag], {});
+    expect(await d.exited).toBe(0);
+    for (const text of ['--config.file', '--config.check', '--web.telemetry-path', '--web.disable-exporter-metrics', 'trace|silent']) {
+      expect(d.output()).toContain(text);
+    }
+  });
+
+  it('-v prints the version', async () => {
+    const d = runDaemon(['-v'], {});
+    expect(await d.exited).toBe(0);
+    expect(d.output()).toMatch(/^cmdb-exporter \d+\.\d+\.\d+ \(node v\d+/);
+  });
+
+  it('serves the metrics on --web.telemetry-path, without process metrics under --web.disable-exporter-metrics', async () => {
+    const { base } = await startDaemon({}, ['--web.telemetry-path', '/probe/metrics', '--web.disable-exporter-metrics']);
+    const res = await fetch(`${base}/probe/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    expect(text).toContain('cmdb_exporter_build_info');
+    expect(text).not.toContain('process_cpu_seconds_total');
+    expect((await fetch(`${base}/metrics`)).status).toBe(404);
+  });
+
+  it('--config.file is --config', async () => {
+    const file = join(tmp, 'alias.yaml');
+    writeFileSync(file, 'stacks:\n  - name: a\n    baseUrl: ftp://x\n    clientId: c\n    secret: s\n');
+    const d = runDaemon(['--config.check', '--config.file', file], {});
+    expect(await d.exited).toBe(2);
+    expect(d.output()).toContain('stacks[0].baseUrl');
+  });
+
   it('a bad configuration stops start-up with exit code 2 and names the key', async () => {
     const d = runDaemon([], { ...envFor(9873), CMDB_BASE_URL: 'not a url' });
     expect(await d.exited).toBe(2);
