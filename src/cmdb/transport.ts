@@ -85,7 +85,7 @@ export class Transport {
     for (let retry = 0; ; retry++) {
       let outcome: Outcome<T>;
       try {
-        outcome = await this.once(ex, target, request, decode, signal);
+        outcome = await this.once(ex, target, request, decode, signal, retry + 1);
       } catch (err) {
         if (retry >= max || !isRetryable(err)) throw err;
         await this.backoff(retry, request, signal);
@@ -137,7 +137,8 @@ export class Transport {
     target: { origin: string; path: string },
     request: string,
     decode: (reply: Reply, request: string) => T,
-    signal?: AbortSignal,
+    signal: AbortSignal | undefined,
+    attemptNumber: number,
   ): Promise<Outcome<T>> {
     if (signal?.aborted) throw new CmdbAbortedError(request);
     const labels = { stack: this.stack.name, endpoint: ex.endpoint };
@@ -150,6 +151,7 @@ export class Transport {
       );
     }
     let release: () => void;
+    const queued = performance.now();
     try {
       release = await this.limiter.acquire(signal);
     } catch {
@@ -157,6 +159,7 @@ export class Transport {
     }
     const started = performance.now();
     let outcome: FailureOutcome | 'aborted' = 'network';
+    let bytes: number | undefined;
     try {
       const reply = await attempt(
         { method: ex.method, ...target, headers: ex.headers, body: ex.body, request },
@@ -171,8 +174,11 @@ export class Transport {
         },
       );
       outcome = statusOutcome(reply.status);
+      bytes = reply.body.length;
       if (reply.status < 200 || reply.status >= 300) return { ok: false, reply };
-      return { ok: true, status: reply.status, value: decode(reply, request) };
+      const value = decode(reply, request);
+      if (this.logger.isLevelEnabled('trace')) this.logger.trace({ endpoint: ex.endpoint, request, shape: shapeOf(value) }, 'response shape');
+      return { ok: true, status: reply.status, value };
     } catch (err) {
       outcome = err instanceof CmdbError ? err.outcome : 'network';
       throw err;
@@ -180,11 +186,46 @@ export class Transport {
       release();
       // A shutdown is not an outcome of the CMDB.
       if (outcome !== 'aborted') {
-        this.ins.requestDuration.observe(labels, (performance.now() - started) / 1000);
+        const seconds = (performance.now() - started) / 1000;
+        this.ins.requestDuration.observe(labels, seconds);
         this.ins.requests.inc({ ...labels, outcome });
+        // One line per request at debug: what was asked and what came back, never a header or a value.
+        this.logger.debug(
+          {
+            endpoint: ex.endpoint,
+            request,
+            ...pageOf(ex.query),
+            outcome,
+            durationSeconds: round(seconds),
+            bytes,
+            attempt: attemptNumber,
+            budgetWaitSeconds: round((started - queued) / 1000),
+          },
+          'CMDB request',
+        );
       }
     }
   }
+}
+
+const round = (seconds: number): number => Math.round(seconds * 1000) / 1000;
+
+/** The page asked for, from the query (`page=2&size=50`); the id of a change-history query is left out. */
+function pageOf(query: string | undefined): { page?: number } {
+  const page = query === undefined ? null : new URLSearchParams(query).get('page');
+  return page === null ? {} : { page: Number(page) };
+}
+
+/**
+ * The shape of a validated response for trace logs: keys, types and list lengths, two levels deep,
+ * never a value (values may hold host names, messages and credentials).
+ */
+export function shapeOf(value: unknown, depth = 0): unknown {
+  if (Array.isArray(value)) return depth >= 2 || value.length === 0 ? `array(${value.length})` : { [`array(${value.length})`]: shapeOf(value[0], depth + 1) };
+  if (value === null) return 'null';
+  if (typeof value !== 'object') return typeof value;
+  if (depth >= 2) return `object(${Object.keys(value).length} keys)`;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shapeOf(v, depth + 1)]));
 }
 
 function isRetryable(err: unknown): boolean {
