@@ -1,7 +1,8 @@
 /**
  * `npm run demo`: the embedded CMDB simulator (live data) and the exporter, together on loopback.
  * Prints the URLs to open; Ctrl-C stops both. Ports: 8080 for the simulator and 9873 for the
- * exporter, or free ones when those are taken (override with DEMO_SIMULATOR_PORT / DEMO_EXPORTER_PORT).
+ * exporter, or free ones when those are taken (override with DEMO_SIMULATOR_PORT / DEMO_EXPORTER_PORT;
+ * the README's quick start says so).
  */
 import { fileURLToPath } from 'node:url';
 import { start, type App } from '../src/app.js';
@@ -48,6 +49,8 @@ async function main(): Promise<void> {
     throw err;
   }
 
+  const intervals = load(0).stacks[0]?.intervals;
+  const every = (group: 'connectors' | 'license'): string => `${intervals?.[group] ?? '?'}s`;
   console.log(`
 cmdb-exporter demo is running (Ctrl-C stops it)
   status page      ${app.url}/
@@ -58,6 +61,10 @@ cmdb-exporter demo is running (Ctrl-C stops it)
 Try a scenario, e.g. a failing connector or a license about to expire:
   curl -X POST ${sim.url}/_admin/scenario/runConnector -H 'content-type: application/json' -d '{"bridgeName":"${state.connectors[0]?.bridgeName ?? 'x'}","status":"Error"}'
   curl -X POST ${sim.url}/_admin/scenario/setLicenseExpiry -H 'content-type: application/json' -d '{"date":"${new Date(Date.now() + 5 * 86400_000).toISOString().slice(0, 10)}"}'
+A change shows at the exporter's next poll of that endpoint, never at once: the exporter polls on a
+schedule and a scrape never asks the CMDB. Here the connector history is polled every ${every('connectors')},
+the license every ${every('license')}, so allow up to about twice that (the first poll after the change,
+plus the spread of the schedule); the status page's "last poll" column shows when each poll ran.
 `);
 
   let stopping = false;
