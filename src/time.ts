@@ -34,9 +34,22 @@ export function parseTimestamp(value: unknown, timeZone = 'UTC'): number | undef
 
 /** `yyyy-mm-dd` at 00:00:00 UTC; also accepts a full timestamp (then as parseTimestamp). */
 export function parseDay(value: unknown): number | undefined {
-  // parseTimestamp already reads a bare date as midnight UTC whatever the zone; the separate name
-  // documents the intent at call sites (license expireDate).
-  return parseTimestamp(value, 'UTC');
+  // `20270331`, as a number or as text, is a day (yyyymmdd), not epoch seconds in 1970.
+  const compact = COMPACT_DAY.exec(typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim() : '');
+  const seconds = compact ? dayOf(Number(compact[1]), Number(compact[2]), Number(compact[3])) : parseTimestamp(value, 'UTC');
+  // A license day before 2000 is a misread value, not a license that expired decades ago.
+  return seconds !== undefined && seconds >= YEAR_2000 ? seconds : undefined;
+}
+
+const COMPACT_DAY = /^(\d{4})(\d{2})(\d{2})$/;
+const YEAR_2000 = Date.UTC(2000, 0, 1) / 1000;
+
+function dayOf(year: number, month: number, day: number): number | undefined {
+  const ms = Date.UTC(year, month - 1, day);
+  const d = new Date(ms);
+  // Date.UTC rolls 20270231 over into March: such a day does not exist.
+  if (d.getUTCFullYear() !== year || d.getUTCMonth() !== month - 1 || d.getUTCDate() !== day) return undefined;
+  return ms / 1000;
 }
 
 function fromEpoch(n: number): number | undefined {

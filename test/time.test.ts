@@ -143,6 +143,11 @@ describe('parseDay', () => {
     ['a text is not a day', 'never', undefined],
     ['an empty string is not a day', '', undefined],
     ['null is not a day', null, undefined],
+    ['yyyymmdd as a number is a day, not epoch seconds in 1970', 20270331, at('2027-03-31T00:00:00Z')],
+    ['yyyymmdd as text is a day', '20270331', at('2027-03-31T00:00:00Z')],
+    ['yyyymmdd that does not exist is not a day', 20270231, undefined],
+    ['a day before 2000 is a misread value', '1999-12-31', undefined],
+    ['small epoch seconds (1970) are a misread value', 86400, undefined],
   ])('%s', (_name, value, expected) => {
     if (expected === undefined) expect(parseDay(value)).toBeUndefined();
     else expect(parseDay(value)).toBe(expected);

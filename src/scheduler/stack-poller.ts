@@ -139,6 +139,11 @@ export class StackPoller {
     const known = this.detailOf;
     const same = known !== undefined && known.runId === newest.id && known.status === status;
     if (same && status !== 'running') return { kind: 'unchanged' };
+    if (!isWellFormed(newest.id)) {
+      // No path can carry it; the run's detail is skipped, the rest of the ingestion is unaffected.
+      this.opts.logger.debug({ endpoint: 'data_ingestion_detail' }, 'newest run id is not well-formed text; its detail is skipped');
+      return this.map('data_ingestion_detail', null);
+    }
     const tasks = await this.opts.api.get('data_ingestion_detail', newest.id, signal);
     this.detailOf = { runId: newest.id, status };
     return this.map('data_ingestion_detail', { id: newest.id, value: tasks });
@@ -156,7 +161,7 @@ export class StackPoller {
     const refresh = stack.intervals.actionJobsRefresh;
     await this.runner.run('action_jobs', async () => {
       const result = await fanOut<JobsCacheEntry>({
-        ids: actions.map((a) => a.actionId),
+        ids: wellFormedIds(actions.map((a) => a.actionId), 'action_jobs', this.opts.logger),
         cache: this.jobs,
         due: (id, cached) =>
           !cached || cached.failed === true || cached.value.lastRunAt !== lastRunAt.get(id) || now() >= cached.value.refreshAt,
@@ -180,7 +185,7 @@ export class StackPoller {
     const names = endpoint === 'asset_change' ? stack.track.assets : stack.track.users;
     await this.runner.run(endpoint, async () => {
       const result = await fanOut<ChangeEntry[]>({
-        ids: names,
+        ids: wellFormedIds(names, endpoint, this.opts.logger),
         cache: this.changeLog[endpoint],
         due: () => true,
         fetch: (id) => api.get(endpoint, id, signal),
@@ -212,4 +217,18 @@ export class StackPoller {
     if (error === undefined || result.kind !== 'samples') return result;
     return { kind: 'partial', samples: result.samples, error };
   }
+}
+
+/** Text with a lone UTF-16 surrogate: not encodable in a URL, so such an id cannot be asked for. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function isWellFormed(id: string): boolean {
+  return !LONE_SURROGATE.test(id);
+}
+
+/** The ids that can be asked for; one hostile id costs only itself, not its endpoint. */
+function wellFormedIds(ids: readonly string[], endpoint: DataEndpoint, logger: Logger): string[] {
+  const usable = ids.filter(isWellFormed);
+  if (usable.length < ids.length) logger.debug({ endpoint, skipped: ids.length - usable.length }, 'ids that are not well-formed text skipped');
+  return usable;
 }

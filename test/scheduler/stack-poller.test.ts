@@ -4,7 +4,7 @@ import { StackPoller, enabledEndpoints, type CmdbApi } from '../../src/scheduler
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import { CmdbHttpError } from '../../src/errors.js';
-import type { DataEndpoint } from '../../src/api/endpoints.js';
+import { pathsOf, type DataEndpoint } from '../../src/api/endpoints.js';
 import type { Action, ActionJob, IngestionRun } from '../../src/api/schemas.js';
 import type { StackConfig } from '../../src/config/types.js';
 import { captureLogger } from '../helpers/log.js';
@@ -48,7 +48,9 @@ function fakeApi() {
     asset_change: (id) => change('asset', id),
     user_change: (id) => change('user', id),
   };
-  const api: CmdbApi = { get: (async (endpoint: DataEndpoint, id?: string) => answers[endpoint]?.(id)) as CmdbApi['get'] };
+  // Like the client, build the path first: an id no URL can carry throws there (URIError).
+  const get = async (endpoint: DataEndpoint, id?: string) => (pathsOf(endpoint, id), answers[endpoint]?.(id));
+  const api: CmdbApi = { get: get as CmdbApi['get'] };
   return { api, calls, state };
 }
 
@@ -104,6 +106,27 @@ describe('ingestion detail', () => {
     expect(s.calls.ingestionDetail).toBeUndefined();
     expect(s.store.snapshot('s', 'data_ingestion_detail')).toMatchObject({ up: 0 });
     expect(s.store.snapshot('s', 'data_ingestion_next')).toMatchObject({ up: 1 });
+  });
+});
+
+describe('hostile ids (a lone UTF-16 surrogate cannot be put in a URL)', () => {
+  const LONE = 'x\uD800y';
+
+  it('cost only their own Action: the others are fetched and the endpoint stays up', async () => {
+    const s = setup();
+    s.state.actions = [action(LONE, 't1'), action('B', 't1')];
+    await s.poller.poll('actions');
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs).toEqual(['B']);
+    expect(s.store.snapshot('s', 'action_jobs')).toMatchObject({ up: 1 });
+  });
+
+  it('cost only the detail of that run: no request, no failure', async () => {
+    const s = setup();
+    s.state.runs = [run(LONE, 'success', '2026-11-21T00:00:00Z')];
+    await s.poller.poll('ingestion');
+    expect(s.calls.ingestionDetail).toBeUndefined();
+    expect(s.store.snapshot('s', 'data_ingestion_detail')).toMatchObject({ up: 1, samples: [] });
   });
 });
 
