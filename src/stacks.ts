@@ -102,7 +102,10 @@ export class Stacks {
       await this.remove(name);
     }
     for (const stack of next.stacks) {
-      if (this.runtimes.has(stack.name)) summary.unchanged++;
+      const kept = this.runtimes.get(stack.name);
+      // A reload is the operator's word that the CMDB may be asked again: a Retry-After pause ends.
+      kept?.client.resumeAfterRateLimit();
+      if (kept) summary.unchanged++;
       else {
         if (!previous.stacks.some((s) => s.name === stack.name)) summary.added++;
         this.add(stack);

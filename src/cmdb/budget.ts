@@ -49,6 +49,11 @@ export class TokenBucket {
     this.pausedUntil = Math.max(this.pausedUntil, until);
   }
 
+  /** Ends a pause at once (a reload: the operator says the server may be asked again). */
+  resume(): void {
+    this.pausedUntil = 0;
+  }
+
   /** Remaining pause in ms (0 when not paused). */
   pausedFor(now: number): number {
     return Math.max(0, this.pausedUntil - now);
@@ -127,6 +132,10 @@ export class StackLimiter {
     this.onWait = opts.onWait;
     this.bucket = new TokenBucket(opts.ratePerMinute, opts.clock.now());
     this.slots = new Semaphore(Math.max(1, opts.maxConcurrency));
+  }
+
+  resume(): void {
+    this.bucket.resume();
   }
 
   pause(until: number): void {

@@ -86,6 +86,11 @@ export class CmdbClient implements CmdbApi {
     }
   }
 
+  /** Ends a Retry-After pause of this stack at once (a reload asks the CMDB again). */
+  resumeAfterRateLimit(): void {
+    this.transport.resume();
+  }
+
   /** True while a pre-issued token is being rejected with 401. */
   get unauthorized(): boolean {
     return this.tokens.unauthorized;

@@ -75,6 +75,11 @@ export class Transport {
     });
   }
 
+  /** Ends a Retry-After pause of the stack (on reload). */
+  resume(): void {
+    this.limiter.resume();
+  }
+
   /** Sends `ex` with retries. `decode` runs on a 2xx inside the attempt, so its failure is that attempt's outcome. */
   async send<T>(ex: Exchange, decode: (reply: Reply, request: string) => T, signal?: AbortSignal): Promise<Outcome<T>> {
     const request = requestName(ex.method, ex.path);
@@ -110,8 +115,9 @@ export class Transport {
     const { max, maxRetryAfterSeconds } = this.stack.retries;
     const waitMs = parseRetryAfter(reply.headers['retry-after'], this.clock.now());
     if (waitMs !== undefined) {
-      // The whole stack holds back: the server would refuse its other requests too.
-      this.limiter.pause(this.clock.now() + waitMs);
+      // The whole stack holds back: the server would refuse its other requests too. Never for
+      // longer than MAX_PAUSE_MS: a Retry-After of years must not stop a stack for good.
+      this.limiter.pause(this.clock.now() + Math.min(waitMs, MAX_PAUSE_MS));
       if (waitMs > maxRetryAfterSeconds * 1000) {
         throw new CmdbRateLimitedError(
           request,
@@ -207,6 +213,9 @@ export class Transport {
     }
   }
 }
+
+/** The longest a server's Retry-After may hold the whole stack back (then its requests are tried again). */
+export const MAX_PAUSE_MS = 15 * 60_000;
 
 const round = (seconds: number): number => Math.round(seconds * 1000) / 1000;
 

@@ -69,6 +69,23 @@ describe('429 Too Many Requests', () => {
     await expect(client.get('metrics_data')).resolves.toBeDefined();
   });
 
+  it('a huge Retry-After pauses the stack for at most 15 minutes, and resumeAfterRateLimit (reload) ends it', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 999_999_999, times: 1 });
+    const clock = new FakeClock();
+    const { client } = makeClient(simStack(s, { retries: { maxRetryAfterSeconds: 30 } }), { clock });
+    await rejection(client.get('license'));
+    expect(await rejection(client.get('metrics_data'))).toBeInstanceOf(CmdbRateLimitedError);
+    clock.t += 15 * 60_000 + 1000;
+    await expect(client.get('metrics_data')).resolves.toBeDefined();
+
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 999_999_999, times: 1 });
+    await rejection(client.get('license'));
+    expect(await rejection(client.get('metrics_data'))).toBeInstanceOf(CmdbRateLimitedError);
+    client.resumeAfterRateLimit();
+    await expect(client.get('metrics_data')).resolves.toBeDefined();
+  });
+
   it('a 429 that outlasts the retries is CmdbRateLimitedError after retries.max + 1 attempts', async () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 1 });
