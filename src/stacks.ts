@@ -79,14 +79,18 @@ export class Stacks {
     scheduler?.add(poller);
   }
 
-  async remove(name: string, graceMs?: number): Promise<void> {
+  /**
+   * Stops a stack. `forget`: it is gone from the configuration, so its counters and histograms go
+   * too; a stack restarted with a changed configuration keeps them (they stay monotonic).
+   */
+  async remove(name: string, graceMs?: number, forget = false): Promise<void> {
     const runtime = this.runtimes.get(name);
     if (!runtime) return;
     this.runtimes.delete(name);
     await this.opts.scheduler?.remove(name, graceMs);
     await runtime.client.close();
     this.opts.store.removeStack(name);
-    removeStackInstruments(this.opts.instruments, name);
+    if (forget) await removeStackInstruments(this.opts.instruments, name);
   }
 
   /** Brings the stacks in line with `next`: changed stacks restart, others keep running untouched. */
@@ -99,7 +103,7 @@ export class Stacks {
       if (!w) summary.removed++;
       else if (JSON.stringify(w) !== JSON.stringify(r.config)) summary.restarted++;
       else continue;
-      await this.remove(name);
+      await this.remove(name, undefined, !w);
     }
     for (const stack of next.stacks) {
       const kept = this.runtimes.get(stack.name);

@@ -1,4 +1,4 @@
-/** The stacks module: secrets are known to the scrubber before the first log line. */
+/** The stacks module: secrets are known to the scrubber before the first log line; reload effects. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { configFor, startExporter } from './helpers/exporter.js';
@@ -22,5 +22,25 @@ describe('secrets at start-up', () => {
     expect(text).toContain('cmdb-exporter starting');
     expect(text).toContain('[REDACTED]');
     expect(text).not.toContain(SECRET);
+  });
+});
+
+describe('reload', () => {
+  const stack = (name: string) =>
+    testStack({ name, baseUrl: 'http://127.0.0.1:9', auth: { kind: 'token', token: `tok-${name}-1234` } });
+
+  it('a removed stack leaves no series behind; a kept one keeps its counters', async () => {
+    let config = configFor([stack('a'), stack('b')]);
+    const { app } = await startExporter(config, { loadConfig: () => config });
+    apps.push(app);
+    const before = await app.registry.metrics();
+    expect(before).toContain('stack="b"');
+    config = configFor([stack('a')]);
+    const outcome = await app.reload();
+    expect(outcome).toMatchObject({ ok: true });
+    const after = await app.registry.metrics();
+    expect(after).not.toContain('stack="b"');
+    expect(after).toContain('cmdb_token_requests_total{stack="a",outcome="success"} 0');
+    expect(after).toContain('cmdb_rate_limit_requests_per_minute{stack="a"}');
   });
 });

@@ -96,8 +96,36 @@ export function initStackInstruments(
  * counters and histograms stay until restart: prom-client removes only complete label sets, and a
  * counter that stops growing is harmless to rate().
  */
-export function removeStackInstruments(ins: Instruments, stack: string): void {
-  ins.rateLimitBudget.remove({ stack });
+/**
+ * Forgets every series of a stack that is no longer configured, in every per-stack instrument, so
+ * that a removed stack leaves nothing behind on /metrics until the next restart.
+ */
+export async function removeStackInstruments(ins: Instruments, stack: string): Promise<void> {
+  const perStack = [
+    ins.requestDuration,
+    ins.requests,
+    ins.tokenRequests,
+    ins.pollDuration,
+    ins.pollSkipped,
+    ins.rateLimitBudget,
+    ins.rateLimitWait,
+    ins.seriesDropped,
+    ins.duplicateSeries,
+    ins.pagesTruncated,
+  ] as const;
+  for (const metric of perStack) {
+    const { values } = await metric.get();
+    const seen = new Set<string>();
+    for (const { labels } of values) {
+      if (labels.stack !== stack) continue;
+      // Histogram buckets carry `le`; the series to remove is the label set without it.
+      const { le: _bucket, ...own } = labels as Record<string, string | number | undefined>;
+      const key = JSON.stringify(own);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      (metric as { remove(labels: Record<string, string | number>): void }).remove(own as Record<string, string | number>);
+    }
+  }
 }
 
 /**
