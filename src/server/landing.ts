@@ -70,11 +70,19 @@ const SKIPPED_LABEL: Record<SkippedEndpoint['reason'], string> = {
   untracked: 'not polled: no tracked names',
 };
 
+function iso(at: number): string {
+  return new Date(Math.round(at) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
 /** `2026-11-23T07:05:47Z (in 14m)` or `… (14m ago)`; a dash when unknown. */
 export function when(now: number, at: number | undefined): string {
   if (at === undefined) return '—';
-  const iso = new Date(Math.round(at) * 1000).toISOString().replace('.000Z', 'Z');
-  return `<time datetime="${escapeHtml(iso)}">${escapeHtml(iso)}</time> <span class="muted">(${escapeHtml(relativeTime(now, at))})</span>`;
+  return `<time datetime="${iso(at)}">${iso(at)}</time> <span class="muted">(${relativeTime(now, at)})</span>`;
+}
+
+/** For table cells: `in 14m` / `14m ago`, the exact time on hover (keeps 200 stacks compact). */
+function cell(now: number, at: number | undefined): string {
+  return at === undefined ? '—' : `<span title="${iso(at)}">${relativeTime(now, at)}</span>`;
 }
 
 function anchor(stack: string): string {
@@ -86,11 +94,11 @@ function row(now: number, e: LandingEndpoint): string {
     ? `<div class="err">${escapeHtml(e.error)}</div>${e.hint ? `<div class="hint">${escapeHtml(e.hint)}</div>` : ''}`
     : '';
   const retry = e.retryAt !== undefined ? `<div class="hint">next attempt ${when(now, e.retryAt)}</div>` : '';
-  const success = e.state !== 'ok' && e.lastSuccessAt === undefined && e.state !== 'pending' ? 'never' : when(now, e.lastSuccessAt);
+  const success = e.state !== 'ok' && e.lastSuccessAt === undefined && e.state !== 'pending' ? 'never' : cell(now, e.lastSuccessAt);
   const duration = e.lastDurationSeconds === undefined ? '—' : `${e.lastDurationSeconds.toFixed(2)}s`;
   const interval = e.intervalSeconds === undefined ? '—' : shortDuration(e.intervalSeconds);
   return `<tr class="${e.state}"><td><code>${escapeHtml(e.endpoint)}</code></td><td class="state">${STATE_LABEL[e.state]}</td>
-<td>${escapeHtml(e.outcome ?? '—')}</td><td>${interval}</td><td class="when">${when(now, e.lastPollAt)}</td><td class="when">${success}</td><td class="when">${when(now, e.nextPollAt)}</td><td>${duration}</td><td>${detail}${retry}</td></tr>`;
+<td>${escapeHtml(e.outcome ?? '—')}</td><td>${interval}</td><td class="when">${cell(now, e.lastPollAt)}</td><td class="when">${success}</td><td class="when">${cell(now, e.nextPollAt)}</td><td>${duration}</td><td>${detail}${retry}</td></tr>`;
 }
 
 function skippedRow(s: SkippedEndpoint): string {
