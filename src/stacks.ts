@@ -3,13 +3,13 @@
  * jobs, added, removed and re-applied on reload as one unit; and what the server asks of them
  * (readiness, the status page's model, a poll of everything for --once).
  */
-import { groupOf, type DataEndpoint } from './api/endpoints.js';
+import { DATA_ENDPOINTS, groupOf, type DataEndpoint } from './api/endpoints.js';
 import { CmdbClient } from './cmdb/client.js';
 import { secretsOf } from './config/redact.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import type { Logger } from './logger.js';
 import { initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
-import { pollAllOnce, type Scheduler } from './scheduler/scheduler.js';
+import { nextScheduledRun, pollAllOnce, type Scheduler } from './scheduler/scheduler.js';
 import { enabledEndpoints, StackPoller } from './scheduler/stack-poller.js';
 import type { SecretScrubber } from './secrets.js';
 import type { Readiness } from './server/http.js';
@@ -126,12 +126,26 @@ export class Stacks {
 
   /** Per stack, what the status page shows. */
   landing(): LandingStack[] {
-    return [...this.runtimes.values()].map((r) => ({
-      name: r.config.name,
-      baseUrl: r.config.baseUrl,
-      unauthorized: r.client.unauthorized,
-      endpoints: r.poller.runner.status(),
-    }));
+    const { store, scheduler, now } = this.opts;
+    const at = now();
+    return [...this.runtimes.values()].map((r) => {
+      const { name, intervals, disabledEndpoints } = r.config;
+      const endpoints = r.poller.runner.status().map((s) => {
+        const group = groupOf(s.endpoint);
+        return {
+          ...s,
+          intervalSeconds: intervals[group],
+          nextPollAt: scheduler ? nextScheduledRun(name, group, intervals[group], at) : undefined,
+          lastSuccessAt: store.snapshot(name, s.endpoint)?.lastSuccess,
+        };
+      });
+      const skipped = DATA_ENDPOINTS.filter((e) => !r.poller.runner.enabled(e)).map((endpoint) => ({
+        endpoint,
+        reason: disabledEndpoints.includes(endpoint) ? ('disabled' as const) : ('untracked' as const),
+      }));
+      const samples = DATA_ENDPOINTS.flatMap((e) => store.snapshot(name, e)?.samples ?? []);
+      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, endpoints, skipped, samples };
+    });
   }
 
   /** Poll every endpoint of every stack once; true when every enabled endpoint succeeded. */

@@ -151,6 +151,18 @@ export class Scheduler {
   }
 }
 
+/**
+ * When the cron job of (stack, group) fires next after `now` (unix seconds): the expression from
+ * cronFor fires at every multiple of the interval plus the stack's offset within a UTC day, and
+ * every valid interval divides a day.
+ */
+export function nextScheduledRun(stack: string, group: GroupName, intervalSeconds: number, now: number): number {
+  const offset = spreadOffset(`${stack}/${group}`, intervalSeconds);
+  const base = Math.floor(now);
+  const wait = (((offset - base) % intervalSeconds) + intervalSeconds) % intervalSeconds;
+  return base + (wait === 0 ? intervalSeconds : wait);
+}
+
 /** Poll every group once, Action jobs after the Action list (for --once). */
 export async function pollAllOnce(poller: Pollable, signal?: AbortSignal): Promise<void> {
   const groups = poller.groups();

@@ -1,15 +1,43 @@
 /**
- * The landing page at /: links to the other endpoints and, per stack and endpoint, the last poll's
- * outcome, time, duration and a sanitised error message with what to do. Every dynamic value is
- * HTML-escaped; error texts were scrubbed of secrets by the runner.
+ * The status page at /. It answers first what needs attention (per stack, from the samples the
+ * store holds, with the thresholds of the shipped alerts), with a summary table of every stack
+ * when there are several, then per stack and endpoint: state, outcome, interval, last poll, last
+ * success, next scheduled poll and a sanitised error with what to do; disabled and untracked
+ * endpoints are listed with the reason they are not polled. It refreshes itself every 30 s.
+ * Every dynamic value is HTML-escaped; error texts were scrubbed of secrets by the runner, and only
+ * names, ids and statuses from the CMDB's data reach the page.
  */
+import type { DataEndpoint } from '../api/endpoints.js';
+import type { Sample } from '../metrics/sample.js';
 import type { EndpointStatus } from '../scheduler/endpoint-runner.js';
+import { attention, relativeTime, shortDuration, type Attention, type Problem } from './attention.js';
+
+export { relativeTime };
+
+export interface LandingEndpoint extends EndpointStatus {
+  /** The poll interval of the endpoint's group, in seconds. */
+  readonly intervalSeconds?: number;
+  /** When the group's next scheduled poll is due (unix seconds); undefined without a scheduler. */
+  readonly nextPollAt?: number;
+  /** The last successful poll (unix seconds). */
+  readonly lastSuccessAt?: number;
+}
+
+/** An endpoint that is not polled, and why. */
+export interface SkippedEndpoint {
+  readonly endpoint: DataEndpoint;
+  /** disabled: listed in disabledEndpoints; untracked: a change history without tracked names. */
+  readonly reason: 'disabled' | 'untracked';
+}
 
 export interface LandingStack {
   readonly name: string;
   readonly baseUrl: string;
   readonly unauthorized: boolean;
-  readonly endpoints: readonly EndpointStatus[];
+  readonly endpoints: readonly LandingEndpoint[];
+  readonly skipped?: readonly SkippedEndpoint[];
+  /** The stack's current samples (what /metrics serves of it). */
+  readonly samples?: readonly Sample[];
 }
 
 export interface LandingModel {
@@ -19,6 +47,11 @@ export interface LandingModel {
   readonly now: number;
   readonly stacks: readonly LandingStack[];
 }
+
+/** Seconds between the page's own reloads. */
+export const REFRESH_SECONDS = 30;
+/** From this many stacks on, a summary table with one row per stack comes first. */
+export const SUMMARY_MIN_STACKS = 2;
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -32,49 +65,118 @@ const STATE_LABEL: Record<EndpointStatus['state'], string> = {
   blocked: 'waiting on another endpoint',
 };
 
-function ago(now: number, at: number | undefined): string {
-  if (at === undefined) return '—';
-  const s = Math.max(0, Math.round(now - at));
-  const when = new Date(at * 1000).toISOString().replace('.000Z', 'Z');
-  return `${escapeHtml(when)} <span class="muted">(${s < 120 ? `${s}s` : `${Math.round(s / 60)}m`} ago)</span>`;
+const SKIPPED_LABEL: Record<SkippedEndpoint['reason'], string> = {
+  disabled: 'disabled (disabledEndpoints)',
+  untracked: 'not polled: no tracked names',
+};
+
+function iso(at: number): string {
+  return new Date(Math.round(at) * 1000).toISOString().replace('.000Z', 'Z');
 }
 
-function row(now: number, e: EndpointStatus): string {
+/** `2026-11-23T07:05:47Z (in 14m)` or `… (14m ago)`; a dash when unknown. */
+export function when(now: number, at: number | undefined): string {
+  if (at === undefined) return '—';
+  return `<time datetime="${iso(at)}">${iso(at)}</time> <span class="muted">(${relativeTime(now, at)})</span>`;
+}
+
+/** For table cells: `in 14m` / `14m ago`, the exact time on hover (keeps 200 stacks compact). */
+function cell(now: number, at: number | undefined): string {
+  return at === undefined ? '—' : `<span title="${iso(at)}">${relativeTime(now, at)}</span>`;
+}
+
+function anchor(stack: string): string {
+  return `stack-${escapeHtml(stack)}`;
+}
+
+function row(now: number, e: LandingEndpoint): string {
   const detail = e.error
     ? `<div class="err">${escapeHtml(e.error)}</div>${e.hint ? `<div class="hint">${escapeHtml(e.hint)}</div>` : ''}`
     : '';
-  const retry = e.retryAt !== undefined ? `<div class="hint">next attempt ${ago(now, e.retryAt).replace(' ago', ' from now')}</div>` : '';
+  const retry = e.retryAt !== undefined ? `<div class="hint">next attempt ${when(now, e.retryAt)}</div>` : '';
+  const success = e.state !== 'ok' && e.lastSuccessAt === undefined && e.state !== 'pending' ? 'never' : cell(now, e.lastSuccessAt);
   const duration = e.lastDurationSeconds === undefined ? '—' : `${e.lastDurationSeconds.toFixed(2)}s`;
+  const interval = e.intervalSeconds === undefined ? '—' : shortDuration(e.intervalSeconds);
   return `<tr class="${e.state}"><td><code>${escapeHtml(e.endpoint)}</code></td><td class="state">${STATE_LABEL[e.state]}</td>
-<td>${escapeHtml(e.outcome ?? '—')}</td><td class="when">${ago(now, e.lastPollAt)}</td><td>${duration}</td><td>${detail}${retry}</td></tr>`;
+<td>${escapeHtml(e.outcome ?? '—')}</td><td>${interval}</td><td class="when">${cell(now, e.lastPollAt)}</td><td class="when">${success}</td><td class="when">${cell(now, e.nextPollAt)}</td><td>${duration}</td><td>${detail}${retry}</td></tr>`;
 }
 
-function stackSection(now: number, s: LandingStack): string {
+function skippedRow(s: SkippedEndpoint): string {
+  return `<tr class="skipped"><td><code>${escapeHtml(s.endpoint)}</code></td><td class="state">${SKIPPED_LABEL[s.reason]}</td><td>—</td><td>—</td><td>—</td><td>—</td><td>—</td><td>—</td><td></td></tr>`;
+}
+
+function problemItem(p: Problem): string {
+  const subject = p.subject === undefined ? '' : ` <code>${escapeHtml(p.subject)}</code>`;
+  return `<li class="${p.severity}"><span class="sev">${p.severity}</span> ${escapeHtml(p.area)}${subject}: ${escapeHtml(p.text)}</li>`;
+}
+
+function licenseText(a: Attention): string {
+  return a.licenseDays === undefined ? '—' : `${Math.floor(a.licenseDays)}`;
+}
+
+function counts(a: Attention): { critical: number; warning: number } {
+  let critical = 0;
+  for (const p of a.problems) if (p.severity === 'critical') critical++;
+  return { critical, warning: a.problems.length - critical };
+}
+
+function summaryTable(items: ReadonlyArray<{ stack: LandingStack; a: Attention }>): string {
+  const rows = items.map(({ stack, a }) => {
+    const c = counts(a);
+    return `<tr class="${a.state}"><td><a href="#${anchor(stack.name)}">${escapeHtml(stack.name)}</a></td><td class="state">${a.state}</td><td>${c.critical}</td><td>${c.warning}</td><td>${licenseText(a)}</td><td>${escapeHtml(a.ingestion ?? '—')}</td></tr>`;
+  });
+  return `<section id="summary"><h2>Stacks</h2>
+<table><thead><tr><th>stack</th><th>state</th><th>critical</th><th>warnings</th><th>license days left</th><th>ingestion</th></tr></thead>
+<tbody>${rows.join('\n')}</tbody></table></section>`;
+}
+
+function attentionSection(items: ReadonlyArray<{ stack: LandingStack; a: Attention }>): string {
+  const troubled = items.filter((i) => i.a.problems.length > 0);
+  const fine = items.length - troubled.length;
+  const blocks = troubled.map(
+    ({ stack, a }) =>
+      `<div class="stack-attention" data-stack="${escapeHtml(stack.name)}"><h3><a href="#${anchor(stack.name)}">${escapeHtml(stack.name)}</a> <span class="muted">${a.state}</span></h3><ul>${a.problems.map(problemItem).join('')}</ul></div>`,
+  );
+  const rest = fine === 0 ? '' : `<p class="okline">${troubled.length === 0 ? 'Nothing needs attention' : `${fine} other stack(s): nothing needs attention`}.</p>`;
+  return `<section id="attention"><h2>What needs attention</h2>${blocks.join('\n')}${rest}</section>`;
+}
+
+function facts(a: Attention): string {
+  return `<p class="facts">license days left: <b>${licenseText(a)}</b> · ingestion: <b>${escapeHtml(a.ingestion ?? '—')}</b> · state: <b class="${a.state}">${a.state}</b></p>`;
+}
+
+function stackSection(now: number, s: LandingStack, a: Attention): string {
   const auth = s.unauthorized
     ? '<p class="err">The pre-issued token is rejected (401): replace it (CMDB_TOKEN / tokenFile).</p>'
     : s.endpoints.some((e) => e.outcome === 'rejected')
       ? '<p class="err">The token endpoint rejects this stack\'s client id and secret: every endpoint fails until they are fixed.</p>'
       : '';
-  return `<section><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}
-<table><thead><tr><th>endpoint</th><th>state</th><th>outcome</th><th>last poll</th><th>duration</th><th>details</th></tr></thead>
-<tbody>${s.endpoints.map((e) => row(now, e)).join('\n')}</tbody></table></section>`;
+  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${facts(a)}
+<table><thead><tr><th>endpoint</th><th>state</th><th>outcome</th><th>interval</th><th>last poll</th><th>last success</th><th>next poll</th><th>duration</th><th>details</th></tr></thead>
+<tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table></section>`;
 }
 
 export function renderLanding(m: LandingModel): string {
+  const items = m.stacks.map((stack) => ({ stack, a: attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: m.now }) }));
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>cmdb-exporter</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="${REFRESH_SECONDS}">
 <style>
-body{font-family:system-ui,sans-serif;margin:2rem;color:#1f2328;max-width:78rem}
+body{font-family:system-ui,sans-serif;margin:2rem;color:#1f2328;max-width:90rem}
 table{border-collapse:collapse;width:100%;margin-bottom:1.5rem}th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #d0d7de;vertical-align:top}
 th{background:#f6f8fa}td.when{white-space:nowrap}.muted{color:#6e7781;font-weight:normal;font-size:.9em}.err{color:#cf222e}.hint{color:#6e7781;font-size:.9em}
-tr.ok .state{color:#1a7f37}tr.failing .state,tr.backoff .state{color:#cf222e}tr.pending .state,tr.blocked .state{color:#9a6700}
+tr.ok .state,b.ok,.okline{color:#1a7f37}tr.failing .state,tr.backoff .state,tr.critical .state,b.critical{color:#cf222e}tr.pending .state,tr.blocked .state,tr.warning .state,b.warning{color:#9a6700}
+tr.skipped{color:#6e7781}#attention ul{margin:.2rem 0 1rem;padding-left:1.2rem}#attention h3{margin:.6rem 0 0;font-size:1.05rem}
+li .sev{display:inline-block;min-width:4.5rem;font-weight:600}li.critical .sev{color:#cf222e}li.warning .sev{color:#9a6700}
 nav a{margin-right:1rem}
 </style></head><body>
 <h1>cmdb-exporter <span class="muted">${escapeHtml(m.version)}</span></h1>
 <nav><a href="metrics">/metrics</a><a href="healthz">/healthz</a><a href="readyz">/readyz</a></nav>
-<p id="readiness">${m.ready ? 'Ready: every enabled endpoint has finished its first poll.' : 'Starting: some endpoints have not finished their first poll yet.'}</p>
-${m.stacks.map((s) => stackSection(m.now, s)).join('\n')}
+<p id="readiness">${m.ready ? 'Ready: every enabled endpoint has finished its first poll.' : 'Starting: some endpoints have not finished their first poll yet.'} <span class="muted">This page reloads every ${REFRESH_SECONDS}s.</span></p>
+${m.stacks.length >= SUMMARY_MIN_STACKS ? summaryTable(items) : ''}
+${attentionSection(items)}
+${items.map(({ stack, a }) => stackSection(m.now, stack, a)).join('\n')}
 </body></html>
 `;
 }

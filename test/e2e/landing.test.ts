@@ -1,10 +1,13 @@
 /**
  * The status page at / in a real headless Chromium (playwright-core). Two stacks against two
- * in-process simulators: `primary` answers everything but `license` (503 from the start), and
+ * in-process simulators: `primary` answers everything but `license` (503 from the start) and
+ * `metrics_data` (403, so it backs off for 14.5 minutes), with `data_ingestion_next` disabled; and
  * `hostile` refuses the token with a message full of markup, which the exporter quotes in its
- * error text. The page must show each stack's endpoints with their state, the failure with its
- * outcome, scrubbed error and hint, render the markup as text, link to the other endpoints, and
- * never show a secret.
+ * error text, and tracks no names. The page must put what needs attention first, show each
+ * stack's endpoints with their state (disabled and untracked ones too), the failure with its
+ * outcome, scrubbed error and hint, a future time as "in 14m", render the markup as text, link to
+ * the other endpoints, and never show a secret. A second part runs 200 stacks and checks the summary
+ * table. Screenshots are kept in artifacts/screenshots/ (or E2E_ARTIFACTS_DIR).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -16,7 +19,7 @@ import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
 import { stillRunning, stopAll } from './harness/processes.js';
-import { INSTALL_HINTS, leakedSecrets, makeTempDir, removeDir } from './harness/tools.js';
+import { INSTALL_HINTS, leakedSecrets, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -57,10 +60,16 @@ let page: Page;
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; install it with: ${INSTALL_HINTS.chromium}`);
   dir = makeTempDir('landing');
-  // E2E_ARTIFACTS_DIR keeps the screenshot after the run (to look at it); by default it goes with the temp dir.
-  artifacts = process.env.E2E_ARTIFACTS_DIR ?? join(dir, 'artifacts');
+  // Kept after the run (CI keeps the folder as an artifact); gitignored.
+  artifacts = process.env.E2E_ARTIFACTS_DIR ?? join(REPO_ROOT, 'artifacts', 'screenshots');
   mkdirSync(artifacts, { recursive: true });
-  primary = await startSimulator({ secret: PRIMARY_SECRET, faults: [{ endpoint: 'license', status: 503 }] });
+  primary = await startSimulator({
+    secret: PRIMARY_SECRET,
+    faults: [
+      { endpoint: 'license', status: 503 },
+      { endpoint: 'metrics_data', status: 403 },
+    ],
+  });
   sims.push(primary);
   hostile = await startSimulator({
     secret: HOSTILE_SECRET,
@@ -69,9 +78,18 @@ beforeAll(async () => {
   sims.push(hostile);
   const track = { assets: primary.state().trackedAssets, users: primary.state().trackedUsers };
   const configFile = writeExporterConfig(dir, {
-    defaults: { rateLimitPerMinute: 6000, retries: { max: 0 }, intervals: FAST_INTERVALS, track },
+    defaults: { rateLimitPerMinute: 6000, retries: { max: 0 }, intervals: FAST_INTERVALS },
     stacks: [
-      { name: 'primary', baseUrl: primary.url, clientId: primary.clientId, secret: '${E2E_PRIMARY_SECRET}' },
+      {
+        name: 'primary',
+        baseUrl: primary.url,
+        clientId: primary.clientId,
+        secret: '${E2E_PRIMARY_SECRET}',
+        track,
+        disabledEndpoints: ['data_ingestion_next'],
+        // 14.5 minutes: the next attempt reads "in 14m" during the first minute after the 403.
+        forbiddenBackoffSeconds: 870,
+      },
       { name: 'hostile', baseUrl: hostile.url, clientId: hostile.clientId, secret: '${E2E_HOSTILE_SECRET}' },
     ],
   });
@@ -95,12 +113,12 @@ afterAll(async () => {
 });
 
 function readTables(): Promise<StackTable[]> {
-  return page.$$eval('section', (sections) =>
+  return page.$$eval('section.stack', (sections) =>
     sections.map((section) => ({
       heading: section.querySelector('h2')?.textContent ?? '',
       rows: [...section.querySelectorAll('tbody tr')].map((tr) => {
         const cells = [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '');
-        return { endpoint: cells[0] ?? '', state: cells[1] ?? '', rowClass: tr.className, outcome: cells[2] ?? '', details: cells[5] ?? '' };
+        return { endpoint: cells[0] ?? '', state: cells[1] ?? '', rowClass: tr.className, outcome: cells[2] ?? '', details: cells[8] ?? '' };
       }),
     })),
   );
@@ -124,12 +142,44 @@ describe('the status page in headless Chromium', () => {
 
   it('marks healthy endpoints ok and the failing one with its outcome, scrubbed error and a hint', async () => {
     const rows = table(await readTables(), 'primary').rows;
-    const healthy = rows.filter((r) => r.endpoint !== 'license');
+    const healthy = rows.filter((r) => !['license', 'metrics_data', 'data_ingestion_next'].includes(r.endpoint));
     expect(healthy.map((r) => [r.endpoint, r.state, r.rowClass, r.outcome])).toEqual(healthy.map((r) => [r.endpoint, 'ok', 'ok', 'success']));
     const license = rows.find((r) => r.endpoint === 'license');
     expect(license).toMatchObject({ state: 'failing', rowClass: 'failing', outcome: '503' });
     expect(license?.details).toContain('GET /CMDB/v2/system/metrics/license: 503 Service Unavailable');
     expect(license?.details).toContain("check the service's health");
+  });
+
+  it('lists the disabled and the untracked endpoints with the reason they are not polled', async () => {
+    const next = table(await readTables(), 'primary').rows.find((r) => r.endpoint === 'data_ingestion_next');
+    expect(next).toMatchObject({ state: 'disabled (disabledEndpoints)', rowClass: 'skipped' });
+    const untracked = table(await readTables(), 'hostile').rows.filter((r) => r.rowClass === 'skipped');
+    expect(untracked.map((r) => [r.endpoint, r.state]).sort()).toEqual([
+      ['asset_change', 'not polled: no tracked names'],
+      ['user_change', 'not polled: no tracked names'],
+    ]);
+  });
+
+  it('reads the next attempt of the forbidden endpoint as "in 14m", never "from now"', async () => {
+    const row = table(await readTables(), 'primary').rows.find((r) => r.endpoint === 'metrics_data');
+    expect(row).toMatchObject({ state: 'forbidden, backing off', outcome: '403' });
+    expect(row?.details).toMatch(/next attempt \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in 14m\)/);
+    expect(await page.locator('body').innerText()).not.toContain('from now');
+  });
+
+  it('puts what needs attention first: the summary of both stacks, then the problems per stack', async () => {
+    const order = await page.$$eval('body > section', (sections) => sections.map((s) => (s.classList.contains('stack') ? 'stack' : s.id)));
+    expect(order.slice(0, 3)).toEqual(['summary', 'attention', 'stack']);
+    const summary = await page.$$eval('#summary tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())));
+    expect(summary.map((r) => r[0]).sort()).toEqual(['hostile', 'primary']);
+    const problems = await page.$$eval('#attention .stack-attention', (blocks) =>
+      Object.fromEntries(blocks.map((b) => [b.getAttribute('data-stack'), [...b.querySelectorAll('li')].map((li) => li.textContent?.trim() ?? '')])),
+    );
+    expect(problems.primary).toEqual(
+      expect.arrayContaining(['warning endpoint license: down (503)', expect.stringMatching(/^warning endpoint metrics_data: forbidden \(403\), next attempt in 14m$/)]),
+    );
+    expect((problems.hostile ?? []).filter((p: string) => p.includes('endpoint')).length).toBeGreaterThan(5);
+    expect(await page.locator('meta[http-equiv="refresh"]').getAttribute('content')).toBe('30');
   });
 
   it('shows hostile text from the CMDB as text: no element is injected and no script runs', async () => {
@@ -163,7 +213,51 @@ describe('the status page in headless Chromium', () => {
     expect(leakedSecrets(text, secrets), 'secrets in the page text').toEqual([]);
     const file = join(artifacts, 'landing.png');
     await page.screenshot({ path: file, fullPage: true });
+    await page.locator('#attention').screenshot({ path: join(artifacts, 'landing-attention.png') });
     expect(existsSync(file)).toBe(true);
-    console.log(`status page screenshot: ${file}`);
+    console.log(`status page screenshots: ${artifacts}`);
+  });
+});
+
+describe('the status page of 200 stacks in headless Chromium', () => {
+  const STACKS = 200;
+  let many: RunningExporter;
+
+  beforeAll(async () => {
+    const sim = await startSimulator({ secret: PRIMARY_SECRET, seed: 200 });
+    sims.push(sim);
+    const configFile = writeExporterConfig(
+      dir ?? makeTempDir('landing'),
+      {
+        defaults: { rateLimitPerMinute: 6000, retries: { max: 0 } },
+        stacks: Array.from({ length: STACKS }, (_, i) => ({
+          name: `stack-${String(i).padStart(3, '0')}`,
+          baseUrl: sim.url,
+          clientId: sim.clientId,
+          secret: '${E2E_PRIMARY_SECRET}',
+        })),
+      },
+      'many.yaml',
+    );
+    many = await startExporter({ name: 'exporter-200', args: ['--config', configFile], env: { E2E_PRIMARY_SECRET: PRIMARY_SECRET } });
+    await waitUntilReady(many, 90_000);
+  });
+
+  it('renders the summary table with one row per stack, linking to each section (screenshot saved)', async () => {
+    if (!browser) throw new Error('no browser');
+    const big = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const started = Date.now();
+    await big.goto(`${many.url}/`);
+    const loadMs = Date.now() - started;
+    const rows = await big.$$eval('#summary tbody tr', (trs) => trs.map((tr) => tr.querySelector('a')?.getAttribute('href') ?? ''));
+    expect(rows).toHaveLength(STACKS);
+    expect(rows[0]).toBe('#stack-stack-000');
+    expect(await big.locator('section.stack').count()).toBe(STACKS);
+    expect(await big.locator('#stack-stack-199').count()).toBe(1);
+    const html = await big.content();
+    expect(leakedSecrets(html, [PRIMARY_SECRET]), 'secrets in the page source').toEqual([]);
+    await big.screenshot({ path: join(artifacts, 'landing-200-stacks.png') });
+    console.log(`status page of ${STACKS} stacks: ${html.length} bytes, loaded in ${loadMs} ms`);
+    await big.close();
   });
 });

@@ -129,3 +129,35 @@ describe('Scheduler', () => {
     expect([...s.jobs.values()].every((j) => j.stopped)).toBe(true);
   }, 5000);
 });
+
+describe('nextScheduledRun', () => {
+  it.each([10, 30, 60, 300, 900, 3600, 21600, 86400])('agrees with node-cron on the next firing of a %ds job', async (interval) => {
+    const { default: nodeCronLib } = await import('node-cron');
+    const { cronFor } = await import('../../src/config/durations.js');
+    const { nextScheduledRun } = await import('../../src/scheduler/scheduler.js');
+    const expression = cronFor(interval, spreadOffset('prod/connectors', interval));
+    const task = nodeCronLib.createTask(expression, () => undefined, { timezone: 'UTC' });
+    try {
+      // Retried once in case a firing second passes between the two computations.
+      for (let attempt = 0; ; attempt++) {
+        const ours = nextScheduledRun('prod', 'connectors', interval, Date.now() / 1000);
+        const theirs = (task.getNextRuns(1)[0]?.getTime() ?? NaN) / 1000;
+        if (ours === theirs || attempt === 1) {
+          expect(ours).toBe(theirs);
+          break;
+        }
+      }
+    } finally {
+      await task.destroy();
+    }
+  });
+
+  it('is strictly after now, within one interval', async () => {
+    const { nextScheduledRun } = await import('../../src/scheduler/scheduler.js');
+    for (let now = 1_800_000_000; now < 1_800_000_000 + 200; now += 7) {
+      const next = nextScheduledRun('a', 'license', 60, now);
+      expect(next).toBeGreaterThan(now);
+      expect(next - now).toBeLessThanOrEqual(60);
+    }
+  });
+});

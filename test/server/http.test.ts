@@ -88,7 +88,7 @@ describe('after a poll', () => {
   it('the landing page links the endpoints and shows the failing one with its outcome and a hint', async () => {
     const html = await (await fetch(`${base}/`)).text();
     for (const link of ['href="metrics"', 'href="healthz"', 'href="readyz"']) expect(html).toContain(link);
-    const row = html.split('<tr').find((r) => r.includes('<code>license</code>')) ?? '';
+    const row = html.split('<tr').find((r) => r.includes('<td><code>license</code>')) ?? '';
     expect(row).toContain('failing');
     expect(row).toContain('503');
     expect(row).toContain('server error');

@@ -1,5 +1,34 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml, renderLanding } from '../../src/server/landing.js';
+import { DATA_ENDPOINTS } from '../../src/api/endpoints.js';
+import type { Sample } from '../../src/metrics/sample.js';
+import { escapeHtml, renderLanding, type LandingStack } from '../../src/server/landing.js';
+
+const NOW = 1_795_416_707; // 2026-11-23T06:51:47Z
+
+function healthyStack(name: string, extra: readonly Sample[] = []): LandingStack {
+  return {
+    name,
+    baseUrl: `https://${name}.example.com`,
+    unauthorized: false,
+    endpoints: DATA_ENDPOINTS.map((endpoint) => ({
+      endpoint,
+      state: 'ok' as const,
+      consecutiveFailures: 0,
+      outcome: 'success' as const,
+      lastPollAt: NOW - 20,
+      lastSuccessAt: NOW - 20,
+      lastDurationSeconds: 0.12,
+      intervalSeconds: 300,
+      nextPollAt: NOW + 280,
+    })),
+    samples: [
+      { name: 'cmdb_license_expiry_timestamp_seconds', labels: { stack: name }, value: NOW + 200 * 86400 },
+      { name: 'cmdb_ingestion_last_run_status', labels: { stack: name, status: 'success' }, value: 1 },
+      { name: 'cmdb_ingestion_last_success_timestamp_seconds', labels: { stack: name }, value: NOW - 3600 },
+      ...extra,
+    ],
+  };
+}
 
 describe('landing page', () => {
   it('escapes every dynamic value', () => {
@@ -46,5 +75,129 @@ describe('landing page', () => {
     ["'", '&#39;'],
   ])('escapes %s as %s', (raw, escaped) => {
     expect(escapeHtml(raw)).toBe(escaped);
+  });
+
+  it('a forbidden endpoint whose next attempt is 14 minutes ahead reads "in 14m", never "from now"', () => {
+    const html = renderLanding({
+      version: '1',
+      ready: true,
+      now: NOW,
+      stacks: [
+        {
+          name: 's',
+          baseUrl: 'http://x',
+          unauthorized: false,
+          endpoints: [{ endpoint: 'data_ingestion_next', state: 'backoff', consecutiveFailures: 1, outcome: '403', retryAt: NOW + 14 * 60, lastPollAt: NOW - 60 }],
+        },
+      ],
+    });
+    expect(html).toContain('next attempt <time datetime="2026-11-23T07:05:47Z">2026-11-23T07:05:47Z</time> <span class="muted">(in 14m)</span>');
+    expect(html).toContain('forbidden (403), next attempt in 14m');
+    expect(html).not.toContain('from now');
+    expect(html).toContain('>60s ago</span>');
+  });
+
+  it('shows interval, next scheduled poll and the last successful poll of a failing endpoint', () => {
+    const html = renderLanding({
+      version: '1',
+      ready: true,
+      now: NOW,
+      stacks: [
+        {
+          name: 's',
+          baseUrl: 'http://x',
+          unauthorized: false,
+          endpoints: [
+            { endpoint: 'license', state: 'failing', consecutiveFailures: 3, outcome: '503', lastPollAt: NOW - 10, lastSuccessAt: NOW - 2 * 3600, intervalSeconds: 3600, nextPollAt: NOW + 50 * 60 },
+            { endpoint: 'actions', state: 'failing', consecutiveFailures: 1, outcome: 'timeout', lastPollAt: NOW - 10, intervalSeconds: 900 },
+          ],
+        },
+      ],
+    });
+    const row = (e: string) => html.split('<tr').find((r) => r.includes(`<td><code>${e}</code>`)) ?? '';
+    expect(row('license')).toContain('<td>60m</td>');
+    expect(row('license')).toContain('>2h ago</span>');
+    expect(row('license')).toContain('>in 50m</span>');
+    expect(row('actions')).toContain('<td>15m</td>');
+    expect(row('actions')).toContain('never');
+  });
+
+  it('lists disabled and untracked endpoints with the reason instead of leaving them out', () => {
+    const html = renderLanding({
+      version: '1',
+      ready: true,
+      now: NOW,
+      stacks: [
+        {
+          ...healthyStack('s'),
+          endpoints: healthyStack('s').endpoints.filter((e) => !['data_ingestion_next', 'asset_change', 'user_change'].includes(e.endpoint)),
+          skipped: [
+            { endpoint: 'data_ingestion_next', reason: 'disabled' },
+            { endpoint: 'asset_change', reason: 'untracked' },
+            { endpoint: 'user_change', reason: 'untracked' },
+          ],
+        },
+      ],
+    });
+    const rows = html.split('<tr').filter((r) => r.includes('<td><code>'));
+    expect(rows).toHaveLength(DATA_ENDPOINTS.length);
+    expect(rows.find((r) => r.includes('data_ingestion_next'))).toContain('disabled (disabledEndpoints)');
+    expect(rows.find((r) => r.includes('asset_change'))).toContain('not polled: no tracked names');
+  });
+
+  it('puts what needs attention first, with names and statuses only, escaped', () => {
+    const html = renderLanding({
+      version: '1',
+      ready: true,
+      now: NOW,
+      stacks: [
+        healthyStack('s', [
+          { name: 'cmdb_connector_health', labels: { stack: 's', connector: '<b>bad</b>', profile: 'p', health: 'error' }, value: 1 },
+          { name: 'cmdb_connector_info', labels: { stack: 's', connector: '<b>bad</b>', profile: 'p', display_name: 'FREE TEXT display' }, value: 1 },
+          { name: 'cmdb_action_info', labels: { stack: 's', action_id: '42', action_name: 'FREE TEXT action' }, value: 1 },
+          { name: 'cmdb_action_last_job_status', labels: { stack: 's', action_id: '42', status: 'FAILED' }, value: 1 },
+          { name: 'cmdb_license_info', labels: { stack: 's', license_type: 'x', customer_name: 'FREE TEXT customer' }, value: 1 },
+        ]),
+      ],
+    });
+    const attention = html.indexOf('id="attention"');
+    expect(attention).toBeGreaterThan(0);
+    expect(attention).toBeLessThan(html.indexOf('<section class="stack"'));
+    expect(html).toContain('connector <code>&#60;b&#62;bad&#60;/b&#62;/p</code>: newest run failed');
+    expect(html).toContain('action <code>42</code>: newest job FAILED');
+    expect(html).not.toContain('<b>bad</b>');
+    expect(html).not.toContain('FREE TEXT');
+    expect(html).toContain('<meta http-equiv="refresh" content="30">');
+  });
+
+  it('with several stacks, a summary table with one row per stack comes first and links to each section', () => {
+    const html = renderLanding({
+      version: '1',
+      ready: true,
+      now: NOW,
+      stacks: [healthyStack('a'), healthyStack('b', [{ name: 'cmdb_connector_health', labels: { stack: 'b', connector: 'ldap', profile: 'p', health: 'error' }, value: 1 }])],
+    });
+    expect(html.indexOf('id="summary"')).toBeLessThan(html.indexOf('id="attention"'));
+    expect(html).toContain('<a href="#stack-a">a</a>');
+    expect(html).toContain('id="stack-b"');
+    expect(html).toContain('1 other stack(s): nothing needs attention');
+    const single = renderLanding({ version: '1', ready: true, now: NOW, stacks: [healthyStack('a')] });
+    expect(single).not.toContain('id="summary"');
+    expect(single).toContain('Nothing needs attention');
+  });
+
+  it('renders 200 stacks, some with problems, into a page of reasonable size', () => {
+    const stacks = Array.from({ length: 200 }, (_, i) =>
+      healthyStack(
+        `stack-${String(i).padStart(3, '0')}`,
+        i % 10 === 0 ? [{ name: 'cmdb_connector_health', labels: { stack: 'x', connector: 'ldap', profile: 'p', health: 'error' }, value: 1 }] : [],
+      ),
+    );
+    const html = renderLanding({ version: '1', ready: true, now: NOW, stacks });
+    expect(html.match(/<tr class="[a-z]+"><td><a href="#stack-/g)).toHaveLength(200);
+    expect(html.match(/class="stack-attention"/g)).toHaveLength(20);
+    expect(html).toContain('180 other stack(s): nothing needs attention');
+    // About 4 KB per stack of 10 endpoints before compression (the server gzips it when asked).
+    expect(html.length).toBeLessThan(1_000_000);
   });
 });

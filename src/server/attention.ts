@@ -1,0 +1,153 @@
+/**
+ * What needs attention on one stack, from the samples the store holds now and the endpoints'
+ * poll status, with the thresholds of the shipped alerts. Only label values that are names or ids
+ * (connector, profile, action_id, a status, an endpoint) go into a problem: never a free-text field.
+ */
+import { ATTENTION_THRESHOLDS, type AttentionThresholds } from '../attention.js';
+import type { Sample } from '../metrics/sample.js';
+import type { EndpointStatus } from '../scheduler/endpoint-runner.js';
+import { daysUntilExpiry } from '../time.js';
+
+export type Severity = 'critical' | 'warning';
+
+export interface Problem {
+  readonly severity: Severity;
+  /** What kind of problem: connector, action, license, ingestion, merger, endpoint. */
+  readonly area: 'connector' | 'action' | 'license' | 'ingestion' | 'merger' | 'endpoint';
+  /** The name or id it is about (connector/profile, action id, endpoint), if any. */
+  readonly subject?: string;
+  /** A fixed sentence built from numbers, names and statuses only. */
+  readonly text: string;
+}
+
+export interface Attention {
+  readonly problems: readonly Problem[];
+  /** Days until the license expires; undefined when the license is not known. */
+  readonly licenseDays?: number;
+  /** The newest ingestion run's status (running, failed, …), if known. */
+  readonly ingestion?: string;
+  /** The stack's worst state: critical, warning, ok, or pending before any data. */
+  readonly state: Severity | 'ok' | 'pending';
+}
+
+export interface AttentionInput {
+  readonly samples: readonly Sample[];
+  readonly endpoints: readonly Pick<EndpointStatus, 'endpoint' | 'state' | 'outcome' | 'retryAt'>[];
+  /** Unix seconds. */
+  readonly now: number;
+}
+
+/** 90s, 14m, 5h, 3d: a duration in seconds, rounded to the largest sensible unit. */
+export function shortDuration(seconds: number): string {
+  const s = Math.round(Math.abs(seconds));
+  if (s < 120) return `${s}s`;
+  if (s < 120 * 60) return `${Math.round(s / 60)}m`;
+  if (s < 48 * 3600) return `${Math.round(s / 3600)}h`;
+  return `${Math.round(s / 86400)}d`;
+}
+
+/** "in 14m" for a future time, "14m ago" for a past one, "now" within a second. */
+export function relativeTime(now: number, at: number): string {
+  const d = at - now;
+  if (Math.abs(d) < 1) return 'now';
+  return d > 0 ? `in ${shortDuration(d)}` : `${shortDuration(d)} ago`;
+}
+
+function connectorName(labels: Sample['labels']): string {
+  const c = labels.connector ?? '?';
+  return labels.profile ? `${c}/${labels.profile}` : c;
+}
+
+export function attention(input: AttentionInput, t: AttentionThresholds = ATTENTION_THRESHOLDS): Attention {
+  const { samples, endpoints, now } = input;
+  const problems: Problem[] = [];
+  const byName = new Map<string, Sample[]>();
+  for (const s of samples) {
+    let list = byName.get(s.name);
+    if (!list) byName.set(s.name, (list = []));
+    list.push(s);
+  }
+  const all = (name: string): readonly Sample[] => byName.get(name) ?? [];
+  const one = (name: string): number | undefined => all(name)[0]?.value;
+
+  // Connectors: newest run in error, or not run for longer than the limit.
+  for (const s of all('cmdb_connector_health')) {
+    if (s.labels.health === 'error' && s.value === 1) {
+      problems.push({ severity: 'warning', area: 'connector', subject: connectorName(s.labels), text: 'newest run failed' });
+    }
+  }
+  const lastRun = new Map<string, number>();
+  for (const name of ['cmdb_connector_last_run_start_timestamp_seconds', 'cmdb_connector_last_run_end_timestamp_seconds', 'cmdb_connector_last_run_timestamp_seconds']) {
+    // Later families win: the explicit last run, else the end, else the start (as the alert).
+    for (const s of all(name)) if (s.value > 0) lastRun.set(connectorName(s.labels), s.value);
+  }
+  for (const [connector, at] of [...lastRun].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (now - at > t.connectorMaxRunAgeSeconds) {
+      problems.push({ severity: 'warning', area: 'connector', subject: connector, text: `has not run for ${shortDuration(now - at)} (limit ${shortDuration(t.connectorMaxRunAgeSeconds)})` });
+    }
+  }
+
+  // Action jobs whose newest job did not succeed.
+  const ok = new RegExp(`^(?:${t.actionJobOkStatuses})$`, 'i');
+  for (const s of all('cmdb_action_last_job_status')) {
+    const status = s.labels.status ?? '';
+    if (s.value === 1 && !ok.test(status)) {
+      problems.push({ severity: 'warning', area: 'action', subject: s.labels.action_id ?? '?', text: `newest job ${status}` });
+    }
+  }
+
+  // License.
+  const expiry = one('cmdb_license_expiry_timestamp_seconds');
+  const licenseDays = expiry === undefined ? undefined : daysUntilExpiry(expiry, now);
+  if (licenseDays !== undefined) {
+    const days = `${Math.floor(licenseDays)} days left`;
+    if (licenseDays <= 0) problems.push({ severity: 'critical', area: 'license', text: 'expired' });
+    else if (licenseDays <= t.licenseCriticalDays) problems.push({ severity: 'critical', area: 'license', text: `${days} (critical within ${t.licenseCriticalDays})` });
+    else if (licenseDays <= t.licenseWarningDays) problems.push({ severity: 'warning', area: 'license', text: `${days} (warning within ${t.licenseWarningDays})` });
+  }
+
+  // Ingestion: the newest run's state, too long, no recent success.
+  const current = all('cmdb_ingestion_last_run_status').find((s) => s.value === 1)?.labels.status;
+  const running = one('cmdb_ingestion_run_in_progress') === 1;
+  const ingestion = running ? 'running' : current;
+  if (current === 'failed') problems.push({ severity: 'warning', area: 'ingestion', text: 'newest run failed' });
+  const started = one('cmdb_ingestion_last_run_start_timestamp_seconds');
+  if (running && started !== undefined && now - started > t.ingestionMaxRunSeconds) {
+    problems.push({ severity: 'warning', area: 'ingestion', text: `running for ${shortDuration(now - started)} (limit ${shortDuration(t.ingestionMaxRunSeconds)})` });
+  }
+  const success = one('cmdb_ingestion_last_success_timestamp_seconds');
+  const ingestionUp = endpoints.find((e) => e.endpoint === 'data_ingestion')?.state === 'ok';
+  if (success !== undefined && now - success > t.ingestionMaxSuccessAgeSeconds) {
+    problems.push({ severity: 'critical', area: 'ingestion', text: `no successful run for ${shortDuration(now - success)} (limit ${shortDuration(t.ingestionMaxSuccessAgeSeconds)})` });
+  } else if (success === undefined && ingestionUp) {
+    problems.push({ severity: 'critical', area: 'ingestion', text: 'no successful run listed' });
+  }
+
+  // Merger freshness, when the exporter reports it.
+  for (const s of all('cmdb_merger_last_run_timestamp_seconds')) {
+    if (s.value > 0 && now - s.value > t.connectorMaxRunAgeSeconds) {
+      problems.push({ severity: 'warning', area: 'merger', subject: s.labels.connector, text: `has not run for ${shortDuration(now - s.value)} (limit ${shortDuration(t.connectorMaxRunAgeSeconds)})` });
+    }
+  }
+
+  // Endpoints that fail or are forbidden.
+  for (const e of endpoints) {
+    if (e.state === 'backoff') {
+      const next = e.retryAt === undefined ? '' : `, next attempt ${relativeTime(now, e.retryAt)}`;
+      problems.push({ severity: 'warning', area: 'endpoint', subject: e.endpoint, text: `forbidden (${e.outcome ?? '403'})${next}` });
+    } else if (e.state === 'failing' || e.state === 'blocked') {
+      problems.push({ severity: 'warning', area: 'endpoint', subject: e.endpoint, text: `down (${e.outcome ?? 'error'})` });
+    }
+  }
+
+  const order: Record<Severity, number> = { critical: 0, warning: 1 };
+  problems.sort((a, b) => order[a.severity] - order[b.severity]);
+  const state = problems.some((p) => p.severity === 'critical')
+    ? 'critical'
+    : problems.length > 0
+      ? 'warning'
+      : endpoints.length > 0 && endpoints.every((e) => e.state === 'pending')
+        ? 'pending'
+        : 'ok';
+  return { problems, licenseDays, ingestion, state };
+}
