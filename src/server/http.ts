@@ -65,7 +65,7 @@ export function createHttpApp(deps: ServerDeps): express.Express {
   });
 
   app.get('/', async (req: Request, res: Response) => {
-    const html = renderLanding(deps.landing());
+    const html = renderLanding(deps.landing(), telemetryPath);
     res.type('html').setHeader('Cache-Control', 'no-store');
     res.setHeader('Vary', 'Accept-Encoding');
     // At 200 stacks the page is about 0.9 MB of repetitive markup; gzip makes it under 2 % of that.

@@ -156,7 +156,8 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
 <tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table></section>`;
 }
 
-export function renderLanding(m: LandingModel): string {
+/** `telemetryPath`: where /metrics is served (--web.telemetry-path). */
+export function renderLanding(m: LandingModel, telemetryPath = '/metrics'): string {
   const items = m.stacks.map((stack) => ({ stack, a: attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: m.now }) }));
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>cmdb-exporter</title>
@@ -172,7 +173,7 @@ li .sev{display:inline-block;min-width:4.5rem;font-weight:600}li.critical .sev{c
 nav a{margin-right:1rem}
 </style></head><body>
 <h1>cmdb-exporter <span class="muted">${escapeHtml(m.version)}</span></h1>
-<nav><a href="metrics">/metrics</a><a href="healthz">/healthz</a><a href="readyz">/readyz</a></nav>
+<nav><a href="${escapeHtml(telemetryPath.slice(1))}">${escapeHtml(telemetryPath)}</a><a href="healthz">/healthz</a><a href="readyz">/readyz</a></nav>
 <p id="readiness">${m.ready ? 'Ready: every enabled endpoint has finished its first poll.' : 'Starting: some endpoints have not finished their first poll yet.'} <span class="muted">This page reloads every ${REFRESH_SECONDS}s.</span></p>
 ${m.stacks.length >= SUMMARY_MIN_STACKS ? summaryTable(items) : ''}
 ${attentionSection(items)}

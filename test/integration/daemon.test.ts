@@ -150,6 +150,7 @@ describe('command line', () => {
     expect(text).toContain('cmdb_exporter_build_info');
     expect(text).not.toContain('process_cpu_seconds_total');
     expect((await fetch(`${base}/metrics`)).status).toBe(404);
+    expect(await (await fetch(`${base}/`)).text()).toContain('<a href="probe/metrics">/probe/metrics</a>');
   });
 
   it('--config.file is --config', async () => {
