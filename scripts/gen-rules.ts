@@ -29,7 +29,8 @@ export const THRESHOLDS: Thresholds = {
   ingestionMaxSuccessAgeSeconds: 26 * 3600,
   ingestionNextRunGraceSeconds: 30 * 60,
   actionNextRunGraceSeconds: 30 * 60,
-  actionJobOkStatuses: 'SUCCESS',
+  // Compared case-insensitively: the service sends Success, SUCCESS and success alike.
+  actionJobOkStatuses: '(?i)success',
   inventoryDropRatio: 0.8,
   rateBudgetRatio: 0.9,
   counterWindow: '15m',

@@ -79,6 +79,7 @@ export class CmdbClient implements CmdbApi {
         instruments,
         scrubber,
         lifetime: this.lifetime.signal,
+        logger,
       });
     } else {
       this.tokens = new PreIssuedToken(stack.auth, { scrubber, logger });
@@ -136,8 +137,9 @@ export class CmdbClient implements CmdbApi {
 
   /**
    * GET the first spelling that answers 2xx and remember it. Once one is remembered only it is
-   * asked, and its 404 is returned as not found (for the change log: no change log). Any status
-   * other than 2xx and 404 throws.
+   * asked, and its 404 is returned as not found (for the change log: no change log). Before one is
+   * remembered a 404 or 403 moves on to the next spelling; a 403 on every spelling throws 403. Any
+   * other status throws.
    */
   private async lookup<T>(
     endpoint: DataEndpoint,
@@ -149,6 +151,7 @@ export class CmdbClient implements CmdbApi {
     const known = this.spellings.get(endpoint);
     const candidates = known ? [known] : paths;
     let notFound: Lookup<T> | undefined;
+    let forbidden: Reply | undefined;
     for (const path of candidates) {
       const outcome = await this.authorizedGet(endpoint, path, query, jsonDecoder(schema), signal);
       if (outcome.ok) {
@@ -159,11 +162,16 @@ export class CmdbClient implements CmdbApi {
         }
         return { found: true, value: outcome.value };
       }
-      if (outcome.reply.status !== 404) {
-        throw new CmdbHttpError(requestName('GET', path), outcome.reply.status, outcome.reply.statusText);
-      }
-      notFound = { found: false, reply: outcome.reply, path };
+      const status = outcome.reply.status;
+      // A 403 on one spelling may only mean that spelling is not the service's (a scoped token is
+      // refused on unknown paths too): the other spelling is still tried, as after a 404.
+      const tryNext = status === 404 || (status === 403 && !known && paths.length > 1);
+      if (!tryNext) throw new CmdbHttpError(requestName('GET', path), status, outcome.reply.statusText);
+      if (status === 403) forbidden ??= outcome.reply;
+      else notFound = { found: false, reply: outcome.reply, path };
     }
+    // Every spelling refused: a 403 says more than a 404 on the other spelling.
+    if (forbidden) throw new CmdbHttpError(requestName('GET', candidates[0] ?? ''), 403, forbidden.statusText);
     return notFound as Lookup<T>;
   }
 

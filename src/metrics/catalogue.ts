@@ -61,6 +61,7 @@ export const CATALOGUE: readonly MetricFamily[] = [
     ['cmdb_connector_info', 'gauge', [...CK, 'display_name', 'platform', 'version'], 'Connector description from its newest run, value 1', 'bridge_name, profile, display_name, platform, version'],
     ['cmdb_connector_status', 'gauge', [...CK, 'status'], 'Status of the newest run exactly as sent; one series per status seen since start-up, 1 for the current one', 'status', true],
     ['cmdb_connector_health', 'gauge', [...CK, 'health'], 'Normalised status of the newest run (ok, warning, error, unknown), 1 for the current one', 'status', true],
+    ['cmdb_connector_last_run_timestamp_seconds', 'gauge', CK, 'When the newest run was written, as unix time: the freshness of the connector', '_time, else _utc, else end_time, else start_time'],
     ['cmdb_connector_last_run_start_timestamp_seconds', 'gauge', CK, 'Start of the newest run as unix time', 'start_time'],
     ['cmdb_connector_last_run_end_timestamp_seconds', 'gauge', CK, 'End of the newest run as unix time', 'end_time'],
     ['cmdb_connector_last_run_duration_seconds', 'gauge', CK, 'Duration of the newest run in seconds', 'duration_minutes'],
@@ -69,11 +70,22 @@ export const CATALOGUE: readonly MetricFamily[] = [
     ['cmdb_connector_fields', 'gauge', [...CK, 'kind'], 'Number of fields in each field list of the newest run (kind: expected, raw, actual_input, output)', 'expected_input_fields, raw_data_fields, actual_input_fields, output_fields'],
     ['cmdb_connector_missing_fields', 'gauge', CK, 'Expected input fields that the newest run did not receive', 'expected_input_fields, actual_input_fields'],
     ['cmdb_connector_event_messages', 'gauge', [...CK, 'level'], 'Event messages of the newest run by level', 'event_messages'],
+    // Rows with platform ML-ENGINE: the internal asset and user mergers, not connectors.
+    ['cmdb_merger_last_run_timestamp_seconds', 'gauge', ['merger'], 'When the newest run of the internal merger was written, as unix time', 'platform ML-ENGINE rows: _time, else _utc, else end_time, else start_time'],
+    ['cmdb_merger_last_run_end_timestamp_seconds', 'gauge', ['merger'], 'End of the newest run of the internal merger as unix time', 'platform ML-ENGINE rows: end_time'],
+    ['cmdb_merger_status', 'gauge', ['merger', 'status'], 'Status of the newest merger run exactly as sent, 1 for the current one', 'platform ML-ENGINE rows: status', true],
+    ['cmdb_merger_health', 'gauge', ['merger', 'health'], 'Normalised status of the newest merger run (ok, warning, error, unknown), 1 for the current one', 'platform ML-ENGINE rows: status', true],
+    ['cmdb_merger_output_records', 'gauge', ['merger'], 'Records written by the newest merger run', 'platform ML-ENGINE rows: output_records'],
+    // Rows with platform action: outbound Scheduled Action runs, not connectors.
+    ['cmdb_action_history_last_run_timestamp_seconds', 'gauge', ['action_type', 'action_name'], 'When the newest run of the Scheduled Action was written, as unix time', 'platform action rows: _time, else _utc, else end_time, else start_time'],
+    ['cmdb_action_history_status', 'gauge', ['action_type', 'action_name', 'status'], 'Status of the newest Scheduled Action run exactly as sent, 1 for the current one', 'platform action rows: status', true],
+    ['cmdb_action_history_health', 'gauge', ['action_type', 'action_name', 'health'], 'Normalised status of the newest Scheduled Action run (ok, warning, error, unknown), 1 for the current one', 'platform action rows: status', true],
+    ['cmdb_action_history_output_records', 'gauge', ['action_type', 'action_name'], 'Records sent by the newest Scheduled Action run', 'platform action rows: output_records'],
   ]),
   // ---- data ingestion ----
   ...cmdb('data_ingestion', [
     ['cmdb_ingestion_runs', 'gauge', ['status'], 'Ingestion runs in the list by status', 'data_ingestion_runs[].status'],
-    ['cmdb_ingestion_run_in_progress', 'gauge', [], '1 while any ingestion run has status running', 'data_ingestion_runs[].status'],
+    ['cmdb_ingestion_run_in_progress', 'gauge', [], '1 while any ingestion run has status running or queued (any case)', 'data_ingestion_runs[].status'],
     ['cmdb_ingestion_last_run_start_timestamp_seconds', 'gauge', [], 'Start of the newest ingestion run as unix time', 'start_date'],
     ['cmdb_ingestion_last_run_status', 'gauge', ['status'], 'Status of the newest ingestion run, 1 for the current one', 'status', true],
     ['cmdb_ingestion_last_success_timestamp_seconds', 'gauge', [], 'End of the newest successful ingestion run as unix time', 'end_date'],

@@ -52,6 +52,48 @@ describe('Action list spelling (spec §4 note 6)', () => {
   });
 });
 
+describe('a 403 on the first spelling still tries the other one', () => {
+  it('/actions refused with 403, /action answers: remembered, no failure', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'actions', path: `${M}/actions`, status: 403 });
+    const { client } = makeClient(simStack(s));
+    const first = await client.get('actions');
+    await client.get('actions');
+    expect(first.length).toBeGreaterThan(0);
+    expect(dataPaths(s)).toEqual([`${M}/actions`, `${M}/action`, `${M}/action`]);
+  });
+
+  it('the change path with metadata refused with 403 falls back to the form without it', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'asset_change', path: ASSET_META, status: 403 });
+    const { client } = makeClient(simStack(s));
+    const entries = await client.get('asset_change', trackedAsset());
+    expect(entries.length).toBeGreaterThan(0);
+    expect(dataPaths(s)).toEqual([ASSET_META, ASSET_PLAIN]);
+  });
+
+  it('403 on the first spelling and 404 on the other is CmdbHttpError 403 (forbidden, not missing)', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'actions', path: `${M}/actions`, status: 403 });
+    s.addFault({ endpoint: 'actions', path: `${M}/action`, status: 404 });
+    const { client } = makeClient(simStack(s));
+    const err = await rejection(client.get('actions'));
+    expect(err).toBeInstanceOf(CmdbHttpError);
+    expect((err as CmdbHttpError).status).toBe(403);
+    expect(dataPaths(s)).toEqual([`${M}/actions`, `${M}/action`]);
+  });
+
+  it('once a spelling is remembered, its 403 is final (the other is not asked)', async () => {
+    const s = await sim();
+    const { client } = makeClient(simStack(s));
+    await client.get('actions');
+    s.addFault({ endpoint: 'actions', status: 403 });
+    const err = await rejection(client.get('actions'));
+    expect((err as CmdbHttpError).status).toBe(403);
+    expect(dataPaths(s)).toEqual([`${M}/actions`, `${M}/actions`]);
+  });
+});
+
 describe('change-log spelling (spec §4 note 7)', () => {
   it('falls back to the form without metadata on a 404 and remembers it', async () => {
     const s = await sim();
