@@ -8,7 +8,10 @@ import type { StackConfig } from '../config/types.js';
 import type { Instruments } from '../metrics/instruments.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
-import { CmdbAbortedError, CmdbHttpError, CmdbUnauthorizedError } from '../errors.js';
+import { CmdbAbortedError, CmdbHttpError, CmdbInvalidBodyError, CmdbUnauthorizedError } from '../errors.js';
+import { ConnectorPageSchema, validate, type ConnectorRun } from '../api/schemas.js';
+import { ConnectorHistoryReader, INCREMENTAL_SORT, type HistoryIo, type HistoryPage } from './connector-history.js';
+import { sharedPageReducer, type PageReducer, type ReducedPage } from './page-reducer.js';
 import { descriptor, pathsOf, type CmdbApi, type DataEndpoint, type GetArgs, type PageFields, type PagedEndpoint, type ResultOf } from '../api/endpoints.js';
 import type { z } from 'zod';
 import type { Reply } from './attempt.js';
@@ -17,7 +20,7 @@ import { jsonDecoder } from './body.js';
 import { realClock, type Clock } from './clock.js';
 import { createDispatcher } from './dispatcher.js';
 import { pageQuery, readAllPages } from './paging.js';
-import { Transport, requestName, type Outcome } from './transport.js';
+import { Transport, requestName, type Decoder, type Outcome } from './transport.js';
 
 export type { Clock };
 
@@ -33,6 +36,23 @@ export interface CmdbClientOptions {
   clock?: Clock;
   /** Jitter source, default Math.random. */
   random?: () => number;
+  /** Default: the process-wide worker (sharedPageReducer). */
+  pageReducer?: PageReducer;
+}
+
+/** A reduced page, its kept rows validated with the endpoint's schema. */
+function decodeHistoryPage(reduced: ReducedPage, request: string): HistoryPage {
+  if (reduced.kind === 'not_json') throw new CmdbInvalidBodyError(request, '', 'not JSON');
+  const body = reduced.kind === 'page' ? { ...reduced.envelope, content: reduced.rows } : reduced.body;
+  const result = validate(ConnectorPageSchema, body);
+  if (!result.ok) throw new CmdbInvalidBodyError(request, result.field, result.message);
+  const page = result.value;
+  if (reduced.kind === 'page') {
+    const { sorted, first, last, min, count } = reduced;
+    return { rows: page.content, count, fields: page, sorted, first, last, min };
+  }
+  // Not a page object (a bare list): it cannot say it is sorted; an incremental read falls back.
+  return { rows: page.content, count: page.content.length, fields: page, sorted: false };
 }
 
 type Lookup<T> = { found: true; value: T } | { found: false; reply: Reply; path: string };
@@ -47,6 +67,9 @@ export class CmdbClient implements CmdbApi {
   private readonly ownsDispatcher: boolean;
   private readonly lifetime = new AbortController();
   private closing: Promise<void> | undefined;
+  private readonly clock: Clock;
+  private readonly history: ConnectorHistoryReader;
+  private readonly pages: PageReducer;
   /** The path spelling that answered 2xx, per endpoint with more than one (spec §4 notes 6, 7). */
   private readonly spellings = new Map<DataEndpoint, string>();
 
@@ -56,6 +79,15 @@ export class CmdbClient implements CmdbApi {
     this.logger = logger;
     this.instruments = instruments;
     this.ownsDispatcher = !opts.dispatcher;
+    this.clock = opts.clock ?? realClock;
+    this.pages = opts.pageReducer ?? sharedPageReducer();
+    this.history = new ConnectorHistoryReader({
+      pageSize: stack.paging.connectorPageSize,
+      maxPages: stack.paging.maxPages,
+      fullScanSort: stack.connectorSort,
+      fullScanIntervalSeconds: stack.connectorFullScanInterval,
+      timeZone: stack.timezone,
+    });
     this.dispatcher = opts.dispatcher ?? createDispatcher(stack);
     if (stack.tls.insecureSkipVerify) {
       // The origin only: a base URL may carry user:password.
@@ -67,7 +99,7 @@ export class CmdbClient implements CmdbApi {
       instruments,
       logger,
       dispatcher: this.dispatcher,
-      clock: opts.clock ?? realClock,
+      clock: this.clock,
       random: opts.random ?? Math.random,
     });
     // The configured secret or token is registered with the scrubber by whoever loaded the config
@@ -97,12 +129,13 @@ export class CmdbClient implements CmdbApi {
    */
   async get<E extends DataEndpoint>(endpoint: E, ...[id, signal]: GetArgs<E>): Promise<ResultOf<E>> {
     const d = descriptor(endpoint);
+    if (endpoint === 'connector') return (await this.readConnectorHistory(signal)) as ResultOf<E>;
     if (d.kind === 'paged') return (await this.readPages(endpoint as PagedEndpoint, signal)) as ResultOf<E>;
     const paths = pathsOf(endpoint, id);
     const query = 'idInQuery' in d && d.idInQuery && id !== undefined ? `id=${encodeURIComponent(id)}` : undefined;
     const schema = d.schema as z.ZodType<unknown>;
     const extract = d.extract as (body: unknown) => ResultOf<E>;
-    const result = await this.lookup(endpoint, paths, schema, query, signal);
+    const result = await this.lookup(endpoint, paths, jsonDecoder(schema), query, signal);
     if (result.found) return extract(result.value);
     if ('notFoundIsEmpty' in d && d.notFoundIsEmpty) return [] as ResultOf<E>;
     throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
@@ -117,6 +150,37 @@ export class CmdbClient implements CmdbApi {
     return this.closing;
   }
 
+  /**
+   * The connector run history, newest row per key only: full scans and incremental scans
+   * (connector-history.ts), each page reduced as it arrives (page-reducer.ts).
+   */
+  private readConnectorHistory(signal?: AbortSignal): Promise<ConnectorRun[]> {
+    const stack = this.stack.name;
+    const endpoint = 'connector';
+    const path = pathsOf(endpoint)[0] ?? '';
+    const io: HistoryIo = {
+      fetchPage: async (page, size, sort) => {
+        const decode = async (reply: Reply, name: string) => decodeHistoryPage(await this.pages.reduce(reply.body), name);
+        const result = await this.lookup(endpoint, [path], decode, pageQuery(page, size, sort), signal);
+        if (!result.found) throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
+        return result.value;
+      },
+      scanned: (kind) => this.instruments.connectorScans.inc({ stack, kind }),
+      unsorted: (page) => {
+        this.instruments.connectorSortFallbacks.inc({ stack });
+        this.logger.warn(
+          { endpoint, page, sort: INCREMENTAL_SORT },
+          'the connector history came back not sorted by _time descending: this poll reads every page instead, and incremental reads wait for the next full scan',
+        );
+      },
+      truncated: (rows) => {
+        this.logger.warn({ endpoint, maxPages: this.stack.paging.maxPages, rows }, 'paged read stopped at paging.maxPages before the last page');
+        this.instruments.pagesTruncated.inc({ stack, endpoint });
+      },
+    };
+    return this.history.read(io, this.clock.now() / 1000);
+  }
+
   private readPages(endpoint: PagedEndpoint, signal?: AbortSignal): Promise<unknown[]> {
     const d = descriptor(endpoint);
     const { maxPages } = this.stack.paging;
@@ -125,7 +189,7 @@ export class CmdbClient implements CmdbApi {
     const schema = d.schema as z.ZodType<PageFields>;
     const rowsOf = d.rows as (page: PageFields) => unknown[];
     const fetchPage = async (page: number) => {
-      const result = await this.lookup(endpoint, pathsOf(endpoint), schema, pageQuery(page, size, sort), signal);
+      const result = await this.lookup(endpoint, pathsOf(endpoint), jsonDecoder(schema), pageQuery(page, size, sort), signal);
       if (result.found) return result.value;
       throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
     };
@@ -144,7 +208,7 @@ export class CmdbClient implements CmdbApi {
   private async lookup<T>(
     endpoint: DataEndpoint,
     paths: readonly string[],
-    schema: z.ZodType<T>,
+    decode: Decoder<T>,
     query: string | undefined,
     signal?: AbortSignal,
   ): Promise<Lookup<T>> {
@@ -153,7 +217,7 @@ export class CmdbClient implements CmdbApi {
     let notFound: Lookup<T> | undefined;
     let forbidden: Reply | undefined;
     for (const path of candidates) {
-      const outcome = await this.authorizedGet(endpoint, path, query, jsonDecoder(schema), signal);
+      const outcome = await this.authorizedGet(endpoint, path, query, decode, signal);
       if (outcome.ok) {
         // Concurrent first requests (change history of several names) may all get here: log once.
         if (!known && paths.length > 1 && this.spellings.get(endpoint) !== path) {
@@ -180,7 +244,7 @@ export class CmdbClient implements CmdbApi {
     endpoint: DataEndpoint,
     path: string,
     query: string | undefined,
-    decode: (reply: Reply, request: string) => T,
+    decode: Decoder<T>,
     signal?: AbortSignal,
   ): Promise<Outcome<T>> {
     // Checked before the token: an aborted poll must not start a token fetch either.

@@ -34,6 +34,12 @@ export interface Exchange {
   body?: string;
 }
 
+/**
+ * Turns a 2xx into the caller's value; may be asynchronous (connector pages are parsed in a worker).
+ * It runs inside the attempt, so its failure (invalid_body) is that request's outcome.
+ */
+export type Decoder<T> = (reply: Reply, request: string) => T | Promise<T>;
+
 /** A 2xx decoded by the caller's `decode`, or the final non-2xx reply (after any retries). */
 export type Outcome<T> = { ok: true; status: number; value: T } | { ok: false; reply: Reply };
 
@@ -76,7 +82,7 @@ export class Transport {
   }
 
   /** Sends `ex` with retries. `decode` runs on a 2xx inside the attempt, so its failure is that attempt's outcome. */
-  async send<T>(ex: Exchange, decode: (reply: Reply, request: string) => T, signal?: AbortSignal): Promise<Outcome<T>> {
+  async send<T>(ex: Exchange, decode: Decoder<T>, signal?: AbortSignal): Promise<Outcome<T>> {
     const request = requestName(ex.method, ex.path);
     const base = new URL(this.stack.baseUrl);
     // Only the origin goes through the URL parser; the path is sent as built (see AttemptRequest.path).
@@ -136,7 +142,7 @@ export class Transport {
     ex: Exchange,
     target: { origin: string; path: string },
     request: string,
-    decode: (reply: Reply, request: string) => T,
+    decode: Decoder<T>,
     signal?: AbortSignal,
   ): Promise<Outcome<T>> {
     if (signal?.aborted) throw new CmdbAbortedError(request);
@@ -171,8 +177,9 @@ export class Transport {
         },
       );
       outcome = statusOutcome(reply.status);
+      this.ins.responseBytes.inc(labels, reply.body.length);
       if (reply.status < 200 || reply.status >= 300) return { ok: false, reply };
-      return { ok: true, status: reply.status, value: decode(reply, request) };
+      return { ok: true, status: reply.status, value: await decode(reply, request) };
     } catch (err) {
       outcome = err instanceof CmdbError ? err.outcome : 'network';
       throw err;

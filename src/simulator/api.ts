@@ -49,6 +49,11 @@ export interface SimulatorOptions {
   live?: boolean; // default false for the programmatic API, true for the CLI
   /** Page size of the connector history when the request has no `size` (default 20). */
   connectorPageSize?: number;
+  /**
+   * Ignore `sort=` on the connector history and serve the unsorted order anyway (default false: the
+   * real service honours `sort=_time,desc`). Exercises the exporter's sort check and its fallback.
+   */
+  ignoreSort?: boolean;
   /** Faults active from the start. */
   faults?: FaultRule[];
   /** Serve HTTPS with this PEM certificate and key (to test the client's TLS options). */
@@ -90,6 +95,8 @@ export interface RequestRecord {
   headers: Record<string, string>;
   status: number;
   at: number; // ms, simulator clock
+  /** Bytes of the response body sent (0 for a reset connection). */
+  bytes: number;
 }
 
 /** Scenario controls: each takes effect at once (visible on the next poll). */
