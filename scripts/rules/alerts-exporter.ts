@@ -26,14 +26,22 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbEndpointDown',
         'warning',
-        `${s('cmdb_endpoint_up')} == 0`,
+        // A refused endpoint (403) is CmdbEndpointForbidden's, not "down" for ever.
+        `${s('cmdb_endpoint_up')} == 0\nunless on (job, instance, stack, endpoint)\n${s('cmdb_endpoint_forbidden')} == 1`,
         `CMDB ${endpoint} is failing`,
         `Every poll of the CMDB ${endpoint} failed for ${t.for.CmdbEndpointDown}. Its last good data is kept until it is ${t.endpointStaleIntervals} poll intervals old, then it disappears. The exporter log and its landing page name the error.`,
       ),
       alert(
+        'CmdbEndpointForbidden',
+        'info',
+        `${s('cmdb_endpoint_forbidden')} == 1`,
+        `CMDB ${endpoint} is forbidden to the exporter's token`,
+        `The CMDB answers 403 to the exporter on ${endpoint}: the token lacks the permission (on the real service, data_ingestion_next needs elevated rights that ordinary API tokens lack). Grant the permission to the token, or add {{ $labels.endpoint }} to disabledEndpoints of the stack. The exporter retries it on a slow back-off; the metrics of this endpoint are missing meanwhile.`,
+      ),
+      alert(
         'CmdbEndpointDataStale',
         'warning',
-        `time() - ${s('cmdb_endpoint_last_success_timestamp_seconds')}\n  > ${t.endpointStaleIntervals} * ${s('cmdb_endpoint_poll_interval_seconds')}`,
+        `(\n  time() - ${s('cmdb_endpoint_last_success_timestamp_seconds')}\n    > ${t.endpointStaleIntervals} * ${s('cmdb_endpoint_poll_interval_seconds')}\n)\nunless on (job, instance, stack, endpoint)\n${s('cmdb_endpoint_forbidden')} == 1`,
         `Data of CMDB ${endpoint} is stale`,
         `The newest successful poll of CMDB ${endpoint} is {{ $value | humanizeDuration }} old, more than ${t.endpointStaleIntervals} poll intervals: dashboards and alerts based on it show old data or none.`,
       ),

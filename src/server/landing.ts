@@ -28,7 +28,7 @@ const STATE_LABEL: Record<EndpointStatus['state'], string> = {
   pending: 'pending',
   ok: 'ok',
   failing: 'failing',
-  backoff: 'forbidden, backing off',
+  forbidden: 'forbidden: grant the permission or disable the endpoint',
   blocked: 'waiting on another endpoint',
 };
 

@@ -14,7 +14,7 @@ describe('landing page', () => {
           unauthorized: true,
           endpoints: [
             { endpoint: 'license', state: 'failing', consecutiveFailures: 2, outcome: '500', error: '<img src=x onerror=alert(2)>', lastPollAt: 990, lastDurationSeconds: 0.5 },
-            { endpoint: 'actions', state: 'backoff', consecutiveFailures: 1, outcome: '403', retryAt: 1900 },
+            { endpoint: 'actions', state: 'forbidden', consecutiveFailures: 1, outcome: 'forbidden', retryAt: 1900 },
           ],
         },
       ],
@@ -24,7 +24,7 @@ describe('landing page', () => {
     expect(html).not.toContain('"onmouseover="');
     expect(html).toContain('&#60;script&#62;');
     expect(html).toContain('pre-issued token is rejected');
-    expect(html).toContain('forbidden, backing off');
+    expect(html).toContain('forbidden: grant the permission or disable the endpoint');
     expect(html).toContain('Starting');
   });
 
