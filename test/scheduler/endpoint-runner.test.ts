@@ -101,7 +101,8 @@ describe('EndpointRunner', () => {
     }
     expect(calls).toBe(3);
     expect(warnings(log)).toHaveLength(1);
-    expect(String(warnings(log)[0]?.hint)).toMatch(/rights.*elevated/);
+    expect(String(warnings(log)[0]?.hint)).toMatch(/permission.*elevated rights.*disabledEndpoints/);
+    expect(warnings(log)[0]).toMatchObject({ outcome: 'forbidden' });
   });
 
   it('does not count a shutdown abort as a failure', async () => {
