@@ -54,11 +54,14 @@ export class NewestRuns {
     return this.newest.size;
   }
 
-  add(run: ConnectorRun): void {
+  /** True when the row replaced or added a key's newest row with a different row. */
+  add(run: ConnectorRun): boolean {
     const key = runKey(run);
     const time = runTime(run, this.timeZone) ?? -Infinity;
     const best = this.newest.get(key);
-    if (!best || time >= best.time) this.newest.set(key, { run, time });
+    if (best && time < best.time) return false;
+    this.newest.set(key, { run, time });
+    return !best || !sameRun(best.run, run);
   }
 
   addAll(runs: Iterable<ConnectorRun>): this {
@@ -77,6 +80,11 @@ export class NewestRuns {
   runs(): ConnectorRun[] {
     return [...this.newest.values()].map((v) => v.run);
   }
+}
+
+/** The same row read twice (an incremental read sees the newest rows again): equal field by field. */
+function sameRun(a: ConnectorRun, b: ConnectorRun): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** The newest row per (bridge_name, profile name), in order of first appearance; ties → later row. */

@@ -11,7 +11,7 @@ import type { SecretScrubber } from '../secrets.js';
 import { CmdbAbortedError, CmdbHttpError, CmdbInvalidBodyError, CmdbUnauthorizedError } from '../errors.js';
 import { ConnectorPageSchema, validate, type ConnectorRun } from '../api/schemas.js';
 import { ConnectorHistoryReader, INCREMENTAL_SORT, type HistoryIo, type HistoryPage } from './connector-history.js';
-import { sharedPageReducer, type PageReducer, type ReducedPage } from './page-reducer.js';
+import { sharedPageReducer, type PageAnswer, type PageReducer } from './page-reducer.js';
 import { descriptor, pathsOf, type CmdbApi, type DataEndpoint, type GetArgs, type PageFields, type PagedEndpoint, type ResultOf } from '../api/endpoints.js';
 import type { z } from 'zod';
 import type { Reply } from './attempt.js';
@@ -40,22 +40,41 @@ export interface CmdbClientOptions {
   pageReducer?: PageReducer;
 }
 
-/** A reduced page, its kept rows validated with the endpoint's schema. */
-function decodeHistoryPage(reduced: ReducedPage, request: string): HistoryPage {
-  if (reduced.kind === 'not_json') throw new CmdbInvalidBodyError(request, '', 'not JSON');
-  const body = reduced.kind === 'page' ? { ...reduced.envelope, content: reduced.rows } : reduced.body;
+type Lookup<T> = { found: true; value: T } | { found: false; reply: Reply; path: string };
+
+/** What a page says (its rows stay in the scan); a body that is not a page object is validated whole. */
+function decodeHistoryPage(answer: PageAnswer, request: string, extra: ConnectorRun[]): HistoryPage {
+  if (answer.kind === 'not_json') throw new CmdbInvalidBodyError(request, '', 'not JSON');
+  const body = answer.kind === 'page' ? { ...answer.envelope, content: [] } : answer.body;
   const result = validate(ConnectorPageSchema, body);
   if (!result.ok) throw new CmdbInvalidBodyError(request, result.field, result.message);
-  const page = result.value;
-  if (reduced.kind === 'page') {
-    const { sorted, first, last, min, count } = reduced;
-    return { rows: page.content, count, fields: page, sorted, first, last, min };
+  const fields = result.value;
+  if (answer.kind === 'page') {
+    const { sorted, first, last, min, count } = answer;
+    return { count, fields, sorted, first, last, min };
   }
-  // Not a page object (a bare list): it cannot say it is sorted; an incremental read falls back.
-  return { rows: page.content, count: page.content.length, fields: page, sorted: false };
+  // A bare list cannot say it is sorted: an incremental read falls back to a full scan.
+  for (const run of fields.content) extra.push(run);
+  return { count: fields.content.length, fields, sorted: false };
 }
 
-type Lookup<T> = { found: true; value: T } | { found: false; reply: Reply; path: string };
+/** Rows validated per slice, the event loop free between slices (a scan keeps ~1,000 rows). */
+const VALIDATE_SLICE = 200;
+
+async function validateRows(rows: readonly unknown[], request: string): Promise<ConnectorRun[]> {
+  const out: ConnectorRun[] = [];
+  for (let start = 0; start < rows.length; start += VALIDATE_SLICE) {
+    if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    const result = validate(ConnectorPageSchema, { content: rows.slice(start, start + VALIDATE_SLICE) });
+    if (!result.ok) {
+      // Name the row by its place among the kept rows of the scan.
+      const field = result.field.replace(/^content\[(\d+)\]/, (_m, i: string) => `content[${Number(i) + start}]`);
+      throw new CmdbInvalidBodyError(request, field, result.message);
+    }
+    for (const run of result.value.content) out.push(run);
+  }
+  return out;
+}
 
 export class CmdbClient implements CmdbApi {
   private readonly stack: StackConfig;
@@ -159,11 +178,20 @@ export class CmdbClient implements CmdbApi {
     const endpoint = 'connector';
     const path = pathsOf(endpoint)[0] ?? '';
     const io: HistoryIo = {
-      fetchPage: async (page, size, sort) => {
-        const decode = async (reply: Reply, name: string) => decodeHistoryPage(await this.pages.reduce(reply.body), name);
-        const result = await this.lookup(endpoint, [path], decode, pageQuery(page, size, sort), signal);
-        if (!result.found) throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
-        return result.value;
+      scan: () => {
+        const session = this.pages.beginScan();
+        // Rows of bodies that are not page objects (a bare list), already validated here.
+        const extra: ConnectorRun[] = [];
+        return {
+          fetchPage: async (page, size, sort) => {
+            const decode = async (reply: Reply, name: string) => decodeHistoryPage(await session.page(reply.body), name, extra);
+            const result = await this.lookup(endpoint, [path], decode, pageQuery(page, size, sort), signal);
+            if (!result.found) throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
+            return result.value;
+          },
+          rows: async () => [...(await validateRows(await session.finish(), requestName('GET', path))), ...extra],
+          drop: () => session.drop(),
+        };
       },
       scanned: (kind) => this.instruments.connectorScans.inc({ stack, kind }),
       unsorted: (page) => {

@@ -32,17 +32,25 @@ export const INCREMENTAL_SORT = '_time,desc';
 
 export type ScanKind = 'full' | 'incremental';
 
-/** One page as the reader needs it: the page's kept rows, validated, and its sort facts. */
+/** What one page says to the reader: its size, paging fields and sort facts (its rows stay with the scan). */
 export interface HistoryPage extends PageTimes {
-  readonly rows: readonly ConnectorRun[];
-  /** Rows on the page before reduction. */
+  /** Rows on the page. */
   readonly count: number;
   readonly fields: PageFields;
 }
 
-export interface HistoryIo {
+/** One read of the history: pages go in, the newest row per key of all of them comes out. */
+export interface HistoryScan {
   /** GET one page: `sort` undefined for the service's own order. */
   fetchPage(page: number, size: number, sort: string | undefined): Promise<HistoryPage>;
+  /** The newest row per key over every page read, validated. */
+  rows(): Promise<ConnectorRun[]>;
+  /** The scan is abandoned: forget what it kept. */
+  drop(): void;
+}
+
+export interface HistoryIo {
+  scan(): HistoryScan;
   scanned(kind: ScanKind): void;
   /** An incremental scan met a page that is not sorted by `_time` descending. */
   unsorted(page: number): void;
@@ -60,22 +68,39 @@ export interface HistorySettings {
 
 export class ConnectorHistoryReader {
   private held: NewestRuns | undefined;
+  /** What the last read returned: returned again (the same array) while nothing changed. */
+  private lastResult: ConnectorRun[] | undefined;
   private lastFullScanAt: number | undefined;
   /** Set by an unsorted page: no incremental scan before this time (the next scheduled full scan). */
   private distrustUntil: number | undefined;
 
   constructor(private readonly settings: HistorySettings) {}
 
-  /** The newest row per key after this poll. `now` in unix seconds. */
+  /**
+   * The newest row per key after this poll. `now` in unix seconds. When an incremental read found
+   * nothing newer, the very array of the previous read is returned, so the caller can skip mapping.
+   */
   async read(io: HistoryIo, now: number): Promise<ConnectorRun[]> {
     if (this.incrementalAllowed(now)) {
       const merged = await this.incremental(io, now);
       if (merged) {
         io.scanned('incremental');
-        return merged.runs();
+        if (merged.changed || !this.lastResult) this.lastResult = merged.held.runs();
+        return this.lastResult;
       }
     }
-    return (await this.full(io, now)).runs();
+    this.lastResult = (await this.full(io, now)).runs();
+    return this.lastResult;
+  }
+
+  /** Reads pages into `scan` until `more` says stop; the scan is dropped when a read fails. */
+  private async pages(scan: HistoryScan, each: (page: number) => Promise<boolean>): Promise<void> {
+    try {
+      for (let page = 0; page < this.settings.maxPages; page++) if (!(await each(page))) return;
+    } catch (err) {
+      scan.drop();
+      throw err;
+    }
   }
 
   private incrementalAllowed(now: number): boolean {
@@ -86,16 +111,16 @@ export class ConnectorHistoryReader {
 
   private async full(io: HistoryIo, now: number): Promise<NewestRuns> {
     const { pageSize, maxPages, fullScanSort, timeZone } = this.settings;
-    const fresh = new NewestRuns(timeZone);
+    const scan = io.scan();
     let read = 0;
-    for (let page = 0; page < maxPages; page++) {
-      const p = await io.fetchPage(page, pageSize, fullScanSort);
-      fresh.addAll(p.rows);
+    await this.pages(scan, async (page) => {
+      const p = await scan.fetchPage(page, pageSize, fullScanSort);
       read += p.count;
       const decision = nextPageDecision(page, p.count, p.fields, maxPages);
       if (decision === 'truncated') io.truncated(read);
-      if (decision !== 'next') break;
-    }
+      return decision === 'next';
+    });
+    const fresh = new NewestRuns(timeZone).addAll(await scan.rows());
     // Replaced whole only once every page was read: a failed scan keeps what was held.
     this.held = fresh;
     this.lastFullScanAt = now;
@@ -104,29 +129,37 @@ export class ConnectorHistoryReader {
   }
 
   /** The merged rows, or undefined when the sort cannot be trusted (the caller scans in full). */
-  private async incremental(io: HistoryIo, now: number): Promise<NewestRuns | undefined> {
+  private async incremental(io: HistoryIo, now: number): Promise<{ held: NewestRuns; changed: boolean } | undefined> {
     const held = this.held;
     const newest = held?.newestTime();
     if (!held || newest === undefined) return undefined;
     const cutoff = newest - INCREMENTAL_MARGIN_SECONDS;
     const size = Math.min(INCREMENTAL_PAGE_SIZE, this.settings.pageSize);
-    // Merged into a copy: a poll that fails half-way leaves what is held untouched.
-    const merged = new NewestRuns(this.settings.timeZone).addAll(held.runs());
+    const scan = io.scan();
     let previousLast: number | undefined;
-    for (let page = 0; page < this.settings.maxPages; page++) {
-      const p = await io.fetchPage(page, size, INCREMENTAL_SORT);
+    let trusted = true;
+    await this.pages(scan, async (page) => {
+      const p = await scan.fetchPage(page, size, INCREMENTAL_SORT);
       const continues = previousLast === undefined || p.first === undefined || p.first <= previousLast;
       if (!p.sorted || !continues) {
         io.unsorted(page);
-        this.distrustUntil = now + this.settings.fullScanIntervalSeconds;
-        return undefined;
+        trusted = false;
+        return false;
       }
-      merged.addAll(p.rows);
       previousLast = p.last ?? previousLast;
-      if (p.count === 0 || (p.min !== undefined && p.min < cutoff)) break;
-      if (nextPageDecision(page, p.count, p.fields, this.settings.maxPages) !== 'next') break;
+      if (p.count === 0 || (p.min !== undefined && p.min < cutoff)) return false;
+      return nextPageDecision(page, p.count, p.fields, this.settings.maxPages) === 'next';
+    });
+    if (!trusted) {
+      scan.drop();
+      this.distrustUntil = now + this.settings.fullScanIntervalSeconds;
+      return undefined;
     }
+    // Merged into a copy: a poll that fails half-way leaves what is held untouched.
+    const merged = new NewestRuns(this.settings.timeZone).addAll(held.runs());
+    let changed = false;
+    for (const run of await scan.rows()) changed = merged.add(run) || changed;
     this.held = merged;
-    return merged;
+    return { held: merged, changed };
   }
 }

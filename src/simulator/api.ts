@@ -112,7 +112,8 @@ export interface ScenarioControls {
   /** Append a new, newest job for the Action with this status, e.g. 'FAILED', 'SUCCESS'; updates its lastRunAt. */
   runActionJob(actionId: string, status: string): void;
   removeConnector(bridgeName: string): void;
-  addConnector(bridgeName: string, status?: string): void;
+  /** A new connector with one run per profile, `lastRunSecondsAgo` in the past (then it never runs again). */
+  addConnector(bridgeName: string, status?: string, lastRunSecondsAgo?: number): void;
   removeAction(actionId: string): void;
   addAction(actionId: string, name?: string): void;
   /** Set the current asset count (the 30-day average stays), e.g. to simulate a sudden loss. */

@@ -5,8 +5,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConnectorPageSchema, validate, type ConnectorRun } from '../../src/api/schemas.js';
-import { ConnectorHistoryReader, INCREMENTAL_MARGIN_SECONDS, type HistoryIo, type HistoryPage, type ScanKind } from '../../src/cmdb/connector-history.js';
-import { reduceConnectorPage } from '../../src/cmdb/page-reducer.js';
+import {
+  ConnectorHistoryReader,
+  INCREMENTAL_MARGIN_SECONDS,
+  type HistoryIo,
+  type HistoryPage,
+  type HistoryScan,
+  type ScanKind,
+} from '../../src/cmdb/connector-history.js';
+import { createScanReducers, type ScanReducers } from '../../src/cmdb/page-reducer.js';
 
 const T0 = 1_785_000_000;
 const DAY = 86_400;
@@ -34,18 +41,32 @@ class FakeHistory implements HistoryIo {
   readonly scans: ScanKind[] = [];
   readonly unsortedPages: number[] = [];
 
-  async fetchPage(page: number, size: number, sort: string | undefined): Promise<HistoryPage> {
+  /** Serves one page as the exporter reads it: through the same scan reduction. */
+  async fetchPage(page: number, size: number, sort: string | undefined, reducers: ScanReducers): Promise<HistoryPage> {
     const ordered = sort === '_time,desc' && !this.ignoreSort ? [...this.rows].sort((a, b) => b._time - a._time) : this.rows;
     const content = ordered.slice(page * size, (page + 1) * size);
     this.requests.push({ page, size, sort, rows: content.length });
-    const text = JSON.stringify({ content, totalPages: Math.ceil(ordered.length / size), number: page });
-    const reduced = reduceConnectorPage(text);
-    if (reduced.kind !== 'page') throw new Error('expected a page');
-    const result = validate(ConnectorPageSchema, { ...reduced.envelope, content: reduced.rows });
+    const answer = reducers.page(1, JSON.stringify({ content, totalPages: Math.ceil(ordered.length / size), number: page }));
+    if (answer.kind !== 'page') throw new Error('expected a page');
+    const result = validate(ConnectorPageSchema, { ...answer.envelope, content: [] });
     if (!result.ok) throw new Error(result.message);
-    const { sorted, first, last, min, count } = reduced;
-    return { rows: result.value.content, count, fields: result.value, sorted, first, last, min };
+    const { sorted, first, last, min, count } = answer;
+    return { count, fields: result.value, sorted, first, last, min };
   }
+
+  scan(): HistoryScan {
+    const reducers = createScanReducers();
+    return {
+      fetchPage: (page, size, sort) => this.fetchPage(page, size, sort, reducers),
+      rows: async () => {
+        const result = validate(ConnectorPageSchema, { content: reducers.finish(1) });
+        if (!result.ok) throw new Error(result.message);
+        return result.value.content;
+      },
+      drop: () => reducers.drop(1),
+    };
+  }
+
   scanned(kind: ScanKind): void {
     this.scans.push(kind);
   }
@@ -149,8 +170,8 @@ describe('connector history reader', () => {
     await r.read(io, T0 + 60);
     // Page 0 descending, page 1 starting newer than page 0 ended.
     const sortedOnce = io.fetchPage.bind(io);
-    io.fetchPage = async (page, size, sort) => {
-      const p = await sortedOnce(page, size, sort);
+    io.fetchPage = async (page, size, sort, reducers) => {
+      const p = await sortedOnce(page, size, sort, reducers);
       return sort && page === 1 ? { ...p, first: T0 + 10 } : p;
     };
     io.rows.push(...Array.from({ length: 8 }, (_, i) => row(`burst${i}`, T0 - i)));
@@ -181,9 +202,9 @@ describe('connector history reader', () => {
     await r.read(io, T0 + 60);
     const real = io.fetchPage.bind(io);
     io.rows.push(...Array.from({ length: 6 }, (_, i) => row(`c${i}`, T0 + 100 + i)));
-    io.fetchPage = async (page, size, sort) => {
+    io.fetchPage = async (page, size, sort, reducers) => {
       if (page === 1) throw new Error('503');
-      return real(page, size, sort);
+      return real(page, size, sort, reducers);
     };
     await expect(r.read(io, T0 + 600)).rejects.toThrow('503');
     io.fetchPage = real;

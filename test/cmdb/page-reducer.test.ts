@@ -2,7 +2,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { newestRuns } from '../../src/api/connector-runs.js';
 import { ConnectorPageSchema, validate } from '../../src/api/schemas.js';
-import { PageReducer, reduceConnectorPage, type ReducedPage } from '../../src/cmdb/page-reducer.js';
+import { PageReducer, createScanReducers, reduceConnectorPage, type PageAnswer } from '../../src/cmdb/page-reducer.js';
 
 const rows = [
   { bridge_name: 'a', profile: 'p', _time: 100, status: 'Success', event_messages: ['x'.repeat(50)] },
@@ -14,7 +14,7 @@ const rows = [
   { bridge_name: 'd', profile: 'r', _time: 1785164000000 },
 ];
 const page = (content: unknown[], extra: Record<string, unknown> = {}) => JSON.stringify({ content, totalPages: 3, last: false, ...extra });
-const asPage = (r: ReducedPage) => {
+const asPage = (r: PageAnswer & { rows?: unknown[] }) => {
   if (r.kind !== 'page') throw new Error(`expected a page, got ${r.kind}`);
   return r;
 };
@@ -60,25 +60,51 @@ describe('reduceConnectorPage', () => {
     expect(r.count).toBe(5000);
     expect(r.rows).toHaveLength(10);
   });
+
+  it('reduces across the pages of a scan: what comes back is one row per key, the newest of every page', () => {
+    const reducers = createScanReducers();
+    const runs = Array.from({ length: 600 }, (_, i) => ({ bridge_name: `k${i % 7}`, profile: 'p', _time: 1_700_000_000 + ((i * 37) % 600) }));
+    for (let p = 0; p < 6; p++) asPage(reducers.page(9, page(runs.slice(p * 100, (p + 1) * 100))));
+    const kept = reducers.finish(9) as Array<{ bridge_name: string; _time: number }>;
+    expect(kept).toHaveLength(7);
+    for (const k of kept) {
+      expect(k._time).toBe(Math.max(...runs.filter((r) => r.bridge_name === k.bridge_name).map((r) => r._time)));
+    }
+    // A finished scan is forgotten; scans do not mix.
+    expect(reducers.finish(9)).toEqual([]);
+  });
 });
 
 describe('PageReducer worker thread', () => {
   const reducer = new PageReducer(0);
   afterAll(() => reducer.close());
 
-  it('reduces in a worker exactly as inline, for several pages in flight', async () => {
-    const bodies = [page(rows), page(rows.slice(2)), '<html>', '[1,2]'];
-    const results = await Promise.all(bodies.map((b) => reducer.reduce(Buffer.from(b))));
-    expect(results).toEqual(bodies.map((b) => reduceConnectorPage(b)));
+  it('reduces a scan in the worker exactly as inline, with two scans in flight', async () => {
+    const bodies = [page(rows), page(rows.slice(2)), page(rows.slice(0, 3))];
+    const a = reducer.beginScan();
+    const b = reducer.beginScan();
+    const answers = await Promise.all([...bodies.map((x) => a.page(Buffer.from(x))), b.page(Buffer.from(page(rows.slice(5))))]);
+    const inline = createScanReducers();
+    expect(answers.slice(0, 3)).toEqual(bodies.map((x) => inline.page(1, x)));
+    expect(await a.finish()).toEqual(inline.finish(1));
+    expect(await b.finish()).toEqual([rows[5], rows[6]]);
+  });
+
+  it('answers not_json and other bodies from the worker too', async () => {
+    const s = reducer.beginScan();
+    expect(await s.page(Buffer.from('<html>'))).toEqual({ kind: 'not_json' });
+    expect(await s.page(Buffer.from('[1,2]'))).toEqual({ kind: 'other', body: [1, 2] });
+    s.drop();
   });
 
   it('hands a whole buffer over without copying it', async () => {
     const body = Buffer.from(page(rows));
     const owned = Buffer.alloc(body.length);
     body.copy(owned);
-    const result = await reducer.reduce(owned);
-    expect(asPage(result).count).toBe(7);
+    const s = reducer.beginScan();
+    expect(asPage(await s.page(owned)).count).toBe(7);
     // Transferred: the sender's view is detached.
     expect(owned.buffer.byteLength).toBe(0);
+    expect(await s.finish()).toHaveLength(5);
   });
 });
