@@ -4,6 +4,8 @@
  * with gzip. Reports the three goals of docs/performance.md: scrape p99 while polling, the
  * exporter's peak RSS (VmHWM), and the bytes of later polls as a share of the first.
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PageReducer, reduceConnectorPage } from '../src/cmdb/page-reducer.js';
 import { startChild, type Child } from './children.js';
 import type { ExporterInput } from './results.js';
 import { scrapeLoad } from './scrape-load.js';
@@ -29,6 +31,51 @@ export interface HistoryResult {
   readonly polls: readonly ConnectorPoll[];
   /** Largest later poll's bytes / first poll's bytes; null without byte figures or a second poll. */
   readonly laterPollShare: number | null;
+  /** One big page (20,000 rows), reduced on the event loop and in the worker thread. */
+  readonly bigPage?: BigPage;
+}
+
+export interface BigPage {
+  readonly bytes: number;
+  /** JSON.parse and reduction on the calling thread: the event loop is blocked this long. */
+  readonly inlineMs: number;
+  /** The same page through the worker: wall time, and the longest the event loop was held meanwhile. */
+  readonly workerMs: number;
+  readonly workerMaxLagMs: number;
+}
+
+/** Times one ~25 MB page both ways, in this (the benchmark's) process. */
+async function measureBigPage(sim: SimulatorReady): Promise<BigPage> {
+  const auth = await fetch(`${sim.url}/CMDB/v1/access_token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ clientId: sim.clientId, secret: sim.secret }),
+  });
+  const token = ((await auth.json()) as { data: { token: string } }).data.token;
+  const res = await fetch(`${sim.url}/CMDB/v2/system/metrics/connector?page=0&size=20000`, { headers: { authorization: `Bearer ${token}` } });
+  const text = await res.text();
+  let t0 = performance.now();
+  reduceConnectorPage(text);
+  const inlineMs = performance.now() - t0;
+  const reducer = new PageReducer(0);
+  try {
+    // Warm the worker up first: its start-up is paid once per process, not per page.
+    const warm = reducer.beginScan();
+    await warm.page(Buffer.from('{"content":[]}'));
+    await warm.finish();
+    const lag = monitorEventLoopDelay({ resolution: 5 });
+    const body = Buffer.from(text);
+    lag.enable();
+    t0 = performance.now();
+    const scan = reducer.beginScan();
+    await scan.page(body);
+    await scan.finish();
+    const workerMs = performance.now() - t0;
+    lag.disable();
+    return { bytes: Buffer.byteLength(text), inlineMs, workerMs, workerMaxLagMs: lag.max / 1e6 };
+  } finally {
+    await reducer.close();
+  }
 }
 
 interface LoggedRequest {
@@ -80,7 +127,9 @@ export async function benchHistory(seconds: number, progress: (m: string) => voi
     const later = polls.slice(1).map((p) => p.bytes);
     const laterPollShare =
       first && later.length > 0 && later.every((b) => b !== null) ? Math.max(...(later as number[])) / first : null;
-    return { runs: sim.connectorRuns, seconds, scrape: cell.latency, scrapes: cell.requests, peakRssBytes, polls, laterPollShare };
+    progress('history: one 20,000-row page, inline and in the worker');
+    const bigPage = await measureBigPage(sim);
+    return { runs: sim.connectorRuns, seconds, scrape: cell.latency, scrapes: cell.requests, peakRssBytes, polls, laterPollShare, bigPage };
   } finally {
     await exporter?.call('close').catch(() => undefined);
     await exporter?.stop();
@@ -100,5 +149,10 @@ export function historyLines(r: HistoryResult): string[] {
     `  peak RSS (VmHWM): ${mb(r.peakRssBytes)}  goal < ${mb(HISTORY_GOALS.peakRssBytes)}: ${ok(r.peakRssBytes === null ? null : r.peakRssBytes < HISTORY_GOALS.peakRssBytes)}`,
     `  later polls read: ${share === null ? 'n/a' : `${(share * 100).toFixed(1)} %`} of the first  goal < ${HISTORY_GOALS.laterPollShare * 100} %: ${ok(share === null ? null : share < HISTORY_GOALS.laterPollShare)}`,
     `  polls: ${r.polls.map((p) => `${p.requests} req / ${mb(p.bytes)}`).join(', ')}`,
+    ...(r.bigPage
+      ? [
+          `  one ${mb(r.bigPage.bytes)} page: parsed on the event loop ${r.bigPage.inlineMs.toFixed(0)} ms blocked; in the worker ${r.bigPage.workerMs.toFixed(0)} ms with the event loop held at most ${r.bigPage.workerMaxLagMs.toFixed(1)} ms`,
+        ]
+      : []),
   ];
 }
