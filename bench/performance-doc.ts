@@ -92,7 +92,7 @@ function costText(big: SizeResult): string {
   ${ms(big.render.rerender.p50)} for ${count(big.first.exposedSeries)} series. At the default intervals that happens about
   ${rerendersPerHour()} times an hour. An unchanged scrape costs ${ms(big.render.scrape.p50)} in-process.
 - **Polls.** A poll costs CPU in proportion to what it reads: the connector history is read in full on
-  every connector poll (${ms(big.repeat.cpuMs)} of CPU for a poll of every group at the ${big.size} size, with nothing changed),
+  the first poll and every \`connectorFullScanInterval\`, only its newest runs in between (${ms(big.repeat.cpuMs)} of CPU for a poll of every group at the ${big.size} size, with nothing changed),
   while Action jobs and ingestion details are fetched only when they may have changed.
 - **Scrapes.** Over HTTP a scrape of the ${big.size} size takes ${ms(identity1?.latency.p50 ?? NaN)} (p50, one client) against
   ${ms(big.render.scrape.p50)} in-process: the rest is encoding, writing and reading ${bytes(identity1?.responseBytes ?? NaN)}. gzip makes the body ${ratio.toFixed(0)} times smaller but costs
