@@ -2,6 +2,9 @@
 import { STACK, alertFactory, selector } from './model.js';
 import type { AlertRule, RuleGroup, Thresholds } from './model.js';
 
+/** Endpoints whose 403 is expected on ordinary tokens: only CmdbEndpointForbidden speaks of them. */
+const OPTIONAL_WHEN_FORBIDDEN = 'endpoint="data_ingestion_next"';
+
 export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
   const alert = alertFactory(t);
   const s = (metric: string, extra?: string) => selector(t, metric, extra);
@@ -26,8 +29,10 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbEndpointDown',
         'warning',
-        // A refused endpoint (403) is CmdbEndpointForbidden's, not "down" for ever.
-        `${s('cmdb_endpoint_up')} == 0\nunless on (job, instance, stack, endpoint)\n${s('cmdb_endpoint_forbidden')} == 1`,
+        // The next-run endpoint refused (403, as the real service does to ordinary tokens) is
+        // CmdbEndpointForbidden's alone, not "down" for ever. A 403 on any other endpoint still
+        // counts as down: its data is missing.
+        `${s('cmdb_endpoint_up')} == 0\nunless on (job, instance, stack, endpoint)\n${s('cmdb_endpoint_forbidden', OPTIONAL_WHEN_FORBIDDEN)} == 1`,
         `CMDB ${endpoint} is failing`,
         `Every poll of the CMDB ${endpoint} failed for ${t.for.CmdbEndpointDown}. Its last good data is kept until it is ${t.endpointStaleIntervals} poll intervals old, then it disappears. The exporter log and its landing page name the error.`,
       ),
@@ -41,7 +46,7 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbEndpointDataStale',
         'warning',
-        `(\n  time() - ${s('cmdb_endpoint_last_success_timestamp_seconds')}\n    > ${t.endpointStaleIntervals} * ${s('cmdb_endpoint_poll_interval_seconds')}\n)\nunless on (job, instance, stack, endpoint)\n${s('cmdb_endpoint_forbidden')} == 1`,
+        `(\n  time() - ${s('cmdb_endpoint_last_success_timestamp_seconds')}\n    > ${t.endpointStaleIntervals} * ${s('cmdb_endpoint_poll_interval_seconds')}\n)\nunless on (job, instance, stack, endpoint)\n${s('cmdb_endpoint_forbidden', OPTIONAL_WHEN_FORBIDDEN)} == 1`,
         `Data of CMDB ${endpoint} is stale`,
         `The newest successful poll of CMDB ${endpoint} is {{ $value | humanizeDuration }} old, more than ${t.endpointStaleIntervals} poll intervals: dashboards and alerts based on it show old data or none.`,
       ),
