@@ -4,6 +4,7 @@
  * over the IPC channel (see Commands); the figures it returns are measured here, in-process.
  */
 import { GZIP_LEVEL } from '../src/server/http.js';
+import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
@@ -25,8 +26,15 @@ const warnings = new Set<string>();
 
 function stackConfig(input: ExporterInput): StackConfig {
   const { clientIdKey, ...settings } = BUILTIN_SETTINGS;
+  const history = input.history;
   return {
     ...settings,
+    ...(history
+      ? {
+          paging: { ...settings.paging, connectorPageSize: history.connectorPageSize },
+          intervals: { ...settings.intervals, connectors: history.connectorIntervalSeconds },
+        }
+      : {}),
     name: STACK,
     baseUrl: input.baseUrl,
     auth: { kind: 'client', clientId: input.clientId, secret: input.secret, clientIdKey },
@@ -59,6 +67,17 @@ function memory(): Memory {
   return { rssBytes: m.rss, heapUsedBytes: m.heapUsed, externalBytes: m.external, afterGc: gc !== undefined };
 }
 
+/** VmHWM of this process (Linux): the peak resident set since it started. */
+async function peakRssBytes(): Promise<number | null> {
+  try {
+    const status = await readFile('/proc/self/status', 'utf8');
+    const kb = /^VmHWM:\s+(\d+)\s+kB/m.exec(status)?.[1];
+    return kb === undefined ? null : Number(kb) * 1024;
+  } catch {
+    return null;
+  }
+}
+
 function running(): App {
   if (!app) throw new Error('the exporter has not been started');
   return app;
@@ -74,7 +93,9 @@ async function startExporter(input: ExporterInput): Promise<{ url: string; memor
   const scrubber = new SecretScrubber();
   const logger = createLogger({ level: 'warn', format: 'json', scrubber, destination: warningSink() });
   const config: ExporterConfig = { listenAddress: '127.0.0.1:0', logLevel: 'warn', logFormat: 'json', enableReload: false, stacks: [stackConfig(input)] };
-  app = await start({ config, logger, scrubber, nowMs: () => Date.now() + clockOffsetMs, schedule: false, serve: true, defaultMetrics: true });
+  // The history cell runs the scheduler as the daemon does; the other cells poll by command.
+  const schedule = input.history !== undefined;
+  app = await start({ config, logger, scrubber, nowMs: () => Date.now() + clockOffsetMs, schedule, serve: true, defaultMetrics: true });
   if (!app.url) throw new Error('the exporter did not report its URL');
   return { url: app.url, memory: memory() };
 }
@@ -141,6 +162,7 @@ const commands: Record<string, (args: never) => Promise<unknown>> = {
   poll,
   render,
   memory: async () => memory(),
+  peakRss: async () => peakRssBytes(),
   warnings: async () => [...warnings],
   // The process itself ends on SIGTERM from the benchmark, after this answer has been sent.
   close: async () => {

@@ -1,3 +1,4 @@
+import type { HistoryResult } from './history-run.js';
 /** The shapes of the figures, shared by the benchmark, its exporter process and its reports. */
 import type { SizeName } from './sizes.js';
 import type { Bounds, Distribution } from './stats.js';
@@ -11,6 +12,8 @@ export interface ExporterInput {
   readonly trackedUsers: readonly string[];
   readonly rateLimitPerMinute: number;
   readonly maxSeries: number;
+  /** The connector-history cell: scheduler on, with these settings. */
+  readonly history?: { readonly connectorPageSize: number; readonly connectorIntervalSeconds: number };
 }
 
 export interface Memory {
@@ -128,6 +131,8 @@ export interface BenchResult {
   readonly sizes: readonly SizeResult[];
   readonly budget: BudgetFigures;
   readonly totalSeconds: number;
+  /** The connector-history cell, when it ran. */
+  readonly history?: HistoryResult;
 }
 
 export interface RenderBounds {

@@ -10,6 +10,7 @@ import { measureBudget } from './budget-run.js';
 import { textTable } from './format.js';
 import { renderPerformanceDoc } from './performance-doc.js';
 import type { BenchResult, BenchSettings, Machine, SizeResult } from './results.js';
+import { benchHistory, historyLines } from './history-run.js';
 import { benchSize } from './size-run.js';
 import { SIZES, sizeByName, type BenchSize } from './sizes.js';
 import { allTables } from './tables.js';
@@ -21,6 +22,9 @@ const USAGE = `Usage: npm run bench -- [options]
   --seconds N         time limit of each /metrics load cell (default 8)
   --max-requests N    request limit of each /metrics load cell (default 20000)
   --json FILE         also save the raw figures as JSON
+  --history-only      run only the connector-history cell (scrape p99, peak RSS, bytes per poll)
+  --no-history        skip the connector-history cell
+  --history-seconds N how long the connector-history cell scrapes (default 90)
   -h, --help          show this help`;
 
 const DOC = new URL('../docs/performance.md', import.meta.url);
@@ -30,6 +34,8 @@ interface Options {
   readonly sizes: readonly BenchSize[];
   readonly settings: BenchSettings;
   readonly json?: string;
+  readonly history: 'skip' | 'only' | 'also';
+  readonly historySeconds: number;
 }
 
 function positive(name: string, text: string | undefined, fallback: number): number {
@@ -48,6 +54,9 @@ function parseOptions(argv: string[]): Options | 'help' {
       seconds: { type: 'string' },
       'max-requests': { type: 'string' },
       json: { type: 'string' },
+      'history-only': { type: 'boolean', default: false },
+      'no-history': { type: 'boolean', default: false },
+      'history-seconds': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -63,6 +72,8 @@ function parseOptions(argv: string[]): Options | 'help' {
     write: values.write,
     sizes,
     json: values.json,
+    history: values['no-history'] ? 'skip' : values['history-only'] ? 'only' : 'also',
+    historySeconds: positive('history-seconds', values['history-seconds'], 90),
     settings: {
       scrapeSeconds: positive('seconds', values.seconds, 8),
       scrapeMaxRequests: Math.floor(positive('max-requests', values['max-requests'], 20_000)),
@@ -93,10 +104,16 @@ async function main(): Promise<void> {
     return;
   }
   const t0 = performance.now();
+  const history = options.history === 'skip' ? undefined : await benchHistory(options.historySeconds, progress);
+  if (history) for (const line of historyLines(history)) console.log(line);
+  if (options.history === 'only') {
+    if (options.json) writeFileSync(options.json, `${JSON.stringify({ history }, null, 2)}\n`);
+    return;
+  }
   const sizes: SizeResult[] = [];
   for (const size of options.sizes) sizes.push(await benchSize(size, options.settings, progress));
   const budget = await measureBudget(options.sizes.find((s) => s.name === 'small'), progress);
-  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, totalSeconds: (performance.now() - t0) / 1000 };
+  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, totalSeconds: (performance.now() - t0) / 1000 };
 
   const m = result.machine;
   console.log(`cmdb-exporter benchmark — ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, ${m.date}\n`);

@@ -5,6 +5,25 @@
 import { CATALOGUE, type MetricFamily } from '../src/metrics/catalogue.js';
 import { isMain, writeOrCheck } from './generated.js';
 
+/** Text between a section's heading and its table. */
+const NOTES: Record<string, string> = {
+  Connectors: [
+    'The endpoint returns a run history: several rows per connector profile, unsorted. One series set is kept',
+    'per (`bridge_name`, profile name) from its newest row. Rows that are not connector runs share the',
+    'endpoint and are kept out of every connector family, alert and dashboard panel:',
+    '',
+    '- `platform: "ML-ENGINE"` rows are the internal mergers ("Lucidum Asset Merger", "Lucidum User',
+    '  Merger", `profile: null`) that rebuild the inventory: the `cmdb_merger_*` families, label `merger`.',
+    '- `platform: "action"` rows (any case) are outbound Scheduled Action runs (`bridge_name` is the action',
+    '  type, `profile` the Action\'s name): the `cmdb_action_history_*` families.',
+    '',
+    'The history is read in full at start and every `connectorFullScanInterval`, and incrementally',
+    '(`sort=_time,desc`, newest runs only) in between: `cmdb_connector_scans_total` and',
+    '`cmdb_endpoint_response_bytes_total` show what that saves.',
+    '',
+  ].join('\n'),
+};
+
 const SECTIONS: Array<[title: string, match: (f: MetricFamily) => boolean]> = [
   ['Inventory — GET /CMDB/v2/system/metrics/data', (f) => f.endpoint === 'metrics_data'],
   ['License — GET /CMDB/v2/system/metrics/license', (f) => f.endpoint === 'license'],
@@ -34,7 +53,10 @@ export function renderMetricsDoc(): string {
     '',
   ];
   for (const [title, match] of SECTIONS) {
-    out.push(`## ${title}`, '', '| metric | type | labels | description |', '|---|---|---|---|');
+    out.push(`## ${title}`, '');
+    const note = NOTES[title.split(' — ')[0] ?? ''];
+    if (note) out.push(note);
+    out.push('| metric | type | labels | description |', '|---|---|---|---|');
     for (const f of CATALOGUE.filter(match)) {
       const type = f.stateSet ? 'gauge (state set)' : f.type;
       out.push(`| \`${f.name}\` | ${type} | ${f.labels.map((l) => `\`${l}\``).join(', ')} | ${cell(f.help)} |`);

@@ -10,7 +10,7 @@ export const ATTENTION_THRESHOLDS = {
   ingestionMaxRunSeconds: 6 * 3600,
   ingestionMaxSuccessAgeSeconds: 26 * 3600,
   /** Action job statuses that count as success (a regular expression, as in the alert). */
-  actionJobOkStatuses: 'SUCCESS',
+  actionJobOkStatuses: '(?i)success',
 } as const;
 
 export type AttentionThresholds = { readonly [K in keyof typeof ATTENTION_THRESHOLDS]: (typeof ATTENTION_THRESHOLDS)[K] extends string ? string : number };

@@ -34,8 +34,12 @@ export type FailureOutcome =
   | 'rejected'
   | 'aborted';
 
-/** What one poll of an endpoint came to, as the status page and the runner record it. */
-export type PollOutcome = 'success' | FailureOutcome | 'blocked' | 'error';
+/**
+ * What one poll of an endpoint came to, as the status page and the runner record it. A 403 is
+ * `forbidden`: the token lacks a permission, which no retry fixes (the real service answers 403 on
+ * /data-ingestion/next to ordinary tokens); it is not the CMDB being down.
+ */
+export type PollOutcome = 'success' | Exclude<FailureOutcome, '403'> | 'forbidden' | 'blocked' | 'error';
 
 export function statusOutcome(status: number): StatusOutcome {
   return String(status) as StatusOutcome;

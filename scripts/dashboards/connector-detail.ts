@@ -36,19 +36,30 @@ function newestRun(board: Board): void {
     5,
     5,
   );
-  for (const [which, metric] of [['start', 'cmdb_connector_last_run_start_timestamp_seconds'], ['end', 'cmdb_connector_last_run_end_timestamp_seconds']] as const) {
-    board.add(
-      stat({
-        title: `Last run ${which}`,
-        description: `When the newest run ${which === 'start' ? 'started' : 'ended'}. More than 2 days ago fires CmdbConnectorNotRun: check the connector's schedule in the CMDB UI.`,
-        queries: [{ expr: `${byProfile(metric)} * 1000`, legend: '{{profile}}' }],
-        unit: 'dateTimeFromNow',
-        steps: [['text', null]],
-      }),
-      4,
-      5,
-    );
-  }
+  board.add(
+    stat({
+      title: 'Last run',
+      description:
+        'When the newest run of each profile was written (_time of the run row; the real service sends no start or end time on ordinary runs). A profile that looks old while another profile of the connector (often "Default profile") is recent: the service files the runs there.',
+      queries: [{ expr: `${byProfile('cmdb_connector_last_run_timestamp_seconds')} * 1000`, legend: '{{profile}}' }],
+      unit: 'dateTimeFromNow',
+      steps: [['text', null]],
+    }),
+    4,
+    5,
+  );
+  board.add(
+    stat({
+      title: 'Last run, any profile',
+      description:
+        "The newest run of the connector over all its profiles: what CmdbConnectorNotRun judges. More than 2 days ago fires it: check the connector's schedule in the CMDB UI.",
+      queries: [{ expr: `max by (connector) (${c('cmdb_connector_last_run_timestamp_seconds')}) * 1000`, legend: '{{connector}}' }],
+      unit: 'dateTimeFromNow',
+      steps: [['text', null]],
+    }),
+    4,
+    5,
+  );
   board.add(
     table({
       title: 'Connector',
@@ -132,8 +143,8 @@ function overTime(board: Board): void {
   );
   series(
     'Time since last run',
-    'Time since the newest run ended. A saw-tooth is normal; a line that keeps rising means the connector stopped running: check its schedule in the CMDB UI (alert after 2 days).',
-    [[`time() - ${byProfile('cmdb_connector_last_run_end_timestamp_seconds')}`, '{{profile}}']],
+    'Time since the newest run was written, per profile. A saw-tooth is normal; a line that keeps rising means the profile stopped running: check its schedule in the CMDB UI (the alert, after 2 days, looks at the newest run over all profiles).',
+    [[`time() - ${byProfile('cmdb_connector_last_run_timestamp_seconds')}`, '{{profile}}']],
     's',
   );
 }

@@ -147,6 +147,23 @@ function polls(board: Board): void {
     w: 8,
   });
   add(board, {
+    title: 'Bytes read from the CMDB',
+    description:
+      'Response bytes read per endpoint. The connector run history is the largest: between full scans (connectorFullScanInterval) only its newest runs are read, so its rate should be a small fraction of a full scan. High all the time: see Connector history scans.',
+    queries: [{ expr: rate('cmdb_endpoint_response_bytes_total', 'stack, endpoint'), legend: '{{stack}} {{endpoint}}' }],
+    unit: 'Bps',
+  });
+  add(board, {
+    title: 'Connector history scans',
+    description:
+      'Reads of the connector run history: full (every page) and incremental (newest runs only, sort=_time,desc). Sort fallbacks: the CMDB did not sort by _time, so those polls read every page; see the warning in the exporter log.',
+    queries: [
+      { expr: increase('cmdb_connector_scans_total', 'stack, kind'), legend: '{{stack}} {{kind}}' },
+      { expr: increase('cmdb_connector_sort_fallbacks_total', 'stack'), legend: '{{stack}} sort fallback' },
+    ],
+    bars: true,
+  });
+  add(board, {
     title: 'Exported series',
     description: 'Series exported per stack from CMDB data. Close to maxSeries: series will be dropped; raise the cap or track fewer records.',
     queries: [{ expr: `max by (stack) (${m('cmdb_series')})`, legend: '{{stack}}' }],

@@ -13,6 +13,7 @@ const RUN_STATES: ReadonlyArray<readonly [string, string]> = [
 export function ingestionSection(board: Board): void {
   board.add(row('Data ingestion', 'Runs of the CMDB data ingestion (import from the connectors).'), 24, 1);
   ingestionState(board);
+  mergers(board);
   ingestionRuns(board);
 }
 
@@ -80,6 +81,22 @@ function ingestionState(board: Board): void {
     }),
     5,
     6,
+  );
+}
+
+/** The internal mergers build the inventory from what the connectors wrote (run history rows with platform ML-ENGINE). */
+function mergers(board: Board): void {
+  board.add(
+    stat({
+      title: 'Since last merger run',
+      description:
+        'Time since the asset and user mergers last wrote a run. The mergers build the inventory from what the connectors wrote: above 26 hours CmdbMergerStale fires and the inventory is stale even if every connector ran; check the merger tasks of the newest ingestion run.',
+      queries: [{ expr: `time() - max by (stack, merger) (${m('cmdb_merger_last_run_timestamp_seconds')})`, legend: '{{stack}}: {{merger}}' }],
+      unit: 's',
+      steps: [['green', null], ['orange', 86400], ['red', 93600]],
+    }),
+    24,
+    4,
   );
 }
 

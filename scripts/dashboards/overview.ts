@@ -81,7 +81,7 @@ function connectors(board: Board): void {
       headers: { stack: 'Stack', connector: 'Connector', profile: 'Profile', health: 'Health' },
       columns: [
         { expr: `max by (${connectorKey}, health) (${m('cmdb_connector_health')} == 1)` },
-        { expr: `${value('cmdb_connector_last_run_end_timestamp_seconds')} * 1000`, name: 'Last run', props: FROM_NOW },
+        { expr: `${value('cmdb_connector_last_run_timestamp_seconds')} * 1000`, name: 'Last run', props: FROM_NOW },
         { expr: value('cmdb_connector_last_run_duration_seconds'), name: 'Duration', props: { unit: 's' } },
         { expr: value('cmdb_connector_input_records'), name: 'Input records', props: { unit: 'short' } },
         { expr: value('cmdb_connector_output_records'), name: 'Output records', props: { unit: 'short' } },

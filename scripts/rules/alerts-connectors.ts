@@ -1,4 +1,8 @@
-/** Alerts on connectors (data sources), one per (connector, profile) from its newest run. */
+/**
+ * Alerts on connectors (data sources), one per (connector, profile) from its newest run, except
+ * CmdbConnectorNotRun (per connector over its profiles); and on the internal mergers. Action rows of
+ * the run history are not connectors and have families of their own, outside these alerts.
+ */
 import { CONNECTOR, STACK, alertFactory, humanSeconds, selector } from './model.js';
 import type { AlertRule, RuleGroup, Thresholds } from './model.js';
 
@@ -6,6 +10,7 @@ export function connectorAlerts(t: Thresholds): RuleGroup<AlertRule> {
   const alert = alertFactory(t);
   const s = (metric: string, extra?: string) => selector(t, metric, extra);
   const who = `${CONNECTOR} of ${STACK}`;
+  const service = `connector {{ $labels.connector }} of ${STACK}`;
   const maxAge = humanSeconds(t.connectorMaxRunAgeSeconds);
   return {
     name: 'cmdb-connectors.alerts',
@@ -20,10 +25,19 @@ export function connectorAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbConnectorNotRun',
         'warning',
-        // end_time, or start_time while a run has no end yet (0 or absent).
-        `time() - (\n    ${s('cmdb_connector_last_run_end_timestamp_seconds')} > 0\n  or\n    ${s('cmdb_connector_last_run_start_timestamp_seconds')} > 0\n) > ${t.connectorMaxRunAgeSeconds}`,
-        `CMDB ${who} has not run for {{ $value | humanizeDuration }}`,
-        `The newest run of ${who} ended (or, without an end, started) {{ $value | humanizeDuration }} ago, more than ${maxAge}: its schedule may be disabled or the connector is stuck.`,
+        // Per connector (service) over all its profiles: the real service often files a run under
+        // "Default profile" while the configured profile has a name, which must not make the named
+        // profile look dead for ever. The time is when the run was written (_time on the service).
+        `time() - max by (job, instance, stack, connector) (\n  ${s('cmdb_connector_last_run_timestamp_seconds')}\n) > ${t.connectorMaxRunAgeSeconds}`,
+        `CMDB ${service} has not run for {{ $value | humanizeDuration }}`,
+        `The newest run of ${service}, over all its profiles, was written {{ $value | humanizeDuration }} ago, more than ${maxAge}: its schedule may be disabled, or the connector is stuck or failing before it writes a run.`,
+      ),
+      alert(
+        'CmdbMergerStale',
+        'warning',
+        `time() - ${s('cmdb_merger_last_run_timestamp_seconds')} > ${t.mergerMaxRunAgeSeconds}`,
+        `CMDB {{ $labels.merger }} of ${STACK} has not finished for {{ $value | humanizeDuration }}`,
+        `The newest run of the internal {{ $labels.merger }} of ${STACK} was written {{ $value | humanizeDuration }} ago, more than ${humanSeconds(t.mergerMaxRunAgeSeconds)}: the inventory is stale even if every connector ran, because the merger builds it from what they wrote. Check the merger tasks of the newest data ingestion run.`,
       ),
       alert(
         'CmdbConnectorNoOutput',

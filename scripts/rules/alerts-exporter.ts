@@ -3,6 +3,9 @@ import { STACK, alertFactory, selector } from './model.js';
 import type { AlertRule, RuleGroup, Thresholds } from './model.js';
 import { RECORDS } from './recording.js';
 
+/** Endpoints whose 403 is expected on ordinary tokens: only CmdbEndpointForbidden speaks of them. */
+const OPTIONAL_WHEN_FORBIDDEN = 'endpoint="data_ingestion_next"';
+
 export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
   const alert = alertFactory(t);
   const s = (metric: string, extra?: string) => selector(t, metric, extra);
@@ -27,14 +30,24 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbEndpointDown',
         'warning',
-        `${s('cmdb_endpoint_up')} == 0`,
+        // The next-run endpoint refused (403, as the real service does to ordinary tokens) is
+        // CmdbEndpointForbidden's alone, not "down" for ever. A 403 on any other endpoint still
+        // counts as down: its data is missing.
+        `${s('cmdb_endpoint_up')} == 0\nunless on (job, instance, stack, endpoint)\n${s('cmdb_endpoint_forbidden', OPTIONAL_WHEN_FORBIDDEN)} == 1`,
         `CMDB ${endpoint} is failing`,
         `Every poll of the CMDB ${endpoint} failed for ${t.for.CmdbEndpointDown}. Its last good data is kept until it is ${t.endpointStaleIntervals} poll intervals old, then it disappears. The exporter log and its landing page name the error.`,
       ),
       alert(
+        'CmdbEndpointForbidden',
+        'info',
+        `${s('cmdb_endpoint_forbidden')} == 1`,
+        `CMDB ${endpoint} is forbidden to the exporter's token`,
+        `The CMDB answers 403 to the exporter on ${endpoint}: the token lacks the permission (on the real service, data_ingestion_next needs elevated rights that ordinary API tokens lack). Grant the permission to the token, or add {{ $labels.endpoint }} to disabledEndpoints of the stack. The exporter retries it on a slow back-off; the metrics of this endpoint are missing meanwhile.`,
+      ),
+      alert(
         'CmdbEndpointDataStale',
         'warning',
-        `time() - ${s('cmdb_endpoint_last_success_timestamp_seconds')}\n  > ${t.endpointStaleIntervals} * ${s('cmdb_endpoint_poll_interval_seconds')}`,
+        `(\n  time() - ${s('cmdb_endpoint_last_success_timestamp_seconds')}\n    > ${t.endpointStaleIntervals} * ${s('cmdb_endpoint_poll_interval_seconds')}\n)\nunless on (job, instance, stack, endpoint)\n${s('cmdb_endpoint_forbidden', OPTIONAL_WHEN_FORBIDDEN)} == 1`,
         `Data of CMDB ${endpoint} is stale`,
         `The newest successful poll of CMDB ${endpoint} is {{ $value | humanizeDuration }} old, more than ${t.endpointStaleIntervals} poll intervals: dashboards and alerts based on it show old data or none.`,
       ),

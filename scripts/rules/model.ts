@@ -43,6 +43,8 @@ export interface Thresholds {
   readonly licenseWarningDays: number;
   readonly licenseCriticalDays: number;
   readonly connectorMaxRunAgeSeconds: number;
+  /** The asset or user merger has not written a run for this long. */
+  readonly mergerMaxRunAgeSeconds: number;
   readonly ingestionMaxRunSeconds: number;
   readonly ingestionMaxSuccessAgeSeconds: number;
   readonly ingestionNextRunGraceSeconds: number;

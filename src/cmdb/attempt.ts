@@ -122,17 +122,25 @@ async function readCapped(body: ResponseBody, headers: IncomingHttpHeaders, max:
     abandon(body);
     throw new CmdbTooLargeError(request, max);
   }
+  // With a declared length the body is copied into one buffer as it arrives: a 25 MB page then
+  // needs 25 MB, not the chunks plus their concatenation.
+  const whole = Number.isInteger(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > max) {
+    if (total + chunk.length > max) {
       abandon(body);
       throw new CmdbTooLargeError(request, max);
     }
-    chunks.push(chunk);
+    if (whole && total + chunk.length <= whole.length) chunk.copy(whole, total);
+    else chunks.push(chunk);
+    total += chunk.length;
   }
-  return Buffer.concat(chunks, total);
+  if (whole && chunks.length === 0) return total === whole.length ? whole : whole.subarray(0, total);
+  // Longer than declared: what filled `whole` is a prefix, the rest is in `chunks`.
+  const spilled = chunks.reduce((n, c) => n + c.length, 0);
+  const parts = whole ? [whole.subarray(0, total - spilled), ...chunks] : chunks;
+  return Buffer.concat(parts, total);
 }
 
 /** The first `max` bytes; the rest is dropped with the connection (error bodies are rarely big). */

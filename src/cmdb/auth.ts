@@ -45,6 +45,10 @@ export class FetchedToken implements TokenProvider {
   private credential: Credential | undefined;
   private generation = 0;
   private inflight: Promise<Credential> | undefined;
+  /** The body key of the client id now used; switches once to the other spelling if that one works. */
+  private idKey: string;
+  /** A token was issued with idKey, or the other spelling was tried: no other spelling is tried again. */
+  private idKeySettled = false;
 
   constructor(
     private readonly auth: Extract<StackAuth, { kind: 'client' }>,
@@ -55,8 +59,11 @@ export class FetchedToken implements TokenProvider {
       scrubber: SecretScrubber;
       /** Aborted by close(): the shared fetch outlives any single caller's signal. */
       lifetime: AbortSignal;
+      logger?: Logger;
     },
-  ) {}
+  ) {
+    this.idKey = auth.clientIdKey;
+  }
 
   current(signal?: AbortSignal): Promise<Credential> {
     return this.credential ? Promise.resolve(this.credential) : this.shared(signal);
@@ -89,10 +96,35 @@ export class FetchedToken implements TokenProvider {
     }
   }
 
+  /**
+   * The documentation spells the body key `clientID` in its table and `clientId` in its example
+   * (spec notes, real service §2): when the configured one is refused, the other is tried once, and
+   * the one that works is kept for every later fetch.
+   */
   private async fetch(): Promise<Credential> {
+    try {
+      return await this.request(this.idKey);
+    } catch (err) {
+      const other = OTHER_SPELLING[this.idKey];
+      if (!(err instanceof CmdbTokenRejectedError) || this.idKeySettled || other === undefined) throw err;
+      this.idKeySettled = true;
+      let credential: Credential;
+      try {
+        credential = await this.request(other);
+      } catch {
+        // The other spelling did not help either: the first refusal is the one to report.
+        throw err;
+      }
+      this.deps.logger?.warn({ clientIdKey: other, configured: this.idKey }, `the token endpoint refused the client id under ${this.idKey} and accepted it under ${other}; set clientIdKey: ${other}`);
+      this.idKey = other;
+      return credential;
+    }
+  }
+
+  private async request(idKey: string): Promise<Credential> {
     const { stack, transport, instruments, scrubber, lifetime } = this.deps;
     const count = (outcome: 'success' | 'rejected' | 'error') => instruments.tokenRequests.inc({ stack: stack.name, outcome });
-    const body = JSON.stringify({ [this.auth.clientIdKey]: this.auth.clientId, secret: this.auth.secret });
+    const body = JSON.stringify({ [idKey]: this.auth.clientId, secret: this.auth.secret });
     let outcome;
     try {
       outcome = await transport.send(
@@ -120,6 +152,7 @@ export class FetchedToken implements TokenProvider {
       scrubber.add(token);
       count('success');
       this.credential = { token, generation: ++this.generation };
+      this.idKeySettled = true;
       return this.credential;
     }
     count('rejected');
@@ -127,6 +160,8 @@ export class FetchedToken implements TokenProvider {
     throw new CmdbTokenRejectedError(TOKEN_REQUEST, scrubber.scrub(rejectionDetail(status, parsed)));
   }
 }
+
+const OTHER_SPELLING: Readonly<Record<string, string>> = { clientID: 'clientId', clientId: 'clientID' };
 
 const decodeToken = jsonDecoder(TokenResponseSchema);
 

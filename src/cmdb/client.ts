@@ -8,7 +8,10 @@ import type { StackConfig } from '../config/types.js';
 import type { Instruments } from '../metrics/instruments.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
-import { CmdbAbortedError, CmdbHttpError, CmdbUnauthorizedError } from '../errors.js';
+import { CmdbAbortedError, CmdbHttpError, CmdbInvalidBodyError, CmdbUnauthorizedError } from '../errors.js';
+import { ConnectorPageSchema, validate, type ConnectorRun } from '../api/schemas.js';
+import { ConnectorHistoryReader, INCREMENTAL_SORT, type HistoryIo, type HistoryPage } from './connector-history.js';
+import { sharedPageReducer, type PageAnswer, type PageReducer } from './page-reducer.js';
 import { descriptor, pathsOf, type CmdbApi, type DataEndpoint, type GetArgs, type PageFields, type PagedEndpoint, type ResultOf } from '../api/endpoints.js';
 import type { z } from 'zod';
 import type { Reply } from './attempt.js';
@@ -17,7 +20,7 @@ import { jsonDecoder } from './body.js';
 import { realClock, type Clock } from './clock.js';
 import { createDispatcher } from './dispatcher.js';
 import { pageQuery, readAllPages } from './paging.js';
-import { Transport, requestName, type Outcome } from './transport.js';
+import { Transport, requestName, type Decoder, type Outcome } from './transport.js';
 
 export type { Clock };
 
@@ -33,9 +36,45 @@ export interface CmdbClientOptions {
   clock?: Clock;
   /** Jitter source, default Math.random. */
   random?: () => number;
+  /** Default: the process-wide worker (sharedPageReducer). */
+  pageReducer?: PageReducer;
 }
 
 type Lookup<T> = { found: true; value: T } | { found: false; reply: Reply; path: string };
+
+/** What a page says (its rows stay in the scan); a body that is not a page object is validated whole. */
+function decodeHistoryPage(answer: PageAnswer, request: string, extra: ConnectorRun[]): HistoryPage {
+  if (answer.kind === 'not_json') throw new CmdbInvalidBodyError(request, '', 'not JSON');
+  const body = answer.kind === 'page' ? { ...answer.envelope, content: [] } : answer.body;
+  const result = validate(ConnectorPageSchema, body);
+  if (!result.ok) throw new CmdbInvalidBodyError(request, result.field, result.message);
+  const fields = result.value;
+  if (answer.kind === 'page') {
+    const { sorted, first, last, min, count } = answer;
+    return { count, fields, sorted, first, last, min };
+  }
+  // A bare list cannot say it is sorted: an incremental read falls back to a full scan.
+  for (const run of fields.content) extra.push(run);
+  return { count: fields.content.length, fields, sorted: false };
+}
+
+/** Rows validated per slice, the event loop free between slices (a scan keeps ~1,000 rows). */
+const VALIDATE_SLICE = 200;
+
+async function validateRows(rows: readonly unknown[], request: string): Promise<ConnectorRun[]> {
+  const out: ConnectorRun[] = [];
+  for (let start = 0; start < rows.length; start += VALIDATE_SLICE) {
+    if (start > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    const result = validate(ConnectorPageSchema, { content: rows.slice(start, start + VALIDATE_SLICE) });
+    if (!result.ok) {
+      // Name the row by its place among the kept rows of the scan.
+      const field = result.field.replace(/^content\[(\d+)\]/, (_m, i: string) => `content[${Number(i) + start}]`);
+      throw new CmdbInvalidBodyError(request, field, result.message);
+    }
+    for (const run of result.value.content) out.push(run);
+  }
+  return out;
+}
 
 export class CmdbClient implements CmdbApi {
   private readonly stack: StackConfig;
@@ -47,6 +86,9 @@ export class CmdbClient implements CmdbApi {
   private readonly ownsDispatcher: boolean;
   private readonly lifetime = new AbortController();
   private closing: Promise<void> | undefined;
+  private readonly clock: Clock;
+  private readonly history: ConnectorHistoryReader;
+  private readonly pages: PageReducer;
   /** The path spelling that answered 2xx, per endpoint with more than one (spec §4 notes 6, 7). */
   private readonly spellings = new Map<DataEndpoint, string>();
 
@@ -56,6 +98,15 @@ export class CmdbClient implements CmdbApi {
     this.logger = logger;
     this.instruments = instruments;
     this.ownsDispatcher = !opts.dispatcher;
+    this.clock = opts.clock ?? realClock;
+    this.pages = opts.pageReducer ?? sharedPageReducer();
+    this.history = new ConnectorHistoryReader({
+      pageSize: stack.paging.connectorPageSize,
+      maxPages: stack.paging.maxPages,
+      fullScanSort: stack.connectorSort,
+      fullScanIntervalSeconds: stack.connectorFullScanInterval,
+      timeZone: stack.timezone,
+    });
     this.dispatcher = opts.dispatcher ?? createDispatcher(stack);
     // Only where it means something: an http:// base URL has no certificate to skip.
     if (stack.tls.insecureSkipVerify && stack.baseUrl.startsWith('https:')) {
@@ -68,7 +119,7 @@ export class CmdbClient implements CmdbApi {
       instruments,
       logger,
       dispatcher: this.dispatcher,
-      clock: opts.clock ?? realClock,
+      clock: this.clock,
       random: opts.random ?? Math.random,
     });
     // The configured secret or token is registered with the scrubber by whoever loaded the config
@@ -80,6 +131,7 @@ export class CmdbClient implements CmdbApi {
         instruments,
         scrubber,
         lifetime: this.lifetime.signal,
+        logger,
       });
     } else {
       this.tokens = new PreIssuedToken(stack.auth, { scrubber, logger });
@@ -102,12 +154,13 @@ export class CmdbClient implements CmdbApi {
    */
   async get<E extends DataEndpoint>(endpoint: E, ...[id, signal]: GetArgs<E>): Promise<ResultOf<E>> {
     const d = descriptor(endpoint);
+    if (endpoint === 'connector') return (await this.readConnectorHistory(signal)) as ResultOf<E>;
     if (d.kind === 'paged') return (await this.readPages(endpoint as PagedEndpoint, signal)) as ResultOf<E>;
     const paths = pathsOf(endpoint, id);
     const query = 'idInQuery' in d && d.idInQuery && id !== undefined ? `id=${encodeURIComponent(id)}` : undefined;
     const schema = d.schema as z.ZodType<unknown>;
     const extract = d.extract as (body: unknown) => ResultOf<E>;
-    const result = await this.lookup(endpoint, paths, schema, query, signal);
+    const result = await this.lookup(endpoint, paths, jsonDecoder(schema), query, signal);
     if (result.found) return extract(result.value);
     if ('notFoundIsEmpty' in d && d.notFoundIsEmpty) return [] as ResultOf<E>;
     throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
@@ -122,6 +175,46 @@ export class CmdbClient implements CmdbApi {
     return this.closing;
   }
 
+  /**
+   * The connector run history, newest row per key only: full scans and incremental scans
+   * (connector-history.ts), each page reduced as it arrives (page-reducer.ts).
+   */
+  private readConnectorHistory(signal?: AbortSignal): Promise<ConnectorRun[]> {
+    const stack = this.stack.name;
+    const endpoint = 'connector';
+    const path = pathsOf(endpoint)[0] ?? '';
+    const io: HistoryIo = {
+      scan: () => {
+        const session = this.pages.beginScan();
+        // Rows of bodies that are not page objects (a bare list), already validated here.
+        const extra: ConnectorRun[] = [];
+        return {
+          fetchPage: async (page, size, sort) => {
+            const decode = async (reply: Reply, name: string) => decodeHistoryPage(await session.page(reply.body), name, extra);
+            const result = await this.lookup(endpoint, [path], decode, pageQuery(page, size, sort), signal);
+            if (!result.found) throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
+            return result.value;
+          },
+          rows: async () => [...(await validateRows(await session.finish(), requestName('GET', path))), ...extra],
+          drop: () => session.drop(),
+        };
+      },
+      scanned: (kind) => this.instruments.connectorScans.inc({ stack, kind }),
+      unsorted: (page) => {
+        this.instruments.connectorSortFallbacks.inc({ stack });
+        this.logger.warn(
+          { endpoint, page, sort: INCREMENTAL_SORT },
+          'the connector history came back not sorted by _time descending: this poll reads every page instead, and incremental reads wait for the next full scan',
+        );
+      },
+      truncated: (rows) => {
+        this.logger.warn({ endpoint, maxPages: this.stack.paging.maxPages, rows }, 'paged read stopped at paging.maxPages before the last page');
+        this.instruments.pagesTruncated.inc({ stack, endpoint });
+      },
+    };
+    return this.history.read(io, this.clock.now() / 1000);
+  }
+
   private readPages(endpoint: PagedEndpoint, signal?: AbortSignal): Promise<unknown[]> {
     const d = descriptor(endpoint);
     const { maxPages } = this.stack.paging;
@@ -130,7 +223,7 @@ export class CmdbClient implements CmdbApi {
     const schema = d.schema as z.ZodType<PageFields>;
     const rowsOf = d.rows as (page: PageFields) => unknown[];
     const fetchPage = async (page: number) => {
-      const result = await this.lookup(endpoint, pathsOf(endpoint), schema, pageQuery(page, size, sort), signal);
+      const result = await this.lookup(endpoint, pathsOf(endpoint), jsonDecoder(schema), pageQuery(page, size, sort), signal);
       if (result.found) return result.value;
       throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
     };
@@ -142,21 +235,23 @@ export class CmdbClient implements CmdbApi {
 
   /**
    * GET the first spelling that answers 2xx and remember it. Once one is remembered only it is
-   * asked, and its 404 is returned as not found (for the change log: no change log). Any status
-   * other than 2xx and 404 throws.
+   * asked, and its 404 is returned as not found (for the change log: no change log). Before one is
+   * remembered a 404 or 403 moves on to the next spelling; a 403 on every spelling throws 403. Any
+   * other status throws.
    */
   private async lookup<T>(
     endpoint: DataEndpoint,
     paths: readonly string[],
-    schema: z.ZodType<T>,
+    decode: Decoder<T>,
     query: string | undefined,
     signal?: AbortSignal,
   ): Promise<Lookup<T>> {
     const known = this.spellings.get(endpoint);
     const candidates = known ? [known] : paths;
     let notFound: Lookup<T> | undefined;
+    let forbidden: Reply | undefined;
     for (const path of candidates) {
-      const outcome = await this.authorizedGet(endpoint, path, query, jsonDecoder(schema), signal);
+      const outcome = await this.authorizedGet(endpoint, path, query, decode, signal);
       if (outcome.ok) {
         // Concurrent first requests (change history of several names) may all get here: log once.
         if (!known && paths.length > 1 && this.spellings.get(endpoint) !== path) {
@@ -165,11 +260,16 @@ export class CmdbClient implements CmdbApi {
         }
         return { found: true, value: outcome.value };
       }
-      if (outcome.reply.status !== 404) {
-        throw new CmdbHttpError(requestName('GET', path), outcome.reply.status, outcome.reply.statusText);
-      }
-      notFound = { found: false, reply: outcome.reply, path };
+      const status = outcome.reply.status;
+      // A 403 on one spelling may only mean that spelling is not the service's (a scoped token is
+      // refused on unknown paths too): the other spelling is still tried, as after a 404.
+      const tryNext = status === 404 || (status === 403 && !known && paths.length > 1);
+      if (!tryNext) throw new CmdbHttpError(requestName('GET', path), status, outcome.reply.statusText);
+      if (status === 403) forbidden ??= outcome.reply;
+      else notFound = { found: false, reply: outcome.reply, path };
     }
+    // Every spelling refused: a 403 says more than a 404 on the other spelling.
+    if (forbidden) throw new CmdbHttpError(requestName('GET', candidates[0] ?? ''), 403, forbidden.statusText);
     return notFound as Lookup<T>;
   }
 
@@ -178,7 +278,7 @@ export class CmdbClient implements CmdbApi {
     endpoint: DataEndpoint,
     path: string,
     query: string | undefined,
-    decode: (reply: Reply, request: string) => T,
+    decode: Decoder<T>,
     signal?: AbortSignal,
   ): Promise<Outcome<T>> {
     // Checked before the token: an aborted poll must not start a token fetch either.

@@ -34,6 +34,12 @@ export interface Exchange {
   body?: string;
 }
 
+/**
+ * Turns a 2xx into the caller's value; may be asynchronous (connector pages are parsed in a worker).
+ * It runs inside the attempt, so its failure (invalid_body) is that request's outcome.
+ */
+export type Decoder<T> = (reply: Reply, request: string) => T | Promise<T>;
+
 /** A 2xx decoded by the caller's `decode`, or the final non-2xx reply (after any retries). */
 export type Outcome<T> = { ok: true; status: number; value: T } | { ok: false; reply: Reply };
 
@@ -81,7 +87,7 @@ export class Transport {
   }
 
   /** Sends `ex` with retries. `decode` runs on a 2xx inside the attempt, so its failure is that attempt's outcome. */
-  async send<T>(ex: Exchange, decode: (reply: Reply, request: string) => T, signal?: AbortSignal): Promise<Outcome<T>> {
+  async send<T>(ex: Exchange, decode: Decoder<T>, signal?: AbortSignal): Promise<Outcome<T>> {
     const request = requestName(ex.method, ex.path);
     const base = new URL(this.stack.baseUrl);
     // Only the origin goes through the URL parser; the path is sent as built (see AttemptRequest.path).
@@ -142,7 +148,7 @@ export class Transport {
     ex: Exchange,
     target: { origin: string; path: string },
     request: string,
-    decode: (reply: Reply, request: string) => T,
+    decode: Decoder<T>,
     signal: AbortSignal | undefined,
     attemptNumber: number,
   ): Promise<Outcome<T>> {
@@ -181,8 +187,9 @@ export class Transport {
       );
       outcome = statusOutcome(reply.status);
       bytes = reply.body.length;
+      this.ins.responseBytes.inc(labels, reply.body.length);
       if (reply.status < 200 || reply.status >= 300) return { ok: false, reply };
-      const value = decode(reply, request);
+      const value = await decode(reply, request);
       if (this.logger.isLevelEnabled('trace')) this.logger.trace({ endpoint: ex.endpoint, request, shape: shapeOf(value) }, 'response shape');
       return { ok: true, status: reply.status, value };
     } catch (err) {

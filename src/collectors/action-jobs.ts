@@ -7,10 +7,13 @@ import { SampleSet, firstOfEach, newestIndex, readTime } from './emit.js';
 const LAST_JOB_STATUS = 'cmdb_action_last_job_status';
 const LAST_JOB_STATUS_BASE = ['SUCCESS', 'FAILED'];
 
-/** action_status as sent; undefined when missing or blank. */
-function jobStatus(job: ActionJob): string | undefined {
-  const s = job.action_status;
-  return s != null && s.trim() !== '' ? s : undefined;
+/**
+ * action_status upper-cased (the service sends Success, SUCCESS and success alike), so that counts,
+ * the state set and the alerts see one spelling; undefined when missing or blank.
+ */
+export function jobStatus(job: ActionJob): string | undefined {
+  const s = job.action_status?.trim();
+  return s ? s.toUpperCase() : undefined;
 }
 
 /** The newest job: greatest action_run_date (read in the stack's zone when it has none); ties → later. */

@@ -1,10 +1,13 @@
 /**
  * Connectors area (GET …/system/metrics/connector). The input is a run history: several rows per
- * connector profile, in any order. One series set per (bridge_name, profile name), from its newest row.
+ * connector profile, in any order (the client may already have kept only the newest row per key).
+ * One series set per (bridge_name, profile name), from its newest row. Rows that are not connector
+ * runs share the endpoint and get families of their own: the internal mergers (platform ML-ENGINE)
+ * and outbound Scheduled Action runs (platform action).
  */
+import { newestRuns, profileName, rowKind, runTime } from '../api/connector-runs.js';
 import type { ConnectorRun } from '../api/schemas.js';
 import type { Labels } from '../metrics/sample.js';
-import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext } from './types.js';
 import { SampleSet, label, readTime, span } from './emit.js';
 import { defineArea } from './area.js';
@@ -12,35 +15,10 @@ import { HEALTH_STATES, eventCounts, fieldCounts, healthOf, missingFieldCount } 
 
 const STATUS = 'cmdb_connector_status';
 const HEALTH = 'cmdb_connector_health';
+const MERGER_STATUS = 'cmdb_merger_status';
+const ACTION_RUN_STATUS = 'cmdb_action_history_status';
 
-/** profile.profile_name for an object, the text itself for a string, "" for null/absent (merger rows). */
-export function profileName(run: ConnectorRun): string {
-  const p = run.profile;
-  if (typeof p === 'string') return p;
-  return p?.profile_name ?? '';
-}
-
-/** When the row was written: `_time`, else `_utc`, else end_time, else start_time. */
-function runTime(run: ConnectorRun, timeZone: string): number | undefined {
-  return (
-    parseTimestamp(run._time) ??
-    parseTimestamp(run._utc, timeZone) ??
-    parseTimestamp(run.end_time, timeZone) ??
-    parseTimestamp(run.start_time, timeZone)
-  );
-}
-
-/** The newest row per (bridge_name, profile name), in order of first appearance; ties → later row. */
-export function newestRuns(runs: readonly ConnectorRun[], timeZone: string): ConnectorRun[] {
-  const newest = new Map<string, { run: ConnectorRun; time: number }>();
-  for (const run of runs) {
-    const key = JSON.stringify([run.bridge_name, profileName(run)]);
-    const time = runTime(run, timeZone) ?? -Infinity;
-    const best = newest.get(key);
-    if (!best || time >= best.time) newest.set(key, { run, time });
-  }
-  return [...newest.values()].map((v) => v.run);
-}
+export { newestRuns, profileName };
 
 function durationSeconds(run: ConnectorRun, ctx: CollectorContext, key: Labels, start?: number, end?: number): number | undefined {
   const minutes = run.duration_minutes;
@@ -60,11 +38,11 @@ function collectRun(run: ConnectorRun, out: SampleSet, ctx: CollectorContext): v
     platform: label(run.platform),
     version: label(run.version),
   });
-  const status = run.status != null && run.status.trim() !== '' ? run.status : undefined;
-  out.stateSet(STATUS, key, 'status', status, []);
+  out.stateSet(STATUS, key, 'status', statusText(run), []);
   const health = healthOf(run.status);
   for (const h of HEALTH_STATES) out.gauge(HEALTH, { ...key, health: h }, h === health ? 1 : 0);
 
+  out.gauge('cmdb_connector_last_run_timestamp_seconds', key, runTime(run, ctx.timeZone));
   const start = readTime(ctx, 'start_time', run.start_time, key);
   const end = readTime(ctx, 'end_time', run.end_time, key);
   out.gauge('cmdb_connector_last_run_start_timestamp_seconds', key, start);
@@ -79,10 +57,37 @@ function collectRun(run: ConnectorRun, out: SampleSet, ctx: CollectorContext): v
   }
 }
 
+function statusText(run: ConnectorRun): string | undefined {
+  return run.status != null && run.status.trim() !== '' ? run.status : undefined;
+}
+
+/** A merger rebuilds the inventory from what the connectors wrote: stale when it stops finishing. */
+function collectMerger(run: ConnectorRun, out: SampleSet, ctx: CollectorContext): void {
+  const key = { merger: run.bridge_name };
+  out.gauge('cmdb_merger_last_run_timestamp_seconds', key, runTime(run, ctx.timeZone));
+  out.gauge('cmdb_merger_last_run_end_timestamp_seconds', key, readTime(ctx, 'end_time', run.end_time, key));
+  out.stateSet(MERGER_STATUS, key, 'status', statusText(run), []);
+  const health = healthOf(run.status);
+  for (const h of HEALTH_STATES) out.gauge('cmdb_merger_health', { ...key, health: h }, h === health ? 1 : 0);
+  out.gauge('cmdb_merger_output_records', key, run.output_records ?? undefined);
+}
+
+/** An outbound Scheduled Action run: bridge_name is the action type, profile the Action's name. */
+function collectActionRun(run: ConnectorRun, out: SampleSet, ctx: CollectorContext): void {
+  const key = { action_type: run.bridge_name, action_name: profileName(run) };
+  out.gauge('cmdb_action_history_last_run_timestamp_seconds', key, runTime(run, ctx.timeZone));
+  out.stateSet(ACTION_RUN_STATUS, key, 'status', statusText(run), []);
+  const health = healthOf(run.status);
+  for (const h of HEALTH_STATES) out.gauge('cmdb_action_history_health', { ...key, health: h }, h === health ? 1 : 0);
+  out.gauge('cmdb_action_history_output_records', key, run.output_records ?? undefined);
+}
+
+const BY_KIND = { connector: collectRun, merger: collectMerger, action: collectActionRun } as const;
+
 export const collectConnectors: Collector<'connector'> = (runs, ctx) => {
   const out = new SampleSet(ctx);
-  for (const run of newestRuns(runs, ctx.timeZone)) collectRun(run, out, ctx);
-  return out.finish([STATUS]);
+  for (const run of newestRuns(runs, ctx.timeZone)) BY_KIND[rowKind(run)](run, out, ctx);
+  return out.finish([STATUS, MERGER_STATUS, ACTION_RUN_STATUS]);
 };
 
 export const connectorsArea = defineArea({

@@ -9,6 +9,7 @@ import { SampleSet, newestIndex, readTime, span } from './emit.js';
 
 const LAST_STATUS = 'cmdb_ingestion_last_run_status';
 const LAST_STATUS_BASE = ['running', 'success', 'failed'];
+const IN_PROGRESS: ReadonlySet<string> = new Set(['running', 'queued']);
 
 /** The status lowercased and trimmed; "" when missing. */
 export function runStatus(run: { readonly status?: string | null }): string {
@@ -41,7 +42,9 @@ function collectRunCounts(runs: readonly IngestionRun[], out: SampleSet): void {
     counts.set(status, (counts.get(status) ?? 0) + 1);
   }
   for (const [status, n] of counts) out.gauge('cmdb_ingestion_runs', { status }, n);
-  const running = runs.some((r) => runStatus(r) === 'running');
+  // Airflow queues a run before it starts it: a queued run is under way for the overdue and
+  // too-long alerts, not missing.
+  const running = runs.some((r) => IN_PROGRESS.has(runStatus(r)));
   out.gauge('cmdb_ingestion_run_in_progress', {}, running ? 1 : 0);
 }
 

@@ -183,8 +183,13 @@ export const SETTINGS = {
     actionPageSize: key(numberIn(1, 2_000, whole), 100),
     maxPages: key(numberIn(1, 10_000, whole), 100),
   },
-  /** Connector list sort, `field,asc|desc`, sent as `sort=field%2Casc`. */
+  /** Connector list sort, `field,asc|desc`, sent as `sort=field%2Casc` (full scans only). */
   connectorSort: optional(connectorSort),
+  /**
+   * How often the whole connector run history is read again. Polls in between read only the newest
+   * runs (`sort=_time,desc`); a full scan is what drops connectors that no longer appear.
+   */
+  connectorFullScanInterval: key(secondsIn(60, 30 * 86_400), 86_400, { env: 'CMDB_CONNECTOR_FULL_SCAN_INTERVAL' }),
   track: {
     assets: key(nameList(), [], { env: 'CMDB_TRACK_ASSETS' }),
     users: key(nameList(), [], { env: 'CMDB_TRACK_USERS' }),

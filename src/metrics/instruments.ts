@@ -19,6 +19,9 @@ export interface Instruments {
   readonly seriesDropped: Counter<L<'stack'>>;
   readonly duplicateSeries: Counter<L<'stack'>>;
   readonly pagesTruncated: Counter<L<'stack' | 'endpoint'>>;
+  readonly responseBytes: Counter<L<'stack' | 'endpoint'>>;
+  readonly connectorScans: Counter<L<'stack' | 'kind'>>;
+  readonly connectorSortFallbacks: Counter<L<'stack'>>;
   readonly reloadSuccessful: Gauge;
   readonly reloadSuccessTimestamp: Gauge;
   readonly buildInfo: Gauge<L<'version' | 'node_version'>>;
@@ -62,6 +65,9 @@ export function createInstruments(registry: Registry, opts: { defaultMetrics?: b
     seriesDropped: new Counter(spec<'stack'>('cmdb_series_dropped_total', registry)),
     duplicateSeries: new Counter(spec<'stack'>('cmdb_duplicate_series_total', registry)),
     pagesTruncated: new Counter(spec<'stack' | 'endpoint'>('cmdb_pages_truncated_total', registry)),
+    responseBytes: new Counter(spec<'stack' | 'endpoint'>('cmdb_endpoint_response_bytes_total', registry)),
+    connectorScans: new Counter(spec<'stack' | 'kind'>('cmdb_connector_scans_total', registry)),
+    connectorSortFallbacks: new Counter(spec<'stack'>('cmdb_connector_sort_fallbacks_total', registry)),
     reloadSuccessful: new Gauge(spec<never>('cmdb_config_last_reload_successful', registry)),
     reloadSuccessTimestamp: new Gauge(spec<never>('cmdb_config_last_reload_success_timestamp_seconds', registry)),
     buildInfo: new Gauge(spec<'version' | 'node_version'>('cmdb_exporter_build_info', registry)),
@@ -88,6 +94,11 @@ export function initStackInstruments(
   ins.duplicateSeries.inc({ stack }, 0);
   for (const endpoint of endpoints) {
     if (endpoint === 'connector' || endpoint === 'actions') ins.pagesTruncated.inc({ stack, endpoint }, 0);
+    ins.responseBytes.inc({ stack, endpoint }, 0);
+  }
+  if (endpoints.includes('connector')) {
+    for (const kind of ['full', 'incremental']) ins.connectorScans.inc({ stack, kind }, 0);
+    ins.connectorSortFallbacks.inc({ stack }, 0);
   }
 }
 
@@ -101,18 +112,8 @@ export function initStackInstruments(
  * that a removed stack leaves nothing behind on /metrics until the next restart.
  */
 export async function removeStackInstruments(ins: Instruments, stack: string): Promise<void> {
-  const perStack = [
-    ins.requestDuration,
-    ins.requests,
-    ins.tokenRequests,
-    ins.pollDuration,
-    ins.pollSkipped,
-    ins.rateLimitBudget,
-    ins.rateLimitWait,
-    ins.seriesDropped,
-    ins.duplicateSeries,
-    ins.pagesTruncated,
-  ] as const;
+  // Every instrument: those without a `stack` label simply have no series that match.
+  const perStack = Object.values(ins) as Array<Counter<string> | Gauge<string> | Histogram<string>>;
   for (const metric of perStack) {
     const { values } = await metric.get();
     const seen = new Set<string>();
@@ -123,7 +124,7 @@ export async function removeStackInstruments(ins: Instruments, stack: string): P
       const key = JSON.stringify(own);
       if (seen.has(key)) continue;
       seen.add(key);
-      (metric as { remove(labels: Record<string, string | number>): void }).remove(own as Record<string, string | number>);
+      metric.remove(own as Record<string, string | number>);
     }
   }
 }

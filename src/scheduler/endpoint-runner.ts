@@ -5,7 +5,8 @@
  * - Success: the store gets the new sample set; a recovery is logged once.
  * - Failure: the store marks the endpoint down (series kept until the stale limit); the failure is
  *   logged when it starts or changes kind, then only as a periodic reminder, never every interval.
- * - 403: the endpoint is not polled again until a back-off (doubling, capped) has passed.
+ * - 403: state and outcome `forbidden` (cmdb_endpoint_forbidden 1); not polled again until a
+ *   back-off (doubling, capped) has passed.
  * - Shutdown aborts are not failures.
  */
 import type { DataEndpoint } from '../api/endpoints.js';
@@ -26,7 +27,8 @@ export type PollResult =
   /** Some ids failed: fresh results merged with the last good ones; the endpoint reports down. */
   | { readonly kind: 'partial'; readonly samples: readonly Sample[]; readonly error: unknown };
 
-export type EndpointState = 'pending' | 'ok' | 'failing' | 'backoff' | 'blocked';
+/** `forbidden`: a 403, retried on the doubling back-off only (retryAt). */
+export type EndpointState = 'pending' | 'ok' | 'failing' | 'forbidden' | 'blocked';
 
 export interface EndpointStatus {
   readonly endpoint: DataEndpoint;
@@ -147,8 +149,9 @@ export class EndpointRunner {
   private failed(status: Mutable, err: unknown, started: number, partial = false): void {
     const { endpoint } = status;
     const at = this.opts.now();
-    const outcome: PollOutcome = err instanceof CmdbError ? err.outcome : 'error';
-    if (!partial) this.opts.store.fail(this.opts.stack.name, endpoint);
+    const forbidden = err instanceof CmdbHttpError && err.status === 403;
+    const outcome: PollOutcome = forbidden ? 'forbidden' : err instanceof CmdbError ? (err.outcome as PollOutcome) : 'error';
+    if (!partial) this.opts.store.fail(this.opts.stack.name, endpoint, undefined, forbidden);
     const message = this.opts.scrubber.scrub(err instanceof Error ? err.message : String(err));
     const hint = hintFor(outcome, endpoint);
     Object.assign(status, {
@@ -161,7 +164,7 @@ export class EndpointRunner {
       consecutiveFailures: status.consecutiveFailures + 1,
       retryAt: undefined,
     });
-    if (err instanceof CmdbHttpError && err.status === 403) this.backOff(status);
+    if (forbidden) this.backOff(status);
     this.log(status, err, message, hint, outcome);
   }
 
@@ -171,7 +174,7 @@ export class EndpointRunner {
     const backoff = previous ? Math.min(previous.backoff * 2, max) : first;
     const until = this.opts.now() + backoff;
     this.forbidden.set(status.endpoint, { until, backoff });
-    status.state = 'backoff';
+    status.state = 'forbidden';
     status.retryAt = until;
   }
 

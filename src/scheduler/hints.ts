@@ -9,16 +9,17 @@ type Hinted = Exclude<PollOutcome, StatusOutcome | 'success'>;
 const STATUS_HINTS: Partial<Record<StatusOutcome, (endpoint: string) => string>> = {
   '401': () =>
     "the CMDB rejected the credentials: check the client id and secret (CMDB_CLIENT_ID / CMDB_SECRET or the stack's clientId / secret), or replace the pre-issued token",
-  '403': (endpoint) => {
-    const next = endpoint === 'data_ingestion_next' ? ' (the next-run endpoint often needs elevated rights)' : '';
-    return `the token lacks the rights for this endpoint${next}: grant them in the CMDB's authorization tokens section, or add it to disabledEndpoints; it is retried on a slower back-off`;
-  },
   '404': () =>
     'the CMDB does not serve this path: check that baseUrl is the address before /CMDB, or add the endpoint to disabledEndpoints if this CMDB version lacks it',
   '429': () => HINTS.rate_limited,
 };
 
-const HINTS: Record<Hinted, string> = {
+function forbiddenHint(endpoint: string): string {
+  const next = endpoint === 'data_ingestion_next' ? ' (the next-run endpoint needs elevated rights that ordinary API tokens lack)' : '';
+  return `forbidden: the token lacks the permission for this endpoint${next}. Grant it in the CMDB's authorization tokens section, or add ${endpoint} to disabledEndpoints; it is retried on a slower back-off`;
+}
+
+const HINTS: Record<Exclude<Hinted, 'forbidden'>, string> = {
   rejected: 'the token endpoint refused the client id and secret: check them, and clientIdKey (clientID or clientId) for this CMDB version',
   rate_limited:
     'the CMDB is rate limiting the exporter: lower rateLimitPerMinute or raise the poll intervals; check whether other clients share the same account',
@@ -40,7 +41,8 @@ const CLIENT_ERROR = 'the CMDB refused the request: check the exporter and CMDB 
 
 export function hintFor(outcome: PollOutcome, endpoint: string): string {
   if (outcome === 'success') return '';
-  if (outcome in HINTS) return HINTS[outcome as Hinted];
+  if (outcome === 'forbidden') return forbiddenHint(endpoint);
+  if (outcome in HINTS) return HINTS[outcome as Exclude<Hinted, 'forbidden'>];
   const byStatus = STATUS_HINTS[outcome as StatusOutcome];
   if (byStatus) return byStatus(endpoint);
   if (outcome.startsWith('5')) return SERVER_ERROR;

@@ -68,6 +68,7 @@ export class StackPoller {
   readonly runner: EndpointRunner;
   private readonly states = new StateMemory();
   private actionList: readonly Action[] | undefined;
+  private connectorRuns: unknown;
   private detailOf: { runId: string; status: string } | undefined;
   private readonly jobs = new Map<string, Cached<JobsCacheEntry>>();
   private readonly changeLog = { asset_change: new Map<string, Cached<ChangeEntry[]>>(), user_change: new Map<string, Cached<ChangeEntry[]>>() };
@@ -112,6 +113,13 @@ export class StackPoller {
       const get = this.opts.api.get.bind(this.opts.api) as (e: E, id: undefined, s?: AbortSignal) => Promise<ResultOf<E>>;
       result = await get(endpoint, undefined, signal);
       if (endpoint === 'actions') this.actionList = result as readonly Action[];
+      if (endpoint === 'connector') {
+        // An incremental read that found nothing newer returns the very same array: the series
+        // the store holds are still current, and mapping ~1,000 runs again would only cost time.
+        const same = result === this.connectorRuns && this.runner.status().some((s) => s.endpoint === 'connector' && s.state === 'ok');
+        this.connectorRuns = result;
+        if (same) return { kind: 'unchanged' };
+      }
       return this.map(endpoint, result as EndpointInputs[E]);
     });
     return result;

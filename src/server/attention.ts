@@ -88,7 +88,8 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
   }
 
   // Action jobs whose newest job did not succeed.
-  const ok = new RegExp(`^(?:${t.actionJobOkStatuses})$`, 'i');
+  // PromQL's inline (?i) has no JavaScript form: the flag says it instead.
+  const ok = new RegExp(`^(?:${t.actionJobOkStatuses.replace(/^\(\?i\)/, '')})$`, 'i');
   for (const s of all('cmdb_action_last_job_status')) {
     const status = s.labels.status ?? '';
     if (s.value === 1 && !ok.test(status)) {
@@ -132,7 +133,7 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
 
   // Endpoints that fail or are forbidden.
   for (const e of endpoints) {
-    if (e.state === 'backoff') {
+    if (e.state === 'forbidden') {
       const next = e.retryAt === undefined ? '' : `, next attempt ${relativeTime(now, e.retryAt)}`;
       problems.push({ severity: 'warning', area: 'endpoint', subject: e.endpoint, text: `forbidden (${e.outcome ?? '403'})${next}` });
     } else if (e.state === 'failing' || e.state === 'blocked') {

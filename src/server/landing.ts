@@ -61,7 +61,7 @@ const STATE_LABEL: Record<EndpointStatus['state'], string> = {
   pending: 'pending',
   ok: 'ok',
   failing: 'failing',
-  backoff: 'forbidden, backing off',
+  forbidden: 'forbidden: grant the permission or disable the endpoint',
   blocked: 'waiting on another endpoint',
 };
 
@@ -167,7 +167,7 @@ export function renderLanding(m: LandingModel, telemetryPath = '/metrics'): stri
 body{font-family:system-ui,sans-serif;margin:2rem;color:#1f2328;max-width:90rem}
 table{border-collapse:collapse;width:100%;margin-bottom:1.5rem}th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #d0d7de;vertical-align:top}
 th{background:#f6f8fa}td.when{white-space:nowrap}.muted{color:#6e7781;font-weight:normal;font-size:.9em}.err{color:#cf222e}.hint{color:#6e7781;font-size:.9em}
-tr.ok .state,b.ok,.okline{color:#1a7f37}tr.failing .state,tr.backoff .state,tr.critical .state,b.critical{color:#cf222e}tr.pending .state,tr.blocked .state,tr.warning .state,b.warning{color:#9a6700}
+tr.ok .state,b.ok,.okline{color:#1a7f37}tr.failing .state,tr.forbidden .state,tr.critical .state,b.critical{color:#cf222e}tr.pending .state,tr.blocked .state,tr.warning .state,b.warning{color:#9a6700}
 tr.skipped{color:#6e7781}#attention ul{margin:.2rem 0 1rem;padding-left:1.2rem}#attention h3{margin:.6rem 0 0;font-size:1.05rem}
 li .sev{display:inline-block;min-width:4.5rem;font-weight:600}li.critical .sev{color:#cf222e}li.warning .sev{color:#9a6700}
 nav a{margin-right:1rem}

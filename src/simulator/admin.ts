@@ -21,7 +21,7 @@ export const SCENARIO_ARGS: Record<keyof ScenarioControls, readonly string[]> = 
   finishIngestion: ['outcome'],
   runActionJob: ['actionId', 'status'],
   removeConnector: ['bridgeName'],
-  addConnector: ['bridgeName', 'status'],
+  addConnector: ['bridgeName', 'status', 'lastRunSecondsAgo'],
   removeAction: ['actionId'],
   addAction: ['actionId', 'name'],
   setAssetCount: ['count'],

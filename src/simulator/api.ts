@@ -49,6 +49,11 @@ export interface SimulatorOptions {
   live?: boolean; // default false for the programmatic API, true for the CLI
   /** Page size of the connector history when the request has no `size` (default 20). */
   connectorPageSize?: number;
+  /**
+   * Ignore `sort=` on the connector history and serve the unsorted order anyway (default false: the
+   * real service honours `sort=_time,desc`). Exercises the exporter's sort check and its fallback.
+   */
+  ignoreSort?: boolean;
   /** Faults active from the start. */
   faults?: FaultRule[];
   /** Serve HTTPS with this PEM certificate and key (to test the client's TLS options). */
@@ -90,6 +95,8 @@ export interface RequestRecord {
   headers: Record<string, string>;
   status: number;
   at: number; // ms, simulator clock
+  /** Bytes of the response body sent (0 for a reset connection). */
+  bytes: number;
 }
 
 /** Scenario controls: each takes effect at once (visible on the next poll). */
@@ -105,7 +112,8 @@ export interface ScenarioControls {
   /** Append a new, newest job for the Action with this status, e.g. 'FAILED', 'SUCCESS'; updates its lastRunAt. */
   runActionJob(actionId: string, status: string): void;
   removeConnector(bridgeName: string): void;
-  addConnector(bridgeName: string, status?: string): void;
+  /** A new connector with one run per profile, `lastRunSecondsAgo` in the past (then it never runs again). */
+  addConnector(bridgeName: string, status?: string, lastRunSecondsAgo?: number): void;
   removeAction(actionId: string): void;
   addAction(actionId: string, name?: string): void;
   /** Set the current asset count (the 30-day average stays), e.g. to simulate a sudden loss. */
@@ -116,7 +124,8 @@ export interface ScenarioControls {
 }
 
 export interface SimulatorControls {
-  addFault(rule: FaultRule): void;
+  /** `path` limits the rule to one raw path (one spelling of an endpoint). */
+  addFault(rule: FaultRule & { path?: string }): void;
   clearFaults(): void;
   faults(): FaultRule[];
   /** Tokens stop being accepted after N authorised requests or S seconds (401 afterwards, until a new token is fetched). Undefined clears. */

@@ -15,6 +15,7 @@ Serves a simulated CMDB API (all endpoints of the spec) with seeded, realistic d
   --no-live                 freeze time (default: live, runs start and finish on a demo cadence)
   --now ISO                 start the clock at this time instead of now (with --no-live: a fixed clock)
   --page-size N             connector page size when a request has no size (default 20)
+  --ignore-sort             serve the connector history unsorted whatever sort= asks (default: honour it)
   --connectors N --profiles-per-connector N --runs-per-connector N --actions N
   --jobs-per-action N --ingestion-runs N --tasks-per-run N --tracked-assets N
   --tracked-users N --changes-per-record N
@@ -100,6 +101,7 @@ function readFlags(argv: readonly string[]): FlagValues {
       options: {
         ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
         'no-live': { type: 'boolean' },
+        'ignore-sort': { type: 'boolean' },
         fault: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
@@ -158,6 +160,7 @@ export function parseCli(argv: readonly string[]): CliOptions | 'help' {
     live,
     faults: faultFlags((v.fault as string[] | undefined) ?? [], issues),
   };
+  if (v['ignore-sort'] === true) options.ignoreSort = true;
   const pageSize = integer('page-size', text('page-size'), issues);
   if (pageSize !== undefined) options.connectorPageSize = pageSize;
   if (text('client-id') !== undefined) options.clientId = text('client-id');

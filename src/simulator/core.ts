@@ -23,6 +23,7 @@ export interface Core {
   readonly secret: string;
   readonly connectorPageSize: number;
   readonly actionPageSize: number;
+  readonly ignoreSort: boolean;
   readonly live: boolean;
   /** Latency timers still pending, cleared on close. */
   readonly timers: Set<NodeJS.Timeout>;

@@ -13,6 +13,8 @@ export interface HandlerContext {
   nowMs: number;
   connectorPageSize: number;
   actionPageSize: number;
+  /** Serve the connector history unsorted whatever `sort=` asks. */
+  ignoreSort: boolean;
 }
 
 type Handler = (ctx: HandlerContext, query: URLSearchParams, arg: string | undefined) => Reply;
@@ -42,8 +44,9 @@ const connector: Handler = (ctx, query) => {
   if (typeof req === 'string') return errorReply(400, req);
   const sort = parseSort(query.get('sort'));
   if (typeof sort === 'string') return errorReply(400, sort);
-  const rows = sort ? ctx.data.history.sorted(sort.field, sort.direction) : ctx.data.history.all();
-  const { items, info } = slicePage(rows, req, sort !== undefined);
+  const honoured = ctx.ignoreSort ? undefined : sort;
+  const rows = honoured ? ctx.data.history.sorted(honoured.field, honoured.direction) : ctx.data.history.all();
+  const { items, info } = slicePage(rows, req, honoured !== undefined);
   return json(200, {
     content: items,
     pageable: info.pageable,

@@ -17,7 +17,8 @@ export function errorReply(status: number, message: string, code: number = statu
   return json(status, { code, message });
 }
 
-export function send(res: ServerResponse, reply: Reply): void {
+/** Writes the reply; returns the body's length in bytes. */
+export function send(res: ServerResponse, reply: Reply): number {
   const body = Buffer.from(reply.body, 'utf8');
   res.writeHead(reply.status, {
     'Content-Type': 'application/json',
@@ -25,6 +26,7 @@ export function send(res: ServerResponse, reply: Reply): void {
     ...reply.headers,
   });
   res.end(body);
+  return body.length;
 }
 
 /** The request body as text, or undefined when it exceeds `limit` bytes. */

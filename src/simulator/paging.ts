@@ -1,7 +1,10 @@
 /** Spring-style paging (`page` 0-based, `size`), as the real service's list endpoints answer. */
 
-/** Larger requests are cut to this, as Spring's max-page-size does. */
-export const MAX_PAGE_SIZE = 5000;
+/**
+ * Larger requests are cut to this, as Spring's max-page-size does. High enough for pages of ~25 MB
+ * (a real 2,000-row page is 24.8 MB; the simulator's rows are smaller).
+ */
+export const MAX_PAGE_SIZE = 20_000;
 
 export interface PageRequest {
   page: number;

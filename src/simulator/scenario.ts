@@ -47,12 +47,12 @@ export function createScenario(timeline: Timeline): ScenarioControls {
   };
 
   /** A new cycle of rows, each strictly newer than the run it follows (even with a fixed clock). */
-  const appendCycle = (spec: ConnectorSpec, status: string): void => {
+  const appendCycle = (spec: ConnectorSpec, status: string, at?: number): void => {
     const newest = new Map<string, number>();
     for (const row of data.history.runsOf(spec.bridgeName)) {
       newest.set(profileName(row), Math.max(row._time, newest.get(profileName(row)) ?? -Infinity));
     }
-    const now = timeline.now();
+    const now = at ?? timeline.now();
     let rows: ConnectorRow[] = cycleRows(data.seed, spec, now, { exactly: status });
     const behind = Math.max(0, ...rows.map((r) => (newest.get(profileName(r)) ?? -Infinity) - r._time + 1));
     if (behind > 0) rows = cycleRows(data.seed, spec, now + behind * 1000 + 6000, { exactly: status });
@@ -104,13 +104,18 @@ export function createScenario(timeline: Timeline): ScenarioControls {
       data.connectors.delete(spec.bridgeName);
       data.history.removeBridge(spec.bridgeName);
     },
-    addConnector(bridgeName, status = 'Success') {
+    addConnector(bridgeName, status = 'Success', lastRunSecondsAgo = 0) {
       const name = requireText('bridgeName', bridgeName);
       const checked = requireText('status', status);
+      if (typeof lastRunSecondsAgo !== 'number' || !Number.isFinite(lastRunSecondsAgo) || lastRunSecondsAgo < 0) {
+        reject('lastRunSecondsAgo', 'must be a number of seconds >= 0');
+      }
       if (data.connectors.has(name)) reject('bridgeName', `a connector named ${JSON.stringify(name)} exists`);
       const spec = addedConnectorSpec(data.seed, name, data.size.profilesPerConnector, timeline.now());
+      // A connector that last ran long ago has stopped: it is never due again.
+      if (lastRunSecondsAgo > 0) spec.nextRunMs = Number.MAX_SAFE_INTEGER;
       data.connectors.set(name, spec);
-      appendCycle(spec, checked);
+      appendCycle(spec, checked, timeline.now() - lastRunSecondsAgo * 1000);
     },
     removeAction(actionId) {
       data.actions.delete(action(actionId).key);

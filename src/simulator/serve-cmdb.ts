@@ -58,6 +58,7 @@ function handlerContext(core: Core) {
     nowMs: core.timeline.now(),
     connectorPageSize: core.connectorPageSize,
     actionPageSize: core.actionPageSize,
+    ignoreSort: core.ignoreSort,
   };
 }
 
@@ -105,6 +106,7 @@ export async function serveCmdb(core: Core, req: IncomingMessage, res: ServerRes
     headers: flatHeaders(req),
     status: 0,
     at: core.timeline.now(),
+    bytes: 0,
   };
   core.log.add(record);
   const reply = await answer(core, req, target);
@@ -113,5 +115,5 @@ export async function serveCmdb(core: Core, req: IncomingMessage, res: ServerRes
     return;
   }
   record.status = reply.status;
-  send(res, reply);
+  record.bytes = send(res, reply);
 }

@@ -63,6 +63,7 @@ function buildCore(opts: SimulatorOptions): Core {
     secret: opts.secret ?? DEFAULT_SECRET,
     connectorPageSize: checkPageSize(opts.connectorPageSize ?? DEFAULT_PAGE_SIZE),
     actionPageSize: DEFAULT_PAGE_SIZE,
+    ignoreSort: opts.ignoreSort ?? false,
     live: opts.live ?? false,
     timers: new Set(),
   };

@@ -19,24 +19,31 @@ export interface ConnectorTemplate {
   merger?: boolean;
   /** Profile sent as a plain string instead of an object. */
   stringProfile?: boolean;
+  /** An outbound Scheduled Action (platform action): profile is the Action's name. */
+  action?: boolean;
+  /** Rows keep start_time, end_time and duration_minutes (the documented shape, rare on the real service). */
+  timed?: boolean;
+  /** Runs of the first profile are often filed under "Default profile". */
+  defaultProfileRuns?: boolean;
 }
 
 export const CONNECTOR_TEMPLATES: readonly ConnectorTemplate[] = [
   { bridge: 'crowdstrike_falcon', display: 'CrowdStrike Falcon', platform: 'api', technology: 'rest' },
   { bridge: 'servicenow_cmdb', display: 'ServiceNow CMDB', platform: 'api', technology: 'rest' },
   { bridge: 'microsoft_intune', display: 'Microsoft Intune', platform: 'api', technology: 'graph', stringProfile: true },
-  { bridge: 'active_directory', display: 'Active Directory', platform: 'ldap', technology: 'ldaps' },
-  { bridge: 'lab_inventory_db', display: HOSTILE_DISPLAY_NAME, platform: 'database', technology: 'postgresql' },
+  { bridge: 'active_directory', display: 'Active Directory', platform: 'ldap', technology: 'ldaps', timed: true },
+  { bridge: 'lab_inventory_db', display: HOSTILE_DISPLAY_NAME, platform: 'database', technology: 'postgresql', timed: true },
   { bridge: 'vmware_vcenter', display: 'VMware vCenter', platform: 'api', technology: 'soap' },
-  { bridge: 'merger_assets', display: 'Asset merger', platform: 'internal', technology: 'merge', merger: true },
-  { bridge: 'aws_ec2', display: 'AWS EC2', platform: 'cloud', technology: 'aws-sdk' },
+  { bridge: 'Lucidum Asset Merger', display: 'Lucidum Asset Merger', platform: 'ML-ENGINE', technology: 'merge', merger: true },
+  { bridge: 'aws_ec2', display: 'AWS EC2', platform: 'aws', technology: 'aws-sdk', defaultProfileRuns: true },
   { bridge: 'hr_export_csv', display: 'HR export (CSV über SFTP)', platform: 'file', technology: 'csv' },
   { bridge: 'qualys_vm', display: 'Qualys VM', platform: 'api', technology: 'rest' },
-  { bridge: 'sccm_sql', display: 'SCCM', platform: 'database', technology: 'mssql' },
+  { bridge: 'sccm_sql', display: 'SCCM', platform: 'database', technology: 'mssql', timed: true },
+  { bridge: 'webhook', display: 'Webhook', platform: 'action', technology: 'http', action: true },
   { bridge: 'okta_directory', display: 'Okta', platform: 'api', technology: 'rest', stringProfile: true },
   { bridge: 'jamf_pro', display: 'Jamf Pro', platform: 'api', technology: 'rest' },
   { bridge: 'azure_entra_id', display: 'Microsoft Entra ID', platform: 'cloud', technology: 'graph' },
-  { bridge: 'merger_users', display: 'User merger', platform: 'internal', technology: 'merge', merger: true },
+  { bridge: 'Lucidum User Merger', display: 'Lucidum User Merger', platform: 'ML-ENGINE', technology: 'merge', merger: true },
   { bridge: 'tenable_io', display: 'Tenable.io', platform: 'api', technology: 'rest' },
   { bridge: 'snipe_it', display: 'Snipe-IT', platform: 'api', technology: 'rest' },
   { bridge: 'asset_sheet_xlsx', display: 'Asset sheet (XLSX)', platform: 'file', technology: 'xlsx' },

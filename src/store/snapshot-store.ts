@@ -27,6 +27,8 @@ export interface EndpointSnapshot {
   readonly samples: readonly Sample[];
   /** Undefined until the first poll finished. */
   readonly up?: 0 | 1;
+  /** 1 while the newest poll was refused with 403. */
+  readonly forbidden?: 0 | 1;
   readonly lastSuccess?: number;
 }
 
@@ -73,20 +75,20 @@ export class SnapshotStore {
 
   /** A successful poll: `samples` replace the endpoint's series wholesale. */
   succeed(stack: string, endpoint: DataEndpoint, samples: readonly Sample[], at: number): void {
-    this.set(stack, endpoint, (s) => ({ ...s, ...this.prepare(stack, endpoint, samples), up: 1, lastSuccess: at }));
+    this.set(stack, endpoint, (s) => ({ ...s, ...this.prepare(stack, endpoint, samples), up: 1, forbidden: 0, lastSuccess: at }));
   }
 
   /** A successful poll that needed no request: the series already held are still current. */
   confirm(stack: string, endpoint: DataEndpoint, at: number): void {
-    this.set(stack, endpoint, (s) => ({ ...s, up: 1, lastSuccess: at }));
+    this.set(stack, endpoint, (s) => ({ ...s, up: 1, forbidden: 0, lastSuccess: at }));
   }
 
   /**
    * A failed poll: up 0 at once. `partial`, when given, replaces the series (a poll of several ids
    * where some failed: fresh results merged with the last good ones of the failed ids).
    */
-  fail(stack: string, endpoint: DataEndpoint, partial?: readonly Sample[]): void {
-    this.set(stack, endpoint, (s) => ({ ...s, ...(partial ? this.prepare(stack, endpoint, partial) : {}), up: 0 }));
+  fail(stack: string, endpoint: DataEndpoint, partial?: readonly Sample[], forbidden = false): void {
+    this.set(stack, endpoint, (s) => ({ ...s, ...(partial ? this.prepare(stack, endpoint, partial) : {}), up: 0, forbidden: forbidden ? 1 : 0 }));
   }
 
   /** Drop the series of failing endpoints whose last success is older than their stale limit. */
@@ -217,6 +219,7 @@ export class SnapshotStore {
         const labels = { stack, endpoint };
         addStatus('cmdb_endpoint_poll_interval_seconds', { labels, value: s.settings.intervalSeconds });
         if (s.up !== undefined) addStatus('cmdb_endpoint_up', { labels, value: s.up });
+        if (s.up !== undefined) addStatus('cmdb_endpoint_forbidden', { labels, value: s.forbidden ?? 0 });
         if (s.lastSuccess !== undefined) addStatus('cmdb_endpoint_last_success_timestamp_seconds', { labels, value: s.lastSuccess });
       }
       addStatus('cmdb_series', { labels: { stack }, value: count });

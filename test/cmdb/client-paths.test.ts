@@ -52,6 +52,48 @@ describe('Action list spelling (spec §4 note 6)', () => {
   });
 });
 
+describe('a 403 on the first spelling still tries the other one', () => {
+  it('/actions refused with 403, /action answers: remembered, no failure', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'actions', path: `${M}/actions`, status: 403 });
+    const { client } = makeClient(simStack(s));
+    const first = await client.get('actions');
+    await client.get('actions');
+    expect(first.length).toBeGreaterThan(0);
+    expect(dataPaths(s)).toEqual([`${M}/actions`, `${M}/action`, `${M}/action`]);
+  });
+
+  it('the change path with metadata refused with 403 falls back to the form without it', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'asset_change', path: ASSET_META, status: 403 });
+    const { client } = makeClient(simStack(s));
+    const entries = await client.get('asset_change', trackedAsset());
+    expect(entries.length).toBeGreaterThan(0);
+    expect(dataPaths(s)).toEqual([ASSET_META, ASSET_PLAIN]);
+  });
+
+  it('403 on the first spelling and 404 on the other is CmdbHttpError 403 (forbidden, not missing)', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'actions', path: `${M}/actions`, status: 403 });
+    s.addFault({ endpoint: 'actions', path: `${M}/action`, status: 404 });
+    const { client } = makeClient(simStack(s));
+    const err = await rejection(client.get('actions'));
+    expect(err).toBeInstanceOf(CmdbHttpError);
+    expect((err as CmdbHttpError).status).toBe(403);
+    expect(dataPaths(s)).toEqual([`${M}/actions`, `${M}/action`]);
+  });
+
+  it('once a spelling is remembered, its 403 is final (the other is not asked)', async () => {
+    const s = await sim();
+    const { client } = makeClient(simStack(s));
+    await client.get('actions');
+    s.addFault({ endpoint: 'actions', status: 403 });
+    const err = await rejection(client.get('actions'));
+    expect((err as CmdbHttpError).status).toBe(403);
+    expect(dataPaths(s)).toEqual([`${M}/actions`, `${M}/actions`]);
+  });
+});
+
 describe('change-log spelling (spec §4 note 7)', () => {
   it('falls back to the form without metadata on a 404 and remembers it', async () => {
     const s = await sim();
@@ -157,19 +199,20 @@ describe('paging', () => {
   const runKey = (r: { bridge_name: string; profile?: unknown; _time?: number | null; _utc?: unknown }) =>
     JSON.stringify([r.bridge_name, r.profile, r._time, r._utc]);
 
-  it('reads every page of the connector history: every run once, none twice', async () => {
+  it('reads every page of the connector history on a first poll and keeps the newest run of every key', async () => {
     const s = await sim({ size });
+    const history = (await (await fetch(`${s.url}/_admin/state`)).json() as { counts: { connectorRuns: number } }).counts.connectorRuns;
     const { client: whole } = makeClient(simStack(s, { paging: { connectorPageSize: 10_000 } }));
     const all = await whole.get('connector');
     s.clearRequests();
     const { client } = makeClient(simStack(s, { paging: { connectorPageSize: 7 } }));
     const paged = await client.get('connector');
-    expect(all.length).toBeGreaterThan(7 * 5);
-    expect(paged).toHaveLength(all.length);
+    expect(history).toBeGreaterThan(7 * 5);
+    // One row per key, whatever the page size: the same newest rows.
     expect(new Set(paged.map(runKey)).size).toBe(paged.length);
-    expect(new Set(paged.map(runKey))).toEqual(new Set(all.map(runKey)));
+    expect(new Set(paged.map((r) => JSON.stringify(r)))).toEqual(new Set(all.map((r) => JSON.stringify(r))));
     const queries = requestsTo(s, 'connector').map((r) => r.rawQuery);
-    const pages = Math.ceil(all.length / 7);
+    const pages = Math.ceil(history / 7);
     expect(queries).toEqual(Array.from({ length: pages }, (_, i) => `page=${i}&size=7`));
   });
 
@@ -186,10 +229,52 @@ describe('paging', () => {
     const s = await sim({ size });
     const { client, log, metrics } = makeClient(simStack(s, { paging: { connectorPageSize: 5, maxPages: 3 } }));
     const rows = await client.get('connector');
-    expect(rows).toHaveLength(15);
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.length).toBeLessThanOrEqual(15);
     expect(requestsTo(s, 'connector')).toHaveLength(3);
     expect(log.lines().find((l) => l.level === 'warn')).toMatchObject({ endpoint: 'connector', maxPages: 3 });
     expect(await metrics.value('cmdb_pages_truncated_total', { stack: 'test', endpoint: 'connector' })).toBe(1);
+  });
+});
+
+describe('connector history: full, then incremental scans (real-service notes §4.1)', () => {
+  const size = { connectors: 15, profilesPerConnector: 2, runsPerConnector: 24 };
+
+  it('a second poll asks for sort=_time,desc and reads a fraction of the bytes', async () => {
+    const s = await sim({ size });
+    const { client, metrics } = makeClient(simStack(s, { paging: { connectorPageSize: 40 } }));
+    const first = await client.get('connector');
+    const fullQueries = requestsTo(s, 'connector').map((r) => r.rawQuery);
+    const fullBytes = s.requests().reduce((n, r) => n + (r.endpoint === 'connector' ? r.bytes : 0), 0);
+    s.clearRequests();
+    const second = await client.get('connector');
+    expect(fullQueries.every((q) => !q.includes('sort='))).toBe(true);
+    expect(fullQueries.length).toBeGreaterThan(2);
+    const later = requestsTo(s, 'connector');
+    expect(later.map((r) => r.rawQuery)).toEqual(later.map((_, i) => `page=${i}&size=40&sort=_time%2Cdesc`));
+    // Only the runs within the margin of the newest one held, and one page more at most.
+    expect(later.length).toBeLessThan(fullQueries.length / 3);
+    const laterBytes = s.requests().reduce((n, r) => n + (r.endpoint === 'connector' ? r.bytes : 0), 0);
+    expect(laterBytes).toBeLessThan(fullBytes / 3);
+    expect(second).toEqual(first);
+    expect(await metrics.value('cmdb_connector_scans_total', { stack: 'test', kind: 'full' })).toBe(1);
+    expect(await metrics.value('cmdb_connector_scans_total', { stack: 'test', kind: 'incremental' })).toBe(1);
+    expect(await metrics.value('cmdb_endpoint_response_bytes_total', { stack: 'test', endpoint: 'connector' })).toBe(fullBytes + laterBytes);
+  });
+
+  it('a service that ignores the sort: the poll falls back to a full scan, with a counter and a log line', async () => {
+    const s = await sim({ size, ignoreSort: true });
+    const { client, metrics, log } = makeClient(simStack(s, { paging: { connectorPageSize: 40 } }));
+    const first = await client.get('connector');
+    s.clearRequests();
+    const second = await client.get('connector');
+    const queries = requestsTo(s, 'connector').map((r) => r.rawQuery);
+    expect(queries[0]).toBe('page=0&size=40&sort=_time%2Cdesc');
+    expect(queries.slice(1).every((q) => !q.includes('sort='))).toBe(true);
+    expect(second).toEqual(first);
+    expect(await metrics.value('cmdb_connector_sort_fallbacks_total', { stack: 'test' })).toBe(1);
+    expect(await metrics.value('cmdb_connector_scans_total', { stack: 'test', kind: 'full' })).toBe(2);
+    expect(log.lines().find((l) => l.level === 'warn' && String(l.msg).includes('not sorted by _time'))).toMatchObject({ endpoint: 'connector', page: 0 });
   });
 });
 

@@ -66,10 +66,42 @@ describe('token fetch against odd token answers', () => {
     expect(err).toBeInstanceOf(CmdbTokenRejectedError);
     expect(err.message).toMatch(/^POST \/CMDB\/v1\/access_token: token rejected: /);
     expect(err.message).toMatch(detail);
-    expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'rejected' })).toBe(1);
-    expect(await metrics.outcomes('access_token')).toEqual({ [outcome]: 1 });
+    // The configured key (clientId) is refused, then the other spelling is tried once, and refused.
+    expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'rejected' })).toBe(2);
+    expect(await metrics.outcomes('access_token')).toEqual({ [outcome]: 2 });
+    expect(JSON.parse(server?.seen[1]?.body ?? '')).toEqual({ clientID: 'cid', secret: SECRET });
     // A rejection is final: no retry, and the data request was never sent.
-    expect(server?.seen).toHaveLength(1);
+    expect(server?.seen).toHaveLength(2);
+    // The other spelling is not tried again on the next fetch.
+    await rejection(client.get('license'));
+    expect(server?.seen).toHaveLength(3);
+    expect(JSON.parse(server?.seen[2]?.body ?? '')).toEqual({ clientId: 'cid', secret: SECRET });
+  });
+
+  it('falls back from clientID to clientId once, and keeps the spelling that works', async () => {
+    let issued = 0;
+    server = await startLocal((req, res, raw) => {
+      if (req.url === '/CMDB/v1/access_token') {
+        const ok = (JSON.parse(raw) as Record<string, unknown>).clientId === 'cid';
+        if (ok) issued++;
+        sendJson(res, ok ? 200 : 401, ok ? { code: 200, data: { token: `tok-${issued}` } } : { code: 401001, message: 'Invalid token' });
+        return;
+      }
+      // The first token expires at once: the renewal must use the spelling that worked.
+      if (req.headers.authorization === 'Bearer tok-1') {
+        sendJson(res, 401, { code: 401001, message: 'Invalid token' });
+        return;
+      }
+      sendJson(res, 200, { licenseType: 'FULL', expireDate: '2030-01-01', customerName: 'ACME' });
+    });
+    const { client, metrics } = await makeClient(
+      testStack({ baseUrl: server.url, auth: { kind: 'client', clientId: 'cid', secret: SECRET, clientIdKey: 'clientID' }, retries: { max: 1 } }),
+    );
+    await expect(client.get('license')).resolves.toMatchObject({ licenseType: 'FULL' });
+    const tokenBodies = () => (server?.seen ?? []).filter((r) => r.url === '/CMDB/v1/access_token').map((r) => Object.keys(JSON.parse(r.body) as object)[0]);
+    expect(tokenBodies()).toEqual(['clientID', 'clientId', 'clientId']);
+    expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'rejected' })).toBe(1);
+    expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'success' })).toBe(2);
   });
 
   it('scrubs the secret when the server echoes it in its message', async () => {

@@ -141,3 +141,16 @@ describe('Action jobs collector (action_jobs)', () => {
     for (const secret of planted) expect(JSON.stringify(samples) + JSON.stringify(ctx.debugCalls)).not.toContain(secret);
   });
 });
+
+describe('action job status is compared case-insensitively', () => {
+  it.each(['Success', 'SUCCESS', 'success', ' success '])('%j is the SUCCESS state and counts as SUCCESS', (status) => {
+    const jobs = validated(ActionJobListSchema, [
+      { id: 'j2', action_run_date: '2026-07-27 06:00:04', action_status: status, action_result_number: 3 },
+      { id: 'j1', action_run_date: '2026-07-26 06:00:04', action_status: 'failed', action_result_number: 0 },
+    ]);
+    const samples = collect(collectActionJobs, [{ id: '7', value: jobs }], context());
+    expect(stateSet(samples, 'cmdb_action_last_job_status', { action_id: '7' }, 'status')).toEqual({ SUCCESS: 1, FAILED: 0 });
+    expect(valueOf(samples, 'cmdb_action_jobs', { action_id: '7', status: 'SUCCESS' })).toBe(1);
+    expect(valueOf(samples, 'cmdb_action_jobs', { action_id: '7', status: 'FAILED' })).toBe(1);
+  });
+});

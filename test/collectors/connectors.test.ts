@@ -218,3 +218,54 @@ describe('connector collector: label safety', () => {
     for (const s of run('history.json').samples) expect(s.labels).not.toHaveProperty('stack');
   });
 });
+
+describe('connector collector: rows shaped like the real service', () => {
+  const real = () => run('real-service.json').samples;
+
+  it('exports the last-run time from _time, else _utc, for rows without start/end', () => {
+    const samples = real();
+    expect(valueOf(samples, 'cmdb_connector_last_run_timestamp_seconds', { connector: 'okta_user', profile: 'Prod Tenant' })).toBe(1785163900);
+    expect(valueOf(samples, 'cmdb_connector_last_run_timestamp_seconds', { connector: 'ldap_users', profile: 'corp' })).toBe(
+      Date.parse('2026-07-27T10:00:00Z') / 1000,
+    );
+    expect(find(samples, 'cmdb_connector_last_run_start_timestamp_seconds')).toEqual([]);
+    expect(find(samples, 'cmdb_connector_last_run_end_timestamp_seconds')).toEqual([]);
+  });
+
+  it('keeps a run filed under "Default profile" apart from the named profile (alerts take the max per connector)', () => {
+    const samples = real();
+    expect(valueOf(samples, 'cmdb_connector_last_run_timestamp_seconds', { connector: 'aws_ec2', profile: 'Default profile' })).toBe(1785164000);
+    expect(valueOf(samples, 'cmdb_connector_last_run_timestamp_seconds', { connector: 'aws_ec2', profile: 'Prod account' })).toBe(1784300000);
+  });
+
+  it('maps ML-ENGINE rows to the merger families only', () => {
+    const samples = real();
+    expect(find(samples, 'cmdb_connector_info', { connector: 'Lucidum Asset Merger' })).toEqual([]);
+    expect(find(samples, 'cmdb_connector_health', { connector: 'Lucidum User Merger' })).toEqual([]);
+    expect(valueOf(samples, 'cmdb_merger_last_run_timestamp_seconds', { merger: 'Lucidum Asset Merger' })).toBe(1785166060);
+    // No _time: _utc comes before end_time, as for connectors.
+    expect(valueOf(samples, 'cmdb_merger_last_run_timestamp_seconds', { merger: 'Lucidum User Merger' })).toBe(
+      Date.parse('2026-07-20T15:01:00Z') / 1000,
+    );
+    expect(valueOf(samples, 'cmdb_merger_last_run_end_timestamp_seconds', { merger: 'Lucidum Asset Merger' })).toBe(1785166058);
+    expect(stateSet(samples, 'cmdb_merger_health', { merger: 'Lucidum Asset Merger' }, 'health')).toEqual({ ok: 0, warning: 1, error: 0, unknown: 0 });
+    expect(stateSet(samples, 'cmdb_merger_status', { merger: 'Lucidum User Merger' }, 'status')).toEqual({ SUCCESS: 1 });
+    expect(valueOf(samples, 'cmdb_merger_output_records', { merger: 'Lucidum Asset Merger' })).toBe(34201);
+  });
+
+  it('maps action rows (platform action in any case) to the action history families, never to connector families', () => {
+    const samples = real();
+    expect(find(samples, 'cmdb_connector_info', { connector: 'webhook' })).toEqual([]);
+    const key = { action_type: 'webhook', action_name: 'Recertification webhook' };
+    expect(valueOf(samples, 'cmdb_action_history_last_run_timestamp_seconds', key)).toBe(1785132004);
+    expect(stateSet(samples, 'cmdb_action_history_health', key, 'health')).toEqual({ ok: 1, warning: 0, error: 0, unknown: 0 });
+    expect(valueOf(samples, 'cmdb_action_history_output_records', key)).toBe(353);
+  });
+
+  it('never puts the embedded profile secret or event texts into samples', () => {
+    const text = JSON.stringify(real());
+    expect(text).not.toContain('gAAAAABfake-secret');
+    expect(text).not.toContain('abc123');
+    expect(text).not.toContain('ListAccounts');
+  });
+});

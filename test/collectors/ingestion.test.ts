@@ -236,3 +236,23 @@ describe('task detail collector (data_ingestion_detail)', () => {
     for (const secret of planted) expect(JSON.stringify(samples) + JSON.stringify(ctx.debugCalls)).not.toContain(secret);
   });
 });
+
+describe('ingestion runs: queued and any-case statuses', () => {
+  it.each([
+    ['queued', 1],
+    ['QUEUED', 1],
+    ['Running', 1],
+    ['success', 0],
+  ])('a newest run with status %j makes cmdb_ingestion_run_in_progress %d', (status, expected) => {
+    const runs = validated(IngestionRunListSchema, {
+      data_ingestion_runs: [
+        { id: 'scheduled__2026-07-28T01:05:00+00:00', run_type: 'scheduled', status, start_date: '2026-07-29T01:05:03.412+00:00', end_date: null },
+        { id: 'scheduled__2026-07-27T01:05:00+00:00', run_type: 'scheduled', status: 'SUCCESS', start_date: '2026-07-28T01:05:02+00:00', end_date: '2026-07-28T09:47:30+00:00' },
+      ],
+    }).data_ingestion_runs;
+    const samples = collect(collectIngestionRuns, runs, context());
+    expect(valueOf(samples, 'cmdb_ingestion_run_in_progress')).toBe(expected);
+    // SUCCESS in capitals is still the success the alerts look for.
+    if (expected === 1) expect(valueOf(samples, 'cmdb_ingestion_last_success_timestamp_seconds')).toBe(iso('2026-07-28T09:47:30Z'));
+  });
+});

@@ -54,6 +54,7 @@ describe('defaults', () => {
           maxResponseBytes: 268435456,
           tls: { insecureSkipVerify: false },
           paging: { connectorPageSize: 2000, actionPageSize: 100, maxPages: 100 },
+          connectorFullScanInterval: 86400,
           track: { assets: [], users: [] },
           intervals: DEFAULT_INTERVALS,
           staleIntervals: 3,

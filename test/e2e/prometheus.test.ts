@@ -19,6 +19,7 @@ import { baseEnv, http, leakedSecrets, makeTempDir, removeDir, REPO_ROOT, requir
 import { done, notYet, waitFor } from './harness/wait.js';
 
 const STACK = 'e2e-sim';
+const STALE_CONNECTOR = 'stale_source';
 // Not the simulator's public default: a value that can only appear in output if the exporter leaks it.
 const CLIENT_SECRET = `e2e-secret-${randomBytes(8).toString('hex')}`;
 
@@ -51,6 +52,9 @@ beforeAll(async () => {
   promtool = requireExecutable('promtool');
   dir = makeTempDir('prometheus');
   sim = await startSimulator({ secret: CLIENT_SECRET, live: false });
+  // A source that stopped running three days ago, its rows shaped like the real service's: _time and
+  // _utc, no start or end time.
+  sim.scenario.addConnector(STALE_CONNECTOR, 'Success', 3 * 86_400);
   const state = sim.state();
   // No `stacks` in the file: the stack comes from the environment, as in the container.
   const configFile = writeExporterConfig(dir, {
@@ -200,6 +204,24 @@ describe('the built exporter under a real Prometheus', () => {
     sim.scenario.runIngestion('success');
     sim.scenario.runActionJob(actionId, 'SUCCESS');
     await waitForAlerts('the four alerts to resolve', expected(), 'gone');
+  });
+
+  it('CmdbConnectorNotRun fires for a connector whose newest _time is three days old, on rows without start or end', async () => {
+    const rows = sim.state().connectors.find((c) => c.bridgeName === STALE_CONNECTOR);
+    expect(rows, 'the stale connector exists in the simulator').toBeDefined();
+    const metrics = await http(`${exporter.url}/metrics`);
+    const lines = metrics.text.split('\n').filter((l) => l.includes(`connector="${STALE_CONNECTOR}"`));
+    expect(lines.some((l) => l.startsWith('cmdb_connector_last_run_timestamp_seconds{'))).toBe(true);
+    // The rows carry no start or end: those families have no series for it.
+    expect(lines.filter((l) => /^cmdb_connector_last_run_(start|end)_timestamp_seconds\{/.test(l))).toEqual([]);
+    await waitForAlerts('CmdbConnectorNotRun for the stale connector', [{ name: 'CmdbConnectorNotRun', labels: { connector: STALE_CONNECTOR } }], 'firing');
+    const [alert] = matching(await api.alerts(), 'CmdbConnectorNotRun', { connector: STALE_CONNECTOR });
+    // Per connector over its profiles: no profile label; the age is about three days.
+    expect(alert?.labels.profile).toBeUndefined();
+    expect(alert?.annotations.summary).toMatch(new RegExp(`^CMDB connector ${STALE_CONNECTOR} of stack ${STACK} has not run for 3d `));
+    // The healthy connectors do not fire it.
+    const others = matching(await api.alerts(), 'CmdbConnectorNotRun').filter((a) => a.labels.connector !== STALE_CONNECTOR);
+    expect(others.map((a) => a.labels.connector)).toEqual([]);
   });
 
   it('no secret (client secret, issued tokens, planted secrets) appears in any log line, /metrics or the status page', async () => {

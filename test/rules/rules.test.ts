@@ -17,6 +17,7 @@ const OBJECT_LABELS: Readonly<Record<string, readonly string[]>> = {
   CmdbExporterAbsent: ['job'],
   CmdbEndpointDown: ['stack', 'endpoint'],
   CmdbEndpointDataStale: ['stack', 'endpoint'],
+  CmdbEndpointForbidden: ['stack', 'endpoint'],
   CmdbTokenRejected: ['stack'],
   CmdbRateBudgetNearlyExhausted: ['stack'],
   CmdbRateLimited: ['stack'],
@@ -28,7 +29,9 @@ const OBJECT_LABELS: Readonly<Record<string, readonly string[]>> = {
   CmdbAssetsDropped: ['stack'],
   CmdbUsersDropped: ['stack'],
   CmdbConnectorError: ['stack', 'connector', 'profile'],
-  CmdbConnectorNotRun: ['stack', 'connector', 'profile'],
+  // Per connector over all its profiles: no profile label.
+  CmdbConnectorNotRun: ['stack', 'connector'],
+  CmdbMergerStale: ['stack', 'merger'],
   CmdbConnectorNoOutput: ['stack', 'connector', 'profile'],
   CmdbConnectorMissingFields: ['stack', 'connector', 'profile'],
   CmdbIngestionRunFailed: ['stack'],

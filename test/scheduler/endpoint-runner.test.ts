@@ -64,14 +64,22 @@ describe('EndpointRunner', () => {
   });
 
   it('backs off after a 403: no poll until the back-off has passed, doubling up to the cap', async () => {
-    const { runner, clock } = setup();
+    const { runner, clock, store } = setup();
     let calls = 0;
     const forbidden = () => {
       calls++;
       return Promise.reject(new CmdbHttpError('GET /CMDB/v2/system/metrics/data-ingestion/next', 403, 'Forbidden'));
     };
     await runner.run('data_ingestion_next', forbidden);
-    expect(runner.status().find((s) => s.endpoint === 'data_ingestion_next')).toMatchObject({ state: 'backoff', retryAt: 1900 });
+    expect(runner.status().find((s) => s.endpoint === 'data_ingestion_next')).toMatchObject({
+      state: 'forbidden',
+      outcome: 'forbidden',
+      retryAt: 1900,
+      hint: expect.stringMatching(/^forbidden: .*elevated rights.*Grant it .* or add data_ingestion_next to disabledEndpoints/),
+    });
+    // Its own metric, so alerts can tell "refused" from "down".
+    expect(store.snapshot('s', 'data_ingestion_next')).toMatchObject({ up: 0, forbidden: 1 });
+    expect(store.text(clock.t)).toContain('cmdb_endpoint_forbidden{stack="s",endpoint="data_ingestion_next"} 1');
     clock.t += 899;
     await runner.run('data_ingestion_next', forbidden);
     expect(calls).toBe(1);
@@ -93,7 +101,8 @@ describe('EndpointRunner', () => {
     }
     expect(calls).toBe(3);
     expect(warnings(log)).toHaveLength(1);
-    expect(String(warnings(log)[0]?.hint)).toMatch(/rights.*elevated/);
+    expect(String(warnings(log)[0]?.hint)).toMatch(/permission.*elevated rights.*disabledEndpoints/);
+    expect(warnings(log)[0]).toMatchObject({ outcome: 'forbidden' });
   });
 
   it('does not count a shutdown abort as a failure', async () => {

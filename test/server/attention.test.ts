@@ -62,7 +62,7 @@ describe('what needs attention', () => {
       endpoints: [
         { endpoint: 'data_ingestion', state: 'ok' },
         { endpoint: 'license', state: 'failing', outcome: '503' },
-        { endpoint: 'actions', state: 'backoff', outcome: '403', retryAt: NOW + 14 * 60 },
+        { endpoint: 'actions', state: 'forbidden', outcome: '403', retryAt: NOW + 14 * 60 },
       ],
       samples: [
         s('cmdb_connector_health', 1, { connector: 'c1', profile: 'p', health: 'error' }),

@@ -43,7 +43,7 @@ describe('landing page', () => {
           unauthorized: true,
           endpoints: [
             { endpoint: 'license', state: 'failing', consecutiveFailures: 2, outcome: '500', error: '<img src=x onerror=alert(2)>', lastPollAt: 990, lastDurationSeconds: 0.5 },
-            { endpoint: 'actions', state: 'backoff', consecutiveFailures: 1, outcome: '403', retryAt: 1900 },
+            { endpoint: 'actions', state: 'forbidden', consecutiveFailures: 1, outcome: 'forbidden', retryAt: 1900 },
           ],
         },
       ],
@@ -53,7 +53,7 @@ describe('landing page', () => {
     expect(html).not.toContain('"onmouseover="');
     expect(html).toContain('&#60;script&#62;');
     expect(html).toContain('pre-issued token is rejected');
-    expect(html).toContain('forbidden, backing off');
+    expect(html).toContain('forbidden: grant the permission or disable the endpoint');
     expect(html).toContain('Starting');
   });
 
@@ -87,7 +87,7 @@ describe('landing page', () => {
           name: 's',
           baseUrl: 'http://x',
           unauthorized: false,
-          endpoints: [{ endpoint: 'data_ingestion_next', state: 'backoff', consecutiveFailures: 1, outcome: '403', retryAt: NOW + 14 * 60, lastPollAt: NOW - 60 }],
+          endpoints: [{ endpoint: 'data_ingestion_next', state: 'forbidden', consecutiveFailures: 1, outcome: '403', retryAt: NOW + 14 * 60, lastPollAt: NOW - 60 }],
         },
       ],
     });

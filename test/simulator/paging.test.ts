@@ -67,12 +67,12 @@ describe('connector history paging', () => {
     expect((await page(other, await fetchToken(other), '')).content).toHaveLength(9);
   });
 
-  it('caps the page size at 5000', async () => {
-    const s = await sim({ size: { connectors: 1000, profilesPerConnector: 2, runsPerConnector: 3 } });
+  it('caps the page size at 20000 (pages of ~25 MB, like the real service)', async () => {
+    const s = await sim({ size: { connectors: 1000, profilesPerConnector: 2, runsPerConnector: 12 } });
     const token = await fetchToken(s);
-    const p = await page(s, token, 'size=9999');
-    expect(p.size).toBe(5000);
-    expect(p.content).toHaveLength(5000);
+    const p = await page(s, token, 'size=99999');
+    expect(p.size).toBe(20000);
+    expect(p.content).toHaveLength(20000);
     expect(p.last).toBe(false);
   });
 

@@ -65,7 +65,7 @@ describe('transport', () => {
 describe('request log', () => {
   it(`keeps the last ${REQUEST_LOG_LIMIT} requests, oldest first`, () => {
     const log = new RequestLog();
-    const record = (n: number): RequestRecord => ({ method: 'GET', rawPath: `/${n}`, rawQuery: '', endpoint: null, headers: {}, status: 404, at: n });
+    const record = (n: number): RequestRecord => ({ method: 'GET', rawPath: `/${n}`, rawQuery: '', endpoint: null, headers: {}, status: 404, at: n, bytes: 0 });
     for (let n = 0; n < REQUEST_LOG_LIMIT + 2500; n++) log.add(record(n));
     const list = log.list();
     expect(list).toHaveLength(REQUEST_LOG_LIMIT);

@@ -4,6 +4,7 @@
  * new run takes the slot of the one it pushes out, so pages stay put while time moves.
  */
 import type { Rng } from '../random.js';
+import { slotOf } from './connector-row.js';
 import type { ConnectorRow } from './types.js';
 
 export type SortDirection = 'asc' | 'desc';
@@ -30,7 +31,7 @@ export function profileName(row: ConnectorRow): string {
 }
 
 function runKey(row: ConnectorRow): string {
-  return `${row.bridge_name}\u0000${profileName(row)}`;
+  return slotOf(row) ?? `${row.bridge_name}\u0000${profileName(row)}`;
 }
 
 function sortValue(row: ConnectorRow, field: string): string | number {

@@ -25,9 +25,29 @@ function eventMessages(rng: Rng, status: string, spec: ConnectorSpec, records: n
   return messages;
 }
 
+export const DEFAULT_PROFILE = 'Default profile';
+
+/**
+ * The profile slot a row was generated for, whatever name it is filed under: the history keeps its
+ * newest runs per slot, so a run filed under "Default profile" still pushes out its slot's oldest.
+ */
+const SLOTS = new WeakMap<ConnectorRow, string>();
+
+export function slotOf(row: ConnectorRow): string | undefined {
+  return SLOTS.get(row);
+}
+
+function withSlot(row: ConnectorRow, spec: ConnectorSpec, p: number): ConnectorRow {
+  SLOTS.set(row, `${spec.bridgeName}\u0000#${p}`);
+  return row;
+}
+
 function profileField(spec: ConnectorSpec, p: number, status: string, n: number): ConnectorRow['profile'] {
   const profile = spec.profiles[p];
   if (!profile || spec.profileKind === 'merger') return null;
+  if (spec.profileKind === 'action') return `${profile.displayName} export`;
+  // The real service often files a run under "Default profile" while the profile has a name.
+  if (p === 0 && spec.defaultProfileRuns && n % 2 === 0) return DEFAULT_PROFILE;
   if (spec.profileKind === 'string') return profile.name;
   const object: ConnectorProfileObject = {
     mongo_id: { timestamp: profile.createdAt, date: isoUtc(profile.createdAt * 1000) },
@@ -79,15 +99,42 @@ function fieldLists(spec: ConnectorSpec): { actual: string[]; output: string[] }
 
 /** One row: profile `p` of `spec`, finishing at `endS` (epoch seconds). */
 export function runRow(rng: Rng, spec: ConnectorSpec, p: number, endS: number, status: string): ConnectorRow {
+  return withSlot(buildRow(rng, spec, p, endS, status), spec, p);
+}
+
+function buildRow(rng: Rng, spec: ConnectorSpec, p: number, endS: number, status: string): ConnectorRow {
   const n = rng.int(0, 1_000_000);
   const durationS = rng.int(20, 170);
   const failed = status === 'Error';
   const input = Math.max(1, Math.round(spec.inputRecords * (0.95 + rng.next() * 0.1)));
   const output = failed ? 0 : Math.round(input * (0.9 + rng.next() * 0.1));
   const fields = fieldLists(spec);
+  const when = { _utc: isoOffsetMillis(endS * 1000 + rng.int(0, 999), rng.chance(0.5)), _time: endS };
+  const messages = eventMessages(rng, status, spec, input, n);
+  if (spec.profileKind === 'merger') {
+    // Merger rows (real-service notes §4.2): profile null, end_time and the Airflow run id.
+    const day = new Date(endS * 1000).toISOString().slice(0, 10);
+    return {
+      ...when,
+      bridge_name: spec.bridgeName,
+      display_name: spec.displayName,
+      profile: null,
+      platform: spec.platform,
+      version: spec.version,
+      status,
+      source_settings: sourceSettings(spec, n),
+      end_time: endS - rng.int(0, 3),
+      output_records: output,
+      event_messages: messages,
+      dag_run_id: `scheduled__${day}T01:05:00+00:00`,
+    };
+  }
+  if (spec.profileKind === 'action') {
+    return { ...when, bridge_name: spec.bridgeName, display_name: spec.displayName, profile: profileField(spec, p, status, n), platform: spec.platform, version: spec.version, status: status.includes('Error') ? 'FAILED' : 'SUCCESS', source_settings: sourceSettings(spec, n), output_records: output, event_messages: messages };
+  }
+  const timing = spec.timed ? { start_time: endS - durationS, end_time: endS, duration_minutes: Math.round((durationS / 60) * 1000) / 1000 } : {};
   return {
-    _utc: isoOffsetMillis(endS * 1000 + rng.int(0, 999), rng.chance(0.5)),
-    _time: endS,
+    ...when,
     bridge_name: spec.bridgeName,
     display_name: spec.displayName,
     profile: profileField(spec, p, status, n),
@@ -95,16 +142,14 @@ export function runRow(rng: Rng, spec: ConnectorSpec, p: number, endS: number, s
     version: spec.version,
     status,
     source_settings: sourceSettings(spec, n),
-    start_time: endS - durationS,
-    end_time: endS,
-    duration_minutes: Math.round((durationS / 60) * 1000) / 1000,
+    ...timing,
     input_records: input,
     output_records: output,
     expected_input_fields: spec.expectedFields,
     raw_data_fields: spec.rawFields,
     actual_input_fields: failed ? [] : fields.actual,
     output_fields: failed ? [] : fields.output,
-    event_messages: eventMessages(rng, status, spec, input, n),
+    event_messages: messages,
     data_qa_info: rng.chance(0.15) ? [{ check: 'duplicate_hostname', count: rng.int(1, 9) }] : [],
   };
 }

@@ -47,6 +47,7 @@ export function connectorPeriodMs(rng: Rng, profiles: number): number {
 
 function profileKind(t: ConnectorTemplate): ProfileKind {
   if (t.merger) return 'merger';
+  if (t.action) return 'action';
   return t.stringProfile ? 'string' : 'object';
 }
 
@@ -95,6 +96,8 @@ export function makeConnectorSpec(input: SpecInput): ConnectorSpec {
     periodMs,
     // Strictly after now: nothing is due before the first advance or tick.
     nextRunMs: input.nowMs + rng.int(1, periodMs / 1000) * 1000,
+    timed: input.template.timed === true,
+    defaultProfileRuns: input.template.defaultProfileRuns === true,
   };
 }
 

@@ -26,17 +26,23 @@ export interface ConnectorRow {
   version: string;
   status: string;
   source_settings: string;
-  start_time: number;
-  end_time: number;
-  duration_minutes: number;
-  input_records: number;
+  /**
+   * Only on some rows: the real service writes start/end/duration on none of its ordinary runs
+   * (only `_time`/`_utc`) and `end_time` on merger rows (real-service notes §4.3).
+   */
+  start_time?: number;
+  end_time?: number;
+  duration_minutes?: number;
+  input_records?: number;
   output_records: number;
-  expected_input_fields: string[];
-  raw_data_fields: string[];
-  actual_input_fields: string[];
-  output_fields: string[];
+  expected_input_fields?: string[];
+  raw_data_fields?: string[];
+  actual_input_fields?: string[];
+  output_fields?: string[];
   event_messages: EventMessage[] | string;
-  data_qa_info: unknown[];
+  data_qa_info?: unknown[];
+  /** Merger rows: the Airflow run that rebuilt the inventory. */
+  dag_run_id?: string;
 }
 
 export interface IngestionRunRow {
@@ -109,7 +115,8 @@ export interface LicenseRow {
 }
 
 // ---- bookkeeping -------------------------------------------------------------------------------
-export type ProfileKind = 'object' | 'string' | 'merger';
+/** merger: `profile: null` (platform ML-ENGINE); action: an outbound Action run, profile = Action name. */
+export type ProfileKind = 'object' | 'string' | 'merger' | 'action';
 
 export interface ProfileSpec {
   name: string;
@@ -137,6 +144,10 @@ export interface ConnectorSpec {
   inputRecords: number;
   periodMs: number;
   nextRunMs: number;
+  /** Rows carry start_time, end_time and duration_minutes (the documented shape); else `_time`/`_utc` only. */
+  timed: boolean;
+  /** Runs of the first profile are often filed under "Default profile" instead of its name. */
+  defaultProfileRuns: boolean;
 }
 
 export type IngestionStatus = 'running' | 'success' | 'failed';

@@ -1,0 +1,158 @@
+/**
+ * The connector-history cell: a ~100 MB run history (530 connectors × 72 runs per profile) polled
+ * every 30 s by the scheduler, as the daemon runs, while one client scrapes /metrics back to back
+ * with gzip. Reports the three goals of docs/performance.md: scrape p99 while polling, the
+ * exporter's peak RSS (VmHWM), and the bytes of later polls as a share of the first.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { PageReducer, reduceConnectorPage } from '../src/cmdb/page-reducer.js';
+import { startChild, type Child } from './children.js';
+import type { ExporterInput } from './results.js';
+import { scrapeLoad } from './scrape-load.js';
+import type { SimulatorReady } from './simulator-process.js';
+import type { Distribution } from './stats.js';
+
+export const HISTORY_KNOBS = { connectors: 530, runsPerConnector: 72 } as const;
+export const HISTORY_SETTINGS = { connectorPageSize: 5000, connectorIntervalSeconds: 30 } as const;
+export const HISTORY_GOALS = { scrapeP99Ms: 50, peakRssBytes: 300 * 1024 * 1024, laterPollShare: 0.1 } as const;
+
+export interface ConnectorPoll {
+  readonly requests: number;
+  /** Response bytes of the poll's requests; null when the simulator does not log them. */
+  readonly bytes: number | null;
+}
+
+export interface HistoryResult {
+  readonly runs: number;
+  readonly seconds: number;
+  readonly scrape: Distribution;
+  readonly scrapes: number;
+  readonly peakRssBytes: number | null;
+  readonly polls: readonly ConnectorPoll[];
+  /** Largest later poll's bytes / first poll's bytes; null without byte figures or a second poll. */
+  readonly laterPollShare: number | null;
+  /** One big page (20,000 rows), reduced on the event loop and in the worker thread. */
+  readonly bigPage?: BigPage;
+}
+
+export interface BigPage {
+  readonly bytes: number;
+  /** JSON.parse and reduction on the calling thread: the event loop is blocked this long. */
+  readonly inlineMs: number;
+  /** The same page through the worker: wall time, and the longest the event loop was held meanwhile. */
+  readonly workerMs: number;
+  readonly workerMaxLagMs: number;
+}
+
+/** Times one ~25 MB page both ways, in this (the benchmark's) process. */
+async function measureBigPage(sim: SimulatorReady): Promise<BigPage> {
+  const auth = await fetch(`${sim.url}/CMDB/v1/access_token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ clientId: sim.clientId, secret: sim.secret }),
+  });
+  const token = ((await auth.json()) as { data: { token: string } }).data.token;
+  const res = await fetch(`${sim.url}/CMDB/v2/system/metrics/connector?page=0&size=20000`, { headers: { authorization: `Bearer ${token}` } });
+  const text = await res.text();
+  let t0 = performance.now();
+  reduceConnectorPage(text);
+  const inlineMs = performance.now() - t0;
+  const reducer = new PageReducer(0);
+  try {
+    // Warm the worker up first: its start-up is paid once per process, not per page.
+    const warm = reducer.beginScan();
+    await warm.page(Buffer.from('{"content":[]}'));
+    await warm.finish();
+    const lag = monitorEventLoopDelay({ resolution: 5 });
+    const body = Buffer.from(text);
+    lag.enable();
+    t0 = performance.now();
+    const scan = reducer.beginScan();
+    await scan.page(body);
+    await scan.finish();
+    const workerMs = performance.now() - t0;
+    lag.disable();
+    return { bytes: Buffer.byteLength(text), inlineMs, workerMs, workerMaxLagMs: lag.max / 1e6 };
+  } finally {
+    await reducer.close();
+  }
+}
+
+interface LoggedRequest {
+  readonly endpoint: string | null;
+  readonly rawQuery: string;
+  readonly status: number;
+  readonly bytes?: number;
+}
+
+/** Connector requests grouped into polls: a poll starts with its page 0. */
+export function connectorPolls(log: readonly LoggedRequest[]): ConnectorPoll[] {
+  const polls: Array<{ requests: number; bytes: number | null }> = [];
+  for (const r of log) {
+    if (r.endpoint !== 'connector') continue;
+    const page = /(?:^|&)page=(\d+)/.exec(r.rawQuery)?.[1];
+    const last = polls[polls.length - 1];
+    const current = page === '0' || !last ? { requests: 0, bytes: 0 as number | null } : last;
+    if (current !== last) polls.push(current);
+    current.requests += 1;
+    current.bytes = current.bytes === null || r.bytes === undefined ? null : current.bytes + r.bytes;
+  }
+  return polls;
+}
+
+export async function benchHistory(seconds: number, progress: (m: string) => void): Promise<HistoryResult> {
+  progress(`history: building ${HISTORY_KNOBS.connectors} connectors × ${HISTORY_KNOBS.runsPerConnector} runs`);
+  const simulator = await startChild('simulator-process.ts', [JSON.stringify(HISTORY_KNOBS)]);
+  let exporter: Child | undefined;
+  try {
+    const sim = simulator.ready as SimulatorReady;
+    exporter = await startChild('exporter-process.ts', []);
+    const input: ExporterInput = {
+      baseUrl: sim.url,
+      clientId: sim.clientId,
+      secret: sim.secret,
+      trackedAssets: sim.trackedAssets,
+      trackedUsers: sim.trackedUsers,
+      rateLimitPerMinute: 600,
+      maxSeries: 1_000_000,
+      history: HISTORY_SETTINGS,
+    };
+    progress(`history: ${sim.connectorRuns} runs; scraping for ${seconds} s from start-up`);
+    const { url } = await exporter.call<{ url: string }>('start', input);
+    const cell = await scrapeLoad({ url, clients: 1, gzip: true, maxRequests: 1_000_000, maxMs: seconds * 1000 });
+    const peakRssBytes = await exporter.call<number | null>('peakRss');
+    const res = await fetch(`${sim.url}/_admin/requests`);
+    const polls = connectorPolls((await res.json()) as LoggedRequest[]);
+    const first = polls[0]?.bytes;
+    const later = polls.slice(1).map((p) => p.bytes);
+    const laterPollShare =
+      first && later.length > 0 && later.every((b) => b !== null) ? Math.max(...(later as number[])) / first : null;
+    progress('history: one 20,000-row page, inline and in the worker');
+    const bigPage = await measureBigPage(sim);
+    return { runs: sim.connectorRuns, seconds, scrape: cell.latency, scrapes: cell.requests, peakRssBytes, polls, laterPollShare, bigPage };
+  } finally {
+    await exporter?.call('close').catch(() => undefined);
+    await exporter?.stop();
+    await simulator.stop();
+  }
+}
+
+const mb = (b: number | null) => (b === null ? 'n/a' : `${(b / 1024 ** 2).toFixed(1)} MB`);
+
+/** The three figures, each with its goal beside it. */
+export function historyLines(r: HistoryResult): string[] {
+  const share = r.laterPollShare;
+  const ok = (pass: boolean | null) => (pass === null ? 'not measured' : pass ? 'met' : 'NOT met');
+  return [
+    `Connector history: ${r.runs} runs, ${r.polls.length} connector polls in ${r.seconds} s, ${r.scrapes} gzip scrapes`,
+    `  scrape p99 while polling: ${r.scrape.p99.toFixed(1)} ms (max ${r.scrape.max.toFixed(1)} ms)  goal < ${HISTORY_GOALS.scrapeP99Ms} ms: ${ok(r.scrape.p99 < HISTORY_GOALS.scrapeP99Ms)}`,
+    `  peak RSS (VmHWM): ${mb(r.peakRssBytes)}  goal < ${mb(HISTORY_GOALS.peakRssBytes)}: ${ok(r.peakRssBytes === null ? null : r.peakRssBytes < HISTORY_GOALS.peakRssBytes)}`,
+    `  later polls read: ${share === null ? 'n/a' : `${(share * 100).toFixed(1)} %`} of the first  goal < ${HISTORY_GOALS.laterPollShare * 100} %: ${ok(share === null ? null : share < HISTORY_GOALS.laterPollShare)}`,
+    `  polls: ${r.polls.map((p) => `${p.requests} req / ${mb(p.bytes)}`).join(', ')}`,
+    ...(r.bigPage
+      ? [
+          `  one ${mb(r.bigPage.bytes)} page: parsed on the event loop ${r.bigPage.inlineMs.toFixed(0)} ms blocked; in the worker ${r.bigPage.workerMs.toFixed(0)} ms with the event loop held at most ${r.bigPage.workerMaxLagMs.toFixed(1)} ms`,
+        ]
+      : []),
+  ];
+}

@@ -1,0 +1,93 @@
+/**
+ * What a row of the connector run history is and when it was written: shared by the client (which
+ * keeps the newest row per key while reading pages) and the collectors (which map those rows).
+ * Real-service notes: ../shared/spec/cmdb-api-real-service.md §4.
+ */
+import { parseTimestamp } from '../time.js';
+import type { ConnectorRun } from './schemas.js';
+
+/**
+ * Rows of the endpoint that are not connector runs: `ML-ENGINE` rows are the internal asset and
+ * user mergers, `action` rows are outbound Scheduled Action runs. Compared case-insensitively.
+ */
+export type RowKind = 'connector' | 'merger' | 'action';
+
+export function rowKind(run: Pick<ConnectorRun, 'platform'>): RowKind {
+  const platform = (run.platform ?? '').trim().toUpperCase();
+  if (platform === 'ML-ENGINE') return 'merger';
+  if (platform === 'ACTION') return 'action';
+  return 'connector';
+}
+
+/** profile.profile_name for an object, the text itself for a string, "" for null/absent (merger rows). */
+export function profileName(run: Pick<ConnectorRun, 'profile'>): string {
+  const p = run.profile;
+  if (typeof p === 'string') return p;
+  return p?.profile_name ?? '';
+}
+
+/** When the row was written: `_time`, else `_utc`, else end_time, else start_time. */
+export function runTime(run: ConnectorRun, timeZone: string): number | undefined {
+  return (
+    parseTimestamp(run._time) ??
+    parseTimestamp(run._utc, timeZone) ??
+    parseTimestamp(run.end_time, timeZone) ??
+    parseTimestamp(run.start_time, timeZone)
+  );
+}
+
+/** The key one series set is kept for: (bridge_name, profile name). */
+export function runKey(run: ConnectorRun): string {
+  return JSON.stringify([run.bridge_name, profileName(run)]);
+}
+
+/**
+ * Keeps the newest row per key (greatest runTime; a tie goes to the row seen later). Feed it rows
+ * in any order, in as many batches as pages arrive; memory grows with the keys, not the rows.
+ */
+export class NewestRuns {
+  private readonly newest = new Map<string, { run: ConnectorRun; time: number }>();
+
+  constructor(private readonly timeZone: string) {}
+
+  get size(): number {
+    return this.newest.size;
+  }
+
+  /** True when the row replaced or added a key's newest row with a different row. */
+  add(run: ConnectorRun): boolean {
+    const key = runKey(run);
+    const time = runTime(run, this.timeZone) ?? -Infinity;
+    const best = this.newest.get(key);
+    if (best && time < best.time) return false;
+    this.newest.set(key, { run, time });
+    return !best || !sameRun(best.run, run);
+  }
+
+  addAll(runs: Iterable<ConnectorRun>): this {
+    for (const run of runs) this.add(run);
+    return this;
+  }
+
+  /** The greatest finite runTime held, or undefined when none has one. */
+  newestTime(): number | undefined {
+    let max: number | undefined;
+    for (const { time } of this.newest.values()) if (Number.isFinite(time) && (max === undefined || time > max)) max = time;
+    return max;
+  }
+
+  /** The kept rows, in order of first appearance of their key. */
+  runs(): ConnectorRun[] {
+    return [...this.newest.values()].map((v) => v.run);
+  }
+}
+
+/** The same row read twice (an incremental read sees the newest rows again): equal field by field. */
+function sameRun(a: ConnectorRun, b: ConnectorRun): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The newest row per (bridge_name, profile name), in order of first appearance; ties → later row. */
+export function newestRuns(runs: readonly ConnectorRun[], timeZone: string): ConnectorRun[] {
+  return new NewestRuns(timeZone).addAll(runs).runs();
+}

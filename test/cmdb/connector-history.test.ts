@@ -1,0 +1,215 @@
+/**
+ * The connector history reader: full scans, incremental merges of `sort=_time,desc` pages, the sort
+ * check with its full-scan fallback, and which scan drops vanished connectors. The pages go through
+ * the same reduction as in the exporter (reduceConnectorPage, then the endpoint's schema).
+ */
+import { describe, expect, it } from 'vitest';
+import { ConnectorPageSchema, validate, type ConnectorRun } from '../../src/api/schemas.js';
+import {
+  ConnectorHistoryReader,
+  INCREMENTAL_MARGIN_SECONDS,
+  type HistoryIo,
+  type HistoryPage,
+  type HistoryScan,
+  type ScanKind,
+} from '../../src/cmdb/connector-history.js';
+import { createScanReducers, type ScanReducers } from '../../src/cmdb/page-reducer.js';
+
+const T0 = 1_785_000_000;
+const DAY = 86_400;
+
+interface Row {
+  bridge_name: string;
+  profile: string | null;
+  platform: string;
+  status: string;
+  _time: number;
+}
+const row = (bridge: string, time: number, status = 'Success', profile: string | null = 'prod'): Row => ({
+  bridge_name: bridge,
+  profile,
+  platform: 'api',
+  status,
+  _time: time,
+});
+
+/** A fake CMDB: serves `rows` in their own order, or sorted by _time descending unless told to ignore the sort. */
+class FakeHistory implements HistoryIo {
+  rows: Row[] = [];
+  ignoreSort = false;
+  readonly requests: Array<{ page: number; size: number; sort: string | undefined; rows: number }> = [];
+  readonly scans: ScanKind[] = [];
+  readonly unsortedPages: number[] = [];
+
+  /** Serves one page as the exporter reads it: through the same scan reduction. */
+  async fetchPage(page: number, size: number, sort: string | undefined, reducers: ScanReducers): Promise<HistoryPage> {
+    const ordered = sort === '_time,desc' && !this.ignoreSort ? [...this.rows].sort((a, b) => b._time - a._time) : this.rows;
+    const content = ordered.slice(page * size, (page + 1) * size);
+    this.requests.push({ page, size, sort, rows: content.length });
+    const answer = reducers.page(1, JSON.stringify({ content, totalPages: Math.ceil(ordered.length / size), number: page }));
+    if (answer.kind !== 'page') throw new Error('expected a page');
+    const result = validate(ConnectorPageSchema, { ...answer.envelope, content: [] });
+    if (!result.ok) throw new Error(result.message);
+    const { sorted, first, last, min, count } = answer;
+    return { count, fields: result.value, sorted, first, last, min };
+  }
+
+  scan(): HistoryScan {
+    const reducers = createScanReducers();
+    return {
+      fetchPage: (page, size, sort) => this.fetchPage(page, size, sort, reducers),
+      rows: async () => {
+        const result = validate(ConnectorPageSchema, { content: reducers.finish(1) });
+        if (!result.ok) throw new Error(result.message);
+        return result.value.content;
+      },
+      drop: () => reducers.drop(1),
+    };
+  }
+
+  scanned(kind: ScanKind): void {
+    this.scans.push(kind);
+  }
+  unsorted(page: number): void {
+    this.unsortedPages.push(page);
+  }
+  truncated(): void {}
+}
+
+const reader = (pageSize = 4) => new ConnectorHistoryReader({ pageSize, maxPages: 100, fullScanIntervalSeconds: DAY, timeZone: 'UTC' });
+const byKey = (runs: ConnectorRun[]) => Object.fromEntries(runs.map((r) => [`${r.bridge_name}/${String(r.profile)}`, r._time]));
+
+/** 30 connectors with 5 daily runs each, shuffled (the service's own order is not by time). */
+function history(): Row[] {
+  const rows: Row[] = [];
+  for (let c = 0; c < 30; c++) for (let d = 0; d < 5; d++) rows.push(row(`c${c}`, T0 - d * DAY - c * 60));
+  // A deterministic shuffle.
+  return rows.map((r, i) => ({ r, k: (i * 7919) % rows.length })).sort((a, b) => a.k - b.k).map((x) => x.r);
+}
+
+describe('connector history reader', () => {
+  it('first poll: a full scan in the service order, newest run per key', async () => {
+    const io = new FakeHistory();
+    io.rows = history();
+    const runs = await reader().read(io, T0 + 60);
+    expect(io.scans).toEqual(['full']);
+    expect(io.requests.every((r) => r.sort === undefined)).toBe(true);
+    expect(io.requests).toHaveLength(Math.ceil(150 / 4));
+    expect(runs).toHaveLength(30);
+    expect(byKey(runs)['c3/prod']).toBe(T0 - 180);
+  });
+
+  it('later polls: sorted pages, stop at the first page older than the newest held minus the margin, new rows merged', async () => {
+    const io = new FakeHistory();
+    io.rows = history();
+    const r = reader(4);
+    await r.read(io, T0 + 60);
+    io.requests.length = 0;
+    io.rows.push(row('c5', T0 + 3600, 'Error'), row('new_connector', T0 + 3000));
+    const runs = await r.read(io, T0 + 7200);
+    expect(io.scans).toEqual(['full', 'incremental']);
+    expect(io.requests.every((q) => q.sort === '_time,desc')).toBe(true);
+    // The rows within the margin of the newest held (connectors c0…cN run a minute apart, plus the
+    // 2 new ones) fill some pages; the next page reaches older rows and ends the read: far fewer
+    // than the 38 pages of a full scan.
+    const inside = Math.floor(INCREMENTAL_MARGIN_SECONDS / 60) + 1 + 2;
+    expect(io.requests).toHaveLength(Math.floor(inside / 4) + 1);
+    expect(io.requests.length).toBeLessThan(38 / 4);
+    const keys = byKey(runs);
+    expect(keys['c5/prod']).toBe(T0 + 3600);
+    expect(runs.find((x) => x.bridge_name === 'c5')?.status).toBe('Error');
+    expect(keys['new_connector/prod']).toBe(T0 + 3000);
+    // Connectors outside the window keep their last known newest run.
+    expect(Object.keys(keys)).toHaveLength(31);
+    expect(keys['c29/prod']).toBe(T0 - 29 * 60);
+  });
+
+  it('a late row just inside the margin is merged; one older than the margin waits for the full scan', async () => {
+    const io = new FakeHistory();
+    io.rows = history();
+    const r = reader(4);
+    await r.read(io, T0 + 60);
+    const newest = T0; // c0's newest run
+    io.rows.push(row('late_inside', newest - INCREMENTAL_MARGIN_SECONDS + 10), row('late_outside', newest - INCREMENTAL_MARGIN_SECONDS - 4 * DAY));
+    const runs = await r.read(io, T0 + 120);
+    const keys = byKey(runs);
+    expect(keys['late_inside/prod']).toBe(newest - INCREMENTAL_MARGIN_SECONDS + 10);
+    expect(keys['late_outside/prod']).toBeUndefined();
+    // The next full scan sees it.
+    const later = await r.read(io, T0 + DAY + 60);
+    expect(io.scans.at(-1)).toBe('full');
+    expect(byKey(later)['late_outside/prod']).toBe(newest - INCREMENTAL_MARGIN_SECONDS - 4 * DAY);
+  });
+
+  it('an unsorted page falls back to a full scan for that poll, counted, and is remembered until the next full scan', async () => {
+    const io = new FakeHistory();
+    io.rows = history();
+    const r = reader(4);
+    await r.read(io, T0 + 60);
+    io.ignoreSort = true;
+    io.rows.push(row('c1', T0 + 500, 'Warning'));
+    io.requests.length = 0;
+    const runs = await r.read(io, T0 + 600);
+    expect(io.unsortedPages).toEqual([0]);
+    expect(io.scans).toEqual(['full', 'full']);
+    expect(byKey(runs)['c1/prod']).toBe(T0 + 500);
+    // The fallback read every page, unsorted.
+    expect(io.requests.filter((q) => q.sort === undefined)).toHaveLength(Math.ceil(151 / 4));
+    // Next poll: no incremental try (it would fail again) until the next scheduled full scan.
+    io.requests.length = 0;
+    await r.read(io, T0 + 900);
+    expect(io.scans).toEqual(['full', 'full', 'full']);
+    expect(io.requests.some((q) => q.sort === '_time,desc')).toBe(false);
+    expect(io.unsortedPages).toEqual([0]);
+  });
+
+  it('pages sorted each on its own but not across pages are caught too', async () => {
+    const io = new FakeHistory();
+    io.rows = history();
+    const r = reader(4);
+    await r.read(io, T0 + 60);
+    // Page 0 descending, page 1 starting newer than page 0 ended.
+    const sortedOnce = io.fetchPage.bind(io);
+    io.fetchPage = async (page, size, sort, reducers) => {
+      const p = await sortedOnce(page, size, sort, reducers);
+      return sort && page === 1 ? { ...p, first: T0 + 10 } : p;
+    };
+    io.rows.push(...Array.from({ length: 8 }, (_, i) => row(`burst${i}`, T0 - i)));
+    await r.read(io, T0 + 600);
+    expect(io.unsortedPages).toEqual([1]);
+    expect(io.scans.at(-1)).toBe('full');
+  });
+
+  it('a vanished connector is kept by incremental polls and dropped only by the next full scan', async () => {
+    const io = new FakeHistory();
+    io.rows = history();
+    const r = reader(4);
+    await r.read(io, T0 + 60);
+    io.rows = io.rows.filter((x) => x.bridge_name !== 'c2');
+    const incremental = await r.read(io, T0 + 600);
+    expect(io.scans.at(-1)).toBe('incremental');
+    expect(byKey(incremental)['c2/prod']).toBe(T0 - 120);
+    const full = await r.read(io, T0 + DAY + 60);
+    expect(io.scans.at(-1)).toBe('full');
+    expect(byKey(full)['c2/prod']).toBeUndefined();
+    expect(full).toHaveLength(29);
+  });
+
+  it('a failed incremental poll leaves what is held untouched', async () => {
+    const io = new FakeHistory();
+    io.rows = history();
+    const r = reader(4);
+    await r.read(io, T0 + 60);
+    const real = io.fetchPage.bind(io);
+    io.rows.push(...Array.from({ length: 6 }, (_, i) => row(`c${i}`, T0 + 100 + i)));
+    io.fetchPage = async (page, size, sort, reducers) => {
+      if (page === 1) throw new Error('503');
+      return real(page, size, sort, reducers);
+    };
+    await expect(r.read(io, T0 + 600)).rejects.toThrow('503');
+    io.fetchPage = real;
+    io.rows = history();
+    const runs = await r.read(io, T0 + 700);
+    expect(byKey(runs)['c0/prod']).toBe(T0);
+  });
+});
