@@ -7,42 +7,15 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { PageReducer, reduceConnectorPage } from '../src/cmdb/page-reducer.js';
 import { startChild, type Child } from './children.js';
-import type { ExporterInput } from './results.js';
+import type { BigPage, ConnectorPoll, ExporterInput, HistoryResult } from './results.js';
+
+export type { BigPage, ConnectorPoll, HistoryResult };
 import { scrapeLoad } from './scrape-load.js';
 import type { SimulatorReady } from './simulator-process.js';
-import type { Distribution } from './stats.js';
 
 export const HISTORY_KNOBS = { connectors: 530, runsPerConnector: 72 } as const;
 export const HISTORY_SETTINGS = { connectorPageSize: 5000, connectorIntervalSeconds: 30 } as const;
 export const HISTORY_GOALS = { scrapeP99Ms: 50, peakRssBytes: 300 * 1024 * 1024, laterPollShare: 0.1 } as const;
-
-export interface ConnectorPoll {
-  readonly requests: number;
-  /** Response bytes of the poll's requests; null when the simulator does not log them. */
-  readonly bytes: number | null;
-}
-
-export interface HistoryResult {
-  readonly runs: number;
-  readonly seconds: number;
-  readonly scrape: Distribution;
-  readonly scrapes: number;
-  readonly peakRssBytes: number | null;
-  readonly polls: readonly ConnectorPoll[];
-  /** Largest later poll's bytes / first poll's bytes; null without byte figures or a second poll. */
-  readonly laterPollShare: number | null;
-  /** One big page (20,000 rows), reduced on the event loop and in the worker thread. */
-  readonly bigPage?: BigPage;
-}
-
-export interface BigPage {
-  readonly bytes: number;
-  /** JSON.parse and reduction on the calling thread: the event loop is blocked this long. */
-  readonly inlineMs: number;
-  /** The same page through the worker: wall time, and the longest the event loop was held meanwhile. */
-  readonly workerMs: number;
-  readonly workerMaxLagMs: number;
-}
 
 /** Times one ~25 MB page both ways, in this (the benchmark's) process. */
 async function measureBigPage(sim: SimulatorReady): Promise<BigPage> {

@@ -1,4 +1,3 @@
-import type { HistoryResult } from './history-run.js';
 /** The shapes of the figures, shared by the benchmark, its exporter process and its reports. */
 import type { SizeName } from './sizes.js';
 import type { Bounds, Distribution } from './stats.js';
@@ -140,4 +139,33 @@ export interface RenderBounds {
   readonly cheap: Bounds;
   /** Loops over calls that may take seconds at the large size (re-render, gzip). */
   readonly costly: Bounds;
+}
+
+// ---- the connector history cell (bench/history-run.ts) ----
+export interface ConnectorPoll {
+  readonly requests: number;
+  /** Response bytes of the poll's requests; null when the simulator does not log them. */
+  readonly bytes: number | null;
+}
+
+export interface HistoryResult {
+  readonly runs: number;
+  readonly seconds: number;
+  readonly scrape: Distribution;
+  readonly scrapes: number;
+  readonly peakRssBytes: number | null;
+  readonly polls: readonly ConnectorPoll[];
+  /** Largest later poll's bytes / first poll's bytes; null without byte figures or a second poll. */
+  readonly laterPollShare: number | null;
+  /** One big page (20,000 rows), reduced on the event loop and in the worker thread. */
+  readonly bigPage?: BigPage;
+}
+
+export interface BigPage {
+  readonly bytes: number;
+  /** JSON.parse and reduction on the calling thread: the event loop is blocked this long. */
+  readonly inlineMs: number;
+  /** The same page through the worker: wall time, and the longest the event loop was held meanwhile. */
+  readonly workerMs: number;
+  readonly workerMaxLagMs: number;
 }
