@@ -135,7 +135,7 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
   for (const e of endpoints) {
     if (e.state === 'forbidden') {
       const next = e.retryAt === undefined ? '' : `, next attempt ${relativeTime(now, e.retryAt)}`;
-      problems.push({ severity: 'warning', area: 'endpoint', subject: e.endpoint, text: `forbidden (${e.outcome ?? '403'})${next}` });
+      problems.push({ severity: 'warning', area: 'endpoint', subject: e.endpoint, text: `forbidden (403)${next}` });
     } else if (e.state === 'failing' || e.state === 'blocked') {
       problems.push({ severity: 'warning', area: 'endpoint', subject: e.endpoint, text: `down (${e.outcome ?? 'error'})` });
     }

@@ -162,7 +162,7 @@ describe('the status page in headless Chromium', () => {
 
   it('reads the next attempt of the forbidden endpoint as "in 14m", never "from now"', async () => {
     const row = table(await readTables(), 'primary').rows.find((r) => r.endpoint === 'metrics_data');
-    expect(row).toMatchObject({ state: 'forbidden, backing off', outcome: '403' });
+    expect(row).toMatchObject({ state: 'forbidden: grant the permission or disable the endpoint', outcome: 'forbidden' });
     expect(row?.details).toMatch(/next attempt \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(in 14m\)/);
     expect(await page.locator('body').innerText()).not.toContain('from now');
   });
