@@ -10,8 +10,8 @@
 import { basename } from 'node:path';
 import { Document } from 'yaml';
 import { renderDashboards } from './dashboards/index.js';
-import { isMain, writeOrCheck } from './generated.js';
-import { MIXIN_DEFAULTS, parseGeneratorArgs, type GeneratorArgs, type MixinConfig } from './mixin.js';
+import { isMain } from './generated.js';
+import { MIXIN_DEFAULTS, runMixinGenerator, type MixinConfig } from './mixin.js';
 
 export const DASHBOARD_CONFIGMAPS_FILE = 'deploy/kubernetes/base/grafana-dashboards.yaml';
 
@@ -46,17 +46,6 @@ export function renderDashboardFiles(mixin: MixinConfig = MIXIN_DEFAULTS): Map<s
   return new Map([...dashboards, [DASHBOARD_CONFIGMAPS_FILE, renderDashboardConfigMaps(dashboards)]]);
 }
 
-function main(argv: readonly string[]): number {
-  let args: GeneratorArgs;
-  try {
-    args = parseGeneratorArgs(argv);
-  } catch (err) {
-    console.error(`gen-dashboards: ${(err as Error).message}`);
-    return 2;
-  }
-  return writeOrCheck(renderDashboardFiles(args.mixin), args, 'npm run dashboards');
-}
-
 if (isMain(import.meta.url)) {
-  process.exitCode = main(process.argv.slice(2));
+  process.exitCode = runMixinGenerator('gen-dashboards', process.argv.slice(2), renderDashboardFiles, 'npm run dashboards');
 }

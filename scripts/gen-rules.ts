@@ -17,8 +17,8 @@ import { actionAlerts, ingestionAlerts } from './rules/alerts-ingestion.js';
 import { inventoryAlerts } from './rules/alerts-inventory.js';
 import { recordingRules } from './rules/recording.js';
 import type { AlertRule, RecordingRule, RuleGroup, Thresholds } from './rules/model.js';
-import { isMain, writeOrCheck } from './generated.js';
-import { MIXIN_DEFAULTS, parseGeneratorArgs, type GeneratorArgs } from './mixin.js';
+import { isMain } from './generated.js';
+import { MIXIN_DEFAULTS, runMixinGenerator } from './mixin.js';
 
 export const THRESHOLDS: Thresholds = {
   // jobSelector, stackSelector, runbookBaseUrl: scripts/mixin.ts (flags --job-selector,
@@ -114,17 +114,6 @@ export function renderRuleFiles(t: Thresholds = THRESHOLDS): Map<string, string>
   ]);
 }
 
-function main(argv: readonly string[]): number {
-  let args: GeneratorArgs;
-  try {
-    args = parseGeneratorArgs(argv);
-  } catch (err) {
-    console.error(`gen-rules: ${(err as Error).message}`);
-    return 2;
-  }
-  return writeOrCheck(renderRuleFiles({ ...THRESHOLDS, ...args.mixin }), args, 'npm run rules');
-}
-
 if (isMain(import.meta.url)) {
-  process.exitCode = main(process.argv.slice(2));
+  process.exitCode = runMixinGenerator('gen-rules', process.argv.slice(2), (mixin) => renderRuleFiles({ ...THRESHOLDS, ...mixin }), 'npm run rules');
 }

@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parse } from 'yaml';
+import { writeOrCheck } from './generated.js';
 
 export interface MixinConfig {
   /** One label matcher selecting the exporter's scrape job, e.g. job="cmdb-exporter". */
@@ -93,4 +94,24 @@ export function parseGeneratorArgs(argv: readonly string[]): GeneratorArgs {
   if (problems.length > 0) throw new Error(problems.join('\n'));
   if (values.check && values.out !== undefined) throw new Error('--check compares the repository\'s files with the defaults; it cannot be combined with --out');
   return { mixin, check: values.check, ...(values.out !== undefined ? { out: values.out } : {}) };
+}
+
+/**
+ * The main() of a generator that takes the mixin settings: parse its flags (exit 2 naming a bad one),
+ * then write or check the files rendered with them.
+ */
+export function runMixinGenerator(
+  name: string,
+  argv: readonly string[],
+  render: (mixin: MixinConfig) => Iterable<readonly [string, string]>,
+  regenerate: string,
+): number {
+  let args: GeneratorArgs;
+  try {
+    args = parseGeneratorArgs(argv);
+  } catch (err) {
+    console.error(`${name}: ${(err as Error).message}`);
+    return 2;
+  }
+  return writeOrCheck(render(args.mixin), args, regenerate);
 }
