@@ -1,6 +1,7 @@
 /** Response bodies: JSON, validated with the endpoint's tolerant schema (src/api/schemas.ts). */
 import type { z } from 'zod';
 import { CmdbInvalidBodyError } from '../errors.js';
+import { capDepth } from '../api/depth.js';
 import { validate } from '../api/schemas.js';
 import type { Reply } from './attempt.js';
 
@@ -12,7 +13,7 @@ export function jsonDecoder<T>(schema: z.ZodType<T>): (reply: Reply, request: st
   return (reply, request) => {
     let body: unknown;
     try {
-      body = JSON.parse(reply.body.toString('utf8').replace(/^\uFEFF/, ''));
+      body = capDepth(JSON.parse(reply.body.toString('utf8').replace(/^\uFEFF/, '')) as unknown);
     } catch {
       throw new CmdbInvalidBodyError(request, '', `not JSON (${reply.body.length} bytes${contentType(reply)})`);
     }

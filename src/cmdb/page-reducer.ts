@@ -10,6 +10,7 @@
  * Measured in bench/ (docs/performance.md): see the connector-history cell.
  */
 import { Worker } from 'node:worker_threads';
+import { capDepth } from '../api/depth.js';
 
 export interface PageTimes {
   /** Every row has a numeric `_time` and they never increase down the page. */
@@ -38,14 +39,15 @@ export interface ScanReducers {
 
 /**
  * The reduction itself. It runs in the worker from its source text (Function#toString), so it
- * must stay self-contained: no imports, no names from outside its own body.
+ * must stay self-contained: no imports, no names from outside its own body (`cap`, which bounds the
+ * nesting of what is handed back, is passed in: see src/api/depth.ts).
  *
  * Across the pages of one scan it keeps, per (bridge_name, profile name), the row with the
  * greatest numeric `_time` (ties: the later row). Rows it cannot order with certainty (no numeric
  * `_time`, an odd bridge_name or profile) are all kept, so the exact ordering (`runTime`) and the
  * schema still decide about them on the main thread.
  */
-export function createScanReducers(): ScanReducers {
+export function createScanReducers(cap: <T>(value: T) => T = capDepth): ScanReducers {
   interface Kept {
     row: unknown;
     time: number;
@@ -60,10 +62,10 @@ export function createScanReducers(): ScanReducers {
       } catch {
         return { kind: 'not_json' };
       }
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) return { kind: 'other', body };
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) return { kind: 'other', body: cap(body) };
       const page = body as Record<string, unknown>;
       const content = page.content;
-      if (!Array.isArray(content)) return { kind: 'other', body };
+      if (!Array.isArray(content)) return { kind: 'other', body: cap(body) };
       let state = scans.get(scan);
       if (!state) {
         state = { newest: new Map(), loose: [], order: 0 };
@@ -104,7 +106,7 @@ export function createScanReducers(): ScanReducers {
         if (!best || time >= best.time) state.newest.set(key, { row, time, order });
       }
       const envelope: Record<string, unknown> = {};
-      for (const k of Object.keys(page)) if (k !== 'content') envelope[k] = page[k];
+      for (const k of Object.keys(page)) if (k !== 'content') envelope[k] = cap(page[k]);
       return { kind: 'page', count: content.length, envelope, sorted, first, last, min };
     },
     finish(scan: number): unknown[] {
@@ -115,7 +117,7 @@ export function createScanReducers(): ScanReducers {
       for (const v of state.newest.values()) kept.push(v);
       // Read order, so that ties still go to the later row when the main thread reduces again.
       kept.sort((a, b) => a.order - b.order);
-      return kept.map((k) => k.row);
+      return kept.map((k) => cap(k.row));
     },
     drop(scan: number): void {
       scans.delete(scan);
@@ -133,7 +135,7 @@ export function reduceConnectorPage(text: string): PageAnswer & { readonly rows?
 const WORKER_SOURCE = `'use strict';
 // Bundlers may wrap functions in __name(); the reduction runs here without them.
 var __name = function (f) { return f; };
-const reducers = (${createScanReducers.toString()})();
+const reducers = (${createScanReducers.toString()})(${capDepth.toString()});
 const { parentPort } = require('node:worker_threads');
 parentPort.on('message', function (m) {
   let result;
@@ -247,6 +249,11 @@ export class PageReducer {
       this.pending.clear();
     };
     worker.on('error', fail);
+    // A reply that cannot be cloned back would otherwise leave its caller waiting for ever.
+    worker.on('messageerror', (err) => {
+      fail(err);
+      void worker.terminate();
+    });
     worker.on('exit', (code) => fail(new Error(`page worker exited with code ${code}`)));
     this.worker = worker;
     return worker;

@@ -47,6 +47,14 @@ describe('jsonDecoder', () => {
     expect(err.message).not.toContain('sim-db-password');
   });
 
+  it('reads a body nested 100,000 deep: the deep value is absent, the rest is read (issue 11 #7)', () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    const page = jsonDecoder(ConnectorPageSchema)(reply(`{"content":[{"bridge_name":"a","output_fields":[${deep}],"status":${deep}}]}`), REQ);
+    expect(page.content[0]?.bridge_name).toBe('a');
+    expect(page.content[0]?.status).toBeUndefined();
+    expect(() => JSON.stringify(page)).not.toThrow();
+  });
+
   const metrics: Decode = jsonDecoder(MetricsRecordSchema);
   const connector: Decode = jsonDecoder(ConnectorPageSchema);
   it.each([

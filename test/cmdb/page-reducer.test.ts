@@ -2,6 +2,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { newestRuns } from '../../src/api/connector-runs.js';
 import { ConnectorPageSchema, validate } from '../../src/api/schemas.js';
+import { missingFieldCount } from '../../src/collectors/connector-run.js';
 import { PageReducer, createScanReducers, reduceConnectorPage, type PageAnswer } from '../../src/cmdb/page-reducer.js';
 
 const rows = [
@@ -95,6 +96,23 @@ describe('PageReducer worker thread', () => {
     expect(await s.page(Buffer.from('<html>'))).toEqual({ kind: 'not_json' });
     expect(await s.page(Buffer.from('[1,2]'))).toEqual({ kind: 'other', body: [1, 2] });
     s.drop();
+  });
+
+  it('hands back a row whose field lists nest 100,000 deep, capped, and keeps its other runs (issue 11 #7)', async () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    for (const depth of [deep, '['.repeat(5_000) + ']'.repeat(5_000)]) {
+      const text = `{"content":[{"bridge_name":"a","profile":"p","_time":100,"expected_input_fields":["x",${depth}],"actual_input_fields":[${depth}]},{"bridge_name":"b","profile":"p","_time":90}],"last":true,"extra":${depth}}`;
+      const s = reducer.beginScan();
+      const answer = asPage(await s.page(Buffer.from(text)));
+      expect(answer.count).toBe(2);
+      const kept = (await s.finish()) as Array<Record<string, unknown>>;
+      expect(kept.map((r) => r.bridge_name)).toEqual(['a', 'b']);
+      expect((kept[0]?.expected_input_fields as unknown[])[0]).toBe('x');
+      const valid = validate(ConnectorPageSchema, { ...answer.envelope, content: kept });
+      if (!valid.ok) throw new Error(valid.message);
+      const [a] = newestRuns(valid.value.content, 'UTC');
+      expect(a && missingFieldCount(a)).toBe(1);
+    }
   });
 
   it('hands a whole buffer over without copying it', async () => {
