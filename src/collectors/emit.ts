@@ -51,17 +51,17 @@ export class SampleSet {
   }
 
   /**
-   * One series per known state of the entity `key`: `base` plus every state seen since start-up
-   * (StateMemory), 1 for `current` and 0 for the others. An empty or absent current state is not
-   * recorded, so all series are 0 then.
+   * One series per known state of the entity `key`: `base` plus the states seen recently
+   * (StateMemory, bounded), 1 for `current` and 0 for the others. An empty or absent current state
+   * is not recorded, so all series are 0 then.
    */
   stateSet(name: string, key: Labels, stateLabel: string, current: string | undefined, base: readonly string[]): void {
     const live = this.liveKeys.get(name);
     if (live) live.push(key);
     else this.liveKeys.set(name, [key]);
-    const now = current === '' ? undefined : current;
-    for (const state of this.ctx.states.states(name, key, now, base)) {
-      this.samples.push({ name, labels: { ...key, [stateLabel]: state }, value: state === now ? 1 : 0 });
+    const state = current === '' ? undefined : current;
+    for (const known of this.ctx.states.states(name, key, state, this.ctx.now, base)) {
+      this.samples.push({ name, labels: { ...key, [stateLabel]: known }, value: known === state ? 1 : 0 });
     }
   }
 

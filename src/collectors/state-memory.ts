@@ -1,27 +1,58 @@
 import type { Labels } from '../metrics/sample.js';
 
+/** A state not seen for this long is forgotten (its 0-valued series goes). */
+export const FORGET_STATE_AFTER_SECONDS = 3600;
+/** At most this many states per entity beyond the always-present ones; the least recently seen go first. */
+export const MAX_EXTRA_STATES = 8;
+
 /**
- * Remembers, per state-set metric and entity, every state seen since start-up, so that a state
- * set keeps a 0-valued series for states the entity was in before (metrics.md: "states: every value
- * seen … since start-up"). One instance per stack; entities that vanish are forgotten through
- * `retain` so the memory cannot grow without bound.
+ * Remembers, per state-set metric and entity, the states seen recently, so that a state set keeps
+ * a 0-valued series for states the entity was in before (metrics.md: "states: every value seen").
+ * The memory is bounded three ways, so series stay flat under any churn of free-text statuses:
+ * - a state not seen for FORGET_STATE_AFTER_SECONDS is forgotten;
+ * - an entity keeps at most MAX_EXTRA_STATES states beyond its `base` ones (least recently seen
+ *   forgotten first; the current state never);
+ * - entities that vanish are forgotten through `retain`.
+ * One instance per stack.
  */
 export class StateMemory {
-  private readonly seen = new Map<string, Map<string, Set<string>>>();
+  /** metric → entity key → state → when last current (unix seconds), least recently seen first. */
+  private readonly seen = new Map<string, Map<string, Map<string, number>>>();
+
+  constructor(
+    private readonly forgetAfterSeconds = FORGET_STATE_AFTER_SECONDS,
+    private readonly maxExtra = MAX_EXTRA_STATES,
+  ) {}
 
   /**
-   * The states to export for one entity: `base` (always present, in its order), then every other
-   * state seen so far, sorted. `current` is recorded first; empty or undefined is not a state.
+   * The states to export for one entity at time `now`: `base` (always present, in its order), then
+   * the other states remembered, sorted. `current` is recorded first; empty or undefined is not a
+   * state.
    */
-  states(metric: string, key: Labels, current: string | undefined, base: readonly string[] = []): string[] {
+  states(metric: string, key: Labels, current: string | undefined, now: number, base: readonly string[] = []): string[] {
     let byKey = this.seen.get(metric);
     if (!byKey) this.seen.set(metric, (byKey = new Map()));
     const k = keyOf(key);
-    let set = byKey.get(k);
-    if (!set) byKey.set(k, (set = new Set()));
-    if (current) set.add(current);
-    const extra = [...set].filter((s) => !base.includes(s)).sort();
-    return [...base, ...extra];
+    let states = byKey.get(k);
+    if (!states) byKey.set(k, (states = new Map()));
+    if (current) {
+      // Re-inserted, so the map stays in order of last sight.
+      states.delete(current);
+      states.set(current, now);
+    }
+    let extra = 0;
+    for (const s of states.keys()) if (!base.includes(s)) extra++;
+    for (const [s, at] of states) {
+      if (s === current) continue;
+      const stale = now - at > this.forgetAfterSeconds;
+      const surplus = extra > this.maxExtra && !base.includes(s);
+      if (stale || surplus) {
+        states.delete(s);
+        if (!base.includes(s)) extra--;
+      }
+    }
+    const others = [...states.keys()].filter((s) => !base.includes(s)).sort();
+    return [...base, ...others];
   }
 
   /** Forget the entities of `metric` whose key is not among `live`. */

@@ -59,7 +59,7 @@ export const CATALOGUE: readonly MetricFamily[] = [
   // ---- connectors ----
   ...cmdb('connector', [
     ['cmdb_connector_info', 'gauge', [...CK, 'display_name', 'platform', 'version'], 'Connector description from its newest run, value 1', 'bridge_name, profile, display_name, platform, version'],
-    ['cmdb_connector_status', 'gauge', [...CK, 'status'], 'Status of the newest run exactly as sent; one series per status seen since start-up, 1 for the current one', 'status', true],
+    ['cmdb_connector_status', 'gauge', [...CK, 'status'], 'Status of the newest run exactly as sent; one series per status seen in the last hour (at most 8), 1 for the current one', 'status', true],
     ['cmdb_connector_health', 'gauge', [...CK, 'health'], 'Normalised status of the newest run (ok, warning, error, unknown), 1 for the current one', 'status', true],
     ['cmdb_connector_last_run_timestamp_seconds', 'gauge', CK, 'When the newest run was written, as unix time: the freshness of the connector', '_time, else _utc, else end_time, else start_time'],
     ['cmdb_connector_last_run_start_timestamp_seconds', 'gauge', CK, 'Start of the newest run as unix time', 'start_time'],
