@@ -80,17 +80,19 @@ export class Stacks {
   }
 
   /**
-   * Stops a stack. `forget`: it is gone from the configuration, so its counters and histograms go
-   * too; a stack restarted with a changed configuration keeps them (they stay monotonic).
+   * Stops a stack. `forget`: it is gone from the configuration, so its series, counters and
+   * histograms go too. Otherwise it is restarting with a changed configuration: it keeps its
+   * counters (they stay monotonic) and its snapshot, which the new runtime's first polls replace.
    */
-  async remove(name: string, graceMs?: number, forget = false): Promise<void> {
+  async remove(name: string, graceMs?: number, forget = true): Promise<void> {
     const runtime = this.runtimes.get(name);
     if (!runtime) return;
     this.runtimes.delete(name);
     await this.opts.scheduler?.remove(name, graceMs);
     await runtime.client.close();
+    if (!forget) return;
     this.opts.store.removeStack(name);
-    if (forget) await removeStackInstruments(this.opts.instruments, name);
+    await removeStackInstruments(this.opts.instruments, name);
   }
 
   /** Brings the stacks in line with `next`: changed stacks restart, others keep running untouched. */
@@ -118,9 +120,15 @@ export class Stacks {
     return summary;
   }
 
+  /** Ready when every enabled endpoint has finished a poll: of this runtime, or of the one a reload replaced. */
   readiness(): Readiness {
     const pending: Array<{ stack: string; endpoint: string }> = [];
-    for (const r of this.runtimes.values()) for (const endpoint of r.poller.runner.pending()) pending.push({ stack: r.config.name, endpoint });
+    for (const r of this.runtimes.values()) {
+      const stack = r.config.name;
+      for (const endpoint of r.poller.runner.pending()) {
+        if (this.opts.store.snapshot(stack, endpoint)?.up === undefined) pending.push({ stack, endpoint });
+      }
+    }
     return { ready: pending.length === 0, pending };
   }
 
@@ -156,6 +164,7 @@ export class Stacks {
   }
 
   async closeAll(graceMs?: number): Promise<void> {
-    await Promise.all([...this.runtimes.keys()].map((name) => this.remove(name, graceMs)));
+    // Shutting down: nothing is served afterwards, so the series need not be taken apart.
+    await Promise.all([...this.runtimes.keys()].map((name) => this.remove(name, graceMs, false)));
   }
 }

@@ -1,7 +1,8 @@
 /** The stacks module: secrets are known to the scrubber before the first log line; reload effects. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
-import { configFor, startExporter } from './helpers/exporter.js';
+import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
+import { configFor, stackFor, startExporter } from './helpers/exporter.js';
 import { testStack } from './helpers/stack.js';
 
 const SECRET = 'planted-secret-7f3a9c';
@@ -42,5 +43,49 @@ describe('reload', () => {
     expect(after).not.toContain('stack="b"');
     expect(after).toContain('cmdb_token_requests_total{stack="a",outcome="success"} 0');
     expect(after).toContain('cmdb_rate_limit_requests_per_minute{stack="a"}');
+  });
+});
+
+describe('reload of a changed stack (issue 11 #10)', () => {
+  let sim: SimulatorServer;
+  beforeAll(async () => {
+    sim = await startSimulator({ seed: 7, live: false });
+  });
+  afterAll(() => sim.close());
+
+  it('keeps the data series and readiness until the new runtime has polled', async () => {
+    let config = configFor([stackFor(sim, { userAgent: 'first' })]);
+    const { app } = await startExporter(config, { loadConfig: () => config });
+    apps.push(app);
+    expect(await app.pollOnce()).toBe(true);
+    expect(app.readiness().ready).toBe(true);
+    const data = (text: string) => text.split('\n').filter((l) => l.startsWith('cmdb_assets{') || l.startsWith('cmdb_connector_info{'));
+    const before = data(await app.metricsText());
+    expect(before.length).toBeGreaterThan(1);
+
+    config = configFor([stackFor(sim, { userAgent: 'second' })]);
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"restarted":1') });
+    // No scheduler here: the new runtime has not polled, yet nothing went missing.
+    expect(app.readiness()).toEqual({ ready: true, pending: [] });
+    expect(data(await app.metricsText())).toEqual(before);
+    expect(await app.metricsText()).toContain('cmdb_endpoint_up{stack="sim",endpoint="license"} 1');
+
+    // Its first poll replaces what was held.
+    expect(await app.pollOnce()).toBe(true);
+    expect(data(await app.metricsText())).toEqual(before);
+  });
+
+  it('a stack that is new (or re-added after removal) still waits for its first poll', async () => {
+    let config = configFor([stackFor(sim)]);
+    const { app } = await startExporter(config, { loadConfig: () => config });
+    apps.push(app);
+    expect(app.readiness().ready).toBe(false);
+    await app.pollOnce();
+    config = configFor([]);
+    await app.reload();
+    config = configFor([stackFor(sim)]);
+    await app.reload();
+    expect(app.readiness().ready).toBe(false);
+    expect(await app.metricsText()).not.toContain('cmdb_connector_info{');
   });
 });

@@ -58,9 +58,18 @@ export class SnapshotStore {
 
   constructor(private readonly opts: { instruments: Instruments; logger: Logger }) {}
 
+  /**
+   * Adds `stack`, or re-adds it after a restart with a changed configuration: then each endpoint
+   * still enabled keeps what it holds (series, up, last success) under its new settings until the new
+   * runtime's first poll replaces it, so a reload neither drops the data nor makes /readyz wait.
+   */
   addStack(stack: string, endpoints: ReadonlyMap<DataEndpoint, EndpointSettings>, maxSeries: number): void {
+    const previous = this.stacks.get(stack);
     const state: StackState = { endpoints: new Map(), maxSeries, capped: new Set() };
-    for (const [endpoint, settings] of endpoints) state.endpoints.set(endpoint, { settings, samples: [], lines: NO_LINES });
+    for (const [endpoint, settings] of endpoints) {
+      const held = previous?.endpoints.get(endpoint);
+      state.endpoints.set(endpoint, held ? { ...held, settings } : { settings, samples: [], lines: NO_LINES });
+    }
     this.stacks.set(stack, state);
     this.invalidate();
   }
