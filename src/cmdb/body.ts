@@ -22,7 +22,11 @@ export function jsonDecoder<T>(schema: z.ZodType<T>): (reply: Reply, request: st
   };
 }
 
+/** A media type such as `text/html`; anything else in the header is the server's text and is left out. */
+const MEDIA_TYPE = /^[\w.+-]{1,64}\/[\w.+-]{1,64}$/;
+
 function contentType(reply: Reply): string {
   const type = reply.headers['content-type'];
-  return typeof type === 'string' ? `, ${type.split(';')[0]}` : '';
+  const media = typeof type === 'string' ? (type.split(';')[0] ?? '').trim() : '';
+  return MEDIA_TYPE.test(media) ? `, ${media}` : '';
 }

@@ -4,25 +4,11 @@
  * and kept reporting up the whole time.
  */
 import { describe, expect, it } from 'vitest';
-import { Registry } from 'prom-client';
 import { BUILTIN_SETTINGS } from '../../src/config/rules.js';
-import { enabledEndpoints, StackPoller } from '../../src/scheduler/stack-poller.js';
 import { deadlineReached, pollDeadline, PollDeadlineReached } from '../../src/scheduler/deadline.js';
-import { SnapshotStore } from '../../src/store/snapshot-store.js';
-import { createInstruments } from '../../src/metrics/instruments.js';
 import type { StackConfig } from '../../src/config/types.js';
-import { makeClient } from '../cmdb/helpers/client.js';
 import { requestsTo, sim, simStack } from '../cmdb/helpers/sim.js';
-
-function poller(stack: StackConfig) {
-  const { client, log } = makeClient(stack);
-  const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger });
-  const settings = new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 1, staleAfterSeconds: 3 }] as const));
-  store.addStack(stack.name, settings, 10_000);
-  const p = new StackPoller({ stack, api: client, store, logger: log.logger, scrubber: log.scrubber, now: () => Date.now() / 1000 });
-  const status = (endpoint: string) => p.runner.status().find((s) => s.endpoint === endpoint);
-  return { poller: p, store, status, log };
-}
+import { simPoller as poller } from './sim-poller.js';
 
 /** Attempts of 2 s, 3 retries: unbounded, a hanging endpoint holds one poll for 8 s and more. */
 function hangingStack(url: Parameters<typeof simStack>[0]): StackConfig {
