@@ -84,6 +84,13 @@ export class Transport {
   /** Ends a Retry-After pause of the stack (on reload). */
   resume(): void {
     this.limiter.resume();
+    this.ins.rateLimitPausedUntil.set({ stack: this.stack.name }, 0);
+  }
+
+  /** Unix seconds when the stack's Retry-After pause ends; undefined while it is not paused. */
+  pausedUntil(): number | undefined {
+    const ms = this.limiter.pausedForMs();
+    return ms > 0 ? (this.clock.now() + ms) / 1000 : undefined;
   }
 
   /** Sends `ex` with retries. `decode` runs on a 2xx inside the attempt, so its failure is that attempt's outcome. */
@@ -124,6 +131,8 @@ export class Transport {
       // The whole stack holds back: the server would refuse its other requests too. Never for
       // longer than MAX_PAUSE_MS: a Retry-After of years must not stop a stack for good.
       this.limiter.pause(this.clock.now() + Math.min(waitMs, MAX_PAUSE_MS));
+      // Visible: a paused stack sends nothing, and its endpoints go down as their polls run out of time.
+      this.ins.rateLimitPausedUntil.set({ stack: this.stack.name }, this.pausedUntil() ?? 0);
       if (waitMs > maxRetryAfterSeconds * 1000) {
         throw new CmdbRateLimitedError(
           request,
