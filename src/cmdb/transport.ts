@@ -20,6 +20,7 @@ import {
 import type { EndpointName } from '../api/endpoints.js';
 import { attempt, isRetryableNetworkError, type Reply } from './attempt.js';
 import { backoffDelayMs, parseRetryAfter } from './backoff.js';
+import { bodyCap, type BodyCap } from './body.js';
 import { StackLimiter } from './budget.js';
 import type { Clock } from './clock.js';
 
@@ -188,7 +189,7 @@ export class Transport {
           dispatcher: this.dispatcher,
           timeoutSeconds: this.stack.timeoutSeconds,
           connectTimeoutSeconds: this.stack.connectTimeoutSeconds,
-          maxResponseBytes: this.stack.maxResponseBytes,
+          ...capOf(bodyCap(ex.endpoint, this.stack.maxResponseBytes)),
           signal,
           onRedirect: (status, from, to) =>
             this.logger.debug({ endpoint: ex.endpoint, status, from, to }, 'followed redirect'),
@@ -232,6 +233,8 @@ export class Transport {
 
 /** The longest a server's Retry-After may hold the whole stack back (then its requests are tried again). */
 export const MAX_PAUSE_MS = 15 * 60_000;
+
+const capOf = (cap: BodyCap) => ({ maxResponseBytes: cap.bytes, capName: cap.name });
 
 const round = (seconds: number): number => Math.round(seconds * 1000) / 1000;
 
