@@ -30,6 +30,7 @@ describe('the time bound of one poll (the group interval)', () => {
     expect(requestsTo(s, 'data_ingestion')).toHaveLength(1);
     expect(status('data_ingestion')).toMatchObject({ state: 'failing', outcome: 'timeout', consecutiveFailures: 1 });
     expect(status('data_ingestion')?.error).toMatch(/^poll of data_ingestion: not finished within its 1s interval/);
+    expect(status('data_ingestion')?.hint).toMatch(/did not finish within its interval.*raise timeoutSeconds or the interval/);
     expect(store.snapshot('test', 'data_ingestion')).toMatchObject({ up: 0 });
     // The group's later endpoint could not start in time: down with the same outcome, never asked.
     expect(status('data_ingestion_next')).toMatchObject({ state: 'failing', outcome: 'timeout' });
