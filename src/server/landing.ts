@@ -164,7 +164,7 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
 
 /** `telemetryPath`: where /metrics is served (--web.telemetry-path). */
 export function renderLanding(m: LandingModel, telemetryPath = '/metrics'): string {
-  const items = m.stacks.map((stack) => ({ stack, a: attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: m.now }) }));
+  const items = m.stacks.map((stack) => ({ stack, a: attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: m.now, pausedUntil: stack.pausedUntil }) }));
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>cmdb-exporter</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -34,6 +34,8 @@ describe('a stack paused by Retry-After', () => {
     });
     expect(html).toMatch(/Paused: the CMDB answered 429 with a Retry-After, so no request of this stack leaves until <time datetime="[^"]+">/);
     expect(html).toContain('(in 15m)');
+    // First in "What needs attention", as the cause of the endpoints going down.
+    expect(html).toMatch(/<section id="attention">.*every request paused by a 429 Retry-After, in 15m \(a reload ends it\)/s);
 
     p.client.resumeAfterRateLimit();
     expect(await p.metrics.value(PAUSED, { stack: 'test' })).toBe(0);
