@@ -48,6 +48,7 @@ export const THRESHOLDS: Thresholds = {
     CmdbTokenRejected: '5m',
     CmdbRateBudgetNearlyExhausted: '15m',
     CmdbRateLimited: '15m',
+    CmdbStackPaused: '5m',
     CmdbSeriesDropped: '5m',
     CmdbConfigReloadFailed: '5m',
     CmdbLicenseExpiresSoon: '10m',

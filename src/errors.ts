@@ -107,8 +107,9 @@ export class CmdbInvalidBodyError extends CmdbError {
 
 export class CmdbTooLargeError extends CmdbError {
   readonly outcome = 'too_large' as const;
-  constructor(request: string, limitBytes: number, options?: { cause?: unknown }) {
-    super('CMDB_TOO_LARGE', request, `response larger than the ${limitBytes}-byte cap (maxResponseBytes)`, options);
+  /** `cap`: which limit it was, for the message (the setting, or the record cap of small endpoints). */
+  constructor(request: string, limitBytes: number, cap = 'maxResponseBytes', options?: { cause?: unknown }) {
+    super('CMDB_TOO_LARGE', request, `response larger than the ${limitBytes}-byte cap (${cap})`, options);
   }
 }
 

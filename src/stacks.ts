@@ -152,7 +152,8 @@ export class Stacks {
         reason: disabledEndpoints.includes(endpoint) ? ('disabled' as const) : ('untracked' as const),
       }));
       const samples = DATA_ENDPOINTS.flatMap((e) => store.snapshot(name, e)?.samples ?? []);
-      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, endpoints, skipped, samples };
+      const pausedUntil = r.client.rateLimitPausedUntil();
+      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples };
     });
   }
 

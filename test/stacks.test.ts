@@ -1,8 +1,11 @@
 /** The stacks module: secrets are known to the scrubber before the first log line; reload effects. */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
+import { BUILTIN_SETTINGS } from '../src/config/rules.js';
+import type { StackConfig } from '../src/config/types.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
-import { configFor, stackFor, startExporter } from './helpers/exporter.js';
+import { sim } from './cmdb/helpers/sim.js';
+import { configFor, startExporter, stackFor } from './helpers/exporter.js';
 import { testStack } from './helpers/stack.js';
 
 const SECRET = 'planted-secret-7f3a9c';
@@ -47,14 +50,14 @@ describe('reload', () => {
 });
 
 describe('reload of a changed stack (issue 11 #10)', () => {
-  let sim: SimulatorServer;
+  let simulator: SimulatorServer;
   beforeAll(async () => {
-    sim = await startSimulator({ seed: 7, live: false });
+    simulator = await startSimulator({ seed: 7, live: false });
   });
-  afterAll(() => sim.close());
+  afterAll(() => simulator.close());
 
   it('keeps the data series and readiness until the new runtime has polled', async () => {
-    let config = configFor([stackFor(sim, { userAgent: 'first' })]);
+    let config = configFor([stackFor(simulator, { userAgent: 'first' })]);
     const { app } = await startExporter(config, { loadConfig: () => config });
     apps.push(app);
     expect(await app.pollOnce()).toBe(true);
@@ -63,7 +66,7 @@ describe('reload of a changed stack (issue 11 #10)', () => {
     const before = data(await app.metricsText());
     expect(before.length).toBeGreaterThan(1);
 
-    config = configFor([stackFor(sim, { userAgent: 'second' })]);
+    config = configFor([stackFor(simulator, { userAgent: 'second' })]);
     expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"restarted":1') });
     // No scheduler here: the new runtime has not polled, yet nothing went missing.
     expect(app.readiness()).toEqual({ ready: true, pending: [] });
@@ -76,16 +79,44 @@ describe('reload of a changed stack (issue 11 #10)', () => {
   });
 
   it('a stack that is new (or re-added after removal) still waits for its first poll', async () => {
-    let config = configFor([stackFor(sim)]);
+    let config = configFor([stackFor(simulator)]);
     const { app } = await startExporter(config, { loadConfig: () => config });
     apps.push(app);
     expect(app.readiness().ready).toBe(false);
     await app.pollOnce();
     config = configFor([]);
     await app.reload();
-    config = configFor([stackFor(sim)]);
+    config = configFor([stackFor(simulator)]);
     await app.reload();
     expect(app.readiness().ready).toBe(false);
     expect(await app.metricsText()).not.toContain('cmdb_connector_info{');
+  });
+});
+
+describe('a stack paused by a server Retry-After (issue 11 #1)', () => {
+  it('is on the status page model and /metrics until a reload ends it; its endpoints do not report up', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 999_999_999, times: 1 });
+    // Short intervals: requests queued for a slot when the 429 arrives wait out the pause until
+    // their poll's interval ends (the poll bound), and pollOnce waits for every poll.
+    const intervals = Object.fromEntries(Object.keys(BUILTIN_SETTINGS.intervals).map((k) => [k, 2])) as StackConfig['intervals'];
+    const config = configFor([stackFor(s as SimulatorServer, { intervals })]);
+    const { app } = await startExporter(config, { loadConfig: () => config });
+    apps.push(app);
+    await app.pollOnce();
+    const [model] = app.landing().stacks;
+    expect(model?.pausedUntil).toBeGreaterThan(Date.now() / 1000 + 800);
+    const paused = /^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} (\S+)$/m;
+    expect(Number(paused.exec(await app.registry.metrics())?.[1])).toBeCloseTo(model?.pausedUntil ?? 0, 0);
+    expect(model?.endpoints.find((e) => e.endpoint === 'license')).toMatchObject({ state: 'failing', outcome: 'rate_limited' });
+    expect(await app.metricsText()).toMatch(/^cmdb_endpoint_up\{stack="sim",endpoint="license"\} 0$/m);
+    // Whatever could not be polled because of the pause says why; nothing is left pending or up without data.
+    for (const e of model?.endpoints ?? []) {
+      if (e.state !== 'ok') expect(['rate_limited', 'timeout', 'blocked']).toContain(e.outcome);
+    }
+
+    expect(await app.reload()).toMatchObject({ ok: true });
+    expect(app.landing().stacks[0]?.pausedUntil).toBeUndefined();
+    expect(await app.registry.metrics()).toMatch(/^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} 0$/m);
   });
 });

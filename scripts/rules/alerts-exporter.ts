@@ -73,6 +73,13 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
         `{{ $value | humanize }} requests to the CMDB of ${STACK} were rate limited (HTTP 429 or the client-side budget) in the last ${t.counterWindow}, for ${t.for.CmdbRateLimited}: the budget is too high for the service or another client shares it.`,
       ),
       alert(
+        'CmdbStackPaused',
+        'warning',
+        `${s('cmdb_rate_limit_paused_until_timestamp_seconds')} - time() > 0`,
+        `The CMDB has paused every request of the exporter for ${STACK}`,
+        `The CMDB answered 429 with a Retry-After: no request of ${STACK} leaves for another {{ $value | humanizeDuration }} (at most 15 minutes a pause), and its endpoints go down as their polls run out of time. A reload of the exporter ends the pause.`,
+      ),
+      alert(
         'CmdbSeriesDropped',
         'warning',
         `increase(${s('cmdb_series_dropped_total')}[${t.counterWindow}]) > 0`,

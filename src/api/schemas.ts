@@ -14,11 +14,15 @@ import { formatPath } from '../errors.js';
 
 const NUMERIC = /^\s*-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?\s*$/;
 
+/**
+ * The type of a value the server sent, never the value: the CMDB's text may hold credentials
+ * (spec, real service), and messages reach the log and the status page.
+ */
 function describe(input: unknown): string {
   if (input === null) return 'null';
   if (Array.isArray(input)) return 'a list';
-  if (typeof input === 'number') return `the non-finite number ${input}`;
-  return typeof input === 'string' ? `the text ${JSON.stringify(input.slice(0, 40))}` : `a ${typeof input}`;
+  if (typeof input === 'number') return 'a non-finite number';
+  return typeof input === 'string' ? `a text (${input.length} characters)` : `a ${typeof input}`;
 }
 /** Zod's union errors say only "Invalid input"; say what was expected and what came instead. */
 function expected(what: string) {

@@ -35,6 +35,8 @@ export interface AttemptLimits {
   timeoutSeconds: number;
   connectTimeoutSeconds: number;
   maxResponseBytes: number;
+  /** The name of that cap in the too_large message (default maxResponseBytes). */
+  capName?: string;
   signal?: AbortSignal;
   onRedirect?: (status: number, fromPath: string, toPath: string) => void;
 }
@@ -91,7 +93,7 @@ async function follow(req: AttemptRequest, limits: AttemptLimits, signal: AbortS
     if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string') {
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       const bytes = ok
-        ? await readCapped(res.body, res.headers, limits.maxResponseBytes, req.request)
+        ? await readCapped(res.body, res.headers, limits, req.request)
         : await readHead(res.body, ERROR_BODY_BYTES);
       return { status: res.statusCode, statusText: statusText(res.statusCode), headers: res.headers, body: bytes };
     }
@@ -116,11 +118,18 @@ async function follow(req: AttemptRequest, limits: AttemptLimits, signal: AbortS
   }
 }
 
-async function readCapped(body: ResponseBody, headers: IncomingHttpHeaders, max: number, request: string): Promise<Buffer> {
+/**
+ * The body of a 2xx, never more than the cap: refused on its Content-Length before a byte is read,
+ * else dropped with its connection as soon as the running total passes the cap (only what arrived
+ * so far is held, never more than the cap).
+ */
+async function readCapped(body: ResponseBody, headers: IncomingHttpHeaders, limits: AttemptLimits, request: string): Promise<Buffer> {
+  const max = limits.maxResponseBytes;
+  const tooLarge = () => new CmdbTooLargeError(request, max, limits.capName);
   const declared = Number(headers['content-length']);
   if (Number.isFinite(declared) && declared > max) {
     abandon(body);
-    throw new CmdbTooLargeError(request, max);
+    throw tooLarge();
   }
   // With a declared length the body is copied into one buffer as it arrives: a 25 MB page then
   // needs 25 MB, not the chunks plus their concatenation.
@@ -130,7 +139,7 @@ async function readCapped(body: ResponseBody, headers: IncomingHttpHeaders, max:
   for await (const chunk of body as AsyncIterable<Buffer>) {
     if (total + chunk.length > max) {
       abandon(body);
-      throw new CmdbTooLargeError(request, max);
+      throw tooLarge();
     }
     if (whole && total + chunk.length <= whole.length) chunk.copy(whole, total);
     else chunks.push(chunk);

@@ -183,7 +183,8 @@ function rejectionDetail(reply: Reply | undefined, parsed: TokenResponse | undef
   if (!parsed) parts.push('the response is not a token response');
   else {
     if (parsed.code != null) parts.push(`code ${parsed.code}`);
-    if (parsed.message) parts.push(`message ${JSON.stringify(parsed.message.slice(0, 200))}`);
+    // The server's words are never shown: its message may quote what it was sent (the secret).
+    if (parsed.message) parts.push(`a message of ${parsed.message.length} characters (not shown)`);
     if (Number(parsed.code) === 200 && !parsed.data?.token) parts.push('no data.token');
   }
   return `token rejected: ${parts.join(', ')}`;

@@ -1,5 +1,6 @@
 /** Response bodies: JSON, validated with the endpoint's tolerant schema (src/api/schemas.ts). */
 import type { z } from 'zod';
+import type { EndpointName } from '../api/endpoints.js';
 import { CmdbInvalidBodyError } from '../errors.js';
 import { capDepth } from '../api/depth.js';
 import { validate } from '../api/schemas.js';
@@ -23,7 +24,33 @@ export function jsonDecoder<T>(schema: z.ZodType<T>): (reply: Reply, request: st
   };
 }
 
+/** A media type such as `text/html`; anything else in the header is the server's text and is left out. */
+const MEDIA_TYPE = /^[\w.+-]{1,64}\/[\w.+-]{1,64}$/;
+
 function contentType(reply: Reply): string {
   const type = reply.headers['content-type'];
-  return typeof type === 'string' ? `, ${type.split(';')[0]}` : '';
+  const media = typeof type === 'string' ? (type.split(';')[0] ?? '').trim() : '';
+  return MEDIA_TYPE.test(media) ? `, ${media}` : '';
+}
+
+/**
+ * Endpoints that answer one small record (a few hundred bytes; the token, inventory counts, license,
+ * next run). Their bodies are refused past RECORD_MAX_BYTES instead of maxResponseBytes (256 MiB by
+ * default, sized for connector pages), so a broken or hostile answer without a Content-Length holds
+ * at most that much before it is dropped.
+ */
+const RECORD_ENDPOINTS: ReadonlySet<EndpointName> = new Set<EndpointName>(['access_token', 'metrics_data', 'license', 'data_ingestion_next']);
+export const RECORD_MAX_BYTES = 1024 * 1024;
+
+export interface BodyCap {
+  readonly bytes: number;
+  /** Named in the too_large message. */
+  readonly name: string;
+}
+
+/** The most an answer of `endpoint` may hold: maxResponseBytes, or less for a single record. */
+export function bodyCap(endpoint: EndpointName, maxResponseBytes: number): BodyCap {
+  return RECORD_ENDPOINTS.has(endpoint) && RECORD_MAX_BYTES < maxResponseBytes
+    ? { bytes: RECORD_MAX_BYTES, name: 'single-record answers' }
+    : { bytes: maxResponseBytes, name: 'maxResponseBytes' };
 }

@@ -143,6 +143,11 @@ export class CmdbClient implements CmdbApi {
     this.transport.resume();
   }
 
+  /** Unix seconds when a server Retry-After pause of this stack ends; undefined while not paused. */
+  rateLimitPausedUntil(): number | undefined {
+    return this.transport.pausedUntil();
+  }
+
   /** True while a pre-issued token is being rejected with 401. */
   get unauthorized(): boolean {
     return this.tokens.unauthorized;

@@ -20,6 +20,7 @@ import {
 import type { EndpointName } from '../api/endpoints.js';
 import { attempt, isRetryableNetworkError, type Reply } from './attempt.js';
 import { backoffDelayMs, parseRetryAfter } from './backoff.js';
+import { bodyCap, type BodyCap } from './body.js';
 import { StackLimiter } from './budget.js';
 import type { Clock } from './clock.js';
 
@@ -84,6 +85,13 @@ export class Transport {
   /** Ends a Retry-After pause of the stack (on reload). */
   resume(): void {
     this.limiter.resume();
+    this.ins.rateLimitPausedUntil.set({ stack: this.stack.name }, 0);
+  }
+
+  /** Unix seconds when the stack's Retry-After pause ends; undefined while it is not paused. */
+  pausedUntil(): number | undefined {
+    const ms = this.limiter.pausedForMs();
+    return ms > 0 ? (this.clock.now() + ms) / 1000 : undefined;
   }
 
   /** Sends `ex` with retries. `decode` runs on a 2xx inside the attempt, so its failure is that attempt's outcome. */
@@ -124,6 +132,8 @@ export class Transport {
       // The whole stack holds back: the server would refuse its other requests too. Never for
       // longer than MAX_PAUSE_MS: a Retry-After of years must not stop a stack for good.
       this.limiter.pause(this.clock.now() + Math.min(waitMs, MAX_PAUSE_MS));
+      // Visible: a paused stack sends nothing, and its endpoints go down as their polls run out of time.
+      this.ins.rateLimitPausedUntil.set({ stack: this.stack.name }, this.pausedUntil() ?? 0);
       if (waitMs > maxRetryAfterSeconds * 1000) {
         throw new CmdbRateLimitedError(
           request,
@@ -179,7 +189,7 @@ export class Transport {
           dispatcher: this.dispatcher,
           timeoutSeconds: this.stack.timeoutSeconds,
           connectTimeoutSeconds: this.stack.connectTimeoutSeconds,
-          maxResponseBytes: this.stack.maxResponseBytes,
+          ...capOf(bodyCap(ex.endpoint, this.stack.maxResponseBytes)),
           signal,
           onRedirect: (status, from, to) =>
             this.logger.debug({ endpoint: ex.endpoint, status, from, to }, 'followed redirect'),
@@ -223,6 +233,8 @@ export class Transport {
 
 /** The longest a server's Retry-After may hold the whole stack back (then its requests are tried again). */
 export const MAX_PAUSE_MS = 15 * 60_000;
+
+const capOf = (cap: BodyCap) => ({ maxResponseBytes: cap.bytes, capName: cap.name });
 
 const round = (seconds: number): number => Math.round(seconds * 1000) / 1000;
 

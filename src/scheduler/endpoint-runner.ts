@@ -16,6 +16,7 @@ import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import type { Sample } from '../metrics/sample.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
+import { deadlineReached, PollTimeoutError } from './deadline.js';
 import { hintFor } from './hints.js';
 
 /** What a poll produced. */
@@ -86,18 +87,27 @@ export class EndpointRunner {
     return [...this.statuses.values()].filter((s) => s.state === 'pending').map((s) => s.endpoint);
   }
 
-  /** Runs `poll` unless the endpoint is disabled or in 403 back-off. Never throws. */
-  async run(endpoint: DataEndpoint, poll: () => Promise<PollResult>): Promise<void> {
+  /**
+   * Runs `poll` unless the endpoint is disabled or in 403 back-off. Never throws. `signal` is the
+   * poll's signal (src/scheduler/deadline.ts): once its deadline has passed, the endpoint fails
+   * with `timeout`, whether it was cut off or could not start; a shutdown abort is no failure.
+   */
+  async run(endpoint: DataEndpoint, poll: () => Promise<PollResult>, signal?: AbortSignal): Promise<void> {
     const status = this.statuses.get(endpoint);
     if (!status) return;
     const gate = this.forbidden.get(endpoint);
     if (gate && this.opts.now() < gate.until) return;
     const started = this.opts.now();
+    const late = () => {
+      const deadline = deadlineReached(signal);
+      if (deadline) this.failed(status, new PollTimeoutError(endpoint, deadline.seconds), started);
+    };
+    if (signal?.aborted) return late();
     let result: PollResult;
     try {
       result = await poll();
     } catch (err) {
-      if (err instanceof CmdbAbortedError) return;
+      if (err instanceof CmdbAbortedError) return late();
       this.failed(status, err, started);
       return;
     }

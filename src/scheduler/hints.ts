@@ -24,7 +24,7 @@ const HINTS: Record<Exclude<Hinted, 'forbidden'>, string> = {
   rate_limited:
     'the CMDB is rate limiting the exporter: lower rateLimitPerMinute or raise the poll intervals; check whether other clients share the same account',
   timeout:
-    "no complete answer within timeoutSeconds: check the network and the CMDB's load, raise timeoutSeconds, or lower paging.connectorPageSize",
+    "no complete answer within timeoutSeconds, or the poll (retries and waits included) did not finish within its interval: check the network and the CMDB's load and whether the stack is paused by a Retry-After; raise timeoutSeconds or the interval, or lower paging.connectorPageSize",
   network: 'the CMDB cannot be reached: check baseUrl, DNS, firewalls, the proxy (HTTPS_PROXY / NO_PROXY) and TLS (tls.caFile)',
   invalid_body:
     'the response did not have the documented shape (the field is named above): check the CMDB version; report it with a sample body, secrets removed',

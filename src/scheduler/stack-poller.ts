@@ -27,6 +27,7 @@ import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
+import { pollDeadline } from './deadline.js';
 import { EndpointRunner, type PollResult } from './endpoint-runner.js';
 import { fanOut, type Cached } from './fan-out.js';
 import { spreadOffset } from './spread.js';
@@ -90,9 +91,19 @@ export class StackPoller {
   /**
    * Poll one group. Endpoints asked once per poll need nothing but their descriptor; the ones that
    * depend on another endpoint's answer (detail of the newest run, jobs of each listed Action,
-   * change history of each tracked name) have their own method.
+   * change history of each tracked name) have their own method. A poll takes at most the group's
+   * interval (src/scheduler/deadline.ts).
    */
-  async poll(group: GroupName, signal?: AbortSignal): Promise<void> {
+  async poll(group: GroupName, outer?: AbortSignal): Promise<void> {
+    const deadline = pollDeadline(outer, this.opts.stack.intervals[group]);
+    try {
+      await this.pollGroup(group, deadline.signal);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  private async pollGroup(group: GroupName, signal: AbortSignal): Promise<void> {
     switch (group) {
       case 'ingestion':
         return this.pollIngestion(signal);
@@ -121,7 +132,7 @@ export class StackPoller {
         if (same) return { kind: 'unchanged' };
       }
       return this.map(endpoint, result as EndpointInputs[E]);
-    });
+    }, signal);
     return result;
   }
 
@@ -134,7 +145,7 @@ export class StackPoller {
       return;
     }
     const listed = runs;
-    await this.runner.run('data_ingestion_detail', () => this.detail(listed, signal));
+    await this.runner.run('data_ingestion_detail', () => this.detail(listed, signal), signal);
   }
 
   private async detail(runs: readonly IngestionRun[], signal?: AbortSignal): Promise<PollResult> {
@@ -185,7 +196,7 @@ export class StackPoller {
       });
       const input = result.values.map(({ id, value }) => ({ id, value: value.jobs }));
       return this.mapPartial('action_jobs', input, result.error);
-    });
+    }, signal);
   }
 
   private async pollChanges(endpoint: 'asset_change' | 'user_change', signal?: AbortSignal): Promise<void> {
@@ -202,7 +213,7 @@ export class StackPoller {
         now,
       });
       return this.mapPartial(endpoint, result.values, result.error);
-    });
+    }, signal);
   }
 
   private context(endpoint: DataEndpoint): CollectorContext {

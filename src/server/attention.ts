@@ -35,6 +35,8 @@ export interface AttentionInput {
   readonly endpoints: readonly Pick<EndpointStatus, 'endpoint' | 'state' | 'outcome' | 'retryAt'>[];
   /** Unix seconds. */
   readonly now: number;
+  /** While a server Retry-After pauses every request of the stack: when the pause ends (unix seconds). */
+  readonly pausedUntil?: number;
 }
 
 /** 90s, 14m, 5h, 3d: a duration in seconds, rounded to the largest sensible unit. */
@@ -129,6 +131,11 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
     if (s.value > 0 && now - s.value > t.connectorMaxRunAgeSeconds) {
       problems.push({ severity: 'warning', area: 'merger', subject: s.labels.connector, text: `has not run for ${shortDuration(now - s.value)} (limit ${shortDuration(t.connectorMaxRunAgeSeconds)})` });
     }
+  }
+
+  // The whole stack held back by a server Retry-After: the cause of the endpoints below going down.
+  if (input.pausedUntil !== undefined && input.pausedUntil > now) {
+    problems.push({ severity: 'warning', area: 'endpoint', text: `every request paused by a 429 Retry-After, ${relativeTime(now, input.pausedUntil)} (a reload ends it)` });
   }
 
   // Endpoints that fail or are forbidden.

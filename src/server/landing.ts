@@ -34,6 +34,8 @@ export interface LandingStack {
   readonly name: string;
   readonly baseUrl: string;
   readonly unauthorized: boolean;
+  /** While a server Retry-After pauses the whole stack: when the pause ends (unix seconds). */
+  readonly pausedUntil?: number;
   readonly endpoints: readonly LandingEndpoint[];
   readonly skipped?: readonly SkippedEndpoint[];
   /** The stack's current samples (what /metrics serves of it). */
@@ -151,14 +153,18 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
     : s.endpoints.some((e) => e.outcome === 'rejected')
       ? '<p class="err">The token endpoint rejects this stack\'s client id and secret: every endpoint fails until they are fixed.</p>'
       : '';
-  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${facts(a)}
+  const paused =
+    s.pausedUntil === undefined
+      ? ''
+      : `<p class="err paused">Paused: the CMDB answered 429 with a Retry-After, so no request of this stack leaves until ${when(now, s.pausedUntil)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
+  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${facts(a)}
 <table><thead><tr><th>endpoint</th><th>state</th><th>outcome</th><th>interval</th><th>last poll</th><th>last success</th><th>next poll</th><th>duration</th><th>details</th></tr></thead>
 <tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table></section>`;
 }
 
 /** `telemetryPath`: where /metrics is served (--web.telemetry-path). */
 export function renderLanding(m: LandingModel, telemetryPath = '/metrics'): string {
-  const items = m.stacks.map((stack) => ({ stack, a: attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: m.now }) }));
+  const items = m.stacks.map((stack) => ({ stack, a: attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: m.now, pausedUntil: stack.pausedUntil }) }));
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>cmdb-exporter</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">

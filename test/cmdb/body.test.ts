@@ -55,6 +55,22 @@ describe('jsonDecoder', () => {
     expect(() => JSON.stringify(page)).not.toThrow();
   });
 
+  it('names the field and the type of a wrong-typed value, never the value (issue 11 #6)', () => {
+    const err = failure(() => jsonDecoder(MetricsRecordSchema)(reply('{"assetCount":"db-pass=Hunter2-xyz","userCount":1}'), REQ));
+    expect(err.field).toBe('assetCount');
+    expect(err.message).toBe(`${REQ}: invalid response body: assetCount: expected a number, got a text (19 characters)`);
+    const list = failure(() => jsonDecoder(MetricsRecordSchema)(reply('{"assetCount":["Hunter2-xyz"],"userCount":1}'), REQ));
+    expect(list.message).toMatch(/assetCount: expected a number, got a list$/);
+  });
+
+  it('shows a content type only when it is a plain media type', () => {
+    const odd: Reply = { ...reply('<html>'), headers: { 'content-type': 'text/html password=Hunter2-xyz; charset=utf-8' } };
+    const err = failure(() => jsonDecoder(MetricsRecordSchema)(odd, REQ));
+    expect(err.message).toBe(`${REQ}: invalid response body: not JSON (6 bytes)`);
+    const html: Reply = { ...reply('<html>'), headers: { 'content-type': 'text/html; charset=utf-8' } };
+    expect(failure(() => jsonDecoder(MetricsRecordSchema)(html, REQ)).message).toMatch(/not JSON \(6 bytes, text\/html\)$/);
+  });
+
   const metrics: Decode = jsonDecoder(MetricsRecordSchema);
   const connector: Decode = jsonDecoder(ConnectorPageSchema);
   it.each([

@@ -6,6 +6,7 @@ import { connect, type Socket } from 'node:net';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { RECORD_MAX_BYTES } from '../../src/cmdb/body.js';
 import { createDispatcher } from '../../src/cmdb/dispatcher.js';
 import { CmdbNetworkError, CmdbTooLargeError } from '../../src/errors.js';
 import { makeClient, rejection } from './helpers/client.js';
@@ -50,6 +51,68 @@ describe('response size cap without Content-Length', () => {
     });
     const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxResponseBytes: Buffer.byteLength(body) }));
     await expect(client.get('license')).resolves.toMatchObject({ licenseType: 'FULL' });
+  });
+});
+
+/**
+ * A server that streams `bytes` of a JSON string (64 KiB writes, as fast as the socket takes them)
+ * and counts what it managed to write before the client dropped the connection.
+ */
+async function streaming(bytes: number, declare: boolean) {
+  const sent = { bytes: 0, closed: false };
+  const chunk = Buffer.alloc(64 * 1024, 0x78);
+  const s = await local((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', ...(declare ? { 'content-length': String(bytes) } : {}) });
+    res.write('{"licenseType":"');
+    sent.bytes = 16;
+    res.on('close', () => (sent.closed = true));
+    res.on('error', () => {});
+    const pump = () => {
+      while (!sent.closed && sent.bytes < bytes - 2) {
+        const n = Math.min(chunk.length, bytes - 2 - sent.bytes);
+        sent.bytes += n;
+        if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void res.once('drain', pump);
+      }
+      if (!sent.closed) res.end('"}');
+    };
+    pump();
+  });
+  return { s, sent };
+}
+
+const MiB = 1024 * 1024;
+/** What loopback socket buffers may take in before the client's abort reaches the server. */
+const SOCKET_SLACK = 16 * MiB;
+
+describe('oversize bodies are dropped early (issue 11 #3)', () => {
+  it('a declared Content-Length above the cap is refused before the body is read', async () => {
+    const { s, sent } = await streaming(300 * MiB, true);
+    const { client, metrics } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxResponseBytes: 4 * MiB }));
+    const err = await rejection(client.get('actions'));
+    expect(err).toBeInstanceOf(CmdbTooLargeError);
+    expect(await metrics.value('cmdb_endpoint_response_bytes_total', { stack: 'test', endpoint: 'actions' })).toBe(0);
+    await expect.poll(() => sent.closed).toBe(true);
+    expect(sent.bytes).toBeLessThan(SOCKET_SLACK);
+  });
+
+  it('a body without Content-Length is dropped as soon as the running total passes the cap', async () => {
+    const { s, sent } = await streaming(300 * MiB, false);
+    const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxResponseBytes: 4 * MiB }));
+    const err = await rejection(client.get('actions'));
+    expect(err.message).toBe('GET /CMDB/v2/system/metrics/actions: response larger than the 4194304-byte cap (maxResponseBytes)');
+    await expect.poll(() => sent.closed).toBe(true);
+    expect(sent.bytes).toBeLessThan(4 * MiB + SOCKET_SLACK);
+  });
+
+  it('a single-record endpoint (license) is refused past 1 MiB, whatever maxResponseBytes allows', async () => {
+    const { s, sent } = await streaming(64 * MiB, false);
+    const { client, metrics } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxResponseBytes: 256 * MiB }));
+    const err = await rejection(client.get('license'));
+    expect(err).toBeInstanceOf(CmdbTooLargeError);
+    expect(err.message).toBe(`GET /CMDB/v2/system/metrics/license: response larger than the ${RECORD_MAX_BYTES}-byte cap (single-record answers)`);
+    expect(await metrics.outcomes('license')).toEqual({ too_large: 1 });
+    await expect.poll(() => sent.closed).toBe(true);
+    expect(sent.bytes).toBeLessThan(RECORD_MAX_BYTES + SOCKET_SLACK);
   });
 });
 

@@ -21,6 +21,7 @@ const OBJECT_LABELS: Readonly<Record<string, readonly string[]>> = {
   CmdbTokenRejected: ['stack'],
   CmdbRateBudgetNearlyExhausted: ['stack'],
   CmdbRateLimited: ['stack'],
+  CmdbStackPaused: ['stack'],
   CmdbSeriesDropped: ['stack'],
   CmdbConfigReloadFailed: ['instance'],
   CmdbLicenseExpiresSoon: ['stack'],

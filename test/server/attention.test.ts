@@ -117,3 +117,12 @@ describe('what needs attention', () => {
     expect(attention({ now: NOW, endpoints: [{ endpoint: 'license', state: 'pending' }], samples: [] }).state).toBe('pending');
   });
 });
+
+describe('a stack paused by a server Retry-After', () => {
+  it('is a problem while the pause lasts, naming when it ends and that a reload ends it', () => {
+    const paused = attention({ samples: [], endpoints: [], now: NOW, pausedUntil: NOW + 14 * 60 });
+    expect(paused.problems).toEqual([{ severity: 'warning', area: 'endpoint', text: 'every request paused by a 429 Retry-After, in 14m (a reload ends it)' }]);
+    expect(paused.state).toBe('warning');
+    expect(attention({ samples: [], endpoints: [], now: NOW, pausedUntil: NOW - 1 }).problems).toEqual([]);
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * `npm run bench:oversize`: peak RSS (VmHWM) of the exporter's CMDB client while it is sent a body
+ * larger than maxResponseBytes (issue 11 #3), with and without a Content-Length, and for one body
+ * just under the cap for comparison. Loopback only; one fresh process per case, so each VmHWM is that
+ * case's alone; every case is bounded by a time limit.
+ *
+ *   npm run bench:oversize -- [--mb 300] [--cap-mb 256] [--seconds 120]
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Registry } from 'prom-client';
+import { CmdbClient } from '../src/cmdb/client.js';
+import { createLogger } from '../src/logger.js';
+import { createInstruments } from '../src/metrics/instruments.js';
+import { SecretScrubber } from '../src/secrets.js';
+import { BUILTIN_SETTINGS } from '../src/config/rules.js';
+import type { StackConfig } from '../src/config/types.js';
+
+const MB = 1024 * 1024;
+const CHUNK = Buffer.alloc(64 * 1024, 0x20);
+
+interface Case {
+  readonly name: string;
+  readonly endpoint: 'actions' | 'license';
+  readonly bytes: number;
+  readonly chunked: boolean;
+}
+
+interface Figures {
+  readonly case: string;
+  readonly outcome: string;
+  readonly baselineMb: number;
+  readonly peakMb: number;
+  readonly seconds: number;
+}
+
+function vmHwmMb(): number {
+  const kb = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+  return Number(kb ?? 0) / 1024;
+}
+
+/** Serves `bytes` of spaces inside a JSON string, with or without a Content-Length; never holds the body. */
+function serve(bytes: number, chunked: boolean): Promise<{ url: string; close: () => void }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    const head = Buffer.from('{"licenseType":"');
+    const tail = Buffer.from('"}');
+    res.writeHead(200, { 'Content-Type': 'application/json', ...(chunked ? {} : { 'Content-Length': String(bytes) }) });
+    let left = bytes - head.length - tail.length;
+    res.write(head);
+    const pump = () => {
+      while (left > 0) {
+        const n = Math.min(left, CHUNK.length);
+        left -= n;
+        if (!res.write(n === CHUNK.length ? CHUNK : CHUNK.subarray(0, n))) return void res.once('drain', pump);
+      }
+      res.end(tail);
+    };
+    res.on('error', () => {});
+    pump();
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({ url: `http://127.0.0.1:${port}`, close: () => server.close() });
+    });
+  });
+}
+
+/** The child: one request through the real client; prints its figures as one JSON line. */
+async function child(url: string, name: string, endpoint: Case['endpoint'], capBytes: number, seconds: number): Promise<void> {
+  const registry = new Registry();
+  const scrubber = new SecretScrubber();
+  const stack: StackConfig = {
+    ...BUILTIN_SETTINGS,
+    name: 'bench',
+    baseUrl: url,
+    auth: { kind: 'token', token: 'bench-token' },
+    maxResponseBytes: capBytes,
+    timeoutSeconds: seconds,
+    retries: { ...BUILTIN_SETTINGS.retries, max: 0 },
+    tls: { insecureSkipVerify: false },
+  };
+  const logger = createLogger({ level: 'error', format: 'json', scrubber, destination: process.stderr });
+  const client = new CmdbClient({ stack, instruments: createInstruments(registry, { defaultMetrics: false }), logger, scrubber });
+  const baselineMb = vmHwmMb();
+  const started = performance.now();
+  let outcome: string;
+  try {
+    await client.get(endpoint);
+    outcome = 'read';
+  } catch (err) {
+    outcome = (err as { outcome?: string }).outcome ?? String(err);
+  }
+  const figures: Figures = { case: name, outcome, baselineMb, peakMb: vmHwmMb(), seconds: (performance.now() - started) / 1000 };
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+  await client.close();
+}
+
+async function runCase(c: Case, capBytes: number, seconds: number): Promise<Figures> {
+  const server = await serve(c.bytes, c.chunked);
+  try {
+    const script = fileURLToPath(import.meta.url);
+    const proc: ChildProcess = spawn(process.execPath, [...process.execArgv, script, '--child', server.url, '--case', c.name, '--endpoint', c.endpoint, '--cap', String(capBytes), '--seconds', String(seconds)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    const timer = setTimeout(() => proc.kill('SIGKILL'), (seconds + 30) * 1000);
+    await new Promise((resolve) => proc.on('exit', resolve));
+    clearTimeout(timer);
+    const line = out.trim().split('\n').pop();
+    if (!line) throw new Error(`case ${c.name}: no figures (killed after ${seconds + 30}s?)`);
+    return JSON.parse(line) as Figures;
+  } finally {
+    server.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      child: { type: 'string' },
+      case: { type: 'string' },
+      endpoint: { type: 'string', default: 'actions' },
+      cap: { type: 'string' },
+      mb: { type: 'string', default: '300' },
+      'cap-mb': { type: 'string', default: '256' },
+      seconds: { type: 'string', default: '120' },
+    },
+  });
+  const seconds = Number(values.seconds);
+  if (values.child) return child(values.child, values.case ?? '', values.endpoint === 'license' ? 'license' : 'actions', Number(values.cap), seconds);
+  const bytes = Number(values.mb) * MB;
+  const cap = Number(values['cap-mb']) * MB;
+  const under = Math.floor(cap * 0.9);
+  const cases: Case[] = [
+    { name: `actions, ${values.mb} MB, Content-Length`, endpoint: 'actions', bytes, chunked: false },
+    { name: `actions, ${values.mb} MB, chunked`, endpoint: 'actions', bytes, chunked: true },
+    { name: `license, ${values.mb} MB, chunked`, endpoint: 'license', bytes, chunked: true },
+    { name: `actions, ${Math.round(under / MB)} MB (under the cap), chunked`, endpoint: 'actions', bytes: under, chunked: true },
+  ];
+  let commit = '';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    // Not a checkout: the table goes without a commit.
+  }
+  console.log(`cap ${values['cap-mb']} MiB; Node ${process.version}; commit ${commit}; ${new Date().toISOString()}`);
+  console.log('| case | outcome | VmHWM before the request | VmHWM peak | time |');
+  console.log('| --- | --- | ---: | ---: | ---: |');
+  for (const c of cases) {
+    const f = await runCase(c, cap, seconds);
+    console.log(`| ${f.case} | ${f.outcome} | ${f.baselineMb.toFixed(0)} MB | ${f.peakMb.toFixed(0)} MB | ${f.seconds.toFixed(2)} s |`);
+  }
+}
+
+await main();

@@ -1,0 +1,80 @@
+/**
+ * Issue 11 #11: one poll takes at most its group's interval, against the real simulator and the
+ * real client. Before the bound, a hanging endpoint was tried timeout × (retries + 1) plus back-off
+ * and kept reporting up the whole time.
+ */
+import { describe, expect, it } from 'vitest';
+import { BUILTIN_SETTINGS } from '../../src/config/rules.js';
+import { deadlineReached, pollDeadline, PollDeadlineReached } from '../../src/scheduler/deadline.js';
+import type { StackConfig } from '../../src/config/types.js';
+import { requestsTo, sim, simStack } from '../cmdb/helpers/sim.js';
+import { simPoller as poller } from './sim-poller.js';
+
+/** Attempts of 2 s, 3 retries: unbounded, a hanging endpoint holds one poll for 8 s and more. */
+function hangingStack(url: Parameters<typeof simStack>[0]): StackConfig {
+  return simStack(url, {
+    timeoutSeconds: 2,
+    retries: { max: 3 },
+    // Below the configurable minimum (10 s) to keep the test short; the poller does not check it.
+    intervals: { ...BUILTIN_SETTINGS.intervals, ingestion: 1 },
+  });
+}
+
+describe('the time bound of one poll (the group interval)', () => {
+  it('cuts off a hanging endpoint at the interval: one attempt, outcome timeout, reported down', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'data_ingestion', latencyMs: 60_000 });
+    const { poller: p, store, status, log } = poller(hangingStack(s));
+    await p.poll('ingestion');
+    // The retry loop did not go on past the bound: the first 2 s attempt was cut at 1 s.
+    expect(requestsTo(s, 'data_ingestion')).toHaveLength(1);
+    expect(status('data_ingestion')).toMatchObject({ state: 'failing', outcome: 'timeout', consecutiveFailures: 1 });
+    expect(status('data_ingestion')?.error).toMatch(/^poll of data_ingestion: not finished within its 1s interval/);
+    expect(status('data_ingestion')?.hint).toMatch(/did not finish within its interval.*raise timeoutSeconds or the interval/);
+    expect(store.snapshot('test', 'data_ingestion')).toMatchObject({ up: 0 });
+    // The group's later endpoint could not start in time: down with the same outcome, never asked.
+    expect(status('data_ingestion_next')).toMatchObject({ state: 'failing', outcome: 'timeout' });
+    expect(requestsTo(s, 'data_ingestion_next')).toHaveLength(0);
+    expect(status('data_ingestion_detail')).toMatchObject({ state: 'blocked' });
+    // The runner logs the cut-off like any other failure, with the timeout hint.
+    expect(log.lines().filter((l) => l.level === 'warn' && l.outcome === 'timeout').map((l) => l.endpoint)).toEqual([
+      'data_ingestion',
+      'data_ingestion_next',
+    ]);
+  });
+
+  it('is not a failure when the exporter shuts down during the poll', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'data_ingestion', latencyMs: 60_000 });
+    const { poller: p, status } = poller(hangingStack(s));
+    const shutdown = new AbortController();
+    const polling = p.poll('ingestion', shutdown.signal);
+    while (requestsTo(s, 'data_ingestion').length === 0) await new Promise((r) => setTimeout(r, 10));
+    shutdown.abort();
+    await polling;
+    expect(status('data_ingestion')).toMatchObject({ state: 'pending', consecutiveFailures: 0 });
+  });
+
+  it('leaves a poll that finishes in time alone', async () => {
+    const s = await sim();
+    const { poller: p, status } = poller(hangingStack(s));
+    await p.poll('ingestion');
+    expect(status('data_ingestion')).toMatchObject({ state: 'ok', outcome: 'success' });
+  });
+});
+
+describe('pollDeadline', () => {
+  it('aborts with PollDeadlineReached at the deadline, with the outer reason on shutdown', async () => {
+    const timed = pollDeadline(undefined, 0.01);
+    await new Promise((r) => timed.signal.addEventListener('abort', r, { once: true }));
+    expect(deadlineReached(timed.signal)).toBeInstanceOf(PollDeadlineReached);
+    expect(deadlineReached(timed.signal)?.seconds).toBe(0.01);
+
+    const outer = new AbortController();
+    const bounded = pollDeadline(outer.signal, 60);
+    outer.abort(new Error('shutting down'));
+    expect(bounded.signal.aborted).toBe(true);
+    expect(deadlineReached(bounded.signal)).toBeUndefined();
+    bounded.dispose();
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * Issue 11 #1: a stack paused by a server Retry-After is visible (metric, client, status page) and
+ * its endpoints do not go on reporting up while their polls cannot run. Real client, real simulator.
+ */
+import { describe, expect, it } from 'vitest';
+import { BUILTIN_SETTINGS } from '../../src/config/rules.js';
+import { renderLanding } from '../../src/server/landing.js';
+import { MAX_PAUSE_MS } from '../../src/cmdb/transport.js';
+import { requestsTo, sim, simStack } from '../cmdb/helpers/sim.js';
+import { simPoller } from './sim-poller.js';
+
+const PAUSED = 'cmdb_rate_limit_paused_until_timestamp_seconds';
+
+describe('a stack paused by Retry-After', () => {
+  it('shows when the pause ends (metric and status page) and a reload clears it', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 999_999_999, times: 1 });
+    const p = simPoller(simStack(s));
+    expect(await p.metrics.value(PAUSED, { stack: 'test' })).toBe(0);
+    const before = Date.now() / 1000;
+    await p.poller.poll('license');
+    const until = await p.metrics.value(PAUSED, { stack: 'test' });
+    // Capped: a Retry-After of years pauses the stack for MAX_PAUSE_MS at most.
+    expect(until).toBeGreaterThanOrEqual(before + MAX_PAUSE_MS / 1000 - 1);
+    expect(until).toBeLessThanOrEqual(Date.now() / 1000 + MAX_PAUSE_MS / 1000);
+    expect(p.client.rateLimitPausedUntil()).toBeCloseTo(until, 0);
+    expect(p.status('license')).toMatchObject({ state: 'failing', outcome: 'rate_limited' });
+
+    const html = renderLanding({
+      version: 't',
+      ready: true,
+      now: before,
+      stacks: [{ name: 'test', baseUrl: s.url, unauthorized: false, pausedUntil: p.client.rateLimitPausedUntil(), endpoints: p.poller.runner.status() }],
+    });
+    expect(html).toMatch(/Paused: the CMDB answered 429 with a Retry-After, so no request of this stack leaves until <time datetime="[^"]+">/);
+    expect(html).toContain('(in 15m)');
+    // First in "What needs attention", as the cause of the endpoints going down.
+    expect(html).toMatch(/<section id="attention">.*every request paused by a 429 Retry-After, in 15m \(a reload ends it\)/s);
+
+    p.client.resumeAfterRateLimit();
+    expect(await p.metrics.value(PAUSED, { stack: 'test' })).toBe(0);
+    expect(p.client.rateLimitPausedUntil()).toBeUndefined();
+    await p.poller.poll('license');
+    expect(p.status('license')).toMatchObject({ state: 'ok' });
+  });
+
+  it('endpoints whose polls wait on the pause go down when their interval runs out, without a request', async () => {
+    const s = await sim();
+    // A pause the client is willing to wait out (Retry-After below maxRetryAfterSeconds: 5 s)...
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 4, times: 1 });
+    // ...but longer than the ingestion interval: its poll cannot run and must not leave it up.
+    const p = simPoller(simStack(s, { intervals: { ...BUILTIN_SETTINGS.intervals, ingestion: 1, license: 1 } }));
+    await p.poller.poll('ingestion');
+    expect(p.status('data_ingestion')).toMatchObject({ state: 'ok' });
+    await p.poller.poll('license');
+    const asked = requestsTo(s, 'data_ingestion').length;
+    await p.poller.poll('ingestion');
+    expect(p.status('data_ingestion')).toMatchObject({ state: 'failing', outcome: 'timeout' });
+    expect(p.store.snapshot('test', 'data_ingestion')).toMatchObject({ up: 0 });
+    expect(requestsTo(s, 'data_ingestion')).toHaveLength(asked);
+    expect(p.client.rateLimitPausedUntil()).toBeGreaterThan(Date.now() / 1000);
+  });
+});
