@@ -1,13 +1,17 @@
 /** The stacks module: secrets are known to the scrubber before the first log line; reload effects. */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
+import { DATA_ENDPOINTS } from '../src/api/endpoints.js';
+import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { configFor, startExporter } from './helpers/exporter.js';
 import { testStack } from './helpers/stack.js';
 
 const SECRET = 'planted-secret-7f3a9c';
 const apps: App[] = [];
+const sims: SimulatorServer[] = [];
 afterEach(async () => {
   await Promise.all(apps.splice(0).map((a) => a.close(0)));
+  await Promise.all(sims.splice(0).map((s) => s.close()));
 });
 
 describe('secrets at start-up', () => {
@@ -42,5 +46,44 @@ describe('reload', () => {
     expect(after).not.toContain('stack="b"');
     expect(after).toContain('cmdb_token_requests_total{stack="a",outcome="success"} 0');
     expect(after).toContain('cmdb_rate_limit_requests_per_minute{stack="a"}');
+  });
+
+  describe('the request budget survives a reload', () => {
+    // 60 a minute: a burst of 10, then one request a second. Only the license is polled.
+    const licenseOnly = (sim: SimulatorServer, userAgent: string) =>
+      testStack({
+        name: 'a',
+        baseUrl: sim.url,
+        auth: { kind: 'client', clientId: sim.clientId, secret: sim.secret, clientIdKey: 'clientID' },
+        rateLimitPerMinute: 60,
+        userAgent,
+        disabledEndpoints: DATA_ENDPOINTS.filter((e) => e !== 'license'),
+      });
+    const waited = async (app: App) => {
+      const metric = app.registry.getSingleMetric('cmdb_rate_limit_wait_seconds_total');
+      const values = metric ? (await metric.get()).values : [];
+      return values.find((v) => v.labels.stack === 'a')?.value ?? 0;
+    };
+
+    it.each([
+      ['keeps', 'agent-1'],
+      ['changes', 'agent-2'],
+    ])('a reload that %s the stack does not hand it a fresh full bucket', async (_what, nextAgent) => {
+      const sim = await startSimulator({ host: '127.0.0.1', port: 0, seed: 3 });
+      sims.push(sim);
+      let config = configFor([licenseOnly(sim, 'agent-1')]);
+      const { app } = await startExporter(config, { loadConfig: () => config });
+      apps.push(app);
+      // The token and ten license polls at once: the burst of ten is spent, the last request waited.
+      await Promise.all(Array.from({ length: 10 }, () => app.pollOnce()));
+      expect(sim.requests()).toHaveLength(11);
+      const before = await waited(app);
+      expect(before).toBeGreaterThan(0);
+      config = configFor([licenseOnly(sim, nextAgent)]);
+      expect(await app.reload()).toMatchObject({ ok: true });
+      await app.pollOnce();
+      // With a fresh bucket the next requests would leave at once; the spent budget makes them wait.
+      expect(await waited(app)).toBeGreaterThan(before);
+    });
   });
 });
