@@ -75,7 +75,8 @@ export class Stacks {
     const logger = this.opts.logger.child({ stack: stack.name });
     const client = new CmdbClient({ stack, instruments, logger, scrubber, budget });
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
-    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now });
+    const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
+    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog });
     initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
     this.runtimes.set(stack.name, { config: stack, client, poller });
     scheduler?.add(poller);
@@ -125,7 +126,7 @@ export class Stacks {
 
   readiness(): Readiness {
     const pending: Array<{ stack: string; endpoint: string }> = [];
-    for (const r of this.runtimes.values()) for (const endpoint of r.poller.runner.pending()) pending.push({ stack: r.config.name, endpoint });
+    for (const r of this.runtimes.values()) for (const endpoint of r.poller.pending()) pending.push({ stack: r.config.name, endpoint });
     return { ready: pending.length === 0, pending };
   }
 
@@ -149,7 +150,8 @@ export class Stacks {
         reason: disabledEndpoints.includes(endpoint) ? ('disabled' as const) : ('untracked' as const),
       }));
       const samples = DATA_ENDPOINTS.flatMap((e) => store.snapshot(name, e)?.samples ?? []);
-      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, endpoints, skipped, samples };
+      const jobBacklog = r.poller.runner.enabled('action_jobs') ? r.poller.jobBacklog() : undefined;
+      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, endpoints, skipped, samples, jobBacklog };
     });
   }
 

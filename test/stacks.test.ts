@@ -86,4 +86,28 @@ describe('reload', () => {
       expect(await waited(app)).toBeGreaterThan(before);
     });
   });
+
+});
+
+describe('Action job backlog', () => {
+  it('is exported as cmdb_action_jobs_backlog and shown on the status page', async () => {
+    const sim = await startSimulator({ host: '127.0.0.1', port: 0, seed: 3 });
+    sims.push(sim);
+    // One job fetch a minute: a poll of a 10 s interval fetches one Action's jobs, the rest wait.
+    const stack = testStack({
+      name: 'a',
+      baseUrl: sim.url,
+      auth: { kind: 'client', clientId: sim.clientId, secret: sim.secret, clientIdKey: 'clientID' },
+      actionJobsPerMinute: 1,
+      intervals: { ...testStack().intervals, actionJobs: 10 },
+    });
+    const { app } = await startExporter(configFor([stack]));
+    apps.push(app);
+    await app.pollOnce();
+    const actions = sim.state().counts.actions;
+    expect(actions).toBeGreaterThan(1);
+    expect(sim.requests().filter((r) => r.endpoint === 'action_jobs')).toHaveLength(1);
+    expect(await app.registry.metrics()).toContain(`cmdb_action_jobs_backlog{stack="a"} ${actions - 1}`);
+    expect(app.landing().stacks[0]?.jobBacklog).toBe(actions - 1);
+  });
 });

@@ -16,6 +16,7 @@ export interface Instruments {
   readonly pollSkipped: Counter<L<'stack' | 'group'>>;
   readonly rateLimitBudget: Gauge<L<'stack'>>;
   readonly rateLimitWait: Counter<L<'stack'>>;
+  readonly actionJobsBacklog: Gauge<L<'stack'>>;
   readonly seriesDropped: Counter<L<'stack'>>;
   readonly duplicateSeries: Counter<L<'stack'>>;
   readonly pagesTruncated: Counter<L<'stack' | 'endpoint'>>;
@@ -62,6 +63,7 @@ export function createInstruments(registry: Registry, opts: { defaultMetrics?: b
     pollSkipped: new Counter(spec<'stack' | 'group'>('cmdb_poll_skipped_total', registry)),
     rateLimitBudget: new Gauge(spec<'stack'>('cmdb_rate_limit_requests_per_minute', registry)),
     rateLimitWait: new Counter(spec<'stack'>('cmdb_rate_limit_wait_seconds_total', registry)),
+    actionJobsBacklog: new Gauge(spec<'stack'>('cmdb_action_jobs_backlog', registry)),
     seriesDropped: new Counter(spec<'stack'>('cmdb_series_dropped_total', registry)),
     duplicateSeries: new Counter(spec<'stack'>('cmdb_duplicate_series_total', registry)),
     pagesTruncated: new Counter(spec<'stack' | 'endpoint'>('cmdb_pages_truncated_total', registry)),
@@ -90,6 +92,7 @@ export function initStackInstruments(
   for (const outcome of ['success', 'rejected', 'error']) ins.tokenRequests.inc({ stack, outcome }, 0);
   for (const group of groups) ins.pollSkipped.inc({ stack, group }, 0);
   ins.rateLimitWait.inc({ stack }, 0);
+  if (endpoints.includes('action_jobs')) ins.actionJobsBacklog.set({ stack }, 0);
   ins.seriesDropped.inc({ stack }, 0);
   ins.duplicateSeries.inc({ stack }, 0);
   for (const endpoint of endpoints) {

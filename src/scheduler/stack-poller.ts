@@ -15,6 +15,7 @@
  */
 import {
   DATA_ENDPOINTS,
+  descriptor,
   GROUPS,
   GROUP_NAMES,
   type CmdbApi,
@@ -78,6 +79,8 @@ export interface StackPollerOptions {
   readonly now: () => number;
   /** Waits between paced job fetches; default real timers. */
   readonly sleep?: Sleep;
+  /** Told the job-fetch backlog after the Action list and each slice of a job poll (cmdb_action_jobs_backlog). */
+  readonly onBacklog?: (actions: number) => void;
 }
 
 export class StackPoller {
@@ -95,6 +98,15 @@ export class StackPoller {
     this.name = opts.stack.name;
     this.runner = new EndpointRunner({ ...opts, endpoints: enabledEndpoints(opts.stack) });
     this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, opts.sleep ?? realSleep);
+  }
+
+  /**
+   * Endpoints that keep the stack from being ready: those asked once per poll (the lists) until
+   * their first answer. Per-id endpoints (Action jobs, change history) fill in after that, paced
+   * within the budget; the status page shows them pending and the job backlog.
+   */
+  pending(): DataEndpoint[] {
+    return this.runner.pending().filter((e) => descriptor(e).fanOut !== 'each');
   }
 
   /** Listed Actions whose jobs are due but not fetched yet (the status page and cmdb_action_jobs_backlog). */
@@ -139,7 +151,10 @@ export class StackPoller {
       // GetArgs<E> stays unresolved for a generic E; every OnceEndpoint takes no id.
       const get = this.opts.api.get.bind(this.opts.api) as (e: E, id: undefined, s?: AbortSignal) => Promise<ResultOf<E>>;
       result = await get(endpoint, undefined, signal);
-      if (endpoint === 'actions') this.actionList = result as readonly Action[];
+      if (endpoint === 'actions') {
+        this.actionList = result as readonly Action[];
+        this.opts.onBacklog?.(this.jobBacklog());
+      }
       if (endpoint === 'connector') {
         // An incremental read that found nothing newer returns the very same array: the series
         // the store holds are still current, and mapping ~1,000 runs again would only cost time.
@@ -218,6 +233,7 @@ export class StackPoller {
         const input = result.values.map(({ id, value }) => ({ id, value: value.jobs }));
         return this.mapPartial('action_jobs', input, result.error);
       });
+      this.opts.onBacklog?.(this.jobBacklog());
       // A slice that could not start a single fetch before the deadline ends the poll.
       if (fetched === 0 && left > 0 && sliceEnd >= deadline) break;
     }

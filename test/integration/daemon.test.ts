@@ -58,7 +58,12 @@ describe('the daemon against the simulator', () => {
     const notReady = await fetch(`${base}/readyz`);
     if (notReady.status === 503) expect(await notReady.json()).toMatchObject({ status: 'starting', pending: expect.any(Array) });
     await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 30_000, '/readyz 200');
-    const metrics = await (await fetch(`${base}/metrics`)).text();
+    // Ready once the lists answered; the per-id endpoints (Action jobs, change history) fill in after.
+    const served = (text: string) => CATALOGUE.every((f) => new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm').test(text));
+    const metrics = await waitFor(async () => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      return served(text) ? text : undefined;
+    }, 30_000, 'every catalogued family');
     for (const f of CATALOGUE) expect(metrics, f.name).toMatch(new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm'));
     expect(metrics).toMatch(/^process_resident_memory_bytes /m);
     const landing = await (await fetch(`${base}/`)).text();
