@@ -76,7 +76,8 @@ export class Stacks {
     const client = new CmdbClient({ stack, instruments, logger, scrubber, budget });
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
-    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog });
+    // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
+    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined });
     initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
     this.runtimes.set(stack.name, { config: stack, client, poller });
     scheduler?.add(poller);

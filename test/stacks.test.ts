@@ -4,6 +4,7 @@ import type { App } from '../src/app.js';
 import { DATA_ENDPOINTS } from '../src/api/endpoints.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { configFor, startExporter } from './helpers/exporter.js';
+import { waitFor } from './helpers/daemon.js';
 import { testStack } from './helpers/stack.js';
 
 const SECRET = 'planted-secret-7f3a9c';
@@ -90,24 +91,39 @@ describe('reload', () => {
 });
 
 describe('Action job backlog', () => {
-  it('is exported as cmdb_action_jobs_backlog and shown on the status page', async () => {
-    const sim = await startSimulator({ host: '127.0.0.1', port: 0, seed: 3 });
-    sims.push(sim);
-    // One job fetch a minute: a poll of a 10 s interval fetches one Action's jobs, the rest wait.
-    const stack = testStack({
+  // One job fetch a minute: a poll of a 10 s interval fetches one Action's jobs, the rest wait.
+  const slowJobs = (sim: SimulatorServer) =>
+    testStack({
       name: 'a',
       baseUrl: sim.url,
       auth: { kind: 'client', clientId: sim.clientId, secret: sim.secret, clientIdKey: 'clientID' },
       actionJobsPerMinute: 1,
       intervals: { ...testStack().intervals, actionJobs: 10 },
     });
-    const { app } = await startExporter(configFor([stack]));
+  const startSim = async () => {
+    const sim = await startSimulator({ host: '127.0.0.1', port: 0, seed: 3 });
+    sims.push(sim);
+    return sim;
+  };
+
+  it('is exported as cmdb_action_jobs_backlog and shown on the status page while the scheduler paces the fetches', async () => {
+    const sim = await startSim();
+    const { app } = await startExporter(configFor([slowJobs(sim)]), { schedule: true, initialJitterMs: 0 });
     apps.push(app);
-    await app.pollOnce();
     const actions = sim.state().counts.actions;
     expect(actions).toBeGreaterThan(1);
+    const line = `cmdb_action_jobs_backlog{stack="a"} ${actions - 1}`;
+    await waitFor(async () => ((await app.registry.metrics()).includes(line) ? true : undefined), 10_000, line);
     expect(sim.requests().filter((r) => r.endpoint === 'action_jobs')).toHaveLength(1);
-    expect(await app.registry.metrics()).toContain(`cmdb_action_jobs_backlog{stack="a"} ${actions - 1}`);
     expect(app.landing().stacks[0]?.jobBacklog).toBe(actions - 1);
+  });
+
+  it('does not hold back --once: one round fetches every Action', async () => {
+    const sim = await startSim();
+    const { app } = await startExporter(configFor([slowJobs(sim)]));
+    apps.push(app);
+    await app.pollOnce();
+    expect(sim.requests().filter((r) => r.endpoint === 'action_jobs')).toHaveLength(sim.state().counts.actions);
+    expect(app.landing().stacks[0]?.jobBacklog).toBe(0);
   });
 });

@@ -162,7 +162,7 @@ export const SETTINGS = {
    * their jobs are fetched one every 60/n seconds (the rest waits as a backlog), so the other
    * endpoints always find room in the budget and the budget is never held at its limit for long.
    */
-  actionJobsPerMinute: key(numberIn(1, 6000, whole), 30),
+  actionJobsPerMinute: key(numberIn(1, 6000, whole), 30, { env: 'CMDB_ACTION_JOBS_PER_MINUTE' }),
   /** Total time for one request attempt, body included. */
   timeoutSeconds: key(secondsIn(0.1, 3600), 30),
   connectTimeoutSeconds: key(secondsIn(0.1, 600), 10),

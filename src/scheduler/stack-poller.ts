@@ -79,6 +79,11 @@ export interface StackPollerOptions {
   readonly now: () => number;
   /** Waits between paced job fetches; default real timers. */
   readonly sleep?: Sleep;
+  /**
+   * Pace the job fetches and end a job poll by its share of the interval (scheduled polls, the
+   * default). Off for --once: one round that fetches every due Action at the budget's pace.
+   */
+  readonly paced?: boolean;
   /** Told the job-fetch backlog after the Action list and each slice of a job poll (cmdb_action_jobs_backlog). */
   readonly onBacklog?: (actions: number) => void;
 }
@@ -212,7 +217,8 @@ export class StackPoller {
     // An id is asked at most once per poll, also when it failed: the next poll tries it again.
     const tried = new Set<string>();
     const due = (id: string, cached: Cached<JobsCacheEntry> | undefined) => !tried.has(id) && isDue(id, cached);
-    const deadline = now() + stack.intervals.actionJobs * JOB_POLL_SHARE;
+    const paced = this.opts.paced !== false;
+    const deadline = paced ? now() + stack.intervals.actionJobs * JOB_POLL_SHARE : Infinity;
     // Slices: each publishes what is fetched so far, until nothing is due or the poll's time is up.
     for (let left = 1; left > 0 && !signal?.aborted && now() < deadline; ) {
       const sliceEnd = Math.min(deadline, now() + JOB_SLICE_SECONDS);
@@ -223,7 +229,7 @@ export class StackPoller {
           cache: this.jobs,
           due,
           fetch: (id) => (tried.add(id), this.fetchJobs(id, actions, signal)),
-          pace: () => this.pacer.take(sliceEnd * 1000, signal),
+          ...(paced ? { pace: () => this.pacer.take(sliceEnd * 1000, signal) } : {}),
           concurrency: stack.maxConcurrency,
           staleAfterSeconds: stack.intervals.actionJobs * stack.staleIntervals,
           now,

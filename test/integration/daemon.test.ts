@@ -39,6 +39,7 @@ function envFor(port: number, extra: Record<string, string> = {}) {
     LOG_LEVEL: 'debug',
     // The default budget (50 a minute) would spread the first poll over ~15 s; the simulator is local.
     CMDB_RATE_LIMIT_PER_MINUTE: '6000',
+    CMDB_ACTION_JOBS_PER_MINUTE: '6000',
     ...extra,
   };
 }
