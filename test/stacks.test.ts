@@ -57,6 +57,8 @@ describe('reload', () => {
         baseUrl: sim.url,
         auth: { kind: 'client', clientId: sim.clientId, secret: sim.secret, clientIdKey: 'clientID' },
         rateLimitPerMinute: 60,
+        // Every request reserves its budget at once, however slow the machine answers.
+        maxConcurrency: 16,
         userAgent,
         disabledEndpoints: DATA_ENDPOINTS.filter((e) => e !== 'license'),
       });
