@@ -7,7 +7,10 @@
 import { burstFor } from '../src/cmdb/budget.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import { DEFAULT_INTERVALS } from '../src/config/types.js';
-import type { SizeResult } from './results.js';
+import type { StackConfig } from '../src/config/types.js';
+import type { SimulatorSize } from '../src/simulator/api.js';
+import { count, seconds, type Table } from './format.js';
+import type { RequestBudgetFigures, SizeResult } from './results.js';
 
 export const DEFAULT_RATE = BUILTIN_SETTINGS.rateLimitPerMinute;
 
@@ -62,4 +65,144 @@ export function hourlyVolume(size: SizeResult, ratePerMinute = DEFAULT_RATE): Ho
     budgetShare: total / (ratePerMinute * 60),
     refreshBurstMinutes: actions / ratePerMinute,
   };
+}
+
+// ---- the request budget over simulated hours (bench/budget-run.ts measureRequestBudget) ----
+
+/** Start of simulated time: the same fixed clock as the other cells' simulator. */
+export const BUDGET_START_MS = Date.parse('2026-11-21T12:00:00Z');
+/** The first simulated hour is start-up; the hourly figures are taken from the hours after it. */
+export const WARMUP_HOURS = 1;
+
+export interface RequestBudgetOptions {
+  /** Simulator size knobs (the medium size: 200 Actions). */
+  readonly knobs: Partial<SimulatorSize>;
+  readonly hours: number;
+  /** Wall-clock limit of the cell. */
+  readonly maxWallSeconds: number;
+  /** Also write every request of the simulator's log (time, endpoint, query, status) to this file. */
+  readonly dumpLog?: string;
+}
+
+
+interface Summary {
+  readonly opts: RequestBudgetOptions;
+  readonly stack: StackConfig;
+  readonly log: ReadonlyArray<{ readonly at: number; readonly endpoint: string }>;
+  readonly runTimes: readonly number[];
+  readonly actions: number;
+  readonly connectorRows: number;
+  readonly trackedNames: number;
+  readonly readyAtMs?: number;
+  readonly maxBacklog: number;
+  readonly simulatedHours: number;
+  readonly wallSeconds: number;
+}
+
+/**
+ * The naive schedule of a configuration, requests per hour by endpoint: every endpoint at its
+ * interval (paged lists: every page), every Action's jobs at the Action interval, the newest
+ * ingestion run's detail each ingestion poll, every tracked name each change-history poll.
+ */
+export function naiveSchedule(stack: StackConfig, sizes: { actions: number; connectorRows: number; trackedNames: number }): Record<string, number> {
+  const i = stack.intervals;
+  const per = (seconds: number) => 3600 / seconds;
+  const pages = (rows: number, size: number) => Math.max(1, Math.ceil(rows / size));
+  return {
+    metrics_data: per(i.inventory),
+    license: per(i.license),
+    connector: per(i.connectors) * pages(sizes.connectorRows, stack.paging.connectorPageSize),
+    data_ingestion: per(i.ingestion),
+    data_ingestion_next: per(i.ingestion),
+    data_ingestion_detail: per(i.ingestion),
+    actions: per(i.actions) * pages(sizes.actions, stack.paging.actionPageSize),
+    action_jobs: per(i.actionJobs) * sizes.actions,
+    asset_change: per(i.changes) * stack.track.assets.length,
+    user_change: per(i.changes) * stack.track.users.length,
+  };
+}
+
+/** Most entries of sorted `times` (ms) in any window of `windowMs`, and where that window starts. */
+export function busiestWindow(times: readonly number[], windowMs: number): { count: number; at: number } {
+  let best = { count: 0, at: times[0] ?? 0 };
+  for (let lo = 0, hi = 0; hi < times.length; hi++) {
+    while ((times[hi] as number) - (times[lo] as number) >= windowMs) lo++;
+    if (hi - lo + 1 > best.count) best = { count: hi - lo + 1, at: times[lo] as number };
+  }
+  return best;
+}
+
+export function summarise(s: Summary): RequestBudgetFigures {
+  const from = BUDGET_START_MS + WARMUP_HOURS * 3_600_000;
+  const steadyHours = Math.max(0, s.simulatedHours - WARMUP_HOURS);
+  const steady = s.log.filter((r) => r.at >= from);
+  const counts: Record<string, number> = {};
+  for (const r of steady) counts[r.endpoint] = (counts[r.endpoint] ?? 0) + 1;
+  const naive = naiveSchedule(s.stack, s);
+  const perHour: Record<string, { measured: number; naive: number }> = {};
+  for (const endpoint of new Set([...Object.keys(naive), ...Object.keys(counts)])) {
+    perHour[endpoint] = { measured: (counts[endpoint] ?? 0) / steadyHours, naive: naive[endpoint] ?? 0 };
+  }
+  const runs = s.runTimes.filter((t) => t >= from).length / steadyHours;
+  const refreshPerHour = (s.actions * 3600) / s.stack.intervals.actionJobsRefresh;
+  const times = s.log.map((r) => r.at).sort((a, b) => a - b);
+  const busiest = busiestWindow(times, 60_000);
+  const settings = s.stack as StackConfig & { actionJobsPerMinute?: number };
+  return {
+    simulatedHours: s.simulatedHours,
+    steadyHours,
+    wallSeconds: s.wallSeconds,
+    actions: s.actions,
+    ratePerMinute: s.stack.rateLimitPerMinute,
+    ...(settings.actionJobsPerMinute === undefined ? {} : { actionJobsPerMinute: settings.actionJobsPerMinute }),
+    perHour,
+    totalPerHour: steady.length / steadyHours,
+    naivePerHour: Object.values(naive).reduce((a, b) => a + b, 0),
+    jobFetchesPerHour: (counts.action_jobs ?? 0) / steadyHours,
+    actionRunsPerHour: runs,
+    refreshPerHour,
+    jobFetchesAllowed: 1.1 * runs + refreshPerHour,
+    busiestMinute: busiest.count,
+    busiestMinuteAt: (busiest.at - BUDGET_START_MS) / 1000,
+    startupRequests: times.filter((t) => t < BUDGET_START_MS + 600_000).length,
+    ...(s.readyAtMs === undefined ? {} : { readySeconds: (s.readyAtMs - BUDGET_START_MS) / 1000 }),
+    maxBacklog: s.maxBacklog,
+  };
+}
+
+const fixed = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
+
+/** The cell as tables: requests per endpoint beside the naive schedule, then the goals. */
+export function requestBudgetTables(f: RequestBudgetFigures): Table[] {
+  const order = ['access_token', ...Object.keys(f.perHour).filter((e) => e !== 'access_token').sort()];
+  const rows = order
+    .filter((e) => f.perHour[e] !== undefined)
+    .map((e) => {
+      const { measured, naive } = f.perHour[e] as { measured: number; naive: number };
+      return [e, count(measured), count(naive), naive > 0 ? `${fixed(measured / naive)}×` : '–'];
+    });
+  rows.push(['total', count(f.totalPerHour), count(f.naivePerHour), `${fixed(f.totalPerHour / f.naivePerHour)}×`]);
+  const pace = f.actionJobsPerMinute === undefined ? '' : `, actionJobsPerMinute ${f.actionJobsPerMinute}`;
+  return [
+    {
+      title: `Requests per hour at ${count(f.actions)} Actions, measured from the simulator's request log over simulated hours ${WARMUP_HOURS}–${fixed(f.simulatedHours, 1)} (default settings: rateLimitPerMinute ${f.ratePerMinute}${pace}), beside the naive schedule of the same configuration`,
+      head: ['endpoint', 'measured / h', 'naive / h', 'measured ÷ naive'],
+      numericFrom: 1,
+      rows,
+    },
+    {
+      title: 'Request budget goals (issue 12), same run',
+      head: ['figure', 'measured', 'goal'],
+      numericFrom: 1,
+      rows: [
+        ['job fetches / h', count(f.jobFetchesPerHour), `≤ ${count(f.jobFetchesAllowed)} (1.1 × ${count(f.actionRunsPerHour)} runs + ${count(f.refreshPerHour)} refresh)`],
+        ['job fetches per Action run', fixed(f.jobFetchesPerHour / f.actionRunsPerHour), '—'],
+        ['all requests ÷ naive schedule', `${fixed(f.totalPerHour / f.naivePerHour)}×`, '≤ 0.45×'],
+        ['busiest rolling 60 s (start-up included)', `${count(f.busiestMinute)} (from ${seconds(f.busiestMinuteAt)})`, '≤ 50'],
+        ['requests in the first 10 min', count(f.startupRequests), '—'],
+        ['ready after (simulated)', f.readySeconds === undefined ? 'never' : seconds(f.readySeconds), '≤ 30 s'],
+        ['largest job-fetch backlog', count(f.maxBacklog), '—'],
+      ],
+    },
+  ];
 }

@@ -132,6 +132,8 @@ export interface BenchResult {
   readonly totalSeconds: number;
   /** The connector-history cell, when it ran. */
   readonly history?: HistoryResult;
+  /** The request-budget cell (simulated hours at 200 Actions), when it ran. */
+  readonly requestBudget?: RequestBudgetFigures;
 }
 
 export interface RenderBounds {
@@ -168,4 +170,32 @@ export interface BigPage {
   /** The same page through the worker: wall time, and the longest the event loop was held meanwhile. */
   readonly workerMs: number;
   readonly workerMaxLagMs: number;
+}
+
+// ---- the request-budget cell (bench/budget-run.ts measureRequestBudget) ----
+export interface RequestBudgetFigures {
+  readonly simulatedHours: number;
+  readonly steadyHours: number;
+  readonly wallSeconds: number;
+  readonly actions: number;
+  readonly ratePerMinute: number;
+  readonly actionJobsPerMinute?: number;
+  /** Requests per hour by endpoint, measured after start-up and on the naive schedule. */
+  readonly perHour: Readonly<Record<string, { readonly measured: number; readonly naive: number }>>;
+  readonly totalPerHour: number;
+  readonly naivePerHour: number;
+  readonly jobFetchesPerHour: number;
+  readonly actionRunsPerHour: number;
+  /** Slow refresh allowance: every Action once per intervals.actionJobsRefresh. */
+  readonly refreshPerHour: number;
+  /** The ceiling of the goal: 1.1 × runs + slow refresh. */
+  readonly jobFetchesAllowed: number;
+  /** Most requests in any rolling 60 s, start-up included, and when that minute began (s after start). */
+  readonly busiestMinute: number;
+  readonly busiestMinuteAt: number;
+  /** Requests in the first 10 minutes. */
+  readonly startupRequests: number;
+  /** Seconds from start until every enabled endpoint finished a first poll (undefined: never). */
+  readonly readySeconds?: number;
+  readonly maxBacklog: number;
 }

@@ -6,7 +6,8 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
-import { measureBudget } from './budget-run.js';
+import { measureBudget, measureRequestBudget } from './budget-run.js';
+import { requestBudgetTables } from './budget.js';
 import { textTable } from './format.js';
 import { renderPerformanceDoc } from './performance-doc.js';
 import type { BenchResult, BenchSettings, Machine, SizeResult } from './results.js';
@@ -25,6 +26,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --history-only      run only the connector-history cell (scrape p99, peak RSS, bytes per poll)
   --no-history        skip the connector-history cell
   --history-seconds N how long the connector-history cell scrapes (default 90)
+  --budget-hours N    simulated hours of the request-budget cell at 200 Actions (default 3)
+  --no-request-budget skip the request-budget cell
   -h, --help          show this help`;
 
 const DOC = new URL('../docs/performance.md', import.meta.url);
@@ -36,6 +39,8 @@ interface Options {
   readonly json?: string;
   readonly history: 'skip' | 'only' | 'also';
   readonly historySeconds: number;
+  /** Simulated hours of the request-budget cell; 0 skips it. */
+  readonly budgetHours: number;
 }
 
 function positive(name: string, text: string | undefined, fallback: number): number {
@@ -57,6 +62,8 @@ function parseOptions(argv: string[]): Options | 'help' {
       'history-only': { type: 'boolean', default: false },
       'no-history': { type: 'boolean', default: false },
       'history-seconds': { type: 'string' },
+      'budget-hours': { type: 'string' },
+      'no-request-budget': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -74,6 +81,7 @@ function parseOptions(argv: string[]): Options | 'help' {
     json: values.json,
     history: values['no-history'] ? 'skip' : values['history-only'] ? 'only' : 'also',
     historySeconds: positive('history-seconds', values['history-seconds'], 90),
+    budgetHours: values['no-request-budget'] ? 0 : positive('budget-hours', values['budget-hours'], 3),
     settings: {
       scrapeSeconds: positive('seconds', values.seconds, 8),
       scrapeMaxRequests: Math.floor(positive('max-requests', values['max-requests'], 20_000)),
@@ -113,7 +121,10 @@ async function main(): Promise<void> {
   const sizes: SizeResult[] = [];
   for (const size of options.sizes) sizes.push(await benchSize(size, options.settings, progress));
   const budget = await measureBudget(options.sizes.find((s) => s.name === 'small'), progress);
-  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, totalSeconds: (performance.now() - t0) / 1000 };
+  const medium = sizeByName('medium');
+  const requestBudget =
+    options.budgetHours > 0 && medium ? await measureRequestBudget({ knobs: medium.knobs, hours: options.budgetHours, maxWallSeconds: 1800 }, progress) : undefined;
+  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, requestBudget, totalSeconds: (performance.now() - t0) / 1000 };
 
   const m = result.machine;
   console.log(`cmdb-exporter benchmark — ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, ${m.date}\n`);
@@ -122,6 +133,7 @@ async function main(): Promise<void> {
     const b = budget.measured;
     console.log(`Measured at ${budget.ratePerMinute}/min, ${b.size} size: ${b.requests} requests took ${b.wallSeconds.toFixed(1)} s (model: ${b.modelSeconds.toFixed(1)} s)\n`);
   }
+  if (requestBudget) for (const table of requestBudgetTables(requestBudget)) console.log(`${textTable(table)}\n`);
   for (const s of sizes) for (const w of s.warnings) console.log(`exporter log (${s.size}): ${w}`);
   console.log(`total ${result.totalSeconds.toFixed(0)} s`);
 

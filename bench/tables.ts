@@ -151,5 +151,5 @@ export function steadyStateTable(r: BenchResult): Table {
 }
 
 export function allTables(r: BenchResult): Table[] {
-  return [dataTable(r), pollTable(r), requestsTable(r), laterPollsTable(r), renderTable(r), scrapeTable(r), steadyStateTable(r), budgetTable(r)];
+  return [dataTable(r), pollTable(r), requestsTable(r), laterPollsTable(r), renderTable(r), scrapeTable(r), steadyStateTable(r), ...(r.requestBudget ? [] : [budgetTable(r)])];
 }

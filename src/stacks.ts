@@ -4,6 +4,7 @@
  * (readiness, the status page's model, a poll of everything for --once).
  */
 import { DATA_ENDPOINTS, groupOf, type DataEndpoint } from './api/endpoints.js';
+import type { BudgetState } from './cmdb/budget.js';
 import { CmdbClient } from './cmdb/client.js';
 import { secretsOf } from './config/redact.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
@@ -68,12 +69,15 @@ export class Stacks {
     for (const secret of secretsOf(config)) this.opts.scrubber.add(secret);
   }
 
-  add(stack: StackConfig): void {
+  /** `budget`: what the stack's previous runtime spent of its request budget (a reload does not refill it). */
+  add(stack: StackConfig, budget?: BudgetState): void {
     const { instruments, store, scrubber, scheduler, now } = this.opts;
     const logger = this.opts.logger.child({ stack: stack.name });
-    const client = new CmdbClient({ stack, instruments, logger, scrubber });
+    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget });
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
-    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now });
+    const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
+    // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
+    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined });
     initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
     this.runtimes.set(stack.name, { config: stack, client, poller });
     scheduler?.add(poller);
@@ -100,12 +104,15 @@ export class Stacks {
     this.registerSecrets(next);
     const wanted = new Map(next.stacks.map((s) => [s.name, s]));
     const summary: ApplySummary = { unchanged: 0, restarted: 0, added: 0, removed: 0 };
+    const budgets = new Map<string, BudgetState>();
     for (const [name, r] of [...this.runtimes]) {
       const w = wanted.get(name);
       if (!w) summary.removed++;
       else if (JSON.stringify(w) !== JSON.stringify(r.config)) summary.restarted++;
       else continue;
       await this.remove(name, undefined, !w);
+      // Taken after the old runtime's last requests: the new one continues from there.
+      if (w) budgets.set(name, r.client.budgetState());
     }
     for (const stack of next.stacks) {
       const kept = this.runtimes.get(stack.name);
@@ -114,7 +121,7 @@ export class Stacks {
       if (kept) summary.unchanged++;
       else {
         if (!previous.stacks.some((s) => s.name === stack.name)) summary.added++;
-        this.add(stack);
+        this.add(stack, budgets.get(stack.name));
       }
     }
     return summary;
@@ -125,7 +132,7 @@ export class Stacks {
     const pending: Array<{ stack: string; endpoint: string }> = [];
     for (const r of this.runtimes.values()) {
       const stack = r.config.name;
-      for (const endpoint of r.poller.runner.pending()) {
+      for (const endpoint of r.poller.pending()) {
         if (this.opts.store.snapshot(stack, endpoint)?.up === undefined) pending.push({ stack, endpoint });
       }
     }
@@ -153,7 +160,8 @@ export class Stacks {
       }));
       const samples = DATA_ENDPOINTS.flatMap((e) => store.snapshot(name, e)?.samples ?? []);
       const pausedUntil = r.client.rateLimitPausedUntil();
-      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples };
+      const jobBacklog = r.poller.runner.enabled('action_jobs') ? r.poller.jobBacklog() : undefined;
+      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog };
     });
   }
 

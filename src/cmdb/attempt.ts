@@ -38,7 +38,11 @@ export interface AttemptLimits {
   /** The name of that cap in the too_large message (default maxResponseBytes). */
   capName?: string;
   signal?: AbortSignal;
-  onRedirect?: (status: number, fromPath: string, toPath: string) => void;
+  /**
+   * Called before a same-origin redirect is followed; the hop waits for it (the transport counts
+   * the request that was answered with the redirect and charges the next one to the budget).
+   */
+  onRedirect?: (status: number, fromPath: string, toPath: string) => void | Promise<void>;
 }
 
 export interface Reply {
@@ -112,7 +116,7 @@ async function follow(req: AttemptRequest, limits: AttemptLimits, signal: AbortS
       body = undefined;
     }
     const nextPath = `${next.pathname}${next.search}`;
-    limits.onRedirect?.(res.statusCode, path.split('?')[0] ?? path, next.pathname);
+    await limits.onRedirect?.(res.statusCode, path.split('?')[0] ?? path, next.pathname);
     origin = next.origin;
     path = nextPath;
   }

@@ -1,7 +1,9 @@
 /**
  * The client-side request budget of one stack: a token bucket (requests a minute, small burst) that a
- * server Retry-After can pause, and a cap on requests in flight. Token requests and retries draw on
- * the same budget, so the stack never sends more than its configured rate.
+ * server Retry-After can pause, a rolling window that keeps any 60 s at or below the rate (burst
+ * included), and a cap on requests in flight. Token requests, retries and redirect hops draw on the
+ * same budget, so the stack never sends more than its configured rate; a reload hands the state of
+ * the bucket to the stack's new runtime (BudgetState) instead of starting with a full one.
  */
 import { abortReason, type Clock } from './clock.js';
 
@@ -10,22 +12,44 @@ export function burstFor(ratePerMinute: number): number {
   return Math.max(1, Math.min(10, Math.ceil(ratePerMinute / 6)));
 }
 
+const WINDOW_MS = 60_000;
+
+/** What a stack's budget has spent, handed from an old runtime to the new one on reload. */
+export interface BudgetState {
+  readonly tokens: number;
+  readonly updatedAt: number;
+  /** When the most recent reservations may leave (ms), oldest first. */
+  readonly sendTimes: readonly number[];
+}
+
 /**
  * Token bucket with reservations: taking a request may drive the balance below zero, and the caller
- * waits until it is back at zero. That keeps waiters in order without a queue.
+ * waits until it is back at zero. That keeps waiters in order without a queue. On top, no request
+ * leaves earlier than 60 s after the `ratePerMinute`-th request before it: the burst alone would let
+ * one minute reach rate + burst (59 at the default 50), leaving the account's other users too little.
  */
 export class TokenBucket {
   readonly capacity: number;
   private readonly perMs: number;
+  private readonly windowLimit: number;
   private tokens: number;
   private updatedAt: number;
   private pausedUntil = 0;
+  /** Send times of the last `windowLimit` reservations, oldest first. */
+  private sendTimes: number[] = [];
 
-  constructor(ratePerMinute: number, now: number) {
+  constructor(ratePerMinute: number, now: number, inherited?: BudgetState) {
     this.capacity = burstFor(ratePerMinute);
     this.perMs = ratePerMinute / 60_000;
+    this.windowLimit = Math.max(1, Math.floor(ratePerMinute));
     this.tokens = this.capacity;
     this.updatedAt = now;
+    if (inherited) {
+      // A changed rate keeps what was spent: never more tokens than the new burst allows.
+      this.tokens = Math.min(this.capacity, inherited.tokens);
+      this.updatedAt = Math.min(now, inherited.updatedAt);
+      this.sendTimes = inherited.sendTimes.slice(-this.windowLimit);
+    }
   }
 
   /** Takes one request; returns how many ms the caller must wait before sending it. */
@@ -34,13 +58,27 @@ export class TokenBucket {
     this.tokens -= 1;
     const deficitMs = this.tokens < 0 ? -this.tokens / this.perMs : 0;
     // Nothing accrues while paused, so the deficit is paid off only after the pause.
-    return Math.ceil(Math.max(now, this.pausedUntil) - now + deficitMs);
+    let sendAt = Math.max(now, this.pausedUntil) + deficitMs;
+    const full = this.sendTimes.length >= this.windowLimit ? this.sendTimes[this.sendTimes.length - this.windowLimit] : undefined;
+    if (full !== undefined) sendAt = Math.max(sendAt, full + WINDOW_MS);
+    const wait = Math.ceil(sendAt - now);
+    this.sendTimes.push(now + wait);
+    if (this.sendTimes.length > this.windowLimit) this.sendTimes.splice(0, this.sendTimes.length - this.windowLimit);
+    return wait;
   }
 
   /** Returns a reservation that was never used (its wait was aborted). */
   cancel(now: number): void {
     this.refill(now);
     this.tokens = Math.min(this.capacity, this.tokens + 1);
+    // The latest reservation is the one most likely still waiting; freeing it frees the window.
+    this.sendTimes.pop();
+  }
+
+  /** What has been spent, for the stack's next runtime (a reload does not refill the budget). */
+  state(now: number): BudgetState {
+    this.refill(now);
+    return { tokens: this.tokens, updatedAt: this.updatedAt, sendTimes: [...this.sendTimes] };
   }
 
   /** The server asked us to wait (429 Retry-After): no request leaves and nothing accrues until `until`. */
@@ -116,6 +154,8 @@ export interface StackLimiterOptions {
   ratePerMinute: number;
   maxConcurrency: number;
   clock: Clock;
+  /** The budget the stack's previous runtime left (on reload). */
+  inherited?: BudgetState;
   /** Called with the seconds spent waiting for the budget or a pause (not for a concurrency slot). */
   onWait: (seconds: number) => void;
 }
@@ -130,7 +170,7 @@ export class StackLimiter {
   constructor(opts: StackLimiterOptions) {
     this.clock = opts.clock;
     this.onWait = opts.onWait;
-    this.bucket = new TokenBucket(opts.ratePerMinute, opts.clock.now());
+    this.bucket = new TokenBucket(opts.ratePerMinute, opts.clock.now(), opts.inherited);
     this.slots = new Semaphore(Math.max(1, opts.maxConcurrency));
   }
 
@@ -144,6 +184,19 @@ export class StackLimiter {
 
   pausedForMs(): number {
     return this.bucket.pausedFor(this.clock.now());
+  }
+
+  /** The spent budget, for the next runtime of this stack. */
+  state(): BudgetState {
+    return this.bucket.state(this.clock.now());
+  }
+
+  /**
+   * Charges one more request to a slot already held (a redirect hop of the same attempt): it
+   * waits for the budget like any request, but takes no second concurrency slot.
+   */
+  charge(signal?: AbortSignal): Promise<void> {
+    return this.waitForBudget(signal);
   }
 
   async acquire(signal?: AbortSignal): Promise<() => void> {

@@ -17,6 +17,7 @@ import type { z } from 'zod';
 import type { Reply } from './attempt.js';
 import { FetchedToken, PreIssuedToken, jsonHeaders, type TokenProvider } from './auth.js';
 import { jsonDecoder } from './body.js';
+import type { BudgetState } from './budget.js';
 import { realClock, type Clock } from './clock.js';
 import { createDispatcher } from './dispatcher.js';
 import { pageQuery, readAllPages } from './paging.js';
@@ -38,6 +39,8 @@ export interface CmdbClientOptions {
   random?: () => number;
   /** Default: the process-wide worker (sharedPageReducer). */
   pageReducer?: PageReducer;
+  /** The request budget the stack's previous runtime left (on reload); default a full bucket. */
+  budget?: BudgetState;
 }
 
 type Lookup<T> = { found: true; value: T } | { found: false; reply: Reply; path: string };
@@ -121,6 +124,7 @@ export class CmdbClient implements CmdbApi {
       dispatcher: this.dispatcher,
       clock: this.clock,
       random: opts.random ?? Math.random,
+      budget: opts.budget,
     });
     // The configured secret or token is registered with the scrubber by whoever loaded the config
     // (src/stacks.ts); tokens fetched later are registered by the token provider.
@@ -136,6 +140,11 @@ export class CmdbClient implements CmdbApi {
     } else {
       this.tokens = new PreIssuedToken(stack.auth, { scrubber, logger });
     }
+  }
+
+  /** What the stack's request budget has spent, handed to its next runtime on reload. */
+  budgetState(): BudgetState {
+    return this.transport.budgetState();
   }
 
   /** Ends a Retry-After pause of this stack at once (a reload asks the CMDB again). */

@@ -21,7 +21,7 @@ import type { EndpointName } from '../api/endpoints.js';
 import { attempt, isRetryableNetworkError, type Reply } from './attempt.js';
 import { backoffDelayMs, parseRetryAfter } from './backoff.js';
 import { bodyCap, type BodyCap } from './body.js';
-import { StackLimiter } from './budget.js';
+import { StackLimiter, type BudgetState } from './budget.js';
 import type { Clock } from './clock.js';
 
 export interface Exchange {
@@ -51,6 +51,8 @@ export interface TransportOptions {
   dispatcher: Dispatcher;
   clock: Clock;
   random: () => number;
+  /** The budget the stack's previous runtime left (a reload must not start with a full bucket). */
+  budget?: BudgetState;
 }
 
 export function requestName(method: string, path: string): string {
@@ -78,8 +80,14 @@ export class Transport {
       ratePerMinute: opts.stack.rateLimitPerMinute,
       maxConcurrency: opts.stack.maxConcurrency,
       clock: opts.clock,
+      inherited: opts.budget,
       onWait: (seconds) => this.ins.rateLimitWait.inc(stackLabel, seconds),
     });
+  }
+
+  /** What this stack's budget has spent, for its next runtime. */
+  budgetState(): BudgetState {
+    return this.limiter.state();
   }
 
   /** Ends a Retry-After pause of the stack (on reload). */
@@ -191,8 +199,16 @@ export class Transport {
           connectTimeoutSeconds: this.stack.connectTimeoutSeconds,
           ...capOf(bodyCap(ex.endpoint, this.stack.maxResponseBytes)),
           signal,
-          onRedirect: (status, from, to) =>
-            this.logger.debug({ endpoint: ex.endpoint, status, from, to }, 'followed redirect'),
+          onRedirect: async (status, from, to) => {
+            // The answered hop was a request like any other: counted, and the next one is charged.
+            this.ins.requests.inc({ ...labels, outcome: statusOutcome(status) });
+            this.logger.debug({ endpoint: ex.endpoint, status, from, to }, 'followed redirect');
+            try {
+              await this.limiter.charge(signal);
+            } catch {
+              throw new CmdbAbortedError(request);
+            }
+          },
         },
       );
       outcome = statusOutcome(reply.status);

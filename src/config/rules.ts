@@ -157,6 +157,12 @@ export const SETTINGS = {
         : undefined,
   }),
   maxConcurrency: key(numberIn(1, 64, whole), 4),
+  /**
+   * Pace of the Action job fetches, a share of rateLimitPerMinute: when many Actions ran at once,
+   * their jobs are fetched one every 60/n seconds (the rest waits as a backlog), so the other
+   * endpoints always find room in the budget and the budget is never held at its limit for long.
+   */
+  actionJobsPerMinute: key(numberIn(1, 6000, whole), 30, { env: 'CMDB_ACTION_JOBS_PER_MINUTE' }),
   /** Total time for one request attempt, body included. */
   timeoutSeconds: key(secondsIn(0.1, 3600), 30),
   connectTimeoutSeconds: key(secondsIn(0.1, 600), 10),

@@ -17,6 +17,7 @@ export interface Instruments {
   readonly rateLimitBudget: Gauge<L<'stack'>>;
   readonly rateLimitWait: Counter<L<'stack'>>;
   readonly rateLimitPausedUntil: Gauge<L<'stack'>>;
+  readonly actionJobsBacklog: Gauge<L<'stack'>>;
   readonly seriesDropped: Counter<L<'stack'>>;
   readonly duplicateSeries: Counter<L<'stack'>>;
   readonly pagesTruncated: Counter<L<'stack' | 'endpoint'>>;
@@ -64,6 +65,7 @@ export function createInstruments(registry: Registry, opts: { defaultMetrics?: b
     rateLimitBudget: new Gauge(spec<'stack'>('cmdb_rate_limit_requests_per_minute', registry)),
     rateLimitWait: new Counter(spec<'stack'>('cmdb_rate_limit_wait_seconds_total', registry)),
     rateLimitPausedUntil: new Gauge(spec<'stack'>('cmdb_rate_limit_paused_until_timestamp_seconds', registry)),
+    actionJobsBacklog: new Gauge(spec<'stack'>('cmdb_action_jobs_backlog', registry)),
     seriesDropped: new Counter(spec<'stack'>('cmdb_series_dropped_total', registry)),
     duplicateSeries: new Counter(spec<'stack'>('cmdb_duplicate_series_total', registry)),
     pagesTruncated: new Counter(spec<'stack' | 'endpoint'>('cmdb_pages_truncated_total', registry)),
@@ -93,6 +95,7 @@ export function initStackInstruments(
   for (const group of groups) ins.pollSkipped.inc({ stack, group }, 0);
   ins.rateLimitWait.inc({ stack }, 0);
   ins.rateLimitPausedUntil.set({ stack }, 0);
+  if (endpoints.includes('action_jobs')) ins.actionJobsBacklog.set({ stack }, 0);
   ins.seriesDropped.inc({ stack }, 0);
   ins.duplicateSeries.inc({ stack }, 0);
   for (const endpoint of endpoints) {

@@ -19,6 +19,11 @@ export interface FanOutOptions<T> {
   readonly due: (id: string, cached: Cached<T> | undefined) => boolean;
   readonly fetch: (id: string) => Promise<T>;
   readonly concurrency: number;
+  /**
+   * Called before each fetch; false stops the fan-out there (the ids not fetched stay due for the
+   * next call). Default: no pacing.
+   */
+  readonly pace?: () => Promise<boolean>;
   readonly staleAfterSeconds: number;
   /** Unix seconds. */
   readonly now: () => number;
@@ -28,6 +33,8 @@ export interface FanOutResult<T> {
   /** Current values, in the order of `ids`. */
   readonly values: ReadonlyArray<{ readonly id: string; readonly value: T }>;
   readonly fetched: number;
+  /** Ids that were due but not fetched because `pace` stopped the fan-out. */
+  readonly left: number;
   /** The first failure, if any id failed. */
   readonly error?: unknown;
 }
@@ -40,8 +47,16 @@ export async function fanOut<T>(opts: FanOutOptions<T>): Promise<FanOutResult<T>
   const queue = ids.filter((id) => opts.due(id, opts.cache.get(id)));
   let error: unknown;
   let aborted: unknown;
+  let stopped = false;
+  let fetched = 0;
   const worker = async () => {
     for (let id = queue.shift(); id !== undefined && !aborted; id = queue.shift()) {
+      if (stopped || (opts.pace && !(await opts.pace().catch((err: unknown) => ((aborted = err), false))))) {
+        stopped = true;
+        queue.unshift(id);
+        return;
+      }
+      fetched++;
       try {
         const value = await opts.fetch(id);
         opts.cache.set(id, { value, fetchedAt: opts.now() });
@@ -53,9 +68,9 @@ export async function fanOut<T>(opts: FanOutOptions<T>): Promise<FanOutResult<T>
       }
     }
   };
-  const fetched = queue.length;
   await Promise.all(Array.from({ length: Math.max(1, Math.min(opts.concurrency, queue.length)) }, worker));
   if (aborted) throw aborted;
+  const left = queue.length;
 
   const now = opts.now();
   const values: Array<{ id: string; value: T }> = [];
@@ -65,5 +80,5 @@ export async function fanOut<T>(opts: FanOutOptions<T>): Promise<FanOutResult<T>
     if (cached.failed && now - cached.fetchedAt > opts.staleAfterSeconds) continue;
     values.push({ id, value: cached.value });
   }
-  return error === undefined ? { values, fetched } : { values, fetched, error };
+  return error === undefined ? { values, fetched, left } : { values, fetched, left, error };
 }

@@ -3,14 +3,19 @@
  * hand the result to the runner. Requests are spent where data can have changed:
  * - ingestion detail is fetched for the newest run when its id or status changes, and on every
  *   poll while it is running;
- * - an Action's jobs are fetched when its lastRunAt changed since the last fetch, and otherwise on
+ * - an Action's jobs are fetched once per run: when its lastRunAt changed since the last fetch; a
+ *   run whose newest job was still running is fetched once more, one poll later; otherwise only on
  *   the slow refresh (intervals.actionJobsRefresh), whose first round is spread over the second half
  *   of the period by Action id, so that hundreds of Actions fetched at start-up do not all fall due
  *   in the same poll an hour later;
+ * - job fetches are paced (actionJobsPerMinute, Pacer): what does not fit in one poll stays as a
+ *   backlog for the next, and each slice of a poll publishes what it fetched, so the first Action
+ *   jobs show (and the endpoint is ready) seconds after the Action list, not after every Action;
  * - change history is fetched for the configured names only.
  */
 import {
   DATA_ENDPOINTS,
+  descriptor,
   GROUPS,
   GROUP_NAMES,
   type CmdbApi,
@@ -20,16 +25,17 @@ import {
   type ResultOf,
 } from '../api/endpoints.js';
 import type { Action, ActionJob, ChangeEntry, IngestionRun } from '../api/schemas.js';
-import { COLLECTORS, newestRun } from '../collectors/index.js';
+import { COLLECTORS, jobStatus, newestJob, newestRun } from '../collectors/index.js';
 import { StateMemory } from '../collectors/state-memory.js';
 import type { Collector, CollectorContext } from '../collectors/types.js';
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
-import { pollDeadline } from './deadline.js';
 import { EndpointRunner, type PollResult } from './endpoint-runner.js';
 import { fanOut, type Cached } from './fan-out.js';
+import { pollDeadline } from './deadline.js';
+import { Pacer, realSleep, type Sleep } from './pacer.js';
 import { spreadOffset } from './spread.js';
 
 export type { CmdbApi };
@@ -52,7 +58,17 @@ interface JobsCacheEntry {
   readonly lastRunAt: unknown;
   /** When the slow refresh is due (unix seconds). */
   readonly refreshAt: number;
+  /** The newest job was still running: fetched once more at this time (unix seconds). */
+  readonly recheckAt?: number;
 }
+
+/** Job statuses that mean the run has not finished yet. */
+const UNFINISHED = /RUNNING|PROGRESS|PENDING|QUEUED|STARTED|SCHEDULED/;
+
+/** Seconds of one slice of a job poll: what a slice fetched is published when it ends. */
+const JOB_SLICE_SECONDS = 15;
+/** A job poll ends by this share of its interval, so it never runs into the next one. */
+const JOB_POLL_SHARE = 0.8;
 
 export interface StackPollerOptions {
   readonly stack: StackConfig;
@@ -62,6 +78,15 @@ export interface StackPollerOptions {
   readonly scrubber: SecretScrubber;
   /** Unix seconds. */
   readonly now: () => number;
+  /** Waits between paced job fetches; default real timers. */
+  readonly sleep?: Sleep;
+  /**
+   * Pace the job fetches and end a job poll by its share of the interval (scheduled polls, the
+   * default). Off for --once: one round that fetches every due Action at the budget's pace.
+   */
+  readonly paced?: boolean;
+  /** Told the job-fetch backlog after the Action list and each slice of a job poll (cmdb_action_jobs_backlog). */
+  readonly onBacklog?: (actions: number) => void;
 }
 
 export class StackPoller {
@@ -73,10 +98,29 @@ export class StackPoller {
   private detailOf: { runId: string; status: string } | undefined;
   private readonly jobs = new Map<string, Cached<JobsCacheEntry>>();
   private readonly changeLog = { asset_change: new Map<string, Cached<ChangeEntry[]>>(), user_change: new Map<string, Cached<ChangeEntry[]>>() };
+  private readonly pacer: Pacer;
 
   constructor(private readonly opts: StackPollerOptions) {
     this.name = opts.stack.name;
     this.runner = new EndpointRunner({ ...opts, endpoints: enabledEndpoints(opts.stack) });
+    this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, opts.sleep ?? realSleep);
+  }
+
+  /**
+   * Endpoints that keep the stack from being ready: those asked once per poll (the lists) until
+   * their first answer. Per-id endpoints (Action jobs, change history) fill in after that, paced
+   * within the budget; the status page shows them pending and the job backlog.
+   */
+  pending(): DataEndpoint[] {
+    return this.runner.pending().filter((e) => descriptor(e).fanOut !== 'each');
+  }
+
+  /** Listed Actions whose jobs are due but not fetched yet (the status page and cmdb_action_jobs_backlog). */
+  jobBacklog(): number {
+    const actions = this.actionList;
+    if (!actions || !this.runner.enabled('action_jobs')) return 0;
+    const due = this.jobsDue(actions);
+    return [...new Set(actions.map((a) => a.actionId))].filter((id) => due(id, this.jobs.get(id))).length;
   }
 
   get stack(): StackConfig {
@@ -123,7 +167,10 @@ export class StackPoller {
       // GetArgs<E> stays unresolved for a generic E; every OnceEndpoint takes no id.
       const get = this.opts.api.get.bind(this.opts.api) as (e: E, id: undefined, s?: AbortSignal) => Promise<ResultOf<E>>;
       result = await get(endpoint, undefined, signal);
-      if (endpoint === 'actions') this.actionList = result as readonly Action[];
+      if (endpoint === 'actions') {
+        this.actionList = result as readonly Action[];
+        this.opts.onBacklog?.(this.jobBacklog());
+      }
       if (endpoint === 'connector') {
         // An incremental read that found nothing newer returns the very same array: the series
         // the store holds are still current, and mapping ~1,000 runs again would only cost time.
@@ -175,28 +222,65 @@ export class StackPoller {
       this.runner.blocked('action_jobs', 'the Action list (actions) has not been read yet');
       return;
     }
-    const { stack, api, now } = this.opts;
+    const { stack, now } = this.opts;
+    const ids = wellFormedIds(actions.map((a) => a.actionId), 'action_jobs', this.opts.logger);
+    const isDue = this.jobsDue(actions);
+    // An id is asked at most once per poll, also when it failed: the next poll tries it again.
+    const tried = new Set<string>();
+    const due = (id: string, cached: Cached<JobsCacheEntry> | undefined) => !tried.has(id) && isDue(id, cached);
+    const paced = this.opts.paced !== false;
+    const deadline = paced ? now() + stack.intervals.actionJobs * JOB_POLL_SHARE : Infinity;
+    // Slices: each publishes what is fetched so far, until nothing is due or the poll's time is up.
+    for (let left = 1; left > 0 && !signal?.aborted && now() < deadline; ) {
+      const sliceEnd = Math.min(deadline, now() + JOB_SLICE_SECONDS);
+      let fetched = 0;
+      await this.runner.run('action_jobs', async () => {
+        const result = await fanOut<JobsCacheEntry>({
+          ids,
+          cache: this.jobs,
+          due,
+          fetch: (id) => (tried.add(id), this.fetchJobs(id, actions, signal)),
+          ...(paced ? { pace: () => this.pacer.take(sliceEnd * 1000, signal) } : {}),
+          concurrency: stack.maxConcurrency,
+          staleAfterSeconds: stack.intervals.actionJobs * stack.staleIntervals,
+          now,
+        });
+        left = result.left;
+        fetched = result.fetched;
+        const input = result.values.map(({ id, value }) => ({ id, value: value.jobs }));
+        return this.mapPartial('action_jobs', input, result.error);
+      }, signal);
+      this.opts.onBacklog?.(this.jobBacklog());
+      // A slice that could not start a single fetch before the deadline ends the poll.
+      if (fetched === 0 && left > 0 && sliceEnd >= deadline) break;
+    }
+  }
+
+  /** When an Action's jobs are due: never fetched, failed, a new run, a run seen running, or the slow refresh. */
+  private jobsDue(actions: readonly Action[]): (id: string, cached: Cached<JobsCacheEntry> | undefined) => boolean {
     const lastRunAt = new Map(actions.map((a) => [a.actionId, a.lastRunAt]));
+    const at = this.opts.now();
+    return (id, cached) =>
+      !cached ||
+      cached.failed === true ||
+      cached.value.lastRunAt !== lastRunAt.get(id) ||
+      (cached.value.recheckAt !== undefined && at >= cached.value.recheckAt) ||
+      at >= cached.value.refreshAt;
+  }
+
+  private async fetchJobs(id: string, actions: readonly Action[], signal?: AbortSignal): Promise<JobsCacheEntry> {
+    const { stack, api, now } = this.opts;
     const refresh = stack.intervals.actionJobsRefresh;
-    await this.runner.run('action_jobs', async () => {
-      const result = await fanOut<JobsCacheEntry>({
-        ids: wellFormedIds(actions.map((a) => a.actionId), 'action_jobs', this.opts.logger),
-        cache: this.jobs,
-        due: (id, cached) =>
-          !cached || cached.failed === true || cached.value.lastRunAt !== lastRunAt.get(id) || now() >= cached.value.refreshAt,
-        fetch: async (id) => {
-          const first = !this.jobs.has(id);
-          const jobs = await api.get('action_jobs', id, signal);
-          const wait = first ? refresh / 2 + spreadOffset(id, refresh / 2) : refresh;
-          return { jobs, lastRunAt: lastRunAt.get(id), refreshAt: now() + wait };
-        },
-        concurrency: stack.maxConcurrency,
-        staleAfterSeconds: stack.intervals.actionJobs * stack.staleIntervals,
-        now,
-      });
-      const input = result.values.map(({ id, value }) => ({ id, value: value.jobs }));
-      return this.mapPartial('action_jobs', input, result.error);
-    }, signal);
+    const lastRunAt = actions.find((a) => a.actionId === id)?.lastRunAt;
+    const previous = this.jobs.get(id)?.value;
+    const jobs = await api.get('action_jobs', id, signal);
+    const wait = previous ? refresh : refresh / 2 + spreadOffset(id, refresh / 2);
+    const newest = newestJob(jobs, stack.timezone);
+    const running = newest !== undefined && UNFINISHED.test(jobStatus(newest) ?? '');
+    // Once more for the same run, not at every poll: a run still going after that waits for the refresh.
+    const rechecked = previous !== undefined && previous.recheckAt !== undefined && previous.lastRunAt === lastRunAt;
+    const recheckAt = running && !rechecked ? now() + stack.intervals.actionJobs : undefined;
+    return { jobs, lastRunAt, refreshAt: now() + wait, ...(recheckAt === undefined ? {} : { recheckAt }) };
   }
 
   private async pollChanges(endpoint: 'asset_change' | 'user_change', signal?: AbortSignal): Promise<void> {

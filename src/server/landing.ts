@@ -40,6 +40,8 @@ export interface LandingStack {
   readonly skipped?: readonly SkippedEndpoint[];
   /** The stack's current samples (what /metrics serves of it). */
   readonly samples?: readonly Sample[];
+  /** Listed Actions whose jobs are due but not fetched yet (paced); undefined when Action jobs are not polled. */
+  readonly jobBacklog?: number;
 }
 
 export interface LandingModel {
@@ -143,8 +145,9 @@ function attentionSection(items: ReadonlyArray<{ stack: LandingStack; a: Attenti
   return `<section id="attention"><h2>What needs attention</h2>${blocks.join('\n')}${rest}</section>`;
 }
 
-function facts(a: Attention): string {
-  return `<p class="facts">license days left: <b>${licenseText(a)}</b> · ingestion: <b>${escapeHtml(a.ingestion ?? '—')}</b> · state: <b class="${a.state}">${a.state}</b></p>`;
+function facts(a: Attention, s: LandingStack): string {
+  const backlog = s.jobBacklog === undefined ? '' : ` · Action job fetches waiting: <b class="backlog">${s.jobBacklog}</b>`;
+  return `<p class="facts">license days left: <b>${licenseText(a)}</b> · ingestion: <b>${escapeHtml(a.ingestion ?? '—')}</b> · state: <b class="${a.state}">${a.state}</b>${backlog}</p>`;
 }
 
 function stackSection(now: number, s: LandingStack, a: Attention): string {
@@ -157,7 +160,7 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
     s.pausedUntil === undefined
       ? ''
       : `<p class="err paused">Paused: the CMDB answered 429 with a Retry-After, so no request of this stack leaves until ${when(now, s.pausedUntil)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
-  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${facts(a)}
+  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${facts(a, s)}
 <table><thead><tr><th>endpoint</th><th>state</th><th>outcome</th><th>interval</th><th>last poll</th><th>last success</th><th>next poll</th><th>duration</th><th>details</th></tr></thead>
 <tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table></section>`;
 }
@@ -180,7 +183,7 @@ nav a{margin-right:1rem}
 </style></head><body>
 <h1>cmdb-exporter <span class="muted">${escapeHtml(m.version)}</span></h1>
 <nav><a href="${escapeHtml(telemetryPath.slice(1))}">${escapeHtml(telemetryPath)}</a><a href="healthz">/healthz</a><a href="readyz">/readyz</a></nav>
-<p id="readiness">${m.ready ? 'Ready: every enabled endpoint has finished its first poll.' : 'Starting: some endpoints have not finished their first poll yet.'} <span class="muted">This page reloads every ${REFRESH_SECONDS}s.</span></p>
+<p id="readiness">${m.ready ? 'Ready: every list endpoint has answered its first poll (Action jobs and change history fill in after, within the request budget).' : 'Starting: some endpoints have not finished their first poll yet.'} <span class="muted">This page reloads every ${REFRESH_SECONDS}s.</span></p>
 ${m.stacks.length >= SUMMARY_MIN_STACKS ? summaryTable(items) : ''}
 ${attentionSection(items)}
 ${items.map(({ stack, a }) => stackSection(m.now, stack, a)).join('\n')}

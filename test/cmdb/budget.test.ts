@@ -57,6 +57,39 @@ describe('TokenBucket', () => {
   });
 });
 
+describe('TokenBucket rolling minute', () => {
+  /** The most send times in any 60 s window. */
+  const busiestMinute = (times: number[]) => Math.max(...times.map((t) => times.filter((u) => u >= t && u < t + 60_000).length));
+
+  it('keeps any 60 s at or below the rate, burst included', () => {
+    const b = new TokenBucket(50, 0); // burst 9
+    const sendTimes = Array.from({ length: 200 }, () => b.reserve(0));
+    expect(busiestMinute(sendTimes)).toBe(50);
+  });
+
+  it('lets a request go as soon as the oldest of the last `rate` requests is a minute old', () => {
+    const b = new TokenBucket(6, 0); // burst 1, one per 10 s
+    const times = Array.from({ length: 7 }, () => b.reserve(0));
+    // 0, 10 … 50 s from the bucket; the seventh is the first the window holds back as well.
+    expect(times).toEqual([0, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000]);
+  });
+
+  it('hands what was spent to a new bucket instead of starting full', () => {
+    const old = new TokenBucket(50, 0);
+    for (let i = 0; i < 50; i++) old.reserve(0);
+    const next = new TokenBucket(50, 1000, old.state(1000));
+    expect(next.available(1000)).toBe(0);
+    const sendTimes = [...old.state(1000).sendTimes, ...Array.from({ length: 20 }, () => 1000 + next.reserve(1000))];
+    expect(busiestMinute(sendTimes)).toBe(50);
+  });
+
+  it('keeps at most the new burst when the rate shrinks on reload', () => {
+    const old = new TokenBucket(60, 0);
+    const next = new TokenBucket(6, 0, old.state(0));
+    expect(next.available(0)).toBe(1);
+  });
+});
+
 describe('Semaphore', () => {
   it('admits at most max holders and hands slots over in FIFO order', async () => {
     const s = new Semaphore(2);

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CmdbNetworkError, CmdbRedirectRefusedError } from '../../src/errors.js';
 import { makeClient, rejection } from './helpers/client.js';
+import { FakeClock } from './helpers/clock.js';
 import { sendJson, startLocal, type LocalServer } from './helpers/server.js';
 import { requestsTo, sim, simStack } from './helpers/sim.js';
 
@@ -29,8 +30,8 @@ describe('redirects', () => {
     ]);
     expect(hops.every((r) => r.headers.authorization?.startsWith('Bearer '))).toBe(true);
     expect(log.lines().find((l) => l.msg === 'followed redirect')).toMatchObject({ level: 'debug', status, endpoint: 'license' });
-    // One attempt, counted with its final status.
-    expect(await metrics.outcomes('license')).toEqual({ '200': 1 });
+    // Two requests left the process: each is counted with its own status.
+    expect(await metrics.outcomes('license')).toEqual({ [String(status)]: 1, '200': 1 });
   });
 
   it('follows a relative Location', async () => {
@@ -74,6 +75,20 @@ describe('redirects', () => {
     expect(err).toBeInstanceOf(CmdbRedirectRefusedError);
     expect(err.message).toBe(`GET ${LICENSE}: more than 5 redirects`);
     expect(requestsTo(s, 'license')).toHaveLength(6);
+  });
+
+  it('counts every hop of a redirect loop and charges each to the request budget', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', redirectTo: LICENSE });
+    const clock = new FakeClock(0);
+    // 6 a minute: a burst of one, then one request every 10 s.
+    const { client, metrics } = makeClient(simStack(s, { rateLimitPerMinute: 6 }), { clock });
+    await rejection(client.get('license'));
+    const sent = s.requests().length;
+    expect(sent).toBe(7); // the token and six GETs
+    expect(await metrics.outcomes('license')).toEqual({ '302': 5, redirect_refused: 1 });
+    // Every request after the first waited its 10 s: the hops were charged like any request.
+    expect(clock.now()).toBeGreaterThanOrEqual((sent - 1) * 10_000);
   });
 });
 

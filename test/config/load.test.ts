@@ -48,6 +48,7 @@ describe('defaults', () => {
           userAgent: DEFAULT_USER_AGENT,
           rateLimitPerMinute: 50,
           maxConcurrency: 4,
+          actionJobsPerMinute: 30,
           timeoutSeconds: 30,
           connectTimeoutSeconds: 10,
           retries: { max: 3, minDelaySeconds: 0.5, maxDelaySeconds: 30, maxRetryAfterSeconds: 120 },

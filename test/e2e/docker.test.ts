@@ -196,7 +196,8 @@ describe("the image's commands outside a container", () => {
     daemon = await startExporter({ name: 'entrypoint', argv: entrypoint, env: localEnv() });
     const health = await http(`${daemon.url}/healthz`);
     expect(health.status).toBe(200);
-    await waitUntilReady(daemon);
+    // The compose environment keeps the default pace of Action job fetches (one every 2 s).
+    await waitUntilReady(daemon, 90_000);
     const metrics = (await http(`${daemon.url}/metrics`)).text;
     expect(metrics).toContain('cmdb_endpoint_up{stack="default",endpoint="user_change"} 1');
   });

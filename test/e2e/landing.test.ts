@@ -78,7 +78,7 @@ beforeAll(async () => {
   sims.push(hostile);
   const track = { assets: primary.state().trackedAssets, users: primary.state().trackedUsers };
   const configFile = writeExporterConfig(dir, {
-    defaults: { rateLimitPerMinute: 6000, retries: { max: 0 }, intervals: FAST_INTERVALS },
+    defaults: { rateLimitPerMinute: 6000, actionJobsPerMinute: 6000, retries: { max: 0 }, intervals: FAST_INTERVALS },
     stacks: [
       {
         name: 'primary',
@@ -230,7 +230,7 @@ describe('the status page of 200 stacks in headless Chromium', () => {
     const configFile = writeExporterConfig(
       dir ?? makeTempDir('landing'),
       {
-        defaults: { rateLimitPerMinute: 6000, retries: { max: 0 } },
+        defaults: { rateLimitPerMinute: 6000, actionJobsPerMinute: 6000, retries: { max: 0 } },
         stacks: Array.from({ length: STACKS }, (_, i) => ({
           name: `stack-${String(i).padStart(3, '0')}`,
           baseUrl: sim.url,

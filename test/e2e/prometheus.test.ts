@@ -62,6 +62,7 @@ beforeAll(async () => {
     logLevel: 'trace',
     defaults: {
       rateLimitPerMinute: 6000,
+      actionJobsPerMinute: 6000,
       retries: { max: 1, minDelaySeconds: 0.1, maxDelaySeconds: 0.5 },
       intervals: FAST_INTERVALS,
       track: { assets: state.trackedAssets, users: state.trackedUsers },

@@ -19,6 +19,7 @@ export function testStack(overrides: StackOverrides = {}): StackConfig {
     baseUrl: 'http://127.0.0.1:1',
     auth: { kind: 'client', clientId: 'demo-client', secret: 'demo-secret', clientIdKey: 'clientID' },
     rateLimitPerMinute: 6000,
+    actionJobsPerMinute: 6000,
     timeoutSeconds: 5,
     connectTimeoutSeconds: 2,
     ...rest,

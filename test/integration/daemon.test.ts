@@ -39,6 +39,7 @@ function envFor(port: number, extra: Record<string, string> = {}) {
     LOG_LEVEL: 'debug',
     // The default budget (50 a minute) would spread the first poll over ~15 s; the simulator is local.
     CMDB_RATE_LIMIT_PER_MINUTE: '6000',
+    CMDB_ACTION_JOBS_PER_MINUTE: '6000',
     ...extra,
   };
 }
@@ -58,7 +59,12 @@ describe('the daemon against the simulator', () => {
     const notReady = await fetch(`${base}/readyz`);
     if (notReady.status === 503) expect(await notReady.json()).toMatchObject({ status: 'starting', pending: expect.any(Array) });
     await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 30_000, '/readyz 200');
-    const metrics = await (await fetch(`${base}/metrics`)).text();
+    // Ready once the lists answered; the per-id endpoints (Action jobs, change history) fill in after.
+    const served = (text: string) => CATALOGUE.every((f) => new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm').test(text));
+    const metrics = await waitFor(async () => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      return served(text) ? text : undefined;
+    }, 30_000, 'every catalogued family');
     for (const f of CATALOGUE) expect(metrics, f.name).toMatch(new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm'));
     expect(metrics).toMatch(/^process_resident_memory_bytes /m);
     const landing = await (await fetch(`${base}/`)).text();

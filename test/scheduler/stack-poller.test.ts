@@ -62,7 +62,9 @@ function setup(overrides: Partial<StackConfig> = {}) {
   store.addStack('s', settings, 1000);
   const clock = { t: 1_700_000_000 };
   const fake = fakeApi();
-  const poller = new StackPoller({ stack, api: fake.api, store, logger: log.logger, scrubber: log.scrubber, now: () => clock.t });
+  // Paced waits move the fake clock, as real time would move.
+  const sleep = async (ms: number) => void (clock.t += ms / 1000);
+  const poller = new StackPoller({ stack, api: fake.api, store, logger: log.logger, scrubber: log.scrubber, now: () => clock.t, sleep });
   return { poller, store, clock, ...fake };
 }
 
@@ -186,6 +188,74 @@ describe('Action jobs', () => {
     const snap = s.store.snapshot('s', 'action_jobs');
     expect(snap?.up).toBe(0);
     expect(snap?.samples.find((x) => x.name === 'cmdb_action_last_job_results')?.value).toBe(3);
+  });
+
+  it('are fetched once per run: a run first seen running once more a poll later, then not at every poll', async () => {
+    const s = setup();
+    const job = (status: string) => [{ id: 'j', action_status: status, action_run_date: '2026-11-21 00:00:00' }];
+    s.state.actions = [action('A', 't1')];
+    s.state.jobs.set('A', job('RUNNING'));
+    await s.poller.poll('actions');
+    await s.poller.poll('actionJobs');
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs).toEqual(['A']);
+    s.clock.t += 300;
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs).toEqual(['A', 'A']);
+    // Still running after the second look: left to the slow refresh, not asked at every poll.
+    for (let i = 0; i < 5; i++) {
+      s.clock.t += 300;
+      await s.poller.poll('actionJobs');
+    }
+    expect(s.calls.actionJobs).toEqual(['A', 'A']);
+    // A new run is fetched once, and a finished one not again.
+    s.state.actions = [action('A', 't2')];
+    s.state.jobs.set('A', job('SUCCESS'));
+    await s.poller.poll('actions');
+    s.clock.t += 300;
+    await s.poller.poll('actionJobs');
+    s.clock.t += 300;
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs).toEqual(['A', 'A', 'A']);
+  });
+
+  it('are paced at actionJobsPerMinute: what does not fit in a poll stays as a backlog for the next', async () => {
+    // One fetch every 10 s; a poll of a 60 s interval ends by 48 s: five fetches per poll.
+    const s = setup({ actionJobsPerMinute: 6, intervals: { ...testStack().intervals, actionJobs: 60 } });
+    s.state.actions = Array.from({ length: 12 }, (_, i) => action(`action-${i}`, 't'));
+    await s.poller.poll('actions');
+    expect(s.poller.jobBacklog()).toBe(12);
+    const start = s.clock.t;
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs).toHaveLength(5);
+    expect(s.poller.jobBacklog()).toBe(7);
+    expect(s.clock.t - start).toBeLessThanOrEqual(48);
+    // What was fetched is published: the endpoint is up with the Actions fetched so far.
+    const snap = s.store.snapshot('s', 'action_jobs');
+    expect(snap?.up).toBe(1);
+    s.clock.t = start + 60;
+    await s.poller.poll('actionJobs');
+    s.clock.t = start + 120;
+    await s.poller.poll('actionJobs');
+    expect(s.calls.actionJobs).toHaveLength(12);
+    expect(new Set(s.calls.actionJobs).size).toBe(12);
+    expect(s.poller.jobBacklog()).toBe(0);
+  });
+
+  it('publish each slice of a long poll: the first Actions show before the poll ends', async () => {
+    // One fetch every 2 s: slices of 15 s hold 8 and 7; the 20 Actions need three.
+    const s = setup({ actionJobsPerMinute: 30 });
+    s.state.actions = Array.from({ length: 20 }, (_, i) => action(`action-${i}`, 't'));
+    s.state.jobs = new Map(s.state.actions.map((a) => [String(a.actionId), [{ id: 'j', action_status: 'SUCCESS', action_result_number: 1 }]]));
+    const published: number[] = [];
+    const succeed = s.store.succeed.bind(s.store);
+    s.store.succeed = (stack, endpoint, samples, at) => {
+      if (endpoint === 'action_jobs') published.push(samples.filter((x) => x.name === 'cmdb_action_last_job_results').length);
+      succeed(stack, endpoint, samples, at);
+    };
+    await s.poller.poll('actions');
+    await s.poller.poll('actionJobs');
+    expect(published).toEqual([8, 15, 20]);
   });
 
   it('forget an Action that left the list', async () => {

@@ -200,4 +200,11 @@ describe('landing page', () => {
     // About 4 KB per stack of 10 endpoints before compression (the server gzips it when asked).
     expect(html.length).toBeLessThan(1_000_000);
   });
+
+  it('shows the Action job-fetch backlog of a stack that polls Action jobs, and nothing otherwise', () => {
+    const page = (jobBacklog?: number) =>
+      renderLanding({ version: '1', ready: true, now: NOW, stacks: [{ ...healthyStack('a'), ...(jobBacklog === undefined ? {} : { jobBacklog }) }] });
+    expect(page(42)).toContain('Action job fetches waiting: <b class="backlog">42</b>');
+    expect(page()).not.toContain('Action job fetches waiting');
+  });
 });

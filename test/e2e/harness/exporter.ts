@@ -69,14 +69,20 @@ export const FAST_INTERVALS = {
   changes: '10s',
 } as const;
 
-/** Waits until /readyz answers 200: every enabled endpoint has finished its first poll. */
+/**
+ * Waits until every enabled endpoint has finished its first poll: /readyz answers 200 (the lists
+ * have answered) and the status page shows no pending row (Action jobs and change history, which
+ * fill in after readiness, have too).
+ */
 export async function waitUntilReady(exporter: RunningExporter, timeoutMs = 30_000): Promise<void> {
   await waitFor(
-    `${exporter.proc.name} /readyz 200`,
+    `${exporter.proc.name} /readyz 200 and no pending endpoint`,
     async () => {
       if (exporter.proc.hasExited) throw new Error(`${exporter.proc.name} exited\n${exporter.proc.tail()}`);
       const r = await http(`${exporter.url}/readyz`);
-      return r.status === 200 ? done(undefined) : notYet(`${r.status} ${r.text}`);
+      if (r.status !== 200) return notYet(`${r.status} ${r.text}`);
+      const page = await http(`${exporter.url}/`);
+      return page.text.includes('<tr class="pending">') ? notYet('endpoints still pending on the status page') : done(undefined);
     },
     { timeoutMs, intervalMs: 500 },
   );

@@ -1,0 +1,53 @@
+/**
+ * Spaces the job fetches of one stack: one start every 60/ratePerMinute seconds, kept across polls,
+ * so that hundreds of Actions that ran at the same moment become a steady trickle within the stack's
+ * request budget instead of a burst that holds the whole budget for minutes.
+ */
+
+/** Waits `ms`; rejects when `signal` aborts. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export const realSleep: Sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new Error('aborted'));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(new Error('aborted'));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, Math.max(0, ms));
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+export class Pacer {
+  private readonly spacingMs: number;
+  /** When the next start may happen (ms). */
+  private nextAt = 0;
+
+  constructor(
+    ratePerMinute: number,
+    /** Milliseconds. */
+    private readonly nowMs: () => number,
+    private readonly sleep: Sleep,
+  ) {
+    this.spacingMs = 60_000 / Math.max(1e-9, ratePerMinute);
+  }
+
+  /**
+   * Takes the next slot and waits for it; false (without waiting) when that slot is after
+   * `deadlineMs`: the work stays for a later poll.
+   */
+  async take(deadlineMs: number, signal?: AbortSignal): Promise<boolean> {
+    const now = this.nowMs();
+    const slot = Math.max(now, this.nextAt);
+    if (slot > deadlineMs) return false;
+    this.nextAt = slot + this.spacingMs;
+    if (slot > now) await this.sleep(slot - now, signal);
+    return true;
+  }
+}
