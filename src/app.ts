@@ -141,6 +141,7 @@ export async function start(opts: StartOptions): Promise<App> {
       limits: { ...defaultLimits(), ...opts.limits },
       refused: (reason) => instruments.httpRefused.inc({ reason }),
       logger,
+      telemetryPath: opts.telemetryPath,
     });
     const http = createHttpApp({
       metricsText,

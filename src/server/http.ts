@@ -14,7 +14,7 @@ import express, { type Request, type Response } from 'express';
 import type { Logger } from '../logger.js';
 import { CONTENT_TYPE } from '../store/exposition.js';
 import { renderLanding, type LandingModel } from './landing.js';
-import { protect, secureServer, type Protection } from './protection.js';
+import { protect, requestListener, secureServer, type Protection } from './protection.js';
 
 const gzipAsync = promisify(gzip);
 /** Measured on a 20 MiB exposition: level 3 compresses 2.6× faster than the default 6, 4 % larger. */
@@ -58,7 +58,7 @@ export function createHttpApp(deps: ServerDeps): express.Express {
   app.disable('etag');
 
   const telemetryPath = deps.telemetryPath ?? '/metrics';
-  if (deps.protection) protect(app, telemetryPath, deps.protection);
+  if (deps.protection) protect(app, deps.protection);
   app.get(telemetryPath, async (req: Request, res: Response) => {
     const text = await deps.metricsText();
     res.setHeader('Content-Type', CONTENT_TYPE);
@@ -110,9 +110,12 @@ export interface Listening {
 
 export async function listen(app: express.Express, host: string | undefined, port: number, protection?: Protection): Promise<Listening> {
   // Idle connections are checked every 2 s (Node's default, 30 s, would let headersTimeout slip).
-  const server = protection?.tls ? createTlsServer({ ...protection.tlsOptions, connectionsCheckingInterval: 2000 }, app) : createServer({ connectionsCheckingInterval: 2000 }, app);
+  const handler = protection ? requestListener(protection, app) : app;
+  const server = protection?.tls
+    ? createTlsServer({ ...protection.tlsOptions, connectionsCheckingInterval: 2000 }, handler)
+    : createServer({ connectionsCheckingInterval: 2000 }, handler);
   const stopWatching = protection ? secureServer(server, protection) : () => undefined;
-  server.listen({ port, host });
+  server.listen({ port, host, backlog: protection?.limits.listenBacklog });
   await Promise.race([
     once(server, 'listening'),
     once(server, 'error').then(([err]) => {

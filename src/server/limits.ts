@@ -11,8 +11,7 @@
  *   connections are closed instead of holding a descriptor for ever.
  */
 import { readFileSync } from 'node:fs';
-import type { Server } from 'node:http';
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { RefusalReason } from './auth.js';
 
 export const DEFAULT_MAX_REQUESTS = 40;
@@ -29,6 +28,12 @@ export interface ServerLimits {
   readonly keepAliveTimeoutMs: number;
   /** A socket with no traffic either way for this long is closed (a client that stopped reading). */
   readonly socketTimeoutMs: number;
+  /**
+   * Connections the kernel queues before they are accepted (capped by net.core.somaxconn). Node's
+   * default, 511, overflows under a burst of thousands of connects; the overflow is reset after
+   * a minute of retried SYN-ACKs instead of being answered (a prompt 503 needs an accepted socket).
+   */
+  readonly listenBacklog: number;
 }
 
 /**
@@ -44,6 +49,7 @@ export function defaultLimits(maxRequests = DEFAULT_MAX_REQUESTS, openFiles = op
     requestTimeoutMs: 30_000,
     keepAliveTimeoutMs: 65_000,
     socketTimeoutMs: 120_000,
+    listenBacklog: 4096,
   };
 }
 
@@ -75,21 +81,34 @@ export function maxConnectionsFor(openFiles: number): number {
   return Math.max(32, openFiles - reserve);
 }
 
-/** Express middleware for the telemetry path: at most `max` at once, 503 beyond (0: unbounded). */
-export function limitConcurrentRequests(max: number, refused: (reason: RefusalReason) => void) {
+/**
+ * A request listener in front of the express app: requests of the telemetry path beyond `max` in
+ * flight get 503 here, before express builds its request objects — under a flood of thousands of
+ * connections that per-request cost, not the exposition, is what delays the answers (0: unbounded).
+ */
+export function limitConcurrentRequests(
+  max: number,
+  telemetryPath: string,
+  refused: (reason: RefusalReason) => void,
+  headers: Readonly<Record<string, string>>,
+  next: RequestListener,
+): RequestListener {
   let inFlight = 0;
-  return (_req: Request, res: Response, next: NextFunction): void => {
-    if (max > 0 && inFlight >= max) {
+  const body = `limit of ${max} concurrent requests reached (--web.max-requests); try again later\n`;
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const url = req.url ?? '';
+    const path = url.length === telemetryPath.length ? url : url.slice(0, url.search(/[?#]|$/));
+    if (max <= 0 || (path !== telemetryPath && path !== `${telemetryPath}/`)) return next(req, res);
+    if (inFlight >= max) {
       refused('max_requests');
-      res.status(503).setHeader('Retry-After', '1');
-      res.setHeader('Cache-Control', 'no-store');
-      res.type('text/plain').send(`limit of ${max} concurrent requests reached (--web.max-requests); try again later\n`);
+      res.writeHead(503, { ...headers, 'Content-Type': 'text/plain; charset=utf-8', 'Retry-After': '1', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body) });
+      res.end(body);
       return;
     }
     inFlight++;
     // 'close' fires once whether the response finished or the client went away.
     res.once('close', () => inFlight--);
-    next();
+    next(req, res);
   };
 }
 

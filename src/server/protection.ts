@@ -4,7 +4,7 @@
  * (--web.max-requests), the connection cap and the timeouts. http.ts mounts `protect()` before
  * its routes and calls `secureServer()` in listen(); docs/security.md describes each control.
  */
-import type { Server } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type express from 'express';
@@ -22,6 +22,8 @@ export interface Protection {
   readonly limits: ServerLimits;
   readonly refused: (reason: RefusalReason) => void;
   readonly logger: Logger;
+  /** The path --web.max-requests caps. */
+  readonly telemetryPath: string;
 }
 
 export function buildProtection(opts: {
@@ -29,6 +31,7 @@ export function buildProtection(opts: {
   limits: ServerLimits;
   refused: (reason: RefusalReason) => void;
   logger: Logger;
+  telemetryPath?: string;
 }): Protection {
   const { web, limits, refused, logger } = opts;
   for (const warning of web?.warnings ?? []) logger.warn({ webConfigFile: web?.file }, warning);
@@ -40,11 +43,12 @@ export function buildProtection(opts: {
     limits,
     refused,
     logger,
+    telemetryPath: opts.telemetryPath ?? '/metrics',
   };
 }
 
-/** Mounts headers, authentication (every path) and the request cap (telemetry path) before the routes. */
-export function protect(app: express.Express, telemetryPath: string, p: Protection): void {
+/** Mounts headers and authentication (every path) before the routes. */
+export function protect(app: express.Express, p: Protection): void {
   const headers = Object.entries(p.headers);
   if (headers.length > 0) {
     app.use((_req, res, next) => {
@@ -53,7 +57,11 @@ export function protect(app: express.Express, telemetryPath: string, p: Protecti
     });
   }
   if (p.auth) app.use(requireBasicAuth(p.auth, p.refused));
-  app.use(telemetryPath, limitConcurrentRequests(p.limits.maxRequests, p.refused));
+}
+
+/** The server's request listener: the scrape cap first (cheap, before express), then the app. */
+export function requestListener(p: Protection, app: RequestListener): RequestListener {
+  return limitConcurrentRequests(p.limits.maxRequests, p.telemetryPath, p.refused, p.headers, app);
 }
 
 /** Connection cap, timeouts, client-certificate policy and certificate reloading; returns a stop function. */

@@ -21,7 +21,7 @@ afterEach(async () => {
 async function heldServer(maxRequests: number) {
   const refused: RefusalReason[] = [];
   const waiting: Array<() => void> = [];
-  const protection = buildProtection({ limits: defaultLimits(maxRequests), refused: (r) => refused.push(r), logger });
+  const protection = buildProtection({ limits: defaultLimits(maxRequests), refused: (r) => refused.push(r), logger, telemetryPath: '/metrics' });
   const app = createHttpApp({
     metricsText: () => new Promise<string>((resolve) => waiting.push(() => resolve('up 1\n'))),
     readiness: () => ({ ready: true, pending: [] }),
