@@ -112,6 +112,22 @@ describe('a real Prometheus scrapes the exporter over TLS with basic auth', () =
     expect(plain.stdout).toBe('000');
   });
 
+  it("the container health check (dist/healthcheck.js) passes against the TLS port without the password", async () => {
+    const check = await runToCompletion(process.execPath, ['dist/healthcheck.js'], {
+      cwd: REPO_ROOT,
+      env: baseEnv({ EXPORTER_LISTEN_ADDRESS: `127.0.0.1:${exporter.port}` }),
+      timeoutMs: 20_000,
+    });
+    expect(check.code).toBe(0);
+    // And it still fails where nothing listens.
+    const nothing = await runToCompletion(process.execPath, ['dist/healthcheck.js'], {
+      cwd: REPO_ROOT,
+      env: baseEnv({ EXPORTER_LISTEN_ADDRESS: '127.0.0.1:1' }),
+      timeoutMs: 20_000,
+    });
+    expect(nothing.code).toBe(1);
+  });
+
   it('no password reaches the exporter log', () => {
     expect(exporter.proc.lines('both').join('\n')).not.toContain(PASSWORD);
   });
