@@ -419,48 +419,56 @@ async function main(argv: string[]): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'cmdb-flood-'));
   const medium = sizeByName('medium');
   let sim: Child | undefined;
-  let exporter: Exporter | undefined;
   try {
     sim = await startChild('simulator-process.ts', [JSON.stringify(medium?.knobs ?? {})]);
     const ready = sim.ready as SimulatorReady;
-    exporter = await startExporter(opts, ready, dir);
-    const port = exporter.port;
-    await waitFor('/readyz 200', 180_000, async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
-      return r?.status === 200 ? true : undefined;
-    });
-    const first = await fetch(`http://127.0.0.1:${port}/metrics`);
-    const text = await first.text();
-    const series = text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
     const result: Record<string, unknown> = {
       date: new Date().toISOString(),
       node: process.version,
       exporterDir: opts.exporterDir,
       exporterArgs: opts.exporterArgs,
+    };
+    // Each phase gets a fresh exporter: the aftermath of one flood must not count against the next.
+    const phases = opts.phase === 'both' ? (['scrapes', 'idle'] as const) : ([opts.phase] as const);
+    for (const phase of phases) result[phase] = await runPhase(phase, opts, ready, dir);
+    const out = JSON.stringify(result, null, 2);
+    console.log(out);
+    if (opts.json) writeFileSync(opts.json, `${out}\n`);
+  } finally {
+    await sim?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function runPhase(phase: 'scrapes' | 'idle', opts: Options, ready: SimulatorReady, dir: string): Promise<Record<string, unknown>> {
+  const exporter = await startExporter(opts, ready, dir);
+  try {
+    const port = exporter.port;
+    await waitFor('/readyz 200', 180_000, async () => {
+      const r = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+      return r?.status === 200 ? true : undefined;
+    });
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const series = text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
+    const start = {
       exporterOpenFiles: openFilesLimit(exporter.child.pid ?? 0),
       series,
       metricsBytes: Buffer.byteLength(text),
       rssAtStartBytes: procStatus(exporter.child.pid ?? 0, 'VmRSS'),
     };
-    console.error(`exporter ready: ${series} series, ${result.metricsBytes as number} bytes; open files ${result.exporterOpenFiles as string}`);
-    if (opts.phase !== 'idle') {
+    console.error(`exporter ready: ${series} series, ${start.metricsBytes} bytes; open files ${start.exporterOpenFiles}`);
+    let figures: Record<string, unknown>;
+    if (phase === 'scrapes') {
       console.error(`scrapes: ${opts.scrapes} concurrent gzip scrapes (at most ${opts.deadlineSeconds} s)…`);
-      result.scrapes = await scrapeFlood(opts, exporter);
-      console.error(JSON.stringify(result.scrapes));
-      await sleep(3_000);
-    }
-    if (opts.phase !== 'scrapes') {
+      figures = await scrapeFlood(opts, exporter);
+    } else {
       console.error(`idle: ${opts.idle} idle connections held ${opts.holdSeconds} s…`);
-      result.idle = await idleFlood(opts, exporter);
+      figures = await idleFlood(opts, exporter);
     }
-    result.exporterAlive = exporter.child.exitCode === null;
-    const out = JSON.stringify(result, null, 2);
-    console.log(out);
-    if (opts.json) writeFileSync(opts.json, `${out}\n`);
+    console.error(JSON.stringify(figures));
+    return { ...start, ...figures, exporterAlive: exporter.child.exitCode === null };
   } finally {
-    await exporter?.stop();
-    await sim?.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await exporter.stop();
   }
 }
 

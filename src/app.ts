@@ -134,8 +134,9 @@ export async function start(opts: StartOptions): Promise<App> {
   };
 
   let server: Listening | undefined;
+  // Every reason from 0, so rate() works from the first scrape (and --once shows the family too).
+  for (const reason of REFUSAL_REASONS) instruments.httpRefused.inc({ reason }, 0);
   if (opts.serve !== false) {
-    for (const reason of REFUSAL_REASONS) instruments.httpRefused.inc({ reason }, 0);
     const protection = buildProtection({
       web: opts.webConfig,
       limits: { ...defaultLimits(), ...opts.limits },
