@@ -11,7 +11,11 @@ import { createLogger, type Logger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
 import { createInstruments, registerShardInstruments, type Instruments } from './metrics/instruments.js';
 import { nodeCron, Scheduler, type CronLike } from './scheduler/scheduler.js';
+import type { WebConfig } from './config/web-config.js';
+import { REFUSAL_REASONS } from './server/auth.js';
 import { createHttpApp, listen, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
+import { defaultLimits, type ServerLimits } from './server/limits.js';
+import { buildProtection } from './server/protection.js';
 import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { SnapshotStore } from './store/snapshot-store.js';
@@ -39,6 +43,10 @@ export interface StartOptions {
   readonly telemetryPath?: string;
   /** This replica's share when the stacks are sharded (src/shard.ts); the config holds only its stacks. */
   readonly shard?: ShardAssignment;
+  /** TLS, basic auth and headers of the HTTP server (--web.config.file); plain and open when absent. */
+  readonly webConfig?: WebConfig;
+  /** Bounds of the HTTP server; defaults from src/server/limits.ts (--web.max-requests sets maxRequests). */
+  readonly limits?: Partial<ServerLimits>;
 }
 
 export interface App {
@@ -126,7 +134,16 @@ export async function start(opts: StartOptions): Promise<App> {
   };
 
   let server: Listening | undefined;
+  // Every reason from 0, so rate() works from the first scrape (and --once shows the family too).
+  for (const reason of REFUSAL_REASONS) instruments.httpRefused.inc({ reason }, 0);
   if (opts.serve !== false) {
+    const protection = buildProtection({
+      web: opts.webConfig,
+      limits: { ...defaultLimits(), ...opts.limits },
+      refused: (reason) => instruments.httpRefused.inc({ reason }),
+      logger,
+      telemetryPath: opts.telemetryPath,
+    });
     const http = createHttpApp({
       metricsText,
       readiness,
@@ -134,10 +151,13 @@ export async function start(opts: StartOptions): Promise<App> {
       reload: config.enableReload ? reload : undefined,
       logger,
       telemetryPath: opts.telemetryPath,
+      protection,
     });
     const { host, port } = parseListenAddress(config.listenAddress, 'listenAddress');
-    server = await listen(http, host, port);
-    logger.info({ url: server.url, stacks: config.stacks.map((s) => s.name) }, `listening on ${server.url}`);
+    server = await listen(http, host, port, protection);
+    const { maxRequests, maxConnections } = protection.limits;
+    const web = { tls: protection.tls !== undefined, basicAuth: protection.auth !== undefined, maxRequests, maxConnections };
+    logger.info({ url: server.url, stacks: config.stacks.map((s) => s.name), web }, `listening on ${server.url}`);
   }
 
   let closing: Promise<void> | undefined;

@@ -7,9 +7,11 @@ import { parseArgs } from 'node:util';
 import { start, type App } from './app.js';
 import { loadConfig, unknownVariables } from './config/load.js';
 import type { ExporterConfig } from './config/types.js';
+import { loadWebConfig, type WebConfig } from './config/web-config.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
+import { DEFAULT_MAX_REQUESTS } from './server/limits.js';
 import { filterStacks, parseShardOptions, type ShardAssignment } from './shard.js';
 import { VERSION } from './version.js';
 
@@ -21,6 +23,10 @@ Options:
   --config <file>               YAML configuration file (env EXPORTER_CONFIG; alias --config.file)
   --web.listen-address <addr>   host:port to serve on (env EXPORTER_LISTEN_ADDRESS, default :9873)
   --web.telemetry-path <path>   path of the metrics (default /metrics)
+  --web.config.file <file>      TLS, basic auth and headers of the exporter's own server, in the
+                                exporter-toolkit web-config.yml format (env EXPORTER_WEB_CONFIG_FILE;
+                                see docs/security.md)
+  --web.max-requests <n>        concurrent scrapes served at once; more get 503 (default 40, 0: no limit)
   --web.disable-exporter-metrics
                                 leave out the process_* and nodejs_* metrics of the exporter itself
   --log.level <level>           fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info)
@@ -53,6 +59,8 @@ function parseFlags(argv: string[]) {
       'web.listen-address': { type: 'string' },
       'web.telemetry-path': { type: 'string' },
       'web.disable-exporter-metrics': { type: 'boolean', default: false },
+      'web.config.file': { type: 'string' },
+      'web.max-requests': { type: 'string' },
       'log.level': { type: 'string' },
       'log.format': { type: 'string' },
       'check-config': { type: 'boolean', default: false },
@@ -95,6 +103,13 @@ async function main(argv: string[]): Promise<number> {
     console.error(`cmdb-exporter: --web.telemetry-path must be a path starting with /, got ${JSON.stringify(telemetryPath)}`);
     return 2;
   }
+  const maxRequestsText = flags['web.max-requests'];
+  const maxRequests = maxRequestsText === undefined ? DEFAULT_MAX_REQUESTS : Number(maxRequestsText);
+  if (!Number.isInteger(maxRequests) || maxRequests < 0 || maxRequests > 100_000) {
+    console.error(`cmdb-exporter: --web.max-requests must be a whole number from 0 (no limit) to 100000, got ${JSON.stringify(maxRequestsText)}`);
+    return 2;
+  }
+  const webConfigFile = flags['web.config.file'] ?? (process.env.EXPORTER_WEB_CONFIG_FILE || undefined);
   const configFile = flags.config ?? flags['config.file'] ?? process.env.EXPORTER_CONFIG ?? undefined;
   const loadAll = () =>
     loadConfig({
@@ -106,7 +121,9 @@ async function main(argv: string[]): Promise<number> {
   // Sharding wraps the loader, so a reload (SIGHUP, POST /-/reload) keeps only this shard's stacks too.
   const load = () => (shard ? filterStacks(loadAll(), shard) : loadAll());
   let config: ExporterConfig;
+  let webConfig: WebConfig | undefined;
   try {
+    webConfig = webConfigFile === undefined ? undefined : loadWebConfig(webConfigFile);
     shard = parseShardOptions(
       { shard: flags.shard, totalShards: flags['total-shards'], fromPodName: flags['shard-from-pod-name'] },
       process.env,
@@ -122,6 +139,7 @@ async function main(argv: string[]): Promise<number> {
     for (const v of unknownVars) console.error(`cmdb-exporter: warning: ${v.name}: ${v.message}`);
     const names = config.stacks.map((s) => s.name).join(', ');
     process.stdout.write(`configuration OK: ${config.stacks.length} stack(s) (${names}); listen ${config.listenAddress}\n`);
+    if (webConfig) process.stdout.write(`web config OK: ${webConfig.tls ? 'TLS' : 'no TLS'}, ${webConfig.basicAuthUsers.size} basic auth user(s)\n`);
     if (shard) {
       const mine = filterStacks(config, shard).stacks.map((s) => s.name);
       process.stdout.write(`shard ${shard.shard} of ${shard.total} (from ${shard.source}) polls ${mine.length}: ${mine.join(', ')}\n`);
@@ -153,7 +171,7 @@ async function main(argv: string[]): Promise<number> {
 
   let app: App;
   try {
-    app = await start({ config, logger, scrubber, loadConfig: load, shard, defaultMetrics, telemetryPath });
+    app = await start({ config, logger, scrubber, loadConfig: load, shard, defaultMetrics, telemetryPath, webConfig, limits: { maxRequests } });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {

@@ -144,6 +144,7 @@ export const CATALOGUE: readonly MetricFamily[] = [
   self('cmdb_exporter_build_info', 'gauge', ['version', 'node_version'], 'Build information of cmdb-exporter, value 1.', 'registry'),
   self('cmdb_exporter_shard', 'gauge', ['shard', 'total'], 'This replica\'s shard and the number of shards sharing the configuration\'s stacks (0 and 1 when not sharded), value 1.', 'registry'),
   self('cmdb_exporter_stacks', 'gauge', [], 'Stacks this replica polls (its share of the configuration when sharded).', 'registry'),
+  self('cmdb_exporter_http_requests_refused_total', 'counter', ['reason'], 'Requests and connections the exporter\'s own HTTP server refused, by reason: unauthorized (401), auth_busy and max_requests (503), max_connections (dropped), tls_handshake (failed or refused TLS handshake).', 'registry'),
 ];
 
 function self(name: string, type: MetricType, labels: string[], help: string, origin: 'snapshot' | 'registry'): MetricFamily {

@@ -27,6 +27,7 @@ export interface Instruments {
   readonly reloadSuccessful: Gauge;
   readonly reloadSuccessTimestamp: Gauge;
   readonly buildInfo: Gauge<L<'version' | 'node_version'>>;
+  readonly httpRefused: Counter<L<'reason'>>;
 }
 
 function spec<T extends string>(name: string, registry: Registry) {
@@ -75,6 +76,7 @@ export function createInstruments(registry: Registry, opts: { defaultMetrics?: b
     reloadSuccessful: new Gauge(spec<never>('cmdb_config_last_reload_successful', registry)),
     reloadSuccessTimestamp: new Gauge(spec<never>('cmdb_config_last_reload_success_timestamp_seconds', registry)),
     buildInfo: new Gauge(spec<'version' | 'node_version'>('cmdb_exporter_build_info', registry)),
+    httpRefused: new Counter(spec<'reason'>('cmdb_exporter_http_requests_refused_total', registry)),
   };
   ins.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
   ins.reloadSuccessful.set(1);

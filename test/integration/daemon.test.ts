@@ -121,6 +121,24 @@ describe('command line', () => {
     expect(sim.requests().length).toBe(before);
   });
 
+  it('--web.config.file with a mistake stops start-up with exit 2 naming the key, and --check-config checks it', async () => {
+    const file = join(tmp, 'web.yml');
+    writeFileSync(file, 'tls_server_config:\n  cert_file: server.crt\n  key_fiel: server.key\nbasic_auth_users:\n  alice: plaintext-Zq81\n');
+    for (const args of [['--web.config.file', file], ['--check-config', '--web.config.file', file]]) {
+      const d = runDaemon(args, envFor(9873));
+      expect(await d.exited).toBe(2);
+      expect(d.output()).toContain('tls_server_config.key_fiel: unknown key; did you mean "key_file"?');
+      expect(d.output()).toContain('basic_auth_users.alice: must be a bcrypt hash');
+      expect(d.output()).not.toContain('plaintext-Zq81');
+    }
+  });
+
+  it('--web.max-requests must be a whole number', async () => {
+    const d = runDaemon(['--web.max-requests', 'many'], envFor(9873));
+    expect(await d.exited).toBe(2);
+    expect(d.output()).toContain('--web.max-requests must be a whole number');
+  });
+
   it('--check-config with a good configuration exits 0', async () => {
     const d = runDaemon(['--check-config'], envFor(9873));
     expect(await d.exited).toBe(0);

@@ -12,7 +12,7 @@ import { baseEnv, http, REPO_ROOT, requireBuild } from './tools.js';
 
 export interface RunningExporter {
   readonly proc: ManagedProcess;
-  /** http://127.0.0.1:<port> */
+  /** http://127.0.0.1:<port> (https:// when serving TLS) */
   readonly url: string;
   readonly port: number;
 }
@@ -47,7 +47,7 @@ export async function startExporter(launch: ExporterLaunch): Promise<RunningExpo
   });
   const line = await proc.waitForLine('"listening on" log line', (l) => listeningUrl(l) !== undefined, 20_000);
   const url = new URL(listeningUrl(line) ?? '');
-  return { proc, url: `http://127.0.0.1:${url.port}`, port: Number(url.port) };
+  return { proc, url: `${url.protocol}//127.0.0.1:${url.port}`, port: Number(url.port) };
 }
 
 /** Writes an exporter YAML config into `dir` and returns its path. */

@@ -21,6 +21,10 @@ export interface PrometheusSetup {
   /** Rule files by any path; each is written under its base name. */
   readonly ruleFiles: ReadonlyMap<string, string>;
   readonly interval?: string;
+  /** Extra keys of the scrape config (scheme, basic_auth, tls_config), for an exporter behind TLS. */
+  readonly scrape?: Readonly<Record<string, unknown>>;
+  /** More scrape jobs next to `cmdb-exporter` (each with its own job_name, targets and keys). */
+  readonly extraJobs?: ReadonlyArray<Readonly<Record<string, unknown>>>;
 }
 
 export interface Series {
@@ -101,7 +105,8 @@ function writeConfig(setup: PrometheusSetup): string {
     global: { scrape_interval: interval, evaluation_interval: interval },
     rule_files: ruleNames,
     scrape_configs: [
-      { job_name: JOB, scrape_interval: interval, scrape_timeout: interval, static_configs: [{ targets: [setup.target] }] },
+      { job_name: JOB, scrape_interval: interval, scrape_timeout: interval, static_configs: [{ targets: [setup.target] }], ...setup.scrape },
+      ...(setup.extraJobs ?? []).map((job) => ({ scrape_interval: interval, scrape_timeout: interval, ...job })),
     ],
   };
   const file = join(setup.dir, 'prometheus.yml');

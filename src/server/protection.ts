@@ -1,0 +1,82 @@
+/**
+ * Everything that guards the exporter's own HTTP server, in one place: the web config's TLS,
+ * basic authentication and headers (--web.config.file), the cap on concurrent scrapes
+ * (--web.max-requests), the connection cap and the timeouts. http.ts mounts `protect()` before
+ * its routes and calls `secureServer()` in listen(); docs/security.md describes each control.
+ */
+import type { RequestListener, Server } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import type express from 'express';
+import type { WebConfig, WebTlsConfig } from '../config/web-config.js';
+import type { Logger } from '../logger.js';
+import { BasicAuth, requireBasicAuth, type RefusalReason } from './auth.js';
+import { applyServerLimits, limitConcurrentRequests, type ServerLimits } from './limits.js';
+import { clientCertificateRefusal, tlsServerOptions, watchCertificates } from './tls.js';
+
+export interface Protection {
+  readonly tls?: WebTlsConfig;
+  readonly tlsOptions?: ReturnType<typeof tlsServerOptions>;
+  readonly auth?: BasicAuth;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly limits: ServerLimits;
+  readonly refused: (reason: RefusalReason) => void;
+  readonly logger: Logger;
+  /** The path --web.max-requests caps. */
+  readonly telemetryPath: string;
+}
+
+export function buildProtection(opts: {
+  web?: WebConfig;
+  limits: ServerLimits;
+  refused: (reason: RefusalReason) => void;
+  logger: Logger;
+  telemetryPath?: string;
+}): Protection {
+  const { web, limits, refused, logger } = opts;
+  for (const warning of web?.warnings ?? []) logger.warn({ webConfigFile: web?.file }, warning);
+  return {
+    tls: web?.tls,
+    tlsOptions: web?.tls ? tlsServerOptions(web.tls) : undefined,
+    auth: web && web.basicAuthUsers.size > 0 ? new BasicAuth(web.basicAuthUsers) : undefined,
+    headers: web?.headers ?? {},
+    limits,
+    refused,
+    logger,
+    telemetryPath: opts.telemetryPath ?? '/metrics',
+  };
+}
+
+/** Mounts headers and authentication (every path) before the routes. */
+export function protect(app: express.Express, p: Protection): void {
+  const headers = Object.entries(p.headers);
+  if (headers.length > 0) {
+    app.use((_req, res, next) => {
+      for (const [name, value] of headers) res.setHeader(name, value);
+      next();
+    });
+  }
+  if (p.auth) app.use(requireBasicAuth(p.auth, p.refused));
+}
+
+/** The server's request listener: the scrape cap first (cheap, before express), then the app. */
+export function requestListener(p: Protection, app: RequestListener): RequestListener {
+  return limitConcurrentRequests(p.limits.maxRequests, p.telemetryPath, p.refused, p.headers, app);
+}
+
+/** Connection cap, timeouts, client-certificate policy and certificate reloading; returns a stop function. */
+export function secureServer(server: Server, p: Protection): () => void {
+  applyServerLimits(server, p.limits, p.refused);
+  const tls = p.tls;
+  if (!tls) return () => undefined;
+  server.on('tlsClientError', () => p.refused('tls_handshake'));
+  if ((tls.clientAuthType !== 'NoClientCert' && tls.clientAuthType !== 'RequireAndVerifyClientCert') || tls.clientAllowedSans.length > 0) {
+    server.on('secureConnection', (socket: TLSSocket) => {
+      if (clientCertificateRefusal(tls, socket) !== undefined) {
+        p.refused('tls_handshake');
+        socket.destroy();
+      }
+    });
+  }
+  return watchCertificates(server as HttpsServer, tls, p.logger);
+}
