@@ -14,6 +14,7 @@ import { nodeCron, Scheduler, type CronLike } from './scheduler/scheduler.js';
 import { createHttpApp, listen, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
 import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
+import { ScrapeResponses } from './store/scrape-response.js';
 import { SnapshotStore } from './store/snapshot-store.js';
 import { Stacks } from './stacks.js';
 import { VERSION } from './version.js';
@@ -90,7 +91,9 @@ export async function start(opts: StartOptions): Promise<App> {
   for (const stack of config.stacks) stacks.add(stack);
 
   const readiness = () => stacks.readiness();
-  const metricsText = async () => store.text(now()) + (await registry.metrics());
+  const responses = new ScrapeResponses({ store, selfMetrics: () => registry.metrics(), now });
+  // The very bytes /metrics serves (plain), as text: for --once, the golden file and the benchmark.
+  const metricsText = async () => Buffer.concat((await responses.current()).plain.parts).toString('utf8');
   const landing = (): LandingModel => ({ version: VERSION, ready: readiness().ready, now: now(), stacks: stacks.landing() });
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, message: '' });
@@ -128,7 +131,7 @@ export async function start(opts: StartOptions): Promise<App> {
   let server: Listening | undefined;
   if (opts.serve !== false) {
     const http = createHttpApp({
-      metricsText,
+      metrics: () => responses.current(),
       readiness,
       landing,
       reload: config.enableReload ? reload : undefined,
