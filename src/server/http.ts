@@ -41,11 +41,11 @@ export interface ServerDeps {
  * The content coding to answer with: gzip when the client accepts it at least as much as identity,
  * by the q-values of Accept-Encoding (RFC 9110 §12.5.3, parsed by express's `acceptsEncodings`);
  * `gzip;q=0`, `identity`, an empty header or none get identity, and so does a client that refuses
- * both (a 406 would only lose the scrape). `x-gzip` is the same coding under its old name.
+ * both (a 406 would only lose the scrape). The old name `x-gzip` alone gets identity too (a `*`
+ * would match it even after `gzip;q=0`).
  */
-export function chooseEncoding(req: Request): 'gzip' | 'x-gzip' | 'identity' {
-  const chosen = req.acceptsEncodings(['gzip', 'x-gzip', 'identity']);
-  return chosen === 'gzip' || chosen === 'x-gzip' ? chosen : 'identity';
+export function chooseEncoding(req: Request): 'gzip' | 'identity' {
+  return req.acceptsEncodings(['gzip', 'identity']) === 'gzip' ? 'gzip' : 'identity';
 }
 
 /** Writes a prepared body with its length; the Buffers are shared with other responses, never changed. */
