@@ -19,8 +19,12 @@ const USAGE = `Usage: npm run bench -- [options]
 
   --write             also rewrite docs/performance.md with the figures
   --sizes LIST        comma-separated sizes to run (default small,medium,large)
-  --seconds N         time limit of each /metrics load cell (default 8)
-  --max-requests N    request limit of each /metrics load cell (default 20000)
+  --seconds N         time limit of each /metrics load cell against the bare server (default 8)
+  --rounds N          rounds of exporter and bare server cells per encoding (default 2)
+  --clients N         keep-alive connections of the /metrics load (default 10)
+  --max-requests N    request limit of each /metrics load cell (default 200000)
+  --polling-seconds N how long one client scrapes while polls run (default 20)
+  --polling-sizes L   sizes at which it does (default medium)
   --json FILE         also save the raw figures as JSON
   --history-only      run only the connector-history cell (scrape p99, peak RSS, bytes per poll)
   --no-history        skip the connector-history cell
@@ -53,6 +57,10 @@ function parseOptions(argv: string[]): Options | 'help' {
       sizes: { type: 'string' },
       seconds: { type: 'string' },
       'max-requests': { type: 'string' },
+      rounds: { type: 'string' },
+      clients: { type: 'string' },
+      'polling-seconds': { type: 'string' },
+      'polling-sizes': { type: 'string' },
       json: { type: 'string' },
       'history-only': { type: 'boolean', default: false },
       'no-history': { type: 'boolean', default: false },
@@ -75,10 +83,18 @@ function parseOptions(argv: string[]): Options | 'help' {
     history: values['no-history'] ? 'skip' : values['history-only'] ? 'only' : 'also',
     historySeconds: positive('history-seconds', values['history-seconds'], 90),
     settings: {
-      scrapeSeconds: positive('seconds', values.seconds, 8),
-      scrapeMaxRequests: Math.floor(positive('max-requests', values['max-requests'], 20_000)),
-      clients: [1, 8],
-      renderBounds: { cheap: { maxCount: 200, maxMs: 3000 }, costly: { maxCount: 20, maxMs: 10_000 } },
+      compare: {
+        clients: Math.floor(positive('clients', values.clients, 10)),
+        seconds: positive('seconds', values.seconds, 8),
+        rounds: Math.floor(positive('rounds', values.rounds, 2)),
+        maxRequests: Math.floor(positive('max-requests', values['max-requests'], 200_000)),
+      },
+      pollingSeconds: positive('polling-seconds', values['polling-seconds'], 20),
+      pollingSizes: (values['polling-sizes'] ?? 'medium').split(',').map((name) => {
+        const size = sizeByName(name.trim());
+        if (!size) throw new Error(`--polling-sizes: unknown size ${JSON.stringify(name)}`);
+        return size.name;
+      }),
     },
   };
 }

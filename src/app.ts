@@ -14,7 +14,7 @@ import { nodeCron, Scheduler, type CronLike } from './scheduler/scheduler.js';
 import { createHttpApp, listen, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
 import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
-import { ScrapeResponses } from './store/scrape-response.js';
+import { ScrapeResponses, type ScrapeResponse } from './store/scrape-response.js';
 import { SnapshotStore } from './store/snapshot-store.js';
 import { Stacks } from './stacks.js';
 import { VERSION } from './version.js';
@@ -50,6 +50,8 @@ export interface App {
   readonly logger: Logger;
   readiness(): Readiness;
   metricsText(): Promise<string>;
+  /** The /metrics response as served (both encodings, made once per change). */
+  metrics(): Promise<ScrapeResponse>;
   landing(): LandingModel;
   reload(): Promise<ReloadOutcome>;
   /** Poll every endpoint of every stack once; true when every enabled endpoint succeeded. */
@@ -93,7 +95,8 @@ export async function start(opts: StartOptions): Promise<App> {
   const readiness = () => stacks.readiness();
   const responses = new ScrapeResponses({ store, selfMetrics: () => registry.metrics(), now });
   // The very bytes /metrics serves (plain), as text: for --once, the golden file and the benchmark.
-  const metricsText = async () => Buffer.concat((await responses.current()).plain.parts).toString('utf8');
+  const metrics = () => responses.current();
+  const metricsText = async () => Buffer.concat((await metrics()).plain.parts).toString('utf8');
   const landing = (): LandingModel => ({ version: VERSION, ready: readiness().ready, now: now(), stacks: stacks.landing() });
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, message: '' });
@@ -131,7 +134,7 @@ export async function start(opts: StartOptions): Promise<App> {
   let server: Listening | undefined;
   if (opts.serve !== false) {
     const http = createHttpApp({
-      metrics: () => responses.current(),
+      metrics,
       readiness,
       landing,
       reload: config.enableReload ? reload : undefined,
@@ -152,5 +155,5 @@ export async function start(opts: StartOptions): Promise<App> {
     })());
 
   const pollOnce = () => stacks.pollOnce();
-  return { url: server?.url, registry, store, logger, readiness, metricsText, landing, reload, pollOnce, close };
+  return { url: server?.url, registry, store, logger, readiness, metricsText, metrics, landing, reload, pollOnce, close };
 }
