@@ -11,7 +11,7 @@ import { createLogger, type Logger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
 import { createInstruments, registerShardInstruments, type Instruments } from './metrics/instruments.js';
 import { nodeCron, Scheduler, type CronLike } from './scheduler/scheduler.js';
-import { createHttpApp, listen, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
+import { createHttpApp, listen, metricsHandler, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
 import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { ScrapeResponses, type ScrapeResponse } from './store/scrape-response.js';
@@ -142,7 +142,8 @@ export async function start(opts: StartOptions): Promise<App> {
       telemetryPath: opts.telemetryPath,
     });
     const { host, port } = parseListenAddress(config.listenAddress, 'listenAddress');
-    server = await listen(http, host, port);
+    const metricsRoute = { path: opts.telemetryPath ?? '/metrics', handler: metricsHandler(metrics), logger };
+    server = await listen(http, host, port, metricsRoute);
     logger.info({ url: server.url, stacks: config.stacks.map((s) => s.name) }, `listening on ${server.url}`);
   }
 

@@ -24,6 +24,8 @@ export interface ScrapeBody {
   /** Written in this order; their total is the Content-Length. */
   readonly parts: readonly Buffer[];
   readonly length: number;
+  /** The parts in one Buffer, made on first use and shared: one write per response, as for a file. */
+  whole(): Buffer;
 }
 
 export interface ScrapeResponse {
@@ -52,7 +54,12 @@ interface Dynamic {
 
 function body(parts: readonly Buffer[]): ScrapeBody {
   const kept = parts.filter((p) => p.length > 0);
-  return { parts: kept, length: kept.reduce((n, p) => n + p.length, 0) };
+  let whole: Buffer | undefined;
+  return {
+    parts: kept,
+    length: kept.reduce((n, p) => n + p.length, 0),
+    whole: () => (whole ??= kept.length === 1 ? (kept[0] as Buffer) : Buffer.concat(kept)),
+  };
 }
 
 export class ScrapeResponses {

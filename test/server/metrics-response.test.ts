@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataEndpoint } from '../../src/api/endpoints.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import type { Sample } from '../../src/metrics/sample.js';
-import { createHttpApp, listen, type Listening } from '../../src/server/http.js';
+import { createHttpApp, listen, metricsHandler, type Listening } from '../../src/server/http.js';
 import { ScrapeResponses } from '../../src/store/scrape-response.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { captureLogger } from '../helpers/log.js';
@@ -48,13 +48,15 @@ beforeAll(async () => {
     now: () => NOW,
     monotonicMs: () => clockMs,
   });
+  const metrics = () => responses.current();
   const app = createHttpApp({
-    metrics: () => responses.current(),
+    metrics,
     readiness: () => ({ ready: true, pending: [] }),
     landing: () => ({ version: 'test', ready: true, now: NOW, stacks: [] }),
     logger,
   });
-  server = await listen(app, '127.0.0.1', 0);
+  // As app.ts does: GET /metrics straight from node:http, the rest through express.
+  server = await listen(app, '127.0.0.1', 0, { path: '/metrics', handler: metricsHandler(metrics), logger });
 });
 
 afterAll(async () => {
@@ -132,6 +134,16 @@ describe('content coding by Accept-Encoding', () => {
     for (let i = 0; i + 2 < body.length; i++) if (body[i] === 0x1f && body[i + 1] === 0x8b && body[i + 2] === 0x08) members++;
     expect(members).toBeGreaterThan(1);
     expect(gunzipSync(body).toString('utf8')).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 1');
+  });
+});
+
+describe('the rest of the server', () => {
+  it('other paths and HEAD /metrics still go through express', async () => {
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    const head = await fetch(`${server.url}/metrics`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect((await fetch(`${server.url}/metrics?x=1`)).status).toBe(200);
+    expect((await fetch(`${server.url}/nope`)).status).toBe(404);
   });
 });
 
