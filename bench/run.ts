@@ -3,7 +3,7 @@
  * and prints the figures. `npm run bench -- --write` also rewrites docs/performance.md.
  * Every loop is bounded by count and by time; see --help for the knobs.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { measureBudget } from './budget-run.js';
@@ -26,6 +26,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --polling-seconds N how long one client scrapes while polls run (default 20)
   --polling-sizes L   sizes at which it does (default medium)
   --json FILE         also save the raw figures as JSON
+  --doc-from FILE     measure nothing: rewrite docs/performance.md from figures saved with --json
   --history-only      run only the connector-history cell (scrape p99, peak RSS, bytes per poll)
   --no-history        skip the connector-history cell
   --history-seconds N how long the connector-history cell scrapes (default 90)
@@ -49,7 +50,7 @@ function positive(name: string, text: string | undefined, fallback: number): num
   return n;
 }
 
-function parseOptions(argv: string[]): Options | 'help' {
+function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -62,6 +63,7 @@ function parseOptions(argv: string[]): Options | 'help' {
       'polling-seconds': { type: 'string' },
       'polling-sizes': { type: 'string' },
       json: { type: 'string' },
+      'doc-from': { type: 'string' },
       'history-only': { type: 'boolean', default: false },
       'no-history': { type: 'boolean', default: false },
       'history-seconds': { type: 'string' },
@@ -69,6 +71,7 @@ function parseOptions(argv: string[]): Options | 'help' {
     },
   });
   if (values.help) return 'help';
+  if (values['doc-from']) return { docFrom: values['doc-from'] };
   const sizes = values.sizes
     ? values.sizes.split(',').map((name) => {
         const size = sizeByName(name.trim());
@@ -117,6 +120,11 @@ async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   if (options === 'help') {
     console.log(USAGE);
+    return;
+  }
+  if ('docFrom' in options) {
+    writeFileSync(DOC, renderPerformanceDoc(JSON.parse(readFileSync(options.docFrom, 'utf8')) as BenchResult));
+    console.log(`wrote docs/performance.md from ${options.docFrom}`);
     return;
   }
   const t0 = performance.now();

@@ -52,7 +52,14 @@ export function chooseEncoding(req: IncomingMessage): 'gzip' | 'identity' {
 /** Writes a prepared body with its length; the Buffer is shared with other responses, never changed. */
 function writeBody(res: ServerResponse, body: ScrapeBody): void {
   res.setHeader('Content-Length', body.length);
-  res.end(body.whole());
+  const whole = body.whole();
+  if (whole) {
+    res.end(whole);
+    return;
+  }
+  res.cork();
+  for (const part of body.parts) res.write(part);
+  res.end(); // uncorks: the parts go out in one writev
 }
 
 export type MetricsHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;

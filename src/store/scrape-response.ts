@@ -24,8 +24,12 @@ export interface ScrapeBody {
   /** Written in this order; their total is the Content-Length. */
   readonly parts: readonly Buffer[];
   readonly length: number;
-  /** The parts in one Buffer, made on first use and shared: one write per response, as for a file. */
-  whole(): Buffer;
+  /**
+   * The parts in one Buffer, made on first use and shared, for bodies up to WHOLE_MAX_BYTES: one
+   * write per response, as for a file. Larger bodies are written part by part: copying them once a
+   * second (each time the self metrics are rendered) costs more than a writev of a few parts.
+   */
+  whole(): Buffer | undefined;
 }
 
 export interface ScrapeResponse {
@@ -52,13 +56,17 @@ interface Dynamic {
   readonly self: Buffer;
 }
 
+/** Up to this size a body is also kept in one piece (see ScrapeBody.whole). */
+export const WHOLE_MAX_BYTES = 1024 * 1024;
+
 function body(parts: readonly Buffer[]): ScrapeBody {
   const kept = parts.filter((p) => p.length > 0);
   let whole: Buffer | undefined;
+  const length = kept.reduce((n, p) => n + p.length, 0);
   return {
     parts: kept,
-    length: kept.reduce((n, p) => n + p.length, 0),
-    whole: () => (whole ??= kept.length === 1 ? (kept[0] as Buffer) : Buffer.concat(kept)),
+    length,
+    whole: () => (length > WHOLE_MAX_BYTES ? undefined : (whole ??= kept.length === 1 ? (kept[0] as Buffer) : Buffer.concat(kept))),
   };
 }
 

@@ -282,9 +282,17 @@ export class SnapshotStore {
       this.opts.logger.debug({ stack, endpoint, duplicates }, 'merged duplicate series (first kept)');
     }
     const capped = this.cap(stack, endpoint, kept);
+    yield;
     const lines = yield* renderLines(capped);
     const old = this.stacks.get(stack)?.endpoints.get(endpoint)?.lines;
-    return { samples: capped.map((k) => k.sample), lines: old && sameLines(old, lines) ? old : lines };
+    const same = old !== undefined && sameLines(old, lines);
+    yield;
+    const swapped: Sample[] = new Array<Sample>(capped.length);
+    for (let i = 0; i < capped.length; i++) {
+      if (i > 0 && i % (SLICE * 10) === 0) yield;
+      swapped[i] = (capped[i] as Labelled).sample;
+    }
+    return { samples: swapped, lines: same && old ? old : lines };
   }
 
   private cap<T>(stack: string, endpoint: DataEndpoint, samples: T[]): T[] {

@@ -181,3 +181,16 @@ describe('one response shared until a part changes', () => {
     }
   });
 });
+
+describe('a body over 1 MiB', () => {
+  it('is written part by part with the same Content-Length and bytes, plain and gzip', async () => {
+    store.succeed('s1', 'connector', connectors(20_000, 3), NOW + 120);
+    const plain = await get(undefined);
+    expect(plain.body.length).toBeGreaterThan(1024 * 1024);
+    expect(plain.headers['content-length']).toBe(String(plain.body.length));
+    expect(plain.body.toString('utf8')).toContain('connector="Zürich-连接器-19999",profile="p"} 3\n');
+    const zipped = await get('gzip');
+    expect(zipped.headers['content-length']).toBe(String(zipped.body.length));
+    expect(gunzipSync(zipped.body).equals(plain.body)).toBe(true);
+  });
+});
