@@ -175,7 +175,7 @@ export function renderPerformanceDoc(r: BenchResult): string {
     '## Polls\n',
     section(
       t.pollTable(r),
-      '"Budget wait" is the time requests waited for the rate budget (`cmdb_rate_limit_wait_seconds_total`), which shows whether the raised budget still held the poll back. "Longest event-loop block" is the largest event-loop delay during the poll and its swap (`monitorEventLoopDelay`). "CMDB series" are the series derived from CMDB data; "/metrics lines" add the exporter\'s own and prom-client\'s.',
+      '"Budget wait" is the time requests waited for the rate budget (`cmdb_rate_limit_wait_seconds_total`), which shows whether the raised budget still held the poll back. "Longest event-loop block" is the largest gap between the turns of a 1 ms timer chain during the poll and its swap. "CMDB series" are the series derived from CMDB data; "/metrics lines" add the exporter\'s own and prom-client\'s.',
     ),
     section(t.requestsTable(r)),
     section(t.laterPollsTable(r)),

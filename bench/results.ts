@@ -41,7 +41,7 @@ export interface PollFigures {
   readonly exposedSeries: number;
   readonly textBytes: number;
   readonly memory: Memory;
-  /** Longest the event loop was held during the poll and its swap (monitorEventLoopDelay max), ms. */
+  /** Longest the event loop was held during the poll and its swap (largest gap between the turns of a 1 ms timer), ms. */
   readonly maxLoopDelayMs: number;
 }
 
@@ -59,7 +59,7 @@ export interface ChangeFigures {
   readonly wallMs: number;
   /** Process CPU meanwhile (zlib's threads included). */
   readonly cpuMs: number;
-  /** Longest the event loop was held meanwhile (monitorEventLoopDelay max): the swap stall. */
+  /** Longest the event loop was held meanwhile (largest gap between the turns of a 1 ms timer): the swap stall. */
   readonly maxLoopDelayMs: number;
 }
 

@@ -33,8 +33,8 @@ export function scrapeMethod(r: BenchResult): string {
   asked of it before the cells (idle), and during its cells (${c.clients} scrapers); VmHWM after the cells.
 - **Swap.** In the exporter process: the largest endpoint's series swapped in again with every value
   changed (as a poll that changed everything), until the gzip response is ready; then a change of
-  status only (a poll that needed no request). The longest block is the largest event-loop delay
-  \`monitorEventLoopDelay\` (1 ms resolution) saw meanwhile; CPU is the process's (zlib's threads included).
+  status only (a poll that needed no request). The longest block is the largest gap between the turns of a
+  1 ms timer chain meanwhile (\`monitorEventLoopDelay\` misses a block that starts before its first sample); CPU is the process's (zlib's threads included).
 - **Scrapes while polling** (sizes: ${r.settings.pollingSizes.join(', ')}). One client scrapes with gzip back to back for
   ${r.settings.pollingSeconds} s while the exporter runs \`pollOnce()\` back to back, its clock five minutes on each
   time; peak RSS is VmHWM since the process started.`;
