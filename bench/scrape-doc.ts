@@ -72,10 +72,10 @@ export function scrapeCostText(big: SizeResult): string {
   const plain = big.compare.plainBytes;
   const zipped = big.compare.gzipBytes;
   return `- **Scrapes cost what serving a file costs.** The CMDB data's exposition is kept as UTF-8 bytes,
-  made once per change, and its gzip (level ${GZIP_LEVEL}) as gzip members made once per change, off the
-  event loop; a scrape writes the same Buffers for every client, with \`Content-Length\`. Only
+  made once per change, and its gzip (level ${GZIP_LEVEL}) as pieces of one gzip stream made once per change,
+  off the event loop; a scrape writes the same Buffers for every client, with \`Content-Length\`. Only
   \`cmdb_license_days_until_expiry\` and the exporter's own metrics are made apart, at most once a second,
-  as two small extra members. At the ${big.size} size the body is ${bytes(plain)} (${bytes(zipped)} gzipped), and a gzip
+  as two small extra pieces. At the ${big.size} size the body is ${bytes(plain)} (${bytes(zipped)} gzipped), and a gzip
   scrape costs the exporter ${ms(gzipCpuPerRequest(big))} of CPU, socket writes included.
 - **Changes.** A change of the largest endpoint's data at the ${big.size} size takes ${ms(big.swap.data.wallMs)} until the gzip
   response is ready (${ms(big.swap.data.cpuMs)} of CPU, compressing ${bytes(plain)} in zlib's threads included), holding the
