@@ -53,7 +53,7 @@ export function growth(sizes: readonly SizeResult[]): Growth | undefined {
     heapMiB: slope(a, b, (s) => s.first.memory.heapUsedBytes) / 2 ** 20,
     rssMiB: slope(a, b, (s) => s.first.memory.rssBytes) / 2 ** 20,
     repeatPollCpuMs: slope(a, b, (s) => s.repeat.cpuMs),
-    rerenderMs: slope(a, b, (s) => s.render.rerender.p50),
+    rerenderMs: slope(a, b, (s) => s.swap.data.cpuMs),
     profilesAtDefaultCap: Math.max(0, (BUILTIN_SETTINGS.maxSeries - otherSeries) / seriesPerProfile),
   };
 }
@@ -66,18 +66,27 @@ export function rerendersPerHour(): number {
   return GROUP_NAMES.reduce((n, g) => n + 3600 / DEFAULT_INTERVALS[g], 0);
 }
 
+/** The exporter's CPU per gzip request over every round of the comparison, socket writes included. */
+export function gzipCpuPerRequest(s: SizeResult): number {
+  const cells = s.compare.cells.filter((c) => c.target === 'exporter' && c.encoding === 'gzip');
+  const requests = cells.reduce((n, c) => n + c.requests, 0);
+  return cells.reduce((n, c) => n + c.cpuMsPerRequest * c.requests, 0) / requests;
+}
+
 /**
  * An upper-bound estimate: the polls as 12 repeat polls of every group an hour plus the hourly
- * Action-jobs refresh; one re-render per change; every scrape of PROMETHEUS_REPLICAS servers at
- * SCRAPE_INTERVAL_SECONDS with gzip (what Prometheus asks for). Socket writes are not included.
+ * Action-jobs refresh; every change as costly as a data change of the largest endpoint (most polls
+ * change status only, which costs far less: see the swap table); every scrape of PROMETHEUS_REPLICAS
+ * servers at SCRAPE_INTERVAL_SECONDS with gzip (what Prometheus asks for), at the CPU per request
+ * measured over HTTP, socket writes included.
  */
 export function steadyState(s: SizeResult): SteadyState {
   const pollsPerHour = 3600 / DEFAULT_INTERVALS.connectors;
   const polls = (pollsPerHour * s.repeat.cpuMs + Math.max(0, s.hourLater.cpuMs - s.repeat.cpuMs)) / 1000;
   const scrapesPerHour = (3600 / SCRAPE_INTERVAL_SECONDS) * PROMETHEUS_REPLICAS;
   const renders = Math.min(rerendersPerHour(), scrapesPerHour);
-  const rerenders = (renders * s.render.rerender.p50) / 1000;
-  const scrapes = (scrapesPerHour * (s.render.scrape.p50 + s.render.gzip.p50)) / 1000;
+  const rerenders = (renders * s.swap.data.cpuMs) / 1000;
+  const scrapes = (scrapesPerHour * gzipCpuPerRequest(s)) / 1000;
   const total = polls + rerenders + scrapes;
   return { polls, rerenders, scrapes, total, coreShare: total / 3600, rerendersPerHour: renders, scrapesPerHour };
 }

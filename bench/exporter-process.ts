@@ -9,12 +9,12 @@ import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { start, type App } from '../src/app.js';
+import type { Sample } from '../src/metrics/sample.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
 import { SecretScrubber } from '../src/secrets.js';
-import { distribution, timeRepeatedly } from './stats.js';
-import type { ExporterInput, Memory, PollFigures, RenderBounds, RenderFigures } from './results.js';
+import type { ChangeFigures, ExporterInput, Memory, PollFigures, SwapFigures } from './results.js';
 
 const STACK = 'bench';
 const gzipAsync = promisify(gzip);
@@ -111,11 +111,14 @@ async function poll(args: { advanceSeconds?: number }): Promise<PollFigures> {
   const a = running();
   clockOffsetMs += (args.advanceSeconds ?? 0) * 1000;
   const wait0 = await budgetWaitSeconds(a);
+  const lag = loopDelay();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const ok = await a.pollOnce();
+  await settled(a);
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const maxLoopDelayMs = await lag.stop();
   const budgetWait = (await budgetWaitSeconds(a)) - wait0;
   // The exposition is rendered lazily, on the first scrape after a change: time that separately.
   const r0 = performance.now();
@@ -137,30 +140,96 @@ async function poll(args: { advanceSeconds?: number }): Promise<PollFigures> {
     exposedSeries: seriesIn(text),
     textBytes: Buffer.byteLength(text),
     memory: memory(),
+    maxLoopDelayMs,
   };
 }
 
-async function render(bounds: RenderBounds): Promise<RenderFigures> {
+/**
+ * The event loop's longest stall from now until stop(): the largest gap between the turns of a 1 ms
+ * timer chain, minus its 1 ms. (monitorEventLoopDelay misses a block that starts before its first
+ * sample: it reported 1 ms for a 5 s synchronous swap.)
+ */
+function loopDelay(): { stop(): Promise<number> } {
+  let last = performance.now();
+  let max = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = () => {
+    const now = performance.now();
+    max = Math.max(max, now - last - 1);
+    last = now;
+    timer = setTimeout(tick, 1);
+  };
+  timer = setTimeout(tick, 1);
+  return {
+    stop: async () => {
+      // Let the timer run once more, so that a block that just ended is counted.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      clearTimeout(timer);
+      return Math.max(0, max);
+    },
+  };
+}
+
+/** Waits for updates still being swapped in (the store before sliced swaps had none). */
+async function settled(a: App): Promise<void> {
+  const store = a.store as { settled?: () => Promise<void> };
+  await store.settled?.();
+}
+
+/** The gzip response as /metrics serves it (before bytes-once-per-change: the text, gzipped). */
+async function gzipResponse(a: App): Promise<void> {
+  const served = a as { metrics?: () => Promise<{ gzip(): Promise<unknown> }> };
+  if (served.metrics) await (await served.metrics()).gzip();
+  else await gzipAsync(await a.metricsText(), { level: GZIP_LEVEL });
+}
+
+async function change(a: App, series: number, update: () => void): Promise<ChangeFigures> {
+  await gzipResponse(a);
+  const lag = loopDelay();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  update();
+  await settled(a);
+  await gzipResponse(a);
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { series, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, maxLoopDelayMs: await lag.stop() };
+}
+
+/**
+ * A data change: the largest endpoint's series swapped in again with every value changed (as a poll
+ * that changed everything would), until the gzip response is ready; then a status-only change.
+ */
+async function swap(): Promise<SwapFigures> {
   const a = running();
   const now = () => (Date.now() + clockOffsetMs) / 1000;
-  const text = await a.metricsText();
-  // A snapshot change (here: the license endpoint confirmed) makes the next scrape assemble the text
-  // again from the endpoints' rendered pieces (rendering an endpoint's series is part of its poll).
-  const invalidate = () => a.store.confirm(STACK, 'license', now());
-  const { cheap, costly } = bounds;
-  return {
-    scrape: distribution(await timeRepeatedly(() => a.metricsText(), cheap)),
-    storeText: distribution(await timeRepeatedly(() => a.store.text(now()), cheap)),
-    registry: distribution(await timeRepeatedly(() => a.registry.metrics(), cheap)),
-    rerender: distribution(await timeRepeatedly(() => a.metricsText(), costly, invalidate)),
-    gzip: distribution(await timeRepeatedly(() => gzipAsync(text, { level: GZIP_LEVEL }), costly)),
-  };
+  const endpoints = a.landing().stacks.flatMap((s) => s.endpoints.map((e) => e.endpoint));
+  const largest = endpoints.reduce((best, e) => ((a.store.snapshot(STACK, e)?.samples.length ?? 0) > (a.store.snapshot(STACK, best)?.samples.length ?? 0) ? e : best));
+  const held = a.store.snapshot(STACK, largest)?.samples ?? [];
+  const changed: Sample[] = held.map((s) => ({ name: s.name, labels: s.labels, value: s.value + 1 }));
+  const data = await change(a, changed.length, () => a.store.succeed(STACK, largest, changed, now()));
+  const status = await change(a, 0, () => a.store.confirm(STACK, largest, now() + 1));
+  return { data, status };
+}
+
+/** Polls back to back, the clock moving on `advanceSeconds` each time, for `seconds` or `maxPolls`. */
+async function pollLoop(args: { seconds: number; maxPolls: number; advanceSeconds: number }): Promise<number> {
+  const a = running();
+  const deadline = performance.now() + args.seconds * 1000;
+  let polls = 0;
+  while (polls < args.maxPolls && performance.now() < deadline) {
+    clockOffsetMs += args.advanceSeconds * 1000;
+    await a.pollOnce();
+    polls++;
+  }
+  return polls;
 }
 
 const commands: Record<string, (args: never) => Promise<unknown>> = {
   start: startExporter,
   poll,
-  render,
+  swap,
+  pollLoop,
   memory: async () => memory(),
   peakRss: async () => peakRssBytes(),
   warnings: async () => [...warnings],

@@ -1,6 +1,8 @@
 /** Number formatting and plain tables, shared by the console output and docs/performance.md. */
 
 export interface Table {
+  /** Names the table's layout in docs/performance.md (a marker comment); see TABLE_HEADS in tables.ts. */
+  readonly id?: string;
   readonly title: string;
   readonly head: readonly string[];
   readonly rows: ReadonlyArray<readonly string[]>;

@@ -3,7 +3,6 @@
  * measured, the tables, what they mean (numbers in the prose come from the same run) and how to
  * reproduce them.
  */
-import { GZIP_LEVEL } from '../src/server/http.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import { growth, largestCost, rerendersPerHour, steadyState, type Growth } from './analysis.js';
 import { budgetSeconds, DEFAULT_RATE, hourlyVolume, requestBudgetTables, WARMUP_HOURS } from './budget.js';
@@ -11,9 +10,12 @@ import { bytes, count, markdownTable, ms, percent, seconds, type Table } from '.
 import { HISTORY_KNOBS, HISTORY_SETTINGS, historyLines } from './history-run.js';
 import type { BenchResult, SizeResult } from './results.js';
 import { BENCH_MAX_SERIES, RAISED_RATE } from './sizes.js';
+import { scrapeCostText, scrapeGoals, scrapeMethod } from './scrape-doc.js';
 import * as tables from './tables.js';
 
-const section = (t: Table, intro = '') => `${intro ? `${intro}\n\n` : ''}${t.title}:\n\n${markdownTable(t)}\n`;
+/** A table with its title; the marker names its layout (test/bench/performance-doc.test.ts checks it). */
+const section = (t: Table, intro = '') =>
+  `${intro ? `${intro}\n\n` : ''}${t.title}:\n\n${t.id ? `<!-- table: ${t.id} -->\n` : ''}${markdownTable(t)}\n`;
 
 function header(r: BenchResult): string {
   const m = r.machine;
@@ -37,18 +39,21 @@ file. Machine: ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1
   GC. The first poll is cold (token, every page, every Action's jobs, every tracked name); the second
   follows at once, when only what may have changed is fetched; the third runs with the exporter's
   clock one hour on, when every Action's job list is due for its hourly refresh.
-- **In-process scrape cost.** \`metricsText()\` with nothing changed, its two parts alone (the
-  snapshot store's cached text plus \`cmdb_license_days_until_expiry\`; prom-client's registry), a
-  re-render right after a snapshot change, and gzip of the whole text. Loops of at most
-  ${r.settings.renderBounds.cheap.maxCount} calls or ${r.settings.renderBounds.cheap.maxMs / 1000} s (re-render and gzip: ${r.settings.renderBounds.costly.maxCount} calls or ${r.settings.renderBounds.costly.maxMs / 1000} s).
-- **HTTP scrape cost.** GET /metrics over keep-alive connections from ${r.settings.clients.join(' and ')} concurrent clients,
-  without and with \`Accept-Encoding: gzip\`, after 3 warm-up requests; each cell at most
-  ${r.settings.scrapeSeconds} s and ${count(r.settings.scrapeMaxRequests)} requests. Latency runs from sending the request to having read
-  the whole body, so it includes the client's work on the same cores.
+${scrapeMethod(r)}
 - Memory includes Node.js and tsx's TypeScript loader: before its first poll the exporter process had
   ${start ? `${bytes(start.rssBytes)} RSS and ${bytes(start.heapUsedBytes)} heap` : 'no figures'}.
 `;
 }
+
+/** The same cells on the code before bytes-once-per-change, measured once by hand (see the text). */
+const SCRAPE_BEFORE = `Before bytes-once-per-change (commit f9c2689, 2026-11-23, this benchmark copied into \`git archive f9c2689\`,
+\`--sizes medium,large --no-history\`), one run: exporter against the bare server medium 0.23× plain and
+0.03× gzip, large 0.28× plain and 0.03× gzip; CPU per gzip request 26.6 ms (medium) and 238 ms (large)
+against 0.17 and 0.77 ms for the bare server (every scrape rendered and gzipped the whole text); RSS with
+10 scrapers 1.54× idle at medium and 1.94× at large (677 MiB idle, 1.31 GiB loaded); one client's gzip
+scrapes while polls ran (medium) p99 1.50 s; a change of every series of the largest endpoint at the
+large size held the event loop 6.9 s in one piece (2.3 s of it CPU: the machine was busy with other work; the swap
+was synchronous). The first poll at the large size held it 4.2 s at most.`;
 
 function byProfiles(r: BenchResult): SizeResult[] {
   return [...r.sizes].sort((a, b) => a.data.connectorProfiles - b.data.connectorProfiles);
@@ -73,42 +78,26 @@ function scalingText(r: BenchResult, g: Growth, big: SizeResult): string {
 function costText(big: SizeResult): string {
   const st = steadyState(big);
   const largest = largestCost(st);
-  const identity1 = big.scrape.find((c) => c.clients === 1 && !c.gzip);
-  const identityN = [...big.scrape].reverse().find((c) => !c.gzip);
-  const gzip1 = big.scrape.find((c) => c.clients === 1 && c.gzip);
-  const ratio = identity1 && gzip1 ? identity1.responseBytes / gzip1.responseBytes : Number.NaN;
   const largestText = {
-    rerenders: 're-rendering the exposition',
+    rerenders: 'making the exposition again after changes',
     scrapes: 'serving scrapes',
     polls: 'polling',
   }[largest];
-  const p99 = identityN?.latency.p99 ?? NaN;
-  const timeout = p99 < 10_000 ? 'still inside' : 'beyond';
   return `- **The largest cost: ${largestText}**, in the steady-state estimate at the ${big.size} size
-  (${st.total.toFixed(0)} s of CPU an hour, ${percent(st.coreShare)} of one core: polls ${st.polls.toFixed(0)} s, re-renders ${st.rerenders.toFixed(0)} s, scrapes ${st.scrapes.toFixed(0)} s).
-- **Re-rendering.** An endpoint's series are rendered once, when its poll swaps them in (that cost is
-  part of the poll figures); a poll that changes only status (up, last success) renders no data. Every
-  change makes the next scrape assemble the text again from the rendered pieces, on the event loop:
-  ${ms(big.render.rerender.p50)} for ${count(big.first.exposedSeries)} series. At the default intervals that happens about
-  ${rerendersPerHour()} times an hour. An unchanged scrape costs ${ms(big.render.scrape.p50)} in-process.
+  (${st.total.toFixed(0)} s of CPU an hour, ${percent(st.coreShare)} of one core: polls ${st.polls.toFixed(0)} s, changes ${st.rerenders.toFixed(0)} s at most (${rerendersPerHour()} an hour), scrapes ${st.scrapes.toFixed(0)} s).
+${scrapeCostText(big)}
 - **Polls.** A poll costs CPU in proportion to what it reads: the connector history is read in full on
   the first poll and every \`connectorFullScanInterval\`, only its newest runs in between (${ms(big.repeat.cpuMs)} of CPU for a poll of every group at the ${big.size} size, with nothing changed),
-  while Action jobs and ingestion details are fetched only when they may have changed.
-- **Scrapes.** Over HTTP a scrape of the ${big.size} size takes ${ms(identity1?.latency.p50 ?? NaN)} (p50, one client) against
-  ${ms(big.render.scrape.p50)} in-process: the rest is encoding, writing and reading ${bytes(identity1?.responseBytes ?? NaN)}. gzip makes the body ${ratio.toFixed(0)} times smaller but costs
-  ${ms(big.render.gzip.p50)} of CPU per scrape (level ${GZIP_LEVEL}, off the event loop), since the compressed body is not cached:
-  every scrape that asks for gzip (Prometheus always does) compresses the whole text again. One event loop serves all clients:
-  ${identityN?.clients ?? '–'} clients get ${identityN?.perSecond.toFixed(1) ?? '–'} requests a second against ${identity1?.perSecond.toFixed(1) ?? '–'} for one, and wait in turn
-  (p99 ${ms(p99)}), ${timeout} Prometheus' default 10 s scrape timeout.`;
+  while Action jobs and ingestion details are fetched only when they may have changed.`;
 }
 
 function expectText(r: BenchResult): string {
   const lines = byProfiles(r).map((s) => {
     const st = steadyState(s);
-    const http = s.scrape.find((c) => c.clients === 1 && c.gzip);
+    const gzip = s.compare.cells.find((c) => c.target === 'exporter' && c.encoding === 'gzip');
     return `  - about ${count(s.data.connectorProfiles)} connector profiles (${s.size}): ${count(s.first.cmdbSeries)} series, a first poll of
-    ${ms(s.first.wallMs)} with the budget out of the way, ${bytes(s.first.memory.rssBytes)} RSS, gzip scrapes of ${ms(http?.latency.p50 ?? NaN)}, a
-    ${ms(s.render.rerender.p50)} to assemble the text after a change, about ${percent(st.coreShare)} of one core.`;
+    ${ms(s.first.wallMs)} with the budget out of the way, ${bytes(s.first.memory.rssBytes)} RSS, gzip scrapes of ${ms(gzip?.latency.p50 ?? NaN)} (p50, ${gzip ? '10 clients' : '–'}),
+    ${ms(s.swap.data.wallMs)} from a change of every series to the new gzip response, about ${percent(st.coreShare)} of one core.`;
   });
   const idle = r.sizes[0]?.memoryAtStart.rssBytes;
   return `- **What to expect** on a machine like this one, at the default intervals (RSS includes the
@@ -214,16 +203,22 @@ export function renderPerformanceDoc(r: BenchResult): string {
     '## Polls\n',
     section(
       t.pollTable(r),
-      '"Budget wait" is the time requests waited for the rate budget (`cmdb_rate_limit_wait_seconds_total`), which shows whether the raised budget still held the poll back. "First render" is the first `metricsText()` after the poll. "CMDB series" are the series derived from CMDB data; "/metrics lines" add the exporter\'s own and prom-client\'s.',
+      '"Budget wait" is the time requests waited for the rate budget (`cmdb_rate_limit_wait_seconds_total`), which shows whether the raised budget still held the poll back. "Longest event-loop block" is the largest gap between the turns of a 1 ms timer chain during the poll and its swap. "CMDB series" are the series derived from CMDB data; "/metrics lines" add the exporter\'s own and prom-client\'s.',
     ),
     section(t.requestsTable(r)),
     section(t.laterPollsTable(r)),
+    scrapeGoals(r),
     '## Scrapes\n',
-    section(t.renderTable(r)),
-    section(t.scrapeTable(r)),
+    section(t.compareTable(r), SCRAPE_BEFORE),
+    section(t.memoryTable(r)),
+    section(t.swapTable(r)),
+    section(t.pollingTable(r)),
     historySection(r),
     '## Steady state and request budget\n',
-    section(t.steadyStateTable(r), 'Polls: 12 polls of every group an hour plus the hourly Action-jobs refresh (an upper bound). Re-renders: one per change of the exposition. Scrapes: unchanged `metricsText()` plus gzip, socket writes not included.'),
+    section(
+      t.steadyStateTable(r),
+      'Polls: 12 polls of every group an hour plus the hourly Action-jobs refresh (an upper bound). Changes: one per change of the exposition, each costed as a change of every series of the largest endpoint (an upper bound: most polls change status only). Scrapes: the CPU per gzip request of the comparison above, socket writes included.',
+    ),
     requestBudgetSection(r),
     meaning(r),
     reproduce(r),

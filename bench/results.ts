@@ -1,6 +1,6 @@
 /** The shapes of the figures, shared by the benchmark, its exporter process and its reports. */
 import type { SizeName } from './sizes.js';
-import type { Bounds, Distribution } from './stats.js';
+import type { Distribution } from './stats.js';
 
 /** What the exporter process needs to poll the simulator. */
 export interface ExporterInput {
@@ -41,6 +41,8 @@ export interface PollFigures {
   readonly exposedSeries: number;
   readonly textBytes: number;
   readonly memory: Memory;
+  /** Longest the event loop was held during the poll and its swap (largest gap between the turns of a 1 ms timer), ms. */
+  readonly maxLoopDelayMs: number;
 }
 
 /** A poll as the benchmark saw it: the exporter's figures plus the simulator's request log. */
@@ -49,18 +51,69 @@ export interface PollRun extends PollFigures {
   readonly requestsByEndpoint: Readonly<Record<string, number>>;
 }
 
-/** In-process costs, in ms per call. */
-export interface RenderFigures {
-  /** metricsText() with nothing changed: the cached text, the license days and prom-client's registry. */
-  readonly scrape: Distribution;
-  /** The snapshot store's part alone. */
-  readonly storeText: Distribution;
-  /** prom-client's registry.metrics() alone (the exporter's own instruments and default metrics). */
-  readonly registry: Distribution;
-  /** metricsText() right after a snapshot change: the text assembled again from rendered pieces. */
-  readonly rerender: Distribution;
-  /** gzip of the whole text, as /metrics does for every scrape that accepts gzip. */
-  readonly gzip: Distribution;
+/** One change of the exposition, made in the exporter process and timed there. */
+export interface ChangeFigures {
+  /** Series swapped in (0: a status-only change, e.g. a poll that needed no request). */
+  readonly series: number;
+  /** From the update to the gzip response being ready. */
+  readonly wallMs: number;
+  /** Process CPU meanwhile (zlib's threads included). */
+  readonly cpuMs: number;
+  /** Longest the event loop was held meanwhile (largest gap between the turns of a 1 ms timer): the swap stall. */
+  readonly maxLoopDelayMs: number;
+}
+
+export interface SwapFigures {
+  /** The largest endpoint's series swapped in again with every value changed. */
+  readonly data: ChangeFigures;
+  /** A poll that only changed status (up, last success). */
+  readonly status: ChangeFigures;
+}
+
+/** Scrapes while polls run back to back (the exporter's clock moving on between polls). */
+export interface PollingScrape {
+  readonly seconds: number;
+  readonly polls: number;
+  readonly latency: Distribution;
+  readonly requests: number;
+  readonly errors: number;
+  readonly peakRssBytes: number;
+}
+
+export type Encoding = 'identity' | 'gzip';
+
+export interface CompareSettings {
+  readonly clients: number;
+  readonly seconds: number;
+  readonly rounds: number;
+  readonly maxRequests: number;
+}
+
+/** One closed-loop load cell against the exporter or the bare server. */
+export interface CompareCell {
+  readonly target: 'exporter' | 'bare';
+  readonly encoding: Encoding;
+  readonly round: number;
+  readonly requests: number;
+  readonly errors: number;
+  readonly seconds: number;
+  readonly perSecond: number;
+  readonly latency: Distribution;
+  readonly responseBytes: number;
+  /** Process CPU (user + system, all threads) per request, socket writes included. */
+  readonly cpuMsPerRequest: number;
+  /** Largest VmRSS sampled during the cell. */
+  readonly maxRssBytes: number;
+}
+
+export interface CompareFigures {
+  readonly plainBytes: number;
+  readonly gzipBytes: number;
+  /** The exporter's largest VmRSS over 2 s with nothing asked of it, before the cells. */
+  readonly idleRssBytes: number;
+  /** The exporter's VmHWM after the cells. */
+  readonly peakRssBytes: number;
+  readonly cells: readonly CompareCell[];
 }
 
 export interface ScrapeCell {
@@ -94,8 +147,10 @@ export interface SizeResult {
   readonly repeat: PollRun;
   /** A poll one (exporter-clock) hour later, when every Action's jobs are due for their refresh. */
   readonly hourLater: PollRun;
-  readonly render: RenderFigures;
-  readonly scrape: readonly ScrapeCell[];
+  readonly swap: SwapFigures;
+  readonly compare: CompareFigures;
+  /** Only for the sizes in BenchSettings.pollingSizes. */
+  readonly pollingScrape?: PollingScrape;
   readonly memoryAfterScrapes: Memory;
   readonly warnings: readonly string[];
 }
@@ -118,10 +173,10 @@ export interface Machine {
 }
 
 export interface BenchSettings {
-  readonly scrapeSeconds: number;
-  readonly scrapeMaxRequests: number;
-  readonly clients: readonly number[];
-  readonly renderBounds: RenderBounds;
+  readonly compare: CompareSettings;
+  /** How long one client scrapes with gzip while polls run, and at which sizes. */
+  readonly pollingSeconds: number;
+  readonly pollingSizes: readonly SizeName[];
 }
 
 export interface BenchResult {
@@ -134,13 +189,6 @@ export interface BenchResult {
   readonly history?: HistoryResult;
   /** The request-budget cell (simulated hours at 200 Actions), when it ran. */
   readonly requestBudget?: RequestBudgetFigures;
-}
-
-export interface RenderBounds {
-  /** Loops over calls that take milliseconds (an unchanged scrape and its parts). */
-  readonly cheap: Bounds;
-  /** Loops over calls that may take seconds at the large size (re-render, gzip). */
-  readonly costly: Bounds;
 }
 
 // ---- the connector history cell (bench/history-run.ts) ----

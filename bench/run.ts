@@ -3,7 +3,7 @@
  * and prints the figures. `npm run bench -- --write` also rewrites docs/performance.md.
  * Every loop is bounded by count and by time; see --help for the knobs.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { measureBudget, measureRequestBudget } from './budget-run.js';
@@ -20,9 +20,14 @@ const USAGE = `Usage: npm run bench -- [options]
 
   --write             also rewrite docs/performance.md with the figures
   --sizes LIST        comma-separated sizes to run (default small,medium,large)
-  --seconds N         time limit of each /metrics load cell (default 8)
-  --max-requests N    request limit of each /metrics load cell (default 20000)
+  --seconds N         time limit of each /metrics load cell against the bare server (default 8)
+  --rounds N          rounds of exporter and bare server cells per encoding (default 2)
+  --clients N         keep-alive connections of the /metrics load (default 10)
+  --max-requests N    request limit of each /metrics load cell (default 200000)
+  --polling-seconds N how long one client scrapes while polls run (default 20)
+  --polling-sizes L   sizes at which it does (default medium)
   --json FILE         also save the raw figures as JSON
+  --doc-from FILE     measure nothing: rewrite docs/performance.md from figures saved with --json
   --history-only      run only the connector-history cell (scrape p99, peak RSS, bytes per poll)
   --no-history        skip the connector-history cell
   --history-seconds N how long the connector-history cell scrapes (default 90)
@@ -50,7 +55,7 @@ function positive(name: string, text: string | undefined, fallback: number): num
   return n;
 }
 
-function parseOptions(argv: string[]): Options | 'help' {
+function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -58,7 +63,12 @@ function parseOptions(argv: string[]): Options | 'help' {
       sizes: { type: 'string' },
       seconds: { type: 'string' },
       'max-requests': { type: 'string' },
+      rounds: { type: 'string' },
+      clients: { type: 'string' },
+      'polling-seconds': { type: 'string' },
+      'polling-sizes': { type: 'string' },
       json: { type: 'string' },
+      'doc-from': { type: 'string' },
       'history-only': { type: 'boolean', default: false },
       'no-history': { type: 'boolean', default: false },
       'history-seconds': { type: 'string' },
@@ -68,6 +78,7 @@ function parseOptions(argv: string[]): Options | 'help' {
     },
   });
   if (values.help) return 'help';
+  if (values['doc-from']) return { docFrom: values['doc-from'] };
   const sizes = values.sizes
     ? values.sizes.split(',').map((name) => {
         const size = sizeByName(name.trim());
@@ -83,10 +94,18 @@ function parseOptions(argv: string[]): Options | 'help' {
     historySeconds: positive('history-seconds', values['history-seconds'], 90),
     budgetHours: values['no-request-budget'] ? 0 : positive('budget-hours', values['budget-hours'], 3),
     settings: {
-      scrapeSeconds: positive('seconds', values.seconds, 8),
-      scrapeMaxRequests: Math.floor(positive('max-requests', values['max-requests'], 20_000)),
-      clients: [1, 8],
-      renderBounds: { cheap: { maxCount: 200, maxMs: 3000 }, costly: { maxCount: 20, maxMs: 10_000 } },
+      compare: {
+        clients: Math.floor(positive('clients', values.clients, 10)),
+        seconds: positive('seconds', values.seconds, 8),
+        rounds: Math.floor(positive('rounds', values.rounds, 2)),
+        maxRequests: Math.floor(positive('max-requests', values['max-requests'], 200_000)),
+      },
+      pollingSeconds: positive('polling-seconds', values['polling-seconds'], 20),
+      pollingSizes: (values['polling-sizes'] ?? 'medium').split(',').map((name) => {
+        const size = sizeByName(name.trim());
+        if (!size) throw new Error(`--polling-sizes: unknown size ${JSON.stringify(name)}`);
+        return size.name;
+      }),
     },
   };
 }
@@ -109,6 +128,11 @@ async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   if (options === 'help') {
     console.log(USAGE);
+    return;
+  }
+  if ('docFrom' in options) {
+    writeFileSync(DOC, renderPerformanceDoc(JSON.parse(readFileSync(options.docFrom, 'utf8')) as BenchResult));
+    console.log(`wrote docs/performance.md from ${options.docFrom}`);
     return;
   }
   const t0 = performance.now();

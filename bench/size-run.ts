@@ -1,11 +1,14 @@
 /**
- * One size, end to end: the simulator and the exporter each in a child process; three polls; the
- * in-process render costs; then HTTP load on /metrics from this process.
+ * One size, end to end: the simulator and the exporter each in a child process; three polls; a change
+ * swapped in (the swap stall); /metrics against a bare server serving the same bytes; at the sizes
+ * chosen, scrapes while polls run.
  */
 import { request } from 'undici';
 import type { RequestRecord } from '../src/simulator/api.js';
 import { startChild, type Child } from './children.js';
-import type { BenchSettings, ExporterInput, Memory, PollFigures, PollRun, RenderFigures, SizeResult } from './results.js';
+import { compareWithBare } from './compare-run.js';
+import { residentBytes } from './proc.js';
+import type { BenchSettings, ExporterInput, Memory, PollFigures, PollingScrape, PollRun, SizeResult, SwapFigures } from './results.js';
 import { scrapeLoad } from './scrape-load.js';
 import type { SimulatorReady } from './simulator-process.js';
 import { BENCH_MAX_SERIES, RAISED_RATE, type BenchSize } from './sizes.js';
@@ -49,15 +52,18 @@ export async function pollRun(sim: SimulatorReady, exporter: Child, advanceSecon
   return { ...figures, requests: log.length, requestsByEndpoint };
 }
 
-async function scrapeCells(url: string, settings: BenchSettings, progress: Progress) {
-  const cells = [];
-  for (const clients of settings.clients) {
-    for (const gzip of [false, true]) {
-      progress(`scrape load: ${clients} client(s), ${gzip ? 'gzip' : 'identity'}`);
-      cells.push(await scrapeLoad({ url, clients, gzip, maxRequests: settings.scrapeMaxRequests, maxMs: settings.scrapeSeconds * 1000 }));
-    }
-  }
-  return cells;
+/**
+ * One client scrapes with gzip back to back while the exporter polls back to back, its clock five
+ * minutes on at each poll (so every group is due, and the Action jobs' refresh once an hour).
+ */
+async function pollingScrape(url: string, exporter: Child, seconds: number): Promise<PollingScrape> {
+  const pid = (exporter.ready as { pid: number }).pid;
+  const [polls, cell] = await Promise.all([
+    exporter.call<number>('pollLoop', { seconds, maxPolls: 10_000, advanceSeconds: 300 }),
+    scrapeLoad({ url, clients: 1, gzip: true, maxRequests: 1_000_000, maxMs: seconds * 1000 }),
+  ]);
+  const peak = await residentBytes(pid);
+  return { seconds, polls, latency: cell.latency, requests: cell.requests, errors: cell.errors, peakRssBytes: peak?.hwm ?? Number.NaN };
 }
 
 export async function benchSize(size: BenchSize, settings: BenchSettings, progress: Progress): Promise<SizeResult> {
@@ -74,9 +80,15 @@ export async function benchSize(size: BenchSize, settings: BenchSettings, progre
     const repeat = await pollRun(sim, exporter);
     say('poll one hour later');
     const hourLater = await pollRun(sim, exporter, 3600);
-    say('in-process render costs');
-    const render = await exporter.call<RenderFigures>('render', settings.renderBounds);
-    const scrape = await scrapeCells(started.url, settings, say);
+    say('a change swapped in, until the gzip response is ready');
+    const swap = await exporter.call<SwapFigures>('swap');
+    const pid = (exporter.ready as { pid: number }).pid;
+    const compare = await compareWithBare({ url: started.url, pid }, settings.compare, say);
+    let polling: PollingScrape | undefined;
+    if (settings.pollingSizes.includes(size.name)) {
+      say(`scrapes while polls run, ${settings.pollingSeconds} s`);
+      polling = await pollingScrape(started.url, exporter, settings.pollingSeconds);
+    }
     return {
       size: size.name,
       data: {
@@ -91,8 +103,9 @@ export async function benchSize(size: BenchSize, settings: BenchSettings, progre
       first,
       repeat,
       hourLater,
-      render,
-      scrape,
+      swap,
+      compare,
+      ...(polling ? { pollingScrape: polling } : {}),
       memoryAfterScrapes: await exporter.call<Memory>('memory'),
       warnings: await exporter.call<string[]>('warnings'),
     };

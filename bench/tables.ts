@@ -1,18 +1,37 @@
 /** The benchmark's figures as tables: the same ones go to the console and to docs/performance.md. */
 import { PROMETHEUS_REPLICAS, SCRAPE_INTERVAL_SECONDS, steadyState } from './analysis.js';
 import { budgetSeconds, DEFAULT_RATE, hourlyVolume } from './budget.js';
+import { ratio, rssGrowth } from './compare-run.js';
 import { bytes, count, ms, percent, seconds, type Table } from './format.js';
-import type { BenchResult, SizeResult } from './results.js';
+import type { BenchResult, CompareCell, Encoding, SizeResult } from './results.js';
 import { RAISED_RATE } from './sizes.js';
 import { ENDPOINTS } from '../src/api/endpoints.js';
 
 /** One column per endpoint, in the order of the endpoint list. */
 const ENDPOINT_COLUMNS = ENDPOINTS;
 
+/**
+ * The column heads of every table, by id: docs/performance.md marks each table with its id, and
+ * test/bench/performance-doc.test.ts fails when the doc's header rows and these disagree.
+ */
+export const TABLE_HEADS = {
+  data: ['size', 'connectors', 'connector profiles', 'connector runs', 'Actions', 'Action jobs', 'tracked names'],
+  polls: ['size', 'CMDB requests', 'wall time', 'budget wait', 'exporter CPU', 'longest event-loop block', 'CMDB series', '/metrics lines', '/metrics size', 'heap after GC', 'RSS', 'RSS at start'],
+  requests: ['size', ...ENDPOINT_COLUMNS],
+  'later-polls': ['size', 'requests at once', 'wall time', 'CPU', 'requests 1 h later', 'wall time', 'CPU'],
+  compare: ['size', 'encoding', 'body', 'exporter req/s', 'p99', 'CPU/req', 'bare req/s', 'p99', 'CPU/req', 'ratio', 'ratio per round', 'requests'],
+  memory: ['size', 'idle RSS', 'RSS, 10 scrapers', 'ratio', 'peak RSS (VmHWM)'],
+  swap: ['size', 'series changed', 'longest block', 'until gzip ready', 'CPU', 'status-only: longest block', 'until gzip ready', 'CPU'],
+  polling: ['size', 'seconds', 'polls', 'gzip scrapes', 'p50', 'p99', 'max', 'errors', 'peak RSS (VmHWM)'],
+  'steady-state': ['size', 'polls', 'changes', 'scrapes', 'total', 'of one core'],
+  budget: ['size', 'first-poll requests', 'first poll takes', 'docs/design.md inputs', 'requests/hour', 'of budget', 'hourly jobs refresh'],
+} as const satisfies Record<string, readonly string[]>;
+
 export function dataTable(r: BenchResult): Table {
   return {
+    id: 'data',
     title: 'Data sizes (simulator, seed 42)',
-    head: ['size', 'connectors', 'connector profiles', 'connector runs', 'Actions', 'Action jobs', 'tracked names'],
+    head: TABLE_HEADS.data,
     numericFrom: 1,
     rows: r.sizes.map((s) => [
       s.size,
@@ -28,8 +47,9 @@ export function dataTable(r: BenchResult): Table {
 
 export function pollTable(r: BenchResult): Table {
   return {
+    id: 'polls',
     title: `Full poll of every endpoint (first poll, budget raised to ${count(RAISED_RATE)}/min)`,
-    head: ['size', 'CMDB requests', 'wall time', 'budget wait', 'exporter CPU', 'first render', 'CMDB series', '/metrics lines', '/metrics size', 'heap after GC', 'RSS', 'RSS at start'],
+    head: TABLE_HEADS.polls,
     numericFrom: 1,
     rows: r.sizes.map((s) => [
       s.size,
@@ -37,7 +57,7 @@ export function pollTable(r: BenchResult): Table {
       ms(s.first.wallMs),
       ms(s.first.budgetWaitSeconds * 1000),
       ms(s.first.cpuMs),
-      ms(s.first.renderMs),
+      ms(s.first.maxLoopDelayMs),
       count(s.first.cmdbSeries),
       count(s.first.exposedSeries),
       bytes(s.first.textBytes),
@@ -50,8 +70,9 @@ export function pollTable(r: BenchResult): Table {
 
 export function requestsTable(r: BenchResult): Table {
   return {
+    id: 'requests',
     title: 'CMDB requests of the first poll, by endpoint (simulator request log)',
-    head: ['size', ...ENDPOINT_COLUMNS],
+    head: TABLE_HEADS.requests,
     numericFrom: 1,
     rows: r.sizes.map((s) => [s.size, ...ENDPOINT_COLUMNS.map((e) => count(s.first.requestsByEndpoint[e] ?? 0))]),
   };
@@ -59,8 +80,9 @@ export function requestsTable(r: BenchResult): Table {
 
 export function laterPollsTable(r: BenchResult): Table {
   return {
+    id: 'later-polls',
     title: 'Later polls: at once (nothing changed) and one hour later (Action jobs refresh due)',
-    head: ['size', 'requests at once', 'wall time', 'CPU', 'requests 1 h later', 'wall time', 'CPU', 'RSS after scrapes'],
+    head: TABLE_HEADS['later-polls'],
     numericFrom: 1,
     rows: r.sizes.map((s) => [
       s.size,
@@ -70,48 +92,103 @@ export function laterPollsTable(r: BenchResult): Table {
       count(s.hourLater.requests),
       ms(s.hourLater.wallMs),
       ms(s.hourLater.cpuMs),
-      bytes(s.memoryAfterScrapes.rssBytes),
     ]),
   };
 }
 
-export function renderTable(r: BenchResult): Table {
+function cellsOf(s: SizeResult, target: CompareCell['target'], encoding: Encoding): CompareCell[] {
+  return s.compare.cells.filter((c) => c.target === target && c.encoding === encoding);
+}
+
+/** The figures of one target over every round: requests / time, the worst round's p99, mean CPU per request. */
+function pooled(cells: readonly CompareCell[]) {
+  const requests = cells.reduce((n, c) => n + c.requests, 0);
+  const secs = cells.reduce((n, c) => n + c.seconds, 0);
+  const cpu = cells.reduce((n, c) => n + c.cpuMsPerRequest * c.requests, 0);
+  return { requests, perSecond: requests / secs, p99: Math.max(...cells.map((c) => c.latency.p99)), cpuPerRequest: cpu / requests };
+}
+
+const rate = (n: number) => (Number.isFinite(n) ? n.toFixed(n >= 100 ? 0 : 1) : '–');
+
+export function compareTable(r: BenchResult): Table {
+  const rows: string[][] = [];
+  for (const s of r.sizes) {
+    for (const encoding of ['identity', 'gzip'] as const) {
+      const e = pooled(cellsOf(s, 'exporter', encoding));
+      const b = pooled(cellsOf(s, 'bare', encoding));
+      const perRound = cellsOf(s, 'exporter', encoding).map((c) => {
+        const bare = cellsOf(s, 'bare', encoding).find((x) => x.round === c.round);
+        return bare ? c.perSecond / bare.perSecond : Number.NaN;
+      });
+      rows.push([
+        s.size,
+        encoding,
+        bytes(encoding === 'gzip' ? s.compare.gzipBytes : s.compare.plainBytes),
+        rate(e.perSecond),
+        ms(e.p99),
+        ms(e.cpuPerRequest),
+        rate(b.perSecond),
+        ms(b.p99),
+        ms(b.cpuPerRequest),
+        `${ratio(s.compare, encoding).toFixed(2)}×`,
+        perRound.map((x) => x.toFixed(2)).join(', '),
+        count(e.requests + b.requests),
+      ]);
+    }
+  }
+  const c = r.settings.compare;
   return {
-    title: 'In-process cost per call (p50 / p99)',
-    head: ['size', 'metricsText() unchanged', 'store part', 'prom-client part', 're-render after a change', 'gzip of the text'],
+    id: 'compare',
+    title: `GET /metrics, exporter against a bare node:http server serving the same bytes (${c.clients} keep-alive connections, closed loop, ${c.rounds} rounds of ≤ ${c.seconds} s and ≤ ${count(c.maxRequests)} requests per cell, alternating)`,
+    head: TABLE_HEADS.compare,
+    numericFrom: 2,
+    rows,
+  };
+}
+
+export function memoryTable(r: BenchResult): Table {
+  return {
+    id: 'memory',
+    title: `Exporter memory: idle, and while ${r.settings.compare.clients} clients scrape (VmRSS sampled every 100 ms)`,
+    head: TABLE_HEADS.memory,
     numericFrom: 1,
     rows: r.sizes.map((s) => {
-      const f = s.render;
-      const pair = (d: { p50: number; p99: number }) => `${ms(d.p50)} / ${ms(d.p99)}`;
-      return [s.size, pair(f.scrape), pair(f.storeText), pair(f.registry), pair(f.rerender), pair(f.gzip)];
+      const loaded = Math.max(...s.compare.cells.filter((c) => c.target === 'exporter').map((c) => c.maxRssBytes));
+      return [s.size, bytes(s.compare.idleRssBytes), bytes(loaded), `${rssGrowth(s.compare).toFixed(2)}×`, bytes(s.compare.peakRssBytes)];
     }),
   };
 }
 
-export function scrapeTable(r: BenchResult): Table {
-  const rows: string[][] = [];
-  for (const s of r.sizes) {
-    for (const c of s.scrape) {
-      rows.push([
-        s.size,
-        String(c.clients),
-        c.gzip ? 'gzip' : 'identity',
-        count(c.requests),
-        c.perSecond.toFixed(c.perSecond >= 100 ? 0 : 1),
-        ms(c.latency.p50),
-        ms(c.latency.p90),
-        ms(c.latency.p99),
-        ms(c.latency.max),
-        bytes(c.responseBytes),
-        count(c.errors),
-      ]);
-    }
-  }
+export function swapTable(r: BenchResult): Table {
   return {
-    title: `GET /metrics over HTTP, keep-alive (each cell ≤ ${r.settings.scrapeSeconds} s and ≤ ${count(r.settings.scrapeMaxRequests)} requests)`,
-    head: ['size', 'clients', 'encoding', 'requests', 'req/s', 'p50', 'p90', 'p99', 'max', 'body', 'errors'],
+    id: 'swap',
+    title: 'A change swapped in, until the gzip response is ready: every value of the largest endpoint changed, then a status-only change',
+    head: TABLE_HEADS.swap,
     numericFrom: 1,
-    rows,
+    rows: r.sizes.map((s) => [
+      s.size,
+      count(s.swap.data.series),
+      ms(s.swap.data.maxLoopDelayMs),
+      ms(s.swap.data.wallMs),
+      ms(s.swap.data.cpuMs),
+      ms(s.swap.status.maxLoopDelayMs),
+      ms(s.swap.status.wallMs),
+      ms(s.swap.status.cpuMs),
+    ]),
+  };
+}
+
+export function pollingTable(r: BenchResult): Table {
+  return {
+    id: 'polling',
+    title: 'One client scraping with gzip back to back while the exporter polls back to back',
+    head: TABLE_HEADS.polling,
+    numericFrom: 1,
+    rows: r.sizes.flatMap((s) => {
+      const p = s.pollingScrape;
+      if (!p) return [];
+      return [[s.size, String(p.seconds), count(p.polls), count(p.requests), ms(p.latency.p50), ms(p.latency.p99), ms(p.latency.max), count(p.errors), bytes(p.peakRssBytes)]];
+    }),
   };
 }
 
@@ -130,8 +207,9 @@ function budgetRow(s: SizeResult): string[] {
 
 export function budgetTable(r: BenchResult): Table {
   return {
+    id: 'budget',
     title: `Request budget at the default ${DEFAULT_RATE} requests/min (burst ${r.budget.burst}): computed from the measured request counts`,
-    head: ['size', 'first-poll requests', 'first poll takes', 'docs/design.md inputs', 'requests/hour', 'of budget', 'hourly jobs refresh'],
+    head: TABLE_HEADS.budget,
     numericFrom: 1,
     rows: r.sizes.map(budgetRow),
   };
@@ -140,7 +218,8 @@ export function budgetTable(r: BenchResult): Table {
 export function steadyStateTable(r: BenchResult): Table {
   return {
     title: `Estimated steady-state CPU an hour at the default intervals (${PROMETHEUS_REPLICAS} Prometheus servers scraping every ${SCRAPE_INTERVAL_SECONDS} s with gzip)`,
-    head: ['size', 'polls', 're-renders', 'scrapes', 'total', 'of one core'],
+    id: 'steady-state',
+    head: TABLE_HEADS['steady-state'],
     numericFrom: 1,
     rows: r.sizes.map((size) => {
       const s = steadyState(size);
@@ -151,5 +230,5 @@ export function steadyStateTable(r: BenchResult): Table {
 }
 
 export function allTables(r: BenchResult): Table[] {
-  return [dataTable(r), pollTable(r), requestsTable(r), laterPollsTable(r), renderTable(r), scrapeTable(r), steadyStateTable(r), ...(r.requestBudget ? [] : [budgetTable(r)])];
+  return [dataTable(r), pollTable(r), requestsTable(r), laterPollsTable(r), compareTable(r), memoryTable(r), swapTable(r), pollingTable(r), steadyStateTable(r), ...(r.requestBudget ? [] : [budgetTable(r)])];
 }

@@ -13,11 +13,12 @@ import { createInstruments, registerShardInstruments, type Instruments } from '.
 import { nodeCron, Scheduler, type CronLike } from './scheduler/scheduler.js';
 import type { WebConfig } from './config/web-config.js';
 import { REFUSAL_REASONS } from './server/auth.js';
-import { createHttpApp, listen, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
+import { createHttpApp, listen, metricsHandler, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
 import { defaultLimits, type ServerLimits } from './server/limits.js';
 import { buildProtection } from './server/protection.js';
 import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
+import { ScrapeResponses, type ScrapeResponse } from './store/scrape-response.js';
 import { SnapshotStore } from './store/snapshot-store.js';
 import { Stacks } from './stacks.js';
 import { VERSION } from './version.js';
@@ -57,6 +58,8 @@ export interface App {
   readonly logger: Logger;
   readiness(): Readiness;
   metricsText(): Promise<string>;
+  /** The /metrics response as served (both encodings, made once per change). */
+  metrics(): Promise<ScrapeResponse>;
   landing(): LandingModel;
   reload(): Promise<ReloadOutcome>;
   /** Poll every endpoint of every stack once; true when every enabled endpoint succeeded. */
@@ -98,7 +101,10 @@ export async function start(opts: StartOptions): Promise<App> {
   for (const stack of config.stacks) stacks.add(stack);
 
   const readiness = () => stacks.readiness();
-  const metricsText = async () => store.text(now()) + (await registry.metrics());
+  const responses = new ScrapeResponses({ store, selfMetrics: () => registry.metrics(), now });
+  // The very bytes /metrics serves (plain), as text: for --once, the golden file and the benchmark.
+  const metrics = () => responses.current();
+  const metricsText = async () => Buffer.concat((await metrics()).plain.parts).toString('utf8');
   const landing = (): LandingModel => ({ version: VERSION, ready: readiness().ready, now: now(), stacks: stacks.landing() });
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, message: '' });
@@ -145,7 +151,7 @@ export async function start(opts: StartOptions): Promise<App> {
       telemetryPath: opts.telemetryPath,
     });
     const http = createHttpApp({
-      metricsText,
+      metrics,
       readiness,
       landing,
       reload: config.enableReload ? reload : undefined,
@@ -154,7 +160,8 @@ export async function start(opts: StartOptions): Promise<App> {
       protection,
     });
     const { host, port } = parseListenAddress(config.listenAddress, 'listenAddress');
-    server = await listen(http, host, port, protection);
+    const metricsRoute = { path: opts.telemetryPath ?? '/metrics', handler: metricsHandler(metrics), logger };
+    server = await listen(http, host, port, { protection, metrics: metricsRoute });
     const { maxRequests, maxConnections } = protection.limits;
     const web = { tls: protection.tls !== undefined, basicAuth: protection.auth !== undefined, maxRequests, maxConnections };
     logger.info({ url: server.url, stacks: config.stacks.map((s) => s.name), web }, `listening on ${server.url}`);
@@ -169,5 +176,5 @@ export async function start(opts: StartOptions): Promise<App> {
     })());
 
   const pollOnce = () => stacks.pollOnce();
-  return { url: server?.url, registry, store, logger, readiness, metricsText, landing, reload, pollOnce, close };
+  return { url: server?.url, registry, store, logger, readiness, metricsText, metrics, landing, reload, pollOnce, close };
 }

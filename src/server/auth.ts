@@ -12,7 +12,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import bcrypt from 'bcryptjs';
-import type { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export const MAX_PENDING_VERIFICATIONS = 4;
 /**
@@ -72,21 +72,28 @@ export function parseBasic(header: string | undefined): { user: string; password
 export type RefusalReason = 'unauthorized' | 'auth_busy' | 'max_requests' | 'max_connections' | 'tls_handshake';
 export const REFUSAL_REASONS: readonly RefusalReason[] = ['unauthorized', 'auth_busy', 'max_requests', 'max_connections', 'tls_handshake'];
 
-/** Express middleware: every path needs a valid user (exporter-toolkit protects every path too). */
+/** Express middleware (or plain node:http with a `next`): every path needs a valid user (exporter-toolkit protects every path too). */
 export function requireBasicAuth(auth: BasicAuth, refused: (reason: RefusalReason) => void) {
-  return (req: Request, res: Response, next: NextFunction): void => {
+  return (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void => {
     auth.check(req.headers.authorization).then((outcome) => {
       if (outcome === 'ok') return next();
-      res.setHeader('Cache-Control', 'no-store');
       if (outcome === 'busy') {
         refused('auth_busy');
-        res.status(503).setHeader('Retry-After', '1');
-        res.type('text/plain').send('too many authentication attempts at once; try again later\n');
+        sendPlain(res, 503, 'too many authentication attempts at once; try again later\n', { 'Retry-After': '1' });
         return;
       }
       refused('unauthorized');
-      res.status(401).setHeader('WWW-Authenticate', 'Basic realm="cmdb-exporter", charset="UTF-8"');
-      res.type('text/plain').send('Unauthorized\n');
+      sendPlain(res, 401, 'Unauthorized\n', { 'WWW-Authenticate': 'Basic realm="cmdb-exporter", charset="UTF-8"' });
     }, next);
   };
+}
+
+/** A short refusal; plain node:http, so the same gate serves express and the /metrics fast path. */
+function sendPlain(res: ServerResponse, status: number, body: string, headers: Record<string, string>): void {
+  res.statusCode = status;
+  res.setHeader('Cache-Control', 'no-store');
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }

@@ -59,6 +59,24 @@ export function protect(app: express.Express, p: Protection): void {
   if (p.auth) app.use(requireBasicAuth(p.auth, p.refused));
 }
 
+/**
+ * Headers and authentication for a route served straight from node:http, ahead of express (the
+ * /metrics fast path in http.ts): the same checks protect() mounts on the express app.
+ */
+export function guard(p: Protection, next: RequestListener): RequestListener {
+  const headers = Object.entries(p.headers);
+  const auth = p.auth ? requireBasicAuth(p.auth, p.refused) : undefined;
+  return (req, res) => {
+    for (const [name, value] of headers) res.setHeader(name, value);
+    if (!auth) return void next(req, res);
+    auth(req, res, (err?: unknown) => {
+      if (err === undefined) return void next(req, res);
+      p.logger.error({ err }, 'authentication failed internally');
+      if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' }).end('internal error\n');
+    });
+  };
+}
+
 /** The server's request listener: the scrape cap first (cheap, before express), then the app. */
 export function requestListener(p: Protection, app: RequestListener): RequestListener {
   return limitConcurrentRequests(p.limits.maxRequests, p.telemetryPath, p.refused, p.headers, app);

@@ -1,22 +1,30 @@
 /**
- * The newest sample set per (stack, endpoint), swapped whole in one synchronous step, with the
- * freshness rules of metrics.md:
+ * The newest sample set per (stack, endpoint), swapped whole in one step, with the freshness rules
+ * of metrics.md:
  * - a successful poll replaces the endpoint's series wholesale (vanished entities vanish at once);
  * - a failed poll sets cmdb_endpoint_up to 0 at once and keeps the last good series until the last
  *   success is older than the endpoint's stale limit, then drops them.
- * Rendering follows the data: an endpoint's series lines are rendered once, when its poll swaps
- * them in (each label set formatted once, for de-duplication and output alike), and the exposition
- * is assembled from those pieces once per change. A change to one endpoint re-renders only that
- * endpoint; a poll that changes only status (up, last success) re-renders no data at all. Only
- * cmdb_license_days_until_expiry is computed at scrape time.
+ * Rendering follows the data: an endpoint's series lines are rendered and UTF-8 encoded once, when
+ * its poll swaps them in (each label set formatted once, for de-duplication and output alike), and
+ * the exposition is assembled from those pieces once per change, as segments of bytes: runs of data
+ * families (re-assembled only when some endpoint's series changed), runs of status families (up,
+ * last success, series counts: every poll changes them), and the place of
+ * cmdb_license_days_until_expiry, the one family computed at scrape time.
+ *
+ * A large poll is prepared in slices (lines.ts SLICE), one per turn of the event loop, and swapped in
+ * when it is complete; updates apply in the order they arrived. Until then snapshot() shows the old
+ * set, and settled() says when every update has been applied; text() and segments() apply pending
+ * updates at once, so a caller never sees a mix of old and new series of one endpoint.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { DATA_ENDPOINTS, type DataEndpoint } from '../api/endpoints.js';
-import { CATALOGUE, family, type MetricFamily } from '../metrics/catalogue.js';
+import { CATALOGUE, family } from '../metrics/catalogue.js';
 import type { Instruments } from '../metrics/instruments.js';
 import type { Sample } from '../metrics/sample.js';
 import type { Logger } from '../logger.js';
 import { daysUntilExpiry } from '../time.js';
-import { escapeHelp, formatLabels, formatValue, renderFamily, type Series } from './exposition.js';
+import { formatLabels, renderFamily, type Series } from './exposition.js';
+import { header, renderLines, sameLines, sortedByLabels, SLICE, type Labelled } from './lines.js';
 
 export interface EndpointSettings {
   readonly intervalSeconds: number;
@@ -34,11 +42,11 @@ export interface EndpointSnapshot {
 
 interface EndpointState extends EndpointSnapshot {
   readonly settings: EndpointSettings;
-  /** The samples' exposition lines per family, sorted; rendered when the samples were swapped in. */
-  readonly lines: ReadonlyMap<string, string>;
+  /** The samples' exposition lines per family, sorted, UTF-8; rendered when the samples were swapped in. */
+  readonly lines: ReadonlyMap<string, Buffer>;
 }
 
-const NO_LINES: ReadonlyMap<string, string> = new Map();
+const NO_LINES: ReadonlyMap<string, Buffer> = new Map();
 
 interface StackState {
   readonly endpoints: Map<DataEndpoint, EndpointState>;
@@ -46,15 +54,51 @@ interface StackState {
   readonly capped: Set<DataEndpoint>;
 }
 
+/** A run of families of one kind, in catalogue order; `days` holds no bytes (computed per scrape). */
+export interface Segment {
+  readonly kind: 'data' | 'status' | 'days';
+  readonly bytes: Buffer;
+}
+
 const DAYS = 'cmdb_license_days_until_expiry';
 const EXPIRY = 'cmdb_license_expiry_timestamp_seconds';
-const SNAPSHOT_FAMILIES = CATALOGUE.filter((f) => f.origin === 'snapshot');
+/** Families made from the endpoints' states rather than their samples: every poll changes them. */
+const STATUS_FAMILIES = new Set([
+  'cmdb_endpoint_poll_interval_seconds',
+  'cmdb_endpoint_up',
+  'cmdb_endpoint_forbidden',
+  'cmdb_endpoint_last_success_timestamp_seconds',
+  'cmdb_series',
+]);
+const EMPTY = Buffer.alloc(0);
+
+function runsOfFamilies() {
+  const runs: Array<{ kind: Segment['kind']; names: string[] }> = [];
+  for (const f of CATALOGUE) {
+    if (f.origin !== 'snapshot') continue;
+    const kind = f.name === DAYS ? 'days' : STATUS_FAMILIES.has(f.name) ? 'status' : 'data';
+    const last = runs[runs.length - 1];
+    if (last && last.kind === kind && kind !== 'days') last.names.push(f.name);
+    else runs.push({ kind, names: [f.name] });
+  }
+  return runs;
+}
+const RUNS = runsOfFamilies();
+const HEADERS = new Map(CATALOGUE.map((f) => [f.name, Buffer.from(header(f), 'utf8')]));
+
+/** An update waiting for its turn: a generator that yields between slices of its work. */
+type Update = Generator<void, void>;
 
 export class SnapshotStore {
   private readonly stacks = new Map<string, StackState>();
-  /** Rendered text per family, in catalogue order; null when a change has not been rendered yet. */
-  private rendered: Map<string, string> | null = null;
+  /** The assembled segments; null when a change has not been rendered yet. */
+  private rendered: Segment[] | null = null;
+  /** The data runs' bytes, kept across status-only changes; null after a data change. */
+  private dataRuns: Buffer[] | null = null;
   private renderScheduled = false;
+  /** Updates not yet applied, in arrival order; the first one may be half done. */
+  private readonly queue: Update[] = [];
+  private draining: Promise<void> | null = null;
 
   constructor(private readonly opts: { instruments: Instruments; logger: Logger }) {}
 
@@ -64,6 +108,7 @@ export class SnapshotStore {
    * runtime's first poll replaces it, so a reload neither drops the data nor makes /readyz wait.
    */
   addStack(stack: string, endpoints: ReadonlyMap<DataEndpoint, EndpointSettings>, maxSeries: number): void {
+    this.flush();
     const previous = this.stacks.get(stack);
     const state: StackState = { endpoints: new Map(), maxSeries, capped: new Set() };
     for (const [endpoint, settings] of endpoints) {
@@ -71,25 +116,32 @@ export class SnapshotStore {
       state.endpoints.set(endpoint, held ? { ...held, settings } : { settings, samples: [], lines: NO_LINES });
     }
     this.stacks.set(stack, state);
-    this.invalidate();
+    this.invalidate(true);
   }
 
   removeStack(stack: string): void {
-    if (this.stacks.delete(stack)) this.invalidate();
+    this.flush();
+    if (this.stacks.delete(stack)) this.invalidate(true);
   }
 
+  /** The applied snapshot: a large update still being prepared is not in it yet (see settled()). */
   snapshot(stack: string, endpoint: DataEndpoint): EndpointSnapshot | undefined {
     return this.stacks.get(stack)?.endpoints.get(endpoint);
   }
 
+  /** Resolves once every update that arrived so far has been applied. */
+  settled(): Promise<void> {
+    return this.draining ?? Promise.resolve();
+  }
+
   /** A successful poll: `samples` replace the endpoint's series wholesale. */
   succeed(stack: string, endpoint: DataEndpoint, samples: readonly Sample[], at: number): void {
-    this.set(stack, endpoint, (s) => ({ ...s, ...this.prepare(stack, endpoint, samples), up: 1, forbidden: 0, lastSuccess: at }));
+    this.enqueue(this.swapIn(stack, endpoint, samples, { up: 1, forbidden: 0, lastSuccess: at }), samples.length <= SLICE);
   }
 
   /** A successful poll that needed no request: the series already held are still current. */
   confirm(stack: string, endpoint: DataEndpoint, at: number): void {
-    this.set(stack, endpoint, (s) => ({ ...s, up: 1, forbidden: 0, lastSuccess: at }));
+    this.enqueue(this.swapIn(stack, endpoint, undefined, { up: 1, forbidden: 0, lastSuccess: at }), true);
   }
 
   /**
@@ -97,18 +149,25 @@ export class SnapshotStore {
    * where some failed: fresh results merged with the last good ones of the failed ids).
    */
   fail(stack: string, endpoint: DataEndpoint, partial?: readonly Sample[], forbidden = false): void {
-    this.set(stack, endpoint, (s) => ({ ...s, ...(partial ? this.prepare(stack, endpoint, partial) : {}), up: 0, forbidden: forbidden ? 1 : 0 }));
+    this.enqueue(this.swapIn(stack, endpoint, partial, { up: 0, forbidden: forbidden ? 1 : 0 }), (partial?.length ?? 0) <= SLICE);
+  }
+
+  /** Prepares `samples` (when given) in slices, then swaps them in with `status` in one step. */
+  private *swapIn(stack: string, endpoint: DataEndpoint, samples: readonly Sample[] | undefined, status: Partial<EndpointSnapshot>): Update {
+    const prepared = samples ? yield* this.prepare(stack, endpoint, samples) : {};
+    this.set(stack, endpoint, (s) => ({ ...s, ...prepared, ...status }));
   }
 
   /** Drop the series of failing endpoints whose last success is older than their stale limit. */
   expireStale(now: number): void {
+    this.flush();
     for (const [stack, state] of this.stacks) {
       for (const [endpoint, s] of state.endpoints) {
         if (s.up !== 0 || s.samples.length === 0) continue;
         const age = now - (s.lastSuccess ?? -Infinity);
         if (age > s.settings.staleAfterSeconds) {
           state.endpoints.set(endpoint, { ...s, samples: [], lines: NO_LINES });
-          this.invalidate();
+          this.invalidate(true);
           this.opts.logger.info(
             { stack, endpoint, staleAfterSeconds: s.settings.staleAfterSeconds },
             'dropped the series of a failing endpoint: its last success is older than the stale limit',
@@ -124,26 +183,75 @@ export class SnapshotStore {
     return n;
   }
 
+  /**
+   * The exposition of every snapshot family at `now` (unix seconds), as segments in catalogue order;
+   * the `days` segment is empty: fill it with daysText(now). The same Buffer objects come back until
+   * their part changes (callers may cache per Buffer, e.g. its gzip).
+   */
+  segments(now: number): readonly Segment[] {
+    this.expireStale(now);
+    return (this.rendered ??= this.render());
+  }
+
   /** The exposition text of every snapshot family at `now` (unix seconds). */
   text(now: number): string {
-    this.expireStale(now);
-    if (!this.rendered) this.rendered = this.render();
-    const parts: string[] = [];
-    for (const [name, text] of this.rendered) parts.push(name === DAYS ? this.renderDays(now) : text);
-    return parts.join('');
+    const days = this.daysText(now);
+    return this.segments(now)
+      .map((s) => (s.kind === 'days' ? days : s.bytes.toString('utf8')))
+      .join('');
+  }
+
+  /** cmdb_license_days_until_expiry at `now`: the one family computed at scrape time. */
+  daysText(now: number): string {
+    this.flush();
+    const series: Series[] = [];
+    for (const stack of [...this.stacks.keys()].sort()) {
+      const license = this.stacks.get(stack)?.endpoints.get('license');
+      const expiry = license?.samples.find((s) => s.name === EXPIRY);
+      if (expiry) series.push({ labels: { stack }, value: daysUntilExpiry(expiry.value, now) });
+    }
+    return renderFamily(family(DAYS), series);
+  }
+
+  /** Small updates apply at once when nothing waits before them; the rest in slices, in order. */
+  private enqueue(update: Update, small: boolean): void {
+    if (small && this.queue.length === 0) {
+      runToEnd(update);
+      return;
+    }
+    this.queue.push(update);
+    this.draining ??= this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const update = this.queue[0] as Update;
+        if (update.next().done && this.queue[0] === update) this.queue.shift();
+        else await nextTurn();
+      }
+    } finally {
+      this.draining = null;
+    }
+  }
+
+  /** Applies every pending update now (synchronous callers: they must not see a half-applied set). */
+  private flush(): void {
+    while (this.queue.length > 0) runToEnd(this.queue.shift() as Update);
   }
 
   /**
-   * A change: assemble the text right after the current burst of changes (coalesced), off the scrape
-   * path. A scrape that arrives first assembles it itself; either way once per change.
+   * A change: assemble the segments right after the current burst of changes (coalesced), off the
+   * scrape path. A scrape that arrives first assembles them itself; either way once per change.
    */
-  private invalidate(): void {
+  private invalidate(data: boolean): void {
     this.rendered = null;
+    if (data) this.dataRuns = null;
     if (this.renderScheduled) return;
     this.renderScheduled = true;
     setImmediate(() => {
       this.renderScheduled = false;
-      this.rendered ??= this.render();
+      if (this.queue.length === 0) this.rendered ??= this.render();
     }).unref();
   }
 
@@ -151,19 +259,23 @@ export class SnapshotStore {
     const state = this.stacks.get(stack);
     const current = state?.endpoints.get(endpoint);
     if (!state || !current) return; // stack removed or endpoint disabled while the poll ran
-    state.endpoints.set(endpoint, update(current));
-    this.invalidate();
+    const next = update(current);
+    state.endpoints.set(endpoint, next);
+    this.invalidate(next.lines !== current.lines);
   }
 
   /**
    * Adds `stack`, drops duplicate label sets (first wins), applies the stack's series cap, and
-   * renders the lines: the label text of each series is formatted once, for both purposes.
+   * renders the lines: the label text of each series is formatted once, for both purposes. When the
+   * lines come out byte for byte as before, the old map is kept, so nothing served is re-made.
    */
-  private prepare(stack: string, endpoint: DataEndpoint, samples: readonly Sample[]): { samples: Sample[]; lines: Map<string, string> } {
+  private *prepare(stack: string, endpoint: DataEndpoint, samples: readonly Sample[]): Generator<void, { samples: Sample[]; lines: ReadonlyMap<string, Buffer> }> {
     const seen = new Set<string>();
-    const kept: Array<{ sample: Sample; text: string }> = [];
+    const kept: Labelled[] = [];
     let duplicates = 0;
-    for (const s of samples) {
+    for (let i = 0; i < samples.length; i++) {
+      if (i > 0 && i % SLICE === 0) yield;
+      const s = samples[i] as Sample;
       const labels = { stack, ...s.labels };
       const text = formatLabels(family(s.name).labels, labels);
       const key = s.name + text;
@@ -179,7 +291,17 @@ export class SnapshotStore {
       this.opts.logger.debug({ stack, endpoint, duplicates }, 'merged duplicate series (first kept)');
     }
     const capped = this.cap(stack, endpoint, kept);
-    return { samples: capped.map((k) => k.sample), lines: renderLines(capped) };
+    yield;
+    const lines = yield* renderLines(capped);
+    const old = this.stacks.get(stack)?.endpoints.get(endpoint)?.lines;
+    const same = old !== undefined && sameLines(old, lines);
+    yield;
+    const swapped: Sample[] = new Array<Sample>(capped.length);
+    for (let i = 0; i < capped.length; i++) {
+      if (i > 0 && i % (SLICE * 10) === 0) yield;
+      swapped[i] = (capped[i] as Labelled).sample;
+    }
+    return { samples: swapped, lines: same && old ? old : lines };
   }
 
   private cap<T>(stack: string, endpoint: DataEndpoint, samples: T[]): T[] {
@@ -203,9 +325,38 @@ export class SnapshotStore {
     return samples.slice(0, room);
   }
 
-  /** Assembles the text per family from the endpoints' rendered lines plus the status families. */
-  private render(): Map<string, string> {
-    const chunks = new Map<string, string[]>();
+  /** Assembles the segments: data runs from the endpoints' lines (only after a data change), status runs always. */
+  private render(): Segment[] {
+    const data = (this.dataRuns ??= this.renderData());
+    const status = this.renderStatus();
+    let d = 0;
+    return RUNS.map(({ kind, names }) => {
+      if (kind === 'days') return { kind, bytes: EMPTY };
+      if (kind === 'data') return { kind, bytes: data[d++] ?? EMPTY };
+      return { kind, bytes: Buffer.from(names.map((n) => status.get(n) ?? '').join(''), 'utf8') };
+    });
+  }
+
+  private renderData(): Buffer[] {
+    const chunks = new Map<string, Buffer[]>();
+    for (const stack of [...this.stacks.keys()].sort()) {
+      for (const endpoint of DATA_ENDPOINTS) {
+        for (const [name, bytes] of this.stacks.get(stack)?.endpoints.get(endpoint)?.lines ?? NO_LINES) {
+          let list = chunks.get(name);
+          if (!list) chunks.set(name, (list = []));
+          list.push(bytes);
+        }
+      }
+    }
+    return RUNS.filter((r) => r.kind === 'data').map(({ names }) =>
+      Buffer.concat(names.flatMap((n) => {
+        const list = chunks.get(n);
+        return list ? [HEADERS.get(n) ?? EMPTY, ...list] : [];
+      })),
+    );
+  }
+
+  private renderStatus(): Map<string, string> {
     const status = new Map<string, Series[]>();
     const addStatus = (name: string, series: Series) => {
       let list = status.get(name);
@@ -219,11 +370,6 @@ export class SnapshotStore {
       for (const endpoint of DATA_ENDPOINTS) {
         const s = state.endpoints.get(endpoint);
         if (!s) continue;
-        for (const [name, text] of s.lines) {
-          let list = chunks.get(name);
-          if (!list) chunks.set(name, (list = []));
-          list.push(text);
-        }
         count += s.samples.length;
         const labels = { stack, endpoint };
         addStatus('cmdb_endpoint_poll_interval_seconds', { labels, value: s.settings.intervalSeconds });
@@ -234,46 +380,14 @@ export class SnapshotStore {
       addStatus('cmdb_series', { labels: { stack }, value: count });
     }
     const out = new Map<string, string>();
-    for (const f of SNAPSHOT_FAMILIES) {
-      const data = chunks.get(f.name);
-      out.set(f.name, data ? `${header(f)}${data.join('')}` : renderFamily(f, sortedByLabels(f, status.get(f.name) ?? [])));
+    for (const [name, series] of status) {
+      const f = family(name);
+      out.set(name, renderFamily(f, sortedByLabels(f, series)));
     }
     return out;
   }
-
-  private renderDays(now: number): string {
-    const series: Series[] = [];
-    for (const stack of [...this.stacks.keys()].sort()) {
-      const license = this.stacks.get(stack)?.endpoints.get('license');
-      const expiry = license?.samples.find((s) => s.name === EXPIRY);
-      if (expiry) series.push({ labels: { stack }, value: daysUntilExpiry(expiry.value, now) });
-    }
-    return renderFamily(family(DAYS), series);
-  }
 }
 
-function sortedByLabels(f: MetricFamily, series: Series[]): Series[] {
-  const keyed = series.map((s) => ({ s, k: formatLabels(f.labels, s.labels) }));
-  keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
-  return keyed.map((x) => x.s);
-}
-
-function header(f: MetricFamily): string {
-  return `# HELP ${f.name} ${escapeHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n`;
-}
-
-/** Lines per family, sorted by label text so the output does not depend on response order. */
-function renderLines(series: ReadonlyArray<{ sample: Sample; text: string }>): Map<string, string> {
-  const byFamily = new Map<string, Array<{ sample: Sample; text: string }>>();
-  for (const s of series) {
-    let list = byFamily.get(s.sample.name);
-    if (!list) byFamily.set(s.sample.name, (list = []));
-    list.push(s);
-  }
-  const out = new Map<string, string>();
-  for (const [name, list] of byFamily) {
-    list.sort((a, b) => (a.text < b.text ? -1 : a.text > b.text ? 1 : 0));
-    out.set(name, list.map((s) => `${name}${s.text} ${formatValue(s.sample.value)}\n`).join(''));
-  }
-  return out;
+function runToEnd(update: Update): void {
+  while (!update.next().done);
 }

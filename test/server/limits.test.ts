@@ -3,7 +3,9 @@
  * connection cap derived from the open-files limit, and the timeouts applied in listen().
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createHttpApp, listen, type Listening } from '../../src/server/http.js';
+import { gzipSync } from 'node:zlib';
+import { createHttpApp, listen, metricsHandler, type Listening } from '../../src/server/http.js';
+import type { ScrapeBody, ScrapeResponse } from '../../src/store/scrape-response.js';
 import { defaultLimits, maxConnectionsFor, openFilesSoftLimit } from '../../src/server/limits.js';
 import { buildProtection } from '../../src/server/protection.js';
 import { createLogger } from '../../src/logger.js';
@@ -22,14 +24,20 @@ async function heldServer(maxRequests: number) {
   const refused: RefusalReason[] = [];
   const waiting: Array<() => void> = [];
   const protection = buildProtection({ limits: defaultLimits(maxRequests), refused: (r) => refused.push(r), logger, telemetryPath: '/metrics' });
+  const plain = Buffer.from('up 1\n');
+  const zipped = gzipSync(plain);
+  const bodyOf = (b: Buffer): ScrapeBody => ({ parts: [b], length: b.length, whole: () => b });
+  const response: ScrapeResponse = { plain: bodyOf(plain), gzip: () => Promise.resolve(bodyOf(zipped)) };
+  const metrics = () => new Promise<ScrapeResponse>((resolve) => waiting.push(() => resolve(response)));
   const app = createHttpApp({
-    metricsText: () => new Promise<string>((resolve) => waiting.push(() => resolve('up 1\n'))),
+    metrics,
     readiness: () => ({ ready: true, pending: [] }),
     landing: () => ({ version: 'test', ready: true, now: 0, stacks: [] }),
     logger,
     protection,
   });
-  server = await listen(app, '127.0.0.1', 0, protection);
+  // As app.ts does: the cap applies to the /metrics fast path ahead of express.
+  server = await listen(app, '127.0.0.1', 0, { protection, metrics: { path: '/metrics', handler: metricsHandler(metrics), logger } });
   const url = server.url;
   return {
     url,

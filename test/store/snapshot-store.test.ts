@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Registry } from 'prom-client';
 import { SnapshotStore, type EndpointSettings } from '../../src/store/snapshot-store.js';
+import { SLICE } from '../../src/store/lines.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import type { DataEndpoint } from '../../src/api/endpoints.js';
 import type { Sample } from '../../src/metrics/sample.js';
@@ -204,5 +205,70 @@ describe('rendering off the scrape path', () => {
     expect(render).toHaveBeenCalledTimes(1);
     store.text(1000);
     expect(render).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('large updates in slices, swapped whole', () => {
+  const many = (n: number, value: number) => Array.from({ length: n }, (_, i) => connector(`c${String((i * 7919) % n).padStart(6, '0')}`, value));
+
+  it('a large poll is prepared over several turns of the event loop and swapped in whole', async () => {
+    const { store } = setup(100_000);
+    store.succeed('s1', 'connector', many(10, 1), 1000);
+    store.succeed('s1', 'connector', many(SLICE * 5, 2), 1060);
+    // Still the old set: the new one is being prepared.
+    expect(store.snapshot('s1', 'connector')?.samples).toHaveLength(10);
+    const seenDuringPrepare: number[] = [];
+    const watch = async () => {
+      for (let i = 0; i < 3; i++) {
+        seenDuringPrepare.push(store.snapshot('s1', 'connector')?.samples.length ?? -1);
+        await new Promise((r) => setImmediate(r));
+      }
+    };
+    await Promise.all([watch(), store.settled()]);
+    // Other work ran while the update was prepared, and saw the old set or the new one, never a mix.
+    expect(seenDuringPrepare.length).toBe(3);
+    for (const n of seenDuringPrepare) expect([10, SLICE * 5]).toContain(n);
+    // The update yields after every slice (at least five here), so two turns later it is not done yet.
+    expect(seenDuringPrepare.slice(0, 2)).toEqual([10, 10]);
+    expect(store.snapshot('s1', 'connector')).toMatchObject({ up: 1, lastSuccess: 1060 });
+    expect(lines(store.text(1060), 'cmdb_connector_input_records')).toHaveLength(SLICE * 5);
+  });
+
+  it('updates apply in the order they arrived: a failure after a large success leaves it down with the new set', async () => {
+    const { store } = setup(100_000);
+    store.succeed('s1', 'connector', many(SLICE * 3, 2), 1000);
+    store.fail('s1', 'connector');
+    expect(store.snapshot('s1', 'connector')?.up).toBeUndefined();
+    await store.settled();
+    expect(store.snapshot('s1', 'connector')).toMatchObject({ up: 0, lastSuccess: 1000 });
+    expect(store.snapshot('s1', 'connector')?.samples).toHaveLength(SLICE * 3);
+  });
+
+  it('text() applies pending updates at once, so a synchronous reader never sees the old set', () => {
+    const { store } = setup(100_000);
+    store.succeed('s1', 'connector', many(SLICE * 3, 5), 1000);
+    expect(lines(store.text(1000), 'cmdb_connector_input_records')).toHaveLength(SLICE * 3);
+  });
+
+  it('sorts a family larger than a slice exactly as a single sort would', () => {
+    const { store } = setup(100_000);
+    store.succeed('s1', 'connector', many(SLICE * 4 + 17, 1), 1000);
+    const got = lines(store.text(1000), 'cmdb_connector_input_records');
+    expect(got).toHaveLength(SLICE * 4 + 17);
+    expect(got).toEqual([...got].sort());
+  });
+
+  it('keeps the data bytes (and so their gzip) across status-only changes and polls that bring the same series', () => {
+    const { store } = setup(100_000);
+    store.succeed('s1', 'connector', many(50, 1), 1000);
+    const data = () => store.segments(1000).filter((s) => s.kind === 'data').map((s) => s.bytes);
+    const status = () => store.segments(1000).find((s) => s.kind === 'status')?.bytes;
+    const [d0, s0] = [data(), status()];
+    store.confirm('s1', 'connector', 1030);
+    store.succeed('s1', 'connector', many(50, 1), 1060);
+    expect(data().every((b, i) => b === d0[i])).toBe(true);
+    expect(status()).not.toBe(s0);
+    store.succeed('s1', 'connector', many(50, 2), 1090);
+    expect(data().some((b, i) => b !== d0[i])).toBe(true);
   });
 });

@@ -1,0 +1,108 @@
+/**
+ * /metrics against the physical limit: the exporter and a bare node:http server (bench/bare-server.ts)
+ * serving the very bytes the exporter served, plain and pre-gzipped, under the same closed-loop load
+ * of keep-alive connections, alternately, in rounds. CPU per request and RSS are read from /proc by
+ * this process, so they include socket writes and zlib's threads and cost the measured process nothing.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { startChild } from './children.js';
+import { cpuMs, residentBytes, sampleRss } from './proc.js';
+import type { CompareCell, CompareFigures, CompareSettings, Encoding } from './results.js';
+import { scrapeLoad } from './scrape-load.js';
+
+interface Target {
+  readonly name: 'exporter' | 'bare';
+  readonly url: string;
+  readonly pid: number;
+}
+
+async function saved(url: string, gzip: boolean): Promise<Buffer> {
+  const res = await request(`${url}/metrics`, { headers: gzip ? { 'accept-encoding': 'gzip' } : {} });
+  if (res.statusCode !== 200) throw new Error(`GET /metrics: ${res.statusCode}`);
+  return Buffer.from(await res.body.arrayBuffer());
+}
+
+async function cell(target: Target, encoding: Encoding, round: number, settings: CompareSettings): Promise<CompareCell> {
+  const rss = sampleRss(target.pid);
+  const cpu0 = await cpuMs(target.pid);
+  const load = await scrapeLoad({ url: target.url, clients: settings.clients, gzip: encoding === 'gzip', maxRequests: settings.maxRequests, maxMs: settings.seconds * 1000 });
+  const cpu = (await cpuMs(target.pid)) - cpu0;
+  return {
+    target: target.name,
+    encoding,
+    round,
+    requests: load.requests,
+    errors: load.errors,
+    seconds: load.seconds,
+    perSecond: load.perSecond,
+    latency: load.latency,
+    responseBytes: load.responseBytes,
+    cpuMsPerRequest: load.requests > 0 ? cpu / load.requests : Number.NaN,
+    maxRssBytes: await rss.stop(),
+  };
+}
+
+/** Largest VmRSS over `ms` with nothing asked of the process. */
+async function idleRss(pid: number, ms: number): Promise<number> {
+  const sampler = sampleRss(pid);
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  return sampler.stop();
+}
+
+export async function compareWithBare(
+  exporter: { url: string; pid: number },
+  settings: CompareSettings,
+  progress: (message: string) => void,
+): Promise<CompareFigures> {
+  const dir = mkdtempSync(join(tmpdir(), 'cmdb-bench-'));
+  const plain = await saved(exporter.url, false);
+  const zipped = await saved(exporter.url, true);
+  writeFileSync(join(dir, 'metrics.txt'), plain);
+  writeFileSync(join(dir, 'metrics.txt.gz'), zipped);
+  const bare = await startChild('bare-server.ts', [join(dir, 'metrics.txt'), join(dir, 'metrics.txt.gz')]);
+  try {
+    const ready = bare.ready as { url: string; pid: number };
+    const targets: Target[] = [
+      { name: 'exporter', url: exporter.url, pid: exporter.pid },
+      { name: 'bare', url: ready.url, pid: ready.pid },
+    ];
+    const idle = await idleRss(exporter.pid, 2000);
+    const cells: CompareCell[] = [];
+    for (const encoding of ['identity', 'gzip'] as const) {
+      for (let round = 1; round <= settings.rounds; round++) {
+        // Alternate who goes first, so that a drift of the machine's load favours neither.
+        const order = round % 2 === 1 ? targets : [...targets].reverse();
+        for (const target of order) {
+          progress(`compare: ${encoding}, round ${round}, ${target.name}`);
+          cells.push(await cell(target, encoding, round, settings));
+        }
+      }
+    }
+    const peak = await residentBytes(exporter.pid);
+    return { plainBytes: plain.length, gzipBytes: zipped.length, idleRssBytes: idle, peakRssBytes: peak?.hwm ?? Number.NaN, cells };
+  } finally {
+    await bare.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Requests a second over every round of one target and encoding (all its requests / all its time). */
+export function throughput(f: CompareFigures, target: 'exporter' | 'bare', encoding: Encoding): number {
+  const cells = f.cells.filter((c) => c.target === target && c.encoding === encoding);
+  const requests = cells.reduce((n, c) => n + c.requests, 0);
+  const seconds = cells.reduce((n, c) => n + c.seconds, 0);
+  return seconds > 0 ? requests / seconds : Number.NaN;
+}
+
+export function ratio(f: CompareFigures, encoding: Encoding): number {
+  return throughput(f, 'exporter', encoding) / throughput(f, 'bare', encoding);
+}
+
+/** Largest VmRSS of the exporter while the clients scraped it, over its idle VmRSS. */
+export function rssGrowth(f: CompareFigures): number {
+  const loaded = Math.max(...f.cells.filter((c) => c.target === 'exporter').map((c) => c.maxRssBytes));
+  return loaded / f.idleRssBytes;
+}
