@@ -22,7 +22,8 @@ Serves a simulated CMDB API (all endpoints of the spec) with seeded, realistic d
                             data size knobs
   --fault SPEC              inject a fault from the start (repeatable), SPEC = endpoint:key=value,...
                             keys: status, latency (ms), times, retry-after (s), body, redirect (URL),
-                            path (one spelling only), malformed, wrong-shape, reset
+                            path (one spelling only), content-type, drip (ms per byte),
+                            oversize (bytes), malformed, wrong-shape, reset, chunked
                             e.g. --fault license:status=503,times=3  --fault '*:latency=200'
   -h, --help                show this help`;
 
@@ -50,6 +51,10 @@ const FAULT_KEYS: Record<string, (rule: Record<string, unknown>, value: string |
   malformed: (r, v) => (r.malformedJson = v === undefined || v === 'true'),
   'wrong-shape': (r, v) => (r.wrongShape = v === undefined || v === 'true'),
   reset: (r, v) => (r.reset = v === undefined || v === 'true'),
+  'content-type': (r, v) => (r.contentType = v),
+  drip: (r, v) => (r.dripMs = Number(v)),
+  oversize: (r, v) => (r.oversizeBytes = Number(v)),
+  chunked: (r, v) => (r.chunked = v === undefined || v === 'true'),
 };
 
 /** `license:status=503,times=3` → a validated fault rule. */
