@@ -24,6 +24,8 @@ import { captureLogger } from '../helpers/log.js';
 import { hostileBody } from './bodies.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
+/** PROPERTY_SEED replays a failure that vitest printed (`with seed=…`). */
+const SEED = process.env.PROPERTY_SEED === undefined ? {} : { seed: Number(process.env.PROPERTY_SEED) };
 const NOW_MS = Date.parse('2025-03-10T12:34:56.000Z');
 /** Outcomes a hostile 200 body may have: read fine, or refused as invalid. Anything else is a defect. */
 const CLEAN = new Set(['success', 'invalid_body']);
@@ -97,7 +99,7 @@ async function pollWith(endpoint: DataEndpoint, body: string): Promise<{ outcome
 
 describe('hostile bodies through decoding, collectors, store and render', () => {
   for (const endpoint of DATA_ENDPOINTS) {
-    test.prop([fc.constant(endpoint).chain((e) => hostileBody(valid.get(e) ?? 'null'))], { numRuns: RUNS, endOnFailure: true })(
+    test.prop([fc.constant(endpoint).chain((e) => hostileBody(valid.get(e) ?? 'null'))], { numRuns: RUNS, endOnFailure: true, ...SEED })(
       `${endpoint}: only success or invalid_body, and the exposition parses`,
       async (body) => {
         const { outcomes, text } = await pollWith(endpoint, body);
