@@ -58,6 +58,11 @@ export interface SimulatorOptions {
   faults?: FaultRule[];
   /** Serve HTTPS with this PEM certificate and key (to test the client's TLS options). */
   tls?: { cert: string; key: string };
+  /**
+   * Soak churn (churn.ts): every `everyMs`, `entities` connectors and Actions (default 2) are replaced
+   * by new ones, and (`statusTexts`, default true) a connector and an Action get a status never seen.
+   */
+  churn?: { everyMs: number; entities?: number; statusTexts?: boolean };
 }
 
 /** Endpoint a fault applies to: one of the exporter's endpoint names, or '*' for all. */

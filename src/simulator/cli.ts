@@ -20,6 +20,10 @@ Serves a simulated CMDB API (all endpoints of the spec) with seeded, realistic d
   --jobs-per-action N --ingestion-runs N --tasks-per-run N --tracked-assets N
   --tracked-users N --changes-per-record N
                             data size knobs
+  --churn-ms N              soak churn every N ms: connectors and Actions replaced by new ones,
+                            status texts never seen before (default: no churn)
+  --churn-entities N        connectors and Actions replaced per churn step (default 2)
+  --no-churn-status         churn entities only, not status texts
   --fault SPEC              inject a fault from the start (repeatable), SPEC = endpoint:key=value,...
                             keys: status, latency (ms), times, retry-after (s), body, redirect (URL),
                             path (one spelling only), content-type, drip (ms per byte),
@@ -93,7 +97,7 @@ function integer(flag: string, text: string | undefined, issues: ConfigIssue[]):
   return Number(text);
 }
 
-const STRING_FLAGS = ['port', 'host', 'seed', 'client-id', 'secret', 'page-size', 'now', ...Object.keys(SIZE_FLAGS)];
+const STRING_FLAGS = ['port', 'host', 'seed', 'client-id', 'secret', 'page-size', 'now', 'churn-ms', 'churn-entities', ...Object.keys(SIZE_FLAGS)];
 
 type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -107,6 +111,7 @@ function readFlags(argv: readonly string[]): FlagValues {
         ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
         'no-live': { type: 'boolean' },
         'ignore-sort': { type: 'boolean' },
+        'no-churn-status': { type: 'boolean' },
         fault: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
@@ -172,6 +177,12 @@ export function parseCli(argv: readonly string[]): CliOptions | 'help' {
   if (text('secret') !== undefined) options.secret = text('secret');
   const now = clockFlag(text('now'), live, issues);
   if (now) options.now = now;
+  const churnMs = integer('churn-ms', text('churn-ms'), issues);
+  const churnEntities = integer('churn-entities', text('churn-entities'), issues);
+  if (churnMs !== undefined && churnMs < 1) issues.push({ path: '--churn-ms', message: 'must be at least 1' });
+  else if (churnMs !== undefined) {
+    options.churn = { everyMs: churnMs, ...(churnEntities === undefined ? {} : { entities: churnEntities }), statusTexts: v['no-churn-status'] !== true };
+  }
   if (issues.length > 0) throw new ConfigError(issues);
   return options;
 }

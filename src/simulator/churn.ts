@@ -1,0 +1,49 @@
+/**
+ * Churn for soak tests: on every step, entities come and go (connectors and Actions replaced by new
+ * ones with new names) and status texts change (a connector's newest run and an Action's newest job
+ * get a status never seen before). Steady state: the number of entities stays the same, so an
+ * exporter's series should stay flat whatever the names and texts.
+ */
+import type { ScenarioControls } from './api.js';
+
+export interface ChurnOptions {
+  /** Milliseconds between steps (wall clock). */
+  everyMs: number;
+  /** Connectors and Actions replaced per step (default 2). */
+  entities?: number;
+  /** Give a connector and an Action a status text never seen before on each step (default true). */
+  statusTexts?: boolean;
+}
+
+export interface ChurnTarget {
+  scenario: ScenarioControls;
+  /** A connector and an Action that always exist, whose status texts change. */
+  connector?: string;
+  actionId?: string;
+}
+
+/** One step of churn, number `n` (0, 1, 2, …): replaces step n-1's entities with step n's. */
+export function churnStep(target: ChurnTarget, n: number, opts: Omit<ChurnOptions, 'everyMs'> = {}): void {
+  const { scenario } = target;
+  const entities = opts.entities ?? 2;
+  for (let k = 0; k < entities; k++) {
+    if (n > 0) {
+      scenario.removeConnector(`churn_connector_${n - 1}_${k}`);
+      scenario.removeAction(`churn-${n - 1}-${k}`);
+    }
+    scenario.addConnector(`churn_connector_${n}_${k}`, 'Success');
+    scenario.addAction(`churn-${n}-${k}`, `Churn Action ${n}.${k}`);
+  }
+  if (opts.statusTexts ?? true) {
+    if (target.connector !== undefined) scenario.runConnector(target.connector, `Error (attempt ${n})`);
+    if (target.actionId !== undefined) scenario.runActionJob(target.actionId, `FAILED_STEP_${n}`);
+  }
+}
+
+/** Runs churn steps on an unref'd timer; returns the function that stops it. */
+export function startChurn(target: ChurnTarget, opts: ChurnOptions): () => void {
+  let n = 0;
+  churnStep(target, n++, opts);
+  const timer = setInterval(() => churnStep(target, n++, opts), opts.everyMs).unref();
+  return () => clearInterval(timer);
+}
