@@ -1,7 +1,7 @@
 /**
  * Churn for soak tests: on every step, entities come and go (connectors and Actions replaced by new
- * ones with new names) and status texts change (a connector's newest run and an Action's newest job
- * get a status never seen before). Steady state: the number of entities stays the same, so an
+ * ones with new names) and status texts change (the newest run of some connectors and the newest job
+ * of some Actions get a status never seen before). Steady state: the number of entities stays the same, so an
  * exporter's series should stay flat whatever the names and texts.
  */
 import type { ScenarioControls } from './api.js';
@@ -11,15 +11,15 @@ export interface ChurnOptions {
   everyMs: number;
   /** Connectors and Actions replaced per step (default 2). */
   entities?: number;
-  /** Give a connector and an Action a status text never seen before on each step (default true). */
+  /** Give three connectors and three Actions a status text never seen before on each step (default true). */
   statusTexts?: boolean;
 }
 
 export interface ChurnTarget {
   scenario: ScenarioControls;
-  /** A connector and an Action that always exist, whose status texts change. */
-  connector?: string;
-  actionId?: string;
+  /** Connectors and Actions that always exist, whose status texts change. */
+  connectors?: readonly string[];
+  actionIds?: readonly string[];
 }
 
 /** One step of churn, number `n` (0, 1, 2, …): replaces step n-1's entities with step n's. */
@@ -35,8 +35,8 @@ export function churnStep(target: ChurnTarget, n: number, opts: Omit<ChurnOption
     scenario.addAction(`churn-${n}-${k}`, `Churn Action ${n}.${k}`);
   }
   if (opts.statusTexts ?? true) {
-    if (target.connector !== undefined) scenario.runConnector(target.connector, `Error (attempt ${n})`);
-    if (target.actionId !== undefined) scenario.runActionJob(target.actionId, `FAILED_STEP_${n}`);
+    for (const connector of target.connectors ?? []) scenario.runConnector(connector, `Error (attempt ${n})`);
+    for (const actionId of target.actionIds ?? []) scenario.runActionJob(actionId, `FAILED_STEP_${n}`);
   }
 }
 

@@ -43,9 +43,9 @@ function checkPageSize(size: number): number {
   return size;
 }
 
-/** Churn keeps the seeded entities and changes the status texts of the first connector and Action. */
+/** Churn keeps the seeded entities and changes the status texts of the first three connectors and Actions. */
 function churnTarget(core: Core): ChurnTarget {
-  return { scenario: core.scenario, connector: core.data.connectors.keys().next().value, actionId: core.data.actions.keys().next().value };
+  return { scenario: core.scenario, connectors: [...core.data.connectors.keys()].slice(0, 3), actionIds: [...core.data.actions.keys()].slice(0, 3) };
 }
 
 function buildCore(opts: SimulatorOptions): Core {

@@ -22,11 +22,11 @@ describe('soak churn', () => {
     expect(names).not.toContain('churn_connector_0_0');
   });
 
-  it('gives the target connector and Action a new status text each step', async () => {
+  it('gives the target connectors and Actions a new status text each step', async () => {
     const s = await sim();
     const connector = s.state().connectors[0]?.bridgeName as string;
     const actionId = s.state().actionIds[0] as string;
-    churnStep({ scenario: s.scenario, connector, actionId }, 7, { entities: 0 });
+    churnStep({ scenario: s.scenario, connectors: [connector], actionIds: [actionId] }, 7, { entities: 0 });
     const token = await fetchToken(s);
     expect((await get(s, `${PATHS.connector()[0] as string}?size=20000`, token)).text).toContain('"status":"Error (attempt 7)"');
     expect((await get(s, PATHS.action_jobs(actionId)[0] as string, token)).text).toContain('"action_status":"FAILED_STEP_7"');
