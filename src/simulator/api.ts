@@ -60,9 +60,10 @@ export interface SimulatorOptions {
   tls?: { cert: string; key: string };
   /**
    * Soak churn (churn.ts): every `everyMs`, `entities` connectors and Actions (default 2) are replaced
-   * by new ones, and (`statusTexts`, default true) a connector and an Action get a status never seen.
+   * by new ones, and (`statusTexts`, default true) `statusTargets` (default 3) connectors and Actions
+   * get a status never seen before.
    */
-  churn?: { everyMs: number; entities?: number; statusTexts?: boolean };
+  churn?: { everyMs: number; entities?: number; statusTexts?: boolean; statusTargets?: number };
 }
 
 /** Endpoint a fault applies to: one of the exporter's endpoint names, or '*' for all. */

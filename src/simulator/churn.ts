@@ -11,8 +11,10 @@ export interface ChurnOptions {
   everyMs: number;
   /** Connectors and Actions replaced per step (default 2). */
   entities?: number;
-  /** Give three connectors and three Actions a status text never seen before on each step (default true). */
+  /** Give some connectors and Actions a status text never seen before on each step (default true). */
   statusTexts?: boolean;
+  /** How many connectors and how many Actions get new status texts (default 3 each). */
+  statusTargets?: number;
 }
 
 export interface ChurnTarget {
@@ -35,8 +37,9 @@ export function churnStep(target: ChurnTarget, n: number, opts: Omit<ChurnOption
     scenario.addAction(`churn-${n}-${k}`, `Churn Action ${n}.${k}`);
   }
   if (opts.statusTexts ?? true) {
-    for (const connector of target.connectors ?? []) scenario.runConnector(connector, `Error (attempt ${n})`);
-    for (const actionId of target.actionIds ?? []) scenario.runActionJob(actionId, `FAILED_STEP_${n}`);
+    const count = opts.statusTargets ?? 3;
+    for (const connector of (target.connectors ?? []).slice(0, count)) scenario.runConnector(connector, `Error (attempt ${n})`);
+    for (const actionId of (target.actionIds ?? []).slice(0, count)) scenario.runActionJob(actionId, `FAILED_STEP_${n}`);
   }
 }
 

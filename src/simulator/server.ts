@@ -43,9 +43,9 @@ function checkPageSize(size: number): number {
   return size;
 }
 
-/** Churn keeps the seeded entities and changes the status texts of the first three connectors and Actions. */
+/** Churn keeps the seeded entities and changes the status texts of the first `statusTargets` of them. */
 function churnTarget(core: Core): ChurnTarget {
-  return { scenario: core.scenario, connectors: [...core.data.connectors.keys()].slice(0, 3), actionIds: [...core.data.actions.keys()].slice(0, 3) };
+  return { scenario: core.scenario, connectors: [...core.data.connectors.keys()], actionIds: [...core.data.actions.keys()] };
 }
 
 function buildCore(opts: SimulatorOptions): Core {
