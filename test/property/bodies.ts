@@ -115,6 +115,13 @@ function serialize(value: Json, raws: readonly string[]): string {
   return JSON.stringify(value).replace(/"\\u0000RAW(\d+)\\u0000"/g, (_, i: string) => raws[Number(i)] ?? 'null');
 }
 
+/** `valid` with `key` set to `value` wherever it occurs, or to the raw JSON text `raw` (deep nesting, 1e400). */
+export function withKey(valid: string, key: string, replacement: { value: unknown } | { raw: string }): string {
+  const raws: string[] = [];
+  const what: Replacement = 'raw' in replacement ? { kind: 'raw', text: replacement.raw } : { kind: 'value', value: replacement.value as Json };
+  return serialize(mutateKey(JSON.parse(valid) as Json, key, what, raws), raws);
+}
+
 /** A mutated copy of `valid` (its text), or an arbitrary body, or the valid body itself. */
 export function hostileBody(valid: string): fc.Arbitrary<string> {
   const parsed = JSON.parse(valid) as Json;
