@@ -15,6 +15,16 @@ import { formatPath, type IssueList } from './issues.js';
 import { defaultsSchema, parseSection, type Settings, stackSchema, type StackInput, topSchema } from './schema.js';
 import type { StackSource } from './stack.js';
 
+/** Whether an alias makes the tree contain itself (`a: &a [*a]`): no setting can mean that, and walking it never ends. */
+function refersToItself(node: unknown, open = new Set<object>()): boolean {
+  if (node === null || typeof node !== 'object') return false;
+  if (open.has(node)) return true;
+  open.add(node);
+  const found = Object.values(node).some((v) => refersToItself(v, open));
+  open.delete(node);
+  return found;
+}
+
 /**
  * Read and parse the YAML file, then expand `${VAR}` in its string values. Problems are reported
  * against the file name; returns undefined when the file cannot be used at all.
@@ -46,6 +56,10 @@ export function readConfigFile(file: string, env: Env, issues: IssueList): Recor
     return undefined;
   }
   if (tree === null || tree === undefined) return {};
+  if (refersToItself(tree)) {
+    issues.add(file, 'invalid YAML: an alias refers to a node that contains it (a cycle, e.g. `a: &a [*a]`)');
+    return undefined;
+  }
   if (typeof tree !== 'object' || Array.isArray(tree)) {
     issues.add(file, `must hold a mapping of settings (key: value) at the top level, got ${kindOf(tree)}`);
     return undefined;

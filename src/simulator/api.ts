@@ -58,6 +58,12 @@ export interface SimulatorOptions {
   faults?: FaultRule[];
   /** Serve HTTPS with this PEM certificate and key (to test the client's TLS options). */
   tls?: { cert: string; key: string };
+  /**
+   * Soak churn (churn.ts): every `everyMs`, `entities` connectors and Actions (default 2) are replaced
+   * by new ones, and (`statusTexts`, default true) `statusTargets` (default 3) connectors and Actions
+   * get a status never seen before.
+   */
+  churn?: { everyMs: number; entities?: number; statusTexts?: boolean; statusTargets?: number };
 }
 
 /** Endpoint a fault applies to: one of the exporter's endpoint names, or '*' for all. */
@@ -80,6 +86,14 @@ export interface FaultRule {
   reset?: boolean;
   /** Answer 3xx with this Location (to test redirect handling). */
   redirectTo?: string;
+  /** Content-Type of the answer (default application/json), e.g. `text/html` for a proxy's error page. */
+  contentType?: string;
+  /** Answer 200 with the normal body, one byte every `dripMs` ms (headers at once): defeats idle timeouts. */
+  dripMs?: number;
+  /** Answer 200 with a JSON body of this many bytes (streamed in 64 KiB chunks). */
+  oversizeBytes?: number;
+  /** With oversizeBytes: send it chunked, without Content-Length (default: Content-Length set). */
+  chunked?: boolean;
   /** Apply to the next N matching requests only, then expire; unset = until cleared. */
   times?: number;
 }

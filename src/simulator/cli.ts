@@ -20,9 +20,14 @@ Serves a simulated CMDB API (all endpoints of the spec) with seeded, realistic d
   --jobs-per-action N --ingestion-runs N --tasks-per-run N --tracked-assets N
   --tracked-users N --changes-per-record N
                             data size knobs
+  --churn-ms N              soak churn every N ms: connectors and Actions replaced by new ones,
+                            status texts never seen before (default: no churn)
+  --churn-entities N        connectors and Actions replaced per churn step (default 2)
+  --no-churn-status         churn entities only, not status texts
   --fault SPEC              inject a fault from the start (repeatable), SPEC = endpoint:key=value,...
                             keys: status, latency (ms), times, retry-after (s), body, redirect (URL),
-                            path (one spelling only), malformed, wrong-shape, reset
+                            path (one spelling only), content-type, drip (ms per byte),
+                            oversize (bytes), malformed, wrong-shape, reset, chunked
                             e.g. --fault license:status=503,times=3  --fault '*:latency=200'
   -h, --help                show this help`;
 
@@ -50,6 +55,10 @@ const FAULT_KEYS: Record<string, (rule: Record<string, unknown>, value: string |
   malformed: (r, v) => (r.malformedJson = v === undefined || v === 'true'),
   'wrong-shape': (r, v) => (r.wrongShape = v === undefined || v === 'true'),
   reset: (r, v) => (r.reset = v === undefined || v === 'true'),
+  'content-type': (r, v) => (r.contentType = v),
+  drip: (r, v) => (r.dripMs = Number(v)),
+  oversize: (r, v) => (r.oversizeBytes = Number(v)),
+  chunked: (r, v) => (r.chunked = v === undefined || v === 'true'),
 };
 
 /** `license:status=503,times=3` → a validated fault rule. */
@@ -88,7 +97,7 @@ function integer(flag: string, text: string | undefined, issues: ConfigIssue[]):
   return Number(text);
 }
 
-const STRING_FLAGS = ['port', 'host', 'seed', 'client-id', 'secret', 'page-size', 'now', ...Object.keys(SIZE_FLAGS)];
+const STRING_FLAGS = ['port', 'host', 'seed', 'client-id', 'secret', 'page-size', 'now', 'churn-ms', 'churn-entities', ...Object.keys(SIZE_FLAGS)];
 
 type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -102,6 +111,7 @@ function readFlags(argv: readonly string[]): FlagValues {
         ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
         'no-live': { type: 'boolean' },
         'ignore-sort': { type: 'boolean' },
+        'no-churn-status': { type: 'boolean' },
         fault: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
       },
@@ -167,6 +177,12 @@ export function parseCli(argv: readonly string[]): CliOptions | 'help' {
   if (text('secret') !== undefined) options.secret = text('secret');
   const now = clockFlag(text('now'), live, issues);
   if (now) options.now = now;
+  const churnMs = integer('churn-ms', text('churn-ms'), issues);
+  const churnEntities = integer('churn-entities', text('churn-entities'), issues);
+  if (churnMs !== undefined && churnMs < 1) issues.push({ path: '--churn-ms', message: 'must be at least 1' });
+  else if (churnMs !== undefined) {
+    options.churn = { everyMs: churnMs, ...(churnEntities === undefined ? {} : { entities: churnEntities }), statusTexts: v['no-churn-status'] !== true };
+  }
   if (issues.length > 0) throw new ConfigError(issues);
   return options;
 }

@@ -26,13 +26,29 @@ export const FaultRuleSchema = z
     wrongShape: z.boolean().optional(),
     reset: z.boolean().optional(),
     redirectTo: z.string().min(1).optional(),
+    contentType: z.string().min(1).max(200).optional(),
+    dripMs: z.number().int().min(1).max(60_000).optional(),
+    oversizeBytes: z.number().int().min(1).max(4 * 1024 ** 3).optional(),
+    chunked: z.boolean().optional(),
     times: z.number().int().min(1).optional(),
   })
   .strict()
   .refine(
-    (r) => r.status !== undefined || r.latencyMs !== undefined || r.malformedJson || r.wrongShape || r.reset || r.redirectTo,
-    { message: 'a fault needs at least one of status, latencyMs, malformedJson, wrongShape, reset, redirectTo' },
+    (r) =>
+      r.status !== undefined ||
+      r.latencyMs !== undefined ||
+      r.malformedJson ||
+      r.wrongShape ||
+      r.reset ||
+      r.redirectTo ||
+      r.dripMs !== undefined ||
+      r.oversizeBytes !== undefined,
+    { message: 'a fault needs at least one of status, latencyMs, malformedJson, wrongShape, reset, redirectTo, dripMs, oversizeBytes' },
   )
+  .refine((r) => r.chunked === undefined || r.oversizeBytes !== undefined, {
+    message: 'chunked applies to oversizeBytes only',
+    path: ['chunked'],
+  })
   .refine((r) => r.redirectTo === undefined || r.status === undefined || (r.status >= 300 && r.status < 400), {
     message: 'with redirectTo, status must be a 3xx code',
     path: ['status'],
@@ -93,7 +109,19 @@ const WRONG_SHAPES: Record<EndpointName, unknown> = {
   user_change: { unexpected: true },
 };
 
-export type FaultEffect = { kind: 'reset' } | { kind: 'reply'; reply: Reply } | { kind: 'none' };
+export type FaultEffect =
+  | { kind: 'reset' }
+  | { kind: 'reply'; reply: Reply }
+  /** The body, one byte every `everyMs` ms. */
+  | { kind: 'drip'; reply: Reply; everyMs: number }
+  /** A 200 with a JSON body of `bytes` bytes, produced while it is sent. */
+  | { kind: 'oversize'; bytes: number; chunked: boolean }
+  | { kind: 'none' };
+
+function withContentType(rule: FaultRule, reply: Reply): Reply {
+  if (rule.contentType === undefined) return reply;
+  return { ...reply, headers: { ...reply.headers, 'Content-Type': rule.contentType } };
+}
 
 /**
  * What a rule does to a request, apart from its latency. `normal` is the body the endpoint would
@@ -101,6 +129,13 @@ export type FaultEffect = { kind: 'reset' } | { kind: 'reply'; reply: Reply } | 
  */
 export function faultEffect(rule: FaultRule, endpoint: EndpointName, normal: () => string): FaultEffect {
   if (rule.reset) return { kind: 'reset' };
+  const effect = replyEffect(rule, endpoint, normal);
+  return effect.kind === 'reply' || effect.kind === 'drip' ? { ...effect, reply: withContentType(rule, effect.reply) } : effect;
+}
+
+function replyEffect(rule: FaultRule, endpoint: EndpointName, normal: () => string): FaultEffect {
+  if (rule.oversizeBytes !== undefined) return { kind: 'oversize', bytes: rule.oversizeBytes, chunked: rule.chunked === true };
+  if (rule.dripMs !== undefined) return { kind: 'drip', reply: { status: 200, body: normal() }, everyMs: rule.dripMs };
   if (rule.redirectTo !== undefined) {
     const status = rule.status ?? 302;
     return { kind: 'reply', reply: { ...errorReply(status, 'Moved'), headers: { Location: rule.redirectTo } } };

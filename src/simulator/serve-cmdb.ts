@@ -11,6 +11,10 @@ import { faultEffect } from './faults.js';
 import { dataReply } from './handlers.js';
 import { errorReply, flatHeaders, json, readBody, send, type Reply } from './http-io.js';
 import type { Route } from './routes.js';
+import { sendDrip, sendOversize } from './streams.js';
+
+/** Answers written over time (faults.ts FaultEffect): a drip or an oversize body. */
+type Streamed = { kind: 'drip'; reply: Reply; everyMs: number } | { kind: 'oversize'; bytes: number; chunked: boolean };
 
 const TOKEN_BODY_LIMIT = 64 * 1024;
 const INVALID_TOKEN = { code: 401001, message: 'Invalid token' };
@@ -72,7 +76,7 @@ function rateLimited(core: Core): Reply | undefined {
 
 type Target = { route: Route; rawPath: string; rawQuery: string };
 
-async function answer(core: Core, req: IncomingMessage, { route, rawPath, rawQuery }: Target): Promise<Reply | 'reset'> {
+async function answer(core: Core, req: IncomingMessage, { route, rawPath, rawQuery }: Target): Promise<Reply | Streamed | 'reset'> {
   if (route.kind === 'bad_path') return errorReply(400, 'Malformed percent-encoding in path');
   const limited = rateLimited(core);
   if (limited) return limited;
@@ -86,6 +90,7 @@ async function answer(core: Core, req: IncomingMessage, { route, rawPath, rawQue
     const effect = faultEffect(rule, route.endpoint, () => normalBody(core, route.endpoint, query, route.arg));
     if (effect.kind === 'reset') return 'reset';
     if (effect.kind === 'reply') return effect.reply;
+    if (effect.kind === 'drip' || effect.kind === 'oversize') return effect;
   }
 
   if (route.endpoint === 'access_token') return tokenReply(core, req);
@@ -112,6 +117,12 @@ export async function serveCmdb(core: Core, req: IncomingMessage, res: ServerRes
   const reply = await answer(core, req, target);
   if (reply === 'reset') {
     req.socket.destroy();
+    return;
+  }
+  if ('kind' in reply) {
+    record.status = reply.kind === 'drip' ? reply.reply.status : 200;
+    record.bytes =
+      reply.kind === 'drip' ? await sendDrip(res, reply.reply, reply.everyMs, core.timers) : await sendOversize(res, reply.bytes, reply.chunked);
     return;
   }
   record.status = reply.status;

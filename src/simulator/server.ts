@@ -11,6 +11,7 @@ import type { FaultRule, RequestRecord, Simulator, SimulatorOptions } from './ap
 import { RateLimiter, TokenStore } from './access.js';
 import { serveAdmin } from './admin.js';
 import { stateSummary, type Core, type SimulatorState } from './core.js';
+import { startChurn, type ChurnTarget } from './churn.js';
 import { buildDataset, resolveSize, type Dataset } from './data/dataset.js';
 import { FaultBook, type SimulatorFaultRule } from './faults.js';
 import { errorReply, send } from './http-io.js';
@@ -40,6 +41,11 @@ function checkPageSize(size: number): number {
     throw new ConfigError([{ path: 'connectorPageSize', message: `must be an integer from 1 to ${MAX_PAGE_SIZE}` }]);
   }
   return size;
+}
+
+/** Churn keeps the seeded entities and changes the status texts of the first `statusTargets` of them. */
+function churnTarget(core: Core): ChurnTarget {
+  return { scenario: core.scenario, connectors: [...core.data.connectors.keys()], actionIds: [...core.data.actions.keys()] };
 }
 
 function buildCore(opts: SimulatorOptions): Core {
@@ -107,6 +113,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     : createHttpServer(handler(core));
   const port = await listen(server, host, opts.port ?? 0);
   const ticker = core.live ? setInterval(() => core.timeline.catchUp(), LIVE_TICK_MS).unref() : undefined;
+  const stopChurn = opts.churn ? startChurn(churnTarget(core), opts.churn) : undefined;
   const hostInUrl = host.includes(':') ? `[${host}]` : host;
 
   return {
@@ -131,6 +138,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     close: () =>
       new Promise<void>((resolve) => {
         if (ticker) clearInterval(ticker);
+        stopChurn?.();
         for (const timer of core.timers) clearTimeout(timer);
         core.timers.clear();
         server.close(() => resolve());

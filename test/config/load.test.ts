@@ -234,6 +234,13 @@ describe('YAML merge keys', () => {
     );
     expect(config.stacks[1]).toMatchObject({ name: 'b', baseUrl: 'https://a.example.com', timezone: 'Asia/Tokyo', maxSeries: 500 });
   });
+
+  // Found by the config property test (test/property/config.test.ts): a RangeError before.
+  it.each(['a: &a [*a]\n', 'stacks: &s\n  - { name: a, more: *s }\n'])('refuses an alias that contains itself: %j', (yaml) => {
+    expect(issuesOf(() => loadYaml(scratch, yaml))).toEqual([
+      { path: expect.stringContaining('exporter.yaml'), message: expect.stringContaining('an alias refers to a node that contains it') },
+    ]);
+  });
 });
 
 describe('configWarnings', () => {

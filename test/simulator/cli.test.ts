@@ -57,6 +57,9 @@ describe('parseCli', () => {
     ['license:status=429,retry-after=30', { endpoint: 'license', status: 429, retryAfterSeconds: 30 }],
     ['license:redirect=http://127.0.0.1:1/x', { endpoint: 'license', redirectTo: 'http://127.0.0.1:1/x' }],
     ['actions:path=/CMDB/v2/system/metrics/actions,status=404', { endpoint: 'actions', path: '/CMDB/v2/system/metrics/actions', status: 404 }],
+    ['license:status=502,content-type=text/html', { endpoint: 'license', status: 502, contentType: 'text/html' }],
+    ['license:drip=500', { endpoint: 'license', dripMs: 500 }],
+    ['connector:oversize=1048576,chunked', { endpoint: 'connector', oversizeBytes: 1048576, chunked: true }],
   ])('parses the fault spec %s', (spec, rule) => {
     expect(parseFaultSpec(spec)).toEqual(rule);
   });

@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DATA_ENDPOINTS, PATHS, TOKEN_PATH, type DataEndpoint } from '../../src/api/endpoints.js';
 import { TokenResponseSchema, validate } from '../../src/api/schemas.js';
 import { ConfigError } from '../../src/errors.js';
 import type { FaultRule } from '../../src/simulator/api.js';
+import { parseFaultRule } from '../../src/simulator/faults.js';
 import { SCHEMAS } from './schemas.js';
 import { fetchToken, get, post, sim, spellings } from './helpers.js';
 
@@ -183,5 +184,66 @@ describe('rule validation', () => {
     const s = await sim();
     expect(() => s.addFault(rule as FaultRule)).toThrow(ConfigError);
     expect(s.faults()).toEqual([]);
+  });
+});
+
+describe('streamed and typed fault answers', () => {
+  it('sends an HTML error page with the Content-Type given', async () => {
+    const s = await sim();
+    const token = await fetchToken(s);
+    s.addFault({ endpoint: 'license', status: 503, body: '<html><body>down</body></html>', contentType: 'text/html' });
+    const a = await get(s, LICENSE, token);
+    expect(a.status).toBe(503);
+    expect(a.headers.get('content-type')).toBe('text/html');
+    expect(a.text).toBe('<html><body>down</body></html>');
+  });
+
+  it('drips the normal body one byte per write, complete and with its Content-Length', async () => {
+    const s = await sim();
+    const token = await fetchToken(s);
+    const normal = await get(s, LICENSE, token);
+    s.addFault({ endpoint: 'license', dripMs: 1 });
+    const res = await fetch(`${s.url}${LICENSE}`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(normal.text)));
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    let reads = 0;
+    let text = '';
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      reads++;
+      text += Buffer.from(value).toString('latin1');
+    }
+    expect(Buffer.from(text, 'latin1').toString('utf8')).toBe(normal.text);
+    // Arrives in many pieces (one per byte written, give or take coalescing by the client).
+    expect(reads).toBeGreaterThan(10);
+    // The server ends the response on its next tick, after the client already has every byte.
+    await vi.waitFor(() => expect(s.requests().at(-1)).toMatchObject({ status: 200, bytes: Buffer.byteLength(normal.text) }));
+  });
+
+  it.each([false, true])('sends an oversize JSON body of exactly the size asked (chunked: %s)', async (chunked) => {
+    const s = await sim();
+    const token = await fetchToken(s);
+    const size = 300_000;
+    s.addFault({ endpoint: 'license', oversizeBytes: size, ...(chunked ? { chunked } : {}) });
+    const res = await fetch(`${s.url}${LICENSE}`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBe(chunked ? null : String(size));
+    const text = await res.text();
+    expect(text.length).toBe(size);
+    expect(JSON.parse(text)).toEqual({ padding: 'x'.repeat(size - 14) });
+    expect(s.requests().at(-1)).toMatchObject({ status: 200, bytes: size });
+  });
+
+  it('pads bodies below the JSON frame with spaces', async () => {
+    const s = await sim();
+    const token = await fetchToken(s);
+    s.addFault({ endpoint: 'license', oversizeBytes: 5 });
+    expect((await get(s, LICENSE, token)).text).toBe('     ');
+  });
+
+  it('rejects chunked without oversizeBytes', () => {
+    expect(() => parseFaultRule({ endpoint: 'license', status: 500, chunked: true })).toThrow(ConfigError);
   });
 });

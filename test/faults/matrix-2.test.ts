@@ -1,0 +1,4 @@
+// Share 2 of 2 of the fault matrix (test/faults/matrix.ts); `npm run test:faults` runs both.
+import { defineMatrixShare } from './define.js';
+
+defineMatrixShare(1, 2);
