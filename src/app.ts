@@ -127,6 +127,9 @@ export async function start(opts: StartOptions): Promise<App> {
       logger.info({ ...summary, config: redactConfig(next) }, 'configuration reloaded');
       return { ok: true, message: `configuration reloaded: ${JSON.stringify(summary)}` };
     });
+    // The reload's own gauges (cmdb_config_last_reload_*) show on the next scrape, not up to 1 s later.
+    const changed = () => responses.selfMetricsChanged();
+    void reloading.then(changed, changed);
     return reloading;
   };
 

@@ -122,6 +122,14 @@ export class ScrapeResponses {
     return value;
   }
 
+  /**
+   * The exporter's own metrics changed in a way a scrape should see at once (a reload's outcome):
+   * the next scrape renders them again instead of serving them up to maxAgeMs old.
+   */
+  selfMetricsChanged(): void {
+    this.dynamic = null;
+  }
+
   private async dynamicParts(): Promise<Dynamic> {
     const segments = this.opts.store.segments(this.opts.now());
     const d = this.dynamic;

@@ -22,6 +22,7 @@ let server: Listening;
 let store: SnapshotStore;
 let clockMs = 0;
 let selfRenders = 0;
+let responses: ScrapeResponses;
 
 const connectors = (n: number, value: number): Sample[] =>
   Array.from({ length: n }, (_, i) => ({
@@ -39,7 +40,7 @@ beforeAll(async () => {
   store.addStack('s1', new Map<DataEndpoint, typeof SETTINGS>([['connector', SETTINGS], ['license', SETTINGS]]), 100_000);
   store.succeed('s1', 'connector', connectors(3000, 1), NOW);
   store.succeed('s1', 'license', [{ name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: NOW + 86_400 * 10 }], NOW);
-  const responses = new ScrapeResponses({
+  responses = new ScrapeResponses({
     store,
     selfMetrics: () => {
       selfRenders++;
@@ -170,6 +171,17 @@ describe('one response shared until a part changes', () => {
     expect(selfRenders).toBe(before);
     clockMs += 2;
     await get('gzip');
+    expect(selfRenders).toBe(before + 1);
+  });
+
+  it('a change of the self metrics a scrape must see at once (a reload) renders them on the next scrape', async () => {
+    clockMs += 10_000;
+    await get(undefined);
+    const before = selfRenders;
+    responses.selfMetricsChanged();
+    await get(undefined);
+    expect(selfRenders).toBe(before + 1);
+    await get(undefined);
     expect(selfRenders).toBe(before + 1);
   });
 
