@@ -43,6 +43,11 @@ export interface AttemptLimits {
    * the request that was answered with the redirect and charges the next one to the budget).
    */
   onRedirect?: (status: number, fromPath: string, toPath: string) => void | Promise<void>;
+  /**
+   * Called as each request of the chain leaves (the first and every hop). A hop whose deadline passed
+   * while it waited for the budget is never sent, so it is never announced (and never counted).
+   */
+  onSend?: () => void;
 }
 
 export interface Reply {
@@ -92,6 +97,8 @@ async function follow(req: AttemptRequest, limits: AttemptLimits, signal: AbortS
   let { origin, path, method, body } = req;
   const headers = { ...req.headers };
   for (let hops = 0; ; hops++) {
+    signal.throwIfAborted();
+    limits.onSend?.();
     const res = await limits.dispatcher.request({ origin, path, method, headers, body, signal });
     const location = res.headers.location;
     if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string') {

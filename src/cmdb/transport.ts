@@ -138,8 +138,9 @@ export class Transport {
     const waitMs = parseRetryAfter(reply.headers['retry-after'], this.clock.now());
     if (waitMs !== undefined) {
       // The whole stack holds back: the server would refuse its other requests too. Never for
-      // longer than MAX_PAUSE_MS: a Retry-After of years must not stop a stack for good.
-      this.limiter.pause(this.clock.now() + Math.min(waitMs, MAX_PAUSE_MS));
+      // longer than maxRetryAfterSeconds: a Retry-After of years must not stop a stack for good,
+      // and a bogus one on a single endpoint holds the others back for that long at most.
+      this.limiter.pause(this.clock.now() + Math.min(waitMs, maxRetryAfterSeconds * 1000));
       // Visible: a paused stack sends nothing, and its endpoints go down as their polls run out of time.
       this.ins.rateLimitPausedUntil.set({ stack: this.stack.name }, this.pausedUntil() ?? 0);
       if (waitMs > maxRetryAfterSeconds * 1000) {
@@ -172,14 +173,6 @@ export class Transport {
   ): Promise<Outcome<T>> {
     if (signal?.aborted) throw new CmdbAbortedError(request);
     const labels = { stack: this.stack.name, endpoint: ex.endpoint };
-    const pausedMs = this.limiter.pausedForMs();
-    if (pausedMs > this.stack.retries.maxRetryAfterSeconds * 1000) {
-      this.ins.requests.inc({ ...labels, outcome: 'rate_limited' });
-      throw new CmdbRateLimitedError(
-        request,
-        `not sent: the server asked this stack to wait another ${Math.ceil(pausedMs / 1000)}s (Retry-After above retries.maxRetryAfterSeconds)`,
-      );
-    }
     let release: () => void;
     const queued = performance.now();
     try {
@@ -190,6 +183,8 @@ export class Transport {
     const started = performance.now();
     let outcome: FailureOutcome | 'aborted' = 'network';
     let bytes: number | undefined;
+    // A request of the chain left and its answer is not counted yet (a redirect hop counts its own).
+    let unanswered = false;
     try {
       const reply = await attempt(
         { method: ex.method, ...target, headers: ex.headers, body: ex.body, request },
@@ -199,9 +194,13 @@ export class Transport {
           connectTimeoutSeconds: this.stack.connectTimeoutSeconds,
           ...capOf(bodyCap(ex.endpoint, this.stack.maxResponseBytes)),
           signal,
+          onSend: () => {
+            unanswered = true;
+          },
           onRedirect: async (status, from, to) => {
             // The answered hop was a request like any other: counted, and the next one is charged.
             this.ins.requests.inc({ ...labels, outcome: statusOutcome(status) });
+            unanswered = false;
             this.logger.debug({ endpoint: ex.endpoint, status, from, to }, 'followed redirect');
             try {
               await this.limiter.charge(signal);
@@ -227,7 +226,8 @@ export class Transport {
       if (outcome !== 'aborted') {
         const seconds = (performance.now() - started) / 1000;
         this.ins.requestDuration.observe(labels, seconds);
-        this.ins.requests.inc({ ...labels, outcome });
+        // Counted only when it left: a hop whose deadline passed while it waited for the budget did not.
+        if (unanswered) this.ins.requests.inc({ ...labels, outcome });
         // One line per request at debug: what was asked and what came back, never a header or a value.
         this.logger.debug(
           {
@@ -247,8 +247,6 @@ export class Transport {
   }
 }
 
-/** The longest a server's Retry-After may hold the whole stack back (then its requests are tried again). */
-export const MAX_PAUSE_MS = 15 * 60_000;
 
 const capOf = (cap: BodyCap) => ({ maxResponseBytes: cap.bytes, capName: cap.name });
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CmdbNetworkError, CmdbRedirectRefusedError } from '../../src/errors.js';
+import { CmdbNetworkError, CmdbRedirectRefusedError, CmdbTimeoutError } from '../../src/errors.js';
 import { makeClient, rejection } from './helpers/client.js';
 import { FakeClock } from './helpers/clock.js';
 import { sendJson, startLocal, type LocalServer } from './helpers/server.js';
@@ -89,6 +89,23 @@ describe('redirects', () => {
     expect(await metrics.outcomes('license')).toEqual({ '302': 5, redirect_refused: 1 });
     // Every request after the first waited its 10 s: the hops were charged like any request.
     expect(clock.now()).toBeGreaterThanOrEqual((sent - 1) * 10_000);
+  });
+
+  it('a hop whose deadline passes while it waits for the budget is neither sent nor counted', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', redirectTo: LICENSE });
+    // Every budget wait takes 1.2 s of real time: longer than the attempt's 1 s deadline.
+    class SlowClock extends FakeClock {
+      override async sleep(ms: number, signal?: AbortSignal): Promise<void> {
+        await new Promise((resolve) => setTimeout(resolve, 1200));
+        await super.sleep(ms, signal);
+      }
+    }
+    const { client, metrics } = makeClient(simStack(s, { rateLimitPerMinute: 6, timeoutSeconds: 1, retries: { max: 0 } }), { clock: new SlowClock(0) });
+    expect(await rejection(client.get('license'))).toBeInstanceOf(CmdbTimeoutError);
+    // The first GET left and was answered 302; the hop after it never left.
+    expect(requestsTo(s, 'license')).toHaveLength(1);
+    expect(await metrics.outcomes('license')).toEqual({ '302': 1 });
   });
 });
 
