@@ -2,8 +2,9 @@
  * Soak run (issue 11): the daemon (src/main.ts as a child process) polls a simulator on accelerated
  * 10 s intervals while the simulator churns — connectors and Actions replaced by new ones, status
  * texts never seen before — and /metrics is sampled for the series count and the resident memory.
- * A warm-up of two intervals comes first; the sampled window is then split in thirds and the first
- * third compared with the last: under any churn both should stay flat.
+ * A warm-up comes first, long enough for every state set to fill up to its bound (MAX_EXTRA_STATES
+ * new states per entity, one a poll, plus two intervals); the sampled window is then split in thirds
+ * and the first third compared with the last: under any churn both should stay flat.
  *
  *   npm run soak -- --minutes 10 [--churn-ms 5000] [--sample-ms 5000]
  *
@@ -16,6 +17,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
+import { MAX_EXTRA_STATES } from '../src/collectors/state-memory.js';
 import { startSimulator } from '../src/simulator/server.js';
 
 export interface SoakOptions {
@@ -51,7 +53,12 @@ export interface SoakResult {
 }
 
 const INTERVAL_SECONDS = 10;
-const WARM_UP_MS = 2 * INTERVAL_SECONDS * 1000;
+/**
+ * A status text that changes every poll adds one state a poll to its entity's state sets until the
+ * bound (MAX_EXTRA_STATES), then replaces the oldest: the series grow for that many polls, then stay
+ * flat. The warm-up covers the growth, so the sampled window shows whether they stay flat.
+ */
+export const WARM_UP_MS = (MAX_EXTRA_STATES + 2) * INTERVAL_SECONDS * 1000;
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** Last third over first third: series may not grow by more than this (a correct exporter holds them exactly). */
 export const SERIES_LIMIT = 1.05;

@@ -75,9 +75,11 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbStackPaused',
         'warning',
-        `${s('cmdb_rate_limit_paused_until_timestamp_seconds')} - time() > 0`,
-        `The CMDB has paused every request of the exporter for ${STACK}`,
-        `The CMDB answered 429 with a Retry-After: no request of ${STACK} leaves for another {{ $value | humanizeDuration }} (at most 15 minutes a pause), and its endpoints go down as their polls run out of time. A reload of the exporter ends the pause.`,
+        // One pause lasts retries.maxRetryAfterSeconds at most (120 s by default): a CMDB that keeps
+        // answering 429 pauses the stack again and again, so the alert looks at the share of time paused.
+        `avg_over_time((${s('cmdb_rate_limit_paused_until_timestamp_seconds')} > bool time())[10m:1m]) > 0.5`,
+        `The CMDB keeps pausing every request of the exporter for ${STACK}`,
+        `The CMDB answered 429 with a Retry-After again and again: every request of ${STACK} was held back {{ $value | humanizePercentage }} of the last 10 minutes (each pause lasts retries.maxRetryAfterSeconds at most), and its endpoints go down as their polls run out of time. A reload of the exporter ends a pause.`,
       ),
       alert(
         'CmdbSeriesDropped',

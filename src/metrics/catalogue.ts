@@ -132,7 +132,7 @@ export const CATALOGUE: readonly MetricFamily[] = [
   self('cmdb_rate_limit_requests_per_minute', 'gauge', ['stack'], 'Configured client-side request budget per minute (rateLimitPerMinute).', 'registry'),
   self('cmdb_action_jobs_backlog', 'gauge', ['stack'], 'Listed Actions whose jobs are due but not fetched yet: job fetches are paced at actionJobsPerMinute, and what does not fit in a poll waits for the next.', 'registry'),
   self('cmdb_rate_limit_wait_seconds_total', 'counter', ['stack'], 'Time requests spent waiting for the client-side rate budget or a server Retry-After.', 'registry'),
-  self('cmdb_rate_limit_paused_until_timestamp_seconds', 'gauge', ['stack'], 'When the pause a server Retry-After (HTTP 429) put on the whole stack ends, as unix time (at most 15 minutes ahead; a reload ends it); no request of the stack leaves before. 0 before any pause and after a reload.', 'registry'),
+  self('cmdb_rate_limit_paused_until_timestamp_seconds', 'gauge', ['stack'], 'When the pause a server Retry-After (HTTP 429) put on the whole stack ends, as unix time (at most retries.maxRetryAfterSeconds ahead; a reload ends it); no request of the stack leaves before. 0 before any pause and after a reload.', 'registry'),
   self('cmdb_series_dropped_total', 'counter', ['stack'], 'Series dropped because the stack exceeded its series cap (maxSeries).', 'registry'),
   self('cmdb_duplicate_series_total', 'counter', ['stack'], 'Series with a label set already present in the same snapshot; the first one was kept.', 'registry'),
   self('cmdb_endpoint_response_bytes_total', 'counter', ['stack', 'endpoint'], 'Bytes of CMDB response bodies read, per endpoint (what incremental connector polls save shows here).', 'registry'),
