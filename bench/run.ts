@@ -96,7 +96,7 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
     settings: {
       compare: {
         clients: Math.floor(positive('clients', values.clients, 10)),
-        seconds: positive('seconds', values.seconds, 8),
+        seconds: positive('seconds', values.seconds, 15),
         rounds: Math.floor(positive('rounds', values.rounds, 2)),
         maxRequests: Math.floor(positive('max-requests', values['max-requests'], 200_000)),
       },
