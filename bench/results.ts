@@ -90,16 +90,10 @@ export interface CompareSettings {
 }
 
 /** One closed-loop load cell against the exporter or the bare server. */
-export interface CompareCell {
+export interface CompareCell extends Omit<ScrapeCell, 'clients' | 'gzip'> {
   readonly target: 'exporter' | 'bare';
   readonly encoding: Encoding;
   readonly round: number;
-  readonly requests: number;
-  readonly errors: number;
-  readonly seconds: number;
-  readonly perSecond: number;
-  readonly latency: Distribution;
-  readonly responseBytes: number;
   /** Process CPU (user + system, all threads) per request, socket writes included. */
   readonly cpuMsPerRequest: number;
   /** Largest VmRSS sampled during the cell. */
