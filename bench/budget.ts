@@ -172,6 +172,12 @@ export function summarise(s: Summary): RequestBudgetFigures {
 
 const fixed = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 
+/** The columns of the measured request-budget tables (their ids in docs/performance.md's markers). */
+export const REQUEST_BUDGET_HEADS = {
+  'request-budget': ['endpoint', 'measured / h', 'naive / h', 'measured ÷ naive'],
+  'budget-goals': ['figure', 'measured', 'goal'],
+} as const satisfies Record<string, readonly string[]>;
+
 /** The cell as tables: requests per endpoint beside the naive schedule, then the goals. */
 export function requestBudgetTables(f: RequestBudgetFigures): Table[] {
   const order = ['access_token', ...Object.keys(f.perHour).filter((e) => e !== 'access_token').sort()];
@@ -186,13 +192,15 @@ export function requestBudgetTables(f: RequestBudgetFigures): Table[] {
   return [
     {
       title: `Requests per hour at ${count(f.actions)} Actions, measured from the simulator's request log over simulated hours ${WARMUP_HOURS}–${fixed(f.simulatedHours, 1)} (default settings: rateLimitPerMinute ${f.ratePerMinute}${pace}), beside the naive schedule of the same configuration`,
-      head: ['endpoint', 'measured / h', 'naive / h', 'measured ÷ naive'],
+      id: 'request-budget',
+      head: REQUEST_BUDGET_HEADS['request-budget'],
       numericFrom: 1,
       rows,
     },
     {
       title: 'Request budget goals (issue 12), same run',
-      head: ['figure', 'measured', 'goal'],
+      id: 'budget-goals',
+      head: REQUEST_BUDGET_HEADS['budget-goals'],
       numericFrom: 1,
       rows: [
         ['job fetches / h', count(f.jobFetchesPerHour), `≤ ${count(f.jobFetchesAllowed)} (1.1 × ${count(f.actionRunsPerHour)} runs + ${count(f.refreshPerHour)} refresh)`],

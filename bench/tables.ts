@@ -1,6 +1,6 @@
 /** The benchmark's figures as tables: the same ones go to the console and to docs/performance.md. */
 import { PROMETHEUS_REPLICAS, SCRAPE_INTERVAL_SECONDS, steadyState } from './analysis.js';
-import { budgetSeconds, DEFAULT_RATE, hourlyVolume } from './budget.js';
+import { budgetSeconds, DEFAULT_RATE, hourlyVolume, REQUEST_BUDGET_HEADS } from './budget.js';
 import { ratio, rssGrowth } from './compare-run.js';
 import { bytes, count, ms, percent, seconds, type Table } from './format.js';
 import type { BenchResult, CompareCell, Encoding, SizeResult } from './results.js';
@@ -25,7 +25,14 @@ export const TABLE_HEADS = {
   polling: ['size', 'seconds', 'polls', 'gzip scrapes', 'p50', 'p99', 'max', 'errors', 'peak RSS (VmHWM)'],
   'steady-state': ['size', 'polls', 'changes', 'scrapes', 'total', 'of one core'],
   budget: ['size', 'first-poll requests', 'first poll takes', 'docs/design.md inputs', 'requests/hour', 'of budget', 'hourly jobs refresh'],
+  ...REQUEST_BUDGET_HEADS,
 } as const satisfies Record<string, readonly string[]>;
+
+/**
+ * Tables that stand in for others: the modelled `budget` table is written only when the measured
+ * request-budget cell did not run (`--no-request-budget`).
+ */
+export const STANDS_IN_FOR: Readonly<Record<string, readonly string[]>> = { budget: ['request-budget', 'budget-goals'] };
 
 export function dataTable(r: BenchResult): Table {
   return {

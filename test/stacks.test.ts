@@ -184,7 +184,9 @@ describe('a stack paused by a server Retry-After (issue 11 #1)', () => {
     // Short intervals: requests queued for a slot when the 429 arrives wait out the pause until
     // their poll's interval ends (the poll bound), and pollOnce waits for every poll.
     const intervals = Object.fromEntries(Object.keys(BUILTIN_SETTINGS.intervals).map((k) => [k, 2])) as StackConfig['intervals'];
-    const config = configFor([stackFor(s as SimulatorServer, { intervals })]);
+    // A pause of up to 15 minutes (the default, retries.maxRetryAfterSeconds 120 s, would do as well).
+    const retries = { ...BUILTIN_SETTINGS.retries, maxRetryAfterSeconds: 900 };
+    const config = configFor([stackFor(s as SimulatorServer, { intervals, retries })]);
     const { app } = await startExporter(config, { loadConfig: () => config });
     apps.push(app);
     await app.pollOnce();

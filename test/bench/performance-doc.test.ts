@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { markdownTable } from '../../bench/format.js';
-import { TABLE_HEADS } from '../../bench/tables.js';
+import { STANDS_IN_FOR, TABLE_HEADS } from '../../bench/tables.js';
 
 const DOC = readFileSync(new URL('../../docs/performance.md', import.meta.url), 'utf8');
 
@@ -25,8 +25,13 @@ const headerRow = (head: readonly string[]) => markdownTable({ title: '', head, 
 describe('docs/performance.md', () => {
   it('has every table of the benchmark, with the benchmark\'s columns (run `npm run bench -- --write`)', () => {
     const tables = docTables();
+    // Either the measured tables or the one standing in for them (a run without that cell).
+    const absent = new Set<string>();
+    for (const [standIn, measured] of Object.entries(STANDS_IN_FOR)) {
+      for (const id of measured.some((m) => tables.has(m)) ? [standIn] : measured) absent.add(id);
+    }
     for (const [id, head] of Object.entries(TABLE_HEADS)) {
-      expect(tables.get(id), `table ${id}`).toBe(headerRow(head));
+      if (!absent.has(id)) expect(tables.get(id), `table ${id}`).toBe(headerRow(head));
     }
   });
 
