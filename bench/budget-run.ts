@@ -20,7 +20,7 @@ import { enabledEndpoints, StackPoller } from '../src/scheduler/stack-poller.js'
 import { SecretScrubber } from '../src/secrets.js';
 import { startSimulator } from '../src/simulator/server.js';
 import { SnapshotStore } from '../src/store/snapshot-store.js';
-import { budgetSeconds, DEFAULT_RATE, summarise, BUDGET_START_MS, requestBudgetTables, type RequestBudgetOptions } from './budget.js';
+import { budgetSeconds, DEFAULT_RATE, summarise, BUDGET_CONNECTOR_PERIOD_S, BUDGET_START_MS, requestBudgetTables, type RequestBudgetOptions } from './budget.js';
 import { textTable } from './format.js';
 import { startChild, type Child } from './children.js';
 import type { BudgetFigures, RequestBudgetFigures } from './results.js';
@@ -62,7 +62,15 @@ export async function measureBudget(size: BenchSize | undefined, progress: Progr
  */
 export async function measureRequestBudget(opts: RequestBudgetOptions, progress: Progress): Promise<RequestBudgetFigures> {
   const time = new VirtualTime(BUDGET_START_MS);
-  const sim = await startSimulator({ host: '127.0.0.1', port: 0, seed: 42, size: opts.knobs, live: false, now: () => BUDGET_START_MS });
+  const sim = await startSimulator({
+    host: '127.0.0.1',
+    port: 0,
+    seed: 42,
+    size: opts.knobs,
+    live: false,
+    now: () => BUDGET_START_MS,
+    connectorPeriodSeconds: BUDGET_CONNECTOR_PERIOD_S,
+  });
   const state = sim.state();
   const stack: StackConfig = {
     ...BUILTIN_SETTINGS,
@@ -160,8 +168,9 @@ function backlogOf(poller: StackPoller): number {
 
 const CELL_USAGE = `Usage: tsx bench/budget-run.ts [--hours N] [--max-wall-seconds N] [--json FILE] [--dump-log FILE]
 
-The request-budget cell alone: the medium size (200 Actions) polled with the default settings for
-N simulated hours (default 3; the first is start-up), figures from the simulator's request log.`;
+The request-budget cell alone: the medium size (200 Actions, connectors running once a day as on
+the real service) polled with the default settings for N simulated hours (default 3; the first is
+start-up), figures from the simulator's request log.`;
 
 async function cellMain(): Promise<void> {
   const { values } = parseArgs({

@@ -47,6 +47,12 @@ export interface SimulatorOptions {
    * and counts drift, on a demo-friendly cadence (minutes, not hours), so a dashboard looks alive.
    */
   live?: boolean; // default false for the programmatic API, true for the CLI
+  /**
+   * Seconds between two runs of every connector (default: a demo cadence of 3–10 minutes, so that
+   * the history moves while one watches). 86400 is the real service's usual once a day: then the
+   * history of `runsPerConnector` runs spans that many days, as on a real stack. 60 to 30 days.
+   */
+  connectorPeriodSeconds?: number;
   /** Page size of the connector history when the request has no `size` (default 20). */
   connectorPageSize?: number;
   /**

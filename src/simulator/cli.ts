@@ -15,6 +15,8 @@ Serves a simulated CMDB API (all endpoints of the spec) with seeded, realistic d
   --no-live                 freeze time (default: live, runs start and finish on a demo cadence)
   --now ISO                 start the clock at this time instead of now (with --no-live: a fixed clock)
   --page-size N             connector page size when a request has no size (default 20)
+  --connector-period S      every connector runs once per S seconds (default: every 3-10 minutes;
+                            86400 = once a day, as on the real service)
   --ignore-sort             serve the connector history unsorted whatever sort= asks (default: honour it)
   --connectors N --profiles-per-connector N --runs-per-connector N --actions N
   --jobs-per-action N --ingestion-runs N --tasks-per-run N --tracked-assets N
@@ -97,7 +99,7 @@ function integer(flag: string, text: string | undefined, issues: ConfigIssue[]):
   return Number(text);
 }
 
-const STRING_FLAGS = ['port', 'host', 'seed', 'client-id', 'secret', 'page-size', 'now', 'churn-ms', 'churn-entities', ...Object.keys(SIZE_FLAGS)];
+const STRING_FLAGS = ['port', 'host', 'seed', 'client-id', 'secret', 'page-size', 'connector-period', 'now', 'churn-ms', 'churn-entities', ...Object.keys(SIZE_FLAGS)];
 
 type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -173,6 +175,8 @@ export function parseCli(argv: readonly string[]): CliOptions | 'help' {
   if (v['ignore-sort'] === true) options.ignoreSort = true;
   const pageSize = integer('page-size', text('page-size'), issues);
   if (pageSize !== undefined) options.connectorPageSize = pageSize;
+  const period = integer('connector-period', text('connector-period'), issues);
+  if (period !== undefined) options.connectorPeriodSeconds = period;
   if (text('client-id') !== undefined) options.clientId = text('client-id');
   if (text('secret') !== undefined) options.secret = text('secret');
   const now = clockFlag(text('now'), live, issues);

@@ -111,7 +111,7 @@ export function createScenario(timeline: Timeline): ScenarioControls {
         reject('lastRunSecondsAgo', 'must be a number of seconds >= 0');
       }
       if (data.connectors.has(name)) reject('bridgeName', `a connector named ${JSON.stringify(name)} exists`);
-      const spec = addedConnectorSpec(data.seed, name, data.size.profilesPerConnector, timeline.now());
+      const spec = addedConnectorSpec(data.seed, name, data.size.profilesPerConnector, timeline.now(), data.connectorPeriodS);
       // A connector that last ran long ago has stopped: it is never due again.
       if (lastRunSecondsAgo > 0) spec.nextRunMs = Number.MAX_SAFE_INTEGER;
       data.connectors.set(name, spec);

@@ -43,6 +43,15 @@ function checkPageSize(size: number): number {
   return size;
 }
 
+const MAX_CONNECTOR_PERIOD_S = 30 * 86_400;
+
+function checkConnectorPeriod(seconds: number | undefined): number | undefined {
+  if (seconds !== undefined && (!Number.isInteger(seconds) || seconds < 60 || seconds > MAX_CONNECTOR_PERIOD_S)) {
+    throw new ConfigError([{ path: 'connectorPeriodSeconds', message: `must be an integer from 60 to ${MAX_CONNECTOR_PERIOD_S}` }]);
+  }
+  return seconds;
+}
+
 /** Churn keeps the seeded entities and changes the status texts of the first `statusTargets` of them. */
 function churnTarget(core: Core): ChurnTarget {
   return { scenario: core.scenario, connectors: [...core.data.connectors.keys()], actionIds: [...core.data.actions.keys()] };
@@ -52,7 +61,7 @@ function buildCore(opts: SimulatorOptions): Core {
   const seed = opts.seed ?? 42;
   if (!Number.isInteger(seed)) throw new ConfigError([{ path: 'seed', message: 'must be an integer' }]);
   const clock = opts.now ?? Date.now;
-  const data = buildDataset(seed, resolveSize(opts.size), clock());
+  const data = buildDataset(seed, resolveSize(opts.size), clock(), checkConnectorPeriod(opts.connectorPeriodSeconds));
   const timeline = new Timeline(data, clock);
   const faults = new FaultBook();
   for (const rule of opts.faults ?? []) faults.add(rule);

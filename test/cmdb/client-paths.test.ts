@@ -262,6 +262,20 @@ describe('connector history: full, then incremental scans (real-service notes §
     expect(await metrics.value('cmdb_endpoint_response_bytes_total', { stack: 'test', endpoint: 'connector' })).toBe(fullBytes + laterBytes);
   });
 
+  it('connectors that run once a day, as on the real service: a poll 5 minutes after the full scan is one 500-row page', async () => {
+    // The benchmark's medium size with the built-in page size: a full scan is 2 pages of 2,000.
+    const s = await sim({ size: { connectors: 530, profilesPerConnector: 2, runsPerConnector: 3 }, connectorPeriodSeconds: 86_400 });
+    const { client } = makeClient(simStack(s, { paging: { connectorPageSize: 2000 } }));
+    await client.get('connector');
+    expect(requestsTo(s, 'connector').map((r) => r.rawQuery)).toEqual(['page=0&size=2000', 'page=1&size=2000']);
+    for (let poll = 0; poll < 3; poll++) {
+      s.clearRequests();
+      s.scenario.advance(300);
+      await client.get('connector');
+      expect(requestsTo(s, 'connector').map((r) => r.rawQuery)).toEqual(['page=0&size=500&sort=_time%2Cdesc']);
+    }
+  });
+
   it('a service that ignores the sort: the poll falls back to a full scan, with a counter and a log line', async () => {
     const s = await sim({ size, ignoreSort: true });
     const { client, metrics, log } = makeClient(simStack(s, { paging: { connectorPageSize: 40 } }));

@@ -9,12 +9,13 @@ describe('parseCli', () => {
   it('maps every flag onto the simulator options', () => {
     const options = parseCli([
       '--port', '9000', '--host', '::1', '--seed', '7', '--client-id', 'c', '--secret', 's', '--no-live', '--page-size', '50',
+      '--connector-period', '86400',
       '--connectors', '3', '--profiles-per-connector', '4', '--runs-per-connector', '5', '--actions', '6', '--jobs-per-action', '7',
       '--ingestion-runs', '8', '--tasks-per-run', '9', '--tracked-assets', '10', '--tracked-users', '11', '--changes-per-record', '12',
       '--fault', 'license:status=503,times=2', '--fault', '*:latency=200',
     ]);
     expect(options).toMatchObject({
-      port: 9000, host: '::1', seed: 7, clientId: 'c', secret: 's', live: false, connectorPageSize: 50,
+      port: 9000, host: '::1', seed: 7, clientId: 'c', secret: 's', live: false, connectorPageSize: 50, connectorPeriodSeconds: 86400,
       size: {
         connectors: 3, profilesPerConnector: 4, runsPerConnector: 5, actions: 6, jobsPerAction: 7,
         ingestionRuns: 8, tasksPerRun: 9, trackedAssets: 10, trackedUsers: 11, changesPerRecord: 12,

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PATHS } from '../../src/api/endpoints.js';
 import { ConfigError } from '../../src/errors.js';
 import type { SimulatorServer } from '../../src/simulator/server.js';
+import { slotOf } from '../../src/simulator/data/connector-row.js';
 import type { ActionRow, ConnectorRow, IngestionRunRow, IngestionTaskRow } from '../../src/simulator/data/types.js';
 import { FIXED_NOW, fetchToken, get, sim } from './helpers.js';
 
@@ -252,5 +253,49 @@ describe('live mode', () => {
     clock += 15 * 60_000;
     await new Promise((r) => setTimeout(r, 1300));
     expect(s.state().ingestionRunIds).toEqual(before);
+  });
+});
+
+describe('connectorPeriodSeconds', () => {
+  // A profile's runs, as the history keeps them (a run may be filed under another profile name).
+  const keyOf = (r: ConnectorRow) => slotOf(r) ?? r.bridge_name;
+  const timesByKey = (rows: readonly ConnectorRow[]) => {
+    const byKey = new Map<string, number[]>();
+    for (const r of rows) byKey.set(keyOf(r), [...(byKey.get(keyOf(r)) ?? []), r._time].sort((a, b) => a - b));
+    return byKey;
+  };
+  const span = (rows: ConnectorRow[]) => Math.max(...rows.map((r) => r._time)) - Math.min(...rows.map((r) => r._time));
+
+  it('runs every connector once per period, so the history spans days as on the real service, and a day adds one run per key', async () => {
+    const size = { connectors: 20, runsPerConnector: 3 };
+    const demo = await allRuns(await sim({ size }));
+    expect(span(demo)).toBeLessThan(3600);
+    const s = await sim({ size, connectorPeriodSeconds: 86_400 });
+    const rows = await allRuns(s);
+    expect(rows).toHaveLength(demo.length);
+    expect(span(rows)).toBeGreaterThan(2 * 86_400);
+    expect(Math.max(...rows.map((r) => r._time))).toBeLessThanOrEqual(FIXED_NOW / 1000);
+    const before = timesByKey(s.dataset.history.all());
+    expect(before.size).toBe(rows.length / 3);
+    for (const times of before.values()) {
+      expect(times).toHaveLength(3);
+      // A run lands up to 5 s before its slot.
+      for (let i = 1; i < times.length; i++) expect(Math.abs((times[i] as number) - (times[i - 1] as number) - 86_400)).toBeLessThanOrEqual(5);
+    }
+    s.scenario.advance(86_400);
+    expect(await allRuns(s)).toHaveLength(rows.length);
+    const after = timesByKey(s.dataset.history.all());
+    expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    for (const [key, times] of after) {
+      const old = before.get(key) as number[];
+      expect(times.slice(0, 2)).toEqual(old.slice(1));
+      expect(Math.abs((times[2] as number) - (old[2] as number) - 86_400)).toBeLessThanOrEqual(5);
+    }
+  });
+
+  it.each([59, 1.5, 30 * 86_400 + 1])('rejects %s with a ConfigError naming the option', async (seconds) => {
+    const err = await sim({ connectorPeriodSeconds: seconds }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).issues).toEqual([expect.objectContaining({ path: 'connectorPeriodSeconds' })]);
   });
 });

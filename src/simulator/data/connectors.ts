@@ -41,8 +41,12 @@ function incidentalStatus(rng: Rng, usual: string): string {
   ]);
 }
 
-export function connectorPeriodMs(rng: Rng, profiles: number): number {
-  return Math.max(rng.pick(PERIODS_S), profiles * PROFILE_SLOT_S + 60) * 1000;
+/**
+ * A connector's period: `periodS` when given (every connector on one cadence, e.g. the real service's
+ * once a day), else a demo-friendly 3–10 minutes; never shorter than one cycle of its profiles.
+ */
+export function connectorPeriodMs(rng: Rng, profiles: number, periodS?: number): number {
+  return Math.max(periodS ?? rng.pick(PERIODS_S), profiles * PROFILE_SLOT_S + 60) * 1000;
 }
 
 function profileKind(t: ConnectorTemplate): ProfileKind {
@@ -61,6 +65,8 @@ export interface SpecInput {
   nowMs: number;
   /** Where in the profile name pool this connector starts, so names vary across connectors. */
   profileOffset: number;
+  /** Seconds between runs for every connector (default: the demo cadence of connectorPeriodMs). */
+  periodS?: number | undefined;
 }
 
 export function makeConnectorSpec(input: SpecInput): ConnectorSpec {
@@ -79,7 +85,7 @@ export function makeConnectorSpec(input: SpecInput): ConnectorSpec {
   });
   const missingCount = rng.chance(0.3) ? rng.int(1, 2) : 0;
   const expectedFields = EXPECTED_FIELDS.slice(0, rng.int(4, EXPECTED_FIELDS.length));
-  const periodMs = connectorPeriodMs(rng, profileCount);
+  const periodMs = connectorPeriodMs(rng, profileCount, input.periodS);
   return {
     bridgeName: input.bridgeName,
     displayName: input.displayName,
@@ -102,7 +108,7 @@ export function makeConnectorSpec(input: SpecInput): ConnectorSpec {
 }
 
 /** The i-th connector of a generated dataset. */
-export function generatedConnectorSpec(seed: number, i: number, profiles: number, nowMs: number): ConnectorSpec {
+export function generatedConnectorSpec(seed: number, i: number, profiles: number, nowMs: number, periodS?: number): ConnectorSpec {
   const template = CONNECTOR_TEMPLATES[i % CONNECTOR_TEMPLATES.length] as ConnectorTemplate;
   const rng = Rng.of(seed, 'connector-status', i);
   return makeConnectorSpec({
@@ -122,11 +128,12 @@ export function generatedConnectorSpec(seed: number, i: number, profiles: number
     usualStatus: FIRST_STATUSES[i] ?? rng.weighted(USUAL_STATUS),
     nowMs,
     profileOffset: i % 3,
+    periodS,
   });
 }
 
 /** A connector added by a scenario control: an API connector with a fresh name. */
-export function addedConnectorSpec(seed: number, bridgeName: string, profiles: number, nowMs: number): ConnectorSpec {
+export function addedConnectorSpec(seed: number, bridgeName: string, profiles: number, nowMs: number, periodS?: number): ConnectorSpec {
   const template: ConnectorTemplate = { bridge: bridgeName, display: bridgeName, platform: 'api', technology: 'rest' };
   const display = bridgeName.replace(/[_-]+/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase());
   return makeConnectorSpec({
@@ -138,6 +145,7 @@ export function addedConnectorSpec(seed: number, bridgeName: string, profiles: n
     usualStatus: 'Success',
     nowMs,
     profileOffset: 0,
+    periodS,
   });
 }
 

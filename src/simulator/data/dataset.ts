@@ -47,9 +47,9 @@ function connectorHistory(seed: number, specs: readonly ConnectorSpec[], size: S
   return history;
 }
 
-export function buildDataset(seed: number, size: SimulatorSize, nowMs: number): Dataset {
+export function buildDataset(seed: number, size: SimulatorSize, nowMs: number, connectorPeriodS?: number): Dataset {
   const specs: ConnectorSpec[] = [];
-  for (let i = 0; i < size.connectors; i++) specs.push(generatedConnectorSpec(seed, i, size.profilesPerConnector, nowMs));
+  for (let i = 0; i < size.connectors; i++) specs.push(generatedConnectorSpec(seed, i, size.profilesPerConnector, nowMs, connectorPeriodS));
   const actions = new Map<string, ActionState>();
   for (let i = 0; i < size.actions; i++) {
     const action = generatedAction(seed, i, size.jobsPerAction, nowMs);
@@ -59,6 +59,7 @@ export function buildDataset(seed: number, size: SimulatorSize, nowMs: number): 
   return {
     seed,
     size,
+    ...(connectorPeriodS === undefined ? {} : { connectorPeriodS }),
     startMs: nowMs,
     connectors: new Map(specs.map((s) => [s.bridgeName, s])),
     history: connectorHistory(seed, specs, size),
@@ -77,6 +78,8 @@ export function buildDataset(seed: number, size: SimulatorSize, nowMs: number): 
 export interface Dataset {
   seed: number;
   size: SimulatorSize;
+  /** Seconds between connector runs, when set (SimulatorOptions.connectorPeriodSeconds). */
+  connectorPeriodS?: number;
   startMs: number;
   connectors: Map<string, ConnectorSpec>;
   history: ConnectorHistory;
