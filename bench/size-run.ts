@@ -115,3 +115,38 @@ export async function benchSize(size: BenchSize, settings: BenchSettings, progre
     await simChild.stop();
   }
 }
+
+/** What `--only swap` measures: the first poll, then `repeats` swaps of a change of every series. */
+export interface SwapOnlyResult {
+  readonly size: string;
+  readonly first: PollRun;
+  readonly swaps: readonly SwapFigures[];
+}
+
+/**
+ * The swap cell alone (`npm run bench -- --only swap`): one first poll to fill the store, then
+ * `repeats` changes swapped in, each until its gzip response is ready. `nodeArgs` go to the
+ * exporter's process (e.g. `--trace-gc`, whose lines are passed through to stderr).
+ */
+export async function benchSwapOnly(size: BenchSize, repeats: number, nodeArgs: readonly string[], progress: Progress): Promise<SwapOnlyResult> {
+  const say = (m: string) => progress(`[${size.name}] ${m}`);
+  say('starting the simulator');
+  const { child: simChild, sim } = await startSimulatorProcess(size);
+  let exporter: Child | undefined;
+  try {
+    exporter = await startChild('exporter-process.ts', [], { exposeGc: true, nodeArgs });
+    await exporter.call('start', exporterInput(sim, RAISED_RATE));
+    say('first poll');
+    const first = await pollRun(sim, exporter);
+    const swaps: SwapFigures[] = [];
+    for (let i = 1; i <= repeats; i++) {
+      say(`swap ${i} of ${repeats}`);
+      swaps.push(await exporter.call<SwapFigures>('swap'));
+    }
+    return { size: size.name, first, swaps };
+  } finally {
+    await exporter?.call('close').catch(() => undefined);
+    await exporter?.stop();
+    await simChild.stop();
+  }
+}
