@@ -96,6 +96,8 @@ export class ScrapeResponses {
   private response: { dynamic: Dynamic; value: ScrapeResponse } | null = null;
   /** Compressed pieces of the store's segments, per Buffer: a piece is compressed once. */
   private readonly members = new WeakMap<Buffer, Promise<Buffer>>();
+  /** The piece compressed last: the next one starts when it is done. */
+  private deflating: Promise<unknown> = Promise.resolve();
   /** CRC-32 of the pieces, per Buffer: a piece is read for it once. */
   private readonly crcs = new PieceCrc();
   private readonly maxAgeMs: number;
@@ -155,7 +157,10 @@ export class ScrapeResponses {
   private member(part: Buffer, isDynamic: boolean): Promise<Buffer> {
     let member = isDynamic ? undefined : this.members.get(part);
     if (!member) {
-      member = deflateRawAsync(part, { level: GZIP_LEVEL, finishFlush: constants.Z_SYNC_FLUSH });
+      // One piece at a time: several compressing at once in the thread pool took the cores from the
+      // event loop (blocks of 30-40 ms on a 2-core machine) and made the whole no sooner ready.
+      member = this.deflating.then(() => deflateRawAsync(part, { level: GZIP_LEVEL, finishFlush: constants.Z_SYNC_FLUSH }));
+      this.deflating = member.catch(() => undefined);
       if (!isDynamic) this.members.set(part, member);
     }
     return member;
