@@ -82,8 +82,15 @@ function* merge(a: number[], b: number[], order: Order): Generator<void, number[
   return out;
 }
 
-/** Lines per family, sorted by label text so the output does not depend on response order; UTF-8. */
-export function* renderLines({ samples, texts }: Labelled): Generator<void, Map<string, Buffer>> {
+/** An endpoint's lines: per family, its UTF-8 bytes in pieces of about PIECE_BYTES (never one large Buffer: see renderLines). */
+export type FamilyLines = ReadonlyMap<string, readonly Buffer[]>;
+
+/**
+ * Lines per family, sorted by label text so the output does not depend on response order; UTF-8,
+ * in pieces of about PIECE_BYTES: joining a large family into one Buffer would copy megabytes in
+ * one turn of the event loop.
+ */
+export function* renderLines({ samples, texts }: Labelled): Generator<void, Map<string, Buffer[]>> {
   // Indices, not objects: a family's list is one array of small integers, nothing per series.
   const byFamily = new Map<string, number[]>();
   for (let i = 0; i < samples.length; i++) {
@@ -99,30 +106,62 @@ export function* renderLines({ samples, texts }: Labelled): Generator<void, Map<
     const y = texts[b] as string;
     return x < y ? -1 : x > y ? 1 : 0;
   };
-  const out = new Map<string, Buffer>();
+  const out = new Map<string, Buffer[]>();
   for (const [name, unsorted] of byFamily) {
     const list = yield* sortSliced(unsorted, byText);
-    const chunks: Buffer[] = [];
+    const pieces: Buffer[] = [];
+    let text = '';
     for (let i = 0; i < list.length; i += SLICE) {
-      let text = '';
       for (let j = i; j < Math.min(list.length, i + SLICE); j++) {
         const k = list[j] as number;
         text += `${name}${texts[k] as string} ${formatValue((samples[k] as Sample).value)}\n`;
       }
-      chunks.push(Buffer.from(text, 'utf8'));
+      // A piece once its text is about PIECE_BYTES long (bytes ≥ characters), or at the end.
+      if (text.length >= PIECE_BYTES || i + SLICE >= list.length) {
+        pieces.push(Buffer.from(text, 'utf8'));
+        text = '';
+      }
       yield;
     }
-    out.set(name, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+    out.set(name, pieces);
   }
   return out;
 }
 
-/** Equal maps of equal bytes: a poll that brought the same series changes nothing that is served. */
-export function sameLines(a: ReadonlyMap<string, Buffer>, b: ReadonlyMap<string, Buffer>): boolean {
+/** Equal lines: a poll that brought the same series changes nothing that is served. */
+export function sameLines(a: FamilyLines, b: FamilyLines): boolean {
   if (a.size !== b.size) return false;
-  for (const [name, buf] of a) {
+  for (const [name, pieces] of a) {
     const other = b.get(name);
-    if (!other || !other.equals(buf)) return false;
+    if (!other || other.length !== pieces.length || pieces.some((p, i) => !p.equals(other[i] as Buffer))) return false;
   }
   return true;
+}
+
+/** Adjacent pieces smaller than this are joined (up to about this size), so that headers and small families do not make a response of hundreds of tiny parts. */
+export const PIECE_BYTES = 64 * 1024;
+
+/** `pieces` in order, adjacent ones smaller than PIECE_BYTES joined into pieces of about that size. */
+export function joinSmall(pieces: readonly Buffer[]): Buffer[] {
+  const out: Buffer[] = [];
+  let small: Buffer[] = [];
+  let smallBytes = 0;
+  const flush = () => {
+    if (small.length > 0) out.push(small.length === 1 ? (small[0] as Buffer) : Buffer.concat(small, smallBytes));
+    small = [];
+    smallBytes = 0;
+  };
+  for (const p of pieces) {
+    if (p.length === 0) continue;
+    if (p.length >= PIECE_BYTES) {
+      flush();
+      out.push(p);
+      continue;
+    }
+    small.push(p);
+    smallBytes += p.length;
+    if (smallBytes >= PIECE_BYTES) flush();
+  }
+  flush();
+  return out;
 }

@@ -24,7 +24,7 @@ import type { Sample } from '../metrics/sample.js';
 import type { Logger } from '../logger.js';
 import { daysUntilExpiry } from '../time.js';
 import { formatLabels, renderFamily, type Series } from './exposition.js';
-import { header, renderLines, sameLines, sortedByLabels, SLICE } from './lines.js';
+import { header, joinSmall, renderLines, sameLines, sortedByLabels, SLICE, type FamilyLines } from './lines.js';
 
 export interface EndpointSettings {
   readonly intervalSeconds: number;
@@ -43,11 +43,11 @@ export interface EndpointSnapshot {
 
 interface EndpointState extends EndpointSnapshot {
   readonly settings: EndpointSettings;
-  /** The samples' exposition lines per family, sorted, UTF-8; rendered when the samples were swapped in. */
-  readonly lines: ReadonlyMap<string, Buffer>;
+  /** The samples' exposition lines per family, sorted, UTF-8, in pieces; rendered when the samples were swapped in. */
+  readonly lines: FamilyLines;
 }
 
-const NO_LINES: ReadonlyMap<string, Buffer> = new Map();
+const NO_LINES: FamilyLines = new Map();
 
 interface StackState {
   readonly endpoints: Map<DataEndpoint, EndpointState>;
@@ -58,16 +58,14 @@ interface StackState {
 /**
  * A run of families of one kind, in catalogue order, as the pieces of bytes it is written from;
  * `days` holds none (computed per scrape). A data run is not copied into one Buffer: its pieces are
- * the endpoints' family Buffers themselves (small ones joined, see PIECE_BYTES), so a change costs
- * no copy of the whole exposition, and a piece whose endpoint did not change is the same Buffer.
+ * the endpoints' own pieces of family lines (lines.ts renderLines; small ones joined, joinSmall), so
+ * a change costs no copy of the whole exposition, and a piece whose endpoint did not change is the
+ * same Buffer (and keeps its gzip).
  */
 export interface Segment {
   readonly kind: 'data' | 'status' | 'days';
   readonly parts: readonly Buffer[];
 }
-
-/** Adjacent pieces smaller than this are joined (up to about this size), so that headers and small families do not make a response of hundreds of tiny parts. */
-export const PIECE_BYTES = 64 * 1024;
 
 const DAYS = 'cmdb_license_days_until_expiry';
 const EXPIRY = 'cmdb_license_expiry_timestamp_seconds';
@@ -279,7 +277,7 @@ export class SnapshotStore {
    * samples kept are the collector's own objects (see Labelled). When the lines come out byte for
    * byte as before, the old map is kept, so nothing served is re-made.
    */
-  private *prepare(stack: string, endpoint: DataEndpoint, samples: readonly Sample[]): Generator<void, { samples: readonly Sample[]; lines: ReadonlyMap<string, Buffer> }> {
+  private *prepare(stack: string, endpoint: DataEndpoint, samples: readonly Sample[]): Generator<void, { samples: readonly Sample[]; lines: FamilyLines }> {
     // De-duplication per family by label text: no key string made per series.
     const seen = new Map<string, Set<string>>();
     const kept: Sample[] = [];
@@ -350,10 +348,10 @@ export class SnapshotStore {
     const chunks = new Map<string, Buffer[]>();
     for (const stack of [...this.stacks.keys()].sort()) {
       for (const endpoint of DATA_ENDPOINTS) {
-        for (const [name, bytes] of this.stacks.get(stack)?.endpoints.get(endpoint)?.lines ?? NO_LINES) {
+        for (const [name, pieces] of this.stacks.get(stack)?.endpoints.get(endpoint)?.lines ?? NO_LINES) {
           let list = chunks.get(name);
           if (!list) chunks.set(name, (list = []));
-          list.push(bytes);
+          list.push(...pieces);
         }
       }
     }
@@ -395,31 +393,6 @@ export class SnapshotStore {
     }
     return out;
   }
-}
-
-/** `pieces` in order, adjacent ones smaller than PIECE_BYTES joined into pieces of about that size. */
-export function joinSmall(pieces: readonly Buffer[]): Buffer[] {
-  const out: Buffer[] = [];
-  let small: Buffer[] = [];
-  let smallBytes = 0;
-  const flush = () => {
-    if (small.length > 0) out.push(small.length === 1 ? (small[0] as Buffer) : Buffer.concat(small, smallBytes));
-    small = [];
-    smallBytes = 0;
-  };
-  for (const p of pieces) {
-    if (p.length === 0) continue;
-    if (p.length >= PIECE_BYTES) {
-      flush();
-      out.push(p);
-      continue;
-    }
-    small.push(p);
-    smallBytes += p.length;
-    if (smallBytes >= PIECE_BYTES) flush();
-  }
-  flush();
-  return out;
 }
 
 function runToEnd(update: Update): void {

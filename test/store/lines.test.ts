@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Sample } from '../../src/metrics/sample.js';
-import { renderLines, SLICE, sortSliced } from '../../src/store/lines.js';
-import { joinSmall, PIECE_BYTES } from '../../src/store/snapshot-store.js';
+import { joinSmall, PIECE_BYTES, renderLines, SLICE, sortSliced } from '../../src/store/lines.js';
 
 /** Runs a generator to its end, counting its yields. */
 function run<T>(g: Generator<void, T>): { value: T; yields: number } {
@@ -49,8 +48,22 @@ describe('renderLines', () => {
     const texts = ['{x="2"}', '{x="1"}', '{x="1"}'];
     const { value } = run(renderLines({ samples, texts }));
     expect([...value.keys()]).toEqual(['b', 'a']);
-    expect(value.get('b')?.toString('utf8')).toBe('b{x="1"} 1.5\nb{x="2"} 2\n');
-    expect(value.get('a')?.toString('utf8')).toBe('a{x="1"} 1\n');
+    expect(Buffer.concat(value.get('b') ?? []).toString('utf8')).toBe('b{x="1"} 1.5\nb{x="2"} 2\n');
+    expect(Buffer.concat(value.get('a') ?? []).toString('utf8')).toBe('a{x="1"} 1\n');
+  });
+
+  it('renders a large family in pieces of about PIECE_BYTES, never one Buffer of it all', () => {
+    const n = SLICE * 40;
+    const samples: Sample[] = Array.from({ length: n }, () => ({ name: 'f', labels: {}, value: 1 }));
+    const texts = samples.map((_, i) => `{id="${String(i).padStart(8, '0')}",note="Zürich 连接器 ${'x'.repeat(40)}"}`);
+    const pieces = run(renderLines({ samples, texts })).value.get('f') ?? [];
+    expect(pieces.length).toBeGreaterThan(1);
+    for (const p of pieces.slice(0, -1)) expect(p.length).toBeLessThan(PIECE_BYTES * 4);
+    for (const p of pieces.slice(0, -1)) expect(p.length).toBeGreaterThanOrEqual(PIECE_BYTES);
+    const lines = Buffer.concat(pieces).toString('utf8').split('\n').filter(Boolean);
+    expect(lines).toHaveLength(n);
+    expect(lines[0]).toBe(`f${texts[0] as string} 1`);
+    expect(lines).toEqual([...lines].sort());
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Registry } from 'prom-client';
-import { PIECE_BYTES, SnapshotStore, type EndpointSettings } from '../../src/store/snapshot-store.js';
-import { SLICE } from '../../src/store/lines.js';
+import { SnapshotStore, type EndpointSettings } from '../../src/store/snapshot-store.js';
+import { PIECE_BYTES, SLICE } from '../../src/store/lines.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import type { DataEndpoint } from '../../src/api/endpoints.js';
 import type { Sample } from '../../src/metrics/sample.js';
