@@ -147,7 +147,10 @@ export interface SizeResult {
   readonly repeat: PollRun;
   /** A poll one (exporter-clock) hour later, when every Action's jobs are due for their refresh. */
   readonly hourLater: PollRun;
+  /** The run of SWAP_RUNS whose data change had the median longest block (see swapRuns). */
   readonly swap: SwapFigures;
+  /** Every run of the swap cell, in order (figures saved before it ran once have none). */
+  readonly swapRuns?: readonly SwapFigures[];
   readonly compare: CompareFigures;
   /** Only for the sizes in BenchSettings.pollingSizes. */
   readonly pollingScrape?: PollingScrape;

@@ -12,7 +12,7 @@ import { textTable } from './format.js';
 import { renderPerformanceDoc } from './performance-doc.js';
 import type { BenchResult, BenchSettings, Machine, SizeResult } from './results.js';
 import { benchHistory, historyLines } from './history-run.js';
-import { benchSize, benchSwapOnly } from './size-run.js';
+import { benchSize, benchSwapOnly, medianSwap } from './size-run.js';
 import { SIZES, sizeByName, type BenchSize } from './sizes.js';
 import { allTables } from './tables.js';
 
@@ -152,8 +152,7 @@ async function swapOnly(options: Options): Promise<void> {
       const d = s.data;
       console.log(`${r.size}: swap ${i + 1}: ${d.series} series changed, longest block ${ms(d.maxLoopDelayMs)}, until gzip ready ${ms(d.wallMs)}, CPU ${ms(d.cpuMs)}; status-only: longest block ${ms(s.status.maxLoopDelayMs)}, ${ms(s.status.wallMs)}`);
     }
-    const blocks = r.swaps.map((s) => s.data.maxLoopDelayMs).sort((a, b) => a - b);
-    console.log(`${r.size}: median longest block of ${blocks.length} swaps: ${ms(blocks[Math.floor(blocks.length / 2)] ?? NaN)}`);
+    console.log(`${r.size}: median longest block of ${r.swaps.length} swaps: ${ms(medianSwap(r.swaps).data.maxLoopDelayMs)}`);
   }
   if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), swapOnly: results }, null, 2)}\n`);
 }

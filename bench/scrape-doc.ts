@@ -10,6 +10,7 @@ import { gzipCpuPerRequest } from './analysis.js';
 import { ratio, rssGrowth } from './compare-run.js';
 import { bytes, count, ms } from './format.js';
 import type { BenchResult, SizeResult } from './results.js';
+import { SWAP_RUNS } from './sizes.js';
 
 export const SCRAPE_GOALS = { ratio: 0.8, pollingP99Ms: 50, swapStallMs: 20, rssGrowth: 1.3 } as const;
 
@@ -38,6 +39,7 @@ export function scrapeMethod(r: BenchResult): string {
   status only (a poll that needed no request). The new samples are made before the timing starts and
   moved to the old generation by two young collections (\`gc({ type: 'minor' })\`), as a poll's samples
   are by the time they are swapped in: copying the benchmark's own input is not the exporter's stall.
+  The cell runs ${SWAP_RUNS} times; the figures are those of the run with the median longest block.
   The longest block is the largest gap between the turns of a
   1 ms timer chain meanwhile (\`monitorEventLoopDelay\` misses a block that starts before its first sample); CPU is the process's (zlib's threads included).
   \`npm run bench -- --only swap --sizes large --repeats 3\` runs this cell alone; \`--node-option=--trace-gc\`
