@@ -138,8 +138,13 @@ export function sameLines(a: FamilyLines, b: FamilyLines): boolean {
   return true;
 }
 
-/** Adjacent pieces smaller than this are joined (up to about this size), so that headers and small families do not make a response of hundreds of tiny parts. */
-export const PIECE_BYTES = 64 * 1024;
+/**
+ * The size of the pieces the exposition is kept in: small enough to be made, copied or read in a
+ * fraction of a millisecond, large enough that a response is tens of parts, not thousands, and that
+ * compressing the pieces apart costs little (each starts with an empty 32 KiB deflate window).
+ * Adjacent smaller pieces are joined up to about this size.
+ */
+export const PIECE_BYTES = 256 * 1024;
 
 /** `pieces` in order, adjacent ones smaller than PIECE_BYTES joined into pieces of about that size. */
 export function joinSmall(pieces: readonly Buffer[]): Buffer[] {

@@ -96,6 +96,8 @@ export class ScrapeResponses {
   private response: { dynamic: Dynamic; value: ScrapeResponse } | null = null;
   /** Compressed pieces of the store's segments, per Buffer: a piece is compressed once. */
   private readonly members = new WeakMap<Buffer, Promise<Buffer>>();
+  /** The compressed pieces of a data run, joined, per parts array of the store's segments. */
+  private readonly runs = new WeakMap<readonly Buffer[], Promise<Buffer>>();
   /** The piece compressed last: the next one starts when it is done. */
   private deflating: Promise<unknown> = Promise.resolve();
   /** CRC-32 of the pieces, per Buffer: a piece is read for it once. */
@@ -147,10 +149,32 @@ export class ScrapeResponses {
   private async gzip(plain: ScrapeBody, dynamic: Dynamic): Promise<ScrapeBody> {
     const isDynamic = (part: Buffer) => part === dynamic.days || part === dynamic.self;
     const [pieces, crc] = await Promise.all([
-      Promise.all(plain.parts.map((p) => this.member(p, isDynamic(p)))),
+      Promise.all([
+        ...dynamic.segments.map((s) => (s.kind === 'days' ? this.member(dynamic.days, true) : s.kind === 'data' ? this.runMember(s.parts) : this.joined(s.parts))),
+        this.member(dynamic.self, true),
+      ]),
       this.crcs.ofAll(plain.parts.map((piece) => ({ piece, cache: !isDynamic(piece) }))),
     ]);
     return body(gzipOf(pieces, crc, plain.length));
+  }
+
+  /**
+   * The compressed pieces of a data run joined into one Buffer, once per run (the store keeps a run's
+   * parts array until its data changes): a gzip response of a few parts, not hundreds. The joined
+   * bytes are the compressed ones, about a twentieth of the plain run.
+   */
+  private runMember(parts: readonly Buffer[]): Promise<Buffer> {
+    let run = this.runs.get(parts);
+    if (!run) {
+      run = this.joined(parts);
+      this.runs.set(parts, run);
+    }
+    return run;
+  }
+
+  private async joined(parts: readonly Buffer[]): Promise<Buffer> {
+    const members = await Promise.all(parts.map((p) => this.member(p, false)));
+    return members.length === 1 ? (members[0] as Buffer) : Buffer.concat(members);
   }
 
   /** A part's compressed piece: the store's pieces are cached per Buffer, dynamic parts made per render. */
