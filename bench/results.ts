@@ -68,6 +68,8 @@ export interface SwapFigures {
   readonly data: ChangeFigures;
   /** A poll that only changed status (up, last success). */
   readonly status: ChangeFigures;
+  /** Longest block of the same timer chain over 2 s with nothing to do, just before: the busy machine's share (absent in older figures). */
+  readonly idleMaxLoopDelayMs?: number;
 }
 
 /** Scrapes while polls run back to back (the exporter's clock moving on between polls). */

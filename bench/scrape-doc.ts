@@ -40,6 +40,8 @@ export function scrapeMethod(r: BenchResult): string {
   moved to the old generation by two young collections (\`gc({ type: 'minor' })\`), as a poll's samples
   are by the time they are swapped in: copying the benchmark's own input is not the exporter's stall.
   The cell runs ${SWAP_RUNS} times; the figures are those of the run with the median longest block.
+  Before each run the exporter sits idle for 2 s under the same timer chain: its longest block there
+  is what the busy machine alone costs (the goals section quotes it beside the swap's).
   The longest block is the largest gap between the turns of a
   1 ms timer chain meanwhile (\`monitorEventLoopDelay\` misses a block that starts before its first sample); CPU is the process's (zlib's threads included).
   \`npm run bench -- --only swap --sizes large --repeats 3\` runs this cell alone; \`--node-option=--trace-gc\`
@@ -68,7 +70,9 @@ export function scrapeGoals(r: BenchResult): string {
   const large = r.sizes.find((x) => x.size === 'large');
   if (large) {
     const stall = large.swap.data.maxLoopDelayMs;
-    lines.push(`- Swap stall at ${count(large.swap.data.series)} changed series (large): ${ms(stall)} — goal < ${SCRAPE_GOALS.swapStallMs} ms: ${verdict(stall < SCRAPE_GOALS.swapStallMs)}.${stall < SCRAPE_GOALS.swapStallMs ? '' : ' The swap runs in slices of ${count(SLICE)} series, keeps one new object per series and copies no whole exposition; a longer block is most often the garbage collector or a busy machine: `npm run bench -- --only swap --sizes large --node-option=--trace-gc` shows which.'}`);
+    const idle = large.swap.idleMaxLoopDelayMs;
+    const floor = idle === undefined ? '' : ` (the same process idle for 2 s just before: ${ms(idle)})`;
+    lines.push(`- Swap stall at ${count(large.swap.data.series)} changed series (large): ${ms(stall)}${floor} — goal < ${SCRAPE_GOALS.swapStallMs} ms: ${verdict(stall < SCRAPE_GOALS.swapStallMs)}.${stall < SCRAPE_GOALS.swapStallMs ? '' : ' The swap runs in slices of ${count(SLICE)} series, keeps one new object per series and copies no whole exposition; a longer block is most often the garbage collector or a busy machine: `npm run bench -- --only swap --sizes large --node-option=--trace-gc` shows which.'}`);
     const g = rssGrowth(large.compare);
     lines.push(`- RSS with ${r.settings.compare.clients} concurrent scrapers (large): ${g.toFixed(2)}× idle — goal ≤ ${SCRAPE_GOALS.rssGrowth}×: ${verdict(g <= SCRAPE_GOALS.rssGrowth)}.`);
   }
