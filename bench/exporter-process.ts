@@ -119,6 +119,7 @@ async function poll(args: { advanceSeconds?: number }): Promise<PollFigures> {
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const maxLoopDelayMs = await lag.stop();
+  markEnd('poll', lag, maxLoopDelayMs);
   const budgetWait = (await budgetWaitSeconds(a)) - wait0;
   // The exposition is rendered lazily, on the first scrape after a change: time that separately.
   const r0 = performance.now();
@@ -192,6 +193,12 @@ async function gzipResponse(a: App): Promise<void> {
 /** Under --trace-gc (bench --trace-gc), marks where a measured change starts and ends among its lines. */
 const mark = process.execArgv.includes('--trace-gc') ? (text: string) => process.stdout.write(`--- ${text}\n`) : () => undefined;
 
+/** The end of a measured stretch, and where its longest block began (also in µs of the monotonic clock, which --cpu-prof's timestamps use). */
+function markEnd(what: string, lag: { at(): number }, maxLoopDelayMs: number): void {
+  const monotonicUs = Number(process.hrtime.bigint() / 1000n) + (lag.at() - performance.now()) * 1000;
+  mark(`${what}: end, longest block ${maxLoopDelayMs.toFixed(1)} ms from ${lag.at().toFixed(0)} ms (monotonic ${monotonicUs.toFixed(0)} µs)`);
+}
+
 async function change(a: App, series: number, update: () => void): Promise<ChangeFigures> {
   await gzipResponse(a);
   mark(`change of ${series} series: start`);
@@ -204,9 +211,7 @@ async function change(a: App, series: number, update: () => void): Promise<Chang
   const wallMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const maxLoopDelayMs = await lag.stop();
-  // The start also in µs of the monotonic clock, which --cpu-prof's timestamps use.
-  const monotonicUs = Number(process.hrtime.bigint() / 1000n) + (lag.at() - performance.now()) * 1000;
-  mark(`change of ${series} series: end, longest block ${maxLoopDelayMs.toFixed(1)} ms from ${lag.at().toFixed(0)} ms (monotonic ${monotonicUs.toFixed(0)} µs)`);
+  markEnd(`change of ${series} series`, lag, maxLoopDelayMs);
   return { series, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, maxLoopDelayMs };
 }
 
