@@ -1,7 +1,7 @@
 /**
- * One size, end to end: the simulator and the exporter each in a child process; three polls; a change
- * swapped in (the swap stall); /metrics against a bare server serving the same bytes; at the sizes
- * chosen, scrapes while polls run.
+ * One size, end to end: the simulator and the exporter each in a child process; three polls;
+ * /metrics against a bare server serving the same bytes; a change swapped in, three times (the swap
+ * stall); at the sizes chosen, scrapes while polls run.
  */
 import { request } from 'undici';
 import type { RequestRecord } from '../src/simulator/api.js';
@@ -98,10 +98,12 @@ export async function benchSize(size: BenchSize, settings: BenchSettings, progre
     const repeat = await pollRun(sim, exporter);
     say('poll one hour later');
     const hourLater = await pollRun(sim, exporter, 3600);
-    say(`a change swapped in, until the gzip response is ready (${SWAP_RUNS} runs)`);
-    const swapRuns = await swapChanges(exporter, SWAP_RUNS, say);
     const pid = (exporter.ready as { pid: number }).pid;
     const compare = await compareWithBare({ url: started.url, pid }, settings.compare, say);
+    // After the /metrics cells, so that their peak RSS (VmHWM since start) is not that of the swaps'
+    // garbage: three swaps of 170k series reach ~630 MiB at the large size, one ~500 MiB.
+    say(`a change swapped in, until the gzip response is ready (${SWAP_RUNS} runs)`);
+    const swapRuns = await swapChanges(exporter, SWAP_RUNS, say);
     let polling: PollingScrape | undefined;
     if (settings.pollingSizes.includes(size.name)) {
       say(`scrapes while polls run, ${settings.pollingSeconds} s`);
@@ -140,6 +142,8 @@ export interface SwapOnlyResult {
   readonly size: string;
   readonly first: PollRun;
   readonly swaps: readonly SwapFigures[];
+  /** VmHWM of the exporter's process after the swaps. */
+  readonly peakRssBytes: number | null;
 }
 
 /**
@@ -158,7 +162,7 @@ export async function benchSwapOnly(size: BenchSize, repeats: number, nodeArgs: 
     say('first poll');
     const first = await pollRun(sim, exporter);
     const swaps = await swapChanges(exporter, repeats, say);
-    return { size: size.name, first, swaps };
+    return { size: size.name, first, swaps, peakRssBytes: await exporter.call<number | null>('peakRss') };
   } finally {
     await exporter?.call('close').catch(() => undefined);
     await exporter?.stop();
