@@ -12,7 +12,7 @@ const COMMAND_TIMEOUT_MS = 600_000;
 
 export interface Child {
   readonly process: ChildProcess;
-  /** The first line the child printed on stdout, parsed as JSON. */
+  /** The first line the child printed on stdout that starts with `{`, parsed as JSON. */
   readonly ready: unknown;
   /** Send a command and wait for its answer (exporter process only). */
   call<T>(command: string, args?: unknown): Promise<T>;
@@ -32,13 +32,22 @@ function firstLine(child: ChildProcess, name: string): Promise<string> {
     const timer = setTimeout(() => reject(new Error(`${name} did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString('utf8');
-      const nl = buffered.indexOf('\n');
-      if (nl < 0) return;
-      clearTimeout(timer);
-      child.stdout?.off('data', onData);
-      // Anything after the ready line is passed through for the reader of the benchmark.
-      child.stdout?.pipe(process.stderr);
-      resolve(buffered.slice(0, nl));
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        // Lines Node prints before the ready line (e.g. under --trace-gc) are passed through.
+        if (!line.startsWith('{')) {
+          process.stderr.write(`${line}\n`);
+          continue;
+        }
+        clearTimeout(timer);
+        child.stdout?.off('data', onData);
+        // Anything after the ready line is passed through for the reader of the benchmark.
+        process.stderr.write(buffered);
+        child.stdout?.pipe(process.stderr);
+        resolve(line);
+        return;
+      }
     };
     child.stdout?.on('data', onData);
     child.once('exit', (code) => {
@@ -48,10 +57,10 @@ function firstLine(child: ChildProcess, name: string): Promise<string> {
   });
 }
 
-/** Starts bench/<script> with tsx and `args`; resolves once it printed its ready line. */
-export async function startChild(script: string, args: readonly string[], opts: { exposeGc?: boolean } = {}): Promise<Child> {
+/** Starts bench/<script> with tsx, `args` and extra Node options; resolves once it printed its ready line. */
+export async function startChild(script: string, args: readonly string[], opts: { exposeGc?: boolean; nodeArgs?: readonly string[] } = {}): Promise<Child> {
   const path = fileURLToPath(new URL(`./${script}`, import.meta.url));
-  const execArgv = ['--import', 'tsx', ...(opts.exposeGc ? ['--expose-gc'] : [])];
+  const execArgv = ['--import', 'tsx', ...(opts.exposeGc ? ['--expose-gc'] : []), ...(opts.nodeArgs ?? [])];
   const child = fork(path, [...args], { execArgv, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   let ready: unknown;
   try {

@@ -68,6 +68,8 @@ export interface SwapFigures {
   readonly data: ChangeFigures;
   /** A poll that only changed status (up, last success). */
   readonly status: ChangeFigures;
+  /** Longest block of the same timer chain over 2 s with nothing to do, just before: the busy machine's share (absent in older figures). */
+  readonly idleMaxLoopDelayMs?: number;
 }
 
 /** Scrapes while polls run back to back (the exporter's clock moving on between polls). */
@@ -141,7 +143,10 @@ export interface SizeResult {
   readonly repeat: PollRun;
   /** A poll one (exporter-clock) hour later, when every Action's jobs are due for their refresh. */
   readonly hourLater: PollRun;
+  /** The run of SWAP_RUNS whose data change had the median longest block (see swapRuns). */
   readonly swap: SwapFigures;
+  /** Every run of the swap cell, in order (figures saved before it ran once have none). */
+  readonly swapRuns?: readonly SwapFigures[];
   readonly compare: CompareFigures;
   /** Only for the sizes in BenchSettings.pollingSizes. */
   readonly pollingScrape?: PollingScrape;

@@ -12,7 +12,7 @@ import { textTable } from './format.js';
 import { renderPerformanceDoc } from './performance-doc.js';
 import type { BenchResult, BenchSettings, Machine, SizeResult } from './results.js';
 import { benchHistory, historyLines } from './history-run.js';
-import { benchSize } from './size-run.js';
+import { benchSize, benchSwapOnly, medianSwap } from './size-run.js';
 import { SIZES, sizeByName, type BenchSize } from './sizes.js';
 import { allTables } from './tables.js';
 
@@ -33,6 +33,11 @@ const USAGE = `Usage: npm run bench -- [options]
   --history-seconds N how long the connector-history cell scrapes (default 90)
   --budget-hours N    simulated hours of the request-budget cell at 200 Actions (default 3)
   --no-request-budget skip the request-budget cell
+  --only swap         run only the swap cell at each size: a first poll, then --repeats changes of
+                      every series of the largest endpoint swapped in; prints each one's figures
+  --repeats N         swaps of --only swap (default 3)
+  --node-option OPT   run the exporter's process with this Node option (repeatable), e.g.
+                      --trace-gc (its lines go to stderr, with the measured changes marked)
   -h, --help          show this help`;
 
 const DOC = new URL('../docs/performance.md', import.meta.url);
@@ -46,6 +51,11 @@ interface Options {
   readonly historySeconds: number;
   /** Simulated hours of the request-budget cell; 0 skips it. */
   readonly budgetHours: number;
+  /** Run only this cell. */
+  readonly only?: 'swap';
+  readonly repeats: number;
+  /** Extra options of the exporter's Node process. */
+  readonly exporterNodeArgs: readonly string[];
 }
 
 function positive(name: string, text: string | undefined, fallback: number): number {
@@ -74,6 +84,9 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
       'history-seconds': { type: 'string' },
       'budget-hours': { type: 'string' },
       'no-request-budget': { type: 'boolean', default: false },
+      only: { type: 'string' },
+      repeats: { type: 'string' },
+      'node-option': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -86,7 +99,11 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
         return size;
       })
     : SIZES;
+  if (values.only !== undefined && values.only !== 'swap') throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: swap)`);
   return {
+    only: values.only,
+    repeats: Math.floor(positive('repeats', values.repeats, 3)),
+    exporterNodeArgs: values['node-option'] ?? [],
     write: values.write,
     sizes,
     json: values.json,
@@ -124,6 +141,22 @@ function machine(): Machine {
 
 const progress = (message: string) => console.error(`bench: ${message}`);
 
+/** `--only swap`: each size's first poll and swaps, one line each (not written to the doc). */
+async function swapOnly(options: Options): Promise<void> {
+  const results = [];
+  for (const size of options.sizes) results.push(await benchSwapOnly(size, options.repeats, options.exporterNodeArgs, progress));
+  const ms = (x: number) => `${x.toFixed(1)} ms`;
+  for (const r of results) {
+    console.log(`${r.size}: first poll ${ms(r.first.wallMs)}, longest block ${ms(r.first.maxLoopDelayMs)}, ${r.first.cmdbSeries} series`);
+    for (const [i, s] of r.swaps.entries()) {
+      const d = s.data;
+      console.log(`${r.size}: swap ${i + 1}: ${d.series} series changed, longest block ${ms(d.maxLoopDelayMs)}, until gzip ready ${ms(d.wallMs)}, CPU ${ms(d.cpuMs)}; status-only: longest block ${ms(s.status.maxLoopDelayMs)}, ${ms(s.status.wallMs)}; idle 2 s before: longest block ${ms(s.idleMaxLoopDelayMs ?? NaN)}`);
+    }
+    console.log(`${r.size}: median longest block of ${r.swaps.length} swaps: ${ms(medianSwap(r.swaps).data.maxLoopDelayMs)}; peak RSS (VmHWM) ${r.peakRssBytes === null ? '–' : `${(r.peakRssBytes / 2 ** 20).toFixed(0)} MiB`}`);
+  }
+  if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), swapOnly: results }, null, 2)}\n`);
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   if (options === 'help') {
@@ -133,6 +166,10 @@ async function main(): Promise<void> {
   if ('docFrom' in options) {
     writeFileSync(DOC, renderPerformanceDoc(JSON.parse(readFileSync(options.docFrom, 'utf8')) as BenchResult));
     console.log(`wrote docs/performance.md from ${options.docFrom}`);
+    return;
+  }
+  if (options.only === 'swap') {
+    await swapOnly(options);
     return;
   }
   const t0 = performance.now();

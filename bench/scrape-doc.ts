@@ -4,11 +4,13 @@
  * design with the figure of this run beside it.
  */
 import { GZIP_LEVEL } from '../src/server/http.js';
+import { SLICE } from '../src/store/lines.js';
 import { SELF_METRICS_MAX_AGE_MS } from '../src/store/scrape-response.js';
 import { gzipCpuPerRequest } from './analysis.js';
 import { ratio, rssGrowth } from './compare-run.js';
 import { bytes, count, ms } from './format.js';
 import type { BenchResult, SizeResult } from './results.js';
+import { SWAP_RUNS } from './sizes.js';
 
 export const SCRAPE_GOALS = { ratio: 0.8, pollingP99Ms: 50, swapStallMs: 20, rssGrowth: 1.3 } as const;
 
@@ -34,8 +36,16 @@ export function scrapeMethod(r: BenchResult): string {
   asked of it before the cells (idle), and during its cells (${c.clients} scrapers); VmHWM after the cells.
 - **Swap.** In the exporter process: the largest endpoint's series swapped in again with every value
   changed (as a poll that changed everything), until the gzip response is ready; then a change of
-  status only (a poll that needed no request). The longest block is the largest gap between the turns of a
+  status only (a poll that needed no request). The new samples are made before the timing starts and
+  moved to the old generation by two young collections (\`gc({ type: 'minor' })\`), as a poll's samples
+  are by the time they are swapped in: copying the benchmark's own input is not the exporter's stall.
+  The cell runs ${SWAP_RUNS} times; the figures are those of the run with the median longest block.
+  Before each run the exporter sits idle for 2 s under the same timer chain: its longest block there
+  is what the busy machine alone costs (the goals section quotes it beside the swap's).
+  The longest block is the largest gap between the turns of a
   1 ms timer chain meanwhile (\`monitorEventLoopDelay\` misses a block that starts before its first sample); CPU is the process's (zlib's threads included).
+  \`npm run bench -- --only swap --sizes large --repeats 3\` runs this cell alone; \`--node-option=--trace-gc\`
+  adds the collector's pauses, with the measured changes marked.
 - **Scrapes while polling** (sizes: ${r.settings.pollingSizes.join(', ')}). One client scrapes with gzip back to back for
   ${r.settings.pollingSeconds} s while the exporter runs \`pollOnce()\` back to back, its clock five minutes on each
   time; peak RSS is VmHWM since the process started.`;
@@ -60,7 +70,9 @@ export function scrapeGoals(r: BenchResult): string {
   const large = r.sizes.find((x) => x.size === 'large');
   if (large) {
     const stall = large.swap.data.maxLoopDelayMs;
-    lines.push(`- Swap stall at ${count(large.swap.data.series)} changed series (large): ${ms(stall)} — goal < ${SCRAPE_GOALS.swapStallMs} ms: ${verdict(stall < SCRAPE_GOALS.swapStallMs)}.${stall < SCRAPE_GOALS.swapStallMs ? '' : ' The swap itself runs in slices of 1,000 series; what is left are the garbage collector\'s old-generation pauses over ~170k new sample objects (`node --trace-gc` shows Mark-Compact pauses and marking steps of 50–60 ms), which slicing cannot split: moving the preparation to a worker thread, or keeping fewer objects per series, is the next step.'}`);
+    const idle = large.swap.idleMaxLoopDelayMs;
+    const floor = idle === undefined ? '' : ` (the same process idle for 2 s just before: ${ms(idle)})`;
+    lines.push(`- Swap stall at ${count(large.swap.data.series)} changed series (large): ${ms(stall)}${floor} — goal < ${SCRAPE_GOALS.swapStallMs} ms: ${verdict(stall < SCRAPE_GOALS.swapStallMs)}.${stall < SCRAPE_GOALS.swapStallMs ? '' : ' The swap runs in slices of ${count(SLICE)} series, keeps one new object per series and copies no whole exposition; a longer block is most often the garbage collector or a busy machine: `npm run bench -- --only swap --sizes large --node-option=--trace-gc` shows which.'}`);
     const g = rssGrowth(large.compare);
     lines.push(`- RSS with ${r.settings.compare.clients} concurrent scrapers (large): ${g.toFixed(2)}× idle — goal ≤ ${SCRAPE_GOALS.rssGrowth}×: ${verdict(g <= SCRAPE_GOALS.rssGrowth)}.`);
   }
@@ -79,7 +91,8 @@ export function scrapeCostText(big: SizeResult): string {
   scrape costs the exporter ${ms(gzipCpuPerRequest(big))} of CPU, socket writes included.
 - **Changes.** A change of the largest endpoint's data at the ${big.size} size takes ${ms(big.swap.data.wallMs)} until the gzip
   response is ready (${ms(big.swap.data.cpuMs)} of CPU, compressing ${bytes(plain)} in zlib's threads included), holding the
-  event loop ${ms(big.swap.data.maxLoopDelayMs)} at most: the series are prepared in slices of 2,000 and swapped in whole. A
+  event loop ${ms(big.swap.data.maxLoopDelayMs)} at most: the series are prepared in slices of ${count(SLICE)} and swapped in whole,
+  with one new object per series (the label text) for the garbage collector, and the gzip pieces are compressed one at a time. A
   poll that brings the same series, or changes only status, re-makes only the small status part
   (${ms(big.swap.status.wallMs)}).`;
 }

@@ -33,3 +33,5 @@ export function sizeByName(name: string): BenchSize | undefined {
 export const BENCH_MAX_SERIES = 10_000_000;
 /** Request budget for the poll figures: high enough that the exporter's own cost is measured, not the budget. */
 export const RAISED_RATE = 6_000_000;
+/** Runs of the swap cell: its figures are the median run's, as one run moves a lot on a busy machine. */
+export const SWAP_RUNS = 3;

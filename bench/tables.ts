@@ -4,7 +4,7 @@ import { budgetSeconds, DEFAULT_RATE, hourlyVolume, REQUEST_BUDGET_HEADS } from 
 import { ratio, rssGrowth } from './compare-run.js';
 import { bytes, count, ms, percent, seconds, type Table } from './format.js';
 import type { BenchResult, CompareCell, Encoding, SizeResult } from './results.js';
-import { RAISED_RATE } from './sizes.js';
+import { RAISED_RATE, SWAP_RUNS } from './sizes.js';
 import { ENDPOINTS } from '../src/api/endpoints.js';
 
 /** One column per endpoint, in the order of the endpoint list. */
@@ -169,7 +169,7 @@ export function memoryTable(r: BenchResult): Table {
 export function swapTable(r: BenchResult): Table {
   return {
     id: 'swap',
-    title: 'A change swapped in, until the gzip response is ready: every value of the largest endpoint changed, then a status-only change',
+    title: `A change swapped in, until the gzip response is ready: every value of the largest endpoint changed, then a status-only change (the median of ${SWAP_RUNS} runs by longest block)`,
     head: TABLE_HEADS.swap,
     numericFrom: 1,
     rows: r.sizes.map((s) => [

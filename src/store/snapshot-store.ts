@@ -24,7 +24,7 @@ import type { Sample } from '../metrics/sample.js';
 import type { Logger } from '../logger.js';
 import { daysUntilExpiry } from '../time.js';
 import { formatLabels, renderFamily, type Series } from './exposition.js';
-import { header, renderLines, sameLines, sortedByLabels, SLICE, type Labelled } from './lines.js';
+import { header, joinSmall, renderLines, sameLines, sortedByLabels, SLICE, type FamilyLines } from './lines.js';
 
 export interface EndpointSettings {
   readonly intervalSeconds: number;
@@ -32,6 +32,7 @@ export interface EndpointSettings {
 }
 
 export interface EndpointSnapshot {
+  /** As the collector made them: without the `stack` label, which the exposition adds. */
   readonly samples: readonly Sample[];
   /** Undefined until the first poll finished. */
   readonly up?: 0 | 1;
@@ -42,11 +43,11 @@ export interface EndpointSnapshot {
 
 interface EndpointState extends EndpointSnapshot {
   readonly settings: EndpointSettings;
-  /** The samples' exposition lines per family, sorted, UTF-8; rendered when the samples were swapped in. */
-  readonly lines: ReadonlyMap<string, Buffer>;
+  /** The samples' exposition lines per family, sorted, UTF-8, in pieces; rendered when the samples were swapped in. */
+  readonly lines: FamilyLines;
 }
 
-const NO_LINES: ReadonlyMap<string, Buffer> = new Map();
+const NO_LINES: FamilyLines = new Map();
 
 interface StackState {
   readonly endpoints: Map<DataEndpoint, EndpointState>;
@@ -54,10 +55,16 @@ interface StackState {
   readonly capped: Set<DataEndpoint>;
 }
 
-/** A run of families of one kind, in catalogue order; `days` holds no bytes (computed per scrape). */
+/**
+ * A run of families of one kind, in catalogue order, as the pieces of bytes it is written from;
+ * `days` holds none (computed per scrape). A data run is not copied into one Buffer: its pieces are
+ * the endpoints' own pieces of family lines (lines.ts renderLines; small ones joined, joinSmall), so
+ * a change costs no copy of the whole exposition, and a piece whose endpoint did not change is the
+ * same Buffer (and keeps its gzip).
+ */
 export interface Segment {
   readonly kind: 'data' | 'status' | 'days';
-  readonly bytes: Buffer;
+  readonly parts: readonly Buffer[];
 }
 
 const DAYS = 'cmdb_license_days_until_expiry';
@@ -93,8 +100,8 @@ export class SnapshotStore {
   private readonly stacks = new Map<string, StackState>();
   /** The assembled segments; null when a change has not been rendered yet. */
   private rendered: Segment[] | null = null;
-  /** The data runs' bytes, kept across status-only changes; null after a data change. */
-  private dataRuns: Buffer[] | null = null;
+  /** The data runs' pieces, kept across status-only changes; null after a data change. */
+  private dataRuns: Buffer[][] | null = null;
   private renderScheduled = false;
   /** Updates not yet applied, in arrival order; the first one may be half done. */
   private readonly queue: Update[] = [];
@@ -197,7 +204,7 @@ export class SnapshotStore {
   text(now: number): string {
     const days = this.daysText(now);
     return this.segments(now)
-      .map((s) => (s.kind === 'days' ? days : s.bytes.toString('utf8')))
+      .map((s) => (s.kind === 'days' ? days : Buffer.concat(s.parts).toString('utf8')))
       .join('');
   }
 
@@ -265,43 +272,42 @@ export class SnapshotStore {
   }
 
   /**
-   * Adds `stack`, drops duplicate label sets (first wins), applies the stack's series cap, and
-   * renders the lines: the label text of each series is formatted once, for both purposes. When the
-   * lines come out byte for byte as before, the old map is kept, so nothing served is re-made.
+   * Drops duplicate label sets (first wins), applies the stack's series cap, and renders the lines
+   * with `stack` added: the label text of each series is formatted once, for both purposes. The
+   * samples kept are the collector's own objects (see Labelled). When the lines come out byte for
+   * byte as before, the old map is kept, so nothing served is re-made.
    */
-  private *prepare(stack: string, endpoint: DataEndpoint, samples: readonly Sample[]): Generator<void, { samples: Sample[]; lines: ReadonlyMap<string, Buffer> }> {
-    const seen = new Set<string>();
-    const kept: Labelled[] = [];
+  private *prepare(stack: string, endpoint: DataEndpoint, samples: readonly Sample[]): Generator<void, { samples: readonly Sample[]; lines: FamilyLines }> {
+    // De-duplication per family by label text: no key string made per series.
+    const seen = new Map<string, Set<string>>();
+    const kept: Sample[] = [];
+    const texts: string[] = [];
     let duplicates = 0;
     for (let i = 0; i < samples.length; i++) {
       if (i > 0 && i % SLICE === 0) yield;
       const s = samples[i] as Sample;
-      const labels = { stack, ...s.labels };
-      const text = formatLabels(family(s.name).labels, labels);
-      const key = s.name + text;
-      if (seen.has(key)) {
+      const text = formatLabels(family(s.name).labels, { stack, ...s.labels });
+      let inFamily = seen.get(s.name);
+      if (!inFamily) seen.set(s.name, (inFamily = new Set()));
+      if (inFamily.has(text)) {
         duplicates++;
         continue;
       }
-      seen.add(key);
-      kept.push({ sample: { name: s.name, labels, value: s.value }, text });
+      inFamily.add(text);
+      kept.push(s);
+      texts.push(text);
     }
+    seen.clear();
     if (duplicates > 0) {
       this.opts.instruments.duplicateSeries.inc({ stack }, duplicates);
       this.opts.logger.debug({ stack, endpoint, duplicates }, 'merged duplicate series (first kept)');
     }
     const capped = this.cap(stack, endpoint, kept);
     yield;
-    const lines = yield* renderLines(capped);
+    const lines = yield* renderLines({ samples: capped, texts: capped === kept ? texts : texts.slice(0, capped.length) });
     const old = this.stacks.get(stack)?.endpoints.get(endpoint)?.lines;
     const same = old !== undefined && sameLines(old, lines);
-    yield;
-    const swapped: Sample[] = new Array<Sample>(capped.length);
-    for (let i = 0; i < capped.length; i++) {
-      if (i > 0 && i % (SLICE * 10) === 0) yield;
-      swapped[i] = (capped[i] as Labelled).sample;
-    }
-    return { samples: swapped, lines: same && old ? old : lines };
+    return { samples: capped, lines: same && old ? old : lines };
   }
 
   private cap<T>(stack: string, endpoint: DataEndpoint, samples: T[]): T[] {
@@ -331,25 +337,26 @@ export class SnapshotStore {
     const status = this.renderStatus();
     let d = 0;
     return RUNS.map(({ kind, names }) => {
-      if (kind === 'days') return { kind, bytes: EMPTY };
-      if (kind === 'data') return { kind, bytes: data[d++] ?? EMPTY };
-      return { kind, bytes: Buffer.from(names.map((n) => status.get(n) ?? '').join(''), 'utf8') };
+      if (kind === 'days') return { kind, parts: [] };
+      if (kind === 'data') return { kind, parts: data[d++] ?? [] };
+      const bytes = Buffer.from(names.map((n) => status.get(n) ?? '').join(''), 'utf8');
+      return { kind, parts: bytes.length > 0 ? [bytes] : [] };
     });
   }
 
-  private renderData(): Buffer[] {
+  private renderData(): Buffer[][] {
     const chunks = new Map<string, Buffer[]>();
     for (const stack of [...this.stacks.keys()].sort()) {
       for (const endpoint of DATA_ENDPOINTS) {
-        for (const [name, bytes] of this.stacks.get(stack)?.endpoints.get(endpoint)?.lines ?? NO_LINES) {
+        for (const [name, pieces] of this.stacks.get(stack)?.endpoints.get(endpoint)?.lines ?? NO_LINES) {
           let list = chunks.get(name);
           if (!list) chunks.set(name, (list = []));
-          list.push(bytes);
+          list.push(...pieces);
         }
       }
     }
     return RUNS.filter((r) => r.kind === 'data').map(({ names }) =>
-      Buffer.concat(names.flatMap((n) => {
+      joinSmall(names.flatMap((n) => {
         const list = chunks.get(n);
         return list ? [HEADERS.get(n) ?? EMPTY, ...list] : [];
       })),

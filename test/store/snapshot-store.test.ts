@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Registry } from 'prom-client';
 import { SnapshotStore, type EndpointSettings } from '../../src/store/snapshot-store.js';
-import { SLICE } from '../../src/store/lines.js';
+import { PIECE_BYTES, SLICE } from '../../src/store/lines.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import type { DataEndpoint } from '../../src/api/endpoints.js';
 import type { Sample } from '../../src/metrics/sample.js';
@@ -261,8 +261,8 @@ describe('large updates in slices, swapped whole', () => {
   it('keeps the data bytes (and so their gzip) across status-only changes and polls that bring the same series', () => {
     const { store } = setup(100_000);
     store.succeed('s1', 'connector', many(50, 1), 1000);
-    const data = () => store.segments(1000).filter((s) => s.kind === 'data').map((s) => s.bytes);
-    const status = () => store.segments(1000).find((s) => s.kind === 'status')?.bytes;
+    const data = () => store.segments(1000).filter((s) => s.kind === 'data').flatMap((s) => s.parts);
+    const status = () => store.segments(1000).find((s) => s.kind === 'status')?.parts[0];
     const [d0, s0] = [data(), status()];
     store.confirm('s1', 'connector', 1030);
     store.succeed('s1', 'connector', many(50, 1), 1060);
@@ -270,5 +270,26 @@ describe('large updates in slices, swapped whole', () => {
     expect(status()).not.toBe(s0);
     store.succeed('s1', 'connector', many(50, 2), 1090);
     expect(data().some((b, i) => b !== d0[i])).toBe(true);
+  });
+
+  it('a data run is not copied whole: a large family is served from the Buffer its poll made, kept when another endpoint changes', () => {
+    const { store } = setup(100_000);
+    store.succeed('s1', 'connector', many(SLICE * 20, 1), 1000);
+    const big = () => store.segments(1000).flatMap((s) => s.parts).filter((b) => b.length >= PIECE_BYTES);
+    const [before] = big();
+    expect(before?.toString('utf8')).toMatch(/^cmdb_connector_input_records\{/);
+    store.succeed('s1', 'license', [{ name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: 5 }], 1000);
+    expect(store.text(1000)).toContain('cmdb_license_expiry_timestamp_seconds{stack="s1"} 5');
+    expect(big()[0]).toBe(before);
+  });
+
+  it("keeps the collector's sample objects, not copies: a large poll adds no object per series to what the store holds", async () => {
+    const { store } = setup(100_000);
+    const samples = many(SLICE * 3, 1);
+    store.succeed('s1', 'connector', samples, 1000);
+    await store.settled();
+    const held = store.snapshot('s1', 'connector')?.samples ?? [];
+    expect(held).toHaveLength(samples.length);
+    expect(held.every((s, i) => s === samples[i])).toBe(true);
   });
 });
