@@ -247,7 +247,6 @@ export class Transport {
   }
 }
 
-
 const capOf = (cap: BodyCap) => ({ maxResponseBytes: cap.bytes, capName: cap.name });
 
 const round = (seconds: number): number => Math.round(seconds * 1000) / 1000;

@@ -4,25 +4,10 @@
  * request budget instead of a burst that holds the whole budget for minutes.
  */
 
-/** Waits `ms`; rejects when `signal` aborts. */
-export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+import type { Clock } from '../cmdb/clock.js';
 
-export const realSleep: Sleep = (ms, signal) =>
-  new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(new Error('aborted'));
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(new Error('aborted'));
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, Math.max(0, ms));
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+/** Waits `ms`; rejects when `signal` aborts (the client's clock waits the same way). */
+export type Sleep = Clock['sleep'];
 
 export class Pacer {
   private readonly spacingMs: number;

@@ -32,10 +32,11 @@ import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
+import { realClock } from '../cmdb/clock.js';
 import { EndpointRunner, type PollResult } from './endpoint-runner.js';
 import { fanOut, type Cached } from './fan-out.js';
 import { pollDeadline } from './deadline.js';
-import { Pacer, realSleep, type Sleep } from './pacer.js';
+import { Pacer, type Sleep } from './pacer.js';
 import { spreadOffset } from './spread.js';
 
 export type { CmdbApi };
@@ -103,7 +104,7 @@ export class StackPoller {
   constructor(private readonly opts: StackPollerOptions) {
     this.name = opts.stack.name;
     this.runner = new EndpointRunner({ ...opts, endpoints: enabledEndpoints(opts.stack) });
-    this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, opts.sleep ?? realSleep);
+    this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal)));
   }
 
   /**

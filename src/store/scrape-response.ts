@@ -131,20 +131,25 @@ export class ScrapeResponses {
   }
 
   private async dynamicParts(): Promise<Dynamic> {
-    const segments = this.opts.store.segments(this.opts.now());
-    const d = this.dynamic;
-    if (d && d.segments === segments && this.monotonicMs() - d.at < this.maxAgeMs) return d;
+    const kept = this.stillCurrent();
+    if (kept) return kept;
     // One render at a time, shared by the scrapes that wait for it; checked again once it is done.
     while (this.rendering) await this.rendering;
-    const again = this.dynamic;
-    const fresh = this.opts.store.segments(this.opts.now());
-    if (again && again.segments === fresh && this.monotonicMs() - again.at < this.maxAgeMs) return again;
-    this.rendering = this.render(fresh);
+    const again = this.stillCurrent();
+    if (again) return again;
+    this.rendering = this.render(this.opts.store.segments(this.opts.now()));
     try {
       return (this.dynamic = await this.rendering);
     } finally {
       this.rendering = null;
     }
+  }
+
+  /** The dynamic parts last rendered, when made from the store's current segments and younger than maxAgeMs. */
+  private stillCurrent(): Dynamic | undefined {
+    const d = this.dynamic;
+    const segments = this.opts.store.segments(this.opts.now());
+    return d && d.segments === segments && this.monotonicMs() - d.at < this.maxAgeMs ? d : undefined;
   }
 
   private async render(segments: readonly Segment[]): Promise<Dynamic> {
