@@ -5,6 +5,7 @@
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import { DEFAULT_INTERVALS } from '../src/config/types.js';
 import { GROUP_NAMES } from '../src/api/endpoints.js';
+import { cellsOf, pooled } from './compare-run.js';
 import type { SizeResult } from './results.js';
 
 /** Growth per 1,000 connector profiles, from the smallest to the largest size measured. */
@@ -14,7 +15,7 @@ export interface Growth {
   readonly heapMiB: number;
   readonly rssMiB: number;
   readonly repeatPollCpuMs: number;
-  readonly rerenderMs: number;
+  readonly changeCpuMs: number;
   /** Connector profiles at which the default maxSeries is reached (other endpoints' series included). */
   readonly profilesAtDefaultCap: number;
 }
@@ -53,7 +54,7 @@ export function growth(sizes: readonly SizeResult[]): Growth | undefined {
     heapMiB: slope(a, b, (s) => s.first.memory.heapUsedBytes) / 2 ** 20,
     rssMiB: slope(a, b, (s) => s.first.memory.rssBytes) / 2 ** 20,
     repeatPollCpuMs: slope(a, b, (s) => s.repeat.cpuMs),
-    rerenderMs: slope(a, b, (s) => s.swap.data.cpuMs),
+    changeCpuMs: slope(a, b, (s) => s.swap.data.cpuMs),
     profilesAtDefaultCap: Math.max(0, (BUILTIN_SETTINGS.maxSeries - otherSeries) / seriesPerProfile),
   };
 }
@@ -68,9 +69,7 @@ export function rerendersPerHour(): number {
 
 /** The exporter's CPU per gzip request over every round of the comparison, socket writes included. */
 export function gzipCpuPerRequest(s: SizeResult): number {
-  const cells = s.compare.cells.filter((c) => c.target === 'exporter' && c.encoding === 'gzip');
-  const requests = cells.reduce((n, c) => n + c.requests, 0);
-  return cells.reduce((n, c) => n + c.cpuMsPerRequest * c.requests, 0) / requests;
+  return pooled(cellsOf(s.compare, 'exporter', 'gzip')).cpuPerRequest;
 }
 
 /**

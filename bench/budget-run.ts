@@ -140,13 +140,11 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
     writeFileSync(opts.dumpLog, `${lines.join('\n')}\n`);
   }
   return summarise({
-    opts,
     stack,
     log: sim.requests().map((r) => ({ at: r.at, endpoint: r.endpoint ?? 'unrouted' })),
     runTimes,
     actions: state.counts.actions,
     connectorRows: state.counts.connectorRuns,
-    trackedNames: state.trackedAssets.length + state.trackedUsers.length,
     readyAtMs,
     maxBacklog,
     simulatedHours: (reached - BUDGET_START_MS) / 3_600_000,

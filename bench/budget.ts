@@ -92,15 +92,12 @@ export interface RequestBudgetOptions {
   readonly dumpLog?: string;
 }
 
-
 interface Summary {
-  readonly opts: RequestBudgetOptions;
   readonly stack: StackConfig;
   readonly log: ReadonlyArray<{ readonly at: number; readonly endpoint: string }>;
   readonly runTimes: readonly number[];
   readonly actions: number;
   readonly connectorRows: number;
-  readonly trackedNames: number;
   readonly readyAtMs?: number;
   readonly maxBacklog: number;
   readonly simulatedHours: number;
@@ -112,7 +109,7 @@ interface Summary {
  * interval (paged lists: every page), every Action's jobs at the Action interval, the newest
  * ingestion run's detail each ingestion poll, every tracked name each change-history poll.
  */
-export function naiveSchedule(stack: StackConfig, sizes: { actions: number; connectorRows: number; trackedNames: number }): Record<string, number> {
+export function naiveSchedule(stack: StackConfig, sizes: { actions: number; connectorRows: number }): Record<string, number> {
   const i = stack.intervals;
   const per = (seconds: number) => 3600 / seconds;
   const pages = (rows: number, size: number) => Math.max(1, Math.ceil(rows / size));

@@ -89,20 +89,35 @@ export async function compareWithBare(
   }
 }
 
-/** Requests a second over every round of one target and encoding (all its requests / all its time). */
-export function throughput(f: CompareFigures, target: 'exporter' | 'bare', encoding: Encoding): number {
-  const cells = f.cells.filter((c) => c.target === target && c.encoding === encoding);
-  const requests = cells.reduce((n, c) => n + c.requests, 0);
-  const seconds = cells.reduce((n, c) => n + c.seconds, 0);
-  return seconds > 0 ? requests / seconds : Number.NaN;
+/** The cells of one target and encoding, every round. */
+export function cellsOf(f: CompareFigures, target: CompareCell['target'], encoding: Encoding): CompareCell[] {
+  return f.cells.filter((c) => c.target === target && c.encoding === encoding);
 }
 
+/** The figures of one target over every round: requests / time, the worst round's p99, mean CPU per request. */
+export function pooled(cells: readonly CompareCell[]) {
+  const requests = cells.reduce((n, c) => n + c.requests, 0);
+  const seconds = cells.reduce((n, c) => n + c.seconds, 0);
+  const cpu = cells.reduce((n, c) => n + c.cpuMsPerRequest * c.requests, 0);
+  return {
+    requests,
+    perSecond: seconds > 0 ? requests / seconds : Number.NaN,
+    p99: Math.max(...cells.map((c) => c.latency.p99)),
+    cpuPerRequest: cpu / requests,
+  };
+}
+
+/** The exporter's requests a second over the bare server's, all rounds pooled. */
 export function ratio(f: CompareFigures, encoding: Encoding): number {
-  return throughput(f, 'exporter', encoding) / throughput(f, 'bare', encoding);
+  return pooled(cellsOf(f, 'exporter', encoding)).perSecond / pooled(cellsOf(f, 'bare', encoding)).perSecond;
+}
+
+/** Largest VmRSS of the exporter while the clients scraped it. */
+export function loadedRss(f: CompareFigures): number {
+  return Math.max(...f.cells.filter((c) => c.target === 'exporter').map((c) => c.maxRssBytes));
 }
 
 /** Largest VmRSS of the exporter while the clients scraped it, over its idle VmRSS. */
 export function rssGrowth(f: CompareFigures): number {
-  const loaded = Math.max(...f.cells.filter((c) => c.target === 'exporter').map((c) => c.maxRssBytes));
-  return loaded / f.idleRssBytes;
+  return loadedRss(f) / f.idleRssBytes;
 }

@@ -3,8 +3,7 @@
  * its CPU, heap and RSS are the exporter's alone. It prints one ready line, then answers commands
  * over the IPC channel (see Commands); the figures it returns are measured here, in-process.
  */
-import { GZIP_LEVEL } from '../src/server/http.js';
-import { readFile } from 'node:fs/promises';
+import { GZIP_LEVEL } from '../src/store/scrape-response.js';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
@@ -14,6 +13,7 @@ import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
 import { SecretScrubber } from '../src/secrets.js';
+import { residentBytes } from './proc.js';
 import type { ChangeFigures, ExporterInput, Memory, PollFigures, SwapFigures } from './results.js';
 
 const STACK = 'bench';
@@ -65,17 +65,6 @@ function memory(): Memory {
   gc?.();
   const m = process.memoryUsage();
   return { rssBytes: m.rss, heapUsedBytes: m.heapUsed, externalBytes: m.external, afterGc: gc !== undefined };
-}
-
-/** VmHWM of this process (Linux): the peak resident set since it started. */
-async function peakRssBytes(): Promise<number | null> {
-  try {
-    const status = await readFile('/proc/self/status', 'utf8');
-    const kb = /^VmHWM:\s+(\d+)\s+kB/m.exec(status)?.[1];
-    return kb === undefined ? null : Number(kb) * 1024;
-  } catch {
-    return null;
-  }
 }
 
 function running(): App {
@@ -271,7 +260,8 @@ const commands: Record<string, (args: never) => Promise<unknown>> = {
   swap,
   pollLoop,
   memory: async () => memory(),
-  peakRss: async () => peakRssBytes(),
+  // VmHWM of this process (Linux): the peak resident set since it started.
+  peakRss: async () => (await residentBytes(process.pid))?.hwm ?? null,
   warnings: async () => [...warnings],
   // The process itself ends on SIGTERM from the benchmark, after this answer has been sent.
   close: async () => {

@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { startChild, type Child } from './children.js';
+import { residentBytes } from './proc.js';
 import type { SimulatorReady } from './simulator-process.js';
 import { sizeByName } from './sizes.js';
 
@@ -167,15 +168,6 @@ async function waitFor<T>(what: string, timeoutMs: number, probe: () => T | unde
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function procStatus(pid: number, field: 'VmHWM' | 'VmRSS'): number | null {
-  try {
-    const kb = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb === undefined ? null : Number(kb) * 1024;
-  } catch {
-    return null;
-  }
-}
-
 function openFilesLimit(pid: number): string {
   try {
     const line = readFileSync(`/proc/${pid}/limits`, 'utf8').split('\n').find((l) => l.startsWith('Max open files'));
@@ -253,7 +245,7 @@ async function scrapeFlood(opts: Options, exporter: Exporter) {
     outcomes: byOutcome,
     latency200: latency(answers.filter((a) => a.status === 200).map((a) => a.ms)),
     latency503: latency(answers.filter((a) => a.status === 503).map((a) => a.ms)),
-    peakRssBytes: procStatus(exporter.child.pid ?? 0, 'VmHWM'),
+    peakRssBytes: (await residentBytes(exporter.child.pid ?? 0))?.hwm ?? null,
   };
 }
 
@@ -400,7 +392,7 @@ async function idleFlood(opts: Options, exporter: Exporter) {
     ingestionLastSuccessAdvancedSeconds:
       before.ingestionLastSuccess !== null && after.ingestionLastSuccess !== null ? after.ingestionLastSuccess - before.ingestionLastSuccess : null,
     emfileLogLines: emfile,
-    peakRssBytes: procStatus(exporter.child.pid ?? 0, 'VmHWM'),
+    peakRssBytes: (await residentBytes(exporter.child.pid ?? 0))?.hwm ?? null,
   };
 }
 
@@ -454,7 +446,7 @@ async function runPhase(phase: 'scrapes' | 'idle', opts: Options, ready: Simulat
       exporterOpenFiles: openFilesLimit(exporter.child.pid ?? 0),
       series,
       metricsBytes: Buffer.byteLength(text),
-      rssAtStartBytes: procStatus(exporter.child.pid ?? 0, 'VmRSS'),
+      rssAtStartBytes: (await residentBytes(exporter.child.pid ?? 0))?.rss ?? null,
     };
     console.error(`exporter ready: ${series} series, ${start.metricsBytes} bytes; open files ${start.exporterOpenFiles}`);
     let figures: Record<string, unknown>;

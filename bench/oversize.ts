@@ -7,7 +7,6 @@
  *   npm run bench:oversize -- [--mb 300] [--cap-mb 256] [--seconds 120]
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +18,7 @@ import { createInstruments } from '../src/metrics/instruments.js';
 import { SecretScrubber } from '../src/secrets.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { StackConfig } from '../src/config/types.js';
+import { residentBytes } from './proc.js';
 
 const MB = 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 0x20);
@@ -38,9 +38,9 @@ interface Figures {
   readonly seconds: number;
 }
 
-function vmHwmMb(): number {
-  const kb = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
-  return Number(kb ?? 0) / 1024;
+/** VmHWM of this process in MiB: the peak resident set since it started. */
+async function vmHwmMb(): Promise<number> {
+  return ((await residentBytes(process.pid))?.hwm ?? 0) / 2 ** 20;
 }
 
 /** Serves `bytes` of spaces inside a JSON string, with or without a Content-Length; never holds the body. */
@@ -87,7 +87,7 @@ async function child(url: string, name: string, endpoint: Case['endpoint'], capB
   };
   const logger = createLogger({ level: 'error', format: 'json', scrubber, destination: process.stderr });
   const client = new CmdbClient({ stack, instruments: createInstruments(registry, { defaultMetrics: false }), logger, scrubber });
-  const baselineMb = vmHwmMb();
+  const baselineMb = await vmHwmMb();
   const started = performance.now();
   let outcome: string;
   try {
@@ -96,7 +96,7 @@ async function child(url: string, name: string, endpoint: Case['endpoint'], capB
   } catch (err) {
     outcome = (err as { outcome?: string }).outcome ?? String(err);
   }
-  const figures: Figures = { case: name, outcome, baselineMb, peakMb: vmHwmMb(), seconds: (performance.now() - started) / 1000 };
+  const figures: Figures = { case: name, outcome, baselineMb, peakMb: await vmHwmMb(), seconds: (performance.now() - started) / 1000 };
   process.stdout.write(`${JSON.stringify(figures)}\n`);
   await client.close();
 }

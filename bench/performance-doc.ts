@@ -66,7 +66,7 @@ function scalingText(r: BenchResult, g: Growth, big: SizeResult): string {
   record, field and message counts), so the ${big.size} size's ${count(big.data.connectorProfiles)} profiles make ${count(big.first.cmdbSeries)} series and
   ${bytes(big.first.textBytes)} of /metrics (about ${g.bytesPerSeries.toFixed(0)} bytes a series). Per 1,000 connector profiles expect about
   ${count(g.seriesPerProfile * 1000)} series, ${g.heapMiB.toFixed(1)} MiB of heap (${g.rssMiB.toFixed(0)} MiB of RSS right after a poll), ${ms(g.repeatPollCpuMs)} of CPU
-  per repeated poll and ${ms(g.rerenderMs)} per re-render.
+  per repeated poll and ${ms(g.changeCpuMs)} per change.
   CMDB requests grow with Actions and tracked names instead: one request per Action's job list and
   one per tracked name, while connector runs come ${count(BUILTIN_SETTINGS.paging.connectorPageSize)} to a page
   (${count(big.first.requestsByEndpoint.connector ?? 0)} requests for ${count(big.data.connectorRuns)} runs).
@@ -96,7 +96,7 @@ function expectText(r: BenchResult): string {
     const st = steadyState(s);
     const gzip = s.compare.cells.find((c) => c.target === 'exporter' && c.encoding === 'gzip');
     return `  - about ${count(s.data.connectorProfiles)} connector profiles (${s.size}): ${count(s.first.cmdbSeries)} series, a first poll of
-    ${ms(s.first.wallMs)} with the budget out of the way, ${bytes(s.first.memory.rssBytes)} RSS, gzip scrapes of ${ms(gzip?.latency.p50 ?? NaN)} (p50, ${gzip ? '10 clients' : '–'}),
+    ${ms(s.first.wallMs)} with the budget out of the way, ${bytes(s.first.memory.rssBytes)} RSS, gzip scrapes of ${ms(gzip?.latency.p50 ?? NaN)} (p50, ${gzip ? `${r.settings.compare.clients} clients` : '–'}),
     ${ms(s.swap.data.wallMs)} from a change of every series to the new gzip response, about ${percent(st.coreShare)} of one core.`;
   });
   const idle = r.sizes[0]?.memoryAtStart.rssBytes;

@@ -20,7 +20,7 @@ const USAGE = `Usage: npm run bench -- [options]
 
   --write             also rewrite docs/performance.md with the figures
   --sizes LIST        comma-separated sizes to run (default small,medium,large)
-  --seconds N         time limit of each /metrics load cell against the bare server (default 8)
+  --seconds N         time limit of each /metrics load cell against the bare server (default 15)
   --rounds N          rounds of exporter and bare server cells per encoding (default 2)
   --clients N         keep-alive connections of the /metrics load (default 10)
   --max-requests N    request limit of each /metrics load cell (default 200000)

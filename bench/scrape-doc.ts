@@ -3,7 +3,7 @@
  * swap and the scrapes-while-polling cells were measured, and each goal of docs/performance.md's
  * design with the figure of this run beside it.
  */
-import { GZIP_LEVEL } from '../src/server/http.js';
+import { GZIP_LEVEL } from '../src/store/scrape-response.js';
 import { SLICE } from '../src/store/lines.js';
 import { SELF_METRICS_MAX_AGE_MS } from '../src/store/scrape-response.js';
 import { gzipCpuPerRequest } from './analysis.js';
@@ -72,7 +72,7 @@ export function scrapeGoals(r: BenchResult): string {
     const stall = large.swap.data.maxLoopDelayMs;
     const idle = large.swap.idleMaxLoopDelayMs;
     const floor = idle === undefined ? '' : ` (the same process idle for 2 s just before: ${ms(idle)})`;
-    lines.push(`- Swap stall at ${count(large.swap.data.series)} changed series (large): ${ms(stall)}${floor} — goal < ${SCRAPE_GOALS.swapStallMs} ms: ${verdict(stall < SCRAPE_GOALS.swapStallMs)}.${stall < SCRAPE_GOALS.swapStallMs ? '' : ' The swap runs in slices of ${count(SLICE)} series, keeps one new object per series and copies no whole exposition; a longer block is most often the garbage collector or a busy machine: `npm run bench -- --only swap --sizes large --node-option=--trace-gc` shows which.'}`);
+    lines.push(`- Swap stall at ${count(large.swap.data.series)} changed series (large): ${ms(stall)}${floor} — goal < ${SCRAPE_GOALS.swapStallMs} ms: ${verdict(stall < SCRAPE_GOALS.swapStallMs)}.${stall < SCRAPE_GOALS.swapStallMs ? '' : ` The swap runs in slices of ${count(SLICE)} series, keeps one new object per series and copies no whole exposition; a longer block is most often the garbage collector or a busy machine: \`npm run bench -- --only swap --sizes large --node-option=--trace-gc\` shows which.`}`);
     const g = rssGrowth(large.compare);
     lines.push(`- RSS with ${r.settings.compare.clients} concurrent scrapers (large): ${g.toFixed(2)}× idle — goal ≤ ${SCRAPE_GOALS.rssGrowth}×: ${verdict(g <= SCRAPE_GOALS.rssGrowth)}.`);
   }

@@ -1,9 +1,9 @@
 /** The benchmark's figures as tables: the same ones go to the console and to docs/performance.md. */
 import { PROMETHEUS_REPLICAS, SCRAPE_INTERVAL_SECONDS, steadyState } from './analysis.js';
 import { budgetSeconds, DEFAULT_RATE, hourlyVolume, REQUEST_BUDGET_HEADS } from './budget.js';
-import { ratio, rssGrowth } from './compare-run.js';
+import { cellsOf, loadedRss, pooled, rssGrowth } from './compare-run.js';
 import { bytes, count, ms, percent, seconds, type Table } from './format.js';
-import type { BenchResult, CompareCell, Encoding, SizeResult } from './results.js';
+import type { BenchResult, SizeResult } from './results.js';
 import { RAISED_RATE, SWAP_RUNS } from './sizes.js';
 import { ENDPOINTS } from '../src/api/endpoints.js';
 
@@ -103,28 +103,18 @@ export function laterPollsTable(r: BenchResult): Table {
   };
 }
 
-function cellsOf(s: SizeResult, target: CompareCell['target'], encoding: Encoding): CompareCell[] {
-  return s.compare.cells.filter((c) => c.target === target && c.encoding === encoding);
-}
-
-/** The figures of one target over every round: requests / time, the worst round's p99, mean CPU per request. */
-function pooled(cells: readonly CompareCell[]) {
-  const requests = cells.reduce((n, c) => n + c.requests, 0);
-  const secs = cells.reduce((n, c) => n + c.seconds, 0);
-  const cpu = cells.reduce((n, c) => n + c.cpuMsPerRequest * c.requests, 0);
-  return { requests, perSecond: requests / secs, p99: Math.max(...cells.map((c) => c.latency.p99)), cpuPerRequest: cpu / requests };
-}
-
 const rate = (n: number) => (Number.isFinite(n) ? n.toFixed(n >= 100 ? 0 : 1) : '–');
 
 export function compareTable(r: BenchResult): Table {
   const rows: string[][] = [];
   for (const s of r.sizes) {
     for (const encoding of ['identity', 'gzip'] as const) {
-      const e = pooled(cellsOf(s, 'exporter', encoding));
-      const b = pooled(cellsOf(s, 'bare', encoding));
-      const perRound = cellsOf(s, 'exporter', encoding).map((c) => {
-        const bare = cellsOf(s, 'bare', encoding).find((x) => x.round === c.round);
+      const exporterCells = cellsOf(s.compare, 'exporter', encoding);
+      const bareCells = cellsOf(s.compare, 'bare', encoding);
+      const e = pooled(exporterCells);
+      const b = pooled(bareCells);
+      const perRound = exporterCells.map((c) => {
+        const bare = bareCells.find((x) => x.round === c.round);
         return bare ? c.perSecond / bare.perSecond : Number.NaN;
       });
       rows.push([
@@ -137,7 +127,7 @@ export function compareTable(r: BenchResult): Table {
         rate(b.perSecond),
         ms(b.p99),
         ms(b.cpuPerRequest),
-        `${ratio(s.compare, encoding).toFixed(2)}×`,
+        `${(e.perSecond / b.perSecond).toFixed(2)}×`,
         perRound.map((x) => x.toFixed(2)).join(', '),
         count(e.requests + b.requests),
       ]);
@@ -159,10 +149,7 @@ export function memoryTable(r: BenchResult): Table {
     title: `Exporter memory: idle, and while ${r.settings.compare.clients} clients scrape (VmRSS sampled every 100 ms)`,
     head: TABLE_HEADS.memory,
     numericFrom: 1,
-    rows: r.sizes.map((s) => {
-      const loaded = Math.max(...s.compare.cells.filter((c) => c.target === 'exporter').map((c) => c.maxRssBytes));
-      return [s.size, bytes(s.compare.idleRssBytes), bytes(loaded), `${rssGrowth(s.compare).toFixed(2)}×`, bytes(s.compare.peakRssBytes)];
-    }),
+    rows: r.sizes.map((s) => [s.size, bytes(s.compare.idleRssBytes), bytes(loadedRss(s.compare)), `${rssGrowth(s.compare).toFixed(2)}×`, bytes(s.compare.peakRssBytes)]),
   };
 }
 

@@ -58,7 +58,7 @@ const INTERVAL_SECONDS = 10;
  * bound (MAX_EXTRA_STATES), then replaces the oldest: the series grow for that many polls, then stay
  * flat. The warm-up covers the growth, so the sampled window shows whether they stay flat.
  */
-export const WARM_UP_MS = (MAX_EXTRA_STATES + 2) * INTERVAL_SECONDS * 1000;
+const WARM_UP_MS = (MAX_EXTRA_STATES + 2) * INTERVAL_SECONDS * 1000;
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 /** Last third over first third: series may not grow by more than this (a correct exporter holds them exactly). */
 export const SERIES_LIMIT = 1.05;

@@ -15,7 +15,7 @@ describe('busiestWindow', () => {
 describe('naiveSchedule', () => {
   it('asks every endpoint at its interval, every page, every Action and every tracked name', () => {
     const stack = testStack({ track: { assets: ['a', 'b'], users: ['u'] } });
-    const naive = naiveSchedule(stack, { actions: 200, connectorRows: 3180, trackedNames: 3 });
+    const naive = naiveSchedule(stack, { actions: 200, connectorRows: 3180 });
     expect(naive).toEqual({
       metrics_data: 12,
       license: 1,
