@@ -160,7 +160,6 @@ export async function start(opts: StartOptions): Promise<App> {
       reload: config.enableReload ? reload : undefined,
       logger,
       telemetryPath: opts.telemetryPath,
-      protection,
     });
     const { host, port } = parseListenAddress(config.listenAddress, 'listenAddress');
     const metricsRoute = { path: opts.telemetryPath ?? '/metrics', handler: metricsHandler(metrics), logger };

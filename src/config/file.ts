@@ -30,11 +30,22 @@ function refersToItself(node: unknown, open = new Set<object>()): boolean {
  * against the file name; returns undefined when the file cannot be used at all.
  */
 export function readConfigFile(file: string, env: Env, issues: IssueList): Record<string, unknown> | undefined {
+  const tree = readYamlMapping(file, 'the config file', issues);
+  return tree === undefined ? undefined : (expandTree(tree, env, [], issues) as Record<string, unknown>);
+}
+
+/**
+ * Read and parse a YAML file that holds a mapping at the top level (an empty file is an empty
+ * mapping). `what` names the file in the message when it cannot be read. Problems are reported
+ * against the file name, with the line and column of the first YAML error; returns undefined when
+ * the file cannot be used at all.
+ */
+export function readYamlMapping(file: string, what: string, issues: IssueList): Record<string, unknown> | undefined {
   let source: string;
   try {
     source = readFileSync(file, 'utf8');
   } catch (err) {
-    issues.add(file, `cannot read the config file: ${errorCode(err) ?? (err instanceof Error ? err.message : String(err))}`);
+    issues.add(file, `cannot read ${what}: ${errorCode(err) ?? (err instanceof Error ? err.message : String(err))}`);
     return undefined;
   }
   const lineCounter = new LineCounter();
@@ -64,7 +75,7 @@ export function readConfigFile(file: string, env: Env, issues: IssueList): Recor
     issues.add(file, `must hold a mapping of settings (key: value) at the top level, got ${kindOf(tree)}`);
     return undefined;
   }
-  return expandTree(tree, env, [], issues) as Record<string, unknown>;
+  return tree as Record<string, unknown>;
 }
 
 export interface FileConfig {

@@ -16,9 +16,9 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createSecureContext, type SecureVersion } from 'node:tls';
-import { parseDocument } from 'yaml';
 import { errorCode } from '../errors.js';
 import { describeValue, kindOf } from './checks.js';
+import { readYamlMapping } from './file.js';
 import { didYouMean, IssueList } from './issues.js';
 
 export const CLIENT_AUTH_TYPES = [
@@ -115,8 +115,8 @@ const TLS_KEYS = [
 ];
 const HTTP_KEYS = ['http2', 'headers'];
 
-/** Read a PEM source; undefined (and an issue) when it cannot be read. */
-export function readPem(source: PemSource): string {
+/** The text of a PEM source (a file is read now; it throws when it cannot be read). */
+function readPem(source: PemSource): string {
   return 'inline' in source ? source.inline : readFileSync(source.file, 'utf8');
 }
 
@@ -139,19 +139,8 @@ export function loadWebConfig(path: string): WebConfig {
   const file = resolve(path);
   const issues = new IssueList();
   const at = (key: string) => `${file}: ${key}`;
-  let tree: unknown;
-  try {
-    const doc = parseDocument(readFileSync(file, 'utf8'), { prettyErrors: false, uniqueKeys: true });
-    if (doc.errors[0]) issues.add(file, `invalid YAML: ${doc.errors[0].message.split('\n')[0] ?? doc.errors[0].code}`);
-    else tree = doc.toJS({ maxAliasCount: 100 });
-  } catch (err) {
-    issues.add(file, `cannot read the web config file: ${errorCode(err) ?? (err as Error).message}`);
-  }
+  const tree = readYamlMapping(file, 'the web config file', issues);
   issues.throwIfAny();
-  if (tree !== null && tree !== undefined && !isMapping(tree)) {
-    issues.add(file, `must hold a mapping at the top level, got ${kindOf(tree)}`);
-    issues.throwIfAny();
-  }
   const top = (tree ?? {}) as Tree;
   unknownKeys(top, TOP_KEYS, '', issues, at);
   const warnings: string[] = [];

@@ -30,10 +30,6 @@ export class BasicAuth {
 
   constructor(private readonly users: ReadonlyMap<string, string>) {}
 
-  get enabled(): boolean {
-    return this.users.size > 0;
-  }
-
   async check(authorization: string | undefined): Promise<AuthOutcome> {
     const credentials = parseBasic(authorization);
     if (!credentials) return 'unauthorized';

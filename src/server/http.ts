@@ -16,9 +16,9 @@ import type { Logger } from '../logger.js';
 import { CONTENT_TYPE } from '../store/exposition.js';
 import { GZIP_LEVEL, type ScrapeBody, type ScrapeResponse } from '../store/scrape-response.js';
 import { renderLanding, type LandingModel } from './landing.js';
-import { guard, protect, requestListener, secureServer, type Protection } from './protection.js';
+import { pathOf } from './limits.js';
+import { guard, requestListener, secureServer, type Protection } from './protection.js';
 
-export { GZIP_LEVEL };
 const gzipAsync = promisify(gzip);
 
 export interface Readiness {
@@ -38,18 +38,16 @@ export interface ServerDeps {
   readonly logger: Logger;
   /** Where the exposition is served (--web.telemetry-path), default /metrics. */
   readonly telemetryPath?: string;
-  /** Authentication, headers and the request cap (src/server/protection.ts); none when absent. */
-  readonly protection?: Protection;
 }
 
 /**
  * The content coding to answer with: gzip when the client accepts it at least as much as identity,
- * by the q-values of Accept-Encoding (RFC 9110 §12.5.3, parsed by express's `acceptsEncodings`);
+ * by the q-values of Accept-Encoding (RFC 9110 §12.5.3, parsed by `negotiator`);
  * `gzip;q=0`, `identity`, an empty header or none get identity, and so does a client that refuses
  * both (a 406 would only lose the scrape). The old name `x-gzip` alone gets identity too (a `*`
  * would match it even after `gzip;q=0`).
  */
-export function chooseEncoding(req: IncomingMessage): 'gzip' | 'identity' {
+function chooseEncoding(req: IncomingMessage): 'gzip' | 'identity' {
   return new Negotiator(req).encoding(['gzip', 'identity']) === 'gzip' ? 'gzip' : 'identity';
 }
 
@@ -106,7 +104,6 @@ export function createHttpApp(deps: ServerDeps): express.Express {
   app.disable('etag');
 
   const telemetryPath = deps.telemetryPath ?? '/metrics';
-  if (deps.protection) protect(app, deps.protection);
   const serveMetrics = metricsHandler(deps.metrics);
   app.get(telemetryPath, (req: Request, res: Response) => serveMetrics(req, res));
 
@@ -157,7 +154,7 @@ export interface Listening {
  * GET on the telemetry path served straight from node:http, ahead of express: express's routing and
  * request decoration cost several times what writing a pre-made 124 KiB gzip body costs (see
  * docs/performance.md). Any other method or path goes to express as before. The web config's headers
- * and basic authentication apply to it as to every route (protection.ts `guard`).
+ * and basic authentication apply to it as to every route (listen() guards the whole listener).
  */
 export interface MetricsRoute {
   readonly path: string;
@@ -172,29 +169,24 @@ export interface ListenOptions {
   readonly metrics?: MetricsRoute;
 }
 
-function pathOf(url: string | undefined): string {
-  const q = url?.indexOf('?') ?? -1;
-  return q < 0 ? (url ?? '') : (url ?? '').slice(0, q);
-}
-
-function routeMetrics(app: RequestListener, metrics: MetricsRoute, protection: Protection | undefined): RequestListener {
+function routeMetrics(app: RequestListener, metrics: MetricsRoute): RequestListener {
   const serve: RequestListener = (req, res) => {
     metrics.handler(req, res).catch((err: unknown) => {
       metrics.logger.error({ err }, 'HTTP handler failed');
       if (!res.headersSent) res.writeHead(500, { 'Content-Type': 'text/plain' }).end('internal error\n');
     });
   };
-  const guarded = protection ? guard(protection, serve) : serve;
   return (req, res) => {
     if (req.method !== 'GET' || pathOf(req.url) !== metrics.path) return void app(req, res);
-    guarded(req, res);
+    serve(req, res);
   };
 }
 
 export async function listen(app: express.Express, host: string | undefined, port: number, opts: ListenOptions = {}): Promise<Listening> {
   const { protection, metrics } = opts;
-  const routed: RequestListener = metrics ? routeMetrics(app, metrics, protection) : app;
-  const handler = protection ? requestListener(protection, routed) : routed;
+  const routed: RequestListener = metrics ? routeMetrics(app, metrics) : app;
+  // The scrape cap first (cheap), then headers and authentication, then the routes.
+  const handler = protection ? requestListener(protection, guard(protection, routed)) : routed;
   // Idle connections are checked every 2 s (Node's default, 30 s, would let headersTimeout slip).
   const server = protection?.tls
     ? createTlsServer({ ...protection.tlsOptions, connectionsCheckingInterval: 2000 }, handler)

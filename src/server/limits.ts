@@ -96,8 +96,7 @@ export function limitConcurrentRequests(
   let inFlight = 0;
   const body = `limit of ${max} concurrent requests reached (--web.max-requests); try again later\n`;
   return (req: IncomingMessage, res: ServerResponse) => {
-    const url = req.url ?? '';
-    const path = url.length === telemetryPath.length ? url : url.slice(0, url.search(/[?#]|$/));
+    const path = pathOf(req.url);
     if (max <= 0 || (path !== telemetryPath && path !== `${telemetryPath}/`)) return next(req, res);
     if (inFlight >= max) {
       refused('max_requests');
@@ -121,4 +120,11 @@ export function applyServerLimits(server: Server, limits: ServerLimits, refused:
   server.setTimeout(limits.socketTimeoutMs, (socket) => socket.destroy());
   // Node closes connections beyond maxConnections at once and says so with 'drop' (Node ≥ 18.6).
   server.on('drop', () => refused('max_connections'));
+}
+
+/** The path of a request target: the URL without its query or fragment. */
+export function pathOf(url: string | undefined): string {
+  const u = url ?? '';
+  const end = u.search(/[?#]/);
+  return end < 0 ? u : u.slice(0, end);
 }

@@ -1,13 +1,13 @@
 /**
  * Everything that guards the exporter's own HTTP server, in one place: the web config's TLS,
  * basic authentication and headers (--web.config.file), the cap on concurrent scrapes
- * (--web.max-requests), the connection cap and the timeouts. http.ts mounts `protect()` before
- * its routes and calls `secureServer()` in listen(); docs/security.md describes each control.
+ * (--web.max-requests), the connection cap and the timeouts. listen() in http.ts wraps its
+ * listener in `requestListener()` and `guard()` and calls `secureServer()`; docs/security.md
+ * describes each control.
  */
 import type { RequestListener, Server } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { TLSSocket } from 'node:tls';
-import type express from 'express';
 import type { WebConfig, WebTlsConfig } from '../config/web-config.js';
 import type { Logger } from '../logger.js';
 import { BasicAuth, requireBasicAuth, type RefusalReason } from './auth.js';
@@ -47,21 +47,9 @@ export function buildProtection(opts: {
   };
 }
 
-/** Mounts headers and authentication (every path) before the routes. */
-export function protect(app: express.Express, p: Protection): void {
-  const headers = Object.entries(p.headers);
-  if (headers.length > 0) {
-    app.use((_req, res, next) => {
-      for (const [name, value] of headers) res.setHeader(name, value);
-      next();
-    });
-  }
-  if (p.auth) app.use(requireBasicAuth(p.auth, p.refused));
-}
-
 /**
- * Headers and authentication for a route served straight from node:http, ahead of express (the
- * /metrics fast path in http.ts): the same checks protect() mounts on the express app.
+ * Headers and authentication for every request, ahead of both the /metrics fast path and express
+ * (exporter-toolkit protects every path too): listen() in http.ts wraps its whole listener in it.
  */
 export function guard(p: Protection, next: RequestListener): RequestListener {
   const headers = Object.entries(p.headers);
@@ -88,7 +76,8 @@ export function secureServer(server: Server, p: Protection): () => void {
   const tls = p.tls;
   if (!tls) return () => undefined;
   server.on('tlsClientError', () => p.refused('tls_handshake'));
-  if ((tls.clientAuthType !== 'NoClientCert' && tls.clientAuthType !== 'RequireAndVerifyClientCert') || tls.clientAllowedSans.length > 0) {
+  // Only these can refuse after the handshake; Node's own verification covers the rest.
+  if (tls.clientAuthType === 'RequireAnyClientCert' || tls.clientAuthType === 'VerifyClientCertIfGiven' || tls.clientAllowedSans.length > 0) {
     server.on('secureConnection', (socket: TLSSocket) => {
       if (clientCertificateRefusal(tls, socket) !== undefined) {
         p.refused('tls_handshake');

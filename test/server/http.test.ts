@@ -1,10 +1,10 @@
 import { gunzipSync } from 'node:zlib';
-import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import type { App } from '../../src/app.js';
 import { CONTENT_TYPE } from '../../src/store/exposition.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
+import { rawGet } from '../helpers/raw-http.js';
 
 let sim: SimulatorServer;
 let app: App;
@@ -23,17 +23,7 @@ afterAll(async () => {
 });
 
 /** GET with an explicit Accept-Encoding (fetch would decode gzip by itself). */
-function rawGet(path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${base}${path}`, { headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (path: string, headers: Record<string, string>) => rawGet(`${base}${path}`, headers);
 
 describe('before the first poll', () => {
   it('/readyz answers 503 with the pending endpoints as JSON', async () => {
@@ -61,7 +51,7 @@ describe('after a poll', () => {
   });
 
   it('/metrics sets the text format content type and no caching', async () => {
-    const res = await rawGet('/metrics', {});
+    const res = await get('/metrics', {});
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe(CONTENT_TYPE);
     expect(res.headers['cache-control']).toBe('no-store');
@@ -69,8 +59,8 @@ describe('after a poll', () => {
   });
 
   it('/metrics is gzipped when asked, with the same content', async () => {
-    const plain = await rawGet('/metrics', {});
-    const zipped = await rawGet('/metrics', { 'Accept-Encoding': 'gzip, deflate' });
+    const plain = await get('/metrics', {});
+    const zipped = await get('/metrics', { 'Accept-Encoding': 'gzip, deflate' });
     expect(zipped.headers['content-encoding']).toBe('gzip');
     expect(zipped.body.length).toBeLessThan(plain.body.length);
     const text = gunzipSync(zipped.body).toString();

@@ -34,7 +34,6 @@ async function heldServer(maxRequests: number) {
     readiness: () => ({ ready: true, pending: [] }),
     landing: () => ({ version: 'test', ready: true, now: 0, stacks: [] }),
     logger,
-    protection,
   });
   // As app.ts does: the cap applies to the /metrics fast path ahead of express.
   server = await listen(app, '127.0.0.1', 0, { protection, metrics: { path: '/metrics', handler: metricsHandler(metrics), logger } });

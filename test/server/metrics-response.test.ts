@@ -3,7 +3,6 @@
  * follows Accept-Encoding's q-values, a gzip body decompresses to exactly the plain body, every
  * response states its Content-Length, and scrapes share one response until a part changes.
  */
-import { request } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import { createHttpApp, listen, metricsHandler, type Listening } from '../../src
 import { ScrapeResponses } from '../../src/store/scrape-response.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { captureLogger } from '../helpers/log.js';
+import { rawGet, type RawResponse } from '../helpers/raw-http.js';
 
 const SETTINGS = { intervalSeconds: 60, staleAfterSeconds: 180 };
 const NOW = 1_800_000_000;
@@ -64,24 +64,9 @@ afterAll(async () => {
   await server?.close();
 });
 
-interface Raw {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}
-
-/** GET with exactly the Accept-Encoding given (none when undefined); node:http adds none of its own. */
-function get(acceptEncoding: string | undefined): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding };
-    const req = request(`${server.url}/metrics`, { headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+/** GET with exactly the Accept-Encoding given (none when undefined). */
+function get(acceptEncoding: string | undefined): Promise<RawResponse> {
+  return rawGet(`${server.url}/metrics`, acceptEncoding === undefined ? {} : { 'accept-encoding': acceptEncoding });
 }
 
 describe('content coding by Accept-Encoding', () => {
