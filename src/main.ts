@@ -104,7 +104,8 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const maxRequestsText = flags['web.max-requests'];
-  const maxRequests = maxRequestsText === undefined ? DEFAULT_MAX_REQUESTS : Number(maxRequestsText);
+  // Digits only: Number() would read an empty value as 0 (no limit) and 0x10 as 16.
+  const maxRequests = maxRequestsText === undefined ? DEFAULT_MAX_REQUESTS : /^\d{1,6}$/.test(maxRequestsText) ? Number(maxRequestsText) : Number.NaN;
   if (!Number.isInteger(maxRequests) || maxRequests < 0 || maxRequests > 100_000) {
     console.error(`cmdb-exporter: --web.max-requests must be a whole number from 0 (no limit) to 100000, got ${JSON.stringify(maxRequestsText)}`);
     return 2;

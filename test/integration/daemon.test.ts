@@ -133,8 +133,9 @@ describe('command line', () => {
     }
   });
 
-  it('--web.max-requests must be a whole number', async () => {
-    const d = runDaemon(['--web.max-requests', 'many'], envFor(9873));
+  // An empty value once meant 0 (no limit) and 0x10 meant 16, silently.
+  it.each(['many', '', '0x10', '1e3'])('--web.max-requests %j must be a whole number', async (value) => {
+    const d = runDaemon(['--web.max-requests', value], envFor(9873));
     expect(await d.exited).toBe(2);
     expect(d.output()).toContain('--web.max-requests must be a whole number');
   });
