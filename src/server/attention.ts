@@ -1,7 +1,7 @@
 /**
  * What needs attention on one stack, from the samples the store holds now and the endpoints'
  * poll status, with the thresholds of the shipped alerts. Only label values that are names or ids
- * (connector, profile, action_id, a status, an endpoint) go into a problem: never a free-text field.
+ * (connector, profile, merger, action_id, a status, an endpoint) go into a problem: never a free-text field.
  */
 import { ATTENTION_THRESHOLDS, type AttentionThresholds } from '../attention.js';
 import type { Sample } from '../metrics/sample.js';
@@ -128,8 +128,8 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
 
   // Merger freshness, when the exporter reports it.
   for (const s of all('cmdb_merger_last_run_timestamp_seconds')) {
-    if (s.value > 0 && now - s.value > t.connectorMaxRunAgeSeconds) {
-      problems.push({ severity: 'warning', area: 'merger', subject: s.labels.connector, text: `has not run for ${shortDuration(now - s.value)} (limit ${shortDuration(t.connectorMaxRunAgeSeconds)})` });
+    if (s.value > 0 && now - s.value > t.mergerMaxRunAgeSeconds) {
+      problems.push({ severity: 'warning', area: 'merger', subject: s.labels.merger ?? '?', text: `has not run for ${shortDuration(now - s.value)} (limit ${shortDuration(t.mergerMaxRunAgeSeconds)})` });
     }
   }
 
