@@ -26,12 +26,13 @@ function refersToItself(node: unknown, open = new Set<object>()): boolean {
 }
 
 /**
- * Read and parse the YAML file, then expand `${VAR}` in its string values. Problems are reported
- * against the file name; returns undefined when the file cannot be used at all.
+ * Read and parse the YAML file, then expand `${VAR}` in its string values (the names referred to
+ * are added to `referenced`). Problems are reported against the file name; returns undefined when
+ * the file cannot be used at all.
  */
-export function readConfigFile(file: string, env: Env, issues: IssueList): Record<string, unknown> | undefined {
+export function readConfigFile(file: string, env: Env, issues: IssueList, referenced?: Set<string>): Record<string, unknown> | undefined {
   const tree = readYamlMapping(file, 'the config file', issues);
-  return tree === undefined ? undefined : (expandTree(tree, env, [], issues) as Record<string, unknown>);
+  return tree === undefined ? undefined : (expandTree(tree, env, [], issues, referenced) as Record<string, unknown>);
 }
 
 /**

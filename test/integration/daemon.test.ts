@@ -153,6 +153,17 @@ describe('command line', () => {
     expect(d.output()).toContain('configuration OK');
   });
 
+  it('--config.check does not call a variable the file refers to as ${NAME} unknown, and still warns about a typo', async () => {
+    const file = join(tmp, 'file-variables.yaml');
+    writeFileSync(file, ['stacks:', '  - name: prod-us', `    baseUrl: ${sim.url}`, '    clientId: ${CMDB_ID_US:-exporter}', '    secret: ${CMDB_SECRET_US}', ''].join('\n'));
+    const d = runDaemon(['--config.check', '--config.file', file], { CMDB_SECRET_US: 'sec-Qw81', CMDB_ID_US: 'exp', CMDB_TRACK_ASSET: 'web-01' });
+    expect(await d.exited).toBe(0);
+    expect(d.output()).toContain('configuration OK: 1 stack(s) (prod-us)');
+    expect(d.output()).toContain('CMDB_TRACK_ASSET: unknown environment variable');
+    expect(d.output()).not.toContain('CMDB_SECRET_US: unknown');
+    expect(d.output()).not.toContain('CMDB_ID_US: unknown');
+  });
+
   it.each([['-h'], ['--help']])('%s prints the help, listing the shared exporter flags and the silent level', async (flag) => {
     const d = runDaemon([flag], {});
     expect(await d.exited).toBe(0);
