@@ -7,7 +7,7 @@ import type { Check } from './checks.js';
 import type { CredentialKey, CredentialNaming } from './credentials.js';
 import { didYouMean, formatPath, type IssueList, type PathSegment } from './issues.js';
 import { CREDENTIALS, GLOBALS, IDENTITY, keysOf, type Resolved, SETTINGS } from './rules.js';
-import type { StackInput } from './schema.js';
+import type { StackInput, StackParts } from './schema.js';
 import type { StackSource } from './stack.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -90,6 +90,8 @@ export function readEnvStack(env: Env, issues: IssueList): StackSource | undefin
   }
   return {
     input: valid ? (input as StackInput) : undefined,
+    // The variables that were valid: their checks across keys and files still run in this round.
+    partial: valid ? undefined : (input as StackParts),
     has: (key) => envValue(env, CREDENTIAL_VARS[key]) !== undefined,
     naming: ENV_NAMING,
     // Keys without a variable can only come from the file's `defaults`, which is where to change them.

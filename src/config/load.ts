@@ -56,7 +56,7 @@ function stackSources(file: FileConfig | undefined, fileUsable: boolean, env: En
     issues.add('stacks', 'no CMDB configured; set CMDB_BASE_URL with credentials, or declare `stacks` in a config file');
   }
   // Without valid defaults, merged values would be guesses: report only each stack's own problems.
-  return file !== undefined && file.defaults === undefined ? sources.map((s) => ({ ...s, input: undefined })) : sources;
+  return file !== undefined && file.defaults === undefined ? sources.map((s) => ({ ...s, input: undefined, partial: undefined })) : sources;
 }
 
 /** Synchronous (start-up and reload). Throws ConfigError (src/errors.ts) listing ALL problems. */
