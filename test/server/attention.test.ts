@@ -128,6 +128,10 @@ describe('what needs attention', () => {
           connectorRun('c1', 'p', 'Error', 60),
           connectorRun('c2', 'p', 'Success', max + 60),
           connectorRun('c3', 'p', 'Success', 60),
+          // The named profile's runs are old, but the connector ran under "Default profile": as the
+          // alert (newest run over all profiles), not a problem.
+          connectorRun('c4', 'p', 'Success', max + 3600),
+          connectorRun('c4', 'Default profile', 'Success', 60),
           // 27 h: past the merger limit (26 h), well within the connectors' 2 days.
           mergerRun('asset_merger', 27 * 3600),
           mergerRun('user_merger', 3600),
@@ -148,7 +152,7 @@ describe('what needs attention', () => {
       'critical license : 5 days left (critical within 7)',
       'critical ingestion : no successful run for 27h (limit 26h)',
       'warning connector c1/p: newest run failed',
-      'warning connector c2/p: has not run for 2d (limit 2d)',
+      'warning connector c2: has not run for 2d (limit 2d)',
       'warning action 7: newest job FAILED',
       'warning ingestion : newest run failed',
       'warning merger asset_merger: has not run for 27h (limit 26h)',
