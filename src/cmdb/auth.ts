@@ -98,7 +98,7 @@ export class FetchedToken implements TokenProvider {
 
   /**
    * The documentation spells the body key `clientID` in its table and `clientId` in its example
-   * (spec notes, real service §2): when the configured one is refused, the other is tried once, and
+   * (docs/cmdb-api-notes.md): when the configured one is refused, the other is tried once, and
    * the one that works is kept for every later fetch.
    */
   private async fetch(): Promise<Credential> {

@@ -92,7 +92,7 @@ export class CmdbClient implements CmdbApi {
   private readonly clock: Clock;
   private readonly history: ConnectorHistoryReader;
   private readonly pages: PageReducer;
-  /** The path spelling that answered 2xx, per endpoint with more than one (spec §4 notes 6, 7). */
+  /** The path spelling that answered 2xx, per endpoint with more than one (/actions or /action; change history with or without `metadata`). */
   private readonly spellings = new Map<DataEndpoint, string>();
 
   constructor(opts: CmdbClientOptions) {

@@ -1,5 +1,5 @@
 /**
- * Reading the connector run history at real scale (real-service notes §4): about 100 MB in pages
+ * Reading the connector run history at real scale (docs/cmdb-api-notes.md): about 100 MB in pages
  * of ~25 MB on a busy stack, for data that changes about once a day.
  *
  * - A full scan reads every page, in the service's own (unsorted) order, and keeps only the newest

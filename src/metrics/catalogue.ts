@@ -1,7 +1,8 @@
 /**
  * The metric catalogue: every family the exporter serves, with its type, labels and HELP text.
- * Metric names come from here only. ../shared/design/metrics.md is the contract; docs/metrics.md is
- * generated from this file (`npm run docs:metrics`) and checked for drift by a test.
+ * Metric names come from here only, and are a contract: dashboards and alerts use them, so a name
+ * does not change once released. docs/metrics.md is generated from this file
+ * (`npm run docs:metrics`) and checked for drift by a test.
  *
  * origin:
  * - `snapshot`: built from CMDB data (or from poll status) by the snapshot store and rendered once

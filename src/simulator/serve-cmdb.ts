@@ -39,7 +39,7 @@ async function tokenReply(core: Core, req: IncomingMessage): Promise<Reply> {
     return errorReply(400, 'Malformed request body: not JSON');
   }
   const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  // Spec §4 note 1: the key is written clientID in one place and clientId in another.
+  // The API documentation writes the key clientID in one place and clientId in another: accept both.
   const clientId = fields.clientID ?? fields.clientId;
   if (typeof clientId !== 'string' || typeof fields.secret !== 'string') {
     return errorReply(400, 'Malformed request body: clientID and secret are required');
