@@ -7,10 +7,22 @@
  *   reload of another setting neither fetches a new token nor starts a full scan.
  * Real simulator, real exporter; every wait is bounded by an event, not a tight margin.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { pathsOf } from '../../src/api/endpoints.js';
+import type { StackConfig } from '../../src/config/types.js';
 import { CmdbEncodingError, CmdbTokenRejectedError, CmdbTooLargeError } from '../../src/errors.js';
+import type { CronLike } from '../../src/scheduler/scheduler.js';
+import type { SimulatorServer } from '../../src/simulator/server.js';
 import { makeClient, rejection } from '../cmdb/helpers/client.js';
 import { requestsTo, sim, simStack } from '../cmdb/helpers/sim.js';
+import { waitFor } from '../helpers/daemon.js';
+import { configFor, startExporter, stackFor } from '../helpers/exporter.js';
+
+const apps: App[] = [];
+afterEach(async () => {
+  await Promise.all(apps.splice(0).map((a) => a.close(0)));
+});
 
 describe('compressed answers from the CMDB', () => {
   it('asks for gzip on every request and reads gzip answers with a Content-Length, data and token endpoints alike', async () => {
@@ -76,5 +88,93 @@ describe('compressed answers from the CMDB', () => {
     const big = await rejection(other.client.get('connector'));
     expect(big).toBeInstanceOf(CmdbTooLargeError);
     expect(big.message).toContain('4194304-byte cap (maxResponseBytes)');
+  });
+});
+
+/** Cron jobs that never fire: only the start-up polls run (no jitter), so every request is one the test caused. */
+const NO_CRON: CronLike = { schedule: () => ({ stop: () => undefined }) };
+
+const pageOf = (rawQuery: string) => Number(new URLSearchParams(rawQuery).get('page'));
+
+async function metric(app: App, line: RegExp): Promise<number | undefined> {
+  const m = line.exec(await app.registry.metrics());
+  return m ? Number(m[1]) : undefined;
+}
+
+describe('a reload keeps what the stack knows', () => {
+  it('an interval-only reload during a slow connector scan lets the scan go on: page 0 is read once', async () => {
+    // About 10 pages of connector history, each answered after 1 s: a scan of ~10 s, longer than
+    // the 5 s a replaced runtime's polls get to finish.
+    const s = (await sim({ faults: [{ endpoint: 'connector', latencyMs: 1000 }] })) as SimulatorServer;
+    const pageSize = Math.ceil(s.state().counts.connectorRuns / 10);
+    let config = configFor([stackFor(s, { paging: { ...stackFor(s).paging, connectorPageSize: pageSize } })], { enableReload: true });
+    const { app } = await startExporter(config, { loadConfig: () => config, schedule: true, cron: NO_CRON, initialJitterMs: 0 });
+    apps.push(app);
+    await waitFor(async () => (requestsTo(s, 'connector').some((r) => pageOf(r.rawQuery) === 1) ? true : undefined), 20_000, 'connector page 1 asked');
+
+    const [stack] = config.stacks as [StackConfig];
+    config = configFor([{ ...stack, intervals: { ...stack.intervals, license: stack.intervals.license * 2 } }], { enableReload: true });
+    const outcome = await app.reload();
+    expect(outcome.ok).toBe(true);
+
+    const full = /^cmdb_connector_scans_total\{stack="sim",kind="full"\} (\S+)$/m;
+    await waitFor(async () => ((await metric(app, full)) === 1 ? true : undefined), 60_000, 'the full scan to finish');
+    expect(requestsTo(s, 'connector').filter((r) => pageOf(r.rawQuery) === 0), 'page 0 asked again').toHaveLength(1);
+    expect(outcome.message).toContain('"rescheduled":1');
+    expect(await app.metricsText()).toMatch(/^cmdb_endpoint_up\{stack="sim",endpoint="connector"\} 1$/m);
+    // The new interval is in force: the status page shows it.
+    expect(app.landing().stacks[0]?.endpoints.find((e) => e.endpoint === 'license')?.intervalSeconds).toBe(stack.intervals.license * 2);
+  });
+
+  it('a steady-state reload of another setting keeps the token, the connector history, the path spellings and the 403 back-offs', async () => {
+    const [first = '', second = ''] = pathsOf('actions');
+    // The first spelling of the Action list is not this service's: the client learns the second.
+    const s = (await sim({ faults: [{ endpoint: 'actions', path: first, status: 404 }] })) as SimulatorServer;
+    s.forbid(['license']);
+    let config = configFor([stackFor(s, { userAgent: 'first' })], { enableReload: true });
+    const { app } = await startExporter(config, { loadConfig: () => config });
+    apps.push(app);
+    await app.pollOnce();
+    expect(requestsTo(s, 'access_token')).toHaveLength(1);
+    expect(requestsTo(s, 'license')).toHaveLength(1);
+    expect(requestsTo(s, 'actions').map((r) => r.rawPath)).toEqual([first, second]);
+    const count = s.requests().length;
+
+    config = configFor([stackFor(s, { userAgent: 'second' })], { enableReload: true });
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"restarted":1') });
+    await app.pollOnce();
+    const after = s.requests().slice(count);
+    expect(after.filter((r) => r.endpoint === 'access_token'), 'a new token').toHaveLength(0);
+    expect(after.filter((r) => r.endpoint === 'license'), 'the 403 back-off').toHaveLength(0);
+    expect(after.filter((r) => r.endpoint === 'actions').map((r) => r.rawPath), 'the path spelling').toEqual([second]);
+    expect(after.every((r) => r.headers['user-agent'] === 'second')).toBe(true);
+    expect(await metric(app, /^cmdb_connector_scans_total\{stack="sim",kind="full"\} (\S+)$/m), 'a full scan').toBe(1);
+    expect(await metric(app, /^cmdb_connector_scans_total\{stack="sim",kind="incremental"\} (\S+)$/m)).toBe(1);
+    expect(app.landing().stacks[0]?.endpoints.find((e) => e.endpoint === 'license')?.state).toBe('forbidden');
+
+    // Another service: nothing passes, a token is fetched there and its history read in full.
+    const other = (await sim()) as SimulatorServer;
+    config = configFor([stackFor(other, { userAgent: 'second' })], { enableReload: true });
+    await app.reload();
+    await app.pollOnce();
+    expect(requestsTo(other, 'access_token')).toHaveLength(1);
+    expect(requestsTo(other, 'license')).toHaveLength(1);
+    expect(requestsTo(other, 'actions').map((r) => r.rawPath)[0]).toBe(first);
+    expect(await metric(app, /^cmdb_connector_scans_total\{stack="sim",kind="full"\} (\S+)$/m)).toBe(2);
+  });
+
+  it('a reload with other credentials fetches a new token and reads the history in full', async () => {
+    const s = (await sim()) as SimulatorServer;
+    let config = configFor([stackFor(s)], { enableReload: true });
+    const { app } = await startExporter(config, { loadConfig: () => config });
+    apps.push(app);
+    await app.pollOnce();
+    const stack = stackFor(s);
+    // The same client id under its other key spelling: other credentials as the configuration says, still accepted.
+    config = configFor([{ ...stack, auth: { ...(stack.auth as Extract<StackConfig['auth'], { kind: 'client' }>), clientIdKey: 'clientId' } }], { enableReload: true });
+    await app.reload();
+    await app.pollOnce();
+    expect(requestsTo(s, 'access_token')).toHaveLength(2);
+    expect(await metric(app, /^cmdb_connector_scans_total\{stack="sim",kind="full"\} (\S+)$/m)).toBe(2);
   });
 });
