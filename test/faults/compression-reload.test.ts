@@ -129,7 +129,8 @@ describe('a reload keeps what the stack knows', () => {
   it('a steady-state reload of another setting keeps the token, the connector history, the path spellings and the 403 back-offs', async () => {
     const [first = '', second = ''] = pathsOf('actions');
     // The first spelling of the Action list is not this service's: the client learns the second.
-    const s = (await sim({ faults: [{ endpoint: 'actions', path: first, status: 404 }] })) as SimulatorServer;
+    const s = (await sim()) as SimulatorServer;
+    s.addFault({ endpoint: 'actions', path: first, status: 404 });
     s.forbid(['license']);
     let config = configFor([stackFor(s, { userAgent: 'first' })], { enableReload: true });
     const { app } = await startExporter(config, { loadConfig: () => config });
