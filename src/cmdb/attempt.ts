@@ -273,7 +273,8 @@ async function readDecoded(
     const code = errorCode(err);
     throw new CmdbEncodingError(request, `the answer's Content-Encoding ${shown(failed)} could not be decoded (${code ?? 'corrupt data'}): a proxy in between may label an answer compressed that is not`, { cause: err });
   }
-  stop();
+  // Read to its end: the connection goes back to the pool. Cut short (an error body's head): dropped.
+  if (overflow === 'truncate' && total >= max) stop();
   return { body: Buffer.concat(chunks, total), wire };
 }
 
