@@ -58,8 +58,9 @@ export interface Carried {
 /** Settings that only say when to poll: a change of nothing else reschedules the running stack. */
 const SCHEDULE_KEYS: ReadonlySet<string> = new Set<keyof StackConfig>(['intervals', 'staleIntervals']);
 
+/** The stack's settings as JSON without its top-level schedule keys. */
 function withoutSchedule(stack: StackConfig): string {
-  return JSON.stringify(stack, (key, value: unknown) => (SCHEDULE_KEYS.has(key) ? undefined : value));
+  return JSON.stringify(Object.fromEntries(Object.entries(stack).filter(([key]) => !SCHEDULE_KEYS.has(key))));
 }
 
 function endpointSettings(stack: StackConfig): Map<DataEndpoint, EndpointSettings> {
