@@ -1,4 +1,5 @@
 /** Content-Encoding cases the simulator does not produce: a mislabelled body, a cut-short gzip, a gzip 401, stacked codings. */
+import type { ServerResponse } from 'node:http';
 import { gzipSync, brotliCompressSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CmdbEncodingError, CmdbTokenRejectedError } from '../../src/errors.js';
@@ -15,7 +16,7 @@ const TOKEN = JSON.stringify({ code: 200, message: 'success', data: { token: 'to
 const LICENSE = JSON.stringify({ expireDate: '2030-01-01' });
 
 /** The token endpoint answers plainly; the license as `license` says. */
-async function serve(license: (res: import('node:http').ServerResponse) => void, token?: (res: import('node:http').ServerResponse) => void): Promise<LocalServer> {
+async function serve(license: (res: ServerResponse) => void, token?: (res: ServerResponse) => void): Promise<LocalServer> {
   const s = await startLocal((req, res) => {
     if (req.url === '/CMDB/v1/access_token') {
       if (token) return token(res);
