@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { DATA_ENDPOINTS } from '../src/api/endpoints.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
-import type { StackConfig } from '../src/config/types.js';
+import type { ExporterConfig, StackConfig } from '../src/config/types.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { sim } from './cmdb/helpers/sim.js';
 import { waitFor } from './helpers/daemon.js';
@@ -50,6 +50,20 @@ describe('reload', () => {
     expect(after).not.toContain('stack="b"');
     expect(after).toContain('cmdb_token_requests_total{stack="a",outcome="success"} 0');
     expect(after).toContain('cmdb_rate_limit_requests_per_minute{stack="a"}');
+  });
+
+  it('a reload whose apply throws is reported failed, and later reloads still run', async () => {
+    const config = configFor([stack('a')]);
+    // An unknown log level passes the loader in this test (it bypasses it) and makes applying throw.
+    let next: ExporterConfig = { ...config, logLevel: 'no-such-level' as ExporterConfig['logLevel'] };
+    const { app } = await startExporter(config, { loadConfig: () => next });
+    apps.push(app);
+    const failed = await app.reload();
+    expect(failed).toMatchObject({ ok: false, message: expect.stringContaining('failed while it was applied') });
+    expect(await app.registry.metrics()).toContain('cmdb_config_last_reload_successful 0');
+    next = configFor([stack('a'), stack('b')]);
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"added":1') });
+    expect(await app.registry.metrics()).toContain('cmdb_config_last_reload_successful 1');
   });
 
   describe('the request budget survives a reload', () => {
