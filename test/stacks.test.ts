@@ -1,9 +1,11 @@
 /** The stacks module: secrets are known to the scrubber before the first log line; reload effects. */
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { DATA_ENDPOINTS } from '../src/api/endpoints.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
+import { enabledEndpoints } from '../src/scheduler/stack-poller.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { sim } from './cmdb/helpers/sim.js';
 import { waitFor } from './helpers/daemon.js';
@@ -219,4 +221,38 @@ describe('a stack paused by a server Retry-After (issue 11 #1)', () => {
     expect(app.landing().stacks[0]?.pausedUntil).toBeUndefined();
     expect(await app.registry.metrics()).toMatch(/^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} 0$/m);
   });
+});
+
+describe('a stack that cannot be reached', () => {
+  it('reads up 0 from the start and holds readiness back one attempt timeout at most', async () => {
+    // Accepts connections and never answers: every attempt (the token fetch first) runs into its timeout.
+    const sockets: Socket[] = [];
+    const hung = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const port = (hung.address() as AddressInfo).port;
+    const s = await startSimulator();
+    sims.push(s);
+    const healthy = stackFor(s, { name: 'healthy' });
+    // Four attempts of 1.5 s and back-off: its first polls take over 8 s.
+    const unreachable = testStack({
+      name: 'unreachable',
+      baseUrl: `http://127.0.0.1:${port}`,
+      timeoutSeconds: 1.5,
+      retries: { max: 3, minDelaySeconds: 1, maxDelaySeconds: 2 },
+    });
+    try {
+      const { app } = await startExporter(configFor([healthy, unreachable]), { schedule: true, initialJitterMs: 0 });
+      apps.push(app);
+      const text = await app.metricsText();
+      for (const e of enabledEndpoints(unreachable)) expect(text).toContain(`cmdb_endpoint_up{stack="unreachable",endpoint="${e}"} 0`);
+      await waitFor(async () => (app.readiness().ready ? true : undefined), 8_000, 'readiness');
+      // Ready while the unreachable stack's first polls are still running.
+      const states = app.landing().stacks.find((st) => st.name === 'unreachable')?.endpoints.map((e) => e.state);
+      expect(states).toContain('pending');
+      expect(app.readiness().pending).toEqual([]);
+    } finally {
+      sockets.forEach((socket) => socket.destroy());
+      hung.close();
+    }
+  }, 20_000);
 });

@@ -3,7 +3,9 @@
  * of metrics.md:
  * - a successful poll replaces the endpoint's series wholesale (vanished entities vanish at once);
  * - a failed poll sets cmdb_endpoint_up to 0 at once and keeps the last good series until the last
- *   success is older than the endpoint's stale limit, then drops them.
+ *   success is older than the endpoint's stale limit, then drops them;
+ * - before its first poll has finished an endpoint reads cmdb_endpoint_up 0 (snapshot().up stays
+ *   undefined: readiness tells "not polled yet" from "failed").
  * Rendering follows the data: an endpoint's series lines are rendered and UTF-8 encoded once, when
  * its poll swaps them in (each label set formatted once, for de-duplication and output alike), and
  * the exposition is assembled from those pieces once per change, as segments of bytes: runs of data
@@ -380,8 +382,10 @@ export class SnapshotStore {
         count += s.samples.length;
         const labels = { stack, endpoint };
         addStatus('cmdb_endpoint_poll_interval_seconds', { labels, value: s.settings.intervalSeconds });
-        if (s.up !== undefined) addStatus('cmdb_endpoint_up', { labels, value: s.up });
-        if (s.up !== undefined) addStatus('cmdb_endpoint_forbidden', { labels, value: s.forbidden ?? 0 });
+        // 0 until a first poll succeeds: an endpoint of a stack that cannot be reached reads down
+        // from the start, not absent until its first poll has run out of retries.
+        addStatus('cmdb_endpoint_up', { labels, value: s.up ?? 0 });
+        addStatus('cmdb_endpoint_forbidden', { labels, value: s.forbidden ?? 0 });
         if (s.lastSuccess !== undefined) addStatus('cmdb_endpoint_last_success_timestamp_seconds', { labels, value: s.lastSuccess });
       }
       addStatus('cmdb_series', { labels: { stack }, value: count });

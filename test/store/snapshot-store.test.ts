@@ -93,11 +93,15 @@ describe('freshness', () => {
     expect(text).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 0');
   });
 
-  it('exports no up series for an endpoint before its first poll, but its interval', () => {
+  it('exports up 0 for an endpoint before its first poll (a stack that cannot be reached reads down from the start), no last success', () => {
     const { store } = setup();
     const text = store.text(1000);
-    expect(text).not.toContain('cmdb_endpoint_up{');
+    expect(text).toContain('cmdb_endpoint_up{stack="s1",endpoint="license"} 0');
+    expect(text).toContain('cmdb_endpoint_forbidden{stack="s1",endpoint="license"} 0');
+    expect(text).not.toContain('cmdb_endpoint_last_success_timestamp_seconds{');
     expect(text).toContain('cmdb_endpoint_poll_interval_seconds{stack="s1",endpoint="license"} 60');
+    // Not polled yet is still told apart from failed (readiness waits on it).
+    expect(store.snapshot('s1', 'license')?.up).toBeUndefined();
   });
 });
 
