@@ -76,7 +76,7 @@ export async function start(opts: StartOptions): Promise<App> {
   const nowMs = opts.nowMs ?? Date.now;
   const now = () => nowMs() / 1000;
   instruments.reloadSuccessTimestamp.set(now());
-  const store = new SnapshotStore({ instruments, logger });
+  const store = new SnapshotStore({ instruments, logger, now });
   const scheduler = new Scheduler({
     instruments,
     logger,
@@ -186,6 +186,7 @@ export async function start(opts: StartOptions): Promise<App> {
       await server?.close();
       await stacks.closeAll(graceMs);
       await scheduler.stop(0);
+      store.close();
     })());
 
   const pollOnce = () => stacks.pollOnce();
