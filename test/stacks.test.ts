@@ -5,6 +5,7 @@ import type { App } from '../src/app.js';
 import { DATA_ENDPOINTS } from '../src/api/endpoints.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
+import { nextScheduledRun, spreadOffset } from '../src/scheduler/scheduler.js';
 import { enabledEndpoints } from '../src/scheduler/stack-poller.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { sim } from './cmdb/helpers/sim.js';
@@ -255,4 +256,21 @@ describe('a stack that cannot be reached', () => {
       hung.close();
     }
   }, 20_000);
+});
+
+describe('the status page after a failed poll', () => {
+  it('shows the retry as the next poll, not the next scheduled poll an interval later', async () => {
+    const s = await startSimulator({ faults: [{ endpoint: 'license', status: 503 }] });
+    sims.push(s);
+    // A fixed clock just after the hourly license poll's place in the hour: its next one is ~1 h away.
+    const stack = stackFor(s, { name: 'retrying' });
+    const hour = 1_800_000_000 - (1_800_000_000 % 3600);
+    const at = hour + spreadOffset('retrying/license', 3600) + 1;
+    const { app } = await startExporter(configFor([stack]), { schedule: true, initialJitterMs: 0, nowMs: () => at * 1000 });
+    apps.push(app);
+    const license = () => app.landing().stacks[0]?.endpoints.find((e) => e.endpoint === 'license');
+    await waitFor(async () => (license()?.state === 'failing' ? true : undefined), 10_000, 'the license poll to fail');
+    await waitFor(async () => (license()?.nextPollAt === at + 30 ? true : undefined), 5_000, 'the retry to be scheduled');
+    expect(nextScheduledRun('retrying', 'license', 3600, at)).toBe(at - 1 + 3600);
+  });
 });
