@@ -20,7 +20,7 @@ import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { ScrapeResponses, type ScrapeResponse } from './store/scrape-response.js';
 import { SnapshotStore } from './store/snapshot-store.js';
-import { Stacks } from './stacks.js';
+import { Stacks, type ApplySummary } from './stacks.js';
 import { VERSION } from './version.js';
 
 export interface StartOptions {
@@ -76,7 +76,7 @@ export async function start(opts: StartOptions): Promise<App> {
   const nowMs = opts.nowMs ?? Date.now;
   const now = () => nowMs() / 1000;
   instruments.reloadSuccessTimestamp.set(now());
-  const store = new SnapshotStore({ instruments, logger });
+  const store = new SnapshotStore({ instruments, logger, now });
   const scheduler = new Scheduler({
     instruments,
     logger,
@@ -109,7 +109,9 @@ export async function start(opts: StartOptions): Promise<App> {
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, message: '' });
   const reload = (): Promise<ReloadOutcome> => {
-    reloading = reloading.then(async () => {
+    // Each reload runs after the previous one, whatever became of it: a rejected link would skip
+    // every later reload (the attempt below never throws, the catch is a second guard).
+    reloading = reloading.catch(() => undefined).then(async () => {
       if (!opts.loadConfig) return { ok: false, message: 'reload is not available: the exporter was started without a config source' };
       let next: ExporterConfig;
       try {
@@ -120,7 +122,16 @@ export async function start(opts: StartOptions): Promise<App> {
         logger.error({ issues: err instanceof ConfigError ? err.issues : undefined }, 'configuration reload rejected; the previous configuration stays in force');
         return { ok: false, message };
       }
-      const summary = await applyConfig(next);
+      let summary: ApplySummary;
+      try {
+        summary = await applyConfig(next);
+      } catch (err) {
+        // Applying failed part-way: what was applied stays, and the operator must hear of it.
+        instruments.reloadSuccessful.set(0);
+        const message = `configuration reload failed while it was applied: ${scrubber.scrub(err instanceof Error ? err.message : String(err))}`;
+        logger.error({ err: scrubber.scrub(err instanceof Error ? (err.stack ?? err.message) : String(err)) }, `${message}; fix the configuration and reload again`);
+        return { ok: false, message };
+      }
       config = next;
       instruments.reloadSuccessful.set(1);
       instruments.reloadSuccessTimestamp.set(now());
@@ -175,6 +186,7 @@ export async function start(opts: StartOptions): Promise<App> {
       await server?.close();
       await stacks.closeAll(graceMs);
       await scheduler.stop(0);
+      store.close();
     })());
 
   const pollOnce = () => stacks.pollOnce();

@@ -3,7 +3,7 @@
  * jobs, added, removed and re-applied on reload as one unit; and what the server asks of them
  * (readiness, the status page's model, a poll of everything for --once).
  */
-import { DATA_ENDPOINTS, groupOf, type DataEndpoint } from './api/endpoints.js';
+import { DATA_ENDPOINTS, groupOf, type DataEndpoint, type GroupName } from './api/endpoints.js';
 import type { BudgetState } from './cmdb/budget.js';
 import { CmdbClient, sameCredentials, type ClientCarry } from './cmdb/client.js';
 import { secretsOf } from './config/redact.js';
@@ -41,6 +41,8 @@ export interface ApplySummary {
 
 interface StackRuntime {
   readonly config: StackConfig;
+  /** Unix seconds when this runtime started: it holds readiness back one attempt timeout at most. */
+  readonly startedAt: number;
   readonly client: CmdbClient;
   readonly poller: StackPoller;
 }
@@ -72,6 +74,13 @@ function endpointSettings(stack: StackConfig): Map<DataEndpoint, EndpointSetting
   return out;
 }
 
+/** The group's next poll: its retry after a failure, or its scheduled poll, whichever comes first. */
+function nextPoll(scheduler: Scheduler, stack: string, group: GroupName, interval: number, now: number): number {
+  const scheduled = nextScheduledRun(stack, group, interval, now);
+  const retry = scheduler.retryAt(stack, group);
+  return retry === undefined ? scheduled : Math.min(retry, scheduled);
+}
+
 export class Stacks {
   private readonly runtimes = new Map<string, StackRuntime>();
 
@@ -100,7 +109,7 @@ export class Stacks {
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
     const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden });
     initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
-    this.runtimes.set(stack.name, { config: stack, client, poller });
+    this.runtimes.set(stack.name, { config: stack, client, poller, startedAt: now() });
     scheduler?.add(poller);
   }
 
@@ -172,11 +181,18 @@ export class Stacks {
     scheduler?.reschedule(stack.name);
   }
 
-  /** Ready when every enabled endpoint has finished a poll: of this runtime, or of the one a reload replaced. */
+  /**
+   * Ready when every enabled endpoint has finished a poll (of this runtime, or of the one a reload
+   * replaced), or its stack started more than one attempt timeout (timeoutSeconds) ago: a stack
+   * that cannot be reached must not keep the whole process unready while its first polls run out
+   * of retries; its endpoints read `cmdb_endpoint_up 0` meanwhile.
+   */
   readiness(): Readiness {
     const pending: Array<{ stack: string; endpoint: string }> = [];
+    const at = this.opts.now();
     for (const r of this.runtimes.values()) {
       const stack = r.config.name;
+      if (at - r.startedAt >= r.config.timeoutSeconds) continue;
       for (const endpoint of r.poller.pending()) {
         if (this.opts.store.snapshot(stack, endpoint)?.up === undefined) pending.push({ stack, endpoint });
       }
@@ -195,7 +211,7 @@ export class Stacks {
         return {
           ...s,
           intervalSeconds: intervals[group],
-          nextPollAt: scheduler ? nextScheduledRun(name, group, intervals[group], at) : undefined,
+          nextPollAt: scheduler ? nextPoll(scheduler, name, group, intervals[group], at) : undefined,
           lastSuccessAt: store.snapshot(name, s.endpoint)?.lastSuccess,
         };
       });

@@ -1,9 +1,12 @@
 /** The stacks module: secrets are known to the scrubber before the first log line; reload effects. */
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { DATA_ENDPOINTS } from '../src/api/endpoints.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
-import type { StackConfig } from '../src/config/types.js';
+import type { ExporterConfig, StackConfig } from '../src/config/types.js';
+import { nextScheduledRun, spreadOffset } from '../src/scheduler/scheduler.js';
+import { enabledEndpoints } from '../src/scheduler/stack-poller.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { sim } from './cmdb/helpers/sim.js';
 import { waitFor } from './helpers/daemon.js';
@@ -50,6 +53,20 @@ describe('reload', () => {
     expect(after).not.toContain('stack="b"');
     expect(after).toContain('cmdb_token_requests_total{stack="a",outcome="success"} 0');
     expect(after).toContain('cmdb_rate_limit_requests_per_minute{stack="a"}');
+  });
+
+  it('a reload whose apply throws is reported failed, and later reloads still run', async () => {
+    const config = configFor([stack('a')]);
+    // An unknown log level passes the loader in this test (it bypasses it) and makes applying throw.
+    let next: ExporterConfig = { ...config, logLevel: 'no-such-level' as ExporterConfig['logLevel'] };
+    const { app } = await startExporter(config, { loadConfig: () => next });
+    apps.push(app);
+    const failed = await app.reload();
+    expect(failed).toMatchObject({ ok: false, message: expect.stringContaining('failed while it was applied') });
+    expect(await app.registry.metrics()).toContain('cmdb_config_last_reload_successful 0');
+    next = configFor([stack('a'), stack('b')]);
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"added":1') });
+    expect(await app.registry.metrics()).toContain('cmdb_config_last_reload_successful 1');
   });
 
   describe('the request budget survives a reload', () => {
@@ -208,5 +225,56 @@ describe('a stack paused by a server Retry-After (issue 11 #1)', () => {
     expect(await app.reload()).toMatchObject({ ok: true });
     expect(app.landing().stacks[0]?.pausedUntil).toBeUndefined();
     expect(await app.registry.metrics()).toMatch(/^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} 0$/m);
+  });
+});
+
+describe('a stack that cannot be reached', () => {
+  it('reads up 0 from the start and holds readiness back one attempt timeout at most', async () => {
+    // Accepts connections and never answers: every attempt (the token fetch first) runs into its timeout.
+    const sockets: Socket[] = [];
+    const hung = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    const port = (hung.address() as AddressInfo).port;
+    const s = await startSimulator();
+    sims.push(s);
+    const healthy = stackFor(s, { name: 'healthy' });
+    // Four attempts of 1.5 s and back-off: its first polls take over 8 s.
+    const unreachable = testStack({
+      name: 'unreachable',
+      baseUrl: `http://127.0.0.1:${port}`,
+      timeoutSeconds: 1.5,
+      retries: { max: 3, minDelaySeconds: 1, maxDelaySeconds: 2 },
+    });
+    try {
+      const { app } = await startExporter(configFor([healthy, unreachable]), { schedule: true, initialJitterMs: 0 });
+      apps.push(app);
+      const text = await app.metricsText();
+      for (const e of enabledEndpoints(unreachable)) expect(text).toContain(`cmdb_endpoint_up{stack="unreachable",endpoint="${e}"} 0`);
+      await waitFor(async () => (app.readiness().ready ? true : undefined), 8_000, 'readiness');
+      // Ready while the unreachable stack's first polls are still running.
+      const states = app.landing().stacks.find((st) => st.name === 'unreachable')?.endpoints.map((e) => e.state);
+      expect(states).toContain('pending');
+      expect(app.readiness().pending).toEqual([]);
+    } finally {
+      sockets.forEach((socket) => socket.destroy());
+      hung.close();
+    }
+  }, 20_000);
+});
+
+describe('the status page after a failed poll', () => {
+  it('shows the retry as the next poll, not the next scheduled poll an interval later', async () => {
+    const s = await startSimulator({ faults: [{ endpoint: 'license', status: 503 }] });
+    sims.push(s);
+    // A fixed clock just after the hourly license poll's place in the hour: its next one is ~1 h away.
+    const stack = stackFor(s, { name: 'retrying' });
+    const hour = 1_800_000_000 - (1_800_000_000 % 3600);
+    const at = hour + spreadOffset('retrying/license', 3600) + 1;
+    const { app } = await startExporter(configFor([stack]), { schedule: true, initialJitterMs: 0, nowMs: () => at * 1000 });
+    apps.push(app);
+    const license = () => app.landing().stacks[0]?.endpoints.find((e) => e.endpoint === 'license');
+    await waitFor(async () => (license()?.state === 'failing' ? true : undefined), 10_000, 'the license poll to fail');
+    await waitFor(async () => (license()?.nextPollAt === at + 30 ? true : undefined), 5_000, 'the retry to be scheduled');
+    expect(nextScheduledRun('retrying', 'license', 3600, at)).toBe(at - 1 + 3600);
   });
 });

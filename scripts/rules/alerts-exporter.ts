@@ -30,12 +30,14 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbEndpointDown',
         'warning',
+        // `up` is 0 from a failed poll until a poll or retry succeeds (retries at most 2 minutes
+        // apart), and before the first poll finished: 15 minutes of 0 are several failed attempts.
         // The next-run endpoint refused (403, as the real service does to ordinary tokens) is
         // CmdbEndpointForbidden's alone, not "down" for ever. A 403 on any other endpoint still
         // counts as down: its data is missing.
         `${s('cmdb_endpoint_up')} == 0\nunless on (job, instance, stack, endpoint)\n${s('cmdb_endpoint_forbidden', OPTIONAL_WHEN_FORBIDDEN)} == 1`,
         `CMDB ${endpoint} is failing`,
-        `Every poll of the CMDB ${endpoint} failed for ${t.for.CmdbEndpointDown}. Its last good data is kept until it is ${t.endpointStaleIntervals} poll intervals old, then it disappears. The exporter log and its landing page name the error.`,
+        `CMDB ${endpoint} has read down at every evaluation for ${t.for.CmdbEndpointDown}: its poll failed, and so did every retry since (the exporter retries a failed poll after 30 s, doubling up to 2 minutes; a 403 only after forbiddenBackoffSeconds), or its first poll since the exporter started has not finished. Its last good data is kept until it is ${t.endpointStaleIntervals} poll intervals old, then it disappears. The exporter log and its landing page name the error.`,
       ),
       alert(
         'CmdbEndpointForbidden',

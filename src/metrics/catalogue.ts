@@ -120,7 +120,7 @@ export const CATALOGUE: readonly MetricFamily[] = [
     ['cmdb_record_last_change_timestamp_seconds', 'gauge', ['type', 'id', 'field'], 'Newest change per field of a tracked asset or user as unix time', 'changeTimeEpoch'],
   ]),
   // ---- the exporter itself ----
-  self('cmdb_endpoint_up', 'gauge', ['stack', 'endpoint'], '1 if the newest poll of the CMDB endpoint succeeded, 0 if it failed.', 'snapshot'),
+  self('cmdb_endpoint_up', 'gauge', ['stack', 'endpoint'], '1 if the newest poll of the CMDB endpoint succeeded, 0 if it failed or none has finished yet.', 'snapshot'),
   self('cmdb_endpoint_forbidden', 'gauge', ['stack', 'endpoint'], '1 while the newest poll of the CMDB endpoint was refused with 403 (the token lacks the permission), else 0.', 'snapshot'),
   self('cmdb_endpoint_last_success_timestamp_seconds', 'gauge', ['stack', 'endpoint'], 'When the newest successful poll of the CMDB endpoint finished, as unix time.', 'snapshot'),
   self('cmdb_endpoint_poll_interval_seconds', 'gauge', ['stack', 'endpoint'], 'Configured poll interval of the CMDB endpoint in seconds (for staleness alerts).', 'snapshot'),

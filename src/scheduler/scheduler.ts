@@ -4,6 +4,13 @@
  * at an offset within the interval derived from the stack and group names so that groups and
  * stacks do not all fire in the same second. A poll never overlaps the previous poll of the same
  * group: an overlapping start is skipped and counted.
+ *
+ * A poll that leaves an endpoint of its group failing is retried on the group's own back-off
+ * (RETRY_FIRST_SECONDS, doubling up to RETRY_MAX_SECONDS), never later than the group's next
+ * scheduled poll; a 403 waits on its own long back-off (EndpointRunner) instead. When a group that
+ * was failing succeeds again, the other failing groups of the stack are retried at once: the CMDB
+ * answers again. So after an outage every endpoint is fresh within about two minutes of the CMDB
+ * recovering, whatever its interval; every retry goes through the stack's client and its budget.
  */
 import cron from 'node-cron';
 import type { GroupName } from '../api/endpoints.js';
@@ -15,8 +22,13 @@ import { spreadOffset } from './spread.js';
 
 export { spreadOffset };
 
-/** What the scheduler needs of a stack's poller. */
-export type Pollable = Pick<StackPoller, 'name' | 'stack' | 'groups' | 'poll'>;
+/** What the scheduler needs of a stack's poller; without `failing` a poll is never retried. */
+export type Pollable = Pick<StackPoller, 'name' | 'stack' | 'groups' | 'poll'> & Partial<Pick<StackPoller, 'failing'>>;
+
+/** First retry of a failed group, in seconds; each further failed poll doubles it. */
+export const RETRY_FIRST_SECONDS = 30;
+/** The longest a failing group waits for its retry (or its scheduled poll, when that comes first). */
+export const RETRY_MAX_SECONDS = 120;
 
 export interface CronTask {
   stop(): void;
@@ -47,11 +59,19 @@ interface Job {
   running?: Promise<void>;
   /** Unix ms of the last start. */
   startedAt?: number;
+  /** Polls in a row that left an endpoint of the group failing. */
+  failures: number;
+  retry?: NodeJS.Timeout;
+  /** Unix ms when the retry is due. */
+  retryAt?: number;
 }
 
 interface Entry {
   readonly poller: Pollable;
+  /** Aborts the requests of polls still running when a removal's grace period is over. */
   readonly controller: AbortController;
+  /** Aborted when the stack is removed: no poll starts any more, running ones start no new work. */
+  readonly stopping: AbortController;
   readonly tasks: CronTask[];
   readonly timers: NodeJS.Timeout[];
   readonly jobs: Map<GroupName, Job>;
@@ -73,10 +93,10 @@ export class Scheduler {
   constructor(private readonly opts: SchedulerOptions) {}
 
   add(poller: Pollable): void {
-    const entry: Entry = { poller, controller: new AbortController(), tasks: [], timers: [], jobs: new Map() };
+    const entry: Entry = { poller, controller: new AbortController(), stopping: new AbortController(), tasks: [], timers: [], jobs: new Map() };
     this.entries.set(poller.name, entry);
     const groups = poller.groups();
-    for (const group of groups) entry.jobs.set(group, {});
+    for (const group of groups) entry.jobs.set(group, { failures: 0 });
     this.schedule(entry);
     const jitter = this.opts.initialJitterMs ?? 2000;
     const random = this.opts.random ?? Math.random;
@@ -111,26 +131,67 @@ export class Scheduler {
     }
   }
 
-  /** Start a poll of the group now unless one is running (then the start is skipped and counted). */
+  /** Start a poll of the group now unless one is running (then the start is skipped and counted) or the stack is removed. */
   trigger(entry: Entry, group: GroupName): Promise<void> {
     const job = entry.jobs.get(group);
-    if (!job) return Promise.resolve();
+    // Removed (a chained start-up poll, a retry): its client is closed, and a restarted stack's new
+    // runtime shares its store slot, so nothing of the old one may poll any more.
+    if (!job || entry.stopping.signal.aborted) return Promise.resolve();
     const stack = entry.poller.name;
     if (job.running) {
       this.opts.instruments.pollSkipped.inc({ stack, group });
       this.opts.logger.debug({ stack, group }, 'poll skipped: the previous poll of this group is still running');
       return job.running;
     }
-    job.startedAt = (this.opts.nowMs ?? Date.now)();
+    clearTimeout(job.retry);
+    job.retry = undefined;
+    job.retryAt = undefined;
+    job.startedAt = this.nowMs();
     const end = this.opts.instruments.pollDuration.startTimer({ stack, group });
     job.running = entry.poller
-      .poll(group, entry.controller.signal)
+      .poll(group, entry.controller.signal, { stop: entry.stopping.signal })
       .catch((err: unknown) => this.opts.logger.error({ stack, group, err }, 'poll crashed (this is a bug)'))
       .finally(() => {
         end();
         job.running = undefined;
+        this.settle(entry, group, job);
       });
     return job.running;
+  }
+
+  /** When the group's retry is due (unix seconds), while it waits for one. */
+  retryAt(stack: string, group: GroupName): number | undefined {
+    const at = this.entries.get(stack)?.jobs.get(group)?.retryAt;
+    return at === undefined ? undefined : at / 1000;
+  }
+
+  /** After a poll: a failing group waits for its retry; a group that recovered has the others retried now. */
+  private settle(entry: Entry, group: GroupName, job: Job): void {
+    if (entry.stopping.signal.aborted) return;
+    if (entry.poller.failing?.(group) !== true) {
+      const recovered = job.failures > 0;
+      job.failures = 0;
+      if (!recovered) return;
+      for (const [other, j] of entry.jobs) {
+        if (other !== group && j.failures > 0 && !j.running) void this.trigger(entry, other);
+      }
+      return;
+    }
+    job.failures++;
+    const { name, stack } = entry.poller;
+    const now = this.nowMs();
+    const delayMs = Math.min(RETRY_FIRST_SECONDS * 2 ** (job.failures - 1), RETRY_MAX_SECONDS) * 1000;
+    const interval = stack.intervals[group];
+    const scheduledMs = nextScheduledRun(name, group, interval, now / 1000) * 1000;
+    // The scheduled poll comes first, or so soon after that a retry would only double it; that
+    // poll is not skipped while the group is failing (scheduled()).
+    if (now + delayMs > scheduledMs - Math.min(RETRY_FIRST_SECONDS * 1000, (interval * 1000) / 2)) return;
+    job.retryAt = now + delayMs;
+    job.retry = setTimeout(() => {
+      job.retry = undefined;
+      void this.trigger(entry, group);
+    }, delayMs);
+    job.retry.unref();
   }
 
   /** Stop a stack's jobs; in-flight polls get `graceMs` to finish, then their requests are aborted. */
@@ -138,8 +199,10 @@ export class Scheduler {
     const entry = this.entries.get(stack);
     if (!entry) return;
     this.entries.delete(stack);
+    entry.stopping.abort();
     for (const t of entry.tasks) t.stop();
     for (const t of entry.timers) clearTimeout(t);
+    for (const job of entry.jobs.values()) clearTimeout(job.retry);
     const inFlight = [...entry.jobs.values()].map((j) => j.running).filter((p): p is Promise<void> => p !== undefined);
     if (inFlight.length === 0) return;
     const settled = Promise.allSettled(inFlight);
@@ -157,13 +220,20 @@ export class Scheduler {
     await Promise.all([...this.entries.keys()].map((name) => this.remove(name, graceMs)));
   }
 
-  /** A cron firing: skipped silently when the group started less than half an interval ago (start-up poll). */
+  /**
+   * A cron firing: skipped silently when the group started less than half an interval ago (the
+   * start-up poll, a retry) and did not fail.
+   */
   private scheduled(entry: Entry, group: GroupName): Promise<void> {
     const job = entry.jobs.get(group);
     const intervalMs = entry.poller.stack.intervals[group] * 1000;
-    const now = (this.opts.nowMs ?? Date.now)();
-    if (job?.startedAt !== undefined && !job.running && now - job.startedAt < intervalMs / 2) return Promise.resolve();
+    const now = this.nowMs();
+    if (job?.startedAt !== undefined && !job.running && job.failures === 0 && now - job.startedAt < intervalMs / 2) return Promise.resolve();
     return this.trigger(entry, group);
+  }
+
+  private nowMs(): number {
+    return (this.opts.nowMs ?? Date.now)();
   }
 }
 

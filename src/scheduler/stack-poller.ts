@@ -33,6 +33,7 @@ import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import { realClock } from '../cmdb/clock.js';
+import { CmdbAbortedError } from '../errors.js';
 import { EndpointRunner, type ForbiddenState, type PollResult } from './endpoint-runner.js';
 import { fanOut, type Cached } from './fan-out.js';
 import { pollDeadline } from './deadline.js';
@@ -92,6 +93,31 @@ export interface StackPollerOptions {
   readonly forbidden?: ForbiddenState;
 }
 
+export interface PollOptions {
+  /**
+   * Aborted when the stack is being stopped: requests in flight finish (the poll's signal bounds
+   * them), but no new paced work starts.
+   */
+  readonly stop?: AbortSignal;
+}
+
+/** A signal aborted when either is; dispose() lets go of both. */
+function eitherSignal(a: AbortSignal, b: AbortSignal | undefined): { signal: AbortSignal; dispose(): void } {
+  if (!b) return { signal: a, dispose: () => undefined };
+  const ctl = new AbortController();
+  const onAbort = () => ctl.abort();
+  if (a.aborted || b.aborted) ctl.abort();
+  a.addEventListener('abort', onAbort, { once: true });
+  b.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: ctl.signal,
+    dispose() {
+      a.removeEventListener('abort', onAbort);
+      b.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
 export class StackPoller {
   readonly name: string;
   readonly runner: EndpointRunner;
@@ -149,21 +175,31 @@ export class StackPoller {
    * change history of each tracked name) have their own method. A poll takes at most the group's
    * interval (src/scheduler/deadline.ts).
    */
-  async poll(group: GroupName, outer?: AbortSignal): Promise<void> {
+  async poll(group: GroupName, outer?: AbortSignal, options: PollOptions = {}): Promise<void> {
     const deadline = pollDeadline(outer, this.opts.stack.intervals[group]);
     try {
-      await this.pollGroup(group, deadline.signal);
+      await this.pollGroup(group, deadline.signal, options.stop);
     } finally {
       deadline.dispose();
     }
   }
 
-  private async pollGroup(group: GroupName, signal: AbortSignal): Promise<void> {
+  /**
+   * True when the group's last poll left one of its endpoints failing, or not polled because the
+   * one it depends on failed: the scheduler retries it on the group's back-off. A 403 is not
+   * counted: it waits on its own long back-off.
+   */
+  failing(group: GroupName): boolean {
+    const endpoints: ReadonlySet<DataEndpoint> = new Set(GROUPS[group]);
+    return this.runner.status().some((s) => endpoints.has(s.endpoint) && (s.state === 'failing' || s.state === 'blocked'));
+  }
+
+  private async pollGroup(group: GroupName, signal: AbortSignal, stop: AbortSignal | undefined): Promise<void> {
     switch (group) {
       case 'ingestion':
         return this.pollIngestion(signal);
       case 'actionJobs':
-        return this.pollActionJobs(signal);
+        return this.pollActionJobs(signal, stop);
       case 'changes':
         await this.pollChanges('asset_change', signal);
         return this.pollChanges('user_change', signal);
@@ -226,7 +262,7 @@ export class StackPoller {
     return this.map('data_ingestion_detail', { id: newest.id, value: tasks });
   }
 
-  private async pollActionJobs(signal?: AbortSignal): Promise<void> {
+  private async pollActionJobs(signal: AbortSignal, stop?: AbortSignal): Promise<void> {
     if (!this.runner.enabled('action_jobs')) return;
     const actions = this.actionList;
     if (!actions) {
@@ -241,8 +277,23 @@ export class StackPoller {
     const due = (id: string, cached: Cached<JobsCacheEntry> | undefined) => !tried.has(id) && isDue(id, cached);
     const paced = this.opts.paced !== false;
     const deadline = paced ? now() + stack.intervals.actionJobs * JOB_POLL_SHARE : Infinity;
+    // A paced wait ends when the stack stops (shutdown, reload): the fetches in flight finish, the
+    // backlog stays, and the poll ends at once instead of pacing on through the removal's grace period.
+    const pace = (sliceEnd: number) => async () => {
+      if (stop?.aborted) return false;
+      const waiting = eitherSignal(signal, stop);
+      try {
+        return await this.pacer.take(sliceEnd * 1000, waiting.signal);
+      } catch {
+        // The poll's own abort (deadline or shutdown) is the runner's to judge, not an error of the exporter.
+        if (signal.aborted) throw new CmdbAbortedError('pacing of GET /actions/{id}/jobs');
+        return false;
+      } finally {
+        waiting.dispose();
+      }
+    };
     // Slices: each publishes what is fetched so far, until nothing is due or the poll's time is up.
-    for (let left = 1; left > 0 && !signal?.aborted && now() < deadline; ) {
+    for (let left = 1; left > 0 && !signal.aborted && !stop?.aborted && now() < deadline; ) {
       const sliceEnd = Math.min(deadline, now() + JOB_SLICE_SECONDS);
       let fetched = 0;
       await this.runner.run('action_jobs', async () => {
@@ -251,7 +302,7 @@ export class StackPoller {
           cache: this.jobs,
           due,
           fetch: (id) => (tried.add(id), this.fetchJobs(id, actions, signal)),
-          ...(paced ? { pace: () => this.pacer.take(sliceEnd * 1000, signal) } : {}),
+          ...(paced ? { pace: pace(sliceEnd) } : {}),
           concurrency: stack.maxConcurrency,
           staleAfterSeconds: stack.intervals.actionJobs * stack.staleIntervals,
           now,

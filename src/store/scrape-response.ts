@@ -137,7 +137,7 @@ export class ScrapeResponses {
     while (this.rendering) await this.rendering;
     const again = this.stillCurrent();
     if (again) return again;
-    this.rendering = this.render(this.opts.store.segments(this.opts.now()));
+    this.rendering = this.render(this.opts.store.segments());
     try {
       return (this.dynamic = await this.rendering);
     } finally {
@@ -148,7 +148,7 @@ export class ScrapeResponses {
   /** The dynamic parts last rendered, when made from the store's current segments and younger than maxAgeMs. */
   private stillCurrent(): Dynamic | undefined {
     const d = this.dynamic;
-    const segments = this.opts.store.segments(this.opts.now());
+    const segments = this.opts.store.segments();
     return d && d.segments === segments && this.monotonicMs() - d.at < this.maxAgeMs ? d : undefined;
   }
 

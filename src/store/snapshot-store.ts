@@ -3,7 +3,10 @@
  * of metrics.md:
  * - a successful poll replaces the endpoint's series wholesale (vanished entities vanish at once);
  * - a failed poll sets cmdb_endpoint_up to 0 at once and keeps the last good series until the last
- *   success is older than the endpoint's stale limit, then drops them.
+ *   success is older than the endpoint's stale limit, then drops them (on a timer set for that
+ *   moment, not when someone scrapes: the log line and the series count say so on time);
+ * - before its first poll has finished an endpoint reads cmdb_endpoint_up 0 (snapshot().up stays
+ *   undefined: readiness tells "not polled yet" from "failed").
  * Rendering follows the data: an endpoint's series lines are rendered and UTF-8 encoded once, when
  * its poll swaps them in (each label set formatted once, for de-duplication and output alike), and
  * the exposition is assembled from those pieces once per change, as segments of bytes: runs of data
@@ -107,7 +110,15 @@ export class SnapshotStore {
   private readonly queue: Update[] = [];
   private draining: Promise<void> | null = null;
 
-  constructor(private readonly opts: { instruments: Instruments; logger: Logger }) {}
+  private expiryTimer: NodeJS.Timeout | undefined;
+  /** The stale limit the expiry timer is set for (unix seconds); Infinity when none is set. */
+  private expiryAt = Infinity;
+
+  /**
+   * `now` (unix seconds): with it, the series of failing endpoints expire on a timer at their stale
+   * limit, scraped or not; without it (unit tests) only when expireStale() is called.
+   */
+  constructor(private readonly opts: { instruments: Instruments; logger: Logger; now?: () => number }) {}
 
   /**
    * Adds `stack`, or re-adds it after a restart with a changed configuration: then each endpoint
@@ -129,6 +140,7 @@ export class SnapshotStore {
   removeStack(stack: string): void {
     this.flush();
     if (this.stacks.delete(stack)) this.invalidate(true);
+    this.scheduleExpiry();
   }
 
   /** The applied snapshot: a large update still being prepared is not in it yet (see settled()). */
@@ -167,6 +179,46 @@ export class SnapshotStore {
 
   /** Drop the series of failing endpoints whose last success is older than their stale limit. */
   expireStale(now: number): void {
+    this.expireAt(now);
+    this.scheduleExpiry();
+  }
+
+  /** Stops the expiry timer (the process is shutting down). */
+  close(): void {
+    clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    this.expiryAt = Infinity;
+  }
+
+  /**
+   * Sets the timer for the earliest stale limit among failing endpoints that still hold series.
+   * Called after every change, so the series go at their limit whether anyone scrapes or not.
+   */
+  private scheduleExpiry(): void {
+    const now = this.opts.now;
+    if (!now) return;
+    let next = Infinity;
+    for (const state of this.stacks.values()) {
+      for (const s of state.endpoints.values()) {
+        if (s.up === 0 && s.samples.length > 0) next = Math.min(next, (s.lastSuccess ?? -Infinity) + s.settings.staleAfterSeconds);
+      }
+    }
+    if (next === this.expiryAt) return;
+    clearTimeout(this.expiryTimer);
+    this.expiryTimer = undefined;
+    this.expiryAt = next;
+    if (next === Infinity) return;
+    // Just past the limit: a series is stale once its age is above it, not at it.
+    const delayMs = Math.min(Math.max(0, (next - now()) * 1000) + 10, 2 ** 31 - 1);
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = undefined;
+      this.expiryAt = Infinity;
+      this.expireStale(now());
+    }, delayMs);
+    this.expiryTimer.unref();
+  }
+
+  private expireAt(now: number): void {
     this.flush();
     for (const [stack, state] of this.stacks) {
       for (const [endpoint, s] of state.endpoints) {
@@ -191,19 +243,20 @@ export class SnapshotStore {
   }
 
   /**
-   * The exposition of every snapshot family at `now` (unix seconds), as segments in catalogue order;
-   * the `days` segment is empty: fill it with daysText(now). The same Buffer objects come back until
-   * their part changes (callers may cache per Buffer, e.g. its gzip).
+   * The exposition of every snapshot family, as segments in catalogue order; the `days` segment is
+   * empty: fill it with daysText(now). The same Buffer objects come back until their part changes
+   * (callers may cache per Buffer, e.g. its gzip). A scrape changes nothing: stale series expire on
+   * the store's timer.
    */
-  segments(now: number): readonly Segment[] {
-    this.expireStale(now);
+  segments(): readonly Segment[] {
+    this.flush();
     return (this.rendered ??= this.render());
   }
 
   /** The exposition text of every snapshot family at `now` (unix seconds). */
   text(now: number): string {
     const days = this.daysText(now);
-    return this.segments(now)
+    return this.segments()
       .map((s) => (s.kind === 'days' ? days : Buffer.concat(s.parts).toString('utf8')))
       .join('');
   }
@@ -269,6 +322,7 @@ export class SnapshotStore {
     const next = update(current);
     state.endpoints.set(endpoint, next);
     this.invalidate(next.lines !== current.lines);
+    if (next.up !== current.up || next.lastSuccess !== current.lastSuccess || next.samples !== current.samples) this.scheduleExpiry();
   }
 
   /**
@@ -380,8 +434,10 @@ export class SnapshotStore {
         count += s.samples.length;
         const labels = { stack, endpoint };
         addStatus('cmdb_endpoint_poll_interval_seconds', { labels, value: s.settings.intervalSeconds });
-        if (s.up !== undefined) addStatus('cmdb_endpoint_up', { labels, value: s.up });
-        if (s.up !== undefined) addStatus('cmdb_endpoint_forbidden', { labels, value: s.forbidden ?? 0 });
+        // 0 until a first poll succeeds: an endpoint of a stack that cannot be reached reads down
+        // from the start, not absent until its first poll has run out of retries.
+        addStatus('cmdb_endpoint_up', { labels, value: s.up ?? 0 });
+        addStatus('cmdb_endpoint_forbidden', { labels, value: s.forbidden ?? 0 });
         if (s.lastSuccess !== undefined) addStatus('cmdb_endpoint_last_success_timestamp_seconds', { labels, value: s.lastSuccess });
       }
       addStatus('cmdb_series', { labels: { stack }, value: count });

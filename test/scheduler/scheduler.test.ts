@@ -1,6 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Registry } from 'prom-client';
-import { Scheduler, spreadOffset, type CronLike, type Pollable } from '../../src/scheduler/scheduler.js';
+import {
+  nextScheduledRun,
+  RETRY_FIRST_SECONDS,
+  RETRY_MAX_SECONDS,
+  Scheduler,
+  spreadOffset,
+  type CronLike,
+  type Pollable,
+} from '../../src/scheduler/scheduler.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import type { GroupName } from '../../src/api/endpoints.js';
 import { captureLogger } from '../helpers/log.js';
@@ -128,6 +136,98 @@ describe('Scheduler', () => {
     expect(s.signals[0]?.aborted).toBe(true);
     expect([...s.jobs.values()].every((j) => j.stopped)).toBe(true);
   }, 5000);
+});
+
+describe('Scheduler: a failed poll is retried on the back-off of its group', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /**
+   * Polls that end at once and fail while `failing` holds their group (fake timers: the retries are
+   * real timers, the clock is Date.now). The clock starts just after the license's scheduled poll.
+   */
+  function retrying(groups: GroupName[], failing: Set<GroupName>, startAt?: number) {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const license = spreadOffset('s1/license', 3600);
+    vi.setSystemTime((startAt ?? 1_800_000_000 - (1_800_000_000 % 3600) + license + 1) * 1000);
+    const registry = new Registry();
+    const instruments = createInstruments(registry, { defaultMetrics: false });
+    const { cron, jobs } = manualCron();
+    const scheduler = new Scheduler({ instruments, logger: captureLogger().logger, cron, initialJitterMs: 0 });
+    const calls: Array<{ group: GroupName; at: number }> = [];
+    const poller: Pollable = {
+      name: 's1',
+      stack: testStack({ name: 's1' }),
+      groups: () => groups,
+      poll: async (group) => void calls.push({ group, at: Date.now() / 1000 }),
+      failing: (group) => failing.has(group),
+    };
+    scheduler.add(poller);
+    const polls = (group: GroupName) => calls.filter((c) => c.group === group).map((c) => c.at);
+    return { scheduler, jobs, calls, polls };
+  }
+
+  it('30 s after the first failure, doubling, at most RETRY_MAX_SECONDS apart', async () => {
+    const s = retrying(['license'], new Set(['license']));
+    await vi.advanceTimersByTimeAsync(1);
+    const start = s.polls('license')[0] as number;
+    await vi.advanceTimersByTimeAsync(10 * 60_000);
+    const gaps = s.polls('license').map((at, i, all) => Math.round(at - (i === 0 ? start : (all[i - 1] as number))));
+    expect(RETRY_FIRST_SECONDS).toBe(30);
+    expect(gaps).toEqual([0, 30, 60, 120, 120, 120, 120]);
+    expect(Math.max(...gaps)).toBe(RETRY_MAX_SECONDS);
+    await s.scheduler.stop(0);
+  });
+
+  it('stops retrying once the group succeeds; a group failing only on a 403 (not `failing`) is not retried', async () => {
+    const failing = new Set<GroupName>(['license']);
+    const s = retrying(['license', 'inventory'], failing);
+    await vi.advanceTimersByTimeAsync(1);
+    failing.delete('license');
+    await vi.advanceTimersByTimeAsync(10 * 60_000);
+    expect(s.polls('license')).toHaveLength(2);
+    expect(s.polls('inventory')).toHaveLength(1);
+    await s.scheduler.stop(0);
+  });
+
+  it('never later than the next scheduled poll, and that poll is not skipped while the group fails', async () => {
+    // 20 s before the license's scheduled poll: the retry would come after it.
+    const license = spreadOffset('s1/license', 3600);
+    const next = 1_800_000_000 - (1_800_000_000 % 3600) + license + 3600;
+    const s = retrying(['license'], new Set(['license']), next - 20);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(s.polls('license')).toHaveLength(1);
+    expect(s.scheduler.retryAt('s1', 'license')).toBeUndefined();
+    vi.setSystemTime(next * 1000);
+    s.jobs.get('s1/license')?.run();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(s.polls('license')).toHaveLength(2);
+    expect(s.scheduler.retryAt('s1', 'license')).toBe(next + RETRY_FIRST_SECONDS * 2);
+    expect(nextScheduledRun('s1', 'license', 3600, next)).toBe(next + 3600);
+    await s.scheduler.stop(0);
+  });
+
+  it('a group that recovers has the other failing groups retried at once', async () => {
+    const failing = new Set<GroupName>(['license', 'connectors']);
+    const s = retrying(['license', 'connectors'], failing);
+    await vi.advanceTimersByTimeAsync(1);
+    // The CMDB answers again: the license's retry succeeds, and the connectors do not wait for theirs.
+    failing.clear();
+    await vi.advanceTimersByTimeAsync(RETRY_FIRST_SECONDS * 1000);
+    const license = s.polls('license');
+    expect(license).toHaveLength(2);
+    expect(s.polls('connectors').at(-1)).toBeCloseTo(license[1] as number, 0);
+    await s.scheduler.stop(0);
+  });
+
+  it('a removed stack is never retried', async () => {
+    const s = retrying(['license'], new Set(['license']));
+    await vi.advanceTimersByTimeAsync(1);
+    await s.scheduler.remove('s1', 0);
+    await vi.advanceTimersByTimeAsync(10 * 60_000);
+    expect(s.polls('license')).toHaveLength(1);
+  });
 });
 
 describe('nextScheduledRun', () => {

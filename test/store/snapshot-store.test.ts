@@ -59,10 +59,40 @@ describe('freshness', () => {
     const { store, log } = setup();
     store.succeed('s1', 'connector', [connector('a')], 1000);
     store.fail('s1', 'connector');
-    expect(lines(store.text(1180), 'cmdb_connector_input_records')).toHaveLength(1); // exactly at the limit
+    store.expireStale(1180); // exactly at the limit
+    expect(lines(store.text(1180), 'cmdb_connector_input_records')).toHaveLength(1);
+    store.expireStale(1181);
     expect(lines(store.text(1181), 'cmdb_connector_input_records')).toHaveLength(0);
     expect(store.text(1181)).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 0');
     expect(log.lines().some((l) => String(l.msg).includes('stale limit'))).toBe(true);
+  });
+
+  it('expires stale series on a timer at the stale limit, whether anyone scrapes or not', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      vi.setSystemTime(1_000_000);
+      const log = captureLogger();
+      const now = () => Date.now() / 1000;
+      const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger, now });
+      store.addStack('s1', new Map<DataEndpoint, EndpointSettings>([['connector', SETTINGS]]), 1000);
+      store.succeed('s1', 'connector', [connector('a')], now());
+      await vi.advanceTimersByTimeAsync(60_000);
+      store.fail('s1', 'connector');
+      await vi.advanceTimersByTimeAsync(119_000); // 179 s after the last success: still held
+      expect(store.seriesCount('s1')).toBe(1);
+      await vi.advanceTimersByTimeAsync(2_000);
+      // Nobody scraped: the series are gone and the log says so, on time.
+      expect(store.seriesCount('s1')).toBe(0);
+      expect(log.lines().filter((l) => String(l.msg).includes('stale limit'))).toHaveLength(1);
+      // Healthy again: nothing to expire, no timer left behind.
+      store.succeed('s1', 'connector', [connector('b')], now());
+      await vi.advanceTimersByTimeAsync(3_600_000);
+      expect(store.seriesCount('s1')).toBe(1);
+      expect(vi.getTimerCount()).toBe(0);
+      store.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('keeps the series of a healthy endpoint however old its data is', () => {
@@ -93,11 +123,15 @@ describe('freshness', () => {
     expect(text).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 0');
   });
 
-  it('exports no up series for an endpoint before its first poll, but its interval', () => {
+  it('exports up 0 for an endpoint before its first poll (a stack that cannot be reached reads down from the start), no last success', () => {
     const { store } = setup();
     const text = store.text(1000);
-    expect(text).not.toContain('cmdb_endpoint_up{');
+    expect(text).toContain('cmdb_endpoint_up{stack="s1",endpoint="license"} 0');
+    expect(text).toContain('cmdb_endpoint_forbidden{stack="s1",endpoint="license"} 0');
+    expect(text).not.toContain('cmdb_endpoint_last_success_timestamp_seconds{');
     expect(text).toContain('cmdb_endpoint_poll_interval_seconds{stack="s1",endpoint="license"} 60');
+    // Not polled yet is still told apart from failed (readiness waits on it).
+    expect(store.snapshot('s1', 'license')?.up).toBeUndefined();
   });
 });
 
@@ -261,8 +295,8 @@ describe('large updates in slices, swapped whole', () => {
   it('keeps the data bytes (and so their gzip) across status-only changes and polls that bring the same series', () => {
     const { store } = setup(100_000);
     store.succeed('s1', 'connector', many(50, 1), 1000);
-    const data = () => store.segments(1000).filter((s) => s.kind === 'data').flatMap((s) => s.parts);
-    const status = () => store.segments(1000).find((s) => s.kind === 'status')?.parts[0];
+    const data = () => store.segments().filter((s) => s.kind === 'data').flatMap((s) => s.parts);
+    const status = () => store.segments().find((s) => s.kind === 'status')?.parts[0];
     const [d0, s0] = [data(), status()];
     store.confirm('s1', 'connector', 1030);
     store.succeed('s1', 'connector', many(50, 1), 1060);
@@ -275,7 +309,7 @@ describe('large updates in slices, swapped whole', () => {
   it('a data run is not copied whole: a large family is served from the Buffer its poll made, kept when another endpoint changes', () => {
     const { store } = setup(100_000);
     store.succeed('s1', 'connector', many(SLICE * 20, 1), 1000);
-    const big = () => store.segments(1000).flatMap((s) => s.parts).filter((b) => b.length >= PIECE_BYTES);
+    const big = () => store.segments().flatMap((s) => s.parts).filter((b) => b.length >= PIECE_BYTES);
     const [before] = big();
     expect(before?.toString('utf8')).toMatch(/^cmdb_connector_input_records\{/);
     store.succeed('s1', 'license', [{ name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: 5 }], 1000);

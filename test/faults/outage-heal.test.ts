@@ -1,0 +1,83 @@
+/**
+ * An outage of the whole CMDB, then health: every endpoint must be fresh again within 150 s of the
+ * CMDB recovering, at the default poll intervals (the license is polled hourly), while no 60 s window
+ * of requests passes rateLimitPerMinute.
+ *
+ * The exporter starts into the outage (every endpoint, the token endpoint included, answers an HTML
+ * 503), so every endpoint's first poll fails; 90 s later the faults are cleared. Before failed polls
+ * were retried on their own back-off, a failed group waited for its next scheduled poll: 150 s after
+ * the outage the license, connector and Action-jobs endpoints still read `cmdb_endpoint_up 0`.
+ *
+ * Real time: ~4 minutes per case, both cases at once; every wait is bounded.
+ */
+import { describe, expect, it } from 'vitest';
+import { DATA_ENDPOINTS, type DataEndpoint } from '../../src/api/endpoints.js';
+import { BUILTIN_SETTINGS } from '../../src/config/rules.js';
+import { startSimulator } from '../../src/simulator/server.js';
+import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
+import { parseExposition, sampleValue, type ParsedExposition } from '../helpers/exposition.js';
+import { busiestMinute } from './matrix.js';
+
+const OUTAGE_MS = 90_000;
+/** What the issue promises: every endpoint up again within this long after the CMDB recovered. */
+const HEAL_MS = 150_000;
+const SAMPLE_MS = 1_000;
+
+const up = (m: ParsedExposition, e: DataEndpoint) => sampleValue(m, 'cmdb_endpoint_up', { endpoint: e });
+const lastSuccess = (m: ParsedExposition, e: DataEndpoint) =>
+  sampleValue(m, 'cmdb_endpoint_last_success_timestamp_seconds', { endpoint: e }) ?? 0;
+
+const OUTAGE_PAGE =
+  '<!DOCTYPE html><html><head><title>503 Service Unavailable</title></head><body><h1>503</h1><p>maintenance</p></body></html>';
+
+describe.concurrent('outage of every endpoint for 90 s, then healthy, at the default intervals', () => {
+  it.each([50, 60])(
+    'rateLimitPerMinute %i: every endpoint up again within 150 s, no 60 s window above the budget',
+    async (rate) => {
+      const sim = await startSimulator({
+        faults: [{ endpoint: '*', status: 503, body: OUTAGE_PAGE, contentType: 'text/html; charset=utf-8' }],
+      });
+      // The defaults a user runs with (testStack shortens retries and raises the budget for unit tests).
+      const stack = stackFor(sim, {
+        name: `outage-${rate}`,
+        rateLimitPerMinute: rate,
+        actionJobsPerMinute: BUILTIN_SETTINGS.actionJobsPerMinute,
+        timeoutSeconds: BUILTIN_SETTINGS.timeoutSeconds,
+        connectTimeoutSeconds: BUILTIN_SETTINGS.connectTimeoutSeconds,
+        retries: BUILTIN_SETTINGS.retries,
+        intervals: BUILTIN_SETTINGS.intervals,
+      });
+      const { app } = await startExporter(configFor([stack]), { serve: false, schedule: true });
+      const scrape = async () => parseExposition(await app.metricsText());
+      try {
+        await new Promise((r) => setTimeout(r, OUTAGE_MS));
+        const during = await scrape();
+        for (const e of DATA_ENDPOINTS) expect(up(during, e), `${e} reads down during the outage`).toBe(0);
+
+        const clearedAt = Date.now();
+        sim.clearFaults();
+        const healedAt = new Map<DataEndpoint, number>();
+        let last = during;
+        while (healedAt.size < DATA_ENDPOINTS.length && Date.now() - clearedAt <= HEAL_MS) {
+          await new Promise((r) => setTimeout(r, SAMPLE_MS));
+          last = await scrape();
+          for (const e of DATA_ENDPOINTS) {
+            if (!healedAt.has(e) && up(last, e) === 1 && lastSuccess(last, e) * 1000 >= clearedAt) healedAt.set(e, Date.now() - clearedAt);
+          }
+        }
+        const report = DATA_ENDPOINTS.map((e) => {
+          const ms = healedAt.get(e);
+          return `${e}: ${ms === undefined ? `still up=${up(last, e)}` : `up after ${(ms / 1000).toFixed(1)} s`}`;
+        });
+        const busiest = busiestMinute(sim.requests());
+        console.log(`outage at ${rate}/min: ${sim.requests().length} requests, busiest 60 s window ${busiest}\n  ${report.join('\n  ')}`);
+        expect(DATA_ENDPOINTS.filter((e) => !healedAt.has(e)), `endpoints not fresh ${HEAL_MS / 1000} s after the outage; ${report.join('; ')}`).toEqual([]);
+        expect(busiest, 'requests in the busiest 60 s window').toBeLessThanOrEqual(rate);
+      } finally {
+        await app.close(1000);
+        await sim.close();
+      }
+    },
+    OUTAGE_MS + HEAL_MS + 60_000,
+  );
+});

@@ -1,0 +1,72 @@
+/**
+ * Shutdown and removal while the scheduler works: a stop while Action jobs are fetched at their
+ * pace ends the job poll at once (no "please report it" error, no wait for the grace period), and a
+ * stack removed during its start-up Action-list poll does not go on to poll its Action jobs.
+ * Real exporter, real scheduler, real simulator.
+ */
+import { Registry } from 'prom-client';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { GroupName } from '../../src/api/endpoints.js';
+import { createInstruments } from '../../src/metrics/instruments.js';
+import { Scheduler, type CronLike, type Pollable } from '../../src/scheduler/scheduler.js';
+import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
+import { waitFor } from '../helpers/daemon.js';
+import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
+import { captureLogger } from '../helpers/log.js';
+import { testStack } from '../helpers/stack.js';
+
+const sims: SimulatorServer[] = [];
+afterEach(async () => {
+  await Promise.all(sims.splice(0).map((s) => s.close()));
+});
+
+describe('shutdown while Action jobs are fetched', () => {
+  it.each([
+    // A grace far longer than the test may take: the poll must end by itself, not by the abort after it.
+    ['a long grace period', 120_000],
+    // A short one: the abort after it must not read as an error of the exporter.
+    ['a short grace period', 300],
+  ])('with %s ends the paced job poll at once, no error logged', async (_what, graceMs) => {
+    const sim = await startSimulator({ size: { actions: 20 } });
+    sims.push(sim);
+    // One job fetch every 10 s: the job poll spends nearly all of its time waiting for its pace.
+    const stack = stackFor(sim, { actionJobsPerMinute: 6 });
+    const { app, logText } = await startExporter(configFor([stack], { logLevel: 'info' }), { schedule: true, initialJitterMs: 0 });
+    await waitFor(async () => (sim.requests().filter((r) => r.endpoint === 'action_jobs').length >= 2 ? true : undefined), 20_000, 'two job fetches');
+    await app.close(graceMs);
+    const lines = logText()
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { level: number; msg: string; hint?: string });
+    expect(lines.filter((l) => l.level >= 50), 'error lines').toEqual([]);
+    expect(logText()).not.toContain('please report');
+  }, 30_000);
+});
+
+describe('a stack removed during its start-up Action-list poll', () => {
+  it('does not go on to poll its Action jobs', async () => {
+    const registry = new Registry();
+    const instruments = createInstruments(registry, { defaultMetrics: false });
+    const cron: CronLike = { schedule: () => ({ stop: () => undefined }) };
+    const scheduler = new Scheduler({ instruments, logger: captureLogger().logger, cron, initialJitterMs: 0 });
+    const calls: GroupName[] = [];
+    let finishActions: () => void = () => undefined;
+    const poller: Pollable = {
+      name: 's1',
+      stack: testStack({ name: 's1' }),
+      groups: () => ['actions', 'actionJobs'],
+      poll: (group) => {
+        calls.push(group);
+        return group === 'actions' ? new Promise<void>((resolve) => (finishActions = resolve)) : Promise.resolve();
+      },
+    };
+    scheduler.add(poller);
+    await waitFor(async () => (calls.includes('actions') ? true : undefined), 5_000, 'the Action-list poll');
+    const removed = scheduler.remove('s1', 60_000);
+    // The Action list answers within the grace period, after the removal began.
+    finishActions();
+    await removed;
+    await new Promise((r) => setTimeout(r, 20));
+    expect(calls).toEqual(['actions']);
+  });
+});
