@@ -99,9 +99,15 @@ export class CmdbInvalidBodyError extends CmdbError {
   readonly outcome = 'invalid_body' as const;
   /** Key path of the first offending field, e.g. `content[3].bridge_name`; empty for non-JSON. */
   readonly field: string;
-  constructor(request: string, field: string, detail: string, options?: { cause?: unknown }) {
+  /**
+   * The body is not JSON at all (a body cut short, a proxy's page): worth a retry, unlike JSON that
+   * does not fit the schema, which the same server will send again.
+   */
+  readonly notJson: boolean;
+  constructor(request: string, field: string, detail: string, options?: { cause?: unknown; notJson?: boolean }) {
     super('CMDB_INVALID_BODY', request, `invalid response body: ${field ? `${field}: ` : ''}${detail}`, options);
     this.field = field;
+    this.notJson = options?.notJson === true;
   }
 }
 

@@ -47,7 +47,7 @@ type Lookup<T> = { found: true; value: T } | { found: false; reply: Reply; path:
 
 /** What a page says (its rows stay in the scan); a body that is not a page object is validated whole. */
 function decodeHistoryPage(answer: PageAnswer, request: string, extra: ConnectorRun[]): HistoryPage {
-  if (answer.kind === 'not_json') throw new CmdbInvalidBodyError(request, '', 'not JSON');
+  if (answer.kind === 'not_json') throw new CmdbInvalidBodyError(request, '', 'not JSON', { notJson: true });
   const body = answer.kind === 'page' ? { ...answer.envelope, content: [] } : answer.body;
   const result = validate(ConnectorPageSchema, body);
   if (!result.ok) throw new CmdbInvalidBodyError(request, result.field, result.message);

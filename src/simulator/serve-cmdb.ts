@@ -87,7 +87,7 @@ async function answer(core: Core, req: IncomingMessage, { route, rawPath, rawQue
   const rule = core.faults.take(route.endpoint, rawPath);
   if (rule?.latencyMs) await delay(core, rule.latencyMs);
   if (rule) {
-    const effect = faultEffect(rule, route.endpoint, () => normalBody(core, route.endpoint, query, route.arg));
+    const effect = faultEffect(rule, route.endpoint, () => normalBody(core, route.endpoint, query, route.arg), core.timeline.now());
     if (effect.kind === 'reset') return 'reset';
     if (effect.kind === 'reply') return effect.reply;
     if (effect.kind === 'drip' || effect.kind === 'oversize') return effect;
