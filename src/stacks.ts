@@ -5,6 +5,7 @@
  */
 import { DATA_ENDPOINTS, groupOf, type DataEndpoint } from './api/endpoints.js';
 import type { BudgetState } from './cmdb/budget.js';
+import { tokenSlot } from './cmdb/auth.js';
 import { CmdbClient } from './cmdb/client.js';
 import { secretsOf } from './config/redact.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
@@ -95,6 +96,7 @@ export class Stacks {
     await this.opts.scheduler?.remove(name, graceMs);
     await runtime.client.close();
     if (!forget) return;
+    this.opts.scrubber.forget(tokenSlot(name));
     this.opts.store.removeStack(name);
     await removeStackInstruments(this.opts.instruments, name);
   }

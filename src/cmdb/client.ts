@@ -138,7 +138,7 @@ export class CmdbClient implements CmdbApi {
         logger,
       });
     } else {
-      this.tokens = new PreIssuedToken(stack.auth, { scrubber, logger });
+      this.tokens = new PreIssuedToken(stack.auth, { scrubber, logger, stack: stack.name });
     }
   }
 
