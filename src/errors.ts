@@ -35,6 +35,23 @@ export type FailureOutcome =
   | 'aborted';
 
 /**
+ * The words besides an HTTP status that the `outcome` label of cmdb_endpoint_requests_total takes:
+ * what became of a request that left. A 429 is counted as `429` like any status; `rate_limited`,
+ * `rejected` and `aborted` are what a poll came to (a request is never sent, or its answer is
+ * already counted by status), never a request's outcome.
+ */
+export const REQUEST_OUTCOMES = ['timeout', 'network', 'invalid_body', 'too_large', 'redirect_refused'] as const;
+
+/** The `outcome` label of cmdb_endpoint_requests_total. */
+export type RequestOutcome = StatusOutcome | (typeof REQUEST_OUTCOMES)[number];
+
+/** The outcome a request that left is counted under, for a failure raised while it was under way. */
+export function requestOutcome(err: unknown): RequestOutcome {
+  const outcome = err instanceof CmdbError ? err.outcome : 'network';
+  return /^\d+$/.test(outcome) || (REQUEST_OUTCOMES as readonly string[]).includes(outcome) ? (outcome as RequestOutcome) : 'network';
+}
+
+/**
  * What one poll of an endpoint came to, as the status page and the runner record it. A 403 is
  * `forbidden`: the token lacks a permission, which no retry fixes (the real service answers 403 on
  * /data-ingestion/next to ordinary tokens); it is not the CMDB being down.

@@ -68,9 +68,9 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbRateLimited',
         'warning',
-        `sum without (endpoint, outcome) (\n  increase(${s('cmdb_endpoint_requests_total', 'outcome=~"429|rate_limited"')}[${t.counterWindow}])\n) > 0`,
+        `sum without (endpoint, outcome) (\n  increase(${s('cmdb_endpoint_requests_total', 'outcome="429"')}[${t.counterWindow}])\n) > 0`,
         `The CMDB keeps rate limiting the exporter for ${STACK}`,
-        `{{ $value | humanize }} requests to the CMDB of ${STACK} were rate limited (HTTP 429 or the client-side budget) in the last ${t.counterWindow}, for ${t.for.CmdbRateLimited}: the budget is too high for the service or another client shares it.`,
+        `{{ $value | humanize }} requests to the CMDB of ${STACK} were refused with HTTP 429 (rate limited) in the last ${t.counterWindow}, for ${t.for.CmdbRateLimited}: the budget is too high for the service or another client shares it.`,
       ),
       alert(
         'CmdbStackPaused',

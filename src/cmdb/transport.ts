@@ -10,13 +10,13 @@ import type { Instruments } from '../metrics/instruments.js';
 import type { Logger } from '../logger.js';
 import {
   CmdbAbortedError,
-  CmdbError,
   CmdbInvalidBodyError,
   CmdbNetworkError,
   CmdbRateLimitedError,
   CmdbTimeoutError,
+  requestOutcome,
   statusOutcome,
-  type FailureOutcome,
+  type RequestOutcome,
 } from '../errors.js';
 import type { EndpointName } from '../api/endpoints.js';
 import { attempt, isRetryableNetworkError, type Reply } from './attempt.js';
@@ -246,7 +246,7 @@ export class Transport {
     }
     const started = performance.now();
     sent.at = this.clock.now();
-    let outcome: FailureOutcome | 'aborted' = 'network';
+    let outcome: RequestOutcome | 'aborted' = 'network';
     let bytes: number | undefined;
     // A request of the chain left and its answer is not counted yet (a redirect hop counts its own).
     let unanswered = false;
@@ -283,7 +283,7 @@ export class Transport {
       if (this.logger.isLevelEnabled('trace')) this.logger.trace({ endpoint: ex.endpoint, request, shape: shapeOf(value) }, 'response shape');
       return { ok: true, status: reply.status, value };
     } catch (err) {
-      outcome = err instanceof CmdbError ? err.outcome : 'network';
+      outcome = err instanceof CmdbAbortedError ? 'aborted' : requestOutcome(err);
       throw err;
     } finally {
       release();

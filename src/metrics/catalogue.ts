@@ -125,7 +125,7 @@ export const CATALOGUE: readonly MetricFamily[] = [
   self('cmdb_endpoint_poll_interval_seconds', 'gauge', ['stack', 'endpoint'], 'Configured poll interval of the CMDB endpoint in seconds (for staleness alerts).', 'snapshot'),
   self('cmdb_series', 'gauge', ['stack'], 'Series currently exported for the stack from CMDB data.', 'snapshot'),
   self('cmdb_endpoint_request_duration_seconds', 'histogram', ['stack', 'endpoint'], 'Latency of HTTP requests to the CMDB, per attempt.', 'registry'),
-  self('cmdb_endpoint_requests_total', 'counter', ['stack', 'endpoint', 'outcome'], 'HTTP requests to the CMDB by outcome: the HTTP status code, or timeout, network, invalid_body, too_large, rate_limited, redirect_refused.', 'registry'),
+  self('cmdb_endpoint_requests_total', 'counter', ['stack', 'endpoint', 'outcome'], 'HTTP requests to the CMDB by outcome: the HTTP status code (429 when the CMDB refused it for its rate limit), or timeout, network, invalid_body, too_large, redirect_refused.', 'registry'),
   self('cmdb_token_requests_total', 'counter', ['stack', 'outcome'], 'Token fetches from the access_token endpoint by outcome (success, rejected, error).', 'registry'),
   self('cmdb_poll_duration_seconds', 'histogram', ['stack', 'group'], 'Duration of one poll of an endpoint group, all requests included.', 'registry'),
   self('cmdb_poll_skipped_total', 'counter', ['stack', 'group'], 'Polls not started because the previous poll of the same group was still running.', 'registry'),
