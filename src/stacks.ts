@@ -7,6 +7,7 @@ import { DATA_ENDPOINTS, groupOf, type DataEndpoint } from './api/endpoints.js';
 import type { BudgetState } from './cmdb/budget.js';
 import { tokenSlot } from './cmdb/auth.js';
 import { CmdbClient } from './cmdb/client.js';
+import type { PlanSeen } from './cmdb/plan.js';
 import { secretsOf } from './config/redact.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import type { Logger } from './logger.js';
@@ -71,10 +72,10 @@ export class Stacks {
   }
 
   /** `budget`: what the stack's previous runtime spent of its request budget (a reload does not refill it). */
-  add(stack: StackConfig, budget?: BudgetState): void {
+  add(stack: StackConfig, budget?: BudgetState, seen?: PlanSeen): void {
     const { instruments, store, scrubber, scheduler, now } = this.opts;
     const logger = this.opts.logger.child({ stack: stack.name });
-    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget });
+    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget, enabled: enabledEndpoints(stack), seen });
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
@@ -107,6 +108,7 @@ export class Stacks {
     const wanted = new Map(next.stacks.map((s) => [s.name, s]));
     const summary: ApplySummary = { unchanged: 0, restarted: 0, added: 0, removed: 0 };
     const budgets = new Map<string, BudgetState>();
+    const seen = new Map<string, PlanSeen>();
     for (const [name, r] of [...this.runtimes]) {
       const w = wanted.get(name);
       if (!w) summary.removed++;
@@ -115,6 +117,8 @@ export class Stacks {
       await this.remove(name, undefined, !w);
       // Taken after the old runtime's last requests: the new one continues from there.
       if (w) budgets.set(name, r.client.budgetState());
+      // The new runtime plans with what the old one saw (connector pages, Actions, fetch rates).
+      if (w) seen.set(name, r.client.planSeen());
     }
     for (const stack of next.stacks) {
       const kept = this.runtimes.get(stack.name);
@@ -123,7 +127,7 @@ export class Stacks {
       if (kept) summary.unchanged++;
       else {
         if (!previous.stacks.some((s) => s.name === stack.name)) summary.added++;
-        this.add(stack, budgets.get(stack.name));
+        this.add(stack, budgets.get(stack.name), seen.get(stack.name));
       }
     }
     return summary;
@@ -163,7 +167,9 @@ export class Stacks {
       const samples = DATA_ENDPOINTS.flatMap((e) => store.snapshot(name, e)?.samples ?? []);
       const pausedUntil = r.client.rateLimitPausedUntil();
       const jobBacklog = r.poller.runner.enabled('action_jobs') ? r.poller.jobBacklog() : undefined;
-      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog };
+      const plan = r.client.plan();
+      const demand = { perHour: plan.total, budgetPerHour: plan.budgetPerHour, ratio: plan.ratio };
+      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, demand };
     });
   }
 

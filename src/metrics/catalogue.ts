@@ -132,7 +132,7 @@ export const CATALOGUE: readonly MetricFamily[] = [
   self('cmdb_rate_limit_requests_per_minute', 'gauge', ['stack'], 'Configured client-side request budget per minute (rateLimitPerMinute).', 'registry'),
   self('cmdb_action_jobs_backlog', 'gauge', ['stack'], 'Listed Actions whose jobs are due but not fetched yet: job fetches are paced at actionJobsPerMinute, and what does not fit in a poll waits for the next.', 'registry'),
   self('cmdb_rate_limit_wait_seconds_total', 'counter', ['stack'], 'Time requests spent waiting for the client-side rate budget or a server Retry-After.', 'registry'),
-  self('cmdb_rate_limit_paused_until_timestamp_seconds', 'gauge', ['stack'], 'When the pause a server Retry-After (HTTP 429) put on the whole stack ends, as unix time (at most retries.maxRetryAfterSeconds ahead; a reload ends it); no request of the stack leaves before. 0 before any pause and after a reload.', 'registry'),
+  self('cmdb_rate_limit_paused_until_timestamp_seconds', 'gauge', ['stack'], 'When the pause the CMDB put on the whole stack ends (a Retry-After on a 429, 502, 503 or 504, or a 429 without one: a pause doubling from retries.minDelaySeconds), as unix time (at most retries.maxRetryAfterSeconds ahead; a reload ends it); no request of the stack leaves before. 0 before any pause and after a reload.', 'registry'),
   self('cmdb_series_dropped_total', 'counter', ['stack'], 'Series dropped because the stack exceeded its series cap (maxSeries).', 'registry'),
   self('cmdb_duplicate_series_total', 'counter', ['stack'], 'Series with a label set already present in the same snapshot; the first one was kept.', 'registry'),
   self('cmdb_endpoint_response_bytes_total', 'counter', ['stack', 'endpoint'], 'Bytes of CMDB response bodies read, per endpoint (what incremental connector polls save shows here).', 'registry'),
@@ -143,6 +143,7 @@ export const CATALOGUE: readonly MetricFamily[] = [
   self('cmdb_config_last_reload_success_timestamp_seconds', 'gauge', [], 'When the configuration was last loaded successfully, as unix time.', 'registry'),
   self('cmdb_exporter_build_info', 'gauge', ['version', 'node_version'], 'Build information of cmdb-exporter, value 1.', 'registry'),
   self('cmdb_exporter_shard', 'gauge', ['shard', 'total'], 'This replica\'s shard and the number of shards sharing the configuration\'s stacks (0 and 1 when not sharded), value 1.', 'registry'),
+  self('cmdb_exporter_request_demand_ratio', 'gauge', ['stack'], 'Requests an hour the stack\'s poll plan asks of the CMDB (its intervals, paging and tracked names, and the connector pages, Actions and fan-out fetches it last saw; retries aside) divided by its budget, rateLimitPerMinute × 60. Above 1 the polls cannot all run at their intervals: see docs/scaling.md.', 'registry'),
   self('cmdb_exporter_stacks', 'gauge', [], 'Stacks this replica polls (its share of the configuration when sharded).', 'registry'),
   self('cmdb_exporter_http_requests_refused_total', 'counter', ['reason'], 'Requests and connections the exporter\'s own HTTP server refused, by reason: unauthorized (401), auth_busy and max_requests (503), max_connections (dropped), tls_handshake (failed or refused TLS handshake).', 'registry'),
 ];
