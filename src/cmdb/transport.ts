@@ -111,8 +111,9 @@ export class Transport {
    * Sends `ex` with retries. `decode` runs on a 2xx inside the attempt, so its failure is that attempt's outcome.
    *
    * A network error, a timeout, a 5xx and a 2xx that is not JSON (a body cut short) spend one of
-   * retries.max. A 429 does not: it is the CMDB asking us to wait, and the request waits as asked,
-   * however often, while its poll's time allows (at most MAX_REFUSALS in a row). A Retry-After on a
+   * retries.max. A 429 of a poll's request does not: it is the CMDB asking us to wait, and the
+   * request waits as asked, however often, while its poll's time allows (at most MAX_REFUSALS in a
+   * row); a request without a poll deadline (the shared token fetch) spends a retry per 429. A Retry-After on a
    * 429, 502, 503 or 504 holds the whole stack back (the server would refuse its other requests
    * too), measured against the response's Date header; a 429 without one holds it back on a pause
    * that grows with every refusal in a row. No retry leaves sooner than retries.minDelaySeconds.
@@ -213,7 +214,13 @@ export class Transport {
     if (!fits) {
       throw new CmdbRateLimitedError(request, `429 Too Many Requests: the ${Math.ceil(waitMs / 1000)}s wait it asks for does not fit in what is left of the poll`);
     }
-    if (refusals >= MAX_REFUSALS) throw new CmdbRateLimitedError(request, `429 Too Many Requests ${refusals} times in a row`);
+    // A request of a poll waits as long as the poll's deadline allows; one without (the token fetch
+    // several polls share, a request outside the scheduler) spends a retry per refusal as before.
+    if (deadlineOf(signal) === undefined) {
+      if (refusals > this.stack.retries.max) throw new CmdbRateLimitedError(request, `429 Too Many Requests after ${this.stack.retries.max} retries`);
+    } else if (refusals >= MAX_REFUSALS) {
+      throw new CmdbRateLimitedError(request, `429 Too Many Requests ${refusals} times in a row`);
+    }
     if (signal?.aborted) throw new CmdbAbortedError(request);
     // The pause makes the next acquire wait (counted as rate-limit wait).
   }

@@ -12,6 +12,13 @@ import { makeClient, rejection } from './helpers/client.js';
 import { FakeClock } from './helpers/clock.js';
 import { requestsTo, sim, simStack } from './helpers/sim.js';
 
+/** The signal of a poll whose deadline is `ms` from now (as the scheduler's poll bound marks it). */
+function pollSignal(clock: FakeClock, ms: number): AbortSignal {
+  const signal = new AbortController().signal;
+  markDeadline(signal, clock.now() + ms);
+  return signal;
+}
+
 describe('429 Too Many Requests', () => {
   it('waits the Retry-After seconds, counts the wait, then succeeds', async () => {
     const s = await sim();
@@ -44,7 +51,7 @@ describe('429 Too Many Requests', () => {
     s.addFault({ endpoint: 'license', status: 429, times: 6 });
     const clock = new FakeClock();
     const { client } = makeClient(simStack(s, { retries: { max: 1, minDelaySeconds: 1, maxDelaySeconds: 8 } }), { clock, random: () => 0.5 });
-    await client.get('license');
+    await client.get('license', undefined, pollSignal(clock, 3_600_000));
     // Six refusals with retries.max 1: a 429 is a wait, not a spent retry.
     expect(clock.sleeps).toEqual([1000, 2000, 4000, 8000, 8000, 8000]);
     expect(requestsTo(s, 'license').map((r) => r.status)).toEqual([429, 429, 429, 429, 429, 429, 200]);
@@ -63,8 +70,11 @@ describe('429 Too Many Requests', () => {
     s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 1, times: 5 });
     const clock = new FakeClock();
     const { client, metrics } = makeClient(simStack(s, { retries: { max: 1 } }), { clock });
-    await expect(client.get('license')).resolves.toBeDefined();
+    await expect(client.get('license', undefined, pollSignal(clock, 3_600_000))).resolves.toBeDefined();
     expect(await metrics.outcomes('license')).toEqual({ '429': 5, '200': 1 });
+    // Outside a poll (no deadline: the shared token fetch) a refusal spends a retry as before.
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 1, times: 5 });
+    await expect(rejection(client.get('license'))).resolves.toBeInstanceOf(CmdbRateLimitedError);
   });
 
   it('reads a Retry-After HTTP-date against the Date header of the response, whatever the CMDB clock says', async () => {
@@ -135,8 +145,9 @@ describe('429 Too Many Requests', () => {
   it(`a 429 that never ends is CmdbRateLimitedError after ${MAX_REFUSALS} refusals in a row`, async () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 1 });
-    const { client } = makeClient(simStack(s, { retries: { max: 2 } }), { clock: new FakeClock() });
-    const err = await rejection(client.get('license'));
+    const clock = new FakeClock();
+    const { client } = makeClient(simStack(s, { retries: { max: 2 } }), { clock });
+    const err = await rejection(client.get('license', undefined, pollSignal(clock, 3_600_000)));
     expect(err).toBeInstanceOf(CmdbRateLimitedError);
     expect(requestsTo(s, 'license')).toHaveLength(MAX_REFUSALS);
   });
