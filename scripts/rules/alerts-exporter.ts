@@ -79,7 +79,7 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
         // answering 429 pauses the stack again and again, so the alert looks at the share of time paused.
         `avg_over_time((${s('cmdb_rate_limit_paused_until_timestamp_seconds')} > bool time())[10m:1m]) > 0.5`,
         `The CMDB keeps pausing every request of the exporter for ${STACK}`,
-        `The CMDB answered 429 with a Retry-After again and again: every request of ${STACK} was held back {{ $value | humanizePercentage }} of the last 10 minutes (each pause lasts retries.maxRetryAfterSeconds at most), and its endpoints go down as their polls run out of time. A reload of the exporter ends a pause.`,
+        `The CMDB asked the exporter to wait again and again (429s, or a Retry-After on a 502, 503 or 504): every request of ${STACK} was held back {{ $value | humanizePercentage }} of the last 10 minutes (each pause lasts retries.maxRetryAfterSeconds at most), and its endpoints go down as their polls run out of time. A reload of the exporter ends a pause.`,
       ),
       alert(
         'CmdbSeriesDropped',
