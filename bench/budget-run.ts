@@ -87,7 +87,7 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
   const store = new SnapshotStore({ instruments, logger });
   store.addStack(stack.name, new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 60, staleAfterSeconds: 3600 }])), BENCH_MAX_SERIES);
   const { dispatcher, inFlight } = countingDispatcher(createDispatcher(stack));
-  const client = new CmdbClient({ stack, instruments, logger, scrubber, clock: time, dispatcher });
+  const client = new CmdbClient({ stack, instruments, logger, scrubber, clock: time, dispatcher, enabled: enabledEndpoints(stack) });
   const sleep = (ms: number, signal?: AbortSignal) => time.sleep(ms, signal);
   const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now: () => time.now() / 1000, sleep });
   const groupOf = (name: string) => name.slice(name.indexOf('/') + 1) as GroupName;
@@ -109,6 +109,7 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
   };
   let readyAtMs: number | undefined;
   let maxBacklog = 0;
+  let plan: RequestBudgetFigures['plan'];
   const wallStart = performance.now();
   try {
     scheduler.add(poller);
@@ -129,6 +130,9 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
         progress(`[request budget] ${((to - BUDGET_START_MS) / 3_600_000).toFixed(2)} simulated h, ${sim.requests().length} requests`);
       }
     }
+    // What the exporter plans, from what it saw over the run, to set beside what the log counts.
+    const p = typeof client.plan === 'function' ? client.plan() : undefined;
+    if (p) plan = { perHour: p.perHour as Record<string, number>, total: p.total, ratio: p.ratio };
   } finally {
     await scheduler.stop(0);
     await client.close();
@@ -147,6 +151,7 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
     connectorRows: state.counts.connectorRuns,
     readyAtMs,
     maxBacklog,
+    plan,
     simulatedHours: (reached - BUDGET_START_MS) / 3_600_000,
     wallSeconds: (performance.now() - wallStart) / 1000,
   });
@@ -191,6 +196,10 @@ async function cellMain(): Promise<void> {
     (m) => console.error(`bench: ${m}`),
   );
   for (const table of requestBudgetTables(figures)) console.log(`${textTable(table)}\n`);
+  if (figures.plan) {
+    const rows = Object.entries(figures.plan.perHour).map(([e, n]) => `${e} ${n.toFixed(1)} (measured ${(figures.perHour[e]?.measured ?? 0).toFixed(1)})`);
+    console.log(`poll plan / h: ${figures.plan.total.toFixed(0)} (ratio ${figures.plan.ratio.toFixed(3)}), measured ${figures.totalPerHour.toFixed(0)}: ${rows.join(', ')}\n`);
+  }
   console.log(`simulated ${figures.simulatedHours.toFixed(2)} h in ${figures.wallSeconds.toFixed(0)} s wall time`);
   if (values.json) writeFileSync(values.json, `${JSON.stringify(figures, null, 2)}\n`);
 }

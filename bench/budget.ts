@@ -94,6 +94,7 @@ export interface RequestBudgetOptions {
 
 interface Summary {
   readonly stack: StackConfig;
+  readonly plan?: RequestBudgetFigures['plan'];
   readonly log: ReadonlyArray<{ readonly at: number; readonly endpoint: string }>;
   readonly runTimes: readonly number[];
   readonly actions: number;
@@ -172,6 +173,7 @@ export function summarise(s: Summary): RequestBudgetFigures {
     startupRequests: times.filter((t) => t < BUDGET_START_MS + 600_000).length,
     ...(s.readyAtMs === undefined ? {} : { readySeconds: (s.readyAtMs - BUDGET_START_MS) / 1000 }),
     maxBacklog: s.maxBacklog,
+    ...(s.plan === undefined ? {} : { plan: s.plan }),
   };
 }
 
@@ -215,6 +217,15 @@ export function requestBudgetTables(f: RequestBudgetFigures): Table[] {
         ['requests in the first 10 min', count(f.startupRequests), '—'],
         ['ready after (simulated)', f.readySeconds === undefined ? 'never' : seconds(f.readySeconds), '≤ 30 s'],
         ['largest job-fetch backlog', count(f.maxBacklog), '—'],
+        ...(f.plan === undefined
+          ? []
+          : [
+              [
+                'poll plan (cmdb_exporter_request_demand_ratio × budget) / h',
+                `${count(f.plan.total)} (${fixed(f.plan.ratio)} of ${count(f.ratePerMinute * 60)})`,
+                `≈ ${count(f.totalPerHour)} measured (${fixed(f.plan.total / f.totalPerHour)}×)`,
+              ],
+            ]),
       ],
     },
   ];

@@ -245,4 +245,9 @@ export interface RequestBudgetFigures {
   /** Seconds from start until every enabled endpoint finished a first poll (undefined: never). */
   readonly readySeconds?: number;
   readonly maxBacklog: number;
+  /**
+   * The exporter's own poll plan at the end of the run (src/cmdb/plan.ts, what
+   * cmdb_exporter_request_demand_ratio reports): requests an hour by endpoint, in total, and ÷ budget.
+   */
+  readonly plan?: { readonly perHour: Readonly<Record<string, number>>; readonly total: number; readonly ratio: number };
 }

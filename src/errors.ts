@@ -36,6 +36,23 @@ export type FailureOutcome =
   | 'aborted';
 
 /**
+ * The words besides an HTTP status that the `outcome` label of cmdb_endpoint_requests_total takes:
+ * what became of a request that left. A 429 is counted as `429` like any status; `rate_limited`,
+ * `rejected` and `aborted` are what a poll came to (a request is never sent, or its answer is
+ * already counted by status), never a request's outcome.
+ */
+export const REQUEST_OUTCOMES = ['timeout', 'network', 'invalid_body', 'too_large', 'redirect_refused'] as const;
+
+/** The `outcome` label of cmdb_endpoint_requests_total. */
+export type RequestOutcome = StatusOutcome | (typeof REQUEST_OUTCOMES)[number];
+
+/** The outcome a request that left is counted under, for a failure raised while it was under way. */
+export function requestOutcome(err: unknown): RequestOutcome {
+  const outcome = err instanceof CmdbError ? err.outcome : 'network';
+  return /^\d+$/.test(outcome) || (REQUEST_OUTCOMES as readonly string[]).includes(outcome) ? (outcome as RequestOutcome) : 'network';
+}
+
+/**
  * What one poll of an endpoint came to, as the status page and the runner record it. A 403 is
  * `forbidden`: the token lacks a permission, which no retry fixes (the real service answers 403 on
  * /data-ingestion/next to ordinary tokens); it is not the CMDB being down.
@@ -100,9 +117,15 @@ export class CmdbInvalidBodyError extends CmdbError {
   readonly outcome = 'invalid_body' as const;
   /** Key path of the first offending field, e.g. `content[3].bridge_name`; empty for non-JSON. */
   readonly field: string;
-  constructor(request: string, field: string, detail: string, options?: { cause?: unknown }) {
+  /**
+   * The body is not JSON at all (a body cut short, a proxy's page): worth a retry, unlike JSON that
+   * does not fit the schema, which the same server will send again.
+   */
+  readonly notJson: boolean;
+  constructor(request: string, field: string, detail: string, options?: { cause?: unknown; notJson?: boolean }) {
     super('CMDB_INVALID_BODY', request, `invalid response body: ${field ? `${field}: ` : ''}${detail}`, options);
     this.field = field;
+    this.notJson = options?.notJson === true;
   }
 }
 

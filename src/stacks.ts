@@ -5,7 +5,9 @@
  */
 import { DATA_ENDPOINTS, groupOf, type DataEndpoint, type GroupName } from './api/endpoints.js';
 import type { BudgetState } from './cmdb/budget.js';
+import { tokenSlot } from './cmdb/auth.js';
 import { CmdbClient, sameCredentials, type ClientCarry } from './cmdb/client.js';
+import type { PlanSeen } from './cmdb/plan.js';
 import { secretsOf } from './config/redact.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import type { Logger } from './logger.js';
@@ -55,6 +57,8 @@ export interface Carried {
   readonly client?: ClientCarry;
   /** 403 back-offs: waited out by the new runtime too, unless the service or the credentials changed. */
   readonly forbidden?: ForbiddenState;
+  /** What the old runtime's client saw (connector pages, Actions, fetch rates): the new one plans with it. */
+  readonly seen?: PlanSeen;
 }
 
 /** Settings that only say when to poll: a change of nothing else reschedules the running stack. */
@@ -103,7 +107,7 @@ export class Stacks {
   add(stack: StackConfig, carried: Carried = {}): void {
     const { instruments, store, scrubber, scheduler, now } = this.opts;
     const logger = this.opts.logger.child({ stack: stack.name });
-    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client });
+    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, enabled: enabledEndpoints(stack), seen: carried.seen });
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
@@ -125,6 +129,7 @@ export class Stacks {
     await this.opts.scheduler?.remove(name, graceMs);
     await runtime.client.close();
     if (!forget) return;
+    this.opts.scrubber.forget(tokenSlot(name));
     this.opts.store.removeStack(name);
     await removeStackInstruments(this.opts.instruments, name);
   }
@@ -152,9 +157,10 @@ export class Stacks {
       } else summary.restarted++;
       await this.remove(name, undefined, !w);
       // Taken after the old runtime's last requests: the new one continues from there.
+      // The new runtime plans with what the old one saw (connector pages, Actions, fetch rates).
       if (w) {
         const forbidden = sameCredentials(r.config, w) ? r.poller.runner.forbiddenState() : undefined;
-        carried.set(name, { budget: r.client.budgetState(), client: r.client.handOver(w), forbidden });
+        carried.set(name, { budget: r.client.budgetState(), client: r.client.handOver(w), forbidden, seen: r.client.planSeen() });
       }
     }
     for (const stack of next.stacks) {
@@ -175,6 +181,7 @@ export class Stacks {
   private reschedule(runtime: StackRuntime, stack: StackConfig): void {
     const { store, scheduler } = this.opts;
     runtime.poller.reschedule(stack);
+    runtime.client.reschedule(stack);
     // The held series stay; their staleness limits follow the new intervals.
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     this.runtimes.set(stack.name, { ...runtime, config: stack });
@@ -222,7 +229,9 @@ export class Stacks {
       const samples = DATA_ENDPOINTS.flatMap((e) => store.snapshot(name, e)?.samples ?? []);
       const pausedUntil = r.client.rateLimitPausedUntil();
       const jobBacklog = r.poller.runner.enabled('action_jobs') ? r.poller.jobBacklog() : undefined;
-      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog };
+      const plan = r.client.plan();
+      const demand = { perHour: plan.total, budgetPerHour: plan.budgetPerHour, ratio: plan.ratio };
+      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, demand };
     });
   }
 

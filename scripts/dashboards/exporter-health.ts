@@ -62,7 +62,7 @@ function requests(board: Board): void {
   board.add(row('CMDB requests', 'HTTP requests the exporter makes to the CMDB.'), 24, 1);
   add(board, {
     title: 'Requests by outcome',
-    description: 'Requests per second by outcome (HTTP status, timeout, network, invalid_body, rate_limited …). Anything but 200: the exporter log names the endpoint and error; 401/403 point at credentials, 429 at the rate budget.',
+    description: 'Requests per second by outcome (HTTP status, timeout, network, invalid_body, too_large …). Anything but 200: the exporter log names the endpoint and error; 401/403 point at credentials, 429 at the rate budget.',
     queries: [{ expr: rate('cmdb_endpoint_requests_total', 'stack, outcome'), legend: '{{stack}} {{outcome}}' }],
     unit: 'reqps',
   });

@@ -70,9 +70,9 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbRateLimited',
         'warning',
-        `sum without (endpoint, outcome) (\n  increase(${s('cmdb_endpoint_requests_total', 'outcome=~"429|rate_limited"')}[${t.counterWindow}])\n) > 0`,
+        `sum without (endpoint, outcome) (\n  increase(${s('cmdb_endpoint_requests_total', 'outcome="429"')}[${t.counterWindow}])\n) > 0`,
         `The CMDB keeps rate limiting the exporter for ${STACK}`,
-        `{{ $value | humanize }} requests to the CMDB of ${STACK} were rate limited (HTTP 429 or the client-side budget) in the last ${t.counterWindow}, for ${t.for.CmdbRateLimited}: the budget is too high for the service or another client shares it.`,
+        `{{ $value | humanize }} requests to the CMDB of ${STACK} were refused with HTTP 429 (rate limited) in the last ${t.counterWindow}, for ${t.for.CmdbRateLimited}: the budget is too high for the service or another client shares it.`,
       ),
       alert(
         'CmdbStackPaused',
@@ -81,7 +81,7 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
         // answering 429 pauses the stack again and again, so the alert looks at the share of time paused.
         `avg_over_time((${s('cmdb_rate_limit_paused_until_timestamp_seconds')} > bool time())[10m:1m]) > 0.5`,
         `The CMDB keeps pausing every request of the exporter for ${STACK}`,
-        `The CMDB answered 429 with a Retry-After again and again: every request of ${STACK} was held back {{ $value | humanizePercentage }} of the last 10 minutes (each pause lasts retries.maxRetryAfterSeconds at most), and its endpoints go down as their polls run out of time. A reload of the exporter ends a pause.`,
+        `The CMDB asked the exporter to wait again and again (429s, or a Retry-After on a 502, 503 or 504): every request of ${STACK} was held back {{ $value | humanizePercentage }} of the last 10 minutes (each pause lasts retries.maxRetryAfterSeconds at most), and its endpoints go down as their polls run out of time. A reload of the exporter ends a pause.`,
       ),
       alert(
         'CmdbSeriesDropped',

@@ -35,6 +35,11 @@ export interface TokenProvider {
 
 const TOKEN_REQUEST = requestName('POST', TOKEN_PATH);
 
+/** The scrubber slot of a stack's bearer token: a renewed token replaces the one before the last. */
+export function tokenSlot(stack: string): string {
+  return `token:${stack}`;
+}
+
 export function jsonHeaders(userAgent: string): Record<string, string> {
   return { 'Content-Type': 'application/json', Accept: 'application/json', 'User-Agent': userAgent };
 }
@@ -169,7 +174,8 @@ export class FetchedToken implements TokenProvider {
     const parsed = outcome.ok ? outcome.value : readTokenBody(outcome.reply);
     const token = parsed?.data?.token;
     if (outcome.ok && parsed && Number(parsed.code) === 200 && token) {
-      scrubber.add(token);
+      // The token this one replaces is scrubbed a little longer (as the previous), older ones not at all.
+      scrubber.rotate(tokenSlot(stack.name), token);
       count('success');
       this.credential = { token, generation: ++this.generation };
       this.idKeySettled = true;
@@ -217,7 +223,8 @@ export class PreIssuedToken implements TokenProvider {
 
   constructor(
     private readonly auth: Extract<StackAuth, { kind: 'token' }>,
-    private readonly deps: { scrubber: SecretScrubber; logger: Logger },
+    /** `stack`: the stack's name, the scrubber slot of its rotated tokens. */
+    private readonly deps: { scrubber: SecretScrubber; logger: Logger; stack: string },
   ) {
     this.credential = { token: auth.token, generation: 1 };
   }
@@ -236,7 +243,7 @@ export class PreIssuedToken implements TokenProvider {
     // Another request may have picked up the rotation while we were reading.
     if (this.credential.generation > used.generation) return this.credential;
     if (!fresh || fresh === this.credential.token) return undefined;
-    this.deps.scrubber.add(fresh);
+    this.deps.scrubber.rotate(tokenSlot(this.deps.stack), fresh);
     this.credential = { token: fresh, generation: this.credential.generation + 1 };
     return this.credential;
   }

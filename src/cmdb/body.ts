@@ -16,7 +16,7 @@ export function jsonDecoder<T>(schema: z.ZodType<T>): (reply: Reply, request: st
     try {
       body = capDepth(JSON.parse(reply.body.toString('utf8').replace(/^\uFEFF/, '')) as unknown);
     } catch {
-      throw new CmdbInvalidBodyError(request, '', `not JSON (${reply.body.length} bytes${contentType(reply)})`);
+      throw new CmdbInvalidBodyError(request, '', `not JSON (${reply.body.length} bytes${contentType(reply)})`, { notJson: true });
     }
     const result = validate(schema, body);
     if (!result.ok) throw new CmdbInvalidBodyError(request, result.field, result.message);

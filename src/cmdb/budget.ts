@@ -18,8 +18,13 @@ const WINDOW_MS = 60_000;
 export interface BudgetState {
   readonly tokens: number;
   readonly updatedAt: number;
-  /** When the most recent reservations may leave (ms), oldest first. */
+  /** When the reservations of the last 60 s (and those still waiting) leave (ms), oldest first. */
   readonly sendTimes: readonly number[];
+}
+
+/** One request's place in the budget: when it may leave. Handed back by `cancel` if it never does. */
+export interface Reservation {
+  readonly at: number;
 }
 
 /**
@@ -27,6 +32,11 @@ export interface BudgetState {
  * waits until it is back at zero. That keeps waiters in order without a queue. On top, no request
  * leaves earlier than 60 s after the `ratePerMinute`-th request before it: the burst alone would let
  * one minute reach rate + burst (59 at the default 50), leaving the account's other users too little.
+ *
+ * The window holds every reservation of the last 60 s by time, not the last `rate` by count, and
+ * reservations leave in the order they were taken (a new one never before the latest): a waiter that
+ * gives up removes its own reservation only, so the requests still waiting keep their places and no
+ * later one is planned into a minute that is already full.
  */
 export class TokenBucket {
   readonly capacity: number;
@@ -35,8 +45,8 @@ export class TokenBucket {
   private tokens: number;
   private updatedAt: number;
   private pausedUntil = 0;
-  /** Send times of the last `windowLimit` reservations, oldest first. */
-  private sendTimes: number[] = [];
+  /** Reservations whose send time is within the last 60 s or still ahead, by send time. */
+  private window: Reservation[] = [];
 
   constructor(ratePerMinute: number, now: number, inherited?: BudgetState) {
     this.capacity = burstFor(ratePerMinute);
@@ -48,40 +58,51 @@ export class TokenBucket {
       // A changed rate keeps what was spent: never more tokens than the new burst allows.
       this.tokens = Math.min(this.capacity, inherited.tokens);
       this.updatedAt = Math.min(now, inherited.updatedAt);
-      this.sendTimes = inherited.sendTimes.slice(-this.windowLimit);
+      this.window = [...inherited.sendTimes].sort((a, b) => a - b).map((at) => ({ at }));
+      this.trim(now);
     }
+  }
+
+  /** Takes one request; returns when it may leave (ms since the epoch, never before `now`). */
+  take(now: number): Reservation {
+    this.refill(now);
+    this.trim(now);
+    this.tokens -= 1;
+    const deficitMs = this.tokens < 0 ? -this.tokens / this.perMs : 0;
+    // Nothing accrues while paused, so the deficit is paid off only after the pause.
+    let sendAt = now + Math.ceil(Math.max(now, this.pausedUntil) + deficitMs - now);
+    const latest = this.window[this.window.length - 1];
+    if (latest) sendAt = Math.max(sendAt, latest.at);
+    // The `windowLimit`-th reservation before this one must be a full minute old when it leaves.
+    const full = this.window.length >= this.windowLimit ? this.window[this.window.length - this.windowLimit] : undefined;
+    if (full) sendAt = Math.max(sendAt, full.at + WINDOW_MS);
+    const reservation = { at: sendAt };
+    this.window.push(reservation);
+    return reservation;
   }
 
   /** Takes one request; returns how many ms the caller must wait before sending it. */
   reserve(now: number): number {
-    this.refill(now);
-    this.tokens -= 1;
-    const deficitMs = this.tokens < 0 ? -this.tokens / this.perMs : 0;
-    // Nothing accrues while paused, so the deficit is paid off only after the pause.
-    let sendAt = Math.max(now, this.pausedUntil) + deficitMs;
-    const full = this.sendTimes.length >= this.windowLimit ? this.sendTimes[this.sendTimes.length - this.windowLimit] : undefined;
-    if (full !== undefined) sendAt = Math.max(sendAt, full + WINDOW_MS);
-    const wait = Math.ceil(sendAt - now);
-    this.sendTimes.push(now + wait);
-    if (this.sendTimes.length > this.windowLimit) this.sendTimes.splice(0, this.sendTimes.length - this.windowLimit);
-    return wait;
+    return this.take(now).at - now;
   }
 
-  /** Returns a reservation that was never used (its wait was aborted). */
-  cancel(now: number): void {
+  /** Returns a reservation that was never used (its wait was aborted): its own, no other. */
+  cancel(reservation: Reservation, now: number): void {
+    const i = this.window.indexOf(reservation);
+    if (i < 0) return;
+    this.window.splice(i, 1);
     this.refill(now);
     this.tokens = Math.min(this.capacity, this.tokens + 1);
-    // The latest reservation is the one most likely still waiting; freeing it frees the window.
-    this.sendTimes.pop();
   }
 
   /** What has been spent, for the stack's next runtime (a reload does not refill the budget). */
   state(now: number): BudgetState {
     this.refill(now);
-    return { tokens: this.tokens, updatedAt: this.updatedAt, sendTimes: [...this.sendTimes] };
+    this.trim(now);
+    return { tokens: this.tokens, updatedAt: this.updatedAt, sendTimes: this.window.map((r) => r.at) };
   }
 
-  /** The server asked us to wait (429 Retry-After): no request leaves and nothing accrues until `until`. */
+  /** The server asked us to wait (Retry-After): no request leaves and nothing accrues until `until`. */
   pause(until: number, now: number): void {
     this.refill(now);
     this.pausedUntil = Math.max(this.pausedUntil, until);
@@ -107,6 +128,13 @@ export class TokenBucket {
     const from = Math.max(this.updatedAt, this.pausedUntil);
     if (now > from) this.tokens = Math.min(this.capacity, this.tokens + (now - from) * this.perMs);
     this.updatedAt = Math.max(this.updatedAt, now);
+  }
+
+  /** Drops what left more than a minute ago: it can no longer share a window with a new request. */
+  private trim(now: number): void {
+    let drop = 0;
+    while (drop < this.window.length && (this.window[drop] as Reservation).at <= now - WINDOW_MS) drop++;
+    if (drop > 0) this.window.splice(0, drop);
   }
 }
 
@@ -216,17 +244,24 @@ export class StackLimiter {
   }
 
   private async waitForBudget(signal?: AbortSignal): Promise<void> {
-    let wait = this.bucket.reserve(this.clock.now());
+    let reservation = this.bucket.take(this.clock.now());
     let waited = 0;
     try {
-      // A pause that starts while we wait (another request got a 429) extends the wait.
-      while (wait > 0) {
+      for (;;) {
+        const now = this.clock.now();
+        // A pause that started while we waited (another request got a 429): our place is given
+        // back and taken again behind the pause, so the window counts when we really leave.
+        if (this.bucket.pausedFor(now) > 0 && reservation.at < now + this.bucket.pausedFor(now)) {
+          this.bucket.cancel(reservation, now);
+          reservation = this.bucket.take(now);
+        }
+        const wait = reservation.at - now;
+        if (wait <= 0) break;
         await this.clock.sleep(wait, signal);
         waited += wait;
-        wait = this.bucket.pausedFor(this.clock.now());
       }
     } catch (err) {
-      this.bucket.cancel(this.clock.now());
+      this.bucket.cancel(reservation, this.clock.now());
       throw err;
     } finally {
       if (waited > 0) this.onWait(waited / 1000);

@@ -21,6 +21,7 @@ import type { BudgetState } from './budget.js';
 import { realClock, type Clock } from './clock.js';
 import { createDispatcher } from './dispatcher.js';
 import { pageQuery, readAllPages } from './paging.js';
+import { HourlyRate, planAdvice, planFor, type PlanSeen, type StackPlan } from './plan.js';
 import { Transport, requestName, type Decoder, type Outcome } from './transport.js';
 
 export type { Clock };
@@ -43,6 +44,10 @@ export interface CmdbClientOptions {
   budget?: BudgetState;
   /** What the stack's previous runtime knew of the service (on reload): see CmdbClient.handOver. */
   carried?: ClientCarry;
+  /** The endpoints the stack polls, for its poll plan (default none: no plan is published). */
+  enabled?: readonly DataEndpoint[];
+  /** What the stack's previous runtime saw, so that a reload plans with it (plan()). */
+  seen?: PlanSeen;
 }
 
 /** What one runtime's client hands to the next on reload (src/stacks.ts decides what may pass). */
@@ -59,7 +64,7 @@ type Lookup<T> = { found: true; value: T } | { found: false; reply: Reply; path:
 
 /** What a page says (its rows stay in the scan); a body that is not a page object is validated whole. */
 function decodeHistoryPage(answer: PageAnswer, request: string, extra: ConnectorRun[]): HistoryPage {
-  if (answer.kind === 'not_json') throw new CmdbInvalidBodyError(request, '', 'not JSON');
+  if (answer.kind === 'not_json') throw new CmdbInvalidBodyError(request, '', 'not JSON', { notJson: true });
   const body = answer.kind === 'page' ? { ...answer.envelope, content: [] } : answer.body;
   const result = validate(ConnectorPageSchema, body);
   if (!result.ok) throw new CmdbInvalidBodyError(request, result.field, result.message);
@@ -92,7 +97,7 @@ async function validateRows(rows: readonly unknown[], request: string): Promise<
 }
 
 export class CmdbClient implements CmdbApi {
-  private readonly stack: StackConfig;
+  private stack: StackConfig;
   private readonly logger: Logger;
   private readonly instruments: Instruments;
   private readonly transport: Transport;
@@ -106,9 +111,17 @@ export class CmdbClient implements CmdbApi {
   private readonly pages: PageReducer;
   /** The path spelling that answered 2xx, per endpoint with more than one (/actions or /action; change history with or without `metadata`). */
   private readonly spellings = new Map<DataEndpoint, string>();
+  /** What the poll plan needs of what the client saw (src/cmdb/plan.ts). */
+  private seen: { -readonly [K in keyof PlanSeen]: PlanSeen[K] } = {};
+  private readonly jobFetches = new HourlyRate();
+  private readonly detailFetches = new HourlyRate();
+  private readonly enabled: ReadonlySet<DataEndpoint>;
+  /** The plan was above the budget when last logged: log again only when that changes. */
+  private overBudget = false;
 
   constructor(opts: CmdbClientOptions) {
     const { stack, instruments, logger, scrubber } = opts;
+    this.enabled = new Set(opts.enabled ?? []);
     this.stack = stack;
     this.logger = logger;
     this.instruments = instruments;
@@ -132,6 +145,10 @@ export class CmdbClient implements CmdbApi {
       logger.warn({ origin: new URL(stack.baseUrl).origin }, 'TLS certificate verification is off for this stack (tls.insecureSkipVerify)');
     }
     instruments.rateLimitBudget.set({ stack: stack.name }, stack.rateLimitPerMinute);
+    this.seen = { ...opts.seen };
+    // At start and on reload: what the configuration asks of the budget (with what the previous
+    // runtime saw), said once here when it does not fit.
+    this.publishPlan();
     this.transport = new Transport({
       stack,
       instruments,
@@ -153,8 +170,47 @@ export class CmdbClient implements CmdbApi {
         logger,
       }, carried.token);
     } else {
-      this.tokens = new PreIssuedToken(stack.auth, { scrubber, logger });
+      this.tokens = new PreIssuedToken(stack.auth, { scrubber, logger, stack: stack.name });
     }
+  }
+
+  /**
+   * A reload changed only the stack's intervals (src/stacks.ts keeps this client): the plan, and
+   * the windows it measures fetch rates over, follow the new ones.
+   */
+  reschedule(stack: StackConfig): void {
+    this.stack = stack;
+    this.publishPlan();
+  }
+
+  /** The stack's poll plan now: requests an hour against its budget (src/cmdb/plan.ts). */
+  plan(): StackPlan {
+    return planFor(this.stack, this.enabled, this.planSeen());
+  }
+
+  /** What the client saw, for the stack's next runtime (a reload plans with it). */
+  planSeen(): PlanSeen {
+    const now = this.clock.now();
+    return {
+      ...this.seen,
+      actionJobsPerHour: this.jobFetches.perHour(now, this.stack.intervals.actionJobsRefresh * 1000) ?? this.seen.actionJobsPerHour,
+      ingestionDetailPerHour: this.detailFetches.perHour(now, this.stack.intervals.ingestion * 10_000) ?? this.seen.ingestionDetailPerHour,
+    };
+  }
+
+  /** Sets cmdb_exporter_request_demand_ratio and says so when the plan goes above the budget. */
+  private publishPlan(): void {
+    if (this.enabled.size === 0) return;
+    const plan = this.plan();
+    this.instruments.requestDemand.set({ stack: this.stack.name }, Math.round(plan.ratio * 1000) / 1000);
+    const over = plan.ratio > 1;
+    if (over && !this.overBudget) {
+      this.logger.warn(
+        { demandPerHour: Math.round(plan.total), budgetPerHour: plan.budgetPerHour, ratio: Math.round(plan.ratio * 100) / 100 },
+        `the poll plan of this stack asks ${Math.round(plan.total)} requests an hour of a budget of ${plan.budgetPerHour} (rateLimitPerMinute × 60): polls will wait for the budget and fall behind their intervals; ${planAdvice(plan, this.stack)}`,
+      );
+    }
+    this.overBudget = over;
   }
 
   /** What the stack's request budget has spent, handed to its next runtime on reload. */
@@ -197,8 +253,19 @@ export class CmdbClient implements CmdbApi {
    */
   async get<E extends DataEndpoint>(endpoint: E, ...[id, signal]: GetArgs<E>): Promise<ResultOf<E>> {
     const d = descriptor(endpoint);
-    if (endpoint === 'connector') return (await this.readConnectorHistory(signal)) as ResultOf<E>;
-    if (d.kind === 'paged') return (await this.readPages(endpoint as PagedEndpoint, signal)) as ResultOf<E>;
+    if (endpoint === 'connector') {
+      const runs = await this.readConnectorHistory(signal);
+      this.publishPlan();
+      return runs as ResultOf<E>;
+    }
+    if (d.kind === 'paged') {
+      const rows = await this.readPages(endpoint as PagedEndpoint, signal);
+      if (endpoint === 'actions') this.seen.actions = rows.length;
+      this.publishPlan();
+      return rows as ResultOf<E>;
+    }
+    if (endpoint === 'action_jobs') this.jobFetches.record(this.clock.now());
+    if (endpoint === 'data_ingestion_detail') this.detailFetches.record(this.clock.now());
     const paths = pathsOf(endpoint, id);
     const query = 'idInQuery' in d && d.idInQuery && id !== undefined ? `id=${encodeURIComponent(id)}` : undefined;
     const schema = d.schema as z.ZodType<unknown>;
@@ -226,13 +293,16 @@ export class CmdbClient implements CmdbApi {
     const stack = this.stack.name;
     const endpoint = 'connector';
     const path = pathsOf(endpoint)[0] ?? '';
+    let scanPages = 0;
     const io: HistoryIo = {
       scan: () => {
         const session = this.pages.beginScan();
+        scanPages = 0;
         // Rows of bodies that are not page objects (a bare list), already validated here.
         const extra: ConnectorRun[] = [];
         return {
           fetchPage: async (page, size, sort) => {
+            scanPages++;
             const decode = async (reply: Reply, name: string) => decodeHistoryPage(await session.page(reply.body), name, extra);
             const result = await this.lookup(endpoint, [path], decode, pageQuery(page, size, sort), signal);
             if (!result.found) throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
@@ -242,7 +312,10 @@ export class CmdbClient implements CmdbApi {
           drop: () => session.drop(),
         };
       },
-      scanned: (kind) => this.instruments.connectorScans.inc({ stack, kind }),
+      scanned: (kind) => {
+        this.instruments.connectorScans.inc({ stack, kind });
+        this.seen.connectorPages = { ...this.seen.connectorPages, [kind]: scanPages };
+      },
       unsorted: (page) => {
         this.instruments.connectorSortFallbacks.inc({ stack });
         this.logger.warn(
@@ -258,22 +331,26 @@ export class CmdbClient implements CmdbApi {
     return this.history.read(io, this.clock.now() / 1000);
   }
 
-  private readPages(endpoint: PagedEndpoint, signal?: AbortSignal): Promise<unknown[]> {
+  private async readPages(endpoint: PagedEndpoint, signal?: AbortSignal): Promise<unknown[]> {
     const d = descriptor(endpoint);
     const { maxPages } = this.stack.paging;
     const size = this.stack.paging[d.pageSize];
     const sort = 'sortable' in d && d.sortable ? this.stack.connectorSort : undefined;
     const schema = d.schema as z.ZodType<PageFields>;
     const rowsOf = d.rows as (page: PageFields) => unknown[];
+    let pages = 0;
     const fetchPage = async (page: number) => {
+      pages++;
       const result = await this.lookup(endpoint, pathsOf(endpoint), jsonDecoder(schema), pageQuery(page, size, sort), signal);
       if (result.found) return result.value;
       throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
     };
-    return readAllPages(fetchPage, rowsOf, maxPages, (rows) => {
-      this.logger.warn({ endpoint, maxPages, rows }, 'paged read stopped at paging.maxPages before the last page');
+    const rows = await readAllPages(fetchPage, rowsOf, maxPages, (read) => {
+      this.logger.warn({ endpoint, maxPages, rows: read }, 'paged read stopped at paging.maxPages before the last page');
       this.instruments.pagesTruncated.inc({ stack: this.stack.name, endpoint });
     });
+    if (endpoint === 'actions') this.seen.actionPages = pages;
+    return rows;
   }
 
   /**

@@ -1,7 +1,7 @@
 /**
  * A logical request to the CMDB: the stack's rate budget and in-flight cap, retries with back-off
- * for network errors, timeouts, 5xx and 429 (honouring Retry-After), and the request metrics of
- * every attempt. Knows nothing about tokens or paths; the client builds the exchange.
+ * for network errors, timeouts, 5xx and bodies cut short, waits as a 429 or a Retry-After asks, and
+ * the request metrics of every attempt. Knows nothing about tokens or paths; the client builds the exchange.
  */
 import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
@@ -10,19 +10,20 @@ import type { Instruments } from '../metrics/instruments.js';
 import type { Logger } from '../logger.js';
 import {
   CmdbAbortedError,
-  CmdbError,
+  CmdbInvalidBodyError,
   CmdbNetworkError,
   CmdbRateLimitedError,
   CmdbTimeoutError,
+  requestOutcome,
   statusOutcome,
-  type FailureOutcome,
+  type RequestOutcome,
 } from '../errors.js';
 import type { EndpointName } from '../api/endpoints.js';
 import { attempt, isRetryableNetworkError, type Reply } from './attempt.js';
 import { backoffDelayMs, parseRetryAfter } from './backoff.js';
 import { bodyCap, type BodyCap } from './body.js';
 import { StackLimiter, type BudgetState } from './budget.js';
-import type { Clock } from './clock.js';
+import { deadlineOf, type Clock } from './clock.js';
 
 export interface Exchange {
   endpoint: EndpointName;
@@ -67,6 +68,10 @@ export class Transport {
   private readonly dispatcher: Dispatcher;
   private readonly clock: Clock;
   private readonly random: () => number;
+  /** 429s without Retry-After in a row on this stack: each doubles the pause of the next. */
+  private refusalStreak = 0;
+  /** When that pause was last grown (clock ms). */
+  private refusalPauseSetAt = Number.NEGATIVE_INFINITY;
 
   constructor(opts: TransportOptions) {
     this.stack = opts.stack;
@@ -102,57 +107,122 @@ export class Transport {
     return ms > 0 ? (this.clock.now() + ms) / 1000 : undefined;
   }
 
-  /** Sends `ex` with retries. `decode` runs on a 2xx inside the attempt, so its failure is that attempt's outcome. */
+  /**
+   * Sends `ex` with retries. `decode` runs on a 2xx inside the attempt, so its failure is that attempt's outcome.
+   *
+   * A network error, a timeout, a 5xx and a 2xx that is not JSON (a body cut short) spend one of
+   * retries.max. A 429 of a poll's request does not: it is the CMDB asking us to wait, and the
+   * request waits as asked, however often, while its poll's time allows (at most MAX_REFUSALS in a
+   * row); a request without a poll deadline (the shared token fetch) spends a retry per 429. A Retry-After on a
+   * 429, 502, 503 or 504 holds the whole stack back (the server would refuse its other requests
+   * too), measured against the response's Date header; a 429 without one holds it back on a pause
+   * that grows with every refusal in a row. No retry leaves sooner than retries.minDelaySeconds.
+   */
   async send<T>(ex: Exchange, decode: Decoder<T>, signal?: AbortSignal): Promise<Outcome<T>> {
     const request = requestName(ex.method, ex.path);
     const base = new URL(this.stack.baseUrl);
     // Only the origin goes through the URL parser; the path is sent as built (see AttemptRequest.path).
     const target = { origin: base.origin, path: `${base.pathname.replace(/\/+$/, '')}${ex.path}${ex.query ? `?${ex.query}` : ''}` };
     const { max } = this.stack.retries;
-    for (let retry = 0; ; retry++) {
+    let retry = 0;
+    let refusals = 0;
+    for (;;) {
       let outcome: Outcome<T>;
+      const sent = { at: this.clock.now() };
       try {
-        outcome = await this.once(ex, target, request, decode, signal, retry + 1);
+        outcome = await this.once(ex, target, request, decode, signal, retry + refusals + 1, sent);
       } catch (err) {
         if (retry >= max || !isRetryable(err)) throw err;
-        await this.backoff(retry, request, signal);
+        await this.backoff(retry++, request, signal);
         continue;
       }
-      if (outcome.ok) return outcome;
+      if (outcome.ok) {
+        this.refusalStreak = 0;
+        return outcome;
+      }
       const { status } = outcome.reply;
       if (status === 429) {
-        await this.afterTooManyRequests(outcome.reply, retry, request, signal);
+        await this.afterTooManyRequests(outcome.reply, ++refusals, sent.at, request, signal);
         continue;
       }
+      this.refusalStreak = 0;
       if (status >= 500 && retry < max) {
-        await this.backoff(retry, request, signal);
+        const asked = RETRY_AFTER_STATUSES.has(status) ? this.retryAfterMs(outcome.reply) : undefined;
+        if (asked === undefined) await this.backoff(retry, request, signal);
+        // The server said when to come back: the whole stack holds back until then (the pause makes
+        // the next acquire wait), unless that is longer than we may wait or than the poll has left.
+        else if (!this.holdBack(asked, signal)) return outcome;
+        retry++;
         continue;
       }
       return outcome;
     }
   }
 
-  /** Waits as a 429 asks, or throws when we may not wait that long or have no retries left. */
-  private async afterTooManyRequests(reply: Reply, retry: number, request: string, signal?: AbortSignal): Promise<void> {
-    const { max, maxRetryAfterSeconds } = this.stack.retries;
-    const waitMs = parseRetryAfter(reply.headers['retry-after'], this.clock.now());
-    if (waitMs !== undefined) {
-      // The whole stack holds back: the server would refuse its other requests too. Never for
-      // longer than maxRetryAfterSeconds: a Retry-After of years must not stop a stack for good,
-      // and a bogus one on a single endpoint holds the others back for that long at most.
-      this.limiter.pause(this.clock.now() + Math.min(waitMs, maxRetryAfterSeconds * 1000));
-      // Visible: a paused stack sends nothing, and its endpoints go down as their polls run out of time.
-      this.ins.rateLimitPausedUntil.set({ stack: this.stack.name }, this.pausedUntil() ?? 0);
-      if (waitMs > maxRetryAfterSeconds * 1000) {
-        throw new CmdbRateLimitedError(
-          request,
-          `429 Too Many Requests: Retry-After ${Math.ceil(waitMs / 1000)}s is above retries.maxRetryAfterSeconds (${maxRetryAfterSeconds}s)`,
-        );
+  /** The wait a Retry-After asks for, in ms, measured against the response's own Date header. */
+  private retryAfterMs(reply: Reply): number | undefined {
+    const date = reply.headers.date;
+    const serverNow = typeof date === 'string' ? Date.parse(date) : Number.NaN;
+    // An HTTP-date is the server's clock: read against the exporter's, a CMDB 10 minutes ahead
+    // would turn "30 s" into 630 s. Without a readable Date header, our clock is all there is.
+    return parseRetryAfter(reply.headers['retry-after'], Number.isNaN(serverNow) ? this.clock.now() : serverNow);
+  }
+
+  /**
+   * Pauses the whole stack for `askedMs` (at least retries.minDelaySeconds, at most `capMs`,
+   * maxRetryAfterSeconds by default). Returns false when the request should not wait for it: asked
+   * for longer than the cap, or past the deadline of its poll.
+   */
+  private holdBack(askedMs: number, signal: AbortSignal | undefined, capMs = this.stack.retries.maxRetryAfterSeconds * 1000): boolean {
+    const { minDelaySeconds } = this.stack.retries;
+    const waitMs = Math.min(Math.max(askedMs, minDelaySeconds * 1000), Math.max(capMs, minDelaySeconds * 1000));
+    const now = this.clock.now();
+    this.limiter.pause(now + waitMs);
+    // Visible: a paused stack sends nothing, and its endpoints go down as their polls run out of time.
+    this.ins.rateLimitPausedUntil.set({ stack: this.stack.name }, this.pausedUntil() ?? 0);
+    if (askedMs > capMs) return false;
+    const deadline = deadlineOf(signal);
+    return deadline === undefined || now + waitMs < deadline;
+  }
+
+  /** Waits as a 429 asks (a pause of the stack), or throws when we may not wait that long. */
+  private async afterTooManyRequests(reply: Reply, refusals: number, sentAt: number, request: string, signal?: AbortSignal): Promise<void> {
+    const { minDelaySeconds, maxDelaySeconds, maxRetryAfterSeconds } = this.stack.retries;
+    const asked = this.retryAfterMs(reply);
+    let waitMs: number;
+    if (asked !== undefined) {
+      waitMs = asked;
+    } else {
+      // No word from the server: the whole stack holds back on a pause that doubles with every
+      // refusal in a row. A 429 to a request that left before the current pause began is the same
+      // refusal seen again (requests in flight together), not a new one.
+      if (sentAt >= this.refusalPauseSetAt) {
+        this.refusalStreak++;
+        this.refusalPauseSetAt = this.clock.now();
       }
+      const minMs = minDelaySeconds * 1000;
+      waitMs = Math.min(Math.max(minMs, maxDelaySeconds * 1000), minMs * 2 ** Math.max(0, this.refusalStreak - 1));
     }
-    if (retry >= max) throw new CmdbRateLimitedError(request, `429 Too Many Requests after ${max} retries`);
-    // With Retry-After the pause makes the next acquire wait (counted as rate-limit wait).
-    if (waitMs === undefined) await this.backoff(retry, request, signal);
+    // Our own pause is bounded by maxDelaySeconds already; only the server's word meets maxRetryAfterSeconds.
+    const fits = asked !== undefined ? this.holdBack(waitMs, signal) : this.holdBack(waitMs, signal, waitMs);
+    if (asked !== undefined && asked > maxRetryAfterSeconds * 1000) {
+      throw new CmdbRateLimitedError(
+        request,
+        `429 Too Many Requests: Retry-After ${Math.ceil(asked / 1000)}s is above retries.maxRetryAfterSeconds (${maxRetryAfterSeconds}s)`,
+      );
+    }
+    if (!fits) {
+      throw new CmdbRateLimitedError(request, `429 Too Many Requests: the ${Math.ceil(waitMs / 1000)}s wait it asks for does not fit in what is left of the poll`);
+    }
+    // A request of a poll waits as long as the poll's deadline allows; one without (the token fetch
+    // several polls share, a request outside the scheduler) spends a retry per refusal as before.
+    if (deadlineOf(signal) === undefined) {
+      if (refusals > this.stack.retries.max) throw new CmdbRateLimitedError(request, `429 Too Many Requests after ${this.stack.retries.max} retries`);
+    } else if (refusals >= MAX_REFUSALS) {
+      throw new CmdbRateLimitedError(request, `429 Too Many Requests ${refusals} times in a row`);
+    }
+    if (signal?.aborted) throw new CmdbAbortedError(request);
+    // The pause makes the next acquire wait (counted as rate-limit wait).
   }
 
   private async backoff(retry: number, request: string, signal?: AbortSignal): Promise<void> {
@@ -170,6 +240,7 @@ export class Transport {
     decode: Decoder<T>,
     signal: AbortSignal | undefined,
     attemptNumber: number,
+    sent: { at: number },
   ): Promise<Outcome<T>> {
     if (signal?.aborted) throw new CmdbAbortedError(request);
     const labels = { stack: this.stack.name, endpoint: ex.endpoint };
@@ -181,7 +252,8 @@ export class Transport {
       throw new CmdbAbortedError(request);
     }
     const started = performance.now();
-    let outcome: FailureOutcome | 'aborted' = 'network';
+    sent.at = this.clock.now();
+    let outcome: RequestOutcome | 'aborted' = 'network';
     let bytes: number | undefined;
     let decoded: number | undefined;
     // A request of the chain left and its answer is not counted yet (a redirect hop counts its own).
@@ -221,7 +293,7 @@ export class Transport {
       if (this.logger.isLevelEnabled('trace')) this.logger.trace({ endpoint: ex.endpoint, request, shape: shapeOf(value) }, 'response shape');
       return { ok: true, status: reply.status, value };
     } catch (err) {
-      outcome = err instanceof CmdbError ? err.outcome : 'network';
+      outcome = err instanceof CmdbAbortedError ? 'aborted' : requestOutcome(err);
       throw err;
     } finally {
       release();
@@ -273,7 +345,15 @@ export function shapeOf(value: unknown, depth = 0): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shapeOf(v, depth + 1)]));
 }
 
+/** Statuses whose Retry-After is honoured besides 429: the server says when it will be back. */
+const RETRY_AFTER_STATUSES = new Set([502, 503, 504]);
+
+/** 429s in a row after which one request gives up (its poll's deadline usually ends it sooner). */
+export const MAX_REFUSALS = 20;
+
 function isRetryable(err: unknown): boolean {
   if (err instanceof CmdbTimeoutError) return true;
+  // A 2xx cut short but correctly framed (not JSON) is a transport fault; a schema mismatch is not.
+  if (err instanceof CmdbInvalidBodyError) return err.notJson;
   return err instanceof CmdbNetworkError && isRetryableNetworkError(err);
 }

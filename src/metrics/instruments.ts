@@ -17,6 +17,7 @@ export interface Instruments {
   readonly rateLimitBudget: Gauge<L<'stack'>>;
   readonly rateLimitWait: Counter<L<'stack'>>;
   readonly rateLimitPausedUntil: Gauge<L<'stack'>>;
+  readonly requestDemand: Gauge<L<'stack'>>;
   readonly actionJobsBacklog: Gauge<L<'stack'>>;
   readonly seriesDropped: Counter<L<'stack'>>;
   readonly duplicateSeries: Counter<L<'stack'>>;
@@ -66,6 +67,7 @@ export function createInstruments(registry: Registry, opts: { defaultMetrics?: b
     rateLimitBudget: new Gauge(spec<'stack'>('cmdb_rate_limit_requests_per_minute', registry)),
     rateLimitWait: new Counter(spec<'stack'>('cmdb_rate_limit_wait_seconds_total', registry)),
     rateLimitPausedUntil: new Gauge(spec<'stack'>('cmdb_rate_limit_paused_until_timestamp_seconds', registry)),
+    requestDemand: new Gauge(spec<'stack'>('cmdb_exporter_request_demand_ratio', registry)),
     actionJobsBacklog: new Gauge(spec<'stack'>('cmdb_action_jobs_backlog', registry)),
     seriesDropped: new Counter(spec<'stack'>('cmdb_series_dropped_total', registry)),
     duplicateSeries: new Counter(spec<'stack'>('cmdb_duplicate_series_total', registry)),

@@ -7,6 +7,7 @@
  * The bound aborts the poll's requests through the signal they already take; the runner tells this
  * abort from a shutdown by the signal's reason and records it as a `timeout`.
  */
+import { markDeadline } from '../cmdb/clock.js';
 import { CmdbError } from '../errors.js';
 
 /** The reason of a poll signal aborted by its deadline. */
@@ -50,6 +51,7 @@ export function pollDeadline(outer: AbortSignal | undefined, seconds: number): P
   if (outer?.aborted) onOuter();
   else outer?.addEventListener('abort', onOuter, { once: true });
   const timer = setTimeout(() => ctl.abort(new PollDeadlineReached(seconds)), seconds * 1000);
+  markDeadline(ctl.signal, Date.now() + seconds * 1000);
   timer.unref();
   return {
     signal: ctl.signal,

@@ -42,6 +42,8 @@ export interface LandingStack {
   readonly samples?: readonly Sample[];
   /** Listed Actions whose jobs are due but not fetched yet (paced); undefined when Action jobs are not polled. */
   readonly jobBacklog?: number;
+  /** The stack's poll plan: requests an hour it asks of the CMDB against its budget. */
+  readonly demand?: { readonly perHour: number; readonly budgetPerHour: number; readonly ratio: number };
 }
 
 export interface LandingModel {
@@ -150,6 +152,16 @@ function facts(a: Attention, s: LandingStack): string {
   return `<p class="facts">license days left: <b>${licenseText(a)}</b> · ingestion: <b>${escapeHtml(a.ingestion ?? '—')}</b> · state: <b class="${a.state}">${a.state}</b>${backlog}</p>`;
 }
 
+/** The poll plan against the budget: a warning line when it does not fit, a quiet one when it does. */
+function demandLine(s: LandingStack): string {
+  const d = s.demand;
+  if (!d || !Number.isFinite(d.ratio)) return '';
+  const figures = `${Math.round(d.perHour).toLocaleString('en-US')} requests an hour of a budget of ${d.budgetPerHour.toLocaleString('en-US')} (${Math.round(d.ratio * 100)} %)`;
+  return d.ratio > 1
+    ? `<p class="err demand">Poll plan above the budget: ${figures}. Polls wait for the budget and fall behind their intervals: lengthen intervals, track fewer names or raise rateLimitPerMinute (docs/scaling.md).</p>`
+    : `<p class="hint demand">Poll plan: ${figures}.</p>`;
+}
+
 function stackSection(now: number, s: LandingStack, a: Attention): string {
   const auth = s.unauthorized
     ? '<p class="err">The pre-issued token is rejected (401): replace it (CMDB_TOKEN / tokenFile).</p>'
@@ -159,8 +171,8 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
   const paused =
     s.pausedUntil === undefined
       ? ''
-      : `<p class="err paused">Paused: the CMDB answered 429 with a Retry-After, so no request of this stack leaves until ${when(now, s.pausedUntil)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
-  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${facts(a, s)}
+      : `<p class="err paused">Paused: the CMDB asked the exporter to wait (a 429, or a Retry-After on a 429, 502, 503 or 504), so no request of this stack leaves until ${when(now, s.pausedUntil)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
+  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${demandLine(s)}${facts(a, s)}
 <table><thead><tr><th>endpoint</th><th>state</th><th>outcome</th><th>interval</th><th>last poll</th><th>last success</th><th>next poll</th><th>duration</th><th>details</th></tr></thead>
 <tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table></section>`;
 }

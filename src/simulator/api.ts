@@ -92,6 +92,11 @@ export interface FaultRule {
   body?: string;
   /** With status 429: the Retry-After header in seconds (omitted when undefined). */
   retryAfterSeconds?: number;
+  /**
+   * With retryAfterSeconds: write Retry-After as an HTTP-date (the simulator's clock plus the seconds)
+   * beside a Date header of the simulator's clock, as a server whose clock differs from ours would.
+   */
+  retryAfterDate?: boolean;
   /** Delay before answering (applies together with the other effects or alone). */
   latencyMs?: number;
   /** Answer 200 with a body that is not valid JSON. */

@@ -54,6 +54,7 @@ const FAULT_KEYS: Record<string, (rule: Record<string, unknown>, value: string |
   latency: (r, v) => (r.latencyMs = Number(v)),
   times: (r, v) => (r.times = Number(v)),
   'retry-after': (r, v) => (r.retryAfterSeconds = Number(v)),
+  'retry-after-date': (r, v) => (r.retryAfterDate = v === undefined || v === 'true'),
   body: (r, v) => (r.body = v ?? ''),
   redirect: (r, v) => (r.redirectTo = v),
   path: (r, v) => (r.path = v),

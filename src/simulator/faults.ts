@@ -21,6 +21,7 @@ export const FaultRuleSchema = z
     status: z.number().int().min(100).max(599).optional(),
     body: z.string().optional(),
     retryAfterSeconds: z.number().int().min(0).optional(),
+    retryAfterDate: z.boolean().optional(),
     latencyMs: z.number().int().min(0).max(600_000).optional(),
     malformedJson: z.boolean().optional(),
     wrongShape: z.boolean().optional(),
@@ -129,13 +130,13 @@ function withContentType(rule: FaultRule, reply: Reply): Reply {
  * What a rule does to a request, apart from its latency. `normal` is the body the endpoint would
  * have sent (a malformed answer is that body cut short, like a dropped connection mid-body).
  */
-export function faultEffect(rule: FaultRule, endpoint: EndpointName, normal: () => string): FaultEffect {
+export function faultEffect(rule: FaultRule, endpoint: EndpointName, normal: () => string, nowMs: number = Date.now()): FaultEffect {
   if (rule.reset) return { kind: 'reset' };
-  const effect = replyEffect(rule, endpoint, normal);
+  const effect = replyEffect(rule, endpoint, normal, nowMs);
   return effect.kind === 'reply' || effect.kind === 'drip' ? { ...effect, reply: withContentType(rule, effect.reply) } : effect;
 }
 
-function replyEffect(rule: FaultRule, endpoint: EndpointName, normal: () => string): FaultEffect {
+function replyEffect(rule: FaultRule, endpoint: EndpointName, normal: () => string, nowMs: number): FaultEffect {
   if (rule.oversizeBytes !== undefined) {
     const encoding = rule.contentEncoding;
     return { kind: 'oversize', bytes: rule.oversizeBytes, chunked: rule.chunked === true, ...(encoding === undefined ? {} : { encoding }) };
@@ -147,7 +148,7 @@ function replyEffect(rule: FaultRule, endpoint: EndpointName, normal: () => stri
   }
   if (rule.status !== undefined) {
     const reply: Reply = rule.body !== undefined ? { status: rule.status, body: rule.body } : errorReply(rule.status, 'Injected fault');
-    if (rule.retryAfterSeconds !== undefined) reply.headers = { 'Retry-After': String(rule.retryAfterSeconds) };
+    if (rule.retryAfterSeconds !== undefined) reply.headers = retryAfterHeaders(rule.retryAfterSeconds, rule.retryAfterDate === true, nowMs);
     return { kind: 'reply', reply };
   }
   if (rule.malformedJson) {
@@ -156,4 +157,10 @@ function replyEffect(rule: FaultRule, endpoint: EndpointName, normal: () => stri
   }
   if (rule.wrongShape) return { kind: 'reply', reply: json(200, WRONG_SHAPES[endpoint]) };
   return { kind: 'none' };
+}
+
+/** Retry-After in seconds, or as an HTTP-date of the simulator's clock with its Date header. */
+function retryAfterHeaders(seconds: number, asDate: boolean, nowMs: number): Record<string, string> {
+  if (!asDate) return { 'Retry-After': String(seconds) };
+  return { Date: new Date(nowMs).toUTCString(), 'Retry-After': new Date(nowMs + seconds * 1000).toUTCString() };
 }

@@ -99,7 +99,7 @@ async function answerWith(
 ): Promise<Reply | Streamed | 'reset'> {
   if (rule?.latencyMs) await delay(core, rule.latencyMs);
   if (rule) {
-    const effect = faultEffect(rule, route.endpoint, () => normalBody(core, route.endpoint, query, route.arg));
+    const effect = faultEffect(rule, route.endpoint, () => normalBody(core, route.endpoint, query, route.arg), core.timeline.now());
     if (effect.kind === 'reset') return 'reset';
     if (effect.kind === 'reply') return effect.reply;
     if (effect.kind === 'drip' || effect.kind === 'oversize') return effect;

@@ -113,6 +113,20 @@ describe('fetched token', () => {
     }
   });
 
+  it('scrubs the current and the previous token only: the scrubber does not grow with every renewal', async () => {
+    const s = await sim();
+    s.setTokenExpiry({ afterRequests: 1 });
+    const { client, log } = makeClient(simStack(s));
+    const before = log.scrubber.size;
+    for (let i = 0; i < 8; i++) await client.get('license');
+    const tokens = s.issuedTokens();
+    expect(tokens.length).toBeGreaterThanOrEqual(8);
+    expect(log.scrubber.size).toBe(before + 2);
+    const [latest, previous] = [tokens.at(-1), tokens.at(-2)];
+    expect(log.scrubber.scrub(`${latest} ${previous}`)).toBe('[REDACTED] [REDACTED]');
+    expect(log.scrubber.scrub(`${tokens[0]}`)).toBe(`${tokens[0]}`);
+  });
+
   it('registers every fetched token with the scrubber', async () => {
     const s = await sim();
     const { client, log } = makeClient(simStack(s));

@@ -28,7 +28,7 @@ describe('bodies', () => {
     expect(await metrics.outcomes('connector')).toEqual({ too_large: 1 });
   });
 
-  it('a body that is not JSON is invalid_body with field ""', async () => {
+  it('a body that is not JSON is invalid_body with field "", after a retry per retries.max', async () => {
     const s = await sim();
     s.addFault({ endpoint: 'connector', malformedJson: true });
     const { client, metrics } = makeClient(simStack(s));
@@ -37,8 +37,29 @@ describe('bodies', () => {
     expect((err as CmdbInvalidBodyError).field).toBe('');
     expect(err.message).toMatch(/^GET \/CMDB\/v2\/system\/metrics\/connector: invalid response body: not JSON/);
     for (const planted of PLANTED_SECRETS) expect(err.message).not.toContain(planted);
-    expect(requestsTo(s, 'connector')).toHaveLength(1);
-    expect(await metrics.outcomes('connector')).toEqual({ invalid_body: 1 });
+    // A body cut short but correctly framed is retried like a dropped connection (retries.max 2).
+    expect(requestsTo(s, 'connector')).toHaveLength(3);
+    expect(await metrics.outcomes('connector')).toEqual({ invalid_body: 3 });
+  });
+
+  it.each(['license', 'connector', 'actions'] as const)('a 2xx of %s cut short once is retried and the poll succeeds', async (endpoint) => {
+    const s = await sim();
+    s.addFault({ endpoint, malformedJson: true, times: 1 });
+    const { client, metrics } = makeClient(simStack(s));
+    await expect(client.get(endpoint)).resolves.toBeDefined();
+    // One retry of that request: a connector page cut short does not restart the scan (every
+    // query asked once, the first one twice).
+    const queries = requestsTo(s, endpoint).map((r) => r.rawQuery);
+    expect(queries.slice(1)).toEqual([...new Set(queries)]);
+    expect(await metrics.outcomes(endpoint)).toEqual({ invalid_body: 1, '200': queries.length - 1 });
+  });
+
+  it('JSON of the wrong shape is not retried', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', wrongShape: true });
+    const { client } = makeClient(simStack(s));
+    await expect(rejection(client.get('license'))).resolves.toBeInstanceOf(CmdbInvalidBodyError);
+    expect(requestsTo(s, 'license')).toHaveLength(1);
   });
 
   it.each([

@@ -6,10 +6,18 @@ import {
   CmdbRateLimitedError,
   CmdbTimeoutError,
 } from '../../src/errors.js';
-import { realClock } from '../../src/cmdb/clock.js';
+import { markDeadline, realClock } from '../../src/cmdb/clock.js';
+import { MAX_REFUSALS } from '../../src/cmdb/transport.js';
 import { makeClient, rejection } from './helpers/client.js';
 import { FakeClock } from './helpers/clock.js';
 import { requestsTo, sim, simStack } from './helpers/sim.js';
+
+/** The signal of a poll whose deadline is `ms` from now (as the scheduler's poll bound marks it). */
+function pollSignal(clock: FakeClock, ms: number): AbortSignal {
+  const signal = new AbortController().signal;
+  markDeadline(signal, clock.now() + ms);
+  return signal;
+}
 
 describe('429 Too Many Requests', () => {
   it('waits the Retry-After seconds, counts the wait, then succeeds', async () => {
@@ -23,28 +31,73 @@ describe('429 Too Many Requests', () => {
     expect(await metrics.outcomes('license')).toEqual({ '429': 1, '200': 1 });
   });
 
-  it('pauses the whole stack: the next request of another endpoint waits out the Retry-After too', async () => {
+  it('pauses the whole stack: a request whose poll cannot wait that long fails, and the next request of another endpoint waits out the Retry-After', async () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 2, times: 1 });
     const clock = new FakeClock();
-    // No retries: the 429 fails this request, but the pause it set still holds for the next one.
-    const { client } = makeClient(simStack(s, { retries: { max: 0 } }), { clock });
-    await expect(client.get('license')).rejects.toBeInstanceOf(CmdbRateLimitedError);
+    const { client } = makeClient(simStack(s), { clock });
+    // The poll has one second left: the 2 s wait does not fit, so it fails now instead of at its deadline.
+    const poll = new AbortController();
+    markDeadline(poll.signal, clock.now() + 1000);
+    const err = await rejection(client.get('license', undefined, poll.signal));
+    expect(err).toBeInstanceOf(CmdbRateLimitedError);
+    expect(err.message).toMatch(/the 2s wait it asks for does not fit in what is left of the poll/);
     await client.get('metrics_data');
     expect(clock.sleeps).toEqual([2000]);
   });
 
-  it('without Retry-After backs off with jitter and retries', async () => {
+  it('without Retry-After holds the stack back on a pause that starts at minDelaySeconds and doubles with each refusal in a row', async () => {
     const s = await sim();
-    s.addFault({ endpoint: 'license', status: 429, times: 1 });
+    s.addFault({ endpoint: 'license', status: 429, times: 6 });
     const clock = new FakeClock();
-    const { client } = makeClient(simStack(s, { retries: { minDelaySeconds: 1, maxDelaySeconds: 8 } }), {
-      clock,
-      random: () => 0.5,
-    });
+    const { client } = makeClient(simStack(s, { retries: { max: 1, minDelaySeconds: 1, maxDelaySeconds: 8 } }), { clock, random: () => 0.5 });
+    await client.get('license', undefined, pollSignal(clock, 3_600_000));
+    // Six refusals with retries.max 1: a 429 is a wait, not a spent retry.
+    expect(clock.sleeps).toEqual([1000, 2000, 4000, 8000, 8000, 8000]);
+    expect(requestsTo(s, 'license').map((r) => r.status)).toEqual([429, 429, 429, 429, 429, 429, 200]);
+    // The pause is the stack's: set while the next request of another endpoint comes.
+    s.addFault({ endpoint: 'license', status: 429, times: 1 });
+    const poll = new AbortController();
+    markDeadline(poll.signal, clock.now() + 100);
+    await rejection(client.get('license', undefined, poll.signal));
+    expect(client.rateLimitPausedUntil()).toBe((clock.now() + 1000) / 1000);
+    await client.get('metrics_data');
+    expect(clock.sleeps.at(-1)).toBe(1000);
+  });
+
+  it('a 429 is a wait, not a spent retry: five refusals with retries.max 1 still end in success', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 1, times: 5 });
+    const clock = new FakeClock();
+    const { client, metrics } = makeClient(simStack(s, { retries: { max: 1 } }), { clock });
+    await expect(client.get('license', undefined, pollSignal(clock, 3_600_000))).resolves.toBeDefined();
+    expect(await metrics.outcomes('license')).toEqual({ '429': 5, '200': 1 });
+    // Outside a poll (no deadline: the shared token fetch) a refusal spends a retry as before.
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 1, times: 5 });
+    await expect(rejection(client.get('license'))).resolves.toBeInstanceOf(CmdbRateLimitedError);
+  });
+
+  it('reads a Retry-After HTTP-date against the Date header of the response, whatever the CMDB clock says', async () => {
+    for (const skewMs of [600_000, -600_000]) {
+      const clock = new FakeClock();
+      // The simulator's clock, and so its Date and Retry-After headers, is 10 minutes off ours.
+      const s = await sim({ now: () => clock.now() + skewMs });
+      s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 30, retryAfterDate: true, times: 1 });
+      const { client } = makeClient(simStack(s, { retries: { maxRetryAfterSeconds: 120 } }), { clock });
+      await expect(client.get('license')).resolves.toBeDefined();
+      expect(clock.sleeps).toEqual([30_000]);
+    }
+  });
+
+  it('never retries sooner than retries.minDelaySeconds, even when Retry-After says 0', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 0, times: 1 });
+    s.addFault({ endpoint: 'metrics_data', status: 503, retryAfterSeconds: 0, times: 1 });
+    const clock = new FakeClock();
+    const { client } = makeClient(simStack(s, { retries: { minDelaySeconds: 2 } }), { clock });
     await client.get('license');
-    expect(clock.sleeps).toEqual([1500]);
-    expect(requestsTo(s, 'license').map((r) => r.status)).toEqual([429, 200]);
+    await client.get('metrics_data');
+    expect(clock.sleeps).toEqual([2000, 2000]);
   });
 
   it('a Retry-After above maxRetryAfterSeconds fails at once, and pauses the stack for maxRetryAfterSeconds only', async () => {
@@ -89,13 +142,14 @@ describe('429 Too Many Requests', () => {
     expect(clock.t - resumedAt).toBeLessThan(2000);
   });
 
-  it('a 429 that outlasts the retries is CmdbRateLimitedError after retries.max + 1 attempts', async () => {
+  it(`a 429 that never ends is CmdbRateLimitedError after ${MAX_REFUSALS} refusals in a row`, async () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 1 });
-    const { client } = makeClient(simStack(s, { retries: { max: 2 } }), { clock: new FakeClock() });
-    const err = await rejection(client.get('license'));
+    const clock = new FakeClock();
+    const { client } = makeClient(simStack(s, { retries: { max: 2 } }), { clock });
+    const err = await rejection(client.get('license', undefined, pollSignal(clock, 3_600_000)));
     expect(err).toBeInstanceOf(CmdbRateLimitedError);
-    expect(requestsTo(s, 'license')).toHaveLength(3);
+    expect(requestsTo(s, 'license')).toHaveLength(MAX_REFUSALS);
   });
 
   it("honours the simulator's own per-minute limit by waiting its Retry-After", async () => {
@@ -134,6 +188,28 @@ describe('client-side rate budget', () => {
 });
 
 describe('retries', () => {
+  it.each([502, 503, 504])('honours Retry-After on a %i: every retry waits what the server asked', async (status) => {
+    const clock = new FakeClock();
+    const s = await sim({ now: () => clock.now() });
+    s.addFault({ endpoint: 'license', status, retryAfterSeconds: 20 });
+    const { client } = makeClient(simStack(s, { retries: { max: 3, maxRetryAfterSeconds: 120 } }), { clock });
+    const err = await rejection(client.get('license'));
+    expect((err as CmdbHttpError).status).toBe(status);
+    const at = requestsTo(s, 'license').map((r) => r.at);
+    expect(at).toHaveLength(4);
+    for (let i = 1; i < at.length; i++) expect((at[i] as number) - (at[i - 1] as number)).toBeGreaterThanOrEqual(20_000);
+  });
+
+  it('a 503 Retry-After above maxRetryAfterSeconds ends the retries at once and pauses the stack for maxRetryAfterSeconds', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 503, retryAfterSeconds: 3600 });
+    const clock = new FakeClock();
+    const { client } = makeClient(simStack(s, { retries: { max: 3, maxRetryAfterSeconds: 30 } }), { clock });
+    await rejection(client.get('license'));
+    expect(requestsTo(s, 'license')).toHaveLength(1);
+    expect(client.rateLimitPausedUntil()).toBe((clock.now() + 30_000) / 1000);
+  });
+
   it.each([
     ['a 500', { status: 500 }, { '500': 1, '200': 1 }],
     ['a 503', { status: 503 }, { '503': 1, '200': 1 }],

@@ -34,6 +34,17 @@ async function withTokenAnswer(status: number, body: string) {
 }
 
 describe('token fetch against odd token answers', () => {
+  it('retries a 2xx that is not JSON (a body cut short) once per retry, then rejects it', async () => {
+    const { client, metrics } = await withTokenAnswer(200, '<html>login</html>');
+    const err = await rejection(client.get('license'));
+    expect(err).toBeInstanceOf(CmdbTokenRejectedError);
+    expect(err.message).toMatch(/token rejected: invalid response body: not JSON/);
+    // retries.max 1: two requests for the configured key, two for the other spelling.
+    expect(server?.seen).toHaveLength(4);
+    expect(await metrics.outcomes('access_token')).toEqual({ invalid_body: 4 });
+    expect(await metrics.value('cmdb_token_requests_total', { stack: 'test', outcome: 'rejected' })).toBe(2);
+  });
+
   it.each([
     ['code as a number', '{"code":200,"message":"success","data":{"token":"tok-aaaa"}}'],
     ['code as text', '{"code":"200","message":"success","data":{"token":"tok-aaaa"}}'],
@@ -59,7 +70,6 @@ describe('token fetch against odd token answers', () => {
     ['an empty token', 200, '{"code":200,"message":"success","data":{"token":""}}', /no data\.token/, '200'],
     ['HTTP 401 with a message', 401, '{"code":401,"message":"bad secret"}', /401 Unauthorized, code 401, a message of 10 characters \(not shown\)/, '401'],
     ['HTTP 403 without a body', 403, '', /403 Forbidden, the response is not a token response/, '403'],
-    ['a body that is not JSON', 200, '<html>login</html>', /token rejected: invalid response body: not JSON/, 'invalid_body'],
   ])('rejects %s with CmdbTokenRejectedError', async (_n, status, body, detail, outcome) => {
     const { client, metrics } = await withTokenAnswer(status, body);
     const err = await rejection(client.get('license'));

@@ -236,10 +236,10 @@ export function budgetBreach(records: readonly RequestRecord[], perMinute: numbe
   return undefined;
 }
 
-/** Requests the exporter says it sent: every outcome of cmdb_endpoint_requests_total but those refused before sending. */
+/** Requests the exporter says it sent: every outcome of cmdb_endpoint_requests_total (only requests that left are counted). */
 function countedRequests(m: ParsedExposition): number {
   return m.samples
-    .filter((s) => s.name === 'cmdb_endpoint_requests_total' && s.labels.outcome !== 'rate_limited')
+    .filter((s) => s.name === 'cmdb_endpoint_requests_total')
     .reduce((sum, s) => sum + s.value, 0);
 }
 

@@ -33,7 +33,7 @@ describe('a stack paused by Retry-After', () => {
       now: before,
       stacks: [{ name: 'test', baseUrl: s.url, unauthorized: false, pausedUntil: p.client.rateLimitPausedUntil(), endpoints: p.poller.runner.status() }],
     });
-    expect(html).toMatch(/Paused: the CMDB answered 429 with a Retry-After, so no request of this stack leaves until <time datetime="[^"]+">/);
+    expect(html).toMatch(/Paused: the CMDB asked the exporter to wait \(a 429, or a Retry-After on a 429, 502, 503 or 504\), so no request of this stack leaves until <time datetime="[^"]+">/);
     expect(html).toContain('(in 15m)');
     // First in "What needs attention", as the cause of the endpoints going down.
     expect(html).toMatch(/<section id="attention">.*every request paused by a 429 Retry-After, in 15m \(a reload ends it\)/s);

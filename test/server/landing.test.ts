@@ -208,3 +208,18 @@ describe('landing page', () => {
     expect(page()).not.toContain('Action job fetches waiting');
   });
 });
+
+describe('landing page: the poll plan', () => {
+  it('warns under the stack when its poll plan needs more than its budget, and says what to change', () => {
+    const stack = { ...healthyStack('busy'), demand: { perHour: 4_210, budgetPerHour: 3_000, ratio: 4_210 / 3_000 } };
+    const html = renderLanding({ version: 't', ready: true, now: NOW, stacks: [stack] });
+    expect(html).toMatch(/<p class="err demand">Poll plan above the budget: 4,210 requests an hour of a budget of 3,000 \(140 %\)\..*raise rateLimitPerMinute/);
+  });
+
+  it('shows a plan that fits as a quiet line, and nothing without a plan', () => {
+    const fits = { ...healthyStack('calm'), demand: { perHour: 1_423, budgetPerHour: 3_000, ratio: 1_423 / 3_000 } };
+    const html = renderLanding({ version: 't', ready: true, now: NOW, stacks: [fits, healthyStack('none')] });
+    expect(html).toContain('<p class="hint demand">Poll plan: 1,423 requests an hour of a budget of 3,000 (47 %).</p>');
+    expect(html.match(/class="[a-z ]*demand"/g)).toHaveLength(1);
+  });
+});

@@ -20,7 +20,7 @@ afterEach(async () => {
 
 export function makeClient(
   stack: StackConfig,
-  extra: Partial<Pick<CmdbClientOptions, 'clock' | 'random' | 'dispatcher'>> = {},
+  extra: Partial<Pick<CmdbClientOptions, 'clock' | 'random' | 'dispatcher' | 'enabled' | 'seen'>> = {},
 ): TestClient {
   const metrics = testMetrics();
   const log = captureLog(stack.name);

@@ -1,0 +1,112 @@
+/**
+ * The poll plan of one stack: how many requests an hour its configuration asks of the CMDB, given
+ * what its client last saw (connector pages, Action pages, Action job and ingestion detail fetches),
+ * retries aside, against the budget of rateLimitPerMinute × 60. The formula is in docs/scaling.md
+ * ("Sizing the request budget"); the benchmark's request-budget cell prints it beside the requests
+ * it counted in the simulator's log.
+ */
+import type { DataEndpoint } from '../api/endpoints.js';
+import type { StackConfig } from '../config/types.js';
+
+/** What the stack's client saw of the CMDB; undefined where it has not seen it yet. */
+export interface PlanSeen {
+  /** Pages of the last incremental and the last full read of the connector history. */
+  readonly connectorPages?: { readonly incremental?: number; readonly full?: number };
+  /** Pages of the last read of the Action list, and the Actions in it. */
+  readonly actionPages?: number;
+  readonly actions?: number;
+  /** Action job fetches and ingestion detail fetches an hour, as the client made them lately. */
+  readonly actionJobsPerHour?: number;
+  readonly ingestionDetailPerHour?: number;
+}
+
+export interface StackPlan {
+  readonly stack: string;
+  /** Planned requests an hour by endpoint (the token request is left out: one on start and after a 401). */
+  readonly perHour: Readonly<Partial<Record<DataEndpoint, number>>>;
+  readonly total: number;
+  /** rateLimitPerMinute × 60. */
+  readonly budgetPerHour: number;
+  /** total ÷ budgetPerHour: above 1 the polls cannot all run at their intervals. */
+  readonly ratio: number;
+}
+
+/**
+ * Requests an hour of `stack` for the endpoints in `enabled`:
+ *
+ *     3600/inventory + 3600/license
+ *   + 3600/connectors × C_inc + (C_full − C_inc) × 86400/connectorFullScanInterval ÷ 24
+ *   + 3600/ingestion × 2 (list and next) + D
+ *   + 3600/actions × P + min(J, actionJobsPerMinute × 60)
+ *   + 3600/changes × T
+ *
+ * C: connector pages (1 until seen), P: Action pages (1 until seen), T: tracked names, D: ingestion
+ * detail fetches an hour (until seen: one per ingestion poll), J: Action job fetches an hour (until
+ * seen: each Action once per refresh, actionJobsRefresh).
+ */
+export function planFor(stack: StackConfig, enabled: ReadonlySet<DataEndpoint>, seen: PlanSeen = {}): StackPlan {
+  const i = stack.intervals;
+  const per = (seconds: number) => 3600 / seconds;
+  const perHour: Partial<Record<DataEndpoint, number>> = {};
+  const set = (endpoint: DataEndpoint, n: number) => {
+    if (enabled.has(endpoint)) perHour[endpoint] = n;
+  };
+  set('metrics_data', per(i.inventory));
+  set('license', per(i.license));
+  const inc = Math.max(1, seen.connectorPages?.incremental ?? seen.connectorPages?.full ?? 1);
+  const full = Math.max(inc, seen.connectorPages?.full ?? inc);
+  // Full scans replace an incremental poll now and then; each costs its extra pages.
+  set('connector', per(i.connectors) * inc + (full - inc) * per(stack.connectorFullScanInterval));
+  set('data_ingestion', per(i.ingestion));
+  set('data_ingestion_next', per(i.ingestion));
+  set('data_ingestion_detail', seen.ingestionDetailPerHour ?? per(i.ingestion));
+  set('actions', per(i.actions) * Math.max(1, seen.actionPages ?? 1));
+  const refresh = (seen.actions ?? 0) * per(i.actionJobsRefresh);
+  set('action_jobs', Math.min(stack.actionJobsPerMinute * 60, seen.actionJobsPerHour ?? refresh));
+  set('asset_change', per(i.changes) * stack.track.assets.length);
+  set('user_change', per(i.changes) * stack.track.users.length);
+  const total = Object.values(perHour).reduce((a, b) => a + b, 0);
+  const budgetPerHour = stack.rateLimitPerMinute * 60;
+  return { stack: stack.name, perHour, total, budgetPerHour, ratio: budgetPerHour > 0 ? total / budgetPerHour : Number.POSITIVE_INFINITY };
+}
+
+/** What to change when the plan does not fit, largest share first. */
+export function planAdvice(plan: StackPlan, stack: StackConfig): string {
+  const top = Object.entries(plan.perHour)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 2)
+    .map(([e, n]) => `${e} ${Math.round(n)}/h`);
+  return (
+    `the largest shares are ${top.join(', ')}: lengthen those intervals, track fewer names (track.assets, track.users), ` +
+    `raise paging page sizes, or raise rateLimitPerMinute (${stack.rateLimitPerMinute}) if the CMDB allows it`
+  );
+}
+
+/** Counts of one kind of request over the last hour, for a rate an hour. */
+export class HourlyRate {
+  private times: number[] = [];
+  private first: number | undefined;
+
+  record(nowMs: number): void {
+    this.first ??= nowMs;
+    this.times.push(nowMs);
+    this.trim(nowMs);
+  }
+
+  /**
+   * Requests an hour: those of the last hour, or, before a full hour of history, those since the
+   * first scaled to an hour (at least `minSpanMs` of span, so one burst is not an hour's rate).
+   */
+  perHour(nowMs: number, minSpanMs: number): number | undefined {
+    if (this.first === undefined) return undefined;
+    this.trim(nowMs);
+    const span = Math.min(3_600_000, Math.max(minSpanMs, nowMs - this.first));
+    return (this.times.length * 3_600_000) / span;
+  }
+
+  private trim(nowMs: number): void {
+    let drop = 0;
+    while (drop < this.times.length && (this.times[drop] as number) <= nowMs - 3_600_000) drop++;
+    if (drop > 0) this.times.splice(0, drop);
+  }
+}
