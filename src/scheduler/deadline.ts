@@ -9,21 +9,26 @@
  */
 import { CmdbError } from '../errors.js';
 
-/** The reason of a poll signal aborted by its deadline. */
+/** The reason of a poll signal aborted by its deadline; `stalled` when a read that may outlast its interval stopped moving. */
 export class PollDeadlineReached extends Error {
-  constructor(readonly seconds: number) {
-    super(`the poll did not finish within its ${seconds}s interval`);
+  constructor(
+    readonly seconds: number,
+    readonly stalled = false,
+  ) {
+    super(stalled ? `the poll made no progress for ${seconds}s` : `the poll did not finish within its ${seconds}s interval`);
   }
 }
 
 /** A poll cut off at its deadline: outcome `timeout`, the endpoint reports down. */
 export class PollTimeoutError extends CmdbError {
   readonly outcome = 'timeout' as const;
-  constructor(endpoint: string, seconds: number) {
+  constructor(endpoint: string, seconds: number, stalled = false) {
     super(
       'CMDB_TIMEOUT',
       `poll of ${endpoint}`,
-      `not finished within its ${seconds}s interval (attempts, retries, back-off and rate-limit waits included); cut off and reported down`,
+      stalled
+        ? `no page of the scan arrived for ${seconds}s (every attempt, retry and wait of a page included); cut off and reported down`
+        : `not finished within its ${seconds}s interval (attempts, retries, back-off and rate-limit waits included); cut off and reported down`,
     );
   }
 }
@@ -50,6 +55,44 @@ export function pollDeadline(outer: AbortSignal | undefined, seconds: number): P
   if (outer?.aborted) onOuter();
   else outer?.addEventListener('abort', onOuter, { once: true });
   const timer = setTimeout(() => ctl.abort(new PollDeadlineReached(seconds)), seconds * 1000);
+  timer.unref();
+  return {
+    signal: ctl.signal,
+    dispose() {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onOuter);
+    },
+  };
+}
+
+/**
+ * Like pollDeadline, for a read that may outlast its interval while it makes progress (a full scan
+ * of the connector history): at `seconds`, and from then on, it aborts only once `movedAt` (unix
+ * seconds of the read's last progress; undefined when no read runs) lies `stallSeconds` back.
+ */
+export function progressDeadline(
+  outer: AbortSignal | undefined,
+  seconds: number,
+  stallSeconds: number,
+  movedAt: () => number | undefined,
+  nowSeconds: () => number = () => Date.now() / 1000,
+): PollDeadline {
+  const ctl = new AbortController();
+  const onOuter = () => ctl.abort(outer?.reason);
+  if (outer?.aborted) onOuter();
+  else outer?.addEventListener('abort', onOuter, { once: true });
+  let timer: NodeJS.Timeout;
+  const check = () => {
+    const moved = movedAt();
+    const left = moved === undefined ? 0 : moved + stallSeconds - nowSeconds();
+    if (left <= 0) {
+      ctl.abort(moved === undefined ? new PollDeadlineReached(seconds) : new PollDeadlineReached(stallSeconds, true));
+      return;
+    }
+    timer = setTimeout(check, Math.max(1000, left * 1000));
+    timer.unref();
+  };
+  timer = setTimeout(check, seconds * 1000);
   timer.unref();
   return {
     signal: ctl.signal,
