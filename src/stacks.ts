@@ -161,7 +161,8 @@ export class Stacks {
       const samples = DATA_ENDPOINTS.flatMap((e) => store.snapshot(name, e)?.samples ?? []);
       const pausedUntil = r.client.rateLimitPausedUntil();
       const jobBacklog = r.poller.runner.enabled('action_jobs') ? r.poller.jobBacklog() : undefined;
-      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog };
+      const connectorScan = r.poller.runner.enabled('connector') ? r.client.connectorScan() : undefined;
+      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, connectorScan };
     });
   }
 

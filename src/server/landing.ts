@@ -8,6 +8,7 @@
  * names, ids and statuses from the CMDB's data reach the page.
  */
 import type { DataEndpoint } from '../api/endpoints.js';
+import type { ScanProgress } from '../cmdb/connector-history.js';
 import type { Sample } from '../metrics/sample.js';
 import type { EndpointStatus } from '../scheduler/endpoint-runner.js';
 import { attention, relativeTime, shortDuration, type Attention, type Problem } from './attention.js';
@@ -42,6 +43,8 @@ export interface LandingStack {
   readonly samples?: readonly Sample[];
   /** Listed Actions whose jobs are due but not fetched yet (paced); undefined when Action jobs are not polled. */
   readonly jobBacklog?: number;
+  /** The connector history's scan in progress (or the last one) and until when incremental reads are off. */
+  readonly connectorScan?: { readonly progress?: ScanProgress; readonly incrementalOffUntil?: number };
 }
 
 export interface LandingModel {
@@ -150,6 +153,29 @@ function facts(a: Attention, s: LandingStack): string {
   return `<p class="facts">license days left: <b>${licenseText(a)}</b> · ingestion: <b>${escapeHtml(a.ingestion ?? '—')}</b> · state: <b class="${a.state}">${a.state}</b>${backlog}</p>`;
 }
 
+function megabytes(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
+}
+
+/** `Connector history: full scan, page 3 of 10, 74 MB, 1m 2s so far` while a scan runs; incremental reads off until …. */
+export function connectorScanLine(now: number, scan: LandingStack['connectorScan']): string {
+  if (!scan) return '';
+  const p = scan.progress;
+  const parts: string[] = [];
+  if (p && p.endedAt === undefined) {
+    const of = p.pagesTotal === undefined ? '' : ` of ${p.pagesTotal}`;
+    parts.push(
+      `${p.kind} scan running: page ${p.pagesRead}${of} read (${p.pageSize} rows a page), ${megabytes(p.bytes)}, ${shortDuration(now - p.startedAt)} so far; the connector endpoint serves the last scan meanwhile`,
+    );
+  } else if (p) {
+    parts.push(`last ${p.kind} scan: ${p.pagesRead} page(s), ${megabytes(p.bytes)} in ${shortDuration((p.endedAt ?? now) - p.startedAt)}, ended ${relativeTime(now, p.endedAt ?? now)}`);
+  }
+  if (scan.incrementalOffUntil !== undefined) {
+    parts.push(`incremental reads off until ${when(now, scan.incrementalOffUntil)} (the service answered unsorted pages): every poll reads every page`);
+  }
+  return parts.length === 0 ? '' : `<p class="scan">Connector history: ${parts.join(" · ")}</p>`;
+}
+
 function stackSection(now: number, s: LandingStack, a: Attention): string {
   const auth = s.unauthorized
     ? '<p class="err">The pre-issued token is rejected (401): replace it (CMDB_TOKEN / tokenFile).</p>'
@@ -160,7 +186,7 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
     s.pausedUntil === undefined
       ? ''
       : `<p class="err paused">Paused: the CMDB answered 429 with a Retry-After, so no request of this stack leaves until ${when(now, s.pausedUntil)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
-  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${facts(a, s)}
+  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
 <table><thead><tr><th>endpoint</th><th>state</th><th>outcome</th><th>interval</th><th>last poll</th><th>last success</th><th>next poll</th><th>duration</th><th>details</th></tr></thead>
 <tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table></section>`;
 }

@@ -6,6 +6,8 @@ export interface Reply {
   /** Exact bytes to send (already serialized). */
   body: string;
   headers?: Record<string, string>;
+  /** Rows of a page (the connector history's pace is per row). */
+  rows?: number;
 }
 
 export function json(status: number, value: unknown, headers?: Record<string, string>): Reply {
