@@ -128,9 +128,9 @@ export interface HistoryResult {
   readonly runs: ConnectorRun[];
 }
 
-/** The largest page size at most `limit` that divides `consumed`, not below MIN_PAGE_SIZE (undefined if none). */
-function smallerSize(limit: number, consumed: number): number | undefined {
-  for (let size = Math.floor(limit); size >= MIN_PAGE_SIZE; size--) if (consumed % size === 0) return size;
+/** The largest page size at most `limit` that divides `consumed` (so the next page starts right after it), not below `floor`. */
+function smallerSize(limit: number, consumed: number, floor = MIN_PAGE_SIZE): number | undefined {
+  for (let size = Math.floor(limit); size >= floor; size--) if (consumed % size === 0) return size;
   return undefined;
 }
 
@@ -301,8 +301,8 @@ export class ConnectorHistoryReader {
     let unsortedPage: number | undefined;
     try {
       for (let request = 0; request < this.settings.maxPages; request++) {
-        // 25, 25, 50, 100, …: each page starts where the last ended (`consumed` is a multiple of `size`).
-        const size = consumed === 0 ? Math.min(INCREMENTAL_FIRST_PAGE, cap) : Math.min(consumed, cap);
+        // 25, 25, 50, 100, …: each page starts where the last ended (`size` divides `consumed`).
+        const size = consumed === 0 ? Math.min(INCREMENTAL_FIRST_PAGE, cap) : (smallerSize(Math.min(consumed, cap), consumed, 1) as number);
         const page = consumed / size;
         const p = await scan.fetchPage(page, size, INCREMENTAL_SORT);
         this.advance(io, p, size, page);
