@@ -8,7 +8,6 @@
  * names, ids and statuses from the CMDB's data reach the page.
  */
 import type { DataEndpoint } from '../api/endpoints.js';
-import type { ScanProgress } from '../cmdb/connector-history.js';
 import type { Sample } from '../metrics/sample.js';
 import type { EndpointStatus } from '../scheduler/endpoint-runner.js';
 import { attention, relativeTime, shortDuration, type Attention, type Problem } from './attention.js';
@@ -31,6 +30,18 @@ export interface SkippedEndpoint {
   readonly reason: 'disabled' | 'untracked';
 }
 
+/** Where the connector history's scan stands (what the client reports; the same shape as its ScanProgress). */
+export interface LandingScanProgress {
+  readonly kind: 'full' | 'incremental';
+  /** Unix seconds. */
+  readonly startedAt: number;
+  readonly pagesRead: number;
+  readonly pagesTotal?: number;
+  readonly bytes: number;
+  readonly pageSize: number;
+  readonly endedAt?: number;
+}
+
 export interface LandingStack {
   readonly name: string;
   readonly baseUrl: string;
@@ -44,7 +55,7 @@ export interface LandingStack {
   /** Listed Actions whose jobs are due but not fetched yet (paced); undefined when Action jobs are not polled. */
   readonly jobBacklog?: number;
   /** The connector history's scan in progress (or the last one) and until when incremental reads are off. */
-  readonly connectorScan?: { readonly progress?: ScanProgress; readonly incrementalOffUntil?: number };
+  readonly connectorScan?: { readonly progress?: LandingScanProgress; readonly incrementalOffUntil?: number };
 }
 
 export interface LandingModel {
@@ -165,7 +176,7 @@ export function connectorScanLine(now: number, scan: LandingStack['connectorScan
   if (p && p.endedAt === undefined) {
     const of = p.pagesTotal === undefined ? '' : ` of ${p.pagesTotal}`;
     parts.push(
-      `${p.kind} scan running: page ${p.pagesRead}${of} read (${p.pageSize} rows a page), ${megabytes(p.bytes)}, ${shortDuration(now - p.startedAt)} so far; the connector endpoint serves the last scan meanwhile`,
+      `${p.kind} scan running: page ${p.pagesRead}${of} read (${p.pageSize} rows a page), ${megabytes(p.bytes)}, ${shortDuration(now - p.startedAt)} so far; the connector endpoint keeps what it has meanwhile`,
     );
   } else if (p) {
     parts.push(`last ${p.kind} scan: ${p.pagesRead} page(s), ${megabytes(p.bytes)} in ${shortDuration((p.endedAt ?? now) - p.startedAt)}, ended ${relativeTime(now, p.endedAt ?? now)}`);
