@@ -17,8 +17,10 @@
  *   scan whose slowest page took under a quarter of timeoutSeconds. At the smallest size a page
  *   gets the stack's retries; then the scan fails.
  * - In between, an incremental scan asks for `sort=_time,desc`, starting with a page of 25 rows and
- *   doubling, and reads on only while the page is all newer than the newest `_time` held minus a
- *   margin: with nothing new (and fewer than 25 runs within the margin) it reads one page of 25 rows.
+ *   doubling, and reads on only while the page held something new and is all newer than the newest
+ *   `_time` held minus a margin: with nothing new it reads one page of 25 rows. A late row (written
+ *   after the last read with an older `_time`) is read when it lands on a page read for new rows,
+ *   else by the next full scan.
  * - The sort is checked on every page: `_time` never increases down a page, nor across pages,
  *   except for rows the scan already knows (shifted down by rows written at the top) or written
  *   after the scan began. A page that is still unsorted turns that poll into a full scan; a second
@@ -317,6 +319,8 @@ export class ConnectorHistoryReader {
         previousLast = p.last ?? previousLast;
         consumed += p.count;
         if (p.count < size || p.fields.last === true) break;
+        // A page with nothing new: the rows below it were there at the last read too.
+        if ((p.fresh ?? p.count) === 0) break;
         if (p.min !== undefined && p.min < cutoff) break;
       }
     } catch (err) {

@@ -132,11 +132,8 @@ describe('connector history reader', () => {
     const runs = await read(r, io, T0 + 7200);
     expect(io.scans).toEqual(['full', 'incremental']);
     expect(io.requests.every((q) => q.sort === '_time,desc')).toBe(true);
-    // The rows within the margin of the newest held (connectors c0…cN run a minute apart, plus the
-    // 2 new ones) fill some pages; the next page reaches older rows and ends the read: far fewer
-    // than the 38 pages of a full scan.
-    const inside = Math.floor(INCREMENTAL_MARGIN_SECONDS / 60) + 1 + 2;
-    expect(io.requests).toHaveLength(Math.floor(inside / 4) + 1);
+    // The 2 new rows are on page 0; page 1 holds nothing new and ends the read.
+    expect(io.requests).toHaveLength(2);
     expect(io.requests.length).toBeLessThan(38 / 4);
     const keys = byKey(runs);
     expect(keys['c5/prod']).toBe(T0 + 3600);
@@ -147,21 +144,45 @@ describe('connector history reader', () => {
     expect(keys['c29/prod']).toBe(T0 - 29 * 60);
   });
 
-  it('a late row just inside the margin is merged; one older than the margin waits for the full scan', async () => {
+  it('a late row on a page read for new rows is merged; one below an all-known page waits for the full scan', async () => {
     const io = new FakeHistory();
     io.rows = history();
     const r = reader(4);
     await r.read(io, T0 + 60);
     const newest = T0; // c0's newest run
-    io.rows.push(row('late_inside', newest - INCREMENTAL_MARGIN_SECONDS + 10), row('late_outside', newest - INCREMENTAL_MARGIN_SECONDS - 4 * DAY));
+    io.rows.push(row('fresh', newest + 60), row('late_inside', newest - 30), row('late_outside', newest - INCREMENTAL_MARGIN_SECONDS + 10));
     const runs = await read(r, io, T0 + 120);
     const keys = byKey(runs);
-    expect(keys['late_inside/prod']).toBe(newest - INCREMENTAL_MARGIN_SECONDS + 10);
+    expect(keys['late_inside/prod']).toBe(newest - 30);
     expect(keys['late_outside/prod']).toBeUndefined();
     // The next full scan sees it.
     const later = await read(r, io, T0 + DAY + 60);
     expect(io.scans.at(-1)).toBe('full');
-    expect(byKey(later)['late_outside/prod']).toBe(newest - INCREMENTAL_MARGIN_SECONDS - 4 * DAY);
+    expect(byKey(later)['late_outside/prod']).toBe(newest - INCREMENTAL_MARGIN_SECONDS + 10);
+  });
+
+  it('an unchanged history: one page of the incremental read', async () => {
+    const io = new FakeHistory();
+    io.rows = history();
+    const r = new ConnectorHistoryReader({ pageSize: 2000, maxPages: 100, fullScanIntervalSeconds: DAY, timeZone: 'UTC' });
+    await r.read(io, T0 + 60);
+    io.requests.length = 0;
+    const result = await r.read(io, T0 + 360);
+    expect(result.changed).toBe(false);
+    expect(io.requests).toEqual([{ page: 0, size: 25, sort: '_time,desc', rows: 25 }]);
+  });
+
+  it('a truncated full scan never replaces a newer held row', async () => {
+    const io = new FakeHistory();
+    io.rows = history();
+    // Pages of 4, at most 2: a full scan keeps the 8 newest rows.
+    const r = new ConnectorHistoryReader({ pageSize: 4, maxPages: 2, fullScanIntervalSeconds: 1, timeZone: 'UTC' });
+    await r.read(io, T0);
+    const first = byKey((await r.read(io, T0 + 10)).runs);
+    // The service now ignores the sort: the next full scan reads an arbitrary, older slice.
+    io.ignoreSort = true;
+    const later = byKey((await r.read(io, T0 + 20)).runs);
+    for (const [key, time] of Object.entries(first)) expect(later[key]).toBe(time);
   });
 
   it('an unsorted page falls back to a full scan for that poll only; a second in a row switches incremental reads off for an hour', async () => {
