@@ -5,8 +5,8 @@
  * over the default 30 s timeout. The exporter's client reads it with the built-in defaults.
  *
  * Reported: the time to the first connector data (the first full scan), the pages and bytes it
- * read, the bytes of an incremental poll 5 minutes later with nothing new, and the bytes a day at
- * the defaults (one full scan a day, an incremental poll every 5 minutes).
+ * read, the bytes of an incremental poll 5 minutes later (the runs of those 5 minutes are new), and
+ * the bytes a day at the defaults (one full scan a day, an incremental poll every 5 minutes).
  */
 import { Registry } from 'prom-client';
 import { CmdbClient } from '../src/cmdb/client.js';
@@ -92,7 +92,7 @@ export function paceLines(r: PaceResult): string[] {
   return [
     `connector history at the real pace (${r.rows} runs, ${r.msPerRow} ms a row + ${r.baseMs} ms a page, built-in defaults):`,
     `  first connector data: ${r.firstDataSeconds === undefined ? `never (${r.firstError})` : `${r.firstDataSeconds.toFixed(0)} s`}; ${r.fullScanRequests} page requests, ${mb(r.fullScanBytes)}`,
-    `  incremental poll with nothing new: ${r.incrementalRequests} request(s), ${(r.incrementalBytes / 1024).toFixed(1)} KiB`,
+    `  incremental poll 5 min later (the runs of those 5 min new): ${r.incrementalRequests} request(s), ${(r.incrementalBytes / 1024).toFixed(1)} KiB`,
     `  bytes a day at the defaults (one full scan, an incremental poll every 5 min): ${mb(r.bytesPerDay)}`,
   ];
 }
