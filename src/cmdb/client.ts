@@ -291,13 +291,12 @@ export class CmdbClient implements CmdbApi {
       },
       isPageTimeout: (err) => err instanceof CmdbTimeoutError,
     };
-    const offBefore = this.history.incrementalOffUntil(now());
     try {
       return await this.history.read(io, now());
     } finally {
       this.connectorMovedAt = undefined;
-      const off = this.history.incrementalOffUntil(now());
-      if (off !== offBefore) this.instruments.connectorIncrementalOffUntil.set(labels, off ?? 0);
+      // 0 again once the time has passed.
+      this.instruments.connectorIncrementalOffUntil.set(labels, this.history.incrementalOffUntil(now()) ?? 0);
     }
   }
 
