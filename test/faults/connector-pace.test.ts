@@ -87,9 +87,9 @@ describe('connector history at the real service pace', () => {
   });
 
   it('a page slower than timeoutSeconds is asked again at half the size, not at the same size, and the size is kept', async () => {
-    // 200 rows take 3 s, over the 2 s timeout; 100 rows take 1.5 s.
-    const s = await simulator({ connectorPace: { msPerRow: 15 } });
-    const { client: c, metrics } = client(s, { timeoutSeconds: 2, retries: { max: 2 }, paging: { connectorPageSize: 200, actionPageSize: 100, maxPages: 100 } });
+    // 200 rows take 4 s, over the 3 s timeout; 100 rows take 2 s (a second of margin either way).
+    const s = await simulator({ connectorPace: { msPerRow: 20 } });
+    const { client: c, metrics } = client(s, { timeoutSeconds: 3, retries: { max: 2 }, paging: { connectorPageSize: 200, actionPageSize: 100, maxPages: 100 } });
     const runs = await c.get('connector');
     const newest = newestInSim(s);
     expect(runs).toHaveLength(newest.size);
