@@ -104,7 +104,7 @@ describe('connector pace flags (issue 21)', () => {
   });
 
   it('name a bad value', () => {
-    expect(() => parseCli(['--connector-ms-per-row', '-1'])).toThrow(/connector-ms-per-row[^]*must be at least 0/);
+    expect(() => parseCli(['--connector-ms-per-row=-1'])).toThrow(/connector-ms-per-row[^]*must be at least 0/);
     expect(() => parseCli(['--connector-inserts-per-page', 'x'])).toThrow(/--connector-inserts-per-page/);
   });
 });
