@@ -216,8 +216,8 @@ export interface CmdbApi {
   get<E extends DataEndpoint>(endpoint: E, ...args: GetArgs<E>): Promise<ResultOf<E>>;
   /** The connector history with whether it changed since the last read; without it, `get('connector')` counts as changed. */
   readConnectors?(signal?: AbortSignal): Promise<ConnectorHistoryRead>;
-  /** Unix seconds of the connector read's last progress (a page arrived, or it began); undefined when none runs. */
-  connectorProgressAt?(): number | undefined;
+  /** Seconds since the connector read last moved (a page arrived, or it began), on the client's clock; undefined when none runs. */
+  connectorIdleSeconds?(): number | undefined;
   /** Seconds a connector read may go without progress before it counts as stuck. */
   readonly connectorStallSeconds?: number;
 }

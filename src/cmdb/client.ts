@@ -198,8 +198,8 @@ export class CmdbClient implements CmdbApi {
     return this.readConnectorHistory(signal);
   }
 
-  connectorProgressAt(): number | undefined {
-    return this.connectorMovedAt;
+  connectorIdleSeconds(): number | undefined {
+    return this.connectorMovedAt === undefined ? undefined : this.clock.now() / 1000 - this.connectorMovedAt;
   }
 
   /** The connector scan in progress or the last one, and until when incremental reads are off (the status page). */

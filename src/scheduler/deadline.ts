@@ -67,26 +67,20 @@ export function pollDeadline(outer: AbortSignal | undefined, seconds: number): P
 
 /**
  * Like pollDeadline, for a read that may outlast its interval while it makes progress (a full scan
- * of the connector history): at `seconds`, and from then on, it aborts only once `movedAt` (unix
- * seconds of the read's last progress; undefined when no read runs) lies `stallSeconds` back.
+ * of the connector history): at `seconds`, and from then on, it aborts only once `idle` (seconds
+ * since the read last moved; undefined when no read runs) reaches `stallSeconds`.
  */
-export function progressDeadline(
-  outer: AbortSignal | undefined,
-  seconds: number,
-  stallSeconds: number,
-  movedAt: () => number | undefined,
-  nowSeconds: () => number = () => Date.now() / 1000,
-): PollDeadline {
+export function progressDeadline(outer: AbortSignal | undefined, seconds: number, stallSeconds: number, idle: () => number | undefined): PollDeadline {
   const ctl = new AbortController();
   const onOuter = () => ctl.abort(outer?.reason);
   if (outer?.aborted) onOuter();
   else outer?.addEventListener('abort', onOuter, { once: true });
   let timer: NodeJS.Timeout;
   const check = () => {
-    const moved = movedAt();
-    const left = moved === undefined ? 0 : moved + stallSeconds - nowSeconds();
+    const still = idle();
+    const left = still === undefined ? 0 : stallSeconds - still;
     if (left <= 0) {
-      ctl.abort(moved === undefined ? new PollDeadlineReached(seconds) : new PollDeadlineReached(stallSeconds, true));
+      ctl.abort(still === undefined ? new PollDeadlineReached(seconds) : new PollDeadlineReached(stallSeconds, true));
       return;
     }
     timer = setTimeout(check, Math.max(1000, left * 1000));

@@ -143,8 +143,8 @@ export class StackPoller {
     const { api } = this.opts;
     // A connector scan may outlast its interval while its pages keep coming: cut off only when stuck.
     const deadline =
-      group === 'connectors' && api.connectorProgressAt && api.connectorStallSeconds !== undefined
-        ? progressDeadline(outer, interval, api.connectorStallSeconds, () => api.connectorProgressAt?.(), this.opts.now)
+      group === 'connectors' && api.connectorIdleSeconds && api.connectorStallSeconds !== undefined
+        ? progressDeadline(outer, interval, api.connectorStallSeconds, () => api.connectorIdleSeconds?.())
         : pollDeadline(outer, interval);
     try {
       await this.pollGroup(group, deadline.signal);
