@@ -8,6 +8,7 @@ import { growth, largestCost, rerendersPerHour, steadyState, type Growth } from 
 import { budgetSeconds, DEFAULT_RATE, hourlyVolume, requestBudgetTables, WARMUP_HOURS } from './budget.js';
 import { bytes, count, markdownTable, ms, percent, seconds, type Table } from './format.js';
 import { HISTORY_KNOBS, HISTORY_SETTINGS, historyLines } from './history-run.js';
+import { paceLines } from './pace-run.js';
 import type { BenchResult, SizeResult } from './results.js';
 import { BENCH_MAX_SERIES, RAISED_RATE } from './sizes.js';
 import { scrapeCostText, scrapeGoals, scrapeMethod } from './scrape-doc.js';
@@ -149,7 +150,7 @@ function requestBudgetSection(r: BenchResult): string {
     );
   }
   const [perEndpoint, goals] = requestBudgetTables(f);
-  const how = `Measured, not modelled: the exporter's client, poller and scheduler (as the daemon wires them, default settings) and the simulator (medium size, seed 42) run on one simulated clock for ${f.simulatedHours.toFixed(1)} hours (${seconds(f.wallSeconds)} of wall time). Time moves only while no request is in flight, so every wait (budget, pacing, the next poll) takes its full simulated length and a request on loopback none. Figures come from the simulator's request log; hour ${WARMUP_HOURS} onwards is the steady state, the busiest rolling minute and readiness include start-up. Action runs are the jobs the simulator recorded in the hour. The naive schedule is computed from the same configuration: every endpoint at its interval (every page), every Action's jobs at the Action-jobs interval, the newest ingestion run's detail at each ingestion poll. Connectors run once a day, as on the real service, so the connector history spans days and a poll between full scans (\`connectorFullScanInterval\`, a day) reads one 500-row page sorted by \`_time\`; at the simulator's demo cadence (every 3–10 minutes) the medium size's history spans half an hour, the window such a poll must read (the newest run held minus 15 minutes, plus the 5 minutes since the last poll) holds some 2,400 runs, and each such poll read 5 pages of 500: 2.5× the naive schedule's 2 pages of 2,000. Reproduce the cell alone with \`npx tsx bench/budget-run.ts --hours 3\`.`;
+  const how = `Measured, not modelled: the exporter's client, poller and scheduler (as the daemon wires them, default settings) and the simulator (medium size, seed 42) run on one simulated clock for ${f.simulatedHours.toFixed(1)} hours (${seconds(f.wallSeconds)} of wall time). Time moves only while no request is in flight, so every wait (budget, pacing, the next poll) takes its full simulated length and a request on loopback none. Figures come from the simulator's request log; hour ${WARMUP_HOURS} onwards is the steady state, the busiest rolling minute and readiness include start-up. Action runs are the jobs the simulator recorded in the hour. The naive schedule is computed from the same configuration: every endpoint at its interval (every page), every Action's jobs at the Action-jobs interval, the newest ingestion run's detail at each ingestion poll. Connectors run once a day, as on the real service, so the connector history spans days and a poll between full scans (\`connectorFullScanInterval\`, a day) read one 500-row page sorted by \`_time\` when this was measured (one 25-row page since issue 21); at the simulator's demo cadence (every 3–10 minutes) the medium size's history spans half an hour, the window such a poll must read (the newest run held minus 15 minutes, plus the 5 minutes since the last poll) holds some 2,400 runs, and each such poll read 5 pages of 500: 2.5× the naive schedule's 2 pages of 2,000. Reproduce the cell alone with \`npx tsx bench/budget-run.ts --hours 3\`.`;
   const ratio = f.totalPerHour / f.naivePerHour;
   const others = f.totalPerHour - f.jobFetchesPerHour;
   const floor = (others + f.actionRunsPerHour) / f.naivePerHour;
@@ -194,9 +195,25 @@ function historySection(r: BenchResult): string {
     `Simulator \`--connectors ${HISTORY_KNOBS.connectors} --runs-per-connector ${HISTORY_KNOBS.runsPerConnector}\`, exporter with \`paging.connectorPageSize: ${HISTORY_SETTINGS.connectorPageSize}\` and \`intervals.connectors: ${HISTORY_SETTINGS.connectorIntervalSeconds}s\`, the scheduler running as in the daemon; one client scrapes /metrics with gzip back to back for ${h.seconds} s from start-up (the first full scan included). Peak RSS is the exporter process's VmHWM; bytes per poll come from the simulator's request log.\n`,
     ...lines.map((l) => `- ${l}`),
     '',
-    'How it gets there: the first poll and one every `connectorFullScanInterval` read every page; the polls in between ask for `sort=_time,desc` in 500-row pages and stop at the first page older than the newest run held minus 15 minutes. Each page is parsed in a worker thread, which keeps only the newest row per (connector, profile) across the pages of a scan; the main thread gets the kept rows once, validates them in slices of 200 rows, and maps them only when something changed. The last line above is why the parse left the event loop: JSON.parse of one big page alone holds it for that long, while through the worker the loop stays free. A streaming JSON parser on the main thread would also free the loop, but parses several times slower in JavaScript and still costs the main thread the CPU; chunking cannot split a JSON.parse.',
+    'How it gets there: the first poll and one every `connectorFullScanInterval` read every page; the polls in between ask for `sort=_time,desc` from a 25-row page, doubling, and stop at the first page with nothing new or older than the newest run held minus 15 minutes (500-row pages until issue 21, when this cell was measured). Each page is parsed in a worker thread, which keeps only the newest row per (connector, profile) across the pages of a scan; the main thread gets the kept rows once, validates them in slices of 200 rows, and maps them only when something changed. The last line above is why the parse left the event loop: JSON.parse of one big page alone holds it for that long, while through the worker the loop stays free. A streaming JSON parser on the main thread would also free the loop, but parses several times slower in JavaScript and still costs the main thread the CPU; chunking cannot split a JSON.parse.',
     '',
     'Before this design (the same cell on the code before it, 2026-11-23): scrape p99 144.5 ms (max 717 ms), VmHWM 702.6 MB, every poll 15 full pages.',
+    '',
+  ].join('\n');
+}
+
+/** The connector history at the real service's pace (issue 21), with the figures of the code before it. */
+export function paceSection(r: BenchResult): string {
+  const p = r.pace;
+  if (!p) return '';
+  return [
+    '## Connector history at the real service\'s pace\n',
+    `The simulator serves ${count(p.rows)} connector runs (1,000 connectors × 2 profiles × 4 daily runs, about a busy real stack's 7,425) at ${p.msPerRow} ms a row plus ${p.baseMs} ms a page, the real service's ~2.3 s per 100 records and its round trip: a 2,000-row page takes ~47 s, over the default 30 s \`timeoutSeconds\`. The exporter's client reads it with the built-in defaults. Reproduce with \`npm run bench -- --only pace\`.\n`,
+    ...paceLines(p)
+      .slice(1)
+      .map((l) => `- ${l.trim()}`),
+    '',
+    'Before issue 21 (the same cell on the code before it, 2026-11-24): no connector data at all (page 0 timed out at 30 s on each of its 4 attempts and the scan failed; at the next poll the same again); the incremental poll 5 minutes later read one 500-row page, 631 KiB, so a day at the defaults came to 193 MB (with an instant full scan; rows of the real service are ~12 times larger, 1.8 GB a day). Unchanged history: one 25-row page now (test/faults/connector-pace.test.ts). Against a 40 s scan on a 20 s interval (the daemon and the simulator CLI, 20,000 runs in 10 pages of 2,000 at 4 s a page, `intervals.connectors: 20s`): before, 0 connectors after 150 s with 4 full scans started and cut off, and still 0 after 15 minutes, 23 full scans started, 294 MB read; with the change, connectors after 51 s from one full scan (10 pages, 23.8 MB), then an incremental poll of one 25-row page every 20 s. With 2,000-row pages of 40 s (6,000 runs, the defaults): page 0 timed out once, then 6 pages of 1,000 rows: connectors after 153 s, the status page showing the progress of the scan meanwhile.',
     '',
   ].join('\n');
 }
@@ -222,6 +239,7 @@ export function renderPerformanceDoc(r: BenchResult): string {
     section(t.pollingTable(r)),
     historySection(r),
     COMPRESSION_SECTION,
+    paceSection(r),
     '## Steady state and request budget\n',
     section(
       t.steadyStateTable(r),

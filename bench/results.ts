@@ -1,3 +1,4 @@
+import type { PaceResult } from './pace-run.js';
 /** The shapes of the figures, shared by the benchmark, its exporter process and its reports. */
 import type { SizeName } from './sizes.js';
 import type { Distribution } from './stats.js';
@@ -186,6 +187,8 @@ export interface BenchResult {
   readonly totalSeconds: number;
   /** The connector-history cell, when it ran. */
   readonly history?: HistoryResult;
+  /** The connector history at the real service's pace (bench/pace-run.ts), when it ran. */
+  readonly pace?: PaceResult;
   /** The request-budget cell (simulated hours at 200 Actions), when it ran. */
   readonly requestBudget?: RequestBudgetFigures;
 }

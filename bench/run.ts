@@ -15,6 +15,7 @@ import { benchHistory, historyLines } from './history-run.js';
 import { benchSize, benchSwapOnly, medianSwap } from './size-run.js';
 import { SIZES, sizeByName, type BenchSize } from './sizes.js';
 import { allTables } from './tables.js';
+import { benchPace, paceLines, type PaceOptions } from './pace-run.js';
 
 const USAGE = `Usage: npm run bench -- [options]
 
@@ -36,6 +37,10 @@ const USAGE = `Usage: npm run bench -- [options]
   --only swap         run only the swap cell at each size: a first poll, then --repeats changes of
                       every series of the largest endpoint swapped in; prints each one's figures
   --repeats N         swaps of --only swap (default 3)
+  --only pace         run only the connector history at the real service's pace (~2.3 s per 100
+                      rows): time to the first connector data, bytes a day at the defaults
+  --pace-ms-per-row N ms a row of the pace cell (default 23); --pace-base-ms N ms a page (default 600)
+  --no-pace           skip the pace cell (it takes a few minutes: that is the point of it)
   --node-option OPT   run the exporter's process with this Node option (repeatable), e.g.
                       --trace-gc (its lines go to stderr, with the measured changes marked)
   -h, --help          show this help`;
@@ -52,7 +57,9 @@ interface Options {
   /** Simulated hours of the request-budget cell; 0 skips it. */
   readonly budgetHours: number;
   /** Run only this cell. */
-  readonly only?: 'swap';
+  readonly only?: 'swap' | 'pace';
+  readonly pace: PaceOptions;
+  readonly noPace: boolean;
   readonly repeats: number;
   /** Extra options of the exporter's Node process. */
   readonly exporterNodeArgs: readonly string[];
@@ -62,6 +69,13 @@ function positive(name: string, text: string | undefined, fallback: number): num
   if (text === undefined) return fallback;
   const n = Number(text);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+function nonNegative(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number of at least 0, got ${JSON.stringify(text)}`);
   return n;
 }
 
@@ -86,6 +100,9 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
       'no-request-budget': { type: 'boolean', default: false },
       only: { type: 'string' },
       repeats: { type: 'string' },
+      'pace-ms-per-row': { type: 'string' },
+      'pace-base-ms': { type: 'string' },
+      'no-pace': { type: 'boolean', default: false },
       'node-option': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -99,9 +116,13 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
         return size;
       })
     : SIZES;
-  if (values.only !== undefined && values.only !== 'swap') throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: swap)`);
+  if (values.only !== undefined && values.only !== 'swap' && values.only !== 'pace') {
+    throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: swap, pace)`);
+  }
   return {
     only: values.only,
+    noPace: values['no-pace'],
+    pace: { msPerRow: nonNegative('pace-ms-per-row', values['pace-ms-per-row'], 23), baseMs: nonNegative('pace-base-ms', values['pace-base-ms'], 600), maxSeconds: 900 },
     repeats: Math.floor(positive('repeats', values.repeats, 3)),
     exporterNodeArgs: values['node-option'] ?? [],
     write: values.write,
@@ -172,6 +193,13 @@ async function main(): Promise<void> {
     await swapOnly(options);
     return;
   }
+  if (options.only === 'pace') {
+    const pace = await benchPace(options.pace, progress);
+    for (const line of paceLines(pace)) console.log(line);
+    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), pace }, null, 2)}
+`);
+    return;
+  }
   const t0 = performance.now();
   const history = options.history === 'skip' ? undefined : await benchHistory(options.historySeconds, progress);
   if (history) for (const line of historyLines(history)) console.log(line);
@@ -182,10 +210,11 @@ async function main(): Promise<void> {
   const sizes: SizeResult[] = [];
   for (const size of options.sizes) sizes.push(await benchSize(size, options.settings, progress));
   const budget = await measureBudget(options.sizes.find((s) => s.name === 'small'), progress);
+  const pace = options.noPace ? undefined : await benchPace(options.pace, progress);
   const medium = sizeByName('medium');
   const requestBudget =
     options.budgetHours > 0 && medium ? await measureRequestBudget({ knobs: medium.knobs, hours: options.budgetHours, maxWallSeconds: 1800 }, progress) : undefined;
-  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, requestBudget, totalSeconds: (performance.now() - t0) / 1000 };
+  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, pace, requestBudget, totalSeconds: (performance.now() - t0) / 1000 };
 
   const m = result.machine;
   console.log(`cmdb-exporter benchmark — ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, ${m.date}\n`);
@@ -195,6 +224,7 @@ async function main(): Promise<void> {
     console.log(`Measured at ${budget.ratePerMinute}/min, ${b.size} size: ${b.requests} requests took ${b.wallSeconds.toFixed(1)} s (model: ${b.modelSeconds.toFixed(1)} s)\n`);
   }
   if (requestBudget) for (const table of requestBudgetTables(requestBudget)) console.log(`${textTable(table)}\n`);
+  if (pace) for (const line of paceLines(pace)) console.log(line);
   for (const s of sizes) for (const w of s.warnings) console.log(`exporter log (${s.size}): ${w}`);
   console.log(`total ${result.totalSeconds.toFixed(0)} s`);
 

@@ -231,7 +231,8 @@ export class Stacks {
       const jobBacklog = r.poller.runner.enabled('action_jobs') ? r.poller.jobBacklog() : undefined;
       const plan = r.client.plan();
       const demand = { perHour: plan.total, budgetPerHour: plan.budgetPerHour, ratio: plan.ratio };
-      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, demand };
+      const connectorScan = r.poller.runner.enabled('connector') ? r.client.connectorScan() : undefined;
+      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, demand, connectorScan };
     });
   }
 

@@ -77,6 +77,13 @@ export class NewestRuns {
     return max;
   }
 
+  /** Per key, the time of its newest row (finite times only): what an incremental read already knows. */
+  times(): Array<[string, number]> {
+    const out: Array<[string, number]> = [];
+    for (const [key, { time }] of this.newest) if (Number.isFinite(time)) out.push([key, time]);
+    return out;
+  }
+
   /** The kept rows, in order of first appearance of their key. */
   runs(): ConnectorRun[] {
     return [...this.newest.values()].map((v) => v.run);

@@ -207,9 +207,21 @@ export type GetArgs<E extends DataEndpoint> = ArgOf<E> extends string
   ? [id: string, signal?: AbortSignal]
   : [id?: undefined, signal?: AbortSignal];
 
+/** A read of the connector run history: `changed` false when `runs` are those the previous read returned. */
+export interface ConnectorHistoryRead {
+  readonly changed: boolean;
+  readonly runs: ResultOf<'connector'>;
+}
+
 /** What the poller needs of the client (CmdbClient implements it; tests fake it). */
 export interface CmdbApi {
   get<E extends DataEndpoint>(endpoint: E, ...args: GetArgs<E>): Promise<ResultOf<E>>;
+  /** The connector history with whether it changed since the last read; without it, `get('connector')` counts as changed. */
+  readConnectors?(signal?: AbortSignal): Promise<ConnectorHistoryRead>;
+  /** Seconds since the connector read last moved (a page arrived, or it began), on the client's clock; undefined when none runs. */
+  connectorIdleSeconds?(): number | undefined;
+  /** Seconds a connector read may go without progress before it counts as stuck. */
+  readonly connectorStallSeconds?: number;
 }
 
 export function descriptor<E extends DataEndpoint>(endpoint: E): Descriptor<E> {

@@ -8,11 +8,11 @@ import type { StackConfig } from '../config/types.js';
 import type { Instruments } from '../metrics/instruments.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
-import { CmdbAbortedError, CmdbHttpError, CmdbInvalidBodyError, CmdbUnauthorizedError } from '../errors.js';
+import { CmdbAbortedError, CmdbHttpError, CmdbInvalidBodyError, CmdbTimeoutError, CmdbUnauthorizedError } from '../errors.js';
 import { ConnectorPageSchema, validate, type ConnectorRun } from '../api/schemas.js';
-import { ConnectorHistoryReader, INCREMENTAL_SORT, type HistoryIo, type HistoryPage } from './connector-history.js';
-import { sharedPageReducer, type PageAnswer, type PageReducer } from './page-reducer.js';
-import { descriptor, pathsOf, type CmdbApi, type DataEndpoint, type GetArgs, type PageFields, type PagedEndpoint, type ResultOf } from '../api/endpoints.js';
+import { ConnectorHistoryReader, INCREMENTAL_SORT, type HistoryIo, type HistoryPage, type HistoryResult, type ScanProgress } from './connector-history.js';
+import { PageReducer, type PageAnswer } from './page-reducer.js';
+import { descriptor, pathsOf, type CmdbApi, type ConnectorHistoryRead, type DataEndpoint, type GetArgs, type PageFields, type PagedEndpoint, type ResultOf } from '../api/endpoints.js';
 import type { z } from 'zod';
 import type { Reply } from './attempt.js';
 import { FetchedToken, PreIssuedToken, jsonHeaders, type TokenProvider, type TokenState } from './auth.js';
@@ -22,7 +22,7 @@ import { realClock, type Clock } from './clock.js';
 import { createDispatcher } from './dispatcher.js';
 import { pageQuery, readAllPages } from './paging.js';
 import { HourlyRate, planAdvice, planFor, type PlanSeen, type StackPlan } from './plan.js';
-import { Transport, requestName, type Decoder, type Outcome } from './transport.js';
+import { Transport, requestName, type Decoder, type Exchange, type Outcome } from './transport.js';
 
 export type { Clock };
 
@@ -38,7 +38,7 @@ export interface CmdbClientOptions {
   clock?: Clock;
   /** Jitter source, default Math.random. */
   random?: () => number;
-  /** Default: the process-wide worker (sharedPageReducer). */
+  /** Default: the client's own, whose worker thread starts at the first large page and stops with close(). */
   pageReducer?: PageReducer;
   /** The request budget the stack's previous runtime left (on reload); default a full bucket. */
   budget?: BudgetState;
@@ -52,7 +52,7 @@ export interface CmdbClientOptions {
 
 /** What one runtime's client hands to the next on reload (src/stacks.ts decides what may pass). */
 export interface ClientCarry {
-  /** The connector history reader: held rows, last full scan, sort distrust. */
+  /** The connector history reader: held rows, last full scan, learned page size, incremental reads off. */
   readonly history?: ConnectorHistoryReader;
   /** The fetched token and the client-id key spelling that worked. */
   readonly token?: TokenState;
@@ -70,8 +70,8 @@ function decodeHistoryPage(answer: PageAnswer, request: string, extra: Connector
   if (!result.ok) throw new CmdbInvalidBodyError(request, result.field, result.message);
   const fields = result.value;
   if (answer.kind === 'page') {
-    const { sorted, first, last, min, count } = answer;
-    return { count, fields, sorted, first, last, min };
+    const { sorted, first, last, min, count, fresh, firstFresh } = answer;
+    return { count, fields, sorted, first, last, min, fresh, firstFresh };
   }
   // A bare list cannot say it is sorted: an incremental read falls back to a full scan.
   for (const run of fields.content) extra.push(run);
@@ -109,6 +109,11 @@ export class CmdbClient implements CmdbApi {
   private readonly clock: Clock;
   private readonly history: ConnectorHistoryReader;
   private readonly pages: PageReducer;
+  private readonly ownsPages: boolean;
+  /** A connector read with no page for this long is stuck; until then it runs past its interval. */
+  readonly connectorStallSeconds: number;
+  /** The connector read in progress: when it began or last received a page (unix seconds). */
+  private connectorMovedAt: number | undefined;
   /** The path spelling that answered 2xx, per endpoint with more than one (/actions or /action; change history with or without `metadata`). */
   private readonly spellings = new Map<DataEndpoint, string>();
   /** What the poll plan needs of what the client saw (src/cmdb/plan.ts). */
@@ -127,17 +132,25 @@ export class CmdbClient implements CmdbApi {
     this.instruments = instruments;
     this.ownsDispatcher = !opts.dispatcher;
     this.clock = opts.clock ?? realClock;
-    this.pages = opts.pageReducer ?? sharedPageReducer();
+    this.ownsPages = !opts.pageReducer;
+    this.pages = opts.pageReducer ?? new PageReducer();
     const historySettings = {
       pageSize: stack.paging.connectorPageSize,
       maxPages: stack.paging.maxPages,
       fullScanSort: stack.connectorSort,
       fullScanIntervalSeconds: stack.connectorFullScanInterval,
       timeZone: stack.timezone,
+      timeoutSeconds: stack.timeoutSeconds,
+      retries: stack.retries.max,
     };
     const carried = opts.carried ?? {};
     this.history = carried.history?.reconfigure(historySettings) ?? new ConnectorHistoryReader(historySettings);
     for (const [endpoint, path] of carried.spellings ?? []) this.spellings.set(endpoint, path);
+    const { retries } = stack;
+    // One page's worst case: every attempt timed out, every back-off at its longest, one Retry-After.
+    this.connectorStallSeconds =
+      stack.timeoutSeconds * (retries.max + 1) + retries.maxDelaySeconds * retries.max + retries.maxRetryAfterSeconds + 60;
+    instruments.connectorScanPageSize.set({ stack: stack.name }, this.history.pageSize());
     this.dispatcher = opts.dispatcher ?? createDispatcher(stack);
     // Only where it means something: an http:// base URL has no certificate to skip.
     if (stack.tls.insecureSkipVerify && stack.baseUrl.startsWith('https:')) {
@@ -253,11 +266,7 @@ export class CmdbClient implements CmdbApi {
    */
   async get<E extends DataEndpoint>(endpoint: E, ...[id, signal]: GetArgs<E>): Promise<ResultOf<E>> {
     const d = descriptor(endpoint);
-    if (endpoint === 'connector') {
-      const runs = await this.readConnectorHistory(signal);
-      this.publishPlan();
-      return runs as ResultOf<E>;
-    }
+    if (endpoint === 'connector') return (await this.readConnectors(signal)).runs as ResultOf<E>;
     if (d.kind === 'paged') {
       const rows = await this.readPages(endpoint as PagedEndpoint, signal);
       if (endpoint === 'actions') this.seen.actions = rows.length;
@@ -276,11 +285,30 @@ export class CmdbClient implements CmdbApi {
     throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
   }
 
+  /** The connector history and whether it changed since the previous read. */
+  async readConnectors(signal?: AbortSignal): Promise<ConnectorHistoryRead> {
+    const read = await this.readConnectorHistory(signal);
+    this.publishPlan();
+    return read;
+  }
+
+  connectorIdleSeconds(): number | undefined {
+    return this.connectorMovedAt === undefined ? undefined : this.clock.now() / 1000 - this.connectorMovedAt;
+  }
+
+  /** The connector scan in progress or the last one, and until when incremental reads are off (the status page). */
+  connectorScan(): { progress?: ScanProgress; incrementalOffUntil?: number; pageSize: number } {
+    const progress = this.history.progress();
+    const offUntil = this.history.incrementalOffUntil(this.clock.now() / 1000);
+    return { ...(progress ? { progress } : {}), ...(offUntil === undefined ? {} : { incrementalOffUntil: offUntil }), pageSize: this.history.pageSize() };
+  }
+
   /** Ends a shared token fetch and closes the dispatcher the client made. Safe to call twice. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.lifetime.abort();
       if (this.ownsDispatcher) await this.dispatcher.close();
+      if (this.ownsPages) await this.pages.close();
     })();
     return this.closing;
   }
@@ -289,46 +317,87 @@ export class CmdbClient implements CmdbApi {
    * The connector run history, newest row per key only: full scans and incremental scans
    * (connector-history.ts), each page reduced as it arrives (page-reducer.ts).
    */
-  private readConnectorHistory(signal?: AbortSignal): Promise<ConnectorRun[]> {
+  private async readConnectorHistory(signal?: AbortSignal): Promise<HistoryResult> {
     const stack = this.stack.name;
     const endpoint = 'connector';
     const path = pathsOf(endpoint)[0] ?? '';
+    const now = () => this.clock.now() / 1000;
+    const labels = { stack };
     let scanPages = 0;
     const io: HistoryIo = {
-      scan: () => {
-        const session = this.pages.beginScan();
+      scan: (known) => {
+        const session = this.pages.beginScan(known);
         scanPages = 0;
         // Rows of bodies that are not page objects (a bare list), already validated here.
         const extra: ConnectorRun[] = [];
         return {
           fetchPage: async (page, size, sort) => {
             scanPages++;
-            const decode = async (reply: Reply, name: string) => decodeHistoryPage(await session.page(reply.body), name, extra);
-            const result = await this.lookup(endpoint, [path], decode, pageQuery(page, size, sort), signal);
+            let bytes = 0;
+            const started = this.clock.now();
+            const decode = async (reply: Reply, name: string) => {
+              bytes = reply.body.length;
+              return decodeHistoryPage(await session.page(reply.body), name, extra);
+            };
+            // A timed-out page is not asked again at the same size: the reader halves it.
+            const result = await this.lookup(endpoint, [path], decode, pageQuery(page, size, sort), signal, { retryTimeouts: false });
             if (!result.found) throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
-            return result.value;
+            return { ...result.value, bytes, seconds: (this.clock.now() - started) / 1000 };
           },
           rows: async () => [...(await validateRows(await session.finish(), requestName('GET', path))), ...extra],
           drop: () => session.drop(),
         };
       },
+      now,
       scanned: (kind) => {
         this.instruments.connectorScans.inc({ stack, kind });
         this.seen.connectorPages = { ...this.seen.connectorPages, [kind]: scanPages };
       },
-      unsorted: (page) => {
-        this.instruments.connectorSortFallbacks.inc({ stack });
+      unsorted: (page, offUntil) => {
+        this.instruments.connectorSortFallbacks.inc(labels);
+        this.instruments.connectorIncrementalOffUntil.set(labels, offUntil ?? 0);
         this.logger.warn(
-          { endpoint, page, sort: INCREMENTAL_SORT },
-          'the connector history came back not sorted by _time descending: this poll reads every page instead, and incremental reads wait for the next full scan',
+          { endpoint, page, sort: INCREMENTAL_SORT, ...(offUntil === undefined ? {} : { incrementalOffUntil: new Date(offUntil * 1000).toISOString() }) },
+          offUntil === undefined
+            ? 'the connector history came back not sorted by _time descending: this poll reads every page instead'
+            : 'the connector history came back not sorted by _time descending again: incremental reads are off until the time given, every poll reads every page',
         );
       },
       truncated: (rows) => {
         this.logger.warn({ endpoint, maxPages: this.stack.paging.maxPages, rows }, 'paged read stopped at paging.maxPages before the last page');
         this.instruments.pagesTruncated.inc({ stack, endpoint });
       },
+      progress: (p) => {
+        this.connectorMovedAt = p.endedAt === undefined ? p.lastPageAt : undefined;
+        if (p.kind !== 'full') return;
+        const ins = this.instruments;
+        ins.connectorScanInProgress.set(labels, p.endedAt === undefined ? 1 : 0);
+        ins.connectorScanPagesRead.set(labels, p.pagesRead);
+        ins.connectorScanPagesExpected.set(labels, p.pagesTotal ?? 0);
+        ins.connectorScanBytes.set(labels, p.bytes);
+        ins.connectorScanStart.set(labels, p.startedAt);
+        ins.connectorScanPageSize.set(labels, p.pageSize);
+      },
+      pageSize: (size, previous, reason) => {
+        this.instruments.connectorScanPageSize.set(labels, size);
+        if (reason === 'timeout') {
+          this.logger.warn(
+            { endpoint, pageSize: size, previousPageSize: previous, timeoutSeconds: this.stack.timeoutSeconds },
+            'a connector history page timed out: asking for smaller pages from here on (raise timeoutSeconds or lower paging.connectorPageSize if this repeats)',
+          );
+        } else {
+          this.logger.info({ endpoint, pageSize: size, previousPageSize: previous }, 'connector history pages come back fast again: larger pages from the next full scan');
+        }
+      },
+      isPageTimeout: (err) => err instanceof CmdbTimeoutError,
     };
-    return this.history.read(io, this.clock.now() / 1000);
+    try {
+      return await this.history.read(io, now());
+    } finally {
+      this.connectorMovedAt = undefined;
+      // 0 again once the time has passed.
+      this.instruments.connectorIncrementalOffUntil.set(labels, this.history.incrementalOffUntil(now()) ?? 0);
+    }
   }
 
   private async readPages(endpoint: PagedEndpoint, signal?: AbortSignal): Promise<unknown[]> {
@@ -365,13 +434,14 @@ export class CmdbClient implements CmdbApi {
     decode: Decoder<T>,
     query: string | undefined,
     signal?: AbortSignal,
+    options: Pick<Exchange, 'retryTimeouts'> = {},
   ): Promise<Lookup<T>> {
     const known = this.spellings.get(endpoint);
     const candidates = known ? [known] : paths;
     let notFound: Lookup<T> | undefined;
     let forbidden: Reply | undefined;
     for (const path of candidates) {
-      const outcome = await this.authorizedGet(endpoint, path, query, decode, signal);
+      const outcome = await this.authorizedGet(endpoint, path, query, decode, signal, options);
       if (outcome.ok) {
         // Concurrent first requests (change history of several names) may all get here: log once.
         if (!known && paths.length > 1 && this.spellings.get(endpoint) !== path) {
@@ -400,13 +470,14 @@ export class CmdbClient implements CmdbApi {
     query: string | undefined,
     decode: Decoder<T>,
     signal?: AbortSignal,
+    options: Pick<Exchange, 'retryTimeouts'> = {},
   ): Promise<Outcome<T>> {
     // Checked before the token: an aborted poll must not start a token fetch either.
     if (signal?.aborted) throw new CmdbAbortedError(requestName('GET', path));
     let credential = await this.tokens.current(signal);
     for (let renewed = false; ; renewed = true) {
       const headers = { ...jsonHeaders(this.stack.userAgent), Authorization: `Bearer ${credential.token}` };
-      const outcome = await this.transport.send({ endpoint, method: 'GET', path, query, headers }, decode, signal);
+      const outcome = await this.transport.send({ endpoint, method: 'GET', path, query, headers, ...options }, decode, signal);
       if (outcome.ok) this.tokens.accepted();
       if (outcome.ok || outcome.reply.status !== 401) return outcome;
       const next = renewed ? undefined : await this.tokens.renew(credential, signal);

@@ -34,6 +34,11 @@ export interface Exchange {
   query?: string;
   headers: Record<string, string>;
   body?: string;
+  /**
+   * Retry an attempt that timed out (default true). Off for connector history pages: the reader
+   * asks for the page again at half the size instead of at the same size.
+   */
+  retryTimeouts?: boolean;
 }
 
 /**
@@ -132,7 +137,7 @@ export class Transport {
       try {
         outcome = await this.once(ex, target, request, decode, signal, retry + refusals + 1, sent);
       } catch (err) {
-        if (retry >= max || !isRetryable(err)) throw err;
+        if (retry >= max || !isRetryable(err) || (ex.retryTimeouts === false && err instanceof CmdbTimeoutError)) throw err;
         await this.backoff(retry++, request, signal);
         continue;
       }

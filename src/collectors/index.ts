@@ -39,7 +39,7 @@ export const COLLECTORS: CollectorTable = collectorTable();
 
 export type { Area, AreaInfo } from './area.js';
 export type { Collector, CollectorContext, CollectorTable, EndpointInputs } from './types.js';
-export { newestRun } from './ingestion-runs.js';
+export { detailRun, newestRun } from './ingestion-runs.js';
 export { jobStatus, newestJob } from './action-jobs.js';
 export { healthOf } from './connector-run.js';
 export { SampleSet } from './emit.js';

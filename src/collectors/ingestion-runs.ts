@@ -27,12 +27,28 @@ function runTime(run: IngestionRun, timeZone: string): number | undefined {
 }
 
 /**
- * The newest run: greatest start_date, else the time inside its id; ties → the later in the list.
- * Runs with neither lose to any run with a time. Undefined only for an empty list.
+ * The newest run: greatest start_date (read in the stack's time zone), else the time inside its id;
+ * ties → the later in the list. Runs with neither lose to any run with a time. Undefined only for
+ * an empty list.
  */
-export function newestRun(runs: readonly IngestionRun[], timeZone = 'UTC'): IngestionRun | undefined {
+export function newestRun(runs: readonly IngestionRun[], timeZone: string): IngestionRun | undefined {
   const i = newestIndex(runs, (r) => runTime(r, timeZone));
   return i === undefined ? undefined : runs[i];
+}
+
+/** The run is under way: Airflow queues a run before it starts it, so `queued` counts as `running`. */
+export function runInProgress(run: { readonly status?: string | null }): boolean {
+  return IN_PROGRESS.has(runStatus(run));
+}
+
+/**
+ * The run whose task detail is exported (cmdb_ingestion_task_*): the newest run, its status, and
+ * whether it is under way (its detail is then fetched again at every poll). The one rule for the
+ * poller, which decides when to fetch, and the collectors.
+ */
+export function detailRun(runs: readonly IngestionRun[], timeZone: string): { run: IngestionRun; status: string; inProgress: boolean } | undefined {
+  const run = newestRun(runs, timeZone);
+  return run && { run, status: runStatus(run), inProgress: runInProgress(run) };
 }
 
 function collectRunCounts(runs: readonly IngestionRun[], out: SampleSet): void {
@@ -44,7 +60,7 @@ function collectRunCounts(runs: readonly IngestionRun[], out: SampleSet): void {
   for (const [status, n] of counts) out.gauge('cmdb_ingestion_runs', { status }, n);
   // Airflow queues a run before it starts it: a queued run is under way for the overdue and
   // too-long alerts, not missing.
-  const running = runs.some((r) => IN_PROGRESS.has(runStatus(r)));
+  const running = runs.some(runInProgress);
   out.gauge('cmdb_ingestion_run_in_progress', {}, running ? 1 : 0);
 }
 

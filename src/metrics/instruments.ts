@@ -25,6 +25,13 @@ export interface Instruments {
   readonly responseBytes: Counter<L<'stack' | 'endpoint'>>;
   readonly connectorScans: Counter<L<'stack' | 'kind'>>;
   readonly connectorSortFallbacks: Counter<L<'stack'>>;
+  readonly connectorScanInProgress: Gauge<L<'stack'>>;
+  readonly connectorScanPagesRead: Gauge<L<'stack'>>;
+  readonly connectorScanPagesExpected: Gauge<L<'stack'>>;
+  readonly connectorScanBytes: Gauge<L<'stack'>>;
+  readonly connectorScanStart: Gauge<L<'stack'>>;
+  readonly connectorScanPageSize: Gauge<L<'stack'>>;
+  readonly connectorIncrementalOffUntil: Gauge<L<'stack'>>;
   readonly reloadSuccessful: Gauge;
   readonly reloadSuccessTimestamp: Gauge;
   readonly buildInfo: Gauge<L<'version' | 'node_version'>>;
@@ -75,6 +82,13 @@ export function createInstruments(registry: Registry, opts: { defaultMetrics?: b
     responseBytes: new Counter(spec<'stack' | 'endpoint'>('cmdb_endpoint_response_bytes_total', registry)),
     connectorScans: new Counter(spec<'stack' | 'kind'>('cmdb_connector_scans_total', registry)),
     connectorSortFallbacks: new Counter(spec<'stack'>('cmdb_connector_sort_fallbacks_total', registry)),
+    connectorScanInProgress: new Gauge(spec<'stack'>('cmdb_connector_scan_in_progress', registry)),
+    connectorScanPagesRead: new Gauge(spec<'stack'>('cmdb_connector_scan_pages_read', registry)),
+    connectorScanPagesExpected: new Gauge(spec<'stack'>('cmdb_connector_scan_pages_expected', registry)),
+    connectorScanBytes: new Gauge(spec<'stack'>('cmdb_connector_scan_bytes', registry)),
+    connectorScanStart: new Gauge(spec<'stack'>('cmdb_connector_scan_start_timestamp_seconds', registry)),
+    connectorScanPageSize: new Gauge(spec<'stack'>('cmdb_connector_scan_page_size', registry)),
+    connectorIncrementalOffUntil: new Gauge(spec<'stack'>('cmdb_connector_incremental_off_until_timestamp_seconds', registry)),
     reloadSuccessful: new Gauge(spec<never>('cmdb_config_last_reload_successful', registry)),
     reloadSuccessTimestamp: new Gauge(spec<never>('cmdb_config_last_reload_success_timestamp_seconds', registry)),
     buildInfo: new Gauge(spec<'version' | 'node_version'>('cmdb_exporter_build_info', registry)),
@@ -109,6 +123,8 @@ export function initStackInstruments(
   if (endpoints.includes('connector')) {
     for (const kind of ['full', 'incremental']) ins.connectorScans.inc({ stack, kind }, 0);
     ins.connectorSortFallbacks.inc({ stack }, 0);
+    ins.connectorScanInProgress.set({ stack }, 0);
+    ins.connectorIncrementalOffUntil.set({ stack }, 0);
   }
 }
 

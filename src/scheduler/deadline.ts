@@ -10,21 +10,26 @@
 import { markDeadline } from '../cmdb/clock.js';
 import { CmdbError } from '../errors.js';
 
-/** The reason of a poll signal aborted by its deadline. */
+/** The reason of a poll signal aborted by its deadline; `stalled` when a read that may outlast its interval stopped moving. */
 export class PollDeadlineReached extends Error {
-  constructor(readonly seconds: number) {
-    super(`the poll did not finish within its ${seconds}s interval`);
+  constructor(
+    readonly seconds: number,
+    readonly stalled = false,
+  ) {
+    super(stalled ? `the poll made no progress for ${seconds}s` : `the poll did not finish within its ${seconds}s interval`);
   }
 }
 
 /** A poll cut off at its deadline: outcome `timeout`, the endpoint reports down. */
 export class PollTimeoutError extends CmdbError {
   readonly outcome = 'timeout' as const;
-  constructor(endpoint: string, seconds: number) {
+  constructor(endpoint: string, seconds: number, stalled = false) {
     super(
       'CMDB_TIMEOUT',
       `poll of ${endpoint}`,
-      `not finished within its ${seconds}s interval (attempts, retries, back-off and rate-limit waits included); cut off and reported down`,
+      stalled
+        ? `no page of the scan arrived for ${seconds}s (every attempt, retry and wait of a page included); cut off and reported down`
+        : `not finished within its ${seconds}s interval (attempts, retries, back-off and rate-limit waits included); cut off and reported down`,
     );
   }
 }
@@ -53,6 +58,41 @@ export function pollDeadline(outer: AbortSignal | undefined, seconds: number): P
   const timer = setTimeout(() => ctl.abort(new PollDeadlineReached(seconds)), seconds * 1000);
   markDeadline(ctl.signal, Date.now() + seconds * 1000);
   timer.unref();
+  return {
+    signal: ctl.signal,
+    dispose() {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onOuter);
+    },
+  };
+}
+
+/**
+ * Like pollDeadline, for a read that may outlast its interval while it makes progress (a full scan
+ * of the connector history): at `seconds`, and from then on, it aborts only once `idle` (seconds
+ * since the read last moved; undefined when no read runs) reaches `stallSeconds`.
+ */
+export function progressDeadline(outer: AbortSignal | undefined, seconds: number, stallSeconds: number, idle: () => number | undefined): PollDeadline {
+  const ctl = new AbortController();
+  const onOuter = () => ctl.abort(outer?.reason);
+  if (outer?.aborted) onOuter();
+  else outer?.addEventListener('abort', onOuter, { once: true });
+  let timer: NodeJS.Timeout;
+  const check = () => {
+    const still = idle();
+    const left = still === undefined ? 0 : stallSeconds - still;
+    if (left <= 0) {
+      ctl.abort(still === undefined ? new PollDeadlineReached(seconds) : new PollDeadlineReached(stallSeconds, true));
+      return;
+    }
+    timer = setTimeout(check, Math.max(1000, left * 1000));
+    timer.unref();
+  };
+  timer = setTimeout(check, seconds * 1000);
+  timer.unref();
+  // A wait the CMDB asks for must end before the read would count as stuck.
+  const startedAt = Date.now();
+  markDeadline(ctl.signal, () => Math.max(startedAt + seconds * 1000, Date.now() + (stallSeconds - (idle() ?? 0)) * 1000));
   return {
     signal: ctl.signal,
     dispose() {

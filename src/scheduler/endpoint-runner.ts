@@ -123,7 +123,7 @@ export class EndpointRunner {
     const started = this.opts.now();
     const late = () => {
       const deadline = deadlineReached(signal);
-      if (deadline) this.failed(status, new PollTimeoutError(endpoint, deadline.seconds), started);
+      if (deadline) this.failed(status, new PollTimeoutError(endpoint, deadline.seconds, deadline.stalled), started);
     };
     if (signal?.aborted) return late();
     let result: PollResult;

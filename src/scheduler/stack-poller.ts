@@ -25,7 +25,7 @@ import {
   type ResultOf,
 } from '../api/endpoints.js';
 import type { Action, ActionJob, ChangeEntry, IngestionRun } from '../api/schemas.js';
-import { COLLECTORS, jobStatus, newestJob, newestRun } from '../collectors/index.js';
+import { COLLECTORS, detailRun, jobStatus, newestJob } from '../collectors/index.js';
 import { StateMemory } from '../collectors/state-memory.js';
 import type { Collector, CollectorContext } from '../collectors/types.js';
 import type { StackConfig } from '../config/types.js';
@@ -36,7 +36,7 @@ import { realClock } from '../cmdb/clock.js';
 import { CmdbAbortedError } from '../errors.js';
 import { EndpointRunner, type ForbiddenState, type PollResult } from './endpoint-runner.js';
 import { fanOut, type Cached } from './fan-out.js';
-import { pollDeadline } from './deadline.js';
+import { pollDeadline, progressDeadline } from './deadline.js';
 import { Pacer, type Sleep } from './pacer.js';
 import { spreadOffset } from './spread.js';
 
@@ -123,7 +123,6 @@ export class StackPoller {
   readonly runner: EndpointRunner;
   private readonly states = new StateMemory();
   private actionList: readonly Action[] | undefined;
-  private connectorRuns: unknown;
   private detailOf: { runId: string; status: string } | undefined;
   private readonly jobs = new Map<string, Cached<JobsCacheEntry>>();
   private readonly changeLog = { asset_change: new Map<string, Cached<ChangeEntry[]>>(), user_change: new Map<string, Cached<ChangeEntry[]>>() };
@@ -176,7 +175,13 @@ export class StackPoller {
    * interval (src/scheduler/deadline.ts).
    */
   async poll(group: GroupName, outer?: AbortSignal, options: PollOptions = {}): Promise<void> {
-    const deadline = pollDeadline(outer, this.opts.stack.intervals[group]);
+    const interval = this.opts.stack.intervals[group];
+    const { api } = this.opts;
+    // A connector scan may outlast its interval while its pages keep coming: cut off only when stuck.
+    const deadline =
+      group === 'connectors' && api.connectorIdleSeconds && api.connectorStallSeconds !== undefined
+        ? progressDeadline(outer, interval, api.connectorStallSeconds, () => api.connectorIdleSeconds?.())
+        : pollDeadline(outer, interval);
     try {
       await this.pollGroup(group, deadline.signal, options.stop);
     } finally {
@@ -209,6 +214,7 @@ export class StackPoller {
   }
 
   private async pollOnce<E extends OnceEndpoint>(endpoint: E, signal?: AbortSignal): Promise<ResultOf<E> | undefined> {
+    if (endpoint === 'connector') return (await this.pollConnectors(signal)) as ResultOf<E> | undefined;
     let result: ResultOf<E> | undefined;
     await this.runner.run(endpoint, async () => {
       // GetArgs<E> stays unresolved for a generic E; every OnceEndpoint takes no id.
@@ -218,16 +224,27 @@ export class StackPoller {
         this.actionList = result as readonly Action[];
         this.opts.onBacklog?.(this.jobBacklog());
       }
-      if (endpoint === 'connector') {
-        // An incremental read that found nothing newer returns the very same array: the series
-        // the store holds are still current, and mapping ~1,000 runs again would only cost time.
-        const same = result === this.connectorRuns && this.runner.status().some((s) => s.endpoint === 'connector' && s.state === 'ok');
-        this.connectorRuns = result;
-        if (same) return { kind: 'unchanged' };
-      }
       return this.map(endpoint, result as EndpointInputs[E]);
     }, signal);
     return result;
+  }
+
+  /**
+   * The connector history: when the read says nothing changed (an incremental read found nothing
+   * newer) and the store holds the series of an earlier success, they are still current, and
+   * mapping ~1,000 runs again would only cost time.
+   */
+  private async pollConnectors(signal?: AbortSignal): Promise<ResultOf<'connector'> | undefined> {
+    const { api } = this.opts;
+    let runs: ResultOf<'connector'> | undefined;
+    await this.runner.run('connector', async () => {
+      const read = api.readConnectors ? await api.readConnectors(signal) : { changed: true, runs: await api.get('connector', undefined, signal) };
+      runs = read.runs;
+      const held = this.runner.status().some((s) => s.endpoint === 'connector' && s.state === 'ok');
+      if (!read.changed && held) return { kind: 'unchanged' };
+      return this.map('connector', read.runs);
+    }, signal);
+    return runs;
   }
 
   private async pollIngestion(signal?: AbortSignal): Promise<void> {
@@ -243,15 +260,15 @@ export class StackPoller {
   }
 
   private async detail(runs: readonly IngestionRun[], signal?: AbortSignal): Promise<PollResult> {
-    const newest = newestRun(runs);
-    if (!newest) {
+    const target = detailRun(runs, this.opts.stack.timezone);
+    if (!target) {
       this.detailOf = undefined;
       return this.map('data_ingestion_detail', null);
     }
-    const status = (newest.status ?? '').toLowerCase();
+    const { run: newest, status, inProgress } = target;
     const known = this.detailOf;
     const same = known !== undefined && known.runId === newest.id && known.status === status;
-    if (same && status !== 'running') return { kind: 'unchanged' };
+    if (same && !inProgress) return { kind: 'unchanged' };
     if (!isWellFormed(newest.id)) {
       // No path can carry it; the run's detail is skipped, the rest of the ingestion is unaffected.
       this.opts.logger.debug({ endpoint: 'data_ingestion_detail' }, 'newest run id is not well-formed text; its detail is skipped');

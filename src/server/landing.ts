@@ -30,6 +30,18 @@ export interface SkippedEndpoint {
   readonly reason: 'disabled' | 'untracked';
 }
 
+/** Where the connector history's scan stands (what the client reports; the same shape as its ScanProgress). */
+export interface LandingScanProgress {
+  readonly kind: 'full' | 'incremental';
+  /** Unix seconds. */
+  readonly startedAt: number;
+  readonly pagesRead: number;
+  readonly pagesTotal?: number;
+  readonly bytes: number;
+  readonly pageSize: number;
+  readonly endedAt?: number;
+}
+
 export interface LandingStack {
   readonly name: string;
   readonly baseUrl: string;
@@ -44,6 +56,8 @@ export interface LandingStack {
   readonly jobBacklog?: number;
   /** The stack's poll plan: requests an hour it asks of the CMDB against its budget. */
   readonly demand?: { readonly perHour: number; readonly budgetPerHour: number; readonly ratio: number };
+  /** The connector history's scan in progress (or the last one) and until when incremental reads are off. */
+  readonly connectorScan?: { readonly progress?: LandingScanProgress; readonly incrementalOffUntil?: number };
 }
 
 export interface LandingModel {
@@ -162,6 +176,29 @@ function demandLine(s: LandingStack): string {
     : `<p class="hint demand">Poll plan: ${figures}.</p>`;
 }
 
+function megabytes(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0)} MB`;
+}
+
+/** `Connector history: full scan, page 3 of 10, 74 MB, 1m 2s so far` while a scan runs; incremental reads off until …. */
+export function connectorScanLine(now: number, scan: LandingStack['connectorScan']): string {
+  if (!scan) return '';
+  const p = scan.progress;
+  const parts: string[] = [];
+  if (p && p.endedAt === undefined) {
+    const of = p.pagesTotal === undefined ? '' : ` of ${p.pagesTotal}`;
+    parts.push(
+      `${p.kind} scan running: page ${p.pagesRead}${of} read (${p.pageSize} rows a page), ${megabytes(p.bytes)}, ${shortDuration(now - p.startedAt)} so far; the connector endpoint keeps what it has meanwhile`,
+    );
+  } else if (p) {
+    parts.push(`last ${p.kind} scan: ${p.pagesRead} page(s), ${megabytes(p.bytes)} in ${shortDuration((p.endedAt ?? now) - p.startedAt)}, ended ${relativeTime(now, p.endedAt ?? now)}`);
+  }
+  if (scan.incrementalOffUntil !== undefined) {
+    parts.push(`incremental reads off until ${when(now, scan.incrementalOffUntil)} (the service answered unsorted pages): every poll reads every page`);
+  }
+  return parts.length === 0 ? '' : `<p class="scan">Connector history: ${parts.join(" · ")}</p>`;
+}
+
 function stackSection(now: number, s: LandingStack, a: Attention): string {
   const auth = s.unauthorized
     ? '<p class="err">The pre-issued token is rejected (401): replace it (CMDB_TOKEN / tokenFile).</p>'
@@ -172,7 +209,7 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
     s.pausedUntil === undefined
       ? ''
       : `<p class="err paused">Paused: the CMDB asked the exporter to wait (a 429, or a Retry-After on a 429, 502, 503 or 504), so no request of this stack leaves until ${when(now, s.pausedUntil)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
-  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${demandLine(s)}${facts(a, s)}
+  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${demandLine(s)}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
 <table><thead><tr><th>endpoint</th><th>state</th><th>outcome</th><th>interval</th><th>last poll</th><th>last success</th><th>next poll</th><th>duration</th><th>details</th></tr></thead>
 <tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table></section>`;
 }

@@ -6,8 +6,8 @@ import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { DATA_ENDPOINTS } from '../api/endpoints.js';
 import { ConfigError } from '../errors.js';
-import type { ScenarioControls } from './api.js';
-import { stateSummary, type Core } from './core.js';
+import type { ConnectorPace, ScenarioControls } from './api.js';
+import { checkConnectorPace, stateSummary, type Core } from './core.js';
 import { parseFaultRule } from './faults.js';
 import { json, readBody, type Reply } from './http-io.js';
 
@@ -96,6 +96,12 @@ const ROUTES: Record<string, Methods> = {
     POST: (core, body) => {
       core.limiter.set(parseWith(RateLimitBody, emptyToNull(body)) ?? undefined);
       return json(200, { rateLimit: core.limiter.current() ?? null });
+    },
+  },
+  'connector-pace': {
+    POST: (core, body) => {
+      core.connectorPace = checkConnectorPace((emptyToNull(body) ?? undefined) as ConnectorPace | undefined);
+      return json(200, { connectorPace: core.connectorPace });
     },
   },
   forbid: {

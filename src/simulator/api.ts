@@ -66,6 +66,8 @@ export interface SimulatorOptions {
    * proxy does), `off` never. Default `off` for the programmatic API, `gzip` for the CLI and the demo.
    */
   compression?: Compression;
+  /** How slowly the connector history is served and how it grows while read (setConnectorPace). */
+  connectorPace?: ConnectorPace;
   /** Faults active from the start. */
   faults?: FaultRule[];
   /** Serve HTTPS with this PEM certificate and key (to test the client's TLS options). */
@@ -81,6 +83,20 @@ export interface SimulatorOptions {
 /** How the simulator compresses its answers (SimulatorOptions.compression). */
 export type Compression = 'off' | 'gzip' | 'gzip-chunked';
 export const COMPRESSIONS: readonly Compression[] = ['off', 'gzip', 'gzip-chunked'];
+
+/**
+ * The pace of the connector history, as on the real service: ~2.3 s per 100 records (`msPerRow` 23)
+ * makes a 2,000-row page take ~46 s. `insertsPerPage` connectors (every profile of each) get a new,
+ * newest run right after each page is built, so a read meets rows written during it.
+ */
+export interface ConnectorPace {
+  /** Answer a connector page after this many ms per row on it (default 0). */
+  msPerRow?: number;
+  /** Fixed ms before every connector page (a round trip; default 0). */
+  baseMs?: number;
+  /** New runs written after each connector page is built (default 0). */
+  insertsPerPage?: number;
+}
 
 /** Endpoint a fault applies to: one of the exporter's endpoint names, or '*' for all. */
 export type FaultTarget = EndpointName | '*';
@@ -175,6 +191,8 @@ export interface SimulatorControls {
   setRateLimit(limit: { perMinute: number; retryAfter: boolean } | undefined): void;
   /** Answer 403 on these endpoints. */
   forbid(endpoints: DataEndpoint[]): void;
+  /** How slowly connector pages are served and how many runs are written during a read; undefined: at once, none. */
+  setConnectorPace(pace: ConnectorPace | undefined): void;
   scenario: ScenarioControls;
 }
 

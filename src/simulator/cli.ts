@@ -20,6 +20,12 @@ Serves a simulated CMDB API (all endpoints of the spec) with seeded, realistic d
   --ignore-sort             serve the connector history unsorted whatever sort= asks (default: honour it)
   --compression MODE        gzip answers for clients that accept it: gzip (Content-Length, the default),
                             gzip-chunked (streamed, as a compressing proxy), off
+  --connector-ms-per-row N  serve each connector page after N ms per row on it (default 0; the real
+                            service's ~2.3 s per 100 records is 23: a 2,000-row page takes ~46 s)
+  --connector-base-ms N     plus N ms before every connector page (a round trip, e.g. 600)
+  --connector-inserts-per-page N
+                            write N new connector runs after each connector page is built, so that
+                            a read meets rows written during it (default 0)
   --connectors N --profiles-per-connector N --runs-per-connector N --actions N
   --jobs-per-action N --ingestion-runs N --tasks-per-run N --tracked-assets N
   --tracked-users N --changes-per-record N
@@ -104,7 +110,23 @@ function integer(flag: string, text: string | undefined, issues: ConfigIssue[]):
   return Number(text);
 }
 
-const STRING_FLAGS = ['port', 'host', 'seed', 'client-id', 'secret', 'page-size', 'connector-period', 'now', 'churn-ms', 'churn-entities', 'compression', ...Object.keys(SIZE_FLAGS)];
+const PACE_FLAGS = { 'connector-ms-per-row': 'msPerRow', 'connector-base-ms': 'baseMs', 'connector-inserts-per-page': 'insertsPerPage' } as const;
+
+const STRING_FLAGS = [
+  'port',
+  'host',
+  'seed',
+  'client-id',
+  'secret',
+  'page-size',
+  'connector-period',
+  'now',
+  'churn-ms',
+  'churn-entities',
+  'compression',
+  ...Object.keys(PACE_FLAGS),
+  ...Object.keys(SIZE_FLAGS),
+];
 
 type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -185,6 +207,11 @@ export function parseCli(argv: readonly string[]): CliOptions | 'help' {
   if (pageSize !== undefined) options.connectorPageSize = pageSize;
   const period = integer('connector-period', text('connector-period'), issues);
   if (period !== undefined) options.connectorPeriodSeconds = period;
+  for (const [flag, key] of Object.entries(PACE_FLAGS)) {
+    const n = integer(flag, text(flag), issues);
+    if (n !== undefined && n < 0) issues.push({ path: `--${flag}`, message: 'must be at least 0' });
+    else if (n !== undefined) options.connectorPace = { ...options.connectorPace, [key]: n };
+  }
   if (text('client-id') !== undefined) options.clientId = text('client-id');
   if (text('secret') !== undefined) options.secret = text('secret');
   const now = clockFlag(text('now'), live, issues);

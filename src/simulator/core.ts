@@ -1,6 +1,7 @@
 /** Everything one simulator instance holds, shared by the CMDB and admin request handlers. */
 import type { DataEndpoint } from '../api/endpoints.js';
-import type { Compression, ScenarioControls } from './api.js';
+import { ConfigError } from '../errors.js';
+import type { Compression, ConnectorPace, ScenarioControls } from './api.js';
 import type { RateLimiter, TokenStore } from './access.js';
 import type { Dataset } from './data/dataset.js';
 import type { FaultBook } from './faults.js';
@@ -25,6 +26,9 @@ export interface Core {
   readonly actionPageSize: number;
   readonly ignoreSort: boolean;
   readonly compression: Compression;
+  connectorPace: ConnectorPace;
+  /** Next connector to write a run for when a page is read (connectorPace.insertsPerPage). */
+  insertCursor: number;
   readonly live: boolean;
   /** Latency timers still pending, cleared on close. */
   readonly timers: Set<NodeJS.Timeout>;
@@ -70,7 +74,22 @@ export function stateSummary(core: Core) {
     tokenExpiry: core.tokens.currentExpiry() ?? null,
     rateLimit: core.limiter.current() ?? null,
     forbidden: [...core.forbidden],
+    connectorPace: core.connectorPace,
   };
 }
 
 export type SimulatorState = ReturnType<typeof stateSummary>;
+
+/** A connector pace with every number finite and at least 0 (ms at most 10 minutes a row). */
+export function checkConnectorPace(pace: ConnectorPace | undefined): ConnectorPace {
+  const out: ConnectorPace = {};
+  for (const key of ['msPerRow', 'baseMs', 'insertsPerPage'] as const) {
+    const v = pace?.[key];
+    if (v === undefined) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 600_000) {
+      throw new ConfigError([{ path: `connectorPace.${key}`, message: 'must be a number from 0 to 600000' }]);
+    }
+    out[key] = v;
+  }
+  return out;
+}

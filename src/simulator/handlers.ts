@@ -47,7 +47,7 @@ const connector: Handler = (ctx, query) => {
   const honoured = ctx.ignoreSort ? undefined : sort;
   const rows = honoured ? ctx.data.history.sorted(honoured.field, honoured.direction) : ctx.data.history.all();
   const { items, info } = slicePage(rows, req, honoured !== undefined);
-  return json(200, {
+  const reply = json(200, {
     content: items,
     pageable: info.pageable,
     last: info.last,
@@ -59,6 +59,7 @@ const connector: Handler = (ctx, query) => {
     numberOfElements: info.numberOfElements,
     empty: items.length === 0,
   });
+  return { ...reply, rows: items.length };
 };
 
 const detail: Handler = (ctx, _query, runId) => {

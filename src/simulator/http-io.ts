@@ -13,6 +13,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** Send in this Content-Encoding whatever the request accepts (a fault's contentEncoding). */
   encoding?: string;
+  /** Rows of a page (the connector history's pace is per row). */
+  rows?: number;
 }
 
 export function json(status: number, value: unknown, headers?: Record<string, string>): Reply {

@@ -111,7 +111,23 @@ async function answerWith(
   }
   const endpoint: DataEndpoint = route.endpoint;
   if (core.forbidden.has(endpoint)) return errorReply(403, 'Forbidden');
-  return dataReply(endpoint, handlerContext(core), query, route.arg);
+  const reply = dataReply(endpoint, handlerContext(core), query, route.arg);
+  if (endpoint === 'connector' && reply.status === 200) await connectorPace(core, reply);
+  return reply;
+}
+
+/** The real service's pace on the connector history: rows written during the read, time per row. */
+async function connectorPace(core: Core, reply: Reply): Promise<void> {
+  const { msPerRow = 0, baseMs = 0, insertsPerPage = 0 } = core.connectorPace;
+  const names = [...core.data.connectors.keys()];
+  for (let i = 0; i < insertsPerPage && names.length > 0; i++) {
+    // On a stopped clock each write moves it on a second: rows written during a read are newer than every row before.
+    if (!core.live) core.scenario.advance(1);
+    core.scenario.runConnector(names[core.insertCursor++ % names.length] as string, 'Success');
+  }
+  const rows = reply.rows ?? 0;
+  const ms = baseMs + msPerRow * rows;
+  if (ms > 0) await delay(core, ms);
 }
 
 export async function serveCmdb(core: Core, req: IncomingMessage, res: ServerResponse, target: Target): Promise<void> {

@@ -10,7 +10,7 @@ import { ConfigError } from '../errors.js';
 import { COMPRESSIONS, type Compression, type FaultRule, type RequestRecord, type Simulator, type SimulatorOptions } from './api.js';
 import { RateLimiter, TokenStore } from './access.js';
 import { serveAdmin } from './admin.js';
-import { stateSummary, type Core, type SimulatorState } from './core.js';
+import { checkConnectorPace, stateSummary, type Core, type SimulatorState } from './core.js';
 import { startChurn, type ChurnTarget } from './churn.js';
 import { buildDataset, resolveSize, type Dataset } from './data/dataset.js';
 import { FaultBook, type SimulatorFaultRule } from './faults.js';
@@ -85,6 +85,8 @@ function buildCore(opts: SimulatorOptions): Core {
     actionPageSize: DEFAULT_PAGE_SIZE,
     ignoreSort: opts.ignoreSort ?? false,
     compression: checkCompression(opts.compression ?? 'off'),
+    connectorPace: checkConnectorPace(opts.connectorPace),
+    insertCursor: 0,
     live: opts.live ?? false,
     timers: new Set(),
   };
@@ -145,6 +147,9 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     setRateLimit: (limit) => core.limiter.set(limit),
     forbid: (endpoints) => {
       core.forbidden = new Set(endpoints);
+    },
+    setConnectorPace: (pace) => {
+      core.connectorPace = checkConnectorPace(pace);
     },
     requests: (): RequestRecord[] => core.log.list(),
     clearRequests: () => core.log.clear(),

@@ -213,7 +213,7 @@ describe('paging', () => {
     expect(new Set(paged.map((r) => JSON.stringify(r)))).toEqual(new Set(all.map((r) => JSON.stringify(r))));
     const queries = requestsTo(s, 'connector').map((r) => r.rawQuery);
     const pages = Math.ceil(history / 7);
-    expect(queries).toEqual(Array.from({ length: pages }, (_, i) => `page=${i}&size=7`));
+    expect(queries).toEqual(Array.from({ length: pages }, (_, i) => `page=${i}&size=7&sort=_time%2Cdesc`));
   });
 
   it('reads every page of the Action list', async () => {
@@ -248,10 +248,11 @@ describe('connector history: full, then incremental scans', () => {
     const fullBytes = s.requests().reduce((n, r) => n + (r.endpoint === 'connector' ? r.bytes : 0), 0);
     s.clearRequests();
     const second = await client.get('connector');
-    expect(fullQueries.every((q) => !q.includes('sort='))).toBe(true);
+    expect(fullQueries.every((q) => q.includes('size=40&sort=_time%2Cdesc'))).toBe(true);
     expect(fullQueries.length).toBeGreaterThan(2);
     const later = requestsTo(s, 'connector');
-    expect(later.map((r) => r.rawQuery)).toEqual(later.map((_, i) => `page=${i}&size=40&sort=_time%2Cdesc`));
+    // Pages of 25 (the first page of an incremental read; 40 does not divide what was read).
+    expect(later.map((r) => r.rawQuery)).toEqual(later.map((_, i) => `page=${i}&size=25&sort=_time%2Cdesc`));
     // Only the runs within the margin of the newest one held, and one page more at most.
     expect(later.length).toBeLessThan(fullQueries.length / 3);
     const laterBytes = s.requests().reduce((n, r) => n + (r.endpoint === 'connector' ? r.bytes : 0), 0);
@@ -262,17 +263,17 @@ describe('connector history: full, then incremental scans', () => {
     expect(await metrics.value('cmdb_endpoint_response_bytes_total', { stack: 'test', endpoint: 'connector' })).toBe(fullBytes + laterBytes);
   });
 
-  it('connectors that run once a day, as on the real service: a poll 5 minutes after the full scan is one 500-row page', async () => {
+  it('connectors that run once a day, as on the real service: a poll 5 minutes after the full scan is one 25-row page', async () => {
     // The benchmark's medium size with the built-in page size: a full scan is 2 pages of 2,000.
     const s = await sim({ size: { connectors: 530, profilesPerConnector: 2, runsPerConnector: 3 }, connectorPeriodSeconds: 86_400 });
     const { client } = makeClient(simStack(s, { paging: { connectorPageSize: 2000 } }));
     await client.get('connector');
-    expect(requestsTo(s, 'connector').map((r) => r.rawQuery)).toEqual(['page=0&size=2000', 'page=1&size=2000']);
+    expect(requestsTo(s, 'connector').map((r) => r.rawQuery)).toEqual(['page=0&size=2000&sort=_time%2Cdesc', 'page=1&size=2000&sort=_time%2Cdesc']);
     for (let poll = 0; poll < 3; poll++) {
       s.clearRequests();
       s.scenario.advance(300);
       await client.get('connector');
-      expect(requestsTo(s, 'connector').map((r) => r.rawQuery)).toEqual(['page=0&size=500&sort=_time%2Cdesc']);
+      expect(requestsTo(s, 'connector').map((r) => r.rawQuery)).toEqual(['page=0&size=25&sort=_time%2Cdesc']);
     }
   });
 
@@ -283,8 +284,9 @@ describe('connector history: full, then incremental scans', () => {
     s.clearRequests();
     const second = await client.get('connector');
     const queries = requestsTo(s, 'connector').map((r) => r.rawQuery);
-    expect(queries[0]).toBe('page=0&size=40&sort=_time%2Cdesc');
-    expect(queries.slice(1).every((q) => !q.includes('sort='))).toBe(true);
+    expect(queries[0]).toBe('page=0&size=25&sort=_time%2Cdesc');
+    // The fallback is a full scan: pages of the configured size.
+    expect(queries.slice(1).every((q) => q.includes('size=40'))).toBe(true);
     expect(second).toEqual(first);
     expect(await metrics.value('cmdb_connector_sort_fallbacks_total', { stack: 'test' })).toBe(1);
     expect(await metrics.value('cmdb_connector_scans_total', { stack: 'test', kind: 'full' })).toBe(2);

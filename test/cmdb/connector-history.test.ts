@@ -12,8 +12,9 @@ import {
   type HistoryPage,
   type HistoryScan,
   type ScanKind,
+  type ScanProgress,
 } from '../../src/cmdb/connector-history.js';
-import { createScanReducers, type ScanReducers } from '../../src/cmdb/page-reducer.js';
+import { createScanReducers, type KnownTimes, type ScanReducers } from '../../src/cmdb/page-reducer.js';
 
 const T0 = 1_785_000_000;
 const DAY = 86_400;
@@ -33,6 +34,8 @@ const row = (bridge: string, time: number, status = 'Success', profile: string |
   _time: time,
 });
 
+class PageTimeout extends Error {}
+
 /** A fake CMDB: serves `rows` in their own order, or sorted by _time descending unless told to ignore the sort. */
 class FakeHistory implements HistoryIo {
   rows: Row[] = [];
@@ -40,22 +43,30 @@ class FakeHistory implements HistoryIo {
   readonly requests: Array<{ page: number; size: number; sort: string | undefined; rows: number }> = [];
   readonly scans: ScanKind[] = [];
   readonly unsortedPages: number[] = [];
+  readonly offUntil: Array<number | undefined> = [];
+  readonly progressed: ScanProgress[] = [];
+  /** The exporter's clock as the reader sees it (scan starts, progress). */
+  at = T0 + 3600;
+  /** Pages of at least this many rows time out (page-size adaptation). */
+  timeoutAbove = Infinity;
 
   /** Serves one page as the exporter reads it: through the same scan reduction. */
   async fetchPage(page: number, size: number, sort: string | undefined, reducers: ScanReducers): Promise<HistoryPage> {
     const ordered = sort === '_time,desc' && !this.ignoreSort ? [...this.rows].sort((a, b) => b._time - a._time) : this.rows;
     const content = ordered.slice(page * size, (page + 1) * size);
     this.requests.push({ page, size, sort, rows: content.length });
+    if (size >= this.timeoutAbove) throw new PageTimeout();
     const answer = reducers.page(1, JSON.stringify({ content, totalPages: Math.ceil(ordered.length / size), number: page }));
     if (answer.kind !== 'page') throw new Error('expected a page');
     const result = validate(ConnectorPageSchema, { ...answer.envelope, content: [] });
     if (!result.ok) throw new Error(result.message);
-    const { sorted, first, last, min, count } = answer;
-    return { count, fields: result.value, sorted, first, last, min };
+    const { sorted, first, last, min, count, fresh, firstFresh } = answer;
+    return { count, fields: result.value, sorted, first, last, min, fresh, firstFresh };
   }
 
-  scan(): HistoryScan {
+  scan(known: KnownTimes): HistoryScan {
     const reducers = createScanReducers();
+    reducers.begin(1, known);
     return {
       fetchPage: (page, size, sort) => this.fetchPage(page, size, sort, reducers),
       rows: async () => {
@@ -70,13 +81,25 @@ class FakeHistory implements HistoryIo {
   scanned(kind: ScanKind): void {
     this.scans.push(kind);
   }
-  unsorted(page: number): void {
+  unsorted(page: number, offUntil: number | undefined): void {
     this.unsortedPages.push(page);
+    this.offUntil.push(offUntil);
   }
   truncated(): void {}
+  now(): number {
+    return this.at;
+  }
+  progress(p: ScanProgress): void {
+    this.progressed.push(p);
+  }
+  pageSize(): void {}
+  isPageTimeout(err: unknown): boolean {
+    return err instanceof PageTimeout;
+  }
 }
 
-const reader = (pageSize = 4) => new ConnectorHistoryReader({ pageSize, maxPages: 100, fullScanIntervalSeconds: DAY, timeZone: 'UTC' });
+const reader = (pageSize = 4, maxPages = 100) => new ConnectorHistoryReader({ pageSize, maxPages, fullScanIntervalSeconds: DAY, timeZone: 'UTC', timeoutSeconds: 30, retries: 2 });
+const read = async (r: ConnectorHistoryReader, io: FakeHistory, now: number) => (await r.read(io, now)).runs;
 const byKey = (runs: ConnectorRun[]) => Object.fromEntries(runs.map((r) => [`${r.bridge_name}/${String(r.profile)}`, r._time]));
 
 /** 30 connectors with 5 daily runs each, shuffled (the service's own order is not by time). */
@@ -88,12 +111,12 @@ function history(): Row[] {
 }
 
 describe('connector history reader', () => {
-  it('first poll: a full scan in the service order, newest run per key', async () => {
+  it('first poll: a full scan sorted by _time descending, newest run per key', async () => {
     const io = new FakeHistory();
     io.rows = history();
-    const runs = await reader().read(io, T0 + 60);
+    const runs = await read(reader(), io, T0 + 60);
     expect(io.scans).toEqual(['full']);
-    expect(io.requests.every((r) => r.sort === undefined)).toBe(true);
+    expect(io.requests.every((r) => r.sort === '_time,desc')).toBe(true);
     expect(io.requests).toHaveLength(Math.ceil(150 / 4));
     expect(runs).toHaveLength(30);
     expect(byKey(runs)['c3/prod']).toBe(T0 - 180);
@@ -106,14 +129,11 @@ describe('connector history reader', () => {
     await r.read(io, T0 + 60);
     io.requests.length = 0;
     io.rows.push(row('c5', T0 + 3600, 'Error'), row('new_connector', T0 + 3000));
-    const runs = await r.read(io, T0 + 7200);
+    const runs = await read(r, io, T0 + 7200);
     expect(io.scans).toEqual(['full', 'incremental']);
     expect(io.requests.every((q) => q.sort === '_time,desc')).toBe(true);
-    // The rows within the margin of the newest held (connectors c0…cN run a minute apart, plus the
-    // 2 new ones) fill some pages; the next page reaches older rows and ends the read: far fewer
-    // than the 38 pages of a full scan.
-    const inside = Math.floor(INCREMENTAL_MARGIN_SECONDS / 60) + 1 + 2;
-    expect(io.requests).toHaveLength(Math.floor(inside / 4) + 1);
+    // The 2 new rows are on page 0; page 1 holds nothing new and ends the read.
+    expect(io.requests).toHaveLength(2);
     expect(io.requests.length).toBeLessThan(38 / 4);
     const keys = byKey(runs);
     expect(keys['c5/prod']).toBe(T0 + 3600);
@@ -124,24 +144,48 @@ describe('connector history reader', () => {
     expect(keys['c29/prod']).toBe(T0 - 29 * 60);
   });
 
-  it('a late row just inside the margin is merged; one older than the margin waits for the full scan', async () => {
+  it('a late row on a page read for new rows is merged; one below an all-known page waits for the full scan', async () => {
     const io = new FakeHistory();
     io.rows = history();
     const r = reader(4);
     await r.read(io, T0 + 60);
     const newest = T0; // c0's newest run
-    io.rows.push(row('late_inside', newest - INCREMENTAL_MARGIN_SECONDS + 10), row('late_outside', newest - INCREMENTAL_MARGIN_SECONDS - 4 * DAY));
-    const runs = await r.read(io, T0 + 120);
+    io.rows.push(row('fresh', newest + 60), row('late_inside', newest - 30), row('late_outside', newest - INCREMENTAL_MARGIN_SECONDS + 10));
+    const runs = await read(r, io, T0 + 120);
     const keys = byKey(runs);
-    expect(keys['late_inside/prod']).toBe(newest - INCREMENTAL_MARGIN_SECONDS + 10);
+    expect(keys['late_inside/prod']).toBe(newest - 30);
     expect(keys['late_outside/prod']).toBeUndefined();
     // The next full scan sees it.
-    const later = await r.read(io, T0 + DAY + 60);
+    const later = await read(r, io, T0 + DAY + 60);
     expect(io.scans.at(-1)).toBe('full');
-    expect(byKey(later)['late_outside/prod']).toBe(newest - INCREMENTAL_MARGIN_SECONDS - 4 * DAY);
+    expect(byKey(later)['late_outside/prod']).toBe(newest - INCREMENTAL_MARGIN_SECONDS + 10);
   });
 
-  it('an unsorted page falls back to a full scan for that poll, counted, and is remembered until the next full scan', async () => {
+  it('an unchanged history: one page of the incremental read', async () => {
+    const io = new FakeHistory();
+    io.rows = history();
+    const r = new ConnectorHistoryReader({ pageSize: 2000, maxPages: 100, fullScanIntervalSeconds: DAY, timeZone: 'UTC' });
+    await r.read(io, T0 + 60);
+    io.requests.length = 0;
+    const result = await r.read(io, T0 + 360);
+    expect(result.changed).toBe(false);
+    expect(io.requests).toEqual([{ page: 0, size: 25, sort: '_time,desc', rows: 25 }]);
+  });
+
+  it('a truncated full scan never replaces a newer held row', async () => {
+    const io = new FakeHistory();
+    io.rows = history();
+    // Pages of 4, at most 2: a full scan keeps the 8 newest rows.
+    const r = new ConnectorHistoryReader({ pageSize: 4, maxPages: 2, fullScanIntervalSeconds: 1, timeZone: 'UTC' });
+    await r.read(io, T0);
+    const first = byKey((await r.read(io, T0 + 10)).runs);
+    // The service now ignores the sort: the next full scan reads an arbitrary, older slice.
+    io.ignoreSort = true;
+    const later = byKey((await r.read(io, T0 + 20)).runs);
+    for (const [key, time] of Object.entries(first)) expect(later[key]).toBe(time);
+  });
+
+  it('an unsorted page falls back to a full scan for that poll only; a second in a row switches incremental reads off for an hour', async () => {
     const io = new FakeHistory();
     io.rows = history();
     const r = reader(4);
@@ -149,18 +193,24 @@ describe('connector history reader', () => {
     io.ignoreSort = true;
     io.rows.push(row('c1', T0 + 500, 'Warning'));
     io.requests.length = 0;
-    const runs = await r.read(io, T0 + 600);
+    const runs = await read(r, io, T0 + 600);
     expect(io.unsortedPages).toEqual([0]);
+    expect(io.offUntil).toEqual([undefined]);
     expect(io.scans).toEqual(['full', 'full']);
     expect(byKey(runs)['c1/prod']).toBe(T0 + 500);
-    // The fallback read every page, unsorted.
-    expect(io.requests.filter((q) => q.sort === undefined)).toHaveLength(Math.ceil(151 / 4));
-    // Next poll: no incremental try (it would fail again) until the next scheduled full scan.
-    io.requests.length = 0;
+    // The fallback read every page.
+    expect(io.requests.filter((q) => q.size === 4)).toHaveLength(1 + Math.ceil(151 / 4));
+    expect(r.incrementalOffUntil(T0 + 600)).toBeUndefined();
+    // Next poll tries again; unsorted again: off for an hour.
     await r.read(io, T0 + 900);
-    expect(io.scans).toEqual(['full', 'full', 'full']);
-    expect(io.requests.some((q) => q.sort === '_time,desc')).toBe(false);
-    expect(io.unsortedPages).toEqual([0]);
+    expect(io.unsortedPages).toEqual([0, 0]);
+    expect(io.offUntil).toEqual([undefined, T0 + 900 + 3600]);
+    expect(r.incrementalOffUntil(T0 + 1000)).toBe(T0 + 900 + 3600);
+    io.requests.length = 0;
+    await r.read(io, T0 + 1200);
+    expect(io.scans.at(-1)).toBe('full');
+    expect(io.unsortedPages).toHaveLength(2);
+    expect(io.requests.every((q) => q.page > 0 || q.size === 4)).toBe(true);
   });
 
   it('pages sorted each on its own but not across pages are caught too', async () => {
@@ -172,7 +222,7 @@ describe('connector history reader', () => {
     const sortedOnce = io.fetchPage.bind(io);
     io.fetchPage = async (page, size, sort, reducers) => {
       const p = await sortedOnce(page, size, sort, reducers);
-      return sort && page === 1 ? { ...p, first: T0 + 10 } : p;
+      return sort && page === 1 ? { ...p, first: T0 - 1, firstFresh: T0 - 1 } : p;
     };
     io.rows.push(...Array.from({ length: 8 }, (_, i) => row(`burst${i}`, T0 - i)));
     await r.read(io, T0 + 600);
@@ -186,10 +236,10 @@ describe('connector history reader', () => {
     const r = reader(4);
     await r.read(io, T0 + 60);
     io.rows = io.rows.filter((x) => x.bridge_name !== 'c2');
-    const incremental = await r.read(io, T0 + 600);
+    const incremental = await read(r, io, T0 + 600);
     expect(io.scans.at(-1)).toBe('incremental');
     expect(byKey(incremental)['c2/prod']).toBe(T0 - 120);
-    const full = await r.read(io, T0 + DAY + 60);
+    const full = await read(r, io, T0 + DAY + 60);
     expect(io.scans.at(-1)).toBe('full');
     expect(byKey(full)['c2/prod']).toBeUndefined();
     expect(full).toHaveLength(29);
@@ -209,7 +259,7 @@ describe('connector history reader', () => {
     await expect(r.read(io, T0 + 600)).rejects.toThrow('503');
     io.fetchPage = real;
     io.rows = history();
-    const runs = await r.read(io, T0 + 700);
+    const runs = await read(r, io, T0 + 700);
     expect(byKey(runs)['c0/prod']).toBe(T0);
   });
 });

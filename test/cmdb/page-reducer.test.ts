@@ -115,6 +115,16 @@ describe('PageReducer worker thread', () => {
     }
   });
 
+  it('reads _time with the shared parseTimestamp, in the worker too: numeric text is a time, so such a page is sorted (issue 20 #4)', async () => {
+    const text = page([300, 200, 100].map((t, i) => ({ bridge_name: `s${i}`, profile: 'p', _time: String(1_785_000_000 + t) })));
+    const inline = asPage(reduceConnectorPage(text));
+    expect([inline.sorted, inline.first, inline.min]).toEqual([true, 1_785_000_300, 1_785_000_100]);
+    const s = reducer.beginScan();
+    const answer = asPage(await s.page(Buffer.from(text)));
+    expect([answer.sorted, answer.first, answer.min]).toEqual([true, 1_785_000_300, 1_785_000_100]);
+    s.drop();
+  });
+
   it('hands a whole buffer over without copying it', async () => {
     const body = Buffer.from(page(rows));
     const owned = Buffer.alloc(body.length);

@@ -123,7 +123,7 @@ describe('paging against a server that does not page', () => {
     const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, paging: { connectorPageSize: 2 } }));
     const rows = await client.get('connector');
     expect(rows.map((r) => r.bridge_name)).toEqual(['c0', 'c1', 'c2', 'c3', 'c4']);
-    expect(s.seen.map((r) => r.url)).toEqual(['/CMDB/v2/system/metrics/connector?page=0&size=2']);
+    expect(s.seen.map((r) => r.url)).toEqual(['/CMDB/v2/system/metrics/connector?page=0&size=2&sort=_time%2Cdesc']);
   });
 
   it('stops at an empty page even when the server claims more', async () => {

@@ -95,6 +95,6 @@ describe('collector table and areas', () => {
   });
 
   it('exports the newest-run helper the scheduler uses', () => {
-    expect(newestRun(inputs().data_ingestion)?.id).toBe('scheduled__2024-05-03T00:00:00+00:00');
+    expect(newestRun(inputs().data_ingestion, 'UTC')?.id).toBe('scheduled__2024-05-03T00:00:00+00:00');
   });
 });

@@ -43,11 +43,11 @@ describe('ingestion runs collector (data_ingestion)', () => {
     ['equal start dates: the later in the list', 'runs-tie.json', 'manual__2024-05-03T00:00:00+00:00'],
     ['none for an empty list', 'runs-empty.json', undefined],
   ])('newestRun: %s', (_name, file, id) => {
-    expect(newestRun(runsOf(file))?.id).toBe(id);
+    expect(newestRun(runsOf(file), 'UTC')?.id).toBe(id);
   });
 
   it('newestRun picks the only run even when it has no time at all', () => {
-    expect(newestRun([{ id: 'no-time-here' }])?.id).toBe('no-time-here');
+    expect(newestRun([{ id: 'no-time-here' }], 'UTC')?.id).toBe('no-time-here');
   });
 
   it.each<[string, string, Record<string, number | undefined>, Record<string, number>]>([

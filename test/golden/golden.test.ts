@@ -15,7 +15,13 @@ const GOLDEN = new URL('./metrics.prom', import.meta.url);
 const CLOCK = Date.parse('2026-11-21T12:00:00Z');
 
 /** Families whose values are measured durations, and labels that name the machine: not reproducible. */
-const VOLATILE = new Set(['cmdb_endpoint_request_duration_seconds', 'cmdb_poll_duration_seconds', 'cmdb_rate_limit_wait_seconds_total']);
+const VOLATILE = new Set([
+  'cmdb_endpoint_request_duration_seconds',
+  'cmdb_poll_duration_seconds',
+  'cmdb_rate_limit_wait_seconds_total',
+  // When the connector scan started: the client's own (wall) clock.
+  'cmdb_connector_scan_start_timestamp_seconds',
+]);
 
 export function normalise(text: string): string {
   const out: string[] = [];

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BUILTIN_SETTINGS } from '../../src/config/rules.js';
-import { deadlineReached, pollDeadline, PollDeadlineReached } from '../../src/scheduler/deadline.js';
+import { deadlineReached, pollDeadline, PollDeadlineReached, progressDeadline } from '../../src/scheduler/deadline.js';
 import type { StackConfig } from '../../src/config/types.js';
 import { requestsTo, sim, simStack } from '../cmdb/helpers/sim.js';
 import { simPoller as poller } from './sim-poller.js';
@@ -76,5 +76,33 @@ describe('pollDeadline', () => {
     expect(bounded.signal.aborted).toBe(true);
     expect(deadlineReached(bounded.signal)).toBeUndefined();
     bounded.dispose();
+  });
+});
+
+describe('progressDeadline (issue 21: a connector scan may outlast its interval while it moves)', () => {
+  it('does not abort at the interval while the read moves, and aborts as stalled once it stops', async () => {
+    let idle: number | undefined = 0;
+    const d = progressDeadline(undefined, 0.05, 1.5, () => idle);
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      expect(d.signal.aborted).toBe(false);
+      idle = 2;
+      await new Promise<void>((resolve) => d.signal.addEventListener('abort', () => resolve(), { once: true }));
+      const reason = deadlineReached(d.signal);
+      expect(reason?.stalled).toBe(true);
+      expect(reason?.seconds).toBe(1.5);
+    } finally {
+      d.dispose();
+    }
+  });
+
+  it('aborts at the interval, as pollDeadline, when no read is under way', async () => {
+    const d = progressDeadline(undefined, 0.05, 100, () => undefined);
+    try {
+      await new Promise<void>((resolve) => d.signal.addEventListener('abort', () => resolve(), { once: true }));
+      expect(deadlineReached(d.signal)).toMatchObject({ seconds: 0.05, stalled: false });
+    } finally {
+      d.dispose();
+    }
   });
 });

@@ -101,6 +101,22 @@ describe('ingestion detail', () => {
     expect(s.calls.ingestionDetail).toEqual(['scheduled__1', 'scheduled__2']);
   });
 
+  it('picks the newest run in the stack\'s time zone, as the collector does (issue 20 #3)', async () => {
+    // 10:00 in Tokyo is 01:00Z: older than the 05:00Z run. Read as UTC it would be the newest.
+    const s = setup({ timezone: 'Asia/Tokyo' });
+    s.state.runs = [run('scheduled__zoned', 'success', '2026-11-21T05:00:00Z'), run('manual__local', 'success', '2026-11-21 10:00:00')];
+    await s.poller.poll('ingestion');
+    expect(s.calls.ingestionDetail).toEqual(['scheduled__zoned']);
+  });
+
+  it('is fetched on every poll while the newest run is queued, as the collector counts it in progress (issue 20 #3)', async () => {
+    const s = setup();
+    s.state.runs = [run('scheduled__q', 'queued', '2026-11-21T00:00:00Z')];
+    await s.poller.poll('ingestion');
+    await s.poller.poll('ingestion');
+    expect(s.calls.ingestionDetail).toEqual(['scheduled__q', 'scheduled__q']);
+  });
+
   it('reports down without a request when the run list cannot be read', async () => {
     const s = setup();
     s.state.runsError = new CmdbHttpError('GET /x', 500, 'Internal Server Error');
@@ -108,6 +124,32 @@ describe('ingestion detail', () => {
     expect(s.calls.ingestionDetail).toBeUndefined();
     expect(s.store.snapshot('s', 'data_ingestion_detail')).toMatchObject({ up: 0 });
     expect(s.store.snapshot('s', 'data_ingestion_next')).toMatchObject({ up: 1 });
+  });
+});
+
+describe('connector history: an explicit {changed, runs} contract', () => {
+  const runs = [{ bridge_name: 'aws_s3', profile: 'p', platform: 'aws', status: 'Success', _time: 1_700_000_000 }];
+
+  it('maps the runs again when the read says they changed, even as the very same array, and not when it says unchanged', async () => {
+    const s = setup();
+    let changed = true;
+    let mapped = 0;
+    const api: CmdbApi = {
+      get: s.api.get,
+      readConnectors: async () => ({ changed, runs }),
+    };
+    const log = captureLogger();
+    const stack = testStack({ name: 's', track: { assets: [], users: [] } });
+    const poller = new StackPoller({ stack, api, store: s.store, logger: log.logger, scrubber: log.scrubber, now: () => s.clock.t });
+    const succeed = s.store.succeed.bind(s.store);
+    s.store.succeed = (...args: Parameters<typeof succeed>) => (mapped++, succeed(...args));
+    await poller.poll('connectors');
+    await poller.poll('connectors');
+    expect(mapped).toBe(2);
+    changed = false;
+    await poller.poll('connectors');
+    expect(mapped).toBe(2);
+    expect(s.store.snapshot('s', 'connector')).toMatchObject({ up: 1 });
   });
 });
 

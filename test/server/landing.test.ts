@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DATA_ENDPOINTS } from '../../src/api/endpoints.js';
 import type { Sample } from '../../src/metrics/sample.js';
-import { escapeHtml, renderLanding, type LandingStack } from '../../src/server/landing.js';
+import { connectorScanLine, escapeHtml, renderLanding, type LandingStack } from '../../src/server/landing.js';
 
 const NOW = 1_795_416_707; // 2026-11-23T06:51:47Z
 
@@ -221,5 +221,28 @@ describe('landing page: the poll plan', () => {
     const html = renderLanding({ version: 't', ready: true, now: NOW, stacks: [fits, healthyStack('none')] });
     expect(html).toContain('<p class="hint demand">Poll plan: 1,423 requests an hour of a budget of 3,000 (47 %).</p>');
     expect(html.match(/class="[a-z ]*demand"/g)).toHaveLength(1);
+  });
+});
+
+describe('connector scan line (issue 21)', () => {
+  const now = 1_800_000_000;
+
+  it('shows a running full scan: pages read of the total, bytes and time so far', () => {
+    const html = connectorScanLine(now, { progress: { kind: 'full', startedAt: now - 95, pagesRead: 3, pagesTotal: 10, bytes: 74e6, pageSize: 2000 } });
+    expect(html).toContain('full scan running: page 3 of 10 read (2000 rows a page), 74 MB, 95s so far');
+  });
+
+  it('shows the last scan once it ended, and until when incremental reads are off', () => {
+    const html = connectorScanLine(now, {
+      progress: { kind: 'full', startedAt: now - 400, pagesRead: 10, pagesTotal: 10, bytes: 99e6, pageSize: 1000, endedAt: now - 100 },
+      incrementalOffUntil: now + 3600,
+    });
+    expect(html).toContain('last full scan: 10 page(s), 99 MB in 5m, ended 100s ago');
+    expect(html).toMatch(/incremental reads off until <time datetime="2027-01-15T09:00:00Z">/);
+  });
+
+  it('says nothing without a scan', () => {
+    expect(connectorScanLine(now, undefined)).toBe('');
+    expect(connectorScanLine(now, {})).toBe('');
   });
 });

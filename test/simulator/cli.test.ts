@@ -96,3 +96,15 @@ describe('simulator process', () => {
     expect(stdout).toContain('--fault SPEC');
   });
 });
+
+describe('connector pace flags (issue 21)', () => {
+  it('set the pace of the connector history', () => {
+    const options = parseCli(['--connector-ms-per-row', '23', '--connector-base-ms', '600', '--connector-inserts-per-page', '2']);
+    expect(options).toMatchObject({ connectorPace: { msPerRow: 23, baseMs: 600, insertsPerPage: 2 } });
+  });
+
+  it('name a bad value', () => {
+    expect(() => parseCli(['--connector-ms-per-row=-1'])).toThrow(/connector-ms-per-row[^]*must be at least 0/);
+    expect(() => parseCli(['--connector-inserts-per-page', 'x'])).toThrow(/--connector-inserts-per-page/);
+  });
+});

@@ -150,3 +150,19 @@ describe('Action paging', () => {
     expect(new Set(ids).size).toBe(45);
   });
 });
+
+describe('connector pace (issue 21)', () => {
+  it('answers a connector page after the time its rows take, and writes runs during the read', async () => {
+    const s = await sim({ connectorPace: { msPerRow: 20, insertsPerPage: 1 } });
+    const token = await fetchToken(s);
+    const before = s.state().counts.connectorRuns;
+    const newest = Math.max(...s.dataset.history.all().map((r) => r._time));
+    const t0 = Date.now();
+    const p = await page(s, token, 'size=25&sort=_time,desc');
+    expect(p.content).toHaveLength(25);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(490);
+    // A run of every profile of one connector, newer than anything before.
+    expect(Math.max(...s.dataset.history.all().map((r) => r._time))).toBeGreaterThan(newest);
+    expect(s.state().counts.connectorRuns).toBeGreaterThanOrEqual(before);
+  });
+});
