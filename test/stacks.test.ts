@@ -4,6 +4,7 @@ import type { App } from '../src/app.js';
 import { DATA_ENDPOINTS } from '../src/api/endpoints.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { StackConfig } from '../src/config/types.js';
+import { ConfigError } from '../src/errors.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { sim } from './cmdb/helpers/sim.js';
 import { waitFor } from './helpers/daemon.js';
@@ -50,6 +51,24 @@ describe('reload', () => {
     expect(after).not.toContain('stack="b"');
     expect(after).toContain('cmdb_token_requests_total{stack="a",outcome="success"} 0');
     expect(after).toContain('cmdb_rate_limit_requests_per_minute{stack="a"}');
+  });
+
+  it('a rejected reload is on the status page model until the next good one', async () => {
+    const good = configFor([stack('a')]);
+    let load: () => ReturnType<typeof configFor> = () => good;
+    const { app } = await startExporter(good, { loadConfig: () => load() });
+    apps.push(app);
+    expect(app.landing().rejectedReload).toBeUndefined();
+    load = () => {
+      throw new ConfigError([{ path: 'stacks[0].baseURL', message: 'unknown key; did you mean "baseUrl"?' }]);
+    };
+    expect(await app.reload()).toMatchObject({ ok: false });
+    expect(app.landing().rejectedReload?.message).toContain('stacks[0].baseURL: unknown key');
+    // Still there at the next look, not only once.
+    expect(app.landing().rejectedReload).toBeDefined();
+    load = () => good;
+    expect(await app.reload()).toMatchObject({ ok: true });
+    expect(app.landing().rejectedReload).toBeUndefined();
   });
 
   describe('the request budget survives a reload', () => {

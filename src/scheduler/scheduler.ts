@@ -95,6 +95,12 @@ export class Scheduler {
     }
   }
 
+  /** While a poll of the stack's group runs: when it started (unix ms); undefined otherwise. */
+  pollingSince(stack: string, group: GroupName): number | undefined {
+    const job = this.entries.get(stack)?.jobs.get(group);
+    return job?.running !== undefined ? job.startedAt : undefined;
+  }
+
   /** Start a poll of the group now unless one is running (then the start is skipped and counted). */
   trigger(entry: Entry, group: GroupName): Promise<void> {
     const job = entry.jobs.get(group);
