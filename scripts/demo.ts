@@ -42,7 +42,7 @@ async function problemsByDesign(app: App): Promise<string[]> {
   const model = app.landing();
   return model.stacks.flatMap((stack) =>
     attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: model.now, pausedUntil: stack.pausedUntil }).problems.map(
-      (p) => `${p.severity.padEnd(8)} ${p.area}${p.subject === undefined ? '' : ` ${p.subject}`}: ${p.text}`,
+      (p) => `${p.severity.padEnd(8)} ${p.area}${p.subject === undefined ? '' : ` ${p.subject}`}: ${p.text} (${p.alert})`,
     ),
   );
 }
