@@ -221,7 +221,8 @@ nav a{margin-right:1rem}a.runbook{font-size:.85em;margin-left:.4rem;white-space:
 table.endpoints thead{display:none}table.endpoints tr{border-bottom:2px solid #d0d7de;padding:.3rem 0}
 table.endpoints td{border:0;padding:.1rem .2rem}table.endpoints td::before{display:inline-block;min-width:6.5rem;color:#6e7781;font-weight:normal}
 ${COLUMNS.map((c, i) => `table.endpoints td:nth-child(${i + 1})::before{content:"${c}"}`).join('')}
-table.endpoints td.details:empty{display:none}td.when{white-space:normal}}
+table.endpoints td.details:empty{display:none}td.when{white-space:normal}
+#summary table{font-size:.85em}#summary th,#summary td{padding:.3rem .25rem}#summary td:first-child{overflow-wrap:anywhere}}
 </style></head><body>
 <h1>cmdb-exporter <span class="muted">${escapeHtml(m.version)}</span></h1>
 <nav><a href="${escapeHtml(telemetryPath.slice(1))}">${escapeHtml(telemetryPath)}</a><a href="healthz">/healthz</a><a href="readyz">/readyz</a></nav>

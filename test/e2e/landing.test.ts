@@ -261,4 +261,14 @@ describe('the status page of 200 stacks in headless Chromium', () => {
     console.log(`status page of ${STACKS} stacks: ${html.length} bytes, loaded in ${loadMs} ms`);
     await big.close();
   });
+
+  it('reads on a 420 px screen: the summary and every stack fit the width (screenshot saved)', async () => {
+    if (!browser) throw new Error('no browser');
+    const narrow = await browser.newPage({ viewport: { width: 420, height: 900 } });
+    await narrow.goto(`${many.url}/`);
+    const width = await narrow.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth);
+    expect(width).toBeLessThanOrEqual(420);
+    await narrow.screenshot({ path: join(artifacts, 'landing-200-stacks-420px.png') });
+    await narrow.close();
+  });
 });
