@@ -72,7 +72,7 @@ export function hourlyVolume(size: SizeResult, ratePerMinute = DEFAULT_RATE): Ho
 /** Start of simulated time: the same fixed clock as the other cells' simulator. */
 export const BUDGET_START_MS = Date.parse('2026-11-21T12:00:00Z');
 /**
- * Connectors run once a day in this cell, as on the real service (real-service notes §4.2), so the
+ * Connectors run once a day in this cell, as on the real service (docs/cmdb-api-notes.md), so the
  * connector history spans days as there. The simulator's demo cadence (every 3–10 minutes) packs
  * the 3,012 runs of the medium size into half an hour: the incremental scan's window (the newest run
  * held minus 15 minutes, plus the 5 minutes since the last poll) then holds some 2,400 rows, 5 pages

@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const sim: SimulatorServer = await withFallback(Number(process.env.DEMO_SIMULATOR_PORT ?? 8080), (port) =>
-    startSimulator({ host: '127.0.0.1', port, seed: 42, live: true }),
+    startSimulator({ host: '127.0.0.1', port, seed: 42, live: true, compression: 'gzip' }),
   );
   // The newest ingestion run starts out running; finish it so every metric family is there at once.
   sim.scenario.finishIngestion('success');

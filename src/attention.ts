@@ -7,6 +7,7 @@ export const ATTENTION_THRESHOLDS = {
   licenseWarningDays: 30,
   licenseCriticalDays: 7,
   connectorMaxRunAgeSeconds: 2 * 86400,
+  mergerMaxRunAgeSeconds: 26 * 3600,
   ingestionMaxRunSeconds: 6 * 3600,
   ingestionMaxSuccessAgeSeconds: 26 * 3600,
   /** Action job statuses that count as success (a regular expression, as in the alert). */

@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'CMDB_TIMEOUT'
   | 'CMDB_NETWORK'
   | 'CMDB_INVALID_BODY'
+  | 'CMDB_ENCODING'
   | 'CMDB_TOO_LARGE'
   | 'CMDB_RATE_LIMITED'
   | 'CMDB_REDIRECT_REFUSED'
@@ -102,6 +103,18 @@ export class CmdbInvalidBodyError extends CmdbError {
   constructor(request: string, field: string, detail: string, options?: { cause?: unknown }) {
     super('CMDB_INVALID_BODY', request, `invalid response body: ${field ? `${field}: ` : ''}${detail}`, options);
     this.field = field;
+  }
+}
+
+/**
+ * A 2xx in a Content-Encoding the exporter cannot decode, or a compressed body that does not
+ * decode. Counted like a body that is not JSON (invalid_body), but never read as a token rejection:
+ * the credentials are not what is wrong.
+ */
+export class CmdbEncodingError extends CmdbError {
+  readonly outcome = 'invalid_body' as const;
+  constructor(request: string, detail: string, options?: { cause?: unknown }) {
+    super('CMDB_ENCODING', request, `invalid response body: ${detail}`, options);
   }
 }
 

@@ -135,7 +135,7 @@ async function main(argv: string[]): Promise<number> {
     console.error(`cmdb-exporter: ${err.message}`);
     return 2;
   }
-  const unknownVars = unknownVariables(process.env);
+  const unknownVars = unknownVariables(process.env, config.fileVariables);
   if (flags['check-config'] || flags['config.check']) {
     for (const v of unknownVars) console.error(`cmdb-exporter: warning: ${v.name}: ${v.message}`);
     const names = config.stacks.map((s) => s.name).join(', ');

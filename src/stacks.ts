@@ -5,12 +5,13 @@
  */
 import { DATA_ENDPOINTS, groupOf, type DataEndpoint } from './api/endpoints.js';
 import type { BudgetState } from './cmdb/budget.js';
-import { CmdbClient } from './cmdb/client.js';
+import { CmdbClient, sameCredentials, type ClientCarry } from './cmdb/client.js';
 import { secretsOf } from './config/redact.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import type { Logger } from './logger.js';
 import { initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
 import { nextScheduledRun, pollAllOnce, type Scheduler } from './scheduler/scheduler.js';
+import type { ForbiddenState } from './scheduler/endpoint-runner.js';
 import { enabledEndpoints, StackPoller } from './scheduler/stack-poller.js';
 import type { SecretScrubber } from './secrets.js';
 import type { Readiness } from './server/http.js';
@@ -31,6 +32,8 @@ export interface StacksOptions {
 /** What a reload did to the stacks. */
 export interface ApplySummary {
   unchanged: number;
+  /** Only the poll intervals changed: the running stack was given its new schedule. */
+  rescheduled: number;
   restarted: number;
   added: number;
   removed: number;
@@ -40,6 +43,24 @@ interface StackRuntime {
   readonly config: StackConfig;
   readonly client: CmdbClient;
   readonly poller: StackPoller;
+}
+
+/** What a stack's runtime hands to the next one on reload, so that the stack goes on where it was. */
+export interface Carried {
+  /** What the request budget has spent (a reload does not refill it). */
+  readonly budget?: BudgetState;
+  /** Token, path spellings, connector history: what still holds (CmdbClient.handOver). */
+  readonly client?: ClientCarry;
+  /** 403 back-offs: waited out by the new runtime too, unless the service or the credentials changed. */
+  readonly forbidden?: ForbiddenState;
+}
+
+/** Settings that only say when to poll: a change of nothing else reschedules the running stack. */
+const SCHEDULE_KEYS: ReadonlySet<string> = new Set<keyof StackConfig>(['intervals', 'staleIntervals']);
+
+/** The stack's settings as JSON without its top-level schedule keys. */
+function withoutSchedule(stack: StackConfig): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(stack).filter(([key]) => !SCHEDULE_KEYS.has(key))));
 }
 
 function endpointSettings(stack: StackConfig): Map<DataEndpoint, EndpointSettings> {
@@ -69,15 +90,15 @@ export class Stacks {
     for (const secret of secretsOf(config)) this.opts.scrubber.add(secret);
   }
 
-  /** `budget`: what the stack's previous runtime spent of its request budget (a reload does not refill it). */
-  add(stack: StackConfig, budget?: BudgetState): void {
+  /** `carried`: what the stack's previous runtime knew (a reload), see Carried. */
+  add(stack: StackConfig, carried: Carried = {}): void {
     const { instruments, store, scrubber, scheduler, now } = this.opts;
     const logger = this.opts.logger.child({ stack: stack.name });
-    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget });
+    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client });
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
-    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined });
+    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden });
     initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
     this.runtimes.set(stack.name, { config: stack, client, poller });
     scheduler?.add(poller);
@@ -99,32 +120,56 @@ export class Stacks {
     await removeStackInstruments(this.opts.instruments, name);
   }
 
-  /** Brings the stacks in line with `next`: changed stacks restart, others keep running untouched. */
+  /**
+   * Brings the stacks in line with `next`. A stack whose poll intervals alone changed keeps running
+   * and is rescheduled (a slow connector scan in flight goes on); any other change restarts it, and
+   * the new runtime takes over what still holds of the old one's knowledge (Carried); others keep
+   * running untouched.
+   */
   async apply(next: ExporterConfig, previous: ExporterConfig): Promise<ApplySummary> {
     this.registerSecrets(next);
     const wanted = new Map(next.stacks.map((s) => [s.name, s]));
-    const summary: ApplySummary = { unchanged: 0, restarted: 0, added: 0, removed: 0 };
-    const budgets = new Map<string, BudgetState>();
+    const summary: ApplySummary = { unchanged: 0, rescheduled: 0, restarted: 0, added: 0, removed: 0 };
+    const carried = new Map<string, Carried>();
+    const rescheduled = new Set<string>();
     for (const [name, r] of [...this.runtimes]) {
       const w = wanted.get(name);
       if (!w) summary.removed++;
-      else if (JSON.stringify(w) !== JSON.stringify(r.config)) summary.restarted++;
-      else continue;
+      else if (JSON.stringify(w) === JSON.stringify(r.config)) continue;
+      else if (withoutSchedule(w) === withoutSchedule(r.config)) {
+        this.reschedule(r, w);
+        rescheduled.add(name);
+        continue;
+      } else summary.restarted++;
       await this.remove(name, undefined, !w);
       // Taken after the old runtime's last requests: the new one continues from there.
-      if (w) budgets.set(name, r.client.budgetState());
+      if (w) {
+        const forbidden = sameCredentials(r.config, w) ? r.poller.runner.forbiddenState() : undefined;
+        carried.set(name, { budget: r.client.budgetState(), client: r.client.handOver(w), forbidden });
+      }
     }
     for (const stack of next.stacks) {
       const kept = this.runtimes.get(stack.name);
       // A reload is the operator's word that the CMDB may be asked again: a Retry-After pause ends.
       kept?.client.resumeAfterRateLimit();
-      if (kept) summary.unchanged++;
+      if (kept && rescheduled.has(stack.name)) summary.rescheduled++;
+      else if (kept) summary.unchanged++;
       else {
         if (!previous.stacks.some((s) => s.name === stack.name)) summary.added++;
-        this.add(stack, budgets.get(stack.name));
+        this.add(stack, carried.get(stack.name));
       }
     }
     return summary;
+  }
+
+  /** Only the intervals changed: the same runtime polls on, on its new schedule. */
+  private reschedule(runtime: StackRuntime, stack: StackConfig): void {
+    const { store, scheduler } = this.opts;
+    runtime.poller.reschedule(stack);
+    // The held series stay; their staleness limits follow the new intervals.
+    store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
+    this.runtimes.set(stack.name, { ...runtime, config: stack });
+    scheduler?.reschedule(stack.name);
   }
 
   /** Ready when every enabled endpoint has finished a poll: of this runtime, or of the one a reload replaced. */

@@ -1,5 +1,5 @@
 /**
- * Time parsing in one place. The CMDB sends times in many shapes (cmdb-api.md §2: epoch seconds,
+ * Time parsing in one place. The CMDB sends times in many shapes (epoch seconds,
  * ISO 8601 with ms/µs and offsets, `yyyy-mm-dd HH:mm:ss` without a zone, `yyyy-mm-dd`) and sometimes
  * a text where a time is expected ("After Next Data Ingestion"). Everything here returns unix seconds
  * or undefined: never NaN, never a throw, so a collector can drop one sample instead of failing.

@@ -176,9 +176,13 @@ describe('reload of a changed stack (issue 11 #10)', () => {
     expect(data(await app.metricsText())).toEqual(before);
     expect(await app.metricsText()).toContain('cmdb_endpoint_up{stack="sim",endpoint="license"} 1');
 
-    // Its first poll replaces what was held.
+    // Its first poll replaces what was held: data that changed meanwhile shows, none is left over.
+    const assets = Number(/^cmdb_assets\{stack="sim"\} (\d+)$/m.exec(before.join('\n'))?.[1]);
+    simulator.scenario.setAssetCount(assets + 17);
     expect(await app.pollOnce()).toBe(true);
-    expect(data(await app.metricsText())).toEqual(before);
+    const after = data(await app.metricsText());
+    expect(after).toEqual(before.map((l) => (l.startsWith('cmdb_assets{') ? `cmdb_assets{stack="sim"} ${assets + 17}` : l)));
+    expect(after).not.toEqual(before);
   });
 
   it('a stack that is new (or re-added after removal) still waits for its first poll', async () => {

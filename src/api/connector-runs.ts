@@ -1,7 +1,8 @@
 /**
  * What a row of the connector run history is and when it was written: shared by the client (which
  * keeps the newest row per key while reading pages) and the collectors (which map those rows).
- * Real-service notes: ../shared/spec/cmdb-api-real-service.md §4.
+ * How the real service fills this endpoint (rows per run, unsorted pages, merger and Action rows):
+ * docs/cmdb-api-notes.md, "The connector run history".
  */
 import { parseTimestamp } from '../time.js';
 import type { ConnectorRun } from './schemas.js';

@@ -113,9 +113,10 @@ export const ENDPOINT_TABLE = {
     schema: IngestionRunListSchema,
     extract: (b) => b.data_ingestion_runs,
   }),
-  // Spec note 4: the path ending in /next applies.
+  // The API documentation shows this path with and without /next; the path ending in /next applies.
   data_ingestion_next: single({ group: 'ingestion', fanOut: 'once', paths: () => [`${METRICS}/data-ingestion/next`], schema: NextRunSchema, extract: whole }),
-  // Spec note 5: singular `detail`; the run id exactly as endpoint 5 returned it.
+  // The documentation writes both `details` and `detail`: the singular applies. The run id is used exactly
+  // as the run list (data_ingestion) returned it: `scheduled__…` with two underscores.
   data_ingestion_detail: single({
     group: 'ingestion',
     fanOut: 'newest',
@@ -124,7 +125,7 @@ export const ENDPOINT_TABLE = {
     schema: IngestionDetailSchema,
     extract: (b) => b.task_list,
   }),
-  // Spec note 6: /actions and /action.
+  // The documentation writes both /actions and /action: both are accepted, /actions tried first.
   actions: paged({
     group: 'actions',
     fanOut: 'once',
@@ -143,7 +144,8 @@ export const ENDPOINT_TABLE = {
     schema: ActionJobListSchema,
     extract: whole,
   }),
-  // Spec note 7: with `metadata` applies; the form without it is the fallback. 404 = no change log.
+  // The documentation gives the path with and without the `metadata` segment: with it applies, the form
+  // without it is the fallback. 404 = no change log.
   asset_change: single({
     group: 'changes',
     fanOut: 'each',

@@ -1,5 +1,6 @@
 /**
- * Tolerant schemas for every response body of the CMDB API (../shared/spec/cmdb-api.md §2).
+ * Tolerant schemas for every response body of the CMDB API (the shapes and their variants:
+ * docs/cmdb-api-notes.md).
  *
  * - Unknown fields are ignored (and stripped, so fields that may hold credentials such as
  *   `docker_cmd`, `source_settings` or `action_status_msg` never travel past the client).

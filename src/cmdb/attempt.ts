@@ -4,9 +4,12 @@
  * caller decides about retries and metrics.
  */
 import { STATUS_CODES } from 'node:http';
+import type { Readable } from 'node:stream';
+import * as zlib from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import {
   CmdbAbortedError,
+  CmdbEncodingError,
   CmdbError,
   CmdbNetworkError,
   CmdbRedirectRefusedError,
@@ -54,9 +57,18 @@ export interface Reply {
   status: number;
   statusText: string;
   headers: IncomingHttpHeaders;
-  /** The whole body of a 2xx; at most ERROR_BODY_BYTES of any other status. */
+  /** The whole body of a 2xx, decoded (Content-Encoding); at most ERROR_BODY_BYTES of any other status. */
   body: Buffer;
+  /** Bytes that came over the wire for this body (before decoding; equals body.length for identity). */
+  wireBytes?: number;
 }
+
+/**
+ * What every request accepts (Accept-Encoding). The connector rows compress about 20x, so a service
+ * or proxy that compresses cuts the transfer and the page time by an order of magnitude. Every
+ * encoding named here is decoded by readBody; an answer in any other one is refused, named.
+ */
+export const ACCEPT_ENCODING = 'gzip, deflate, br';
 
 function statusText(status: number): string {
   return STATUS_CODES[status] ?? '';
@@ -95,7 +107,7 @@ export async function attempt(req: AttemptRequest, limits: AttemptLimits): Promi
 
 async function follow(req: AttemptRequest, limits: AttemptLimits, signal: AbortSignal): Promise<Reply> {
   let { origin, path, method, body } = req;
-  const headers = { ...req.headers };
+  const headers = { 'Accept-Encoding': ACCEPT_ENCODING, ...req.headers };
   for (let hops = 0; ; hops++) {
     signal.throwIfAborted();
     limits.onSend?.();
@@ -103,10 +115,8 @@ async function follow(req: AttemptRequest, limits: AttemptLimits, signal: AbortS
     const location = res.headers.location;
     if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string') {
       const ok = res.statusCode >= 200 && res.statusCode < 300;
-      const bytes = ok
-        ? await readCapped(res.body, res.headers, limits, req.request)
-        : await readHead(res.body, ERROR_BODY_BYTES);
-      return { status: res.statusCode, statusText: statusText(res.statusCode), headers: res.headers, body: bytes };
+      const read = ok ? await readCapped(res.body, res.headers, limits, req.request) : await readHead(res.body, res.headers, ERROR_BODY_BYTES);
+      return { status: res.statusCode, statusText: statusText(res.statusCode), headers: res.headers, body: read.body, wireBytes: read.wire };
     }
     await discard(res.body);
     const next = new URL(location, `${origin}${path}`);
@@ -129,19 +139,65 @@ async function follow(req: AttemptRequest, limits: AttemptLimits, signal: AbortS
   }
 }
 
+/** A body as read: its (decoded) bytes and how many bytes came over the wire. */
+interface Read {
+  body: Buffer;
+  wire: number;
+}
+
+/** Content codings we decode, by their name in Content-Encoding. */
+const DECODERS: Readonly<Record<string, () => zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress>> = {
+  gzip: () => zlib.createGunzip(),
+  'x-gzip': () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+};
+
+/** A coding name as the server wrote it, or a placeholder when it is not a plain token (server text is not echoed). */
+const TOKEN = /^[\w.+-]{1,32}$/;
+const shown = (coding: string) => (TOKEN.test(coding) ? `"${coding}"` : 'an unreadable value');
+
+/**
+ * The codings of Content-Encoding in the order they must be undone (the header lists them in the
+ * order they were applied). `identity` is no coding. Throws, naming it, on one we cannot decode.
+ */
+function codingsOf(headers: IncomingHttpHeaders, request: string): string[] {
+  const raw = headers['content-encoding'];
+  const value = Array.isArray(raw) ? raw.join(',') : (raw ?? '');
+  const codings = value
+    .split(',')
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== '' && c !== 'identity');
+  for (const c of codings) {
+    if (!(c in DECODERS)) {
+      throw new CmdbEncodingError(request, `the answer is in Content-Encoding ${shown(c)}, which the exporter cannot decode (it asks for ${ACCEPT_ENCODING} or none): a proxy in between may be changing the encoding`);
+    }
+  }
+  return codings.reverse();
+}
+
 /**
  * The body of a 2xx, never more than the cap: refused on its Content-Length before a byte is read,
  * else dropped with its connection as soon as the running total passes the cap (only what arrived
- * so far is held, never more than the cap).
+ * so far is held, never more than the cap). A compressed body is decoded as it arrives and the cap
+ * applies to the decoded bytes: a small body that inflates without end stops at the cap.
  */
-async function readCapped(body: ResponseBody, headers: IncomingHttpHeaders, limits: AttemptLimits, request: string): Promise<Buffer> {
+async function readCapped(body: ResponseBody, headers: IncomingHttpHeaders, limits: AttemptLimits, request: string): Promise<Read> {
   const max = limits.maxResponseBytes;
   const tooLarge = () => new CmdbTooLargeError(request, max, limits.capName);
   const declared = Number(headers['content-length']);
+  let codings: string[];
+  try {
+    codings = codingsOf(headers, request);
+  } catch (err) {
+    abandon(body);
+    throw err;
+  }
   if (Number.isFinite(declared) && declared > max) {
     abandon(body);
     throw tooLarge();
   }
+  if (codings.length > 0) return readDecoded(body, codings, max, request, tooLarge);
   // With a declared length the body is copied into one buffer as it arrives: a 25 MB page then
   // needs 25 MB, not the chunks plus their concatenation.
   const whole = Number.isInteger(declared) && declared > 0 ? Buffer.allocUnsafe(declared) : undefined;
@@ -156,15 +212,83 @@ async function readCapped(body: ResponseBody, headers: IncomingHttpHeaders, limi
     else chunks.push(chunk);
     total += chunk.length;
   }
-  if (whole && chunks.length === 0) return total === whole.length ? whole : whole.subarray(0, total);
+  if (whole && chunks.length === 0) return { body: total === whole.length ? whole : whole.subarray(0, total), wire: total };
   // Longer than declared: what filled `whole` is a prefix, the rest is in `chunks`.
   const spilled = chunks.reduce((n, c) => n + c.length, 0);
   const parts = whole ? [whole.subarray(0, total - spilled), ...chunks] : chunks;
-  return Buffer.concat(parts, total);
+  return { body: Buffer.concat(parts, total), wire: total };
 }
 
-/** The first `max` bytes; the rest is dropped with the connection (error bodies are rarely big). */
-async function readHead(body: ResponseBody, max: number): Promise<Buffer> {
+/**
+ * `body` through the decoders of `codings`, held up to `max` decoded bytes. Past `max`, `overflow`
+ * decides: throw (a 2xx) or keep the first `max` bytes (an error body). A failure of the wire
+ * (timeout, reset, abort) is rethrown as it is; a failure of a decoder is named with its coding.
+ */
+async function readDecoded(
+  body: ResponseBody,
+  codings: readonly string[],
+  max: number,
+  request: string,
+  overflow: (() => Error) | 'truncate',
+): Promise<Read> {
+  let wire = 0;
+  let wireError: unknown;
+  body.on('data', (chunk: Buffer) => (wire += chunk.length));
+  body.on('error', (err) => (wireError ??= err));
+  const stages: Readable[] = [];
+  let failed: string | undefined;
+  let stream: Readable = body;
+  for (const coding of codings) {
+    const decoder = (DECODERS[coding] as () => zlib.Gunzip)();
+    decoder.on('error', () => (failed ??= coding));
+    stream.on('error', (err) => decoder.destroy(err));
+    stream.pipe(decoder);
+    stages.push(decoder);
+    stream = decoder;
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const stop = () => {
+    for (const s of stages) {
+      s.on('error', () => {});
+      s.destroy();
+    }
+    abandon(body);
+  };
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      if (total + chunk.length > max) {
+        if (overflow !== 'truncate') throw overflow();
+        chunks.push(chunk.subarray(0, max - total));
+        total = max;
+        break;
+      }
+      chunks.push(chunk);
+      total += chunk.length;
+    }
+  } catch (err) {
+    stop();
+    if (err instanceof CmdbError || wireError !== undefined || failed === undefined) throw err;
+    if (overflow === 'truncate') return { body: Buffer.concat(chunks, total), wire };
+    const code = errorCode(err);
+    throw new CmdbEncodingError(request, `the answer's Content-Encoding ${shown(failed)} could not be decoded (${code ?? 'corrupt data'}): a proxy in between may label an answer compressed that is not`, { cause: err });
+  }
+  // Read to its end: the connection goes back to the pool. Cut short (an error body's head): dropped.
+  if (overflow === 'truncate' && total >= max) stop();
+  return { body: Buffer.concat(chunks, total), wire };
+}
+
+/** The first `max` bytes (decoded, when the body is compressed); the rest is dropped with the connection (error bodies are rarely big). */
+async function readHead(body: ResponseBody, headers: IncomingHttpHeaders, max: number): Promise<Read> {
+  let codings: string[] | undefined;
+  try {
+    codings = codingsOf(headers, '');
+  } catch {
+    // An error body we cannot decode says nothing we could read: the status speaks for itself.
+    abandon(body);
+    return { body: Buffer.alloc(0), wire: 0 };
+  }
+  if (codings.length > 0) return readDecoded(body, codings, max, '', 'truncate');
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -175,7 +299,7 @@ async function readHead(body: ResponseBody, max: number): Promise<Buffer> {
       break;
     }
   }
-  return Buffer.concat(chunks, total).subarray(0, max);
+  return { body: Buffer.concat(chunks, total).subarray(0, max), wire: total };
 }
 
 /** Drops the rest of a body with its connection. undici reports that as an error event; nobody needs it. */

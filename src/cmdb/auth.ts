@@ -39,6 +39,14 @@ export function jsonHeaders(userAgent: string): Record<string, string> {
   return { 'Content-Type': 'application/json', Accept: 'application/json', 'User-Agent': userAgent };
 }
 
+/** What a FetchedToken knows, handed to the stack's next runtime when its service and credentials stay. */
+export interface TokenState {
+  readonly credential: Credential | undefined;
+  readonly generation: number;
+  readonly idKey: string;
+  readonly idKeySettled: boolean;
+}
+
 /** Client id + secret → token, single-flight. */
 export class FetchedToken implements TokenProvider {
   readonly unauthorized = false;
@@ -61,8 +69,20 @@ export class FetchedToken implements TokenProvider {
       lifetime: AbortSignal;
       logger?: Logger;
     },
+    inherited?: TokenState,
   ) {
     this.idKey = auth.clientIdKey;
+    if (inherited) {
+      this.credential = inherited.credential;
+      this.generation = inherited.generation;
+      this.idKey = inherited.idKey;
+      this.idKeySettled = inherited.idKeySettled;
+    }
+  }
+
+  /** The token held and the client-id spelling learned (an in-flight fetch is not handed over). */
+  state(): TokenState {
+    return { credential: this.credential, generation: this.generation, idKey: this.idKey, idKeySettled: this.idKeySettled };
   }
 
   current(signal?: AbortSignal): Promise<Credential> {
@@ -98,7 +118,7 @@ export class FetchedToken implements TokenProvider {
 
   /**
    * The documentation spells the body key `clientID` in its table and `clientId` in its example
-   * (spec notes, real service §2): when the configured one is refused, the other is tried once, and
+   * (docs/cmdb-api-notes.md): when the configured one is refused, the other is tried once, and
    * the one that works is kept for every later fetch.
    */
   private async fetch(): Promise<Credential> {

@@ -15,7 +15,7 @@ import { sharedPageReducer, type PageAnswer, type PageReducer } from './page-red
 import { descriptor, pathsOf, type CmdbApi, type DataEndpoint, type GetArgs, type PageFields, type PagedEndpoint, type ResultOf } from '../api/endpoints.js';
 import type { z } from 'zod';
 import type { Reply } from './attempt.js';
-import { FetchedToken, PreIssuedToken, jsonHeaders, type TokenProvider } from './auth.js';
+import { FetchedToken, PreIssuedToken, jsonHeaders, type TokenProvider, type TokenState } from './auth.js';
 import { jsonDecoder } from './body.js';
 import type { BudgetState } from './budget.js';
 import { realClock, type Clock } from './clock.js';
@@ -41,6 +41,18 @@ export interface CmdbClientOptions {
   pageReducer?: PageReducer;
   /** The request budget the stack's previous runtime left (on reload); default a full bucket. */
   budget?: BudgetState;
+  /** What the stack's previous runtime knew of the service (on reload): see CmdbClient.handOver. */
+  carried?: ClientCarry;
+}
+
+/** What one runtime's client hands to the next on reload (src/stacks.ts decides what may pass). */
+export interface ClientCarry {
+  /** The connector history reader: held rows, last full scan, sort distrust. */
+  readonly history?: ConnectorHistoryReader;
+  /** The fetched token and the client-id key spelling that worked. */
+  readonly token?: TokenState;
+  /** The path spellings that answered 2xx. */
+  readonly spellings?: ReadonlyMap<DataEndpoint, string>;
 }
 
 type Lookup<T> = { found: true; value: T } | { found: false; reply: Reply; path: string };
@@ -92,7 +104,7 @@ export class CmdbClient implements CmdbApi {
   private readonly clock: Clock;
   private readonly history: ConnectorHistoryReader;
   private readonly pages: PageReducer;
-  /** The path spelling that answered 2xx, per endpoint with more than one (spec §4 notes 6, 7). */
+  /** The path spelling that answered 2xx, per endpoint with more than one (/actions or /action; change history with or without `metadata`). */
   private readonly spellings = new Map<DataEndpoint, string>();
 
   constructor(opts: CmdbClientOptions) {
@@ -103,13 +115,16 @@ export class CmdbClient implements CmdbApi {
     this.ownsDispatcher = !opts.dispatcher;
     this.clock = opts.clock ?? realClock;
     this.pages = opts.pageReducer ?? sharedPageReducer();
-    this.history = new ConnectorHistoryReader({
+    const historySettings = {
       pageSize: stack.paging.connectorPageSize,
       maxPages: stack.paging.maxPages,
       fullScanSort: stack.connectorSort,
       fullScanIntervalSeconds: stack.connectorFullScanInterval,
       timeZone: stack.timezone,
-    });
+    };
+    const carried = opts.carried ?? {};
+    this.history = carried.history?.reconfigure(historySettings) ?? new ConnectorHistoryReader(historySettings);
+    for (const [endpoint, path] of carried.spellings ?? []) this.spellings.set(endpoint, path);
     this.dispatcher = opts.dispatcher ?? createDispatcher(stack);
     // Only where it means something: an http:// base URL has no certificate to skip.
     if (stack.tls.insecureSkipVerify && stack.baseUrl.startsWith('https:')) {
@@ -136,7 +151,7 @@ export class CmdbClient implements CmdbApi {
         scrubber,
         lifetime: this.lifetime.signal,
         logger,
-      });
+      }, carried.token);
     } else {
       this.tokens = new PreIssuedToken(stack.auth, { scrubber, logger });
     }
@@ -145,6 +160,20 @@ export class CmdbClient implements CmdbApi {
   /** What the stack's request budget has spent, handed to its next runtime on reload. */
   budgetState(): BudgetState {
     return this.transport.budgetState();
+  }
+
+  /**
+   * What this client learned of the service that still holds under `next`, the stack's configuration
+   * in its next runtime (a reload; call after close(), when no poll is in flight). Nothing passes to
+   * another base URL. The path spellings describe the service; the token and the connector history
+   * belong to the credentials too, and the history to the time zone its times were read in.
+   */
+  handOver(next: StackConfig): ClientCarry {
+    if (!sameService(this.stack, next)) return {};
+    const credentials = sameCredentials(this.stack, next);
+    const token = credentials && this.tokens instanceof FetchedToken ? this.tokens.state() : undefined;
+    const history = credentials && next.timezone === this.stack.timezone ? this.history : undefined;
+    return { spellings: new Map(this.spellings), ...(history ? { history } : {}), ...(token ? { token } : {}) };
   }
 
   /** Ends a Retry-After pause of this stack at once (a reload asks the CMDB again). */
@@ -312,4 +341,14 @@ export class CmdbClient implements CmdbApi {
       credential = next;
     }
   }
+}
+
+/** The same CMDB: the same base URL (user info, path and all). */
+export function sameService(a: StackConfig, b: StackConfig): boolean {
+  return a.baseUrl === b.baseUrl;
+}
+
+/** The same service asked with the same credentials (client id, secret and its key, or the token). */
+export function sameCredentials(a: StackConfig, b: StackConfig): boolean {
+  return sameService(a, b) && JSON.stringify(a.auth) === JSON.stringify(b.auth);
 }

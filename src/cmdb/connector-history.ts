@@ -1,5 +1,5 @@
 /**
- * Reading the connector run history at real scale (real-service notes §4): about 100 MB in pages
+ * Reading the connector run history at real scale (docs/cmdb-api-notes.md): about 100 MB in pages
  * of ~25 MB on a busy stack, for data that changes about once a day.
  *
  * - A full scan reads every page, in the service's own (unsorted) order, and keeps only the newest
@@ -74,7 +74,17 @@ export class ConnectorHistoryReader {
   /** Set by an unsorted page: no incremental scan before this time (the next scheduled full scan). */
   private distrustUntil: number | undefined;
 
-  constructor(private readonly settings: HistorySettings) {}
+  constructor(private settings: HistorySettings) {}
+
+  /**
+   * The stack's next runtime (a reload) takes this reader over with its settings: what is held, when
+   * the last full scan ran and whether the sort is distrusted all stay, so its next poll is what this
+   * runtime's next poll would have been. Only between reads (the old runtime's polls have ended).
+   */
+  reconfigure(settings: HistorySettings): this {
+    this.settings = settings;
+    return this;
+  }
 
   /**
    * The newest row per key after this poll. `now` in unix seconds. When an incremental read found

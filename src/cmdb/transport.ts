@@ -183,6 +183,7 @@ export class Transport {
     const started = performance.now();
     let outcome: FailureOutcome | 'aborted' = 'network';
     let bytes: number | undefined;
+    let decoded: number | undefined;
     // A request of the chain left and its answer is not counted yet (a redirect hop counts its own).
     let unanswered = false;
     try {
@@ -211,8 +212,10 @@ export class Transport {
         },
       );
       outcome = statusOutcome(reply.status);
-      bytes = reply.body.length;
-      this.ins.responseBytes.inc(labels, reply.body.length);
+      // What came over the wire: a compressed answer counts its compressed size.
+      bytes = reply.wireBytes ?? reply.body.length;
+      decoded = reply.body.length;
+      this.ins.responseBytes.inc(labels, bytes);
       if (reply.status < 200 || reply.status >= 300) return { ok: false, reply };
       const value = await decode(reply, request);
       if (this.logger.isLevelEnabled('trace')) this.logger.trace({ endpoint: ex.endpoint, request, shape: shapeOf(value) }, 'response shape');
@@ -237,6 +240,7 @@ export class Transport {
             outcome,
             durationSeconds: round(seconds),
             bytes,
+            ...(decoded !== undefined && decoded !== bytes ? { decodedBytes: decoded } : {}),
             attempt: attemptNumber,
             budgetWaitSeconds: round((started - queued) / 1000),
           },

@@ -8,7 +8,7 @@ import { collectActionJobs } from './action-jobs.js';
 
 const STATUS = 'cmdb_action_status';
 const STATUS_BASE = ['RUNNING'];
-/** nextRunAt holds this text for Actions that run after ingestion (cmdb-api.md §2.8): expected, no log line. */
+/** nextRunAt holds this text for Actions that run after ingestion (as the API documents): expected, no log line. */
 const AFTER_INGESTION_TEXT = /^\s*after\s+next\s+data\s+ingestion\s*$/i;
 
 function nextRun(action: Action, ctx: CollectorContext, key: { action_id: string }): number | undefined {

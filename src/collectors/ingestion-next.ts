@@ -3,7 +3,7 @@ import { parseTimestamp } from '../time.js';
 import type { Collector } from './types.js';
 import { SampleSet, label, preview } from './emit.js';
 
-/** next_run_at holds this text while a run is in progress (cmdb-api.md §3): expected, not worth a log line. */
+/** next_run_at holds a text instead of a time while a run is in progress (as the API documents): expected, not worth a log line. */
 const IN_PROGRESS_TEXT = /in\s+progress/i;
 
 export const collectIngestionNext: Collector<'data_ingestion_next'> = (next, ctx) => {

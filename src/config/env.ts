@@ -7,7 +7,7 @@ import type { Check } from './checks.js';
 import type { CredentialKey, CredentialNaming } from './credentials.js';
 import { didYouMean, formatPath, type IssueList, type PathSegment } from './issues.js';
 import { CREDENTIALS, GLOBALS, IDENTITY, keysOf, type Resolved, SETTINGS } from './rules.js';
-import type { StackInput } from './schema.js';
+import type { StackInput, StackParts } from './schema.js';
 import type { StackSource } from './stack.js';
 
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -90,6 +90,8 @@ export function readEnvStack(env: Env, issues: IssueList): StackSource | undefin
   }
   return {
     input: valid ? (input as StackInput) : undefined,
+    // The variables that were valid: their checks across keys and files still run in this round.
+    partial: valid ? undefined : (input as StackParts),
     has: (key) => envValue(env, CREDENTIAL_VARS[key]) !== undefined,
     naming: ENV_NAMING,
     // Keys without a variable can only come from the file's `defaults`, which is where to change them.
@@ -109,7 +111,7 @@ export function readEnvStack(env: Env, issues: IssueList): StackSource | undefin
 const REFERENCE = /^([A-Za-z_][A-Za-z0-9_]*)(?::-([^]*))?$/;
 
 /** The expanded string, or a message saying why it cannot be expanded. */
-function expandString(value: string, env: Env): { value: string } | { problem: string } {
+function expandString(value: string, env: Env, referenced?: Set<string>): { value: string } | { problem: string } {
   let out = '';
   let i = 0;
   while (i < value.length) {
@@ -134,6 +136,7 @@ function expandString(value: string, env: Env): { value: string } | { problem: s
       return { problem: `has an invalid reference "\${${inner}}"; write \${NAME} or \${NAME:-default}` };
     }
     const name = m[1] ?? '';
+    referenced?.add(name);
     const fallback = m[2];
     const set = env[name];
     if (fallback !== undefined) out += set === undefined || set === '' ? fallback : set;
@@ -148,20 +151,20 @@ function expandString(value: string, env: Env): { value: string } | { problem: s
  * Expand every string value (not keys) of a parsed YAML tree. Keys whose value is null (`key:` with
  * nothing after it) are dropped, so they mean "not set".
  */
-export function expandTree(node: unknown, env: Env, path: PathSegment[], issues: IssueList): unknown {
+export function expandTree(node: unknown, env: Env, path: PathSegment[], issues: IssueList, referenced?: Set<string>): unknown {
   if (typeof node === 'string') {
-    const r = expandString(node, env);
+    const r = expandString(node, env, referenced);
     if ('value' in r) return r.value;
     // Keep the text so the key still counts as set; the expansion problem is the one to report.
     issues.add(formatPath(path), r.problem);
     issues.block(formatPath(path));
     return node;
   }
-  if (Array.isArray(node)) return node.map((item, i) => expandTree(item, env, [...path, i], issues));
+  if (Array.isArray(node)) return node.map((item, i) => expandTree(item, env, [...path, i], issues, referenced));
   if (node !== null && typeof node === 'object') {
     const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(node)) {
-      if (value !== null) out[key] = expandTree(value, env, [...path, key], issues);
+      if (value !== null) out[key] = expandTree(value, env, [...path, key], issues, referenced);
     }
     return out;
   }
@@ -177,10 +180,11 @@ export const KNOWN_VARS: readonly string[] = [...new Set([...STACK_VARS.map(([na
 /**
  * A `CMDB_*` or `EXPORTER_*` variable that the exporter does not read is most likely a typo
  * (`CMDB_TRACK_ASSET`): warned about with a did-you-mean, never an error (other tools may share the prefix).
+ * `referenced`: the variables the configuration file refers to as `${NAME}`, which are read too.
  */
-export function unknownVariables(env: Env): Array<{ name: string; message: string }> {
+export function unknownVariables(env: Env, referenced: readonly string[] = []): Array<{ name: string; message: string }> {
   return Object.keys(env)
-    .filter((name) => /^(CMDB|EXPORTER)_/.test(name) && !KNOWN_VARS.includes(name))
+    .filter((name) => /^(CMDB|EXPORTER)_/.test(name) && !KNOWN_VARS.includes(name) && !referenced.includes(name))
     .sort()
     .map((name) => ({ name, message: `unknown environment variable, ignored${didYouMean(name, KNOWN_VARS)}` }));
 }

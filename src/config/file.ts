@@ -11,8 +11,8 @@ import { errorCode } from '../errors.js';
 import { describeValue, kindOf } from './checks.js';
 import type { CredentialNaming } from './credentials.js';
 import { type Env, expandTree } from './env.js';
-import { formatPath, type IssueList } from './issues.js';
-import { defaultsSchema, parseSection, type Settings, stackSchema, type StackInput, topSchema } from './schema.js';
+import { formatPath, IssueList } from './issues.js';
+import { defaultsSchema, parseSection, type Settings, stackPartsSchema, stackSchema, type StackInput, type StackParts, topSchema } from './schema.js';
 import type { StackSource } from './stack.js';
 
 /** Whether an alias makes the tree contain itself (`a: &a [*a]`): no setting can mean that, and walking it never ends. */
@@ -26,12 +26,13 @@ function refersToItself(node: unknown, open = new Set<object>()): boolean {
 }
 
 /**
- * Read and parse the YAML file, then expand `${VAR}` in its string values. Problems are reported
- * against the file name; returns undefined when the file cannot be used at all.
+ * Read and parse the YAML file, then expand `${VAR}` in its string values (the names referred to
+ * are added to `referenced`). Problems are reported against the file name; returns undefined when
+ * the file cannot be used at all.
  */
-export function readConfigFile(file: string, env: Env, issues: IssueList): Record<string, unknown> | undefined {
+export function readConfigFile(file: string, env: Env, issues: IssueList, referenced?: Set<string>): Record<string, unknown> | undefined {
   const tree = readYamlMapping(file, 'the config file', issues);
-  return tree === undefined ? undefined : (expandTree(tree, env, [], issues) as Record<string, unknown>);
+  return tree === undefined ? undefined : (expandTree(tree, env, [], issues, referenced) as Record<string, unknown>);
 }
 
 /**
@@ -103,11 +104,14 @@ function resolveFiles<T extends FileKeys>(values: T, baseDir: string): T {
 function stackSource(raw: Record<string, unknown>, index: number, baseDir: string, issues: IssueList): StackSource {
   const base = formatPath(['stacks', index]);
   const input = parseSection(stackSchema, raw, ['stacks', index], issues);
+  // Its problems are reported above; a second list keeps them from being reported twice.
+  const partial = input === undefined ? parseSection(stackPartsSchema, raw, ['stacks', index], new IssueList()) : undefined;
   issues.secret(raw.secret);
   issues.secret(raw.token);
   const naming: CredentialNaming = { name: (k) => k, path: (k) => `${base}.${k}`, stack: base };
   return {
     input: input === undefined ? undefined : resolveFiles<StackInput>(input, baseDir),
+    partial: partial === undefined ? undefined : resolveFiles<StackParts>(partial, baseDir),
     has: (key) => raw[key] !== undefined,
     naming,
     ownOrigin: (key) => `${base}.${key}`,

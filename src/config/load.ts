@@ -56,7 +56,7 @@ function stackSources(file: FileConfig | undefined, fileUsable: boolean, env: En
     issues.add('stacks', 'no CMDB configured; set CMDB_BASE_URL with credentials, or declare `stacks` in a config file');
   }
   // Without valid defaults, merged values would be guesses: report only each stack's own problems.
-  return file !== undefined && file.defaults === undefined ? sources.map((s) => ({ ...s, input: undefined })) : sources;
+  return file !== undefined && file.defaults === undefined ? sources.map((s) => ({ ...s, input: undefined, partial: undefined })) : sources;
 }
 
 /** Synchronous (start-up and reload). Throws ConfigError (src/errors.ts) listing ALL problems. */
@@ -66,7 +66,8 @@ export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
   issues.secret(opts.env.CMDB_TOKEN);
   // An empty --config or EXPORTER_CONFIG= means "no file", as for every other variable.
   const configFile = opts.configFile?.trim() ? opts.configFile : envValue(opts.env, 'EXPORTER_CONFIG');
-  const raw = configFile === undefined ? undefined : readConfigFile(configFile, opts.env, issues);
+  const referenced = new Set<string>();
+  const raw = configFile === undefined ? undefined : readConfigFile(configFile, opts.env, issues, referenced);
   const file = raw === undefined || configFile === undefined ? undefined : parseFileConfig(raw, configFile, issues);
   const fileUsable = configFile === undefined || raw !== undefined;
 
@@ -84,5 +85,6 @@ export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
     ...globals,
     stacks,
     ...(configFile === undefined ? {} : { configFile }),
+    ...(referenced.size === 0 ? {} : { fileVariables: [...referenced].sort() }),
   };
 }

@@ -53,10 +53,21 @@ export const topSchema = z.strictObject({
   stacks: z.unknown().optional(),
 });
 
+/**
+ * A stack with name and baseUrl optional: the valid values of a declaration that lacks one, so that
+ * the checks across keys and of the files it names still report in the same round.
+ */
+export const stackPartsSchema = stackSchema.extend({
+  name: field(IDENTITY.name.check).optional(),
+  baseUrl: field(IDENTITY.baseUrl.check).optional(),
+});
+
 /** Per-stack settings as parsed, every key optional. */
 export type Settings = z.output<typeof defaultsSchema>;
 /** One stack as declared: identity, credentials and settings. */
 export type StackInput = z.output<typeof stackSchema>;
+/** What is valid of a stack declaration, whether or not it has its required keys. */
+export type StackParts = z.output<typeof stackPartsSchema>;
 
 const STACK_ONLY_KEYS = [...Object.keys(IDENTITY), ...Object.keys(CREDENTIALS)];
 const STACK_KEYS = Object.keys(stackSchema.shape);

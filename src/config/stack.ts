@@ -11,11 +11,17 @@ import { type CredentialKey, type CredentialNaming, credentialKind, loadAuth, re
 import { formatDuration } from './durations.js';
 import { type IssueList, valueAt } from './issues.js';
 import { BUILTIN_SETTINGS, inTableOrder, type ResolvedSettings, SETTINGS } from './rules.js';
-import type { Settings, StackInput } from './schema.js';
+import type { Settings, StackInput, StackParts } from './schema.js';
 
 export interface StackSource {
   /** The parsed declaration; undefined when it failed the schema (those problems are reported). */
   readonly input: StackInput | undefined;
+  /**
+   * When `input` is undefined: what is valid of the declaration all the same (a required key
+   * missing, a bad value left out). The checks across keys and of the named files run on it, so its
+   * problems come in the same round; the stack is still rejected.
+   */
+  readonly partial?: StackParts | undefined;
   /** Whether a credential key is set in the raw declaration, known even when parsing failed. */
   readonly has: (key: CredentialKey) => boolean;
   readonly naming: CredentialNaming;
@@ -121,8 +127,9 @@ function loadTls(tls: ResolvedSettings['tls'], at: Origin, issues: IssueList): T
 /** The stack's configuration, or undefined after reporting every problem found in it. */
 export function buildStack(src: StackSource, defaults: Settings | undefined, issues: IssueList): StackConfig | undefined {
   const kind = credentialKind(src.has, src.naming, issues);
-  if (src.input === undefined) return undefined;
-  const { name, baseUrl, clientId, secret, secretFile, token, tokenFile, ...own } = src.input;
+  const declared: StackParts | undefined = src.input ?? src.partial;
+  if (declared === undefined) return undefined;
+  const { name, baseUrl, clientId, secret, secretFile, token, tokenFile, ...own } = declared;
   issues.secret(secret);
   issues.secret(token);
   const merged = mergeLayers<ResolvedSettings>([
@@ -139,7 +146,7 @@ export function buildStack(src: StackSource, defaults: Settings | undefined, iss
   const tls = loadTls(v.tls, at, issues);
   const auth =
     kind === undefined ? undefined : loadAuth(kind, { clientId, secret, secretFile, token, tokenFile }, v.clientIdKey, src.naming, issues);
-  if (auth === undefined || tls === undefined) return undefined;
+  if (src.input === undefined || name === undefined || baseUrl === undefined || auth === undefined || tls === undefined) return undefined;
   // `tls` keeps its place in table order; its file names give way to the contents read from them.
   const { clientIdKey: _inAuth, ...settings } = inTableOrder(SETTINGS, v);
   return { name, baseUrl, auth, ...settings, tls };

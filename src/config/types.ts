@@ -54,4 +54,6 @@ export interface ExporterConfig extends Resolved<typeof GLOBALS> {
   readonly stacks: readonly StackConfig[];
   /** The file it was loaded from, if any (SIGHUP re-reads it). */
   readonly configFile?: string;
+  /** The environment variables the file refers to as `${NAME}`: read, so never "unknown". */
+  readonly fileVariables?: readonly string[];
 }

@@ -1,7 +1,8 @@
 /**
  * The metric catalogue: every family the exporter serves, with its type, labels and HELP text.
- * Metric names come from here only. ../shared/design/metrics.md is the contract; docs/metrics.md is
- * generated from this file (`npm run docs:metrics`) and checked for drift by a test.
+ * Metric names come from here only, and are a contract: dashboards and alerts use them, so a name
+ * does not change once released. docs/metrics.md is generated from this file
+ * (`npm run docs:metrics`) and checked for drift by a test.
  *
  * origin:
  * - `snapshot`: built from CMDB data (or from poll status) by the snapshot store and rendered once
@@ -135,7 +136,7 @@ export const CATALOGUE: readonly MetricFamily[] = [
   self('cmdb_rate_limit_paused_until_timestamp_seconds', 'gauge', ['stack'], 'When the pause a server Retry-After (HTTP 429) put on the whole stack ends, as unix time (at most retries.maxRetryAfterSeconds ahead; a reload ends it); no request of the stack leaves before. 0 before any pause and after a reload.', 'registry'),
   self('cmdb_series_dropped_total', 'counter', ['stack'], 'Series dropped because the stack exceeded its series cap (maxSeries).', 'registry'),
   self('cmdb_duplicate_series_total', 'counter', ['stack'], 'Series with a label set already present in the same snapshot; the first one was kept.', 'registry'),
-  self('cmdb_endpoint_response_bytes_total', 'counter', ['stack', 'endpoint'], 'Bytes of CMDB response bodies read, per endpoint (what incremental connector polls save shows here).', 'registry'),
+  self('cmdb_endpoint_response_bytes_total', 'counter', ['stack', 'endpoint'], 'Bytes of CMDB response bodies read, per endpoint, as they came over the wire (compressed when the CMDB compressed them; what incremental connector polls save shows here).', 'registry'),
   self('cmdb_connector_scans_total', 'counter', ['stack', 'kind'], 'Reads of the connector run history by kind: full (every page) or incremental (newest runs only, sort=_time,desc).', 'registry'),
   self('cmdb_connector_sort_fallbacks_total', 'counter', ['stack'], 'Incremental connector reads that met a page not sorted by _time descending and fell back to a full scan.', 'registry'),
   self('cmdb_pages_truncated_total', 'counter', ['stack', 'endpoint'], 'Paged reads stopped at the page cap (paging.maxPages) before the last page.', 'registry'),

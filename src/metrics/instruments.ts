@@ -111,11 +111,6 @@ export function initStackInstruments(
 }
 
 /**
- * Forget a removed stack's budget gauge (reload) so it does not linger as a stale value. Its
- * counters and histograms stay until restart: prom-client removes only complete label sets, and a
- * counter that stops growing is harmless to rate().
- */
-/**
  * Forgets every series of a stack that is no longer configured, in every per-stack instrument, so
  * that a removed stack leaves nothing behind on /metrics until the next restart.
  */

@@ -48,6 +48,9 @@ export interface EndpointStatus {
 
 type Mutable = { -readonly [K in keyof EndpointStatus]: EndpointStatus[K] };
 
+/** The 403 back-offs of a runner, handed to the stack's next runtime on reload (same service and credentials). */
+export type ForbiddenState = ReadonlyMap<DataEndpoint, { readonly until: number; readonly backoff: number; readonly status: EndpointStatus }>;
+
 export const REMINDER_SECONDS = 3600;
 
 /** Outcomes that fail every endpoint of the stack for one reason: logged once per stack, not per endpoint. */
@@ -69,9 +72,29 @@ export class EndpointRunner {
       scrubber: SecretScrubber;
       /** Unix seconds. */
       now: () => number;
+      /** The 403 back-offs of the stack's previous runtime: those endpoints wait them out here too. */
+      forbidden?: ForbiddenState;
     },
   ) {
-    for (const endpoint of opts.endpoints) this.statuses.set(endpoint, { endpoint, state: 'pending', consecutiveFailures: 0 });
+    for (const endpoint of opts.endpoints) {
+      const carried = opts.forbidden?.get(endpoint);
+      this.statuses.set(endpoint, carried ? { ...carried.status } : { endpoint, state: 'pending', consecutiveFailures: 0 });
+      if (carried) {
+        this.forbidden.set(endpoint, { until: carried.until, backoff: carried.backoff });
+        // Logged when it started: the new runtime does not log it again as new.
+        this.lastLogged.set(endpoint, { outcome: 'forbidden', at: carried.status.lastPollAt ?? opts.now() });
+      }
+    }
+  }
+
+  /** The endpoints in 403 back-off, with their status, for the stack's next runtime. */
+  forbiddenState(): ForbiddenState {
+    const out = new Map<DataEndpoint, { until: number; backoff: number; status: EndpointStatus }>();
+    for (const [endpoint, gate] of this.forbidden) {
+      const status = this.statuses.get(endpoint);
+      if (status?.state === 'forbidden') out.set(endpoint, { ...gate, status: { ...status } });
+    }
+    return out;
   }
 
   enabled(endpoint: DataEndpoint): boolean {

@@ -76,12 +76,8 @@ export class Scheduler {
     const entry: Entry = { poller, controller: new AbortController(), tasks: [], timers: [], jobs: new Map() };
     this.entries.set(poller.name, entry);
     const groups = poller.groups();
-    for (const group of groups) {
-      entry.jobs.set(group, {});
-      const interval = poller.stack.intervals[group];
-      const expression = cronFor(interval, spreadOffset(`${poller.name}/${group}`, interval));
-      entry.tasks.push(this.opts.cron.schedule(expression, () => void this.scheduled(entry, group), `${poller.name}/${group}`));
-    }
+    for (const group of groups) entry.jobs.set(group, {});
+    this.schedule(entry);
     const jitter = this.opts.initialJitterMs ?? 2000;
     const random = this.opts.random ?? Math.random;
     for (const group of groups) {
@@ -99,6 +95,26 @@ export class Scheduler {
   pollingSince(stack: string, group: GroupName): number | undefined {
     const job = this.entries.get(stack)?.jobs.get(group);
     return job?.running !== undefined ? job.startedAt : undefined;
+  }
+
+  /**
+   * The stack's intervals changed (a reload; `entry.poller.stack` has the new ones): its cron jobs
+   * are made again. Polls in flight, and the record of when each group last started, are kept.
+   */
+  reschedule(stack: string): void {
+    const entry = this.entries.get(stack);
+    if (!entry) return;
+    for (const t of entry.tasks.splice(0)) t.stop();
+    this.schedule(entry);
+  }
+
+  private schedule(entry: Entry): void {
+    const { poller } = entry;
+    for (const group of entry.jobs.keys()) {
+      const interval = poller.stack.intervals[group];
+      const expression = cronFor(interval, spreadOffset(`${poller.name}/${group}`, interval));
+      entry.tasks.push(this.opts.cron.schedule(expression, () => void this.scheduled(entry, group), `${poller.name}/${group}`));
+    }
   }
 
   /** Start a poll of the group now unless one is running (then the start is skipped and counted). */

@@ -33,7 +33,7 @@ import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import { realClock } from '../cmdb/clock.js';
-import { EndpointRunner, type PollResult } from './endpoint-runner.js';
+import { EndpointRunner, type ForbiddenState, type PollResult } from './endpoint-runner.js';
 import { fanOut, type Cached } from './fan-out.js';
 import { pollDeadline } from './deadline.js';
 import { Pacer, type Sleep } from './pacer.js';
@@ -88,6 +88,8 @@ export interface StackPollerOptions {
   readonly paced?: boolean;
   /** Told the job-fetch backlog after the Action list and each slice of a job poll (cmdb_action_jobs_backlog). */
   readonly onBacklog?: (actions: number) => void;
+  /** The 403 back-offs of the stack's previous runtime (a reload with the same service and credentials). */
+  readonly forbidden?: ForbiddenState;
 }
 
 export class StackPoller {
@@ -101,7 +103,7 @@ export class StackPoller {
   private readonly changeLog = { asset_change: new Map<string, Cached<ChangeEntry[]>>(), user_change: new Map<string, Cached<ChangeEntry[]>>() };
   private readonly pacer: Pacer;
 
-  constructor(private readonly opts: StackPollerOptions) {
+  constructor(private opts: StackPollerOptions) {
     this.name = opts.stack.name;
     this.runner = new EndpointRunner({ ...opts, endpoints: enabledEndpoints(opts.stack) });
     this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal)));
@@ -126,6 +128,14 @@ export class StackPoller {
 
   get stack(): StackConfig {
     return this.opts.stack;
+  }
+
+  /**
+   * A reload changed only how often this stack is polled (src/stacks.ts): later polls run under
+   * `stack`, the polls in flight finish under the settings they started with.
+   */
+  reschedule(stack: StackConfig): void {
+    this.opts = { ...this.opts, stack };
   }
 
   /** Groups with at least one enabled endpoint. */

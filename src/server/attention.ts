@@ -1,7 +1,7 @@
 /**
  * What needs attention on one stack, from the samples the store holds now and the endpoints'
  * poll status, with the thresholds of the shipped alerts. Only label values that are names or ids
- * (connector, profile, action_id, a status, an endpoint) go into a problem: never a free-text field.
+ * (connector, profile, merger, action_id, a status, an endpoint) go into a problem: never a free-text field.
  */
 import { ATTENTION_THRESHOLDS, type AttentionThresholds } from '../attention.js';
 import type { Sample } from '../metrics/sample.js';
@@ -95,11 +95,15 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
       problems.push({ severity: 'warning', area: 'connector', subject: connectorName(s.labels), text: 'newest run failed', alert: 'CmdbConnectorError' });
     }
   }
-  const lastRun = new Map<string, number>();
+  const profileRun = new Map<string, { connector: string; at: number }>();
   for (const name of ['cmdb_connector_last_run_start_timestamp_seconds', 'cmdb_connector_last_run_end_timestamp_seconds', 'cmdb_connector_last_run_timestamp_seconds']) {
     // Later families win: the explicit last run, else the end, else the start (as the alert).
-    for (const s of all(name)) if (s.value > 0) lastRun.set(connectorName(s.labels), s.value);
+    for (const s of all(name)) if (s.value > 0) profileRun.set(connectorName(s.labels), { connector: s.labels.connector ?? '?', at: s.value });
   }
+  // Per connector over all its profiles, as CmdbConnectorNotRun: a run filed under "Default profile"
+  // keeps the connector's named profile from looking dead.
+  const lastRun = new Map<string, number>();
+  for (const { connector, at } of profileRun.values()) lastRun.set(connector, Math.max(lastRun.get(connector) ?? at, at));
   for (const [connector, at] of [...lastRun].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (now - at > t.connectorMaxRunAgeSeconds) {
       problems.push({ severity: 'warning', area: 'connector', subject: connector, text: `has not run for ${shortDuration(now - at)} (limit ${shortDuration(t.connectorMaxRunAgeSeconds)})`, alert: 'CmdbConnectorNotRun' });
@@ -162,8 +166,8 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
 
   // Merger freshness, when the exporter reports it.
   for (const s of all('cmdb_merger_last_run_timestamp_seconds')) {
-    if (s.value > 0 && now - s.value > t.connectorMaxRunAgeSeconds) {
-      problems.push({ severity: 'warning', area: 'merger', subject: s.labels.connector, text: `has not run for ${shortDuration(now - s.value)} (limit ${shortDuration(t.connectorMaxRunAgeSeconds)})`, alert: 'CmdbMergerStale' });
+    if (s.value > 0 && now - s.value > t.mergerMaxRunAgeSeconds) {
+      problems.push({ severity: 'warning', area: 'merger', subject: s.labels.merger ?? '?', text: `has not run for ${shortDuration(now - s.value)} (limit ${shortDuration(t.mergerMaxRunAgeSeconds)})`, alert: 'CmdbMergerStale' });
     }
   }
 

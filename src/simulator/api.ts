@@ -60,6 +60,12 @@ export interface SimulatorOptions {
    * real service honours `sort=_time,desc`). Exercises the exporter's sort check and its fallback.
    */
   ignoreSort?: boolean;
+  /**
+   * Compress answers for clients that accept gzip (Accept-Encoding), as a service or a proxy in front
+   * of it may: `gzip` with a Content-Length, `gzip-chunked` streamed without one (as a compressing
+   * proxy does), `off` never. Default `off` for the programmatic API, `gzip` for the CLI and the demo.
+   */
+  compression?: Compression;
   /** Faults active from the start. */
   faults?: FaultRule[];
   /** Serve HTTPS with this PEM certificate and key (to test the client's TLS options). */
@@ -71,6 +77,10 @@ export interface SimulatorOptions {
    */
   churn?: { everyMs: number; entities?: number; statusTexts?: boolean; statusTargets?: number };
 }
+
+/** How the simulator compresses its answers (SimulatorOptions.compression). */
+export type Compression = 'off' | 'gzip' | 'gzip-chunked';
+export const COMPRESSIONS: readonly Compression[] = ['off', 'gzip', 'gzip-chunked'];
 
 /** Endpoint a fault applies to: one of the exporter's endpoint names, or '*' for all. */
 export type FaultTarget = EndpointName | '*';
@@ -100,6 +110,12 @@ export interface FaultRule {
   oversizeBytes?: number;
   /** With oversizeBytes: send it chunked, without Content-Length (default: Content-Length set). */
   chunked?: boolean;
+  /**
+   * Send the answer with this Content-Encoding whatever the request accepts. `gzip`, `deflate` and
+   * `br` encode the body (with oversizeBytes: a small body that inflates to that size, streamed
+   * chunked); any other name is only a label on a plain body (a coding the client cannot decode).
+   */
+  contentEncoding?: string;
   /** Apply to the next N matching requests only, then expire; unset = until cleared. */
   times?: number;
 }

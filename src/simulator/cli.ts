@@ -1,7 +1,7 @@
 /** Command line of `npm run simulator` (util.parseArgs): flags to SimulatorOptions. */
 import { parseArgs } from 'node:util';
 import { ConfigError, type ConfigIssue } from '../errors.js';
-import type { SimulatorOptions, SimulatorSize } from './api.js';
+import { COMPRESSIONS, type Compression, type SimulatorOptions, type SimulatorSize } from './api.js';
 import { parseFaultRule, type SimulatorFaultRule } from './faults.js';
 
 export const USAGE = `Usage: npm run simulator -- [options]
@@ -18,6 +18,8 @@ Serves a simulated CMDB API (all endpoints of the spec) with seeded, realistic d
   --connector-period S      every connector runs once per S seconds (default: every 3-10 minutes;
                             86400 = once a day, as on the real service)
   --ignore-sort             serve the connector history unsorted whatever sort= asks (default: honour it)
+  --compression MODE        gzip answers for clients that accept it: gzip (Content-Length, the default),
+                            gzip-chunked (streamed, as a compressing proxy), off
   --connectors N --profiles-per-connector N --runs-per-connector N --actions N
   --jobs-per-action N --ingestion-runs N --tasks-per-run N --tracked-assets N
   --tracked-users N --changes-per-record N
@@ -29,7 +31,8 @@ Serves a simulated CMDB API (all endpoints of the spec) with seeded, realistic d
   --fault SPEC              inject a fault from the start (repeatable), SPEC = endpoint:key=value,...
                             keys: status, latency (ms), times, retry-after (s), body, redirect (URL),
                             path (one spelling only), content-type, drip (ms per byte),
-                            oversize (bytes), malformed, wrong-shape, reset, chunked
+                            oversize (bytes), malformed, wrong-shape, reset, chunked,
+                            content-encoding (gzip|deflate|br encode; any other name labels a plain body)
                             e.g. --fault license:status=503,times=3  --fault '*:latency=200'
   -h, --help                show this help`;
 
@@ -58,6 +61,7 @@ const FAULT_KEYS: Record<string, (rule: Record<string, unknown>, value: string |
   'wrong-shape': (r, v) => (r.wrongShape = v === undefined || v === 'true'),
   reset: (r, v) => (r.reset = v === undefined || v === 'true'),
   'content-type': (r, v) => (r.contentType = v),
+  'content-encoding': (r, v) => (r.contentEncoding = v),
   drip: (r, v) => (r.dripMs = Number(v)),
   oversize: (r, v) => (r.oversizeBytes = Number(v)),
   chunked: (r, v) => (r.chunked = v === undefined || v === 'true'),
@@ -99,7 +103,7 @@ function integer(flag: string, text: string | undefined, issues: ConfigIssue[]):
   return Number(text);
 }
 
-const STRING_FLAGS = ['port', 'host', 'seed', 'client-id', 'secret', 'page-size', 'connector-period', 'now', 'churn-ms', 'churn-entities', ...Object.keys(SIZE_FLAGS)];
+const STRING_FLAGS = ['port', 'host', 'seed', 'client-id', 'secret', 'page-size', 'connector-period', 'now', 'churn-ms', 'churn-entities', 'compression', ...Object.keys(SIZE_FLAGS)];
 
 type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -173,6 +177,9 @@ export function parseCli(argv: readonly string[]): CliOptions | 'help' {
     faults: faultFlags((v.fault as string[] | undefined) ?? [], issues),
   };
   if (v['ignore-sort'] === true) options.ignoreSort = true;
+  const compression = text('compression') ?? 'gzip';
+  if ((COMPRESSIONS as readonly string[]).includes(compression)) options.compression = compression as Compression;
+  else issues.push({ path: '--compression', message: `must be one of ${COMPRESSIONS.join(', ')}` });
   const pageSize = integer('page-size', text('page-size'), issues);
   if (pageSize !== undefined) options.connectorPageSize = pageSize;
   const period = integer('connector-period', text('connector-period'), issues);

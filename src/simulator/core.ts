@@ -1,6 +1,6 @@
 /** Everything one simulator instance holds, shared by the CMDB and admin request handlers. */
 import type { DataEndpoint } from '../api/endpoints.js';
-import type { ScenarioControls } from './api.js';
+import type { Compression, ScenarioControls } from './api.js';
 import type { RateLimiter, TokenStore } from './access.js';
 import type { Dataset } from './data/dataset.js';
 import type { FaultBook } from './faults.js';
@@ -24,6 +24,7 @@ export interface Core {
   readonly connectorPageSize: number;
   readonly actionPageSize: number;
   readonly ignoreSort: boolean;
+  readonly compression: Compression;
   readonly live: boolean;
   /** Latency timers still pending, cleared on close. */
   readonly timers: Set<NodeJS.Timeout>;

@@ -30,6 +30,7 @@ export const FaultRuleSchema = z
     dripMs: z.number().int().min(1).max(60_000).optional(),
     oversizeBytes: z.number().int().min(1).max(4 * 1024 ** 3).optional(),
     chunked: z.boolean().optional(),
+    contentEncoding: z.string().regex(/^[\w.+-]{1,32}$/).optional(),
     times: z.number().int().min(1).optional(),
   })
   .strict()
@@ -42,8 +43,9 @@ export const FaultRuleSchema = z
       r.reset ||
       r.redirectTo ||
       r.dripMs !== undefined ||
-      r.oversizeBytes !== undefined,
-    { message: 'a fault needs at least one of status, latencyMs, malformedJson, wrongShape, reset, redirectTo, dripMs, oversizeBytes' },
+      r.oversizeBytes !== undefined ||
+      r.contentEncoding !== undefined,
+    { message: 'a fault needs at least one of status, latencyMs, malformedJson, wrongShape, reset, redirectTo, dripMs, oversizeBytes, contentEncoding' },
   )
   .refine((r) => r.chunked === undefined || r.oversizeBytes !== undefined, {
     message: 'chunked applies to oversizeBytes only',
@@ -115,7 +117,7 @@ export type FaultEffect =
   /** The body, one byte every `everyMs` ms. */
   | { kind: 'drip'; reply: Reply; everyMs: number }
   /** A 200 with a JSON body of `bytes` bytes, produced while it is sent. */
-  | { kind: 'oversize'; bytes: number; chunked: boolean }
+  | { kind: 'oversize'; bytes: number; chunked: boolean; encoding?: string }
   | { kind: 'none' };
 
 function withContentType(rule: FaultRule, reply: Reply): Reply {
@@ -134,7 +136,10 @@ export function faultEffect(rule: FaultRule, endpoint: EndpointName, normal: () 
 }
 
 function replyEffect(rule: FaultRule, endpoint: EndpointName, normal: () => string): FaultEffect {
-  if (rule.oversizeBytes !== undefined) return { kind: 'oversize', bytes: rule.oversizeBytes, chunked: rule.chunked === true };
+  if (rule.oversizeBytes !== undefined) {
+    const encoding = rule.contentEncoding;
+    return { kind: 'oversize', bytes: rule.oversizeBytes, chunked: rule.chunked === true, ...(encoding === undefined ? {} : { encoding }) };
+  }
   if (rule.dripMs !== undefined) return { kind: 'drip', reply: { status: 200, body: normal() }, everyMs: rule.dripMs };
   if (rule.redirectTo !== undefined) {
     const status = rule.status ?? 302;

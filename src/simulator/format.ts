@@ -1,4 +1,4 @@
-/** The time formats the CMDB API mixes (cmdb-api.md §2), all rendered in UTC. */
+/** The time formats the CMDB API mixes (docs/cmdb-api-notes.md), all rendered in UTC. */
 
 const DAY_MS = 86_400_000;
 

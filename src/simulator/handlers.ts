@@ -1,4 +1,4 @@
-/** Response bodies of the data endpoints (spec §2 shapes, §4 parameters). */
+/** Response bodies of the data endpoints (the documented shapes and query parameters). */
 import type { DataEndpoint } from '../api/endpoints.js';
 import { isoDay, parseDay, startOfDay } from './format.js';
 import { errorReply, json, type Reply } from './http-io.js';

@@ -7,14 +7,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DataEndpoint, EndpointName } from '../api/endpoints.js';
 import type { RequestRecord } from './api.js';
 import type { Core } from './core.js';
-import { faultEffect } from './faults.js';
+import { faultEffect, type SimulatorFaultRule } from './faults.js';
 import { dataReply } from './handlers.js';
-import { errorReply, flatHeaders, json, readBody, send, type Reply } from './http-io.js';
+import { codingFor, errorReply, flatHeaders, json, readBody, sendEncoded, type Reply } from './http-io.js';
 import type { Route } from './routes.js';
 import { sendDrip, sendOversize } from './streams.js';
 
 /** Answers written over time (faults.ts FaultEffect): a drip or an oversize body. */
-type Streamed = { kind: 'drip'; reply: Reply; everyMs: number } | { kind: 'oversize'; bytes: number; chunked: boolean };
+type Streamed = { kind: 'drip'; reply: Reply; everyMs: number } | { kind: 'oversize'; bytes: number; chunked: boolean; encoding?: string };
 
 const TOKEN_BODY_LIMIT = 64 * 1024;
 const INVALID_TOKEN = { code: 401001, message: 'Invalid token' };
@@ -39,7 +39,7 @@ async function tokenReply(core: Core, req: IncomingMessage): Promise<Reply> {
     return errorReply(400, 'Malformed request body: not JSON');
   }
   const fields = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-  // Spec §4 note 1: the key is written clientID in one place and clientId in another.
+  // The API documentation writes the key clientID in one place and clientId in another: accept both.
   const clientId = fields.clientID ?? fields.clientId;
   if (typeof clientId !== 'string' || typeof fields.secret !== 'string') {
     return errorReply(400, 'Malformed request body: clientID and secret are required');
@@ -83,8 +83,20 @@ async function answer(core: Core, req: IncomingMessage, { route, rawPath, rawQue
   if (route.kind !== 'cmdb') return errorReply(404, 'Not Found');
   if (req.method !== route.method) return { ...errorReply(405, 'Method Not Allowed'), headers: { Allow: route.method } };
 
-  const query = new URLSearchParams(rawQuery);
   const rule = core.faults.take(route.endpoint, rawPath);
+  const reply = await answerWith(core, req, route, new URLSearchParams(rawQuery), rule);
+  // A fault's Content-Encoding applies to whatever is answered (the normal answer included).
+  const encoding = rule?.contentEncoding;
+  return encoding !== undefined && reply !== 'reset' && !('kind' in reply) ? { ...reply, encoding } : reply;
+}
+
+async function answerWith(
+  core: Core,
+  req: IncomingMessage,
+  route: Extract<Route, { kind: 'cmdb' }>,
+  query: URLSearchParams,
+  rule: SimulatorFaultRule | undefined,
+): Promise<Reply | Streamed | 'reset'> {
   if (rule?.latencyMs) await delay(core, rule.latencyMs);
   if (rule) {
     const effect = faultEffect(rule, route.endpoint, () => normalBody(core, route.endpoint, query, route.arg));
@@ -122,9 +134,12 @@ export async function serveCmdb(core: Core, req: IncomingMessage, res: ServerRes
   if ('kind' in reply) {
     record.status = reply.kind === 'drip' ? reply.reply.status : 200;
     record.bytes =
-      reply.kind === 'drip' ? await sendDrip(res, reply.reply, reply.everyMs, core.timers) : await sendOversize(res, reply.bytes, reply.chunked);
+      reply.kind === 'drip'
+        ? await sendDrip(res, reply.reply, reply.everyMs, core.timers)
+        : await sendOversize(res, reply.bytes, reply.chunked, reply.encoding);
     return;
   }
   record.status = reply.status;
-  record.bytes = send(res, reply);
+  const coding = codingFor(reply, core.compression, req.headers['accept-encoding']);
+  record.bytes = await sendEncoded(res, reply, coding, core.compression === 'gzip-chunked');
 }

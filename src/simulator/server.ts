@@ -7,7 +7,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { DataEndpoint } from '../api/endpoints.js';
 import { ConfigError } from '../errors.js';
-import type { FaultRule, RequestRecord, Simulator, SimulatorOptions } from './api.js';
+import { COMPRESSIONS, type Compression, type FaultRule, type RequestRecord, type Simulator, type SimulatorOptions } from './api.js';
 import { RateLimiter, TokenStore } from './access.js';
 import { serveAdmin } from './admin.js';
 import { stateSummary, type Core, type SimulatorState } from './core.js';
@@ -57,6 +57,11 @@ function churnTarget(core: Core): ChurnTarget {
   return { scenario: core.scenario, connectors: [...core.data.connectors.keys()], actionIds: [...core.data.actions.keys()] };
 }
 
+function checkCompression(value: Compression): Compression {
+  if (!COMPRESSIONS.includes(value)) throw new ConfigError([{ path: 'compression', message: `must be one of ${COMPRESSIONS.join(', ')}` }]);
+  return value;
+}
+
 function buildCore(opts: SimulatorOptions): Core {
   const seed = opts.seed ?? 42;
   if (!Number.isInteger(seed)) throw new ConfigError([{ path: 'seed', message: 'must be an integer' }]);
@@ -79,6 +84,7 @@ function buildCore(opts: SimulatorOptions): Core {
     connectorPageSize: checkPageSize(opts.connectorPageSize ?? DEFAULT_PAGE_SIZE),
     actionPageSize: DEFAULT_PAGE_SIZE,
     ignoreSort: opts.ignoreSort ?? false,
+    compression: checkCompression(opts.compression ?? 'off'),
     live: opts.live ?? false,
     timers: new Set(),
   };

@@ -4,7 +4,9 @@
  * Both stop as soon as the client goes away.
  */
 import type { ServerResponse } from 'node:http';
-import type { Reply } from './http-io.js';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { ENCODERS, type Reply } from './http-io.js';
 
 const CHUNK = 64 * 1024;
 const PREFIX = '{"padding":"';
@@ -48,9 +50,19 @@ function chunkAt(offset: number, total: number): Buffer {
   return buf;
 }
 
-/** Sends a 200 with a JSON body of `total` bytes, honouring back-pressure; returns the bytes written. */
-export async function sendOversize(res: ServerResponse, total: number, chunked: boolean): Promise<number> {
-  res.writeHead(200, { 'Content-Type': 'application/json', ...(chunked ? {} : { 'Content-Length': String(total) }) });
+/**
+ * Sends a 200 with a JSON body of `total` bytes, honouring back-pressure; returns the bytes written.
+ * With an `encoding` the simulator can produce, the body is compressed as it is made (always chunked):
+ * a few kilobytes on the wire that inflate to `total` bytes, a decompression bomb.
+ */
+export async function sendOversize(res: ServerResponse, total: number, chunked: boolean, encoding?: string): Promise<number> {
+  const encoder = encoding === undefined ? undefined : ENCODERS[encoding];
+  if (encoder) return sendEncodedOversize(res, total, encoding as string, encoder());
+  res.writeHead(200, {
+    'Content-Type': 'application/json',
+    ...(encoding === undefined ? {} : { 'Content-Encoding': encoding }),
+    ...(chunked ? {} : { 'Content-Length': String(total) }),
+  });
   let offset = 0;
   while (offset < total && !res.destroyed) {
     const chunk = chunkAt(offset, total);
@@ -69,4 +81,16 @@ export async function sendOversize(res: ServerResponse, total: number, chunked: 
   }
   if (!res.destroyed) res.end();
   return offset;
+}
+
+async function sendEncodedOversize(res: ServerResponse, total: number, encoding: string, encoder: NodeJS.ReadWriteStream): Promise<number> {
+  res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': encoding });
+  let sent = 0;
+  encoder.on('data', (c: Buffer) => (sent += c.length));
+  function* chunks(): Generator<Buffer> {
+    for (let offset = 0; offset < total && !res.destroyed; offset += CHUNK) yield chunkAt(offset, total);
+  }
+  // The client hanging up ends the pipeline with an error: what was sent is the answer.
+  await pipeline(Readable.from(chunks()), encoder, res).catch(() => undefined);
+  return sent;
 }

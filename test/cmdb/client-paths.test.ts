@@ -19,7 +19,7 @@ describe('Action jobs', () => {
   });
 });
 
-describe('Action list spelling (spec §4 note 6)', () => {
+describe('Action list spelling (/actions or /action)', () => {
   it('uses /actions when it answers and keeps asking it', async () => {
     const s = await sim();
     const { client } = makeClient(simStack(s));
@@ -94,7 +94,7 @@ describe('a 403 on the first spelling still tries the other one', () => {
   });
 });
 
-describe('change-log spelling (spec §4 note 7)', () => {
+describe('change-log spelling (with or without metadata)', () => {
   it('falls back to the form without metadata on a 404 and remembers it', async () => {
     const s = await sim();
     s.addFault({ endpoint: 'asset_change', status: 404, times: 1 });
@@ -237,7 +237,7 @@ describe('paging', () => {
   });
 });
 
-describe('connector history: full, then incremental scans (real-service notes §4.1)', () => {
+describe('connector history: full, then incremental scans', () => {
   const size = { connectors: 15, profilesPerConnector: 2, runsPerConnector: 24 };
 
   it('a second poll asks for sort=_time,desc and reads a fraction of the bytes', async () => {

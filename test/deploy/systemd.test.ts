@@ -2,9 +2,11 @@
  * deploy/systemd/cmdb-exporter.service: `systemd-analyze verify` and the offline security review on
  * it, and the configuration it ships read through $CREDENTIALS_DIRECTORY as systemd would set it.
  *
- * `verify` checks that the ExecStart= binary exists. The unit points at /usr/local/bin/cmdb-exporter,
- * where `npm install --global` puts the command, which this machine does not have; the test verifies
- * a copy whose ExecStart= binary is this Node.js executable, and checks the original line apart.
+ * `verify` checks that the ExecStart= command exists. The unit names it without a directory, so that
+ * systemd finds it in its search path (/usr/local/bin, /usr/bin, …) wherever the README's
+ * `npm install --global` put it; this machine has not installed it, so the test verifies a copy whose
+ * ExecStart= is this Node.js executable, checks the original line apart, and checks that the
+ * directory npm installs global commands into is one systemd searches.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +20,7 @@ import { runDaemon } from '../helpers/daemon.js';
 const run = promisify(execFile);
 const DIR = fileURLToPath(new URL('../../deploy/systemd/', import.meta.url));
 const UNIT = readFileSync(join(DIR, 'cmdb-exporter.service'), 'utf8');
-const INSTALLED = '/usr/local/bin/cmdb-exporter';
+const COMMAND = 'cmdb-exporter';
 let tmp: string;
 let copy: string;
 
@@ -41,7 +43,8 @@ function directives(name: string): string[] {
 beforeAll(() => {
   tmp = mkdtempSync(join(tmpdir(), 'cmdb-systemd-'));
   copy = join(tmp, 'cmdb-exporter.service');
-  writeFileSync(copy, UNIT.replace(`ExecStart=${INSTALLED} `, `ExecStart=${process.execPath} `));
+  writeFileSync(copy, UNIT.replace(`\nExecStart=${COMMAND} `, `\nExecStart=${process.execPath} `));
+  if (readFileSync(copy, 'utf8') === UNIT) throw new Error(`ExecStart= of the unit does not start with ${COMMAND}`);
 });
 
 afterAll(() => {
@@ -61,7 +64,7 @@ describe('deploy/systemd/cmdb-exporter.service', () => {
   });
 
   it('starts the installed command, reloads with SIGHUP and runs under a dynamic user with the secret as a credential', () => {
-    expect(directives('ExecStart')).toEqual([`${INSTALLED} --config /etc/cmdb-exporter/exporter.yaml`]);
+    expect(directives('ExecStart')).toEqual([`${COMMAND} --config /etc/cmdb-exporter/exporter.yaml`]);
     expect(directives('ExecReload')).toEqual(['/bin/kill -HUP $MAINPID']);
     expect(directives('DynamicUser')).toEqual(['yes']);
     expect(directives('LoadCredential')).toEqual(['cmdb_secret:/etc/cmdb-exporter/cmdb_secret']);
@@ -71,6 +74,22 @@ describe('deploy/systemd/cmdb-exporter.service', () => {
     expect(directives('RestrictAddressFamilies')).toEqual(['AF_INET AF_INET6 AF_UNIX']);
     // V8's JIT needs W+X memory: this protection would crash Node.js at start-up.
     expect(directives('MemoryDenyWriteExecute')).toEqual([]);
+  });
+
+  // The README installs with `npm install --global`, which puts the command in $(npm prefix -g)/bin:
+  // /usr/local/bin with Debian's npm, /usr/bin with Node.js from nodejs.org or NodeSource (this machine).
+  it('starts the command from where `npm install --global` puts it', async () => {
+    const env: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k)) env[k] = v;
+    const globalBin = join((await run('npm', ['prefix', '--global'], { env })).stdout.trim(), 'bin');
+    const [command] = (directives('ExecStart')[0] ?? '').split(' ');
+    if (command?.startsWith('/')) {
+      expect(command).toBe(join(globalBin, COMMAND));
+    } else {
+      expect(command).toBe(COMMAND);
+      const searched = (await run('systemd-path', ['search-binaries-default'])).stdout.trim().split(':');
+      expect(searched).toContain(globalBin);
+    }
   });
 
   it('ships an exporter.yaml that reads the credential from $CREDENTIALS_DIRECTORY', async () => {

@@ -25,7 +25,7 @@ const CLIENT_SECRET = `e2e-secret-${randomBytes(8).toString('hex')}`;
 
 /**
  * The one problem `promtool check metrics` reports, and why it is accepted: the metric name
- * cmdb_license_days_until_expiry is fixed by the catalogue contract (../shared/design/metrics.md),
+ * cmdb_license_days_until_expiry is fixed by the catalogue (a released name users' alerts rely on),
  * and promlint rejects any `days` name component. Everything else must be clean.
  */
 const KNOWN_PROMLINT_PROBLEM = 'cmdb_license_days_until_expiry use base unit "seconds" instead of "days"';

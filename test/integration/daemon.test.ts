@@ -55,9 +55,13 @@ async function startDaemon(extra: Record<string, string> = {}, args: string[] = 
 
 describe('the daemon against the simulator', () => {
   it('starts, turns ready, serves every catalogued family and keeps secrets out of logs and /metrics', async () => {
+    // The license answers late once, so /readyz is still "starting" when asked first, whatever the
+    // machine's speed (the daemon answers /healthz before its first poll has answered).
+    sim.addFault({ endpoint: 'license', latencyMs: 8000, times: 1 });
     const { daemon, base } = await startDaemon();
     const notReady = await fetch(`${base}/readyz`);
-    if (notReady.status === 503) expect(await notReady.json()).toMatchObject({ status: 'starting', pending: expect.any(Array) });
+    expect(notReady.status).toBe(503);
+    expect(await notReady.json()).toMatchObject({ status: 'starting', pending: expect.arrayContaining([{ stack: 'default', endpoint: 'license' }]) });
     await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 30_000, '/readyz 200');
     // Ready once the lists answered; the per-id endpoints (Action jobs, change history) fill in after.
     const served = (text: string) => CATALOGUE.every((f) => new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm').test(text));
@@ -90,11 +94,19 @@ describe('the daemon against the simulator', () => {
     expect(await daemon.stop('SIGINT')).toBe(0);
   });
 
-  it('logs a failing endpoint once with what to do, and the other endpoints stay up', async () => {
+  it('logs a failing endpoint once with what to do, over several failed polls, and the other endpoints stay up', async () => {
     sim.addFault({ endpoint: 'license', status: 503 });
-    const { daemon, base } = await startDaemon();
+    // The license polled every 10 s (the default is an hour: one poll would make "once" hold trivially).
+    const file = join(tmp, 'license-10s.yaml');
+    writeFileSync(file, 'defaults:\n  intervals: { license: 10s }\n  retries: { max: 0 }\n');
+    const { daemon, base } = await startDaemon({}, ['--config.file', file]);
     await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 30_000, '/readyz 200');
-    const metrics = await (await fetch(`${base}/metrics`)).text();
+    const polls = /^cmdb_poll_duration_seconds_count\{stack="default",group="license"\} (\d+)$/m;
+    const metrics = await waitFor(async () => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      return Number(polls.exec(text)?.[1] ?? 0) >= 3 ? text : undefined;
+    }, 75_000, 'three polls of the license');
+    expect(sim.requests().filter((r) => r.endpoint === 'license').length).toBeGreaterThanOrEqual(3);
     expect(metrics).toContain('cmdb_endpoint_up{stack="default",endpoint="license"} 0');
     expect(metrics).toContain('cmdb_endpoint_up{stack="default",endpoint="metrics_data"} 1');
     const lines = daemon
@@ -104,7 +116,7 @@ describe('the daemon against the simulator', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain('503 Service Unavailable');
     expect(lines[0]).toContain('"hint":"the CMDB answered with a server error');
-  });
+  }, 90_000);
 });
 
 describe('command line', () => {
@@ -151,6 +163,17 @@ describe('command line', () => {
     expect(await d.exited).toBe(0);
     expect(d.output()).toContain('CMDB_TRACK_ASSET: unknown environment variable, ignored; did you mean "CMDB_TRACK_ASSETS"?');
     expect(d.output()).toContain('configuration OK');
+  });
+
+  it('--config.check does not call a variable the file refers to as ${NAME} unknown, and still warns about a typo', async () => {
+    const file = join(tmp, 'file-variables.yaml');
+    writeFileSync(file, ['stacks:', '  - name: prod-us', `    baseUrl: ${sim.url}`, '    clientId: ${CMDB_ID_US:-exporter}', '    secret: ${CMDB_SECRET_US}', ''].join('\n'));
+    const d = runDaemon(['--config.check', '--config.file', file], { CMDB_SECRET_US: 'sec-Qw81', CMDB_ID_US: 'exp', CMDB_TRACK_ASSET: 'web-01' });
+    expect(await d.exited).toBe(0);
+    expect(d.output()).toContain('configuration OK: 1 stack(s) (prod-us)');
+    expect(d.output()).toContain('CMDB_TRACK_ASSET: unknown environment variable');
+    expect(d.output()).not.toContain('CMDB_SECRET_US: unknown');
+    expect(d.output()).not.toContain('CMDB_ID_US: unknown');
   });
 
   it.each([['-h'], ['--help']])('%s prints the help, listing the shared exporter flags and the silent level', async (flag) => {

@@ -4,7 +4,7 @@
  * npm's cache first (--prefer-offline); the registry is only asked for what the cache lacks.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 let tmp: string;
 let bin: string;
+let prefix: string;
 
 /** The environment without npm's own npm_* variables (an outer `npm test` sets them). */
 function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -29,7 +30,7 @@ beforeAll(async () => {
   await run('npm', ['pack', '--pack-destination', tmp, '--loglevel', 'warn'], npmOpts);
   const tgz = readdirSync(tmp).find((f) => f.endsWith('.tgz'));
   if (!tgz) throw new Error(`npm pack wrote no tarball into ${tmp}`);
-  const prefix = join(tmp, 'prefix');
+  prefix = join(tmp, 'prefix');
   await run(
     'npm',
     ['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel', 'warn', join(tmp, tgz)],
@@ -56,6 +57,14 @@ describe('the packed package, installed globally', () => {
     const { stdout } = await run('cmdb-exporter', ['--check-config', '--config', config], { cwd: tmp, env: cleanEnv({ PATH: `${bin}:${process.env.PATH}` }) });
     expect(stdout).toContain('configuration OK: 1 stack(s) (lab)');
     expect(stdout).not.toContain('pack-test-secret');
+  });
+
+  it('installs the example configuration, the rules and the dashboards beside the command', () => {
+    // Where the README sends a user after a global install: $(npm prefix -g)/lib/node_modules/cmdb-exporter/.
+    const pkg = join(prefix, 'lib', 'node_modules', 'cmdb-exporter');
+    for (const file of ['LICENSE', 'config/exporter.example.yaml', 'config/prometheus/cmdb-alerts.yml', 'config/prometheus/cmdb-rules.yml', 'grafana/dashboards/cmdb-overview.json']) {
+      expect(existsSync(join(pkg, file)), file).toBe(true);
+    }
   });
 
   it('rejects a bad configuration with exit code 2', async () => {

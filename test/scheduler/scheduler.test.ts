@@ -171,4 +171,26 @@ describe('nextScheduledRun', () => {
       expect(next - now).toBeLessThanOrEqual(60);
     }
   });
+
+  it('reschedule: new cron jobs on the new intervals, the poll in flight neither aborted nor started again', async () => {
+    const s = setup(['license', 'connectors']);
+    await tick();
+    expect(s.calls).toEqual(['license', 'connectors']);
+    const before = s.jobs.get('s1/license');
+    const stack = s.poller.stack;
+    (s.poller as { stack: typeof stack }).stack = { ...stack, intervals: { ...stack.intervals, license: stack.intervals.license * 2 } };
+    s.scheduler.reschedule('s1');
+    expect(before?.stopped).toBe(true);
+    const after = s.jobs.get('s1/license');
+    expect(after).not.toBe(before);
+    expect(after?.expression).not.toBe(before?.expression);
+    expect(s.signals.every((signal) => !signal.aborted)).toBe(true);
+    await tick();
+    expect(s.calls).toEqual(['license', 'connectors']);
+    // The running poll still guards against an overlapping start of its group.
+    s.jobs.get('s1/connectors')?.run();
+    await tick();
+    expect(s.calls).toEqual(['license', 'connectors']);
+    s.releaseAll();
+  });
 });

@@ -1,11 +1,48 @@
 import { describe, expect, it } from 'vitest';
 import { ATTENTION_THRESHOLDS } from '../../src/attention.js';
+import { ActionJobListSchema, ConnectorPageSchema, IngestionRunListSchema, LicenseRecordSchema } from '../../src/api/schemas.js';
+import { COLLECTORS } from '../../src/collectors/index.js';
+import { StateMemory } from '../../src/collectors/state-memory.js';
+import type { CollectorContext } from '../../src/collectors/types.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { attention, relativeTime, shortDuration } from '../../src/server/attention.js';
 import { THRESHOLDS } from '../../scripts/gen-rules.js';
+import { expectWellFormed, validated } from '../collectors/helpers.js';
 
 const NOW = 1_800_000_000;
 const s = (name: string, value: number, labels: Record<string, string> = {}): Sample => ({ name, value, labels: { stack: 'a', ...labels } });
+const iso = (unix: number): string => new Date(unix * 1000).toISOString();
+
+/** What the stack's CMDB sends, in the API's own shapes; the samples come from the real collectors. */
+interface Bodies {
+  readonly connector?: readonly Record<string, unknown>[];
+  readonly license?: Record<string, unknown>;
+  readonly ingestion?: readonly Record<string, unknown>[];
+  readonly jobs?: Readonly<Record<string, readonly Record<string, unknown>[]>>;
+}
+
+function collected(b: Bodies): Sample[] {
+  const ctx: CollectorContext = { now: NOW, timeZone: 'UTC', states: new StateMemory(), debug: () => {} };
+  const out: Sample[] = [];
+  if (b.connector) out.push(...COLLECTORS.connector(validated(ConnectorPageSchema, { content: b.connector }).content, ctx));
+  if (b.license) out.push(...COLLECTORS.license(validated(LicenseRecordSchema, b.license), ctx));
+  if (b.ingestion) out.push(...COLLECTORS.data_ingestion(validated(IngestionRunListSchema, { data_ingestion_runs: b.ingestion }).data_ingestion_runs, ctx));
+  if (b.jobs) out.push(...COLLECTORS.action_jobs(Object.entries(b.jobs).map(([id, jobs]) => ({ id, value: validated(ActionJobListSchema, jobs) })), ctx));
+  expectWellFormed(out);
+  return out.map((x) => ({ ...x, labels: { stack: 'a', ...x.labels } }));
+}
+
+/** A connector run row written `ago` seconds before NOW. */
+const connectorRun = (bridge: string, profile: string, status: string, ago: number) => ({
+  bridge_name: bridge,
+  profile: { profile_name: profile },
+  platform: 'api',
+  status,
+  start_time: iso(NOW - ago - 600),
+  end_time: iso(NOW - ago),
+});
+/** An internal merger row (platform ML-ENGINE, profile null) written `ago` seconds before NOW. */
+const mergerRun = (bridge: string, ago: number) => ({ bridge_name: bridge, profile: null, platform: 'ML-ENGINE', status: 'success', end_time: iso(NOW - ago) });
 
 describe('relative times', () => {
   it.each([
@@ -29,9 +66,33 @@ describe('relative times', () => {
   });
 });
 
+/**
+ * The thresholds of the shipped rules that the status page does not judge by, and why. Every other
+ * threshold must be in ATTENTION_THRESHOLDS with the alert's value: a threshold added to the rules
+ * fails the test below until it is placed on one side or the other.
+ */
+const NOT_ON_THE_STATUS_PAGE: Readonly<Record<string, string>> = {
+  jobSelector: 'selects the scrape job in PromQL',
+  stackSelector: 'selects stacks in PromQL',
+  runbookBaseUrl: 'links of the alerts',
+  for: 'how long an alert waits before firing; the page shows the state now',
+  counterWindow: 'a PromQL rate window; the page has no history',
+  endpointStaleIntervals: 'the page shows each endpoint state itself',
+  ingestionNextRunGraceSeconds: 'overdue needs the next-run time against the clock over time',
+  actionNextRunGraceSeconds: 'overdue needs the next-run time against the clock over time',
+  inventoryDropRatio: 'compares with a 30-day average the page does not hold',
+  rateBudgetRatio: 'a rate over a window; the page has no history',
+};
+
 describe('attention thresholds', () => {
-  it('equal the thresholds of the shipped alerts', () => {
-    for (const [key, value] of Object.entries(ATTENTION_THRESHOLDS)) expect([key, THRESHOLDS[key as keyof typeof THRESHOLDS]]).toEqual([key, value]);
+  it('equal the thresholds of the shipped alerts, both ways, over every threshold', () => {
+    const rules = THRESHOLDS as unknown as Record<string, unknown>;
+    const page = ATTENTION_THRESHOLDS as Record<string, unknown>;
+    for (const [key, value] of Object.entries(page)) expect([key, rules[key]]).toEqual([key, value]);
+    const unplaced = Object.keys(rules).filter((key) => !(key in page) && !(key in NOT_ON_THE_STATUS_PAGE));
+    expect(unplaced).toEqual([]);
+    const both = Object.keys(NOT_ON_THE_STATUS_PAGE).filter((key) => key in page || !(key in rules));
+    expect(both).toEqual([]);
   });
 });
 
@@ -42,14 +103,12 @@ describe('what needs attention', () => {
     const a = attention({
       now: NOW,
       endpoints: ok,
-      samples: [
-        s('cmdb_connector_health', 1, { connector: 'c1', profile: 'p', health: 'ok' }),
-        s('cmdb_connector_last_run_end_timestamp_seconds', NOW - 3600, { connector: 'c1', profile: 'p' }),
-        s('cmdb_action_last_job_status', 1, { action_id: '7', status: 'Success' }),
-        s('cmdb_license_expiry_timestamp_seconds', NOW + 100 * 86400),
-        s('cmdb_ingestion_last_run_status', 1, { status: 'success' }),
-        s('cmdb_ingestion_last_success_timestamp_seconds', NOW - 3600),
-      ],
+      samples: collected({
+        connector: [connectorRun('c1', 'p', 'Success', 3600), mergerRun('asset_merger', 3600)],
+        license: { licenseType: 'Enterprise', expireDate: iso(NOW + 100 * 86400) },
+        ingestion: [{ id: 'scheduled__1', status: 'success', start_date: iso(NOW - 7200), end_date: iso(NOW - 3600) }],
+        jobs: { '7': [{ id: 'j1', action_run_date: iso(NOW - 600), action_status: 'Success' }] },
+      }),
     });
     expect(a.problems).toEqual([]);
     expect(a.state).toBe('ok');
@@ -66,30 +125,39 @@ describe('what needs attention', () => {
         { endpoint: 'license', state: 'failing', outcome: '503' },
         { endpoint: 'actions', state: 'forbidden', outcome: '403', retryAt: NOW + 14 * 60 },
       ],
-      samples: [
-        s('cmdb_connector_health', 1, { connector: 'c1', profile: 'p', health: 'error' }),
-        s('cmdb_connector_health', 0, { connector: 'c2', profile: 'p', health: 'error' }),
-        s('cmdb_connector_last_run_end_timestamp_seconds', NOW - max - 60, { connector: 'c2', profile: 'p' }),
-        // The explicit last run wins over the end time.
-        s('cmdb_connector_last_run_end_timestamp_seconds', NOW - max - 60, { connector: 'c3', profile: 'p' }),
-        s('cmdb_connector_last_run_timestamp_seconds', NOW - 60, { connector: 'c3', profile: 'p' }),
-        s('cmdb_action_last_job_status', 1, { action_id: '7', status: 'FAILED' }),
-        s('cmdb_action_last_job_status', 0, { action_id: '8', status: 'FAILED' }),
-        s('cmdb_license_expiry_timestamp_seconds', NOW + 5 * 86400),
-        s('cmdb_ingestion_last_run_status', 1, { status: 'failed' }),
-        s('cmdb_ingestion_last_success_timestamp_seconds', NOW - ATTENTION_THRESHOLDS.ingestionMaxSuccessAgeSeconds - 3600),
-        s('cmdb_merger_last_run_timestamp_seconds', NOW - max - 3600, { connector: 'merger_assets' }),
-      ],
+      samples: collected({
+        connector: [
+          connectorRun('c1', 'p', 'Error', 60),
+          connectorRun('c2', 'p', 'Success', max + 60),
+          connectorRun('c3', 'p', 'Success', 60),
+          // The named profile's runs are old, but the connector ran under "Default profile": as the
+          // alert (newest run over all profiles), not a problem.
+          connectorRun('c4', 'p', 'Success', max + 3600),
+          connectorRun('c4', 'Default profile', 'Success', 60),
+          // 27 h: past the merger limit (26 h), well within the connectors' 2 days.
+          mergerRun('asset_merger', 27 * 3600),
+          mergerRun('user_merger', 3600),
+        ],
+        license: { licenseType: 'Enterprise', expireDate: iso(NOW + 5 * 86400) },
+        ingestion: [
+          { id: 'scheduled__2', status: 'failed', start_date: iso(NOW - 3600), end_date: iso(NOW - 1800) },
+          { id: 'scheduled__1', status: 'success', start_date: iso(NOW - 30 * 3600), end_date: iso(NOW - ATTENTION_THRESHOLDS.ingestionMaxSuccessAgeSeconds - 3600) },
+        ],
+        jobs: {
+          '7': [{ id: 'j2', action_run_date: iso(NOW - 600), action_status: 'FAILED' }, { id: 'j1', action_run_date: iso(NOW - 7200), action_status: 'Success' }],
+          '8': [{ id: 'j2', action_run_date: iso(NOW - 600), action_status: 'success' }, { id: 'j1', action_run_date: iso(NOW - 7200), action_status: 'FAILED' }],
+        },
+      }),
     });
     const lines = a.problems.map((p) => `${p.severity} ${p.area} ${p.subject ?? ''}: ${p.text}`);
     expect(lines).toEqual([
       'critical license : 5 days left (critical within 7)',
       'critical ingestion : no successful run for 1d 3h (limit 1d 2h)',
       'warning connector c1/p: newest run failed',
-      'warning connector c2/p: has not run for 2d (limit 2d)',
+      'warning connector c2: has not run for 2d (limit 2d)',
       'warning action 7: newest job FAILED',
       'warning ingestion : newest run failed',
-      'warning merger merger_assets: has not run for 2d 1h (limit 2d)',
+      'warning merger asset_merger: has not run for 1d 3h (limit 1d 2h)',
       'warning endpoint license: down (503)',
       'warning endpoint actions: forbidden (403), next attempt in 14m',
     ]);

@@ -112,7 +112,7 @@ function buildRow(rng: Rng, spec: ConnectorSpec, p: number, endS: number, status
   const when = { _utc: isoOffsetMillis(endS * 1000 + rng.int(0, 999), rng.chance(0.5)), _time: endS };
   const messages = eventMessages(rng, status, spec, input, n);
   if (spec.profileKind === 'merger') {
-    // Merger rows (real-service notes §4.2): profile null, end_time and the Airflow run id.
+    // Merger rows, as on the real service: profile null, end_time and the Airflow run id.
     const day = new Date(endS * 1000).toISOString().slice(0, 10);
     return {
       ...when,

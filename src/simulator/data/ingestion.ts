@@ -37,7 +37,7 @@ export function finishRun(run: IngestionRun, outcome: 'success' | 'failed', atUs
   delete run.plannedEndUs;
 }
 
-/** History of `count` runs; the newest is still running (spec §3: no end_date, next_run_at a text). */
+/** History of `count` runs; the newest is still running (then it has no end_date, and next_run_at is a text). */
 export function initialIngestion(seed: number, count: number, nowMs: number): IngestionState {
   const newestSlot = Math.floor((nowMs - 5000) / INGESTION_PERIOD_MS) * INGESTION_PERIOD_MS;
   const runs: IngestionRun[] = [];

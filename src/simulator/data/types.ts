@@ -1,10 +1,10 @@
 /**
  * The simulated CMDB's data: the JSON rows exactly as served (field names and order from
- * cmdb-api.md §2) plus the bookkeeping the timeline needs. Tests import these types to reason about
+ * the API documentation) plus the bookkeeping the timeline needs. Tests import these types to reason about
  * what a simulator holds.
  */
 
-// ---- served rows (spec §2) ---------------------------------------------------------------------
+// ---- served rows (as documented) ----------------------------------------------------------------
 export interface ConnectorProfileObject {
   mongo_id: { timestamp: number; date: string };
   profile_name: string;
@@ -28,7 +28,7 @@ export interface ConnectorRow {
   source_settings: string;
   /**
    * Only on some rows: the real service writes start/end/duration on none of its ordinary runs
-   * (only `_time`/`_utc`) and `end_time` on merger rows (real-service notes §4.3).
+   * (only `_time`/`_utc`) and `end_time` on merger rows (docs/cmdb-api-notes.md).
    */
   start_time?: number;
   end_time?: number;
