@@ -156,11 +156,16 @@ the license every ${every('license')}, so allow up to about twice that (the firs
 plus the spread of the schedule); the status page's "last poll" column shows when each poll ran.
 `);
 
-  let stopping = false;
+  let stoppingAt: number | undefined;
   const stop = async () => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    console.log('\nstopping the exporter and the simulator');
+    // Ctrl-C reaches this process twice (from the terminal and relayed by npm/tsx): only a second
+    // signal a moment later means "now", and that one skips the cleanup.
+    if (stoppingAt !== undefined) {
+      if (Date.now() - stoppingAt > 1000) process.exit(1);
+      return;
+    }
+    stoppingAt = Date.now();
+    console.log(`\nstopping the exporter, the simulator${prometheus ? ' and Prometheus' : ''}`);
     await app.close(2000);
     await sim.close();
     await prometheus?.close();
