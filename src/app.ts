@@ -138,6 +138,8 @@ export async function start(opts: StartOptions): Promise<App> {
         // Applying failed part-way: what was applied stays, and the operator must hear of it.
         instruments.reloadSuccessful.set(0);
         const message = `configuration reload failed while it was applied: ${scrubber.scrub(err instanceof Error ? err.message : String(err))}`;
+        // The status page shows it at the top too, as it does a rejected file, until the next good reload.
+        rejectedReload = { at: now(), message };
         logger.error({ err: scrubber.scrub(err instanceof Error ? (err.stack ?? err.message) : String(err)) }, `${message}; fix the configuration and reload again`);
         return { ok: false, message };
       }

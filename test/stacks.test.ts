@@ -65,9 +65,11 @@ describe('reload', () => {
     const failed = await app.reload();
     expect(failed).toMatchObject({ ok: false, message: expect.stringContaining('failed while it was applied') });
     expect(await app.registry.metrics()).toContain('cmdb_config_last_reload_successful 0');
+    expect(app.landing().rejectedReload?.message).toContain('failed while it was applied');
     next = configFor([stack('a'), stack('b')]);
     expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"added":1') });
     expect(await app.registry.metrics()).toContain('cmdb_config_last_reload_successful 1');
+    expect(app.landing().rejectedReload).toBeUndefined();
   });
 
   it('a rejected reload is on the status page model until the next good one', async () => {
