@@ -1,15 +1,51 @@
 /**
- * `npm run demo`: the embedded CMDB simulator (live data) and the exporter, together on loopback.
- * Prints the URLs to open; Ctrl-C stops both. Ports: 8080 for the simulator and 9873 for the
- * exporter, or free ones when those are taken (override with DEMO_SIMULATOR_PORT / DEMO_EXPORTER_PORT;
- * the README's quick start says so).
+ * `npm run demo`: the embedded CMDB simulator (live data) and the exporter, together on loopback,
+ * and, when `prometheus` is on PATH, a Prometheus with the shipped rules (scripts/demo-prometheus.ts)
+ * so that an alert can be seen firing. Prints the URLs to open, the problems the simulated data has on
+ * purpose, and commands that break something; Ctrl-C stops everything. Ports: 8080 for the
+ * simulator, 9873 for the exporter and 9090 for Prometheus, or free ones when those are taken
+ * (override with DEMO_SIMULATOR_PORT / DEMO_EXPORTER_PORT / DEMO_PROMETHEUS_PORT). `--no-prometheus`
+ * leaves Prometheus out.
  */
 import { fileURLToPath } from 'node:url';
 import { start, type App } from '../src/app.js';
 import { loadConfig } from '../src/config/load.js';
 import type { ExporterConfig } from '../src/config/types.js';
 import { ConfigError } from '../src/errors.js';
+import { attention } from '../src/server/attention.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
+import {
+  DEMO_FOR_SECONDS,
+  DEMO_INTERVAL_SECONDS,
+  findPrometheus,
+  shippedForSeconds,
+  startDemoPrometheus,
+  type DemoPrometheus,
+} from './demo-prometheus.js';
+
+/** How long "break a connector" keeps it broken: well past the time its alert needs to fire. */
+export const BREAK_HOLD_SECONDS = 15 * 60;
+
+function usage(): never {
+  console.log(`usage: npm run demo [-- --no-prometheus]
+
+Starts the CMDB simulator and the exporter on loopback and, when \`prometheus\` is on PATH, a
+Prometheus with the shipped alerting rules (their for: durations shortened for the demo).
+Ports: DEMO_SIMULATOR_PORT (8080), DEMO_EXPORTER_PORT (9873), DEMO_PROMETHEUS_PORT (9090).`);
+  process.exit(0);
+}
+
+/** The exporter's "what needs attention" lines once every list endpoint has answered (at most 60 s). */
+async function problemsByDesign(app: App): Promise<string[]> {
+  const deadline = Date.now() + 60_000;
+  while (!app.readiness().ready && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+  const model = app.landing();
+  return model.stacks.flatMap((stack) =>
+    attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: model.now, pausedUntil: stack.pausedUntil }).problems.map(
+      (p) => `${p.severity.padEnd(8)} ${p.area}${p.subject === undefined ? '' : ` ${p.subject}`}: ${p.text} (${p.alert})`,
+    ),
+  );
+}
 
 const CONFIG = fileURLToPath(new URL('../config/demo.yaml', import.meta.url));
 
@@ -24,6 +60,13 @@ async function withFallback<T>(preferred: number, launch: (port: number) => Prom
 }
 
 async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  if (args.includes('--help') || args.includes('-h')) usage();
+  const unknown = args.filter((a) => a !== '--no-prometheus');
+  if (unknown.length > 0) {
+    console.error(`unknown argument ${unknown.join(' ')}; try --help`);
+    process.exit(2);
+  }
   const sim: SimulatorServer = await withFallback(Number(process.env.DEMO_SIMULATOR_PORT ?? 8080), (port) =>
     startSimulator({ host: '127.0.0.1', port, seed: 42, live: true, compression: 'gzip' }),
   );
@@ -49,17 +92,63 @@ async function main(): Promise<void> {
     throw err;
   }
 
+  const prometheusBinary = args.includes('--no-prometheus') ? undefined : findPrometheus();
+  let prometheus: DemoPrometheus | undefined;
+  if (prometheusBinary) {
+    try {
+      prometheus = await startDemoPrometheus({
+        binary: prometheusBinary,
+        target: new URL(app.url ?? '').host,
+        port: Number(process.env.DEMO_PROMETHEUS_PORT ?? 9090),
+      });
+      if (prometheus.movedPort) console.log(`port ${process.env.DEMO_PROMETHEUS_PORT ?? 9090} is taken; Prometheus uses a free one`);
+    } catch (err) {
+      console.log(`Prometheus did not start, so the demo runs without it: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
   const intervals = load(0).stacks[0]?.intervals;
+  const connectorsEvery = intervals?.connectors ?? 30;
   const every = (group: 'connectors' | 'license'): string => `${intervals?.[group] ?? '?'}s`;
+  // A connector whose own runs succeed, so the one broken here stands out from those broken by design.
+  const victim = state.connectors.find((c) => c.usualStatus === 'Success')?.bridgeName ?? state.connectors[0]?.bridgeName ?? 'x';
+  const shippedFor = shippedForSeconds().get('CmdbConnectorError') ?? 300;
+  const demoFor = Math.min(shippedFor, DEMO_FOR_SECONDS);
+  // Worst case: the change lands just after a poll (one interval), the schedule's spread (up to one
+  // more), a scrape and an evaluation, then the for: duration.
+  const fireWithin = 2 * connectorsEvery + 2 * DEMO_INTERVAL_SECONDS + demoFor;
+  const byDesign = await problemsByDesign(app);
+
   console.log(`
 cmdb-exporter demo is running (Ctrl-C stops it)
   status page      ${app.url}/
   metrics          ${app.url}/metrics
   readiness        ${app.url}/readyz
   CMDB simulator   ${sim.url}  (admin: ${sim.url}/_admin/state)
+${
+  prometheus
+    ? `  Prometheus       ${prometheus.url}  (the shipped rules, for: cut to at most ${DEMO_FOR_SECONDS}s for the demo)
+  alerts           ${prometheus.alertsUrl}`
+    : `  Prometheus       not started${
+        prometheusBinary || args.includes('--no-prometheus') ? '' : ': `prometheus` is not on PATH (apt-get install -y prometheus), or run `docker compose up`'
+      }`
+}
 
-Try a scenario, e.g. a failing connector or a license about to expire:
-  curl -X POST ${sim.url}/_admin/scenario/runConnector -H 'content-type: application/json' -d '{"bridgeName":"${state.connectors[0]?.bridgeName ?? 'x'}","status":"Error"}'
+Problems there by design (the simulated CMDB has them from the start${prometheus ? '; their alerts fire in Prometheus too' : ''}):
+${byDesign.length === 0 ? '  none' : byDesign.map((line) => `  ${line}`).join('\n')}
+
+Break a connector (it stays broken for ${BREAK_HOLD_SECONDS / 60} minutes, then its own runs heal it):
+  curl -X POST ${sim.url}/_admin/scenario/runConnector -H 'content-type: application/json' -d '{"bridgeName":"${victim}","status":"Error","holdSeconds":${BREAK_HOLD_SECONDS}}'
+${
+  prometheus
+    ? `  CmdbConnectorError for ${victim} fires within about ${Math.ceil(fireWithin / 60)} minutes (${fireWithin}s at most): the next connector
+  poll (every ${every('connectors')}, plus the schedule's spread), a scrape and an evaluation (every ${DEMO_INTERVAL_SECONDS}s), then ${demoFor}s
+  pending (the shipped rule waits ${Math.round(shippedFor / 60)}m). Watch it go pending, then firing, at ${prometheus.alertsUrl}`
+    : `  The status page shows it at the next connector poll (every ${every('connectors')}).`
+}
+Heal it at once:
+  curl -X POST ${sim.url}/_admin/scenario/runConnector -H 'content-type: application/json' -d '{"bridgeName":"${victim}","status":"Success"}'
+Let the license run out (5 days left: critical):
   curl -X POST ${sim.url}/_admin/scenario/setLicenseExpiry -H 'content-type: application/json' -d '{"date":"${new Date(Date.now() + 5 * 86400_000).toISOString().slice(0, 10)}"}'
 A change shows at the exporter's next poll of that endpoint, never at once: the exporter polls on a
 schedule and a scrape never asks the CMDB. Here the connector history is polled every ${every('connectors')},
@@ -67,13 +156,19 @@ the license every ${every('license')}, so allow up to about twice that (the firs
 plus the spread of the schedule); the status page's "last poll" column shows when each poll ran.
 `);
 
-  let stopping = false;
+  let stoppingAt: number | undefined;
   const stop = async () => {
-    if (stopping) process.exit(1);
-    stopping = true;
-    console.log('\nstopping the exporter and the simulator');
+    // Ctrl-C reaches this process twice (from the terminal and relayed by npm/tsx): only a second
+    // signal a moment later means "now", and that one skips the cleanup.
+    if (stoppingAt !== undefined) {
+      if (Date.now() - stoppingAt > 1000) process.exit(1);
+      return;
+    }
+    stoppingAt = Date.now();
+    console.log(`\nstopping the exporter, the simulator${prometheus ? ' and Prometheus' : ''}`);
     await app.close(2000);
     await sim.close();
+    await prometheus?.close();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop());

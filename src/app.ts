@@ -105,7 +105,15 @@ export async function start(opts: StartOptions): Promise<App> {
   // The very bytes /metrics serves (plain), as text: for --once, the golden file and the benchmark.
   const metrics = () => responses.current();
   const metricsText = async () => Buffer.concat((await metrics()).plain.parts).toString('utf8');
-  const landing = (): LandingModel => ({ version: VERSION, ready: readiness().ready, now: now(), stacks: stacks.landing() });
+  /** The newest reload when it was rejected, shown at the top of the status page until a good one. */
+  let rejectedReload: { at: number; message: string } | undefined;
+  const landing = (): LandingModel => ({
+    version: VERSION,
+    ready: readiness().ready,
+    now: now(),
+    stacks: stacks.landing(),
+    ...(rejectedReload ? { rejectedReload } : {}),
+  });
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, message: '' });
   const reload = (): Promise<ReloadOutcome> => {
@@ -119,6 +127,7 @@ export async function start(opts: StartOptions): Promise<App> {
       } catch (err) {
         instruments.reloadSuccessful.set(0);
         const message = err instanceof ConfigError ? err.message : String(err);
+        rejectedReload = { at: now(), message: scrubber.scrub(message) };
         logger.error({ issues: err instanceof ConfigError ? err.issues : undefined }, 'configuration reload rejected; the previous configuration stays in force');
         return { ok: false, message };
       }
@@ -129,10 +138,13 @@ export async function start(opts: StartOptions): Promise<App> {
         // Applying failed part-way: what was applied stays, and the operator must hear of it.
         instruments.reloadSuccessful.set(0);
         const message = `configuration reload failed while it was applied: ${scrubber.scrub(err instanceof Error ? err.message : String(err))}`;
+        // The status page shows it at the top too, as it does a rejected file, until the next good reload.
+        rejectedReload = { at: now(), message };
         logger.error({ err: scrubber.scrub(err instanceof Error ? (err.stack ?? err.message) : String(err)) }, `${message}; fix the configuration and reload again`);
         return { ok: false, message };
       }
       config = next;
+      rejectedReload = undefined;
       instruments.reloadSuccessful.set(1);
       instruments.reloadSuccessTimestamp.set(now());
       logger.info({ ...summary, config: redactConfig(next) }, 'configuration reloaded');

@@ -215,8 +215,10 @@ export class Stacks {
       const { name, intervals, disabledEndpoints } = r.config;
       const endpoints = r.poller.runner.status().map((s) => {
         const group = groupOf(s.endpoint);
+        const since = scheduler?.pollingSince(name, group);
         return {
           ...s,
+          ...(since === undefined ? {} : { pollingSince: since / 1000 }),
           intervalSeconds: intervals[group],
           nextPollAt: scheduler ? nextPoll(scheduler, name, group, intervals[group], at) : undefined,
           lastSuccessAt: store.snapshot(name, s.endpoint)?.lastSuccess,

@@ -9,7 +9,7 @@ const DEMO = fileURLToPath(new URL('../scripts/demo.ts', import.meta.url));
 describe('npm run demo', () => {
   it('takes DEMO_SIMULATOR_PORT and DEMO_EXPORTER_PORT, serves there, and says when a change will show', async () => {
     const [simPort, exporterPort] = [await freePort(), await freePort()];
-    const child = spawn(process.execPath, ['--import', 'tsx', DEMO], {
+    const child = spawn(process.execPath, ['--import', 'tsx', DEMO, '--no-prometheus'], {
       env: { ...process.env, DEMO_SIMULATOR_PORT: String(simPort), DEMO_EXPORTER_PORT: String(exporterPort) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

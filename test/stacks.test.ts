@@ -5,6 +5,7 @@ import type { App } from '../src/app.js';
 import { DATA_ENDPOINTS } from '../src/api/endpoints.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
+import { ConfigError } from '../src/errors.js';
 import { nextScheduledRun, spreadOffset } from '../src/scheduler/scheduler.js';
 import { enabledEndpoints } from '../src/scheduler/stack-poller.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
@@ -64,9 +65,29 @@ describe('reload', () => {
     const failed = await app.reload();
     expect(failed).toMatchObject({ ok: false, message: expect.stringContaining('failed while it was applied') });
     expect(await app.registry.metrics()).toContain('cmdb_config_last_reload_successful 0');
+    expect(app.landing().rejectedReload?.message).toContain('failed while it was applied');
     next = configFor([stack('a'), stack('b')]);
     expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"added":1') });
     expect(await app.registry.metrics()).toContain('cmdb_config_last_reload_successful 1');
+    expect(app.landing().rejectedReload).toBeUndefined();
+  });
+
+  it('a rejected reload is on the status page model until the next good one', async () => {
+    const good = configFor([stack('a')]);
+    let load: () => ReturnType<typeof configFor> = () => good;
+    const { app } = await startExporter(good, { loadConfig: () => load() });
+    apps.push(app);
+    expect(app.landing().rejectedReload).toBeUndefined();
+    load = () => {
+      throw new ConfigError([{ path: 'stacks[0].baseURL', message: 'unknown key; did you mean "baseUrl"?' }]);
+    };
+    expect(await app.reload()).toMatchObject({ ok: false });
+    expect(app.landing().rejectedReload?.message).toContain('stacks[0].baseURL: unknown key');
+    // Still there at the next look, not only once.
+    expect(app.landing().rejectedReload).toBeDefined();
+    load = () => good;
+    expect(await app.reload()).toMatchObject({ ok: true });
+    expect(app.landing().rejectedReload).toBeUndefined();
   });
 
   describe('the request budget survives a reload', () => {

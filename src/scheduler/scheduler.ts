@@ -111,6 +111,12 @@ export class Scheduler {
     }
   }
 
+  /** While a poll of the stack's group runs: when it started (unix ms); undefined otherwise. */
+  pollingSince(stack: string, group: GroupName): number | undefined {
+    const job = this.entries.get(stack)?.jobs.get(group);
+    return job?.running !== undefined ? job.startedAt : undefined;
+  }
+
   /**
    * The stack's intervals changed (a reload; `entry.poller.stack` has the new ones): its cron jobs
    * are made again. Polls in flight, and the record of when each group last started, are kept.

@@ -14,10 +14,14 @@ export interface Problem {
   readonly severity: Severity;
   /** What kind of problem: connector, action, license, ingestion, merger, endpoint. */
   readonly area: 'connector' | 'action' | 'license' | 'ingestion' | 'merger' | 'endpoint';
-  /** The name or id it is about (connector/profile, action id, endpoint), if any. */
+  /** The name or id it is about (connector/profile, Action name, endpoint), if any. */
   readonly subject?: string;
+  /** More about the subject, shown on hover: an Action's id. */
+  readonly subjectTitle?: string;
   /** A fixed sentence built from numbers, names and statuses only. */
   readonly text: string;
+  /** The shipped alert that fires for the same problem: its runbook section says what to do. */
+  readonly alert: string;
 }
 
 export interface Attention {
@@ -39,16 +43,29 @@ export interface AttentionInput {
   readonly pausedUntil?: number;
 }
 
-/** 90s, 14m, 5h, 3d: a duration in seconds, rounded to the largest sensible unit. */
+const UNITS: ReadonlyArray<readonly [number, string]> = [
+  [86400, 'd'],
+  [3600, 'h'],
+  [60, 'm'],
+  [1, 's'],
+];
+
+/**
+ * 45s, 1m, 1m 44s, 1h, 2h 5m, 3d 4h: a duration in seconds in its largest unit and the next one
+ * (left out when 0), so that every interval and time on the page reads in the same units.
+ */
 export function shortDuration(seconds: number): string {
   const s = Math.round(Math.abs(seconds));
-  if (s < 120) return `${s}s`;
-  if (s < 120 * 60) return `${Math.round(s / 60)}m`;
-  if (s < 48 * 3600) return `${Math.round(s / 3600)}h`;
-  return `${Math.round(s / 86400)}d`;
+  const i = UNITS.findIndex(([size]) => s >= size);
+  if (i < 0) return '0s';
+  const [size, unit] = UNITS[i] as readonly [number, string];
+  const big = Math.floor(s / size);
+  const next = UNITS[i + 1];
+  const small = next === undefined ? 0 : Math.floor((s - big * size) / next[0]);
+  return small === 0 || next === undefined ? `${big}${unit}` : `${big}${unit} ${small}${next[1]}`;
 }
 
-/** "in 14m" for a future time, "14m ago" for a past one, "now" within a second. */
+/** "in 1m 44s" for a future time, "14m ago" for a past one, "now" within a second. */
 export function relativeTime(now: number, at: number): string {
   const d = at - now;
   if (Math.abs(d) < 1) return 'now';
@@ -75,7 +92,7 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
   // Connectors: newest run in error, or not run for longer than the limit.
   for (const s of all('cmdb_connector_health')) {
     if (s.labels.health === 'error' && s.value === 1) {
-      problems.push({ severity: 'warning', area: 'connector', subject: connectorName(s.labels), text: 'newest run failed' });
+      problems.push({ severity: 'warning', area: 'connector', subject: connectorName(s.labels), text: 'newest run failed', alert: 'CmdbConnectorError' });
     }
   }
   const profileRun = new Map<string, { connector: string; at: number }>();
@@ -89,17 +106,29 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
   for (const { connector, at } of profileRun.values()) lastRun.set(connector, Math.max(lastRun.get(connector) ?? at, at));
   for (const [connector, at] of [...lastRun].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (now - at > t.connectorMaxRunAgeSeconds) {
-      problems.push({ severity: 'warning', area: 'connector', subject: connector, text: `has not run for ${shortDuration(now - at)} (limit ${shortDuration(t.connectorMaxRunAgeSeconds)})` });
+      problems.push({ severity: 'warning', area: 'connector', subject: connector, text: `has not run for ${shortDuration(now - at)} (limit ${shortDuration(t.connectorMaxRunAgeSeconds)})`, alert: 'CmdbConnectorNotRun' });
     }
   }
 
   // Action jobs whose newest job did not succeed.
   // PromQL's inline (?i) has no JavaScript form: the flag says it instead.
   const ok = new RegExp(`^(?:${t.actionJobOkStatuses.replace(/^\(\?i\)/, '')})$`, 'i');
+  // Named by the Action's name when the Action list has it (the id on hover).
+  const actionNames = new Map<string, string>();
+  for (const s of all('cmdb_action_info')) if (s.labels.action_id && s.labels.action_name) actionNames.set(s.labels.action_id, s.labels.action_name);
   for (const s of all('cmdb_action_last_job_status')) {
     const status = s.labels.status ?? '';
     if (s.value === 1 && !ok.test(status)) {
-      problems.push({ severity: 'warning', area: 'action', subject: s.labels.action_id ?? '?', text: `newest job ${status}` });
+      const id = s.labels.action_id ?? '?';
+      const name = actionNames.get(id);
+      problems.push({
+        severity: 'warning',
+        area: 'action',
+        subject: name ?? id,
+        subjectTitle: `Action id ${id}`,
+        text: `newest job ${status}`,
+        alert: 'CmdbActionJobFailed',
+      });
     }
   }
 
@@ -108,47 +137,52 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
   const licenseDays = expiry === undefined ? undefined : daysUntilExpiry(expiry, now);
   if (licenseDays !== undefined) {
     const days = `${Math.floor(licenseDays)} days left`;
-    if (licenseDays <= 0) problems.push({ severity: 'critical', area: 'license', text: 'expired' });
-    else if (licenseDays <= t.licenseCriticalDays) problems.push({ severity: 'critical', area: 'license', text: `${days} (critical within ${t.licenseCriticalDays})` });
-    else if (licenseDays <= t.licenseWarningDays) problems.push({ severity: 'warning', area: 'license', text: `${days} (warning within ${t.licenseWarningDays})` });
+    if (licenseDays <= 0 && expiry !== undefined) {
+      const day = new Date(expiry * 1000).toISOString().slice(0, 10);
+      problems.push({ severity: 'critical', area: 'license', text: `expired on ${day} (${relativeTime(now, expiry)})`, alert: 'CmdbLicenseExpired' });
+    } else if (licenseDays <= t.licenseCriticalDays) {
+      problems.push({ severity: 'critical', area: 'license', text: `${days} (critical within ${t.licenseCriticalDays})`, alert: 'CmdbLicenseExpiresVerySoon' });
+    } else if (licenseDays <= t.licenseWarningDays) {
+      problems.push({ severity: 'warning', area: 'license', text: `${days} (warning within ${t.licenseWarningDays})`, alert: 'CmdbLicenseExpiresSoon' });
+    }
   }
 
   // Ingestion: the newest run's state, too long, no recent success.
   const current = all('cmdb_ingestion_last_run_status').find((s) => s.value === 1)?.labels.status;
   const running = one('cmdb_ingestion_run_in_progress') === 1;
   const ingestion = running ? 'running' : current;
-  if (current === 'failed') problems.push({ severity: 'warning', area: 'ingestion', text: 'newest run failed' });
+  if (current === 'failed') problems.push({ severity: 'warning', area: 'ingestion', text: 'newest run failed', alert: 'CmdbIngestionRunFailed' });
   const started = one('cmdb_ingestion_last_run_start_timestamp_seconds');
   if (running && started !== undefined && now - started > t.ingestionMaxRunSeconds) {
-    problems.push({ severity: 'warning', area: 'ingestion', text: `running for ${shortDuration(now - started)} (limit ${shortDuration(t.ingestionMaxRunSeconds)})` });
+    problems.push({ severity: 'warning', area: 'ingestion', text: `running for ${shortDuration(now - started)} (limit ${shortDuration(t.ingestionMaxRunSeconds)})`, alert: 'CmdbIngestionRunTooLong' });
   }
   const success = one('cmdb_ingestion_last_success_timestamp_seconds');
   const ingestionUp = endpoints.find((e) => e.endpoint === 'data_ingestion')?.state === 'ok';
   if (success !== undefined && now - success > t.ingestionMaxSuccessAgeSeconds) {
-    problems.push({ severity: 'critical', area: 'ingestion', text: `no successful run for ${shortDuration(now - success)} (limit ${shortDuration(t.ingestionMaxSuccessAgeSeconds)})` });
+    problems.push({ severity: 'critical', area: 'ingestion', text: `no successful run for ${shortDuration(now - success)} (limit ${shortDuration(t.ingestionMaxSuccessAgeSeconds)})`, alert: 'CmdbIngestionNoRecentSuccess' });
   } else if (success === undefined && ingestionUp) {
-    problems.push({ severity: 'critical', area: 'ingestion', text: 'no successful run listed' });
+    problems.push({ severity: 'critical', area: 'ingestion', text: 'no successful run listed', alert: 'CmdbIngestionNoSuccessListed' });
   }
 
   // Merger freshness, when the exporter reports it.
   for (const s of all('cmdb_merger_last_run_timestamp_seconds')) {
     if (s.value > 0 && now - s.value > t.mergerMaxRunAgeSeconds) {
-      problems.push({ severity: 'warning', area: 'merger', subject: s.labels.merger ?? '?', text: `has not run for ${shortDuration(now - s.value)} (limit ${shortDuration(t.mergerMaxRunAgeSeconds)})` });
+      problems.push({ severity: 'warning', area: 'merger', subject: s.labels.merger ?? '?', text: `has not run for ${shortDuration(now - s.value)} (limit ${shortDuration(t.mergerMaxRunAgeSeconds)})`, alert: 'CmdbMergerStale' });
     }
   }
 
   // The whole stack held back by a server Retry-After: the cause of the endpoints below going down.
   if (input.pausedUntil !== undefined && input.pausedUntil > now) {
-    problems.push({ severity: 'warning', area: 'endpoint', text: `every request paused by a 429 Retry-After, ${relativeTime(now, input.pausedUntil)} (a reload ends it)` });
+    problems.push({ severity: 'warning', area: 'endpoint', text: `every request paused by a 429 Retry-After, ${relativeTime(now, input.pausedUntil)} (a reload ends it)`, alert: 'CmdbStackPaused' });
   }
 
   // Endpoints that fail or are forbidden.
   for (const e of endpoints) {
     if (e.state === 'forbidden') {
       const next = e.retryAt === undefined ? '' : `, next attempt ${relativeTime(now, e.retryAt)}`;
-      problems.push({ severity: 'warning', area: 'endpoint', subject: e.endpoint, text: `forbidden (403)${next}` });
+      problems.push({ severity: 'warning', area: 'endpoint', subject: e.endpoint, text: `forbidden (403)${next}`, alert: 'CmdbEndpointForbidden' });
     } else if (e.state === 'failing' || e.state === 'blocked') {
-      problems.push({ severity: 'warning', area: 'endpoint', subject: e.endpoint, text: `down (${e.outcome ?? 'error'})` });
+      problems.push({ severity: 'warning', area: 'endpoint', subject: e.endpoint, text: `down (${e.outcome ?? 'error'})`, alert: 'CmdbEndpointDown' });
     }
   }
 

@@ -10,6 +10,7 @@
 import type { DataEndpoint } from '../api/endpoints.js';
 import type { Sample } from '../metrics/sample.js';
 import type { EndpointStatus } from '../scheduler/endpoint-runner.js';
+import { RUNBOOK_BASE_URL } from '../attention.js';
 import { attention, relativeTime, shortDuration, type Attention, type Problem } from './attention.js';
 
 export { relativeTime };
@@ -21,6 +22,8 @@ export interface LandingEndpoint extends EndpointStatus {
   readonly nextPollAt?: number;
   /** The last successful poll (unix seconds). */
   readonly lastSuccessAt?: number;
+  /** While a poll of the endpoint's group runs: when it started (unix seconds). */
+  readonly pollingSince?: number;
 }
 
 /** An endpoint that is not polled, and why. */
@@ -66,6 +69,8 @@ export interface LandingModel {
   /** Unix seconds. */
   readonly now: number;
   readonly stacks: readonly LandingStack[];
+  /** The newest reload, when it was rejected (the previous configuration stays in force); cleared by a good one. */
+  readonly rejectedReload?: { readonly at: number; readonly message: string };
 }
 
 /** Seconds between the page's own reloads. */
@@ -109,6 +114,24 @@ function anchor(stack: string): string {
   return `stack-${escapeHtml(stack)}`;
 }
 
+/** The next poll, or "polling now" while one runs (started when, on hover). */
+function nextPoll(now: number, e: LandingEndpoint): string {
+  if (e.pollingSince !== undefined) return `<span class="polling" title="started ${iso(e.pollingSince)}">polling now</span>`;
+  return cell(now, e.nextPollAt);
+}
+
+/** Column names, also shown beside each value when the table is stacked on a narrow screen (by CSS, not per cell: 200 stacks stay small). */
+const COLUMNS = ['endpoint', 'state', 'outcome', 'interval', 'last poll', 'last success', 'next poll', 'duration', 'details'] as const;
+
+function cells(values: readonly string[], classes: Partial<Record<(typeof COLUMNS)[number], string>> = {}): string {
+  return values
+    .map((v, i) => {
+      const cls = classes[COLUMNS[i] as (typeof COLUMNS)[number]];
+      return `<td${cls ? ` class="${cls}"` : ''}>${v}</td>`;
+    })
+    .join('');
+}
+
 function row(now: number, e: LandingEndpoint): string {
   const detail = e.error
     ? `<div class="err">${escapeHtml(e.error)}</div>${e.hint ? `<div class="hint">${escapeHtml(e.hint)}</div>` : ''}`
@@ -117,21 +140,35 @@ function row(now: number, e: LandingEndpoint): string {
   const success = e.state !== 'ok' && e.lastSuccessAt === undefined && e.state !== 'pending' ? 'never' : cell(now, e.lastSuccessAt);
   const duration = e.lastDurationSeconds === undefined ? '—' : `${e.lastDurationSeconds.toFixed(2)}s`;
   const interval = e.intervalSeconds === undefined ? '—' : shortDuration(e.intervalSeconds);
-  return `<tr class="${e.state}"><td><code>${escapeHtml(e.endpoint)}</code></td><td class="state">${STATE_LABEL[e.state]}</td>
-<td>${escapeHtml(e.outcome ?? '—')}</td><td>${interval}</td><td class="when">${cell(now, e.lastPollAt)}</td><td class="when">${success}</td><td class="when">${cell(now, e.nextPollAt)}</td><td>${duration}</td><td>${detail}${retry}</td></tr>`;
+  const values = [`<code>${escapeHtml(e.endpoint)}</code>`, STATE_LABEL[e.state], escapeHtml(e.outcome ?? '—'), interval, cell(now, e.lastPollAt), success, nextPoll(now, e), duration, `${detail}${retry}`];
+  return `<tr class="${e.state}">${cells(values, { state: 'state', 'last poll': 'when', 'last success': 'when', 'next poll': 'when', details: 'details' })}</tr>`;
 }
 
 function skippedRow(s: SkippedEndpoint): string {
-  return `<tr class="skipped"><td><code>${escapeHtml(s.endpoint)}</code></td><td class="state">${SKIPPED_LABEL[s.reason]}</td><td>—</td><td>—</td><td>—</td><td>—</td><td>—</td><td>—</td><td></td></tr>`;
+  const values = [`<code>${escapeHtml(s.endpoint)}</code>`, SKIPPED_LABEL[s.reason], '—', '—', '—', '—', '—', '—', ''];
+  return `<tr class="skipped">${cells(values, { state: 'state', details: 'details' })}</tr>`;
+}
+
+/** The runbook section of the alert that fires for the same problem (docs/alerts.md, one per alert). */
+export function runbookUrl(alert: string, base = RUNBOOK_BASE_URL): string {
+  return `${base}#${alert.toLowerCase()}`;
 }
 
 function problemItem(p: Problem): string {
-  const subject = p.subject === undefined ? '' : ` <code>${escapeHtml(p.subject)}</code>`;
-  return `<li class="${p.severity}"><span class="sev">${p.severity}</span> ${escapeHtml(p.area)}${subject}: ${escapeHtml(p.text)}</li>`;
+  const title = p.subjectTitle === undefined ? '' : ` title="${escapeHtml(p.subjectTitle)}"`;
+  const subject = p.subject === undefined ? '' : ` <code${title}>${escapeHtml(p.subject)}</code>`;
+  const runbook = ` <a class="runbook" href="${escapeHtml(runbookUrl(p.alert))}" title="${escapeHtml(p.alert)}">what to do</a>`;
+  return `<li class="${p.severity}"><span class="sev">${p.severity}</span> ${escapeHtml(p.area)}${subject}: ${escapeHtml(p.text)}${runbook}</li>`;
+}
+
+function reloadBanner(now: number, r: LandingModel['rejectedReload']): string {
+  if (r === undefined) return '';
+  return `<p class="err reload" id="reload-rejected"><b>Configuration reload rejected</b> ${when(now, r.at)}: the previous configuration stays in force until a reload succeeds. <span class="reason">${escapeHtml(r.message)}</span></p>`;
 }
 
 function licenseText(a: Attention): string {
-  return a.licenseDays === undefined ? '—' : `${Math.floor(a.licenseDays)}`;
+  if (a.licenseDays === undefined) return '—';
+  return a.licenseDays <= 0 ? 'expired' : `${Math.floor(a.licenseDays)}`;
 }
 
 function counts(a: Attention): { critical: number; warning: number } {
@@ -210,7 +247,7 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
       ? ''
       : `<p class="err paused">Paused: the CMDB asked the exporter to wait (a 429, or a Retry-After on a 429, 502, 503 or 504), so no request of this stack leaves until ${when(now, s.pausedUntil)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
   return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${demandLine(s)}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
-<table><thead><tr><th>endpoint</th><th>state</th><th>outcome</th><th>interval</th><th>last poll</th><th>last success</th><th>next poll</th><th>duration</th><th>details</th></tr></thead>
+<table class="endpoints"><thead><tr>${COLUMNS.map((c) => `<th>${c}</th>`).join('')}</tr></thead>
 <tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table></section>`;
 }
 
@@ -228,11 +265,18 @@ th{background:#f6f8fa}td.when{white-space:nowrap}.muted{color:#6e7781;font-weigh
 tr.ok .state,b.ok,.okline{color:#1a7f37}tr.failing .state,tr.forbidden .state,tr.critical .state,b.critical{color:#cf222e}tr.pending .state,tr.blocked .state,tr.warning .state,b.warning{color:#9a6700}
 tr.skipped{color:#6e7781}#attention ul{margin:.2rem 0 1rem;padding-left:1.2rem}#attention h3{margin:.6rem 0 0;font-size:1.05rem}
 li .sev{display:inline-block;min-width:4.5rem;font-weight:600}li.critical .sev{color:#cf222e}li.warning .sev{color:#9a6700}
-nav a{margin-right:1rem}
+nav a{margin-right:1rem}a.runbook{font-size:.85em;margin-left:.4rem;white-space:nowrap}.reason{white-space:pre-wrap}code{overflow-wrap:anywhere}
+@media (max-width:40rem){body{margin:.75rem}table.endpoints,table.endpoints tbody,table.endpoints tr,table.endpoints td{display:block;width:auto}
+table.endpoints thead{display:none}table.endpoints tr{border-bottom:2px solid #d0d7de;padding:.3rem 0}
+table.endpoints td{border:0;padding:.1rem .2rem}table.endpoints td::before{display:inline-block;min-width:6.5rem;color:#6e7781;font-weight:normal}
+${COLUMNS.map((c, i) => `table.endpoints td:nth-child(${i + 1})::before{content:"${c}"}`).join('')}
+table.endpoints td.details:empty{display:none}td.when{white-space:normal}
+#summary table{font-size:.85em}#summary th,#summary td{padding:.3rem .25rem}#summary td:first-child{overflow-wrap:anywhere}}
 </style></head><body>
 <h1>cmdb-exporter <span class="muted">${escapeHtml(m.version)}</span></h1>
 <nav><a href="${escapeHtml(telemetryPath.slice(1))}">${escapeHtml(telemetryPath)}</a><a href="healthz">/healthz</a><a href="readyz">/readyz</a></nav>
 <p id="readiness">${m.ready ? 'Ready: every list endpoint has answered its first poll (Action jobs and change history fill in after, within the request budget).' : 'Starting: some endpoints have not finished their first poll yet.'} <span class="muted">This page reloads every ${REFRESH_SECONDS}s.</span></p>
+${reloadBanner(m.now, m.rejectedReload)}
 ${m.stacks.length >= SUMMARY_MIN_STACKS ? summaryTable(items) : ''}
 ${attentionSection(items)}
 ${items.map(({ stack, a }) => stackSection(m.now, stack, a)).join('\n')}

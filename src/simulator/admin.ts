@@ -16,7 +16,7 @@ const ADMIN_BODY_LIMIT = 1024 * 1024;
 /** Argument names of each scenario control, in call order (POST /_admin/scenario/<name>). */
 export const SCENARIO_ARGS: Record<keyof ScenarioControls, readonly string[]> = {
   setLicenseExpiry: ['date'],
-  runConnector: ['bridgeName', 'status'],
+  runConnector: ['bridgeName', 'status', 'holdSeconds'],
   runIngestion: ['outcome'],
   finishIngestion: ['outcome'],
   runActionJob: ['actionId', 'status'],

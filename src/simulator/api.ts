@@ -160,8 +160,13 @@ export interface RequestRecord {
 export interface ScenarioControls {
   /** yyyy-mm-dd */
   setLicenseExpiry(date: string): void;
-  /** Append a new, newest run for the connector (every profile of it) with this status, e.g. 'Error', 'Success'. */
-  runConnector(bridgeName: string, status: string): void;
+  /**
+   * Append a new, newest run for the connector (every profile of it) with this status, e.g. 'Error',
+   * 'Success'. With `holdSeconds`, the connector's own runs in that time end with the same status too
+   * (a broken connector stays broken long enough for an alert to fire); without it they return to the
+   * connector's usual status at its next run. A later runConnector replaces the hold.
+   */
+  runConnector(bridgeName: string, status: string, holdSeconds?: number): void;
   /** Start a new ingestion run now; 'running' leaves it running (next_run_at becomes a text), 'success'/'failed' finish it at once. */
   runIngestion(outcome: 'success' | 'failed' | 'running'): void;
   /** Finish the running ingestion run, if any, with this status. */

@@ -82,8 +82,15 @@ export function createScenario(timeline: Timeline): ScenarioControls {
       if (day === undefined) reject('date', 'must be a real day as yyyy-mm-dd');
       data.license.expireDate = isoDay(day);
     },
-    runConnector(bridgeName, status) {
-      appendCycle(connector(bridgeName), requireText('status', status));
+    runConnector(bridgeName, status, holdSeconds) {
+      const spec = connector(bridgeName);
+      const checked = requireText('status', status);
+      if (holdSeconds !== undefined && (typeof holdSeconds !== 'number' || !Number.isFinite(holdSeconds) || holdSeconds < 0 || holdSeconds > MAX_ADVANCE_S)) {
+        reject('holdSeconds', `must be a number of seconds from 0 to ${MAX_ADVANCE_S}`);
+      }
+      appendCycle(spec, checked);
+      if (holdSeconds !== undefined && holdSeconds > 0) spec.held = { status: checked, untilMs: timeline.now() + holdSeconds * 1000 };
+      else delete spec.held;
     },
     runIngestion(outcome) {
       startIngestion(requireOutcome(outcome, ['success', 'failed', 'running'] as const));

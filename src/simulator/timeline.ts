@@ -131,8 +131,10 @@ export class Timeline {
     const { due, next } = dueTimes(spec.nextRunMs, spec.periodMs, t, this.data.size.runsPerConnector);
     spec.nextRunMs = next;
     for (const at of due) {
-      for (const row of cycleRows(this.data.seed, spec, at, 'usual')) this.data.history.add(row, this.rng);
+      const status = spec.held !== undefined && at <= spec.held.untilMs ? { exactly: spec.held.status } : 'usual';
+      for (const row of cycleRows(this.data.seed, spec, at, status)) this.data.history.add(row, this.rng);
     }
+    if (spec.held !== undefined && spec.held.untilMs < t) delete spec.held;
   }
 
   private batchAction(action: ActionState, t: number): void {

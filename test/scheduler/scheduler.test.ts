@@ -105,6 +105,17 @@ describe('Scheduler', () => {
     await s.scheduler.stop(0);
   });
 
+  it('says while a poll of a group runs, and since when (the status page shows "polling now")', async () => {
+    const s = setup(['connectors', 'license']);
+    await tick();
+    expect(s.scheduler.pollingSince('s1', 'connectors')).toBe(1_000_000);
+    expect(s.scheduler.pollingSince('other', 'connectors')).toBeUndefined();
+    s.releaseAll();
+    await tick();
+    expect(s.scheduler.pollingSince('s1', 'connectors')).toBeUndefined();
+    await s.scheduler.stop(0);
+  });
+
   it('does not poll again when the cron fires moments after the start-up poll', async () => {
     const s = setup(['connectors']);
     await tick();

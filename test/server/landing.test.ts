@@ -94,7 +94,7 @@ describe('landing page', () => {
     expect(html).toContain('next attempt <time datetime="2026-11-23T07:05:47Z">2026-11-23T07:05:47Z</time> <span class="muted">(in 14m)</span>');
     expect(html).toContain('forbidden (403), next attempt in 14m');
     expect(html).not.toContain('from now');
-    expect(html).toContain('>60s ago</span>');
+    expect(html).toContain('>1m ago</span>');
   });
 
   it('shows interval, next scheduled poll and the last successful poll of a failing endpoint', () => {
@@ -115,7 +115,7 @@ describe('landing page', () => {
       ],
     });
     const row = (e: string) => html.split('<tr').find((r) => r.includes(`<td><code>${e}</code>`)) ?? '';
-    expect(row('license')).toContain('<td>60m</td>');
+    expect(row('license')).toContain('<td>1h</td>');
     expect(row('license')).toContain('>2h ago</span>');
     expect(row('license')).toContain('>in 50m</span>');
     expect(row('actions')).toContain('<td>15m</td>');
@@ -154,7 +154,7 @@ describe('landing page', () => {
         healthyStack('s', [
           { name: 'cmdb_connector_health', labels: { stack: 's', connector: '<b>bad</b>', profile: 'p', health: 'error' }, value: 1 },
           { name: 'cmdb_connector_info', labels: { stack: 's', connector: '<b>bad</b>', profile: 'p', display_name: 'FREE TEXT display' }, value: 1 },
-          { name: 'cmdb_action_info', labels: { stack: 's', action_id: '42', action_name: 'FREE TEXT action' }, value: 1 },
+          { name: 'cmdb_action_info', labels: { stack: 's', action_id: '42', action_name: '<i>Nightly</i> export' }, value: 1 },
           { name: 'cmdb_action_last_job_status', labels: { stack: 's', action_id: '42', status: 'FAILED' }, value: 1 },
           { name: 'cmdb_license_info', labels: { stack: 's', license_type: 'x', customer_name: 'FREE TEXT customer' }, value: 1 },
         ]),
@@ -164,7 +164,9 @@ describe('landing page', () => {
     expect(attention).toBeGreaterThan(0);
     expect(attention).toBeLessThan(html.indexOf('<section class="stack"'));
     expect(html).toContain('connector <code>&#60;b&#62;bad&#60;/b&#62;/p</code>: newest run failed');
-    expect(html).toContain('action <code>42</code>: newest job FAILED');
+    // An Action by its name (escaped), its id on hover.
+    expect(html).toContain('action <code title="Action id 42">&#60;i&#62;Nightly&#60;/i&#62; export</code>: newest job FAILED');
+    expect(html).not.toContain('<i>Nightly');
     expect(html).not.toContain('<b>bad</b>');
     expect(html).not.toContain('FREE TEXT');
     expect(html).toContain('<meta http-equiv="refresh" content="30">');
@@ -207,6 +209,28 @@ describe('landing page', () => {
     expect(page(42)).toContain('Action job fetches waiting: <b class="backlog">42</b>');
     expect(page()).not.toContain('Action job fetches waiting');
   });
+
+  it('says what to do: a runbook link per problem, "polling now" while a poll runs, a rejected reload at the top', () => {
+    const stack = healthyStack('s', [{ name: 'cmdb_connector_health', labels: { stack: 's', connector: 'ldap', profile: 'p', health: 'error' }, value: 1 }]);
+    const polling = { ...stack, endpoints: stack.endpoints.map((e) => (e.endpoint === 'license' ? { ...e, pollingSince: NOW - 3 } : e)) };
+    const html = renderLanding({ version: '1', ready: true, now: NOW, stacks: [polling], rejectedReload: { at: NOW - 120, message: 'stacks[0].baseURL: unknown key; did you mean "baseUrl"?' } });
+    expect(html).toContain('newest run failed <a class="runbook" href="https://github.com/cmdb-exporter/cmdb-exporter/blob/main/docs/alerts.md#cmdbconnectorerror" title="CmdbConnectorError">what to do</a>');
+    const row = (e: string) => html.split('<tr').find((r) => r.includes(`<td><code>${e}</code>`)) ?? '';
+    expect(row('license')).toContain('>polling now</span>');
+    expect(row('license')).not.toContain('in 4m 40s');
+    expect(row('metrics_data')).toContain('>in 4m 40s</span>');
+    const banner = html.indexOf('id="reload-rejected"');
+    expect(banner).toBeGreaterThan(0);
+    expect(banner).toBeLessThan(html.indexOf('id="attention"'));
+    expect(html).toContain('stacks[0].baseURL: unknown key; did you mean &#34;baseUrl&#34;?');
+    expect(renderLanding({ version: '1', ready: true, now: NOW, stacks: [stack] })).not.toContain('reload-rejected');
+  });
+
+  it('stacks the endpoint table on a narrow screen, each value under its column name', () => {
+    const html = renderLanding({ version: '1', ready: true, now: NOW, stacks: [healthyStack('s')] });
+    expect(html).toContain('@media (max-width:40rem)');
+    expect(html).toContain('table.endpoints td:nth-child(7)::before{content:"next poll"}');
+  });
 });
 
 describe('landing page: the poll plan', () => {
@@ -229,7 +253,7 @@ describe('connector scan line (issue 21)', () => {
 
   it('shows a running full scan: pages read of the total, bytes and time so far', () => {
     const html = connectorScanLine(now, { progress: { kind: 'full', startedAt: now - 95, pagesRead: 3, pagesTotal: 10, bytes: 74e6, pageSize: 2000 } });
-    expect(html).toContain('full scan running: page 3 of 10 read (2000 rows a page), 74 MB, 95s so far');
+    expect(html).toContain('full scan running: page 3 of 10 read (2000 rows a page), 74 MB, 1m 35s so far');
   });
 
   it('shows the last scan once it ended, and until when incremental reads are off', () => {
@@ -237,7 +261,7 @@ describe('connector scan line (issue 21)', () => {
       progress: { kind: 'full', startedAt: now - 400, pagesRead: 10, pagesTotal: 10, bytes: 99e6, pageSize: 1000, endedAt: now - 100 },
       incrementalOffUntil: now + 3600,
     });
-    expect(html).toContain('last full scan: 10 page(s), 99 MB in 5m, ended 100s ago');
+    expect(html).toContain('last full scan: 10 page(s), 99 MB in 5m, ended 1m 40s ago');
     expect(html).toMatch(/incremental reads off until <time datetime="2027-01-15T09:00:00Z">/);
   });
 

@@ -49,6 +49,27 @@ describe('connector controls', () => {
     expect(newestPerProfile(await allRuns(s), bridge).map((r) => r.status)).toEqual(['Success', 'Success']);
   });
 
+  it('runConnector with holdSeconds keeps the connector\'s own later runs at that status until the hold ends', async () => {
+    const s = await sim();
+    const spec = [...s.dataset.connectors.values()].find((c) => c.usualStatus === 'Success' && c.profileKind !== 'merger');
+    if (!spec) throw new Error('the simulator has no connector whose usual status is Success');
+    const periodS = spec.periodMs / 1000;
+    const statuses = async () => newestPerProfile(await allRuns(s), spec.bridgeName).map((r) => r.status);
+    // Without a hold the connector's next own run heals it (the demo's alert only ever reached pending).
+    s.scenario.runConnector(spec.bridgeName, 'Error');
+    s.scenario.advance(periodS + 1);
+    expect(await statuses()).not.toContain('Error');
+    s.scenario.runConnector(spec.bridgeName, 'Error', 3 * periodS);
+    s.scenario.advance(periodS + 1);
+    expect(await statuses()).toEqual(spec.profiles.map(() => 'Error'));
+    s.scenario.advance(periodS + 1);
+    expect(await statuses()).toEqual(spec.profiles.map(() => 'Error'));
+    // After the hold, its runs return to the usual status.
+    s.scenario.advance(2 * periodS + 1);
+    expect(spec.held).toBeUndefined();
+    expect(await statuses()).not.toContain('Error');
+  });
+
   it('addConnector and removeConnector change the list at once', async () => {
     const s = await sim();
     s.scenario.addConnector('brand_new_source', 'Warning');
@@ -63,6 +84,7 @@ describe('connector controls', () => {
   it.each<[string, (s: SimulatorServer) => void]>([
     ['runConnector on an unknown connector', (s) => s.scenario.runConnector('nope', 'Error')],
     ['runConnector with an empty status', (s) => s.scenario.runConnector('crowdstrike_falcon', '')],
+    ['runConnector with a negative hold', (s) => s.scenario.runConnector('crowdstrike_falcon', 'Error', -1)],
     ['addConnector with a taken name', (s) => s.scenario.addConnector('crowdstrike_falcon')],
     ['removeConnector on an unknown connector', (s) => s.scenario.removeConnector('nope')],
     ['runActionJob on an unknown Action', (s) => s.scenario.runActionJob('nope', 'FAILED')],

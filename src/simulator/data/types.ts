@@ -148,6 +148,8 @@ export interface ConnectorSpec {
   timed: boolean;
   /** Runs of the first profile are often filed under "Default profile" instead of its name. */
   defaultProfileRuns: boolean;
+  /** Set by runConnector with holdSeconds: every run due up to `untilMs` ends with `status`. */
+  held?: { status: string; untilMs: number };
 }
 
 export type IngestionStatus = 'running' | 'success' | 'failed';

@@ -1,0 +1,82 @@
+/**
+ * The README's reference tables say what the code reads, both ways: every command-line flag the
+ * parser accepts is in the flag table and every flag there is accepted; every environment variable
+ * the configuration reads is in the environment table and nothing else is. And the facts moved out
+ * of the README to docs/ are linked from it.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { KNOWN_VARS } from '../../src/config/env.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const read = (path: string) => readFileSync(`${ROOT}${path}`, 'utf8');
+const README = read('README.md');
+
+/** The first cells of the markdown table whose header row starts with `| <first> |`. */
+export function firstColumn(markdown: string, first: string): string[] {
+  const lines = markdown.split('\n');
+  const start = lines.findIndex((l) => l.startsWith(`| ${first} |`));
+  if (start < 0) throw new Error(`no table with the header "${first}"`);
+  const cells: string[] = [];
+  for (const line of lines.slice(start + 2)) {
+    if (!line.startsWith('|')) break;
+    cells.push(line.split(/(?<!\\)\|/)[1]?.trim() ?? '');
+  }
+  return cells;
+}
+
+/** Long and short option names of parseArgs in src/main.ts. */
+function codeFlags(): string[] {
+  const source = read('src/main.ts');
+  const block = /options: \{([\s\S]*?)\n {4}\},\n {4}strict/.exec(source)?.[1];
+  if (!block) throw new Error('parseArgs options not found in src/main.ts');
+  const flags: string[] = [];
+  for (const m of block.matchAll(/^\s*'?([a-z][a-z.-]*)'?: \{[^}]*\}/gm)) {
+    flags.push(`--${m[1]}`);
+    const short = /short: '(\w)'/.exec(m[0])?.[1];
+    if (short) flags.push(`-${short}`);
+  }
+  return flags.sort();
+}
+
+describe('README reference tables', () => {
+  it('the flag table lists exactly the flags the command line accepts', () => {
+    const inTable = firstColumn(README, 'flag').flatMap((cell) => [...cell.matchAll(/(?<![\w-])(--?[a-z][a-z.-]*)/g)].map((m) => m[1] ?? ''));
+    const code = codeFlags();
+    expect(code.length).toBeGreaterThan(15);
+    expect([...new Set(inTable)].sort()).toEqual(code);
+  });
+
+  it('the environment table lists exactly the variables the configuration reads', () => {
+    const inTable = firstColumn(README, 'variable').flatMap((cell) => [...cell.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1] ?? ''));
+    expect([...new Set(inTable)].sort()).toEqual([...KNOWN_VARS].sort());
+  });
+
+  it('the table parser reads a table it is given (so the checks above can fail)', () => {
+    expect(firstColumn('| flag | meaning |\n|---|---|\n| `--a` | x \\| y |\n| `--b` | z |\n\nafter', 'flag')).toEqual(['`--a`', '`--b`']);
+  });
+
+  it('links every docs/ page it moved text to, and each exists', () => {
+    for (const page of ['status-page', 'monitoring', 'deployment', 'troubleshooting', 'development', 'configuration', 'alerts', 'metrics', 'scaling', 'security', 'kubernetes']) {
+      expect(README).toContain(`](docs/${page}.md`);
+      expect(existsSync(`${ROOT}docs/${page}.md`), `docs/${page}.md`).toBe(true);
+    }
+  });
+
+  it('is in the order a newcomer needs it', () => {
+    const headings = [...README.matchAll(/^## (.+)$/gm)].map((m) => m[1]);
+    expect(headings).toEqual([
+      'Requirements',
+      'Quick start',
+      'Connect your CMDB',
+      'Prometheus, alerts and dashboards',
+      'Deploy',
+      'Configuration reference',
+      'Troubleshooting',
+      'More documentation',
+      'Development',
+      'License',
+    ]);
+  });
+});
