@@ -53,6 +53,25 @@ interface StackState {
   readonly endpoints: Map<DataEndpoint, EndpointState>;
   readonly maxSeries: number;
   readonly capped: Set<DataEndpoint>;
+  /** This stack's own exposition (GET /metrics?stack=NAME), assembled once per change of the stack. */
+  readonly view: StackView;
+}
+
+interface StackView {
+  /** The stack's segments; null when a change of the stack has not been rendered yet. */
+  rendered: Segment[] | null;
+  /** Its data runs, kept across status-only changes; null after a data change. */
+  dataRuns: Buffer[][] | null;
+}
+
+/**
+ * What a scrape response is made from (src/store/scrape-response.ts): the whole store, or the view
+ * of one stack (SnapshotStore.view).
+ */
+export interface ExpositionSource {
+  settled(): Promise<void>;
+  segments(now: number): readonly Segment[];
+  daysText(now: number): string;
 }
 
 /**
@@ -78,6 +97,7 @@ const STATUS_FAMILIES = new Set([
   'cmdb_series',
 ]);
 const EMPTY = Buffer.alloc(0);
+const NO_SEGMENTS: readonly Segment[] = [];
 
 function runsOfFamilies() {
   const runs: Array<{ kind: Segment['kind']; names: string[] }> = [];
@@ -117,7 +137,7 @@ export class SnapshotStore {
   addStack(stack: string, endpoints: ReadonlyMap<DataEndpoint, EndpointSettings>, maxSeries: number): void {
     this.flush();
     const previous = this.stacks.get(stack);
-    const state: StackState = { endpoints: new Map(), maxSeries, capped: new Set() };
+    const state: StackState = { endpoints: new Map(), maxSeries, capped: new Set(), view: { rendered: null, dataRuns: null } };
     for (const [endpoint, settings] of endpoints) {
       const held = previous?.endpoints.get(endpoint);
       state.endpoints.set(endpoint, held ? { ...held, settings } : { settings, samples: [], lines: NO_LINES });
@@ -174,6 +194,7 @@ export class SnapshotStore {
         const age = now - (s.lastSuccess ?? -Infinity);
         if (age > s.settings.staleAfterSeconds) {
           state.endpoints.set(endpoint, { ...s, samples: [], lines: NO_LINES });
+          state.view.rendered = state.view.dataRuns = null;
           this.invalidate(true);
           this.opts.logger.info(
             { stack, endpoint, staleAfterSeconds: s.settings.staleAfterSeconds },
@@ -200,6 +221,37 @@ export class SnapshotStore {
     return (this.rendered ??= this.render());
   }
 
+  /** The stacks held, sorted (the order of the exposition). */
+  stackNames(): string[] {
+    return [...this.stacks.keys()].sort();
+  }
+
+  hasStack(stack: string): boolean {
+    return this.stacks.has(stack);
+  }
+
+  /**
+   * One stack's part of the exposition: the same families and lines as in segments(), only this
+   * stack's series, assembled once per change of the stack (a poll of another stack leaves it as it
+   * is). Its pieces are the endpoints' own Buffers, shared with the whole exposition (and their gzip
+   * with it, see scrape-response.ts). A stack no longer held has an empty exposition.
+   */
+  view(stack: string): ExpositionSource {
+    return {
+      settled: () => this.settled(),
+      segments: (now) => this.stackSegments(stack, now),
+      daysText: (now) => this.daysText(now, stack),
+    };
+  }
+
+  private stackSegments(stack: string, now: number): readonly Segment[] {
+    this.expireStale(now);
+    const state = this.stacks.get(stack);
+    if (!state) return NO_SEGMENTS;
+    const view = state.view;
+    return (view.rendered ??= this.assemble((view.dataRuns ??= this.renderData([stack])), this.renderStatus([stack])));
+  }
+
   /** The exposition text of every snapshot family at `now` (unix seconds). */
   text(now: number): string {
     const days = this.daysText(now);
@@ -208,11 +260,11 @@ export class SnapshotStore {
       .join('');
   }
 
-  /** cmdb_license_days_until_expiry at `now`: the one family computed at scrape time. */
-  daysText(now: number): string {
+  /** cmdb_license_days_until_expiry at `now`: the one family computed at scrape time; of `only` when given. */
+  daysText(now: number, only?: string): string {
     this.flush();
     const series: Series[] = [];
-    for (const stack of [...this.stacks.keys()].sort()) {
+    for (const stack of only === undefined ? this.stackNames() : [only]) {
       const license = this.stacks.get(stack)?.endpoints.get('license');
       const expiry = license?.samples.find((s) => s.name === EXPIRY);
       if (expiry) series.push({ labels: { stack }, value: daysUntilExpiry(expiry.value, now) });
@@ -268,6 +320,8 @@ export class SnapshotStore {
     if (!state || !current) return; // stack removed or endpoint disabled while the poll ran
     const next = update(current);
     state.endpoints.set(endpoint, next);
+    state.view.rendered = null;
+    if (next.lines !== current.lines) state.view.dataRuns = null;
     this.invalidate(next.lines !== current.lines);
   }
 
@@ -333,8 +387,11 @@ export class SnapshotStore {
 
   /** Assembles the segments: data runs from the endpoints' lines (only after a data change), status runs always. */
   private render(): Segment[] {
-    const data = (this.dataRuns ??= this.renderData());
-    const status = this.renderStatus();
+    const stacks = this.stackNames();
+    return this.assemble((this.dataRuns ??= this.renderData(stacks)), this.renderStatus(stacks));
+  }
+
+  private assemble(data: readonly Buffer[][], status: ReadonlyMap<string, string>): Segment[] {
     let d = 0;
     return RUNS.map(({ kind, names }) => {
       if (kind === 'days') return { kind, parts: [] };
@@ -344,9 +401,9 @@ export class SnapshotStore {
     });
   }
 
-  private renderData(): Buffer[][] {
+  private renderData(stacks: readonly string[]): Buffer[][] {
     const chunks = new Map<string, Buffer[]>();
-    for (const stack of [...this.stacks.keys()].sort()) {
+    for (const stack of stacks) {
       for (const endpoint of DATA_ENDPOINTS) {
         for (const [name, pieces] of this.stacks.get(stack)?.endpoints.get(endpoint)?.lines ?? NO_LINES) {
           let list = chunks.get(name);
@@ -363,14 +420,14 @@ export class SnapshotStore {
     );
   }
 
-  private renderStatus(): Map<string, string> {
+  private renderStatus(stacks: readonly string[]): Map<string, string> {
     const status = new Map<string, Series[]>();
     const addStatus = (name: string, series: Series) => {
       let list = status.get(name);
       if (!list) status.set(name, (list = []));
       list.push(series);
     };
-    for (const stack of [...this.stacks.keys()].sort()) {
+    for (const stack of stacks) {
       const state = this.stacks.get(stack);
       if (!state) continue;
       let count = 0;
