@@ -125,6 +125,8 @@ export class SnapshotStore {
   private renderScheduled = false;
   /** Updates not yet applied, in arrival order; the first one may be half done. */
   private readonly queue: Update[] = [];
+  /** Updates in the queue per stack (see settledOf). */
+  private readonly pendingOf = new Map<string, number>();
   private draining: Promise<void> | null = null;
 
   constructor(private readonly opts: { instruments: Instruments; logger: Logger }) {}
@@ -163,12 +165,12 @@ export class SnapshotStore {
 
   /** A successful poll: `samples` replace the endpoint's series wholesale. */
   succeed(stack: string, endpoint: DataEndpoint, samples: readonly Sample[], at: number): void {
-    this.enqueue(this.swapIn(stack, endpoint, samples, { up: 1, forbidden: 0, lastSuccess: at }), samples.length <= SLICE);
+    this.enqueue(stack, this.swapIn(stack, endpoint, samples, { up: 1, forbidden: 0, lastSuccess: at }), samples.length <= SLICE);
   }
 
   /** A successful poll that needed no request: the series already held are still current. */
   confirm(stack: string, endpoint: DataEndpoint, at: number): void {
-    this.enqueue(this.swapIn(stack, endpoint, undefined, { up: 1, forbidden: 0, lastSuccess: at }), true);
+    this.enqueue(stack, this.swapIn(stack, endpoint, undefined, { up: 1, forbidden: 0, lastSuccess: at }), true);
   }
 
   /**
@@ -176,7 +178,7 @@ export class SnapshotStore {
    * where some failed: fresh results merged with the last good ones of the failed ids).
    */
   fail(stack: string, endpoint: DataEndpoint, partial?: readonly Sample[], forbidden = false): void {
-    this.enqueue(this.swapIn(stack, endpoint, partial, { up: 0, forbidden: forbidden ? 1 : 0 }), (partial?.length ?? 0) <= SLICE);
+    this.enqueue(stack, this.swapIn(stack, endpoint, partial, { up: 0, forbidden: forbidden ? 1 : 0 }), (partial?.length ?? 0) <= SLICE);
   }
 
   /** Prepares `samples` (when given) in slices, then swaps them in with `status` in one step. */
@@ -188,19 +190,23 @@ export class SnapshotStore {
   /** Drop the series of failing endpoints whose last success is older than their stale limit. */
   expireStale(now: number): void {
     this.flush();
-    for (const [stack, state] of this.stacks) {
-      for (const [endpoint, s] of state.endpoints) {
-        if (s.up !== 0 || s.samples.length === 0) continue;
-        const age = now - (s.lastSuccess ?? -Infinity);
-        if (age > s.settings.staleAfterSeconds) {
-          state.endpoints.set(endpoint, { ...s, samples: [], lines: NO_LINES });
-          state.view.rendered = state.view.dataRuns = null;
-          this.invalidate(true);
-          this.opts.logger.info(
-            { stack, endpoint, staleAfterSeconds: s.settings.staleAfterSeconds },
-            'dropped the series of a failing endpoint: its last success is older than the stale limit',
-          );
-        }
+    for (const stack of this.stacks.keys()) this.expireStaleOf(stack, now);
+  }
+
+  private expireStaleOf(stack: string, now: number): void {
+    const state = this.stacks.get(stack);
+    if (!state) return;
+    for (const [endpoint, s] of state.endpoints) {
+      if (s.up !== 0 || s.samples.length === 0) continue;
+      const age = now - (s.lastSuccess ?? -Infinity);
+      if (age > s.settings.staleAfterSeconds) {
+        state.endpoints.set(endpoint, { ...s, samples: [], lines: NO_LINES });
+        state.view.rendered = state.view.dataRuns = null;
+        this.invalidate(true);
+        this.opts.logger.info(
+          { stack, endpoint, staleAfterSeconds: s.settings.staleAfterSeconds },
+          'dropped the series of a failing endpoint: its last success is older than the stale limit',
+        );
       }
     }
   }
@@ -238,14 +244,17 @@ export class SnapshotStore {
    */
   view(stack: string): ExpositionSource {
     return {
-      settled: () => this.settled(),
+      settled: () => this.settledOf(stack),
       segments: (now) => this.stackSegments(stack, now),
       daysText: (now) => this.daysText(now, stack),
     };
   }
 
   private stackSegments(stack: string, now: number): readonly Segment[] {
-    this.expireStale(now);
+    // Only this stack's pending updates are applied, and only its stale series dropped: a stack's
+    // scrape does no work for the others.
+    if (this.pendingOf.has(stack)) this.flush();
+    this.expireStaleOf(stack, now);
     const state = this.stacks.get(stack);
     if (!state) return NO_SEGMENTS;
     const view = state.view;
@@ -262,7 +271,7 @@ export class SnapshotStore {
 
   /** cmdb_license_days_until_expiry at `now`: the one family computed at scrape time; of `only` when given. */
   daysText(now: number, only?: string): string {
-    this.flush();
+    if (only === undefined || this.pendingOf.has(only)) this.flush();
     const series: Series[] = [];
     for (const stack of only === undefined ? this.stackNames() : [only]) {
       const license = this.stacks.get(stack)?.endpoints.get('license');
@@ -273,13 +282,27 @@ export class SnapshotStore {
   }
 
   /** Small updates apply at once when nothing waits before them; the rest in slices, in order. */
-  private enqueue(update: Update, small: boolean): void {
+  private enqueue(stack: string, update: Update, small: boolean): void {
     if (small && this.queue.length === 0) {
       runToEnd(update);
       return;
     }
-    this.queue.push(update);
+    this.pendingOf.set(stack, (this.pendingOf.get(stack) ?? 0) + 1);
+    this.queue.push(counted(update, () => {
+      const n = (this.pendingOf.get(stack) ?? 1) - 1;
+      if (n > 0) this.pendingOf.set(stack, n);
+      else this.pendingOf.delete(stack);
+    }));
     this.draining ??= this.drain();
+  }
+
+  /**
+   * Resolves once every update of `stack` that arrived so far has been applied: a stack's scrape
+   * does not wait for the other stacks' polls (with hundreds of stacks some update is nearly always
+   * being prepared).
+   */
+  private async settledOf(stack: string): Promise<void> {
+    while (this.pendingOf.has(stack) && this.draining) await this.draining;
   }
 
   private async drain(): Promise<void> {
@@ -449,6 +472,15 @@ export class SnapshotStore {
       out.set(name, renderFamily(f, sortedByLabels(f, series)));
     }
     return out;
+  }
+}
+
+/** `update`, calling `done` once when it has run to its end. */
+function* counted(update: Update, done: () => void): Update {
+  try {
+    yield* update;
+  } finally {
+    done();
   }
 }
 

@@ -6,6 +6,7 @@ import type { Sample } from '../../src/metrics/sample.js';
 import { metricsSelection } from '../../src/server/http.js';
 import { listenBase, parseExternalUrl, targetGroups } from '../../src/server/sd.js';
 import { PerStackResponses, splitByStack, stackOfLine } from '../../src/store/per-stack.js';
+import { SLICE } from '../../src/store/lines.js';
 import { SnapshotStore, type EndpointSettings } from '../../src/store/snapshot-store.js';
 import { ConfigError } from '../../src/errors.js';
 import { captureLogger } from '../helpers/log.js';
@@ -41,6 +42,19 @@ describe('a stack\'s view of the store', () => {
     const next = a.segments(1002);
     expect(next).not.toBe(first);
     expect(text(next)).toContain('connector="w"');
+  });
+
+  it('a stack\'s scrape waits for its own pending polls only, not for another stack\'s', async () => {
+    const { store } = twoStacks();
+    const many = Array.from({ length: SLICE * 3 }, (_, i) => connector(`c${i}`));
+    store.succeed('b', 'connector', many, 1001); // prepared in slices, over several turns
+    let wholeSettled = false;
+    void store.settled().then(() => (wholeSettled = true));
+    await store.view('a').settled();
+    expect(wholeSettled).toBe(false);
+    store.succeed('a', 'connector', many, 1002);
+    await store.view('a').settled();
+    expect(text(store.view('a').segments(1002))).toContain(`connector="c${SLICE * 3 - 1}"`);
   });
 
   it('a removed stack has an empty exposition and no response', async () => {
