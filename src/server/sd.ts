@@ -35,13 +35,15 @@ export function parseExternalUrl(text: string, name: string): ScrapeBase {
   const fail = (message: string): never => {
     throw new ConfigError([{ path: name, message }]);
   };
+  const notAnUrl = `must be an absolute http(s) URL such as http://cmdb-exporter.monitoring.svc:9873, got ${JSON.stringify(text)}`;
   let url: URL;
   try {
     url = new URL(text.trim());
   } catch {
-    return fail(`must be an absolute http(s) URL such as http://cmdb-exporter.monitoring.svc:9873, got ${JSON.stringify(text)}`);
+    return fail(notAnUrl);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(`must be an http or https URL, got ${JSON.stringify(url.protocol)}`);
+  // `cmdb-exporter:9873` parses, as the scheme `cmdb-exporter:`.
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(notAnUrl);
   if (url.username !== '' || url.password !== '') fail('must not hold a user name or password (give credentials to Prometheus, not in the URL)');
   if (url.search !== '' || url.hash !== '') fail(`must not have a query or fragment, got ${JSON.stringify(text)}`);
   const scheme = url.protocol === 'https:' ? 'https' : 'http';

@@ -63,7 +63,7 @@ beforeAll(async () => {
     },
     stacks: [...GOOD.map((n) => stackYaml(n, sim.secret)), stackYaml(BAD, 'not-the-secret')],
   });
-  exporter = await startExporter({ args: ['--config', configFile] });
+  exporter = await startExporter({ args: ['--config', configFile], env: {} });
   await waitUntilReady(exporter, 60_000);
   ({ api } = await startPrometheus({ dir, target: '', ruleFiles: ruleFiles(), job: shippedJob(`${exporter.url}/sd`) }));
 }, 120_000);
