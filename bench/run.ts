@@ -15,6 +15,7 @@ import { benchHistory, historyLines } from './history-run.js';
 import { benchSize, benchSwapOnly, medianSwap } from './size-run.js';
 import { SIZES, sizeByName, type BenchSize } from './sizes.js';
 import { allTables } from './tables.js';
+import { benchFleet, FLEET_DEFAULTS, fleetLines, type FleetOptions } from './fleet-run.js';
 
 const USAGE = `Usage: npm run bench -- [options]
 
@@ -33,6 +34,11 @@ const USAGE = `Usage: npm run bench -- [options]
   --history-seconds N how long the connector-history cell scrapes (default 90)
   --budget-hours N    simulated hours of the request-budget cell at 200 Actions (default 3)
   --no-request-budget skip the request-budget cell
+  --only fleet        run only the fleet cell: 1, 50 and 200 small stacks, one target each
+                      (ready time, RSS and CPU per stack, one stack's scrape against a bare server)
+  --fleet-counts L    fleet sizes of the fleet cell (default 1,50,200)
+  --fleet-seconds N   CPU window of each fleet size (default 20)
+  --no-fleet          skip the fleet cell
   --only swap         run only the swap cell at each size: a first poll, then --repeats changes of
                       every series of the largest endpoint swapped in; prints each one's figures
   --repeats N         swaps of --only swap (default 3)
@@ -52,7 +58,8 @@ interface Options {
   /** Simulated hours of the request-budget cell; 0 skips it. */
   readonly budgetHours: number;
   /** Run only this cell. */
-  readonly only?: 'swap';
+  readonly only?: 'swap' | 'fleet';
+  readonly fleet?: FleetOptions;
   readonly repeats: number;
   /** Extra options of the exporter's Node process. */
   readonly exporterNodeArgs: readonly string[];
@@ -85,6 +92,9 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
       'budget-hours': { type: 'string' },
       'no-request-budget': { type: 'boolean', default: false },
       only: { type: 'string' },
+      'fleet-counts': { type: 'string' },
+      'fleet-seconds': { type: 'string' },
+      'no-fleet': { type: 'boolean', default: false },
       repeats: { type: 'string' },
       'node-option': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
@@ -99,9 +109,11 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
         return size;
       })
     : SIZES;
-  if (values.only !== undefined && values.only !== 'swap') throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: swap)`);
+  if (values.only !== undefined && values.only !== 'swap' && values.only !== 'fleet') throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: swap, fleet)`);
+  const fleetCounts = (values['fleet-counts'] ?? '1,50,200').split(',').map((n) => Math.floor(positive('fleet-counts', n.trim(), 1)));
   return {
     only: values.only,
+    fleet: values['no-fleet'] ? undefined : { ...FLEET_DEFAULTS, counts: fleetCounts, cpuSeconds: positive('fleet-seconds', values['fleet-seconds'], FLEET_DEFAULTS.cpuSeconds) },
     repeats: Math.floor(positive('repeats', values.repeats, 3)),
     exporterNodeArgs: values['node-option'] ?? [],
     write: values.write,
@@ -172,6 +184,12 @@ async function main(): Promise<void> {
     await swapOnly(options);
     return;
   }
+  if (options.only === 'fleet') {
+    const fleet = await benchFleet(options.fleet ?? FLEET_DEFAULTS, progress);
+    for (const line of fleetLines(fleet)) console.log(line);
+    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), fleet }, null, 2)}\n`);
+    return;
+  }
   const t0 = performance.now();
   const history = options.history === 'skip' ? undefined : await benchHistory(options.historySeconds, progress);
   if (history) for (const line of historyLines(history)) console.log(line);
@@ -196,9 +214,11 @@ async function main(): Promise<void> {
   }
   if (requestBudget) for (const table of requestBudgetTables(requestBudget)) console.log(`${textTable(table)}\n`);
   for (const s of sizes) for (const w of s.warnings) console.log(`exporter log (${s.size}): ${w}`);
+  const fleet = options.fleet ? await benchFleet(options.fleet, progress) : undefined;
+  if (fleet) console.log(`${fleetLines(fleet).join('\n')}\n`);
   console.log(`total ${result.totalSeconds.toFixed(0)} s`);
 
-  if (options.json) writeFileSync(options.json, `${JSON.stringify(result, null, 2)}\n`);
+  if (options.json) writeFileSync(options.json, `${JSON.stringify({ ...result, fleet }, null, 2)}\n`);
   if (options.write) {
     writeFileSync(DOC, renderPerformanceDoc(result));
     console.log('wrote docs/performance.md');

@@ -118,6 +118,8 @@ export const GLOBALS = {
   logFormat: key(oneOf(LOG_FORMATS), 'json', { env: 'LOG_FORMAT', flag: '--log.format' }),
   /** Allow POST /-/reload. */
   enableReload: key(bool, false),
+  /** A directory of stack files (stacks-dir.ts); relative to the config file's directory. */
+  stacksDir: optional(filePath, { env: 'EXPORTER_STACKS_DIR' }),
 } satisfies Table;
 
 /** Who a stack is: required in each YAML stack, never under `defaults`. */

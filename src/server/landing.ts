@@ -194,7 +194,7 @@ li .sev{display:inline-block;min-width:4.5rem;font-weight:600}li.critical .sev{c
 nav a{margin-right:1rem}
 </style></head><body>
 <h1>cmdb-exporter <span class="muted">${escapeHtml(m.version)}</span></h1>
-<nav><a href="${escapeHtml(telemetryPath.slice(1))}">${escapeHtml(telemetryPath)}</a><a href="healthz">/healthz</a><a href="readyz">/readyz</a></nav>
+<nav><a href="${escapeHtml(telemetryPath.slice(1))}">${escapeHtml(telemetryPath)}</a><a href="sd">/sd</a><a href="healthz">/healthz</a><a href="readyz">/readyz</a></nav>
 <p id="readiness">${m.ready ? 'Ready: every list endpoint has answered its first poll (Action jobs and change history fill in after, within the request budget).' : 'Starting: some endpoints have not finished their first poll yet.'} <span class="muted">This page reloads every ${REFRESH_SECONDS}s.</span></p>
 ${m.stacks.length >= SUMMARY_MIN_STACKS ? summaryTable(items) : ''}
 ${attentionSection(items)}
