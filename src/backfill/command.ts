@@ -45,6 +45,10 @@ Options:
   --out <dir>         where the blocks go (created if missing); without promtool, the
                       OpenMetrics files go here
   --stack <name>      only this stack (default: every configured stack)
+  --job <name>        the job label Prometheus gives the scraped series (default cmdb-exporter,
+                      the job the shipped rules and dashboards select)
+  --instance <addr>   the instance label of the scraped series (the target as Prometheus lists it,
+                      e.g. cmdb-exporter:9873); default none
   --step <duration>   one sample per series every <duration>, at least 1s (default: each poll
                       group's interval, at most 5m)
   --dry-run           print the plan (requests per endpoint, time at the pace) and send nothing
@@ -64,6 +68,8 @@ function parseFlags(argv: string[]) {
       to: { type: 'string' },
       out: { type: 'string' },
       stack: { type: 'string' },
+      job: { type: 'string', default: 'cmdb-exporter' },
+      instance: { type: 'string' },
       step: { type: 'string' },
       'dry-run': { type: 'boolean', default: false },
       promtool: { type: 'string' },
@@ -187,7 +193,8 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
   const readSeconds = (Date.now() - readStarted) / 1000;
   const failed = histories.flatMap((h, i) => h.failures.map((f) => `${stacks[i]?.name}/${f.endpoint}`));
 
-  const result = writeBlocks({ stacks, histories, range, out, promtool, io, logger });
+  const targetLabels: Record<string, string> = { job: flags.job ?? 'cmdb-exporter', ...(flags.instance ? { instance: flags.instance } : {}) };
+  const result = writeBlocks({ stacks, histories, range, out, promtool, io, logger, targetLabels });
   io.stdout.write(
     [
       `requests: ${requests} in ${formatDuration(Math.round(readSeconds))}`,
@@ -217,6 +224,7 @@ interface WriteOptions {
   readonly promtool: string | undefined;
   readonly io: BackfillIo;
   readonly logger: Logger;
+  readonly targetLabels: Readonly<Record<string, string>>;
 }
 
 interface WriteResult {
@@ -231,7 +239,7 @@ interface WriteResult {
 export function writeBlocks(opts: WriteOptions): WriteResult {
   const { range, out, promtool } = opts;
   const replays: GroupReplay[] = opts.stacks.flatMap((stack, i) =>
-    replayStack({ stack, history: opts.histories[i] as StackHistory, step: range.step, debug: (msg, fields) => opts.logger.debug({ stack: stack.name, ...fields }, msg) }),
+    replayStack({ stack, history: opts.histories[i] as StackHistory, step: range.step, targetLabels: opts.targetLabels, debug: (msg, fields) => opts.logger.debug({ stack: stack.name, ...fields }, msg) }),
   );
   const result: WriteResult = { samples: 0, bytes: 0, files: 0, generateSeconds: 0, promtoolSeconds: 0 };
   const progress = new Progress('writing', range.to - range.from, 'seconds of history', opts.io.stderr);
@@ -245,7 +253,8 @@ export function writeBlocks(opts: WriteOptions): WriteResult {
       const end = Math.min(range.to, w + BLOCK_SECONDS - 1);
       for (const replay of replays) {
         for (let t = Math.ceil(start / replay.step) * replay.step; t <= end; t += replay.step) {
-          for (const line of replay.linesAt(t)) writer.add(line.family, line.text, t);
+          const suffix = ` ${t}\n`;
+          replay.linesAt(t, (line) => writer.addLine(line.family, line.text + suffix));
         }
       }
       if (writer.total === 0) {

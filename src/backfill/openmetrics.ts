@@ -42,7 +42,11 @@ export class OpenMetricsWriter {
    * gives each series' samples in increasing time (the replay's steps only move forward).
    */
   add(family: number, text: string, t: number): void {
-    const line = `${text} ${t}\n`;
+    this.addLine(family, `${text} ${t}\n`);
+  }
+
+  /** One sample line, already ending in ` <timestamp>\n`. */
+  addLine(family: number, line: string): void {
     const list = this.pending[family] as string[];
     list.push(line);
     this.samples[family] = (this.samples[family] as number) + 1;

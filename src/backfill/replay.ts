@@ -84,8 +84,8 @@ interface Unit {
 export interface GroupReplay {
   readonly group: GroupName;
   readonly step: number;
-  /** The lines of every unit at `t`; call with increasing `t`. */
-  linesAt(t: number): Iterable<Line>;
+  /** Hands the lines of every unit at `t` to `emit`; call with increasing `t`. */
+  linesAt(t: number, emit: (line: Line) => void): void;
 }
 
 function ascending(times: Iterable<number | undefined>): number[] {
@@ -228,6 +228,11 @@ export interface ReplayOptions {
   readonly stack: StackConfig;
   readonly history: StackHistory;
   readonly step: number | undefined;
+  /**
+   * Labels Prometheus adds at scrape time (`job`, `instance`): the backfilled series carry them, so
+   * that they are the same series as the scraped ones.
+   */
+  readonly targetLabels?: Readonly<Record<string, string>>;
   readonly debug?: (message: string, fields?: Record<string, unknown>) => void;
 }
 
@@ -236,6 +241,7 @@ export function replayStack(opts: ReplayOptions): GroupReplay[] {
   const { stack, history } = opts;
   const tz = stack.timezone;
   const debug = opts.debug ?? (() => undefined);
+  const target = opts.targetLabels ?? {};
   return REPLAYED.map(({ group }) => {
     const step = stepOf(stack, group, opts.step);
     const units = unitsOf(group, history, tz);
@@ -249,7 +255,7 @@ export function replayStack(opts: ReplayOptions): GroupReplay[] {
         const family = FAMILY_INDEX.get(s.name);
         if (family === undefined) continue;
         const f = BACKFILLED_FAMILIES[family] as MetricFamily;
-        const key = `${s.name}${formatLabels(f.labels, { stack: stack.name, ...s.labels })}`;
+        const key = `${s.name}${formatLabels(f.labels, { ...target, stack: stack.name, ...s.labels })}`;
         const owner = owners.get(key);
         if (owner !== undefined && owner !== u) continue;
         owners.set(key, u);
@@ -261,7 +267,7 @@ export function replayStack(opts: ReplayOptions): GroupReplay[] {
     return {
       group,
       step,
-      *linesAt(t: number) {
+      linesAt(t: number, emit: (line: Line) => void) {
         for (const u of units) {
           const known = countUpTo(u.events, t, u.known);
           const changed = known !== u.known || u.ranAt === undefined;
@@ -271,7 +277,7 @@ export function replayStack(opts: ReplayOptions): GroupReplay[] {
           const beforeChange = next !== undefined && next <= t + step;
           const forgetting = last !== undefined && t - last <= FORGET_STATE_AFTER_SECONDS + step;
           if (changed || beforeChange || forgetting) run(u, t);
-          yield* u.lines;
+          for (const line of u.lines) emit(line);
         }
       },
     };
