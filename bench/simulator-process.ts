@@ -1,11 +1,12 @@
 /**
  * The simulated CMDB in its own process, so that its CPU does not count against the exporter.
- * Usage: tsx bench/simulator-process.ts '<SimulatorSize knobs as JSON>'
+ * Usage: tsx bench/simulator-process.ts '<SimulatorSize knobs as JSON>' ['<history options as JSON>']
+ * (the history options: connectorPeriodSeconds and historyDays of SimulatorOptions, for the backfill cell)
  * Prints one JSON line (SimulatorReady) on stdout once it listens on 127.0.0.1, then serves until
  * SIGTERM / SIGINT or until its parent goes away. Request counts are read over /_admin/requests.
  */
 import { startSimulator } from '../src/simulator/server.js';
-import type { SimulatorSize } from '../src/simulator/api.js';
+import type { SimulatorOptions, SimulatorSize } from '../src/simulator/api.js';
 
 export interface SimulatorReady {
   readonly url: string;
@@ -27,8 +28,9 @@ const CLOCK_MS = Date.parse('2026-11-21T12:00:00Z');
 
 async function main(): Promise<void> {
   const knobs = JSON.parse(process.argv[2] ?? '{}') as Partial<SimulatorSize>;
+  const history = JSON.parse(process.argv[3] ?? '{}') as Pick<SimulatorOptions, 'connectorPeriodSeconds' | 'historyDays'>;
   const t0 = performance.now();
-  const sim = await startSimulator({ host: '127.0.0.1', port: 0, seed: 42, size: knobs, live: false, now: () => CLOCK_MS });
+  const sim = await startSimulator({ host: '127.0.0.1', port: 0, seed: 42, size: knobs, live: false, now: () => CLOCK_MS, ...history });
   const buildMs = performance.now() - t0;
   const state = sim.state();
   const ready: SimulatorReady = {
