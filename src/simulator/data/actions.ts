@@ -99,10 +99,14 @@ function makeAction(input: ActionInput): ActionState {
   };
 }
 
-/** Past job times, newest first, on the Action's own cadence (every `spread`-th run of it, when given). */
+/**
+ * Past job times, newest first: the newest on the Action's own cadence, the older ones every
+ * `spread`-th run of it (1: every run).
+ */
 function historyTimes(action: ActionState, count: number, nowMs: number, spread = 1): number[] {
-  const spacing = (action.periodMs ?? AFTER_INGESTION_SPACING_MS) * spread;
-  const newest = action.nextRunMs !== undefined ? action.nextRunMs - spacing : nowMs - 60_000;
+  const cadence = action.periodMs ?? AFTER_INGESTION_SPACING_MS;
+  const spacing = cadence * spread;
+  const newest = action.nextRunMs !== undefined ? action.nextRunMs - cadence : nowMs - 60_000;
   return Array.from({ length: count }, (_, k) => newest - k * spacing + 2000 + (k % 7) * 1000);
 }
 
