@@ -7,7 +7,7 @@
  * file keeps that to one pass, and only one window's text is on disk at a time.
  */
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -283,7 +283,7 @@ export function writeBlocks(opts: WriteOptions): WriteResult {
         throw new Error(`promtool failed on ${path} (kept for inspection): ${why}`);
       }
       rmSync(path, { force: true });
-    } else if (work !== out) renameSync(path, join(out, path));
+    }
     progress.set(Math.min(range.to, w + BLOCK_SECONDS) - range.from);
   }
   progress.finish();
