@@ -6,7 +6,7 @@
  * OpenMetrics file each: promtool reads its whole input once per block it writes, so one block per
  * file keeps that to one pass, and only one window's text is on disk at a time.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
@@ -194,7 +194,27 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
   const failed = histories.flatMap((h, i) => h.failures.map((f) => `${stacks[i]?.name}/${f.endpoint}`));
 
   const targetLabels: Record<string, string> = { job: flags.job ?? 'cmdb-exporter', ...(flags.instance ? { instance: flags.instance } : {}) };
-  const result = writeBlocks({ stacks, histories, range, out, promtool, io, logger, targetLabels });
+  // Ctrl-C or SIGTERM: stop after the window being written, remove the unfinished files, exit 130.
+  let interrupted = false;
+  const interrupt = () => {
+    interrupted = true;
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  let result: Awaited<ReturnType<typeof writeBlocks>>;
+  try {
+    result = await writeBlocks({ stacks, histories, range, out, promtool, io, logger, targetLabels }, () => interrupted);
+  } catch (e) {
+    if (interrupted) {
+      err('interrupted: the blocks written so far are in --out; the unfinished files were removed');
+      return 130;
+    }
+    err((e as Error).message);
+    return 1;
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+  }
   io.stdout.write(
     [
       `requests: ${requests} in ${formatDuration(Math.round(readSeconds))}`,
@@ -235,8 +255,37 @@ interface WriteResult {
   promtoolSeconds: number;
 }
 
-/** Replays every stack window by window, writing one OpenMetrics file per block window. */
-export function writeBlocks(opts: WriteOptions): WriteResult {
+/** One promtool run over one window's file: resolves with its time, rejects naming the file. */
+function promtoolRun(promtool: string, path: string, out: string): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  return new Promise((resolve, reject) => {
+    const child = spawn(promtool, ['tsdb', 'create-blocks-from', 'openmetrics', `--max-block-duration=${formatDuration(BLOCK_SECONDS)}`, '--quiet', path, out], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => {
+      stderr = (stderr + c.toString('utf8')).slice(-4000);
+    });
+    child.once('error', (e) => reject(new Error(`promtool could not be started (${promtool}): ${e.message}`)));
+    child.once('exit', (code, signal) => {
+      if (code === 0) {
+        rmSync(path, { force: true });
+        resolve(Number(process.hrtime.bigint() - t0) / 1e9);
+      } else {
+        const why = stderr.trim().split('\n').slice(-5).join('\n') || `exit ${String(code ?? signal)}`;
+        reject(new Error(`promtool failed on ${path} (kept for inspection): ${why}`));
+      }
+    });
+  });
+}
+
+/**
+ * Replays every stack window by window, writing one OpenMetrics file per block window. promtool
+ * turns a window's file into a block while the next window is written (two processes, two cores);
+ * at most two window files are on disk at a time. `aborted` is checked between windows: the files
+ * of an interrupted run are removed.
+ */
+export async function writeBlocks(opts: WriteOptions, aborted: () => boolean = () => false): Promise<WriteResult> {
   const { range, out, promtool } = opts;
   const replays: GroupReplay[] = opts.stacks.flatMap((stack, i) =>
     replayStack({ stack, history: opts.histories[i] as StackHistory, step: range.step, targetLabels: opts.targetLabels, debug: (msg, fields) => opts.logger.debug({ stack: stack.name, ...fields }, msg) }),
@@ -244,47 +293,60 @@ export function writeBlocks(opts: WriteOptions): WriteResult {
   const result: WriteResult = { samples: 0, bytes: 0, files: 0, generateSeconds: 0, promtoolSeconds: 0 };
   const progress = new Progress('writing', range.to - range.from, 'seconds of history', opts.io.stderr);
   const work = promtool ? tmpdir() : out;
-  for (let w = Math.floor(range.from / BLOCK_SECONDS) * BLOCK_SECONDS; w <= range.to; w += BLOCK_SECONDS) {
-    const started = process.hrtime.bigint();
-    const writer = new OpenMetricsWriter(BACKFILLED_FAMILIES, work);
-    let path: string;
-    try {
-      const start = Math.max(range.from, w);
-      const end = Math.min(range.to, w + BLOCK_SECONDS - 1);
-      for (const replay of replays) {
-        for (let t = Math.ceil(start / replay.step) * replay.step; t <= end; t += replay.step) {
-          const suffix = ` ${t}\n`;
-          replay.linesAt(t, (line) => writer.addLine(line.family, line.text + suffix));
+  let converting: { path: string; done: Promise<number> } | undefined;
+  const settle = async () => {
+    if (!converting) return;
+    const c = converting;
+    converting = undefined;
+    result.promtoolSeconds += await c.done;
+  };
+  try {
+    for (let w = Math.floor(range.from / BLOCK_SECONDS) * BLOCK_SECONDS; w <= range.to; w += BLOCK_SECONDS) {
+      // A turn of the event loop per window: signals are handled here.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (aborted()) throw new Error('interrupted');
+      const started = process.hrtime.bigint();
+      const writer = new OpenMetricsWriter(BACKFILLED_FAMILIES, work);
+      let path: string;
+      try {
+        const start = Math.max(range.from, w);
+        const end = Math.min(range.to, w + BLOCK_SECONDS - 1);
+        for (const replay of replays) {
+          for (let t = Math.ceil(start / replay.step) * replay.step; t <= end; t += replay.step) {
+            const suffix = ` ${t}\n`;
+            replay.linesAt(t, (line) => writer.addLine(line.family, line.text + suffix));
+          }
         }
-      }
-      if (writer.total === 0) {
+        if (writer.total === 0) {
+          writer.discard();
+          progress.set(Math.min(range.to, w + BLOCK_SECONDS) - range.from);
+          continue;
+        }
+        result.samples += writer.total;
+        path = join(work, `cmdb-backfill-${iso(w).replace(/[:.]/g, '-')}.om`);
+        result.bytes += writer.finish(path);
+      } catch (e) {
         writer.discard();
-        progress.set(Math.min(range.to, w + BLOCK_SECONDS) - range.from);
-        continue;
+        throw e;
       }
-      result.samples += writer.total;
-      path = join(work, `cmdb-backfill-${iso(w).replace(/[:.]/g, '-')}.om`);
-      result.bytes += writer.finish(path);
-    } catch (e) {
-      writer.discard();
-      throw e;
-    }
-    result.files += 1;
-    result.generateSeconds += Number(process.hrtime.bigint() - started) / 1e9;
-    if (promtool) {
-      const t0 = process.hrtime.bigint();
-      const run = spawnSync(promtool, ['tsdb', 'create-blocks-from', 'openmetrics', `--max-block-duration=${formatDuration(BLOCK_SECONDS)}`, '--quiet', path, out], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        maxBuffer: 16 * 1024 * 1024,
-      });
-      result.promtoolSeconds += Number(process.hrtime.bigint() - t0) / 1e9;
-      if (run.status !== 0) {
-        const why = run.error ? run.error.message : (run.stderr?.toString('utf8').trim().split('\n').slice(-5).join('\n') ?? '');
-        throw new Error(`promtool failed on ${path} (kept for inspection): ${why}`);
+      result.files += 1;
+      result.generateSeconds += Number(process.hrtime.bigint() - started) / 1e9;
+      if (promtool) {
+        await settle();
+        converting = { path, done: promtoolRun(promtool, path, out) };
+        // Handled when awaited; until then a failure must not count as unhandled.
+        converting.done.catch(() => undefined);
       }
-      rmSync(path, { force: true });
+      progress.set(Math.min(range.to, w + BLOCK_SECONDS) - range.from);
     }
-    progress.set(Math.min(range.to, w + BLOCK_SECONDS) - range.from);
+    await settle();
+  } catch (e) {
+    if (converting) {
+      const c: { path: string; done: Promise<number> } = converting;
+      await c.done.catch(() => undefined);
+      rmSync(c.path, { force: true });
+    }
+    throw e;
   }
   progress.finish();
   return result;
