@@ -191,7 +191,7 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
   const requests = await requestCount(registry);
   reading.finish(`(${requests} sent)`);
   const readSeconds = (Date.now() - readStarted) / 1000;
-  const failed = histories.flatMap((h, i) => h.failures.map((f) => `${stacks[i]?.name}/${f.endpoint}`));
+  const failed = histories.flatMap((h, i) => h.failures.map((f) => `${stacks[i]?.name}/${f.endpoint} (${f.count} failed)`));
 
   const targetLabels: Record<string, string> = { job: flags.job ?? 'cmdb-exporter', ...(flags.instance ? { instance: flags.instance } : {}) };
   // Ctrl-C or SIGTERM: stop after the window being written, remove the unfinished files, exit 130.

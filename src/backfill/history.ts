@@ -21,8 +21,8 @@ export interface StackHistory {
   /** Job lists by Action id; an Action whose jobs could not be read is absent. */
   readonly actionJobs: Map<string, ActionJob[]>;
   readonly changes: { readonly asset: Map<string, ChangeEntry[]>; readonly user: Map<string, ChangeEntry[]> };
-  /** Endpoints that failed, with the error (already scrubbed by the client's errors). */
-  readonly failures: Array<{ endpoint: string; error: string }>;
+  /** Endpoints that failed: the first error and how many requests of it failed. */
+  readonly failures: Array<{ endpoint: string; error: string; count: number }>;
 }
 
 export interface ReadProgress {
@@ -88,8 +88,14 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
     } catch (err) {
       if (signal?.aborted) throw err;
       const error = (err as Error).message;
-      failures.push({ endpoint, error });
-      logger.error({ endpoint, err: error }, `${what} could not be read; its families are left out of the backfill (check the endpoint and run the backfill again)`);
+      const known = failures.find((f) => f.endpoint === endpoint);
+      if (known) {
+        // Logged once per endpoint: a failing endpoint fails for every day, Action or name alike.
+        known.count += 1;
+      } else {
+        failures.push({ endpoint, error, count: 1 });
+        logger.error({ endpoint, err: error }, `${what} could not be read; what it feeds is left out of the backfill (check the endpoint and run the backfill again)`);
+      }
       return undefined;
     } finally {
       progress.step(what);

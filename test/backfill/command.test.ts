@@ -36,7 +36,7 @@ beforeAll(async () => {
     config,
     stringify({
       stacks: [
-        { name: 'one', baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, backfillRequestsPerMinute: 6000, rateLimitPerMinute: 6000, track: { assets: state.trackedAssets.slice(0, 1) } },
+        { name: 'one', baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, backfillRequestsPerMinute: 6000, rateLimitPerMinute: 6000, retries: { max: 0 }, track: { assets: state.trackedAssets.slice(0, 1) } },
         { name: 'two', baseUrl: sim.url, token: 'not-used' },
       ],
     }),
@@ -83,6 +83,24 @@ describe('cmdb-exporter backfill', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(message);
     expect(r.stdout).toBe('');
+  });
+
+  it('an endpoint that fails is logged once, left out and named; the rest is written (exit 1)', async () => {
+    sim.addFault({ endpoint: 'metrics_data', status: 500 });
+    try {
+      const out = join(dir, 'partial');
+      const r = await run(['--config', config, '--from', '3d', '--stack', 'one', '--out', out]);
+      expect(r.code).toBe(1);
+      const errors = r.stderr.split('\n').filter((l) => l.includes('"level":"error"'));
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toContain('"endpoint":"metrics_data"');
+      expect(r.stdout).toMatch(/left out, since their history could not be read: one\/metrics_data \(4 failed\)/);
+      const text = readdirSync(out).map((f) => readFileSync(join(out, f), 'utf8')).join('');
+      expect(text).toContain('cmdb_connector_info{');
+      expect(text).not.toContain('cmdb_assets{');
+    } finally {
+      await fetch(`${sim.url}/_admin/faults`, { method: 'DELETE' });
+    }
   });
 
   it('without promtool writes the OpenMetrics files into --out and prints the command to run', async () => {
