@@ -1,4 +1,5 @@
 /** The shapes of the figures, shared by the benchmark, its exporter process and its reports. */
+import type { BackfillFigures } from './backfill-run.js';
 import type { SizeName } from './sizes.js';
 import type { Distribution } from './stats.js';
 
@@ -188,6 +189,8 @@ export interface BenchResult {
   readonly history?: HistoryResult;
   /** The request-budget cell (simulated hours at 200 Actions), when it ran. */
   readonly requestBudget?: RequestBudgetFigures;
+  /** The backfill cell (bench/backfill-run.ts), when it ran. */
+  readonly backfill?: BackfillFigures;
 }
 
 // ---- the connector history cell (bench/history-run.ts) ----

@@ -8,7 +8,8 @@ import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { measureBudget, measureRequestBudget } from './budget-run.js';
 import { requestBudgetTables } from './budget.js';
-import { textTable } from './format.js';
+import { BACKFILL_DAYS, BACKFILL_END, BACKFILL_START, backfillSection, backfillTable, benchBackfill } from './backfill-run.js';
+import { markdownTable, textTable } from './format.js';
 import { renderPerformanceDoc } from './performance-doc.js';
 import type { BenchResult, BenchSettings, Machine, SizeResult } from './results.js';
 import { benchHistory, historyLines } from './history-run.js';
@@ -39,12 +40,27 @@ const USAGE = `Usage: npm run bench -- [options]
   --fleet-counts L    fleet sizes of the fleet cell (default 1,50,200)
   --fleet-seconds N   CPU window of each fleet size (default 20)
   --no-fleet          skip the fleet cell
+  --only backfill     run only the backfill cell (30 days of the medium size through
+                      cmdb-exporter backfill and promtool); with --write, its section of
+                      docs/performance.md is replaced in place
+  --backfill-days N   days of the backfill cell (default 30)
+  --backfill-step D   --step of the backfill cell (default: the command's default steps)
+  --no-backfill       skip the backfill cell
   --only swap         run only the swap cell at each size: a first poll, then --repeats changes of
                       every series of the largest endpoint swapped in; prints each one's figures
   --repeats N         swaps of --only swap (default 3)
   --node-option OPT   run the exporter's process with this Node option (repeatable), e.g.
                       --trace-gc (its lines go to stderr, with the measured changes marked)
   -h, --help          show this help`;
+
+/** The doc with its backfill section replaced (or added before "What the figures mean"). */
+export function spliceBackfill(doc: string, section: string): string {
+  const start = doc.indexOf(BACKFILL_START);
+  const end = doc.indexOf(BACKFILL_END);
+  if (start >= 0 && end > start) return `${doc.slice(0, start)}${section.trimEnd()}${doc.slice(end + BACKFILL_END.length)}`;
+  const at = doc.indexOf('## What the figures mean');
+  return at < 0 ? `${doc.trimEnd()}\n\n${section}` : `${doc.slice(0, at)}${section}\n${doc.slice(at)}`;
+}
 
 const DOC = new URL('../docs/performance.md', import.meta.url);
 
@@ -58,8 +74,9 @@ interface Options {
   /** Simulated hours of the request-budget cell; 0 skips it. */
   readonly budgetHours: number;
   /** Run only this cell. */
-  readonly only?: 'swap' | 'fleet';
+  readonly only?: 'swap' | 'fleet' | 'backfill';
   readonly fleet?: FleetOptions;
+  readonly backfill: { readonly run: boolean; readonly days: number; readonly step?: string };
   readonly repeats: number;
   /** Extra options of the exporter's Node process. */
   readonly exporterNodeArgs: readonly string[];
@@ -95,6 +112,9 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
       'fleet-counts': { type: 'string' },
       'fleet-seconds': { type: 'string' },
       'no-fleet': { type: 'boolean', default: false },
+      'backfill-days': { type: 'string' },
+      'backfill-step': { type: 'string' },
+      'no-backfill': { type: 'boolean', default: false },
       repeats: { type: 'string' },
       'node-option': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
@@ -109,11 +129,18 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
         return size;
       })
     : SIZES;
-  if (values.only !== undefined && values.only !== 'swap' && values.only !== 'fleet') throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: swap, fleet)`);
+  if (values.only !== undefined && values.only !== 'swap' && values.only !== 'fleet' && values.only !== 'backfill') {
+    throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: swap, fleet, backfill)`);
+  }
   const fleetCounts = (values['fleet-counts'] ?? '1,50,200').split(',').map((n) => Math.floor(positive('fleet-counts', n.trim(), 1)));
   return {
     only: values.only,
     fleet: values['no-fleet'] ? undefined : { ...FLEET_DEFAULTS, counts: fleetCounts, cpuSeconds: positive('fleet-seconds', values['fleet-seconds'], FLEET_DEFAULTS.cpuSeconds) },
+    backfill: {
+      run: !values['no-backfill'],
+      days: Math.floor(positive('backfill-days', values['backfill-days'], BACKFILL_DAYS)),
+      ...(values['backfill-step'] ? { step: values['backfill-step'] } : {}),
+    },
     repeats: Math.floor(positive('repeats', values.repeats, 3)),
     exporterNodeArgs: values['node-option'] ?? [],
     write: values.write,
@@ -190,6 +217,16 @@ async function main(): Promise<void> {
     if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), fleet }, null, 2)}\n`);
     return;
   }
+  if (options.only === 'backfill') {
+    const figures = await benchBackfill(options.backfill, progress);
+    console.log(`${textTable(backfillTable(figures))}\n`);
+    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), backfill: figures }, null, 2)}\n`);
+    if (options.write) {
+      writeFileSync(DOC, spliceBackfill(readFileSync(DOC, 'utf8'), backfillSection(figures, markdownTable)));
+      console.log('wrote the backfill section of docs/performance.md');
+    }
+    return;
+  }
   const t0 = performance.now();
   const history = options.history === 'skip' ? undefined : await benchHistory(options.historySeconds, progress);
   if (history) for (const line of historyLines(history)) console.log(line);
@@ -203,7 +240,8 @@ async function main(): Promise<void> {
   const medium = sizeByName('medium');
   const requestBudget =
     options.budgetHours > 0 && medium ? await measureRequestBudget({ knobs: medium.knobs, hours: options.budgetHours, maxWallSeconds: 1800 }, progress) : undefined;
-  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, requestBudget, totalSeconds: (performance.now() - t0) / 1000 };
+  const backfill = options.backfill.run ? await benchBackfill(options.backfill, progress) : undefined;
+  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, requestBudget, backfill, totalSeconds: (performance.now() - t0) / 1000 };
 
   const m = result.machine;
   console.log(`cmdb-exporter benchmark — ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, ${m.date}\n`);
@@ -213,6 +251,7 @@ async function main(): Promise<void> {
     console.log(`Measured at ${budget.ratePerMinute}/min, ${b.size} size: ${b.requests} requests took ${b.wallSeconds.toFixed(1)} s (model: ${b.modelSeconds.toFixed(1)} s)\n`);
   }
   if (requestBudget) for (const table of requestBudgetTables(requestBudget)) console.log(`${textTable(table)}\n`);
+  if (backfill) console.log(`${textTable(backfillTable(backfill))}\n`);
   for (const s of sizes) for (const w of s.warnings) console.log(`exporter log (${s.size}): ${w}`);
   const fleet = options.fleet ? await benchFleet(options.fleet, progress) : undefined;
   if (fleet) console.log(`${fleetLines(fleet).join('\n')}\n`);

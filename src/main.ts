@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { start, type App } from './app.js';
+import { runBackfill } from './backfill/command.js';
 import { loadConfig, unknownVariables } from './config/load.js';
 import type { ExporterConfig } from './config/types.js';
 import { loadWebConfig, type WebConfig } from './config/web-config.js';
@@ -19,6 +20,8 @@ import { VERSION } from './version.js';
 const HELP = `cmdb-exporter ${VERSION} — Prometheus exporter for the CMDB JSON API
 
 Usage: cmdb-exporter [options]
+       cmdb-exporter backfill --config <file> --from 30d --out <dir> [options]
+                                (history into Prometheus blocks; backfill --help, docs/backfill.md)
 
 Options:
   --config <file>               YAML configuration file (env EXPORTER_CONFIG; alias --config.file)
@@ -85,6 +88,9 @@ function parseFlags(argv: string[]) {
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'backfill') {
+    return runBackfill(argv.slice(1), { stdout: process.stdout, stderr: process.stderr, env: process.env, now: Date.now });
+  }
   let flags: ReturnType<typeof parseFlags>;
   try {
     flags = parseFlags(argv);

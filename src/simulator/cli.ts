@@ -17,6 +17,8 @@ Serves a simulated CMDB API (all endpoints of the spec) with seeded, realistic d
   --page-size N             connector page size when a request has no size (default 20)
   --connector-period S      every connector runs once per S seconds (default: every 3-10 minutes;
                             86400 = once a day, as on the real service)
+  --history-days N          spread the past Action jobs and ingestion runs over N days (for a
+                            backfill; with --connector-period 86400 --runs-per-connector N)
   --ignore-sort             serve the connector history unsorted whatever sort= asks (default: honour it)
   --compression MODE        gzip answers for clients that accept it: gzip (Content-Length, the default),
                             gzip-chunked (streamed, as a compressing proxy), off
@@ -104,7 +106,7 @@ function integer(flag: string, text: string | undefined, issues: ConfigIssue[]):
   return Number(text);
 }
 
-const STRING_FLAGS = ['port', 'host', 'seed', 'client-id', 'secret', 'page-size', 'connector-period', 'now', 'churn-ms', 'churn-entities', 'compression', ...Object.keys(SIZE_FLAGS)];
+const STRING_FLAGS = ['port', 'host', 'seed', 'client-id', 'secret', 'page-size', 'connector-period', 'history-days', 'now', 'churn-ms', 'churn-entities', 'compression', ...Object.keys(SIZE_FLAGS)];
 
 type FlagValues = Record<string, string | boolean | string[] | undefined>;
 
@@ -185,6 +187,8 @@ export function parseCli(argv: readonly string[]): CliOptions | 'help' {
   if (pageSize !== undefined) options.connectorPageSize = pageSize;
   const period = integer('connector-period', text('connector-period'), issues);
   if (period !== undefined) options.connectorPeriodSeconds = period;
+  const historyDays = integer('history-days', text('history-days'), issues);
+  if (historyDays !== undefined) options.historyDays = historyDays;
   if (text('client-id') !== undefined) options.clientId = text('client-id');
   if (text('secret') !== undefined) options.secret = text('secret');
   const now = clockFlag(text('now'), live, issues);
