@@ -10,6 +10,7 @@ import { bytes, count, markdownTable, ms, percent, seconds, type Table } from '.
 import { HISTORY_KNOBS, HISTORY_SETTINGS, historyLines } from './history-run.js';
 import { paceLines } from './pace-run.js';
 import type { BenchResult, SizeResult } from './results.js';
+import { backfillSection } from './backfill-run.js';
 import { BENCH_MAX_SERIES, RAISED_RATE } from './sizes.js';
 import { scrapeCostText, scrapeGoals, scrapeMethod } from './scrape-doc.js';
 import * as tables from './tables.js';
@@ -246,6 +247,7 @@ export function renderPerformanceDoc(r: BenchResult): string {
       'Polls: 12 polls of every group an hour plus the hourly Action-jobs refresh (an upper bound). Changes: one per change of the exposition, each costed as a change of every series of the largest endpoint (an upper bound: most polls change status only). Scrapes: the CPU per gzip request of the comparison above, socket writes included.',
     ),
     requestBudgetSection(r),
+    r.backfill ? backfillSection(r.backfill, markdownTable) : '',
     meaning(r),
     reproduce(r),
   ];

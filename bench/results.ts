@@ -1,5 +1,6 @@
 import type { PaceResult } from './pace-run.js';
 /** The shapes of the figures, shared by the benchmark, its exporter process and its reports. */
+import type { BackfillFigures } from './backfill-run.js';
 import type { SizeName } from './sizes.js';
 import type { Distribution } from './stats.js';
 
@@ -191,6 +192,8 @@ export interface BenchResult {
   readonly pace?: PaceResult;
   /** The request-budget cell (simulated hours at 200 Actions), when it ran. */
   readonly requestBudget?: RequestBudgetFigures;
+  /** The backfill cell (bench/backfill-run.ts), when it ran. */
+  readonly backfill?: BackfillFigures;
 }
 
 // ---- the connector history cell (bench/history-run.ts) ----

@@ -8,7 +8,8 @@ import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { measureBudget, measureRequestBudget } from './budget-run.js';
 import { requestBudgetTables } from './budget.js';
-import { textTable } from './format.js';
+import { BACKFILL_DAYS, BACKFILL_END, BACKFILL_START, backfillSection, backfillTable, benchBackfill } from './backfill-run.js';
+import { markdownTable, textTable } from './format.js';
 import { renderPerformanceDoc } from './performance-doc.js';
 import type { BenchResult, BenchSettings, Machine, SizeResult } from './results.js';
 import { benchHistory, historyLines } from './history-run.js';
@@ -16,6 +17,7 @@ import { benchSize, benchSwapOnly, medianSwap } from './size-run.js';
 import { SIZES, sizeByName, type BenchSize } from './sizes.js';
 import { allTables } from './tables.js';
 import { benchPace, paceLines, type PaceOptions } from './pace-run.js';
+import { benchFleet, FLEET_DEFAULTS, fleetLines, type FleetOptions } from './fleet-run.js';
 
 const USAGE = `Usage: npm run bench -- [options]
 
@@ -34,6 +36,17 @@ const USAGE = `Usage: npm run bench -- [options]
   --history-seconds N how long the connector-history cell scrapes (default 90)
   --budget-hours N    simulated hours of the request-budget cell at 200 Actions (default 3)
   --no-request-budget skip the request-budget cell
+  --only fleet        run only the fleet cell: 1, 50 and 200 small stacks, one target each
+                      (ready time, RSS and CPU per stack, one stack's scrape against a bare server)
+  --fleet-counts L    fleet sizes of the fleet cell (default 1,50,200)
+  --fleet-seconds N   CPU window of each fleet size (default 20)
+  --no-fleet          skip the fleet cell
+  --only backfill     run only the backfill cell (30 days of the medium size through
+                      cmdb-exporter backfill and promtool); with --write, its section of
+                      docs/performance.md is replaced in place
+  --backfill-days N   days of the backfill cell (default 30)
+  --backfill-step D   --step of the backfill cell (default: the command's default steps)
+  --no-backfill       skip the backfill cell
   --only swap         run only the swap cell at each size: a first poll, then --repeats changes of
                       every series of the largest endpoint swapped in; prints each one's figures
   --repeats N         swaps of --only swap (default 3)
@@ -44,6 +57,15 @@ const USAGE = `Usage: npm run bench -- [options]
   --node-option OPT   run the exporter's process with this Node option (repeatable), e.g.
                       --trace-gc (its lines go to stderr, with the measured changes marked)
   -h, --help          show this help`;
+
+/** The doc with its backfill section replaced (or added before "What the figures mean"). */
+export function spliceBackfill(doc: string, section: string): string {
+  const start = doc.indexOf(BACKFILL_START);
+  const end = doc.indexOf(BACKFILL_END);
+  if (start >= 0 && end > start) return `${doc.slice(0, start)}${section.trimEnd()}${doc.slice(end + BACKFILL_END.length)}`;
+  const at = doc.indexOf('## What the figures mean');
+  return at < 0 ? `${doc.trimEnd()}\n\n${section}` : `${doc.slice(0, at)}${section}\n${doc.slice(at)}`;
+}
 
 const DOC = new URL('../docs/performance.md', import.meta.url);
 
@@ -57,9 +79,11 @@ interface Options {
   /** Simulated hours of the request-budget cell; 0 skips it. */
   readonly budgetHours: number;
   /** Run only this cell. */
-  readonly only?: 'swap' | 'pace';
+  readonly only?: 'swap' | 'pace' | 'fleet' | 'backfill';
   readonly pace: PaceOptions;
   readonly noPace: boolean;
+  readonly fleet?: FleetOptions;
+  readonly backfill: { readonly run: boolean; readonly days: number; readonly step?: string };
   readonly repeats: number;
   /** Extra options of the exporter's Node process. */
   readonly exporterNodeArgs: readonly string[];
@@ -99,6 +123,12 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
       'budget-hours': { type: 'string' },
       'no-request-budget': { type: 'boolean', default: false },
       only: { type: 'string' },
+      'fleet-counts': { type: 'string' },
+      'fleet-seconds': { type: 'string' },
+      'no-fleet': { type: 'boolean', default: false },
+      'backfill-days': { type: 'string' },
+      'backfill-step': { type: 'string' },
+      'no-backfill': { type: 'boolean', default: false },
       repeats: { type: 'string' },
       'pace-ms-per-row': { type: 'string' },
       'pace-base-ms': { type: 'string' },
@@ -116,13 +146,21 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
         return size;
       })
     : SIZES;
-  if (values.only !== undefined && values.only !== 'swap' && values.only !== 'pace') {
-    throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: swap, pace)`);
+  const cells = ['swap', 'pace', 'fleet', 'backfill'];
+  if (values.only !== undefined && !cells.includes(values.only)) {
+    throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: ${cells.join(', ')})`);
   }
+  const fleetCounts = (values['fleet-counts'] ?? '1,50,200').split(',').map((n) => Math.floor(positive('fleet-counts', n.trim(), 1)));
   return {
-    only: values.only,
+    only: values.only as Options['only'],
     noPace: values['no-pace'],
     pace: { msPerRow: nonNegative('pace-ms-per-row', values['pace-ms-per-row'], 23), baseMs: nonNegative('pace-base-ms', values['pace-base-ms'], 600), maxSeconds: 900 },
+    fleet: values['no-fleet'] ? undefined : { ...FLEET_DEFAULTS, counts: fleetCounts, cpuSeconds: positive('fleet-seconds', values['fleet-seconds'], FLEET_DEFAULTS.cpuSeconds) },
+    backfill: {
+      run: !values['no-backfill'],
+      days: Math.floor(positive('backfill-days', values['backfill-days'], BACKFILL_DAYS)),
+      ...(values['backfill-step'] ? { step: values['backfill-step'] } : {}),
+    },
     repeats: Math.floor(positive('repeats', values.repeats, 3)),
     exporterNodeArgs: values['node-option'] ?? [],
     write: values.write,
@@ -196,8 +234,23 @@ async function main(): Promise<void> {
   if (options.only === 'pace') {
     const pace = await benchPace(options.pace, progress);
     for (const line of paceLines(pace)) console.log(line);
-    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), pace }, null, 2)}
-`);
+    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), pace }, null, 2)}\n`);
+    return;
+  }
+  if (options.only === 'fleet') {
+    const fleet = await benchFleet(options.fleet ?? FLEET_DEFAULTS, progress);
+    for (const line of fleetLines(fleet)) console.log(line);
+    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), fleet }, null, 2)}\n`);
+    return;
+  }
+  if (options.only === 'backfill') {
+    const figures = await benchBackfill(options.backfill, progress);
+    console.log(`${textTable(backfillTable(figures))}\n`);
+    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), backfill: figures }, null, 2)}\n`);
+    if (options.write) {
+      writeFileSync(DOC, spliceBackfill(readFileSync(DOC, 'utf8'), backfillSection(figures, markdownTable)));
+      console.log('wrote the backfill section of docs/performance.md');
+    }
     return;
   }
   const t0 = performance.now();
@@ -214,7 +267,8 @@ async function main(): Promise<void> {
   const medium = sizeByName('medium');
   const requestBudget =
     options.budgetHours > 0 && medium ? await measureRequestBudget({ knobs: medium.knobs, hours: options.budgetHours, maxWallSeconds: 1800 }, progress) : undefined;
-  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, pace, requestBudget, totalSeconds: (performance.now() - t0) / 1000 };
+  const backfill = options.backfill.run ? await benchBackfill(options.backfill, progress) : undefined;
+  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, pace, requestBudget, backfill, totalSeconds: (performance.now() - t0) / 1000 };
 
   const m = result.machine;
   console.log(`cmdb-exporter benchmark — ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, ${m.date}\n`);
@@ -225,10 +279,13 @@ async function main(): Promise<void> {
   }
   if (requestBudget) for (const table of requestBudgetTables(requestBudget)) console.log(`${textTable(table)}\n`);
   if (pace) for (const line of paceLines(pace)) console.log(line);
+  if (backfill) console.log(`${textTable(backfillTable(backfill))}\n`);
   for (const s of sizes) for (const w of s.warnings) console.log(`exporter log (${s.size}): ${w}`);
+  const fleet = options.fleet ? await benchFleet(options.fleet, progress) : undefined;
+  if (fleet) console.log(`${fleetLines(fleet).join('\n')}\n`);
   console.log(`total ${result.totalSeconds.toFixed(0)} s`);
 
-  if (options.json) writeFileSync(options.json, `${JSON.stringify(result, null, 2)}\n`);
+  if (options.json) writeFileSync(options.json, `${JSON.stringify({ ...result, fleet }, null, 2)}\n`);
   if (options.write) {
     writeFileSync(DOC, renderPerformanceDoc(result));
     console.log('wrote docs/performance.md');

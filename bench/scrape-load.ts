@@ -18,11 +18,14 @@ export interface ScrapeLoad {
 const WARM_UP_REQUESTS = 3;
 
 export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell> {
-  const origin = new URL(load.url).origin;
+  const target = new URL(load.url);
+  const origin = target.origin;
+  // A URL with a path or query is scraped as given (/metrics?stack=NAME); a bare origin at /metrics.
+  const path = target.pathname === '/' && target.search === '' ? '/metrics' : `${target.pathname}${target.search}`;
   const pool = new Pool(origin, { connections: load.clients, pipelining: 1, keepAliveTimeout: 30_000 });
   const headers: Record<string, string> = load.gzip ? { 'accept-encoding': 'gzip' } : {};
   const scrape = async () => {
-    const res = await pool.request({ path: '/metrics', method: 'GET', headers });
+    const res = await pool.request({ path, method: 'GET', headers });
     // undici does not decompress: this is what travels over the wire.
     const body = await res.body.arrayBuffer();
     return { status: res.statusCode, bytes: body.byteLength };

@@ -1,11 +1,13 @@
 /**
  * The simulated CMDB in its own process, so that its CPU does not count against the exporter.
- * Usage: tsx bench/simulator-process.ts '<SimulatorSize knobs as JSON>' ['<{"compression": …} as JSON>']
+ * Usage: tsx bench/simulator-process.ts '<SimulatorSize knobs as JSON>' ['<options as JSON>']
+ * (the options: compression, and connectorPeriodSeconds and historyDays of SimulatorOptions for the
+ * backfill cell)
  * Prints one JSON line (SimulatorReady) on stdout once it listens on 127.0.0.1, then serves until
  * SIGTERM / SIGINT or until its parent goes away. Request counts are read over /_admin/requests.
  */
 import { startSimulator } from '../src/simulator/server.js';
-import type { Compression, SimulatorSize } from '../src/simulator/api.js';
+import type { SimulatorOptions, SimulatorSize } from '../src/simulator/api.js';
 
 export interface SimulatorReady {
   readonly url: string;
@@ -27,9 +29,9 @@ const CLOCK_MS = Date.parse('2026-11-21T12:00:00Z');
 
 async function main(): Promise<void> {
   const knobs = JSON.parse(process.argv[2] ?? '{}') as Partial<SimulatorSize>;
-  const { compression } = JSON.parse(process.argv[3] ?? '{}') as { compression?: Compression };
+  const options = JSON.parse(process.argv[3] ?? '{}') as Pick<SimulatorOptions, 'compression' | 'connectorPeriodSeconds' | 'historyDays'>;
   const t0 = performance.now();
-  const sim = await startSimulator({ host: '127.0.0.1', port: 0, seed: 42, size: knobs, live: false, now: () => CLOCK_MS, compression });
+  const sim = await startSimulator({ host: '127.0.0.1', port: 0, seed: 42, size: knobs, live: false, now: () => CLOCK_MS, ...options });
   const buildMs = performance.now() - t0;
   const state = sim.state();
   const ready: SimulatorReady = {

@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const sim: SimulatorServer = await withFallback(Number(process.env.DEMO_SIMULATOR_PORT ?? 8080), (port) =>
-    startSimulator({ host: '127.0.0.1', port, seed: 42, live: true, compression: 'gzip' }),
+    startSimulator({ host: '127.0.0.1', port, seed: 42, live: true, compression: 'gzip', historyDays: 14 }),
   );
   // The newest ingestion run starts out running; finish it so every metric family is there at once.
   sim.scenario.finishIngestion('success');
@@ -154,6 +154,10 @@ A change shows at the exporter's next poll of that endpoint, never at once: the 
 schedule and a scrape never asks the CMDB. Here the connector history is polled every ${every('connectors')},
 the license every ${every('license')}, so allow up to about twice that (the first poll after the change,
 plus the spread of the schedule); the status page's "last poll" column shows when each poll ran.
+
+The simulator also serves 14 days of history (daily counts, Action jobs, ingestion runs); see what a
+backfill of it would read (docs/backfill.md):
+  DEMO_LISTEN_ADDRESS=127.0.0.1:0 DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --dry-run
 `);
 
   let stoppingAt: number | undefined;

@@ -18,7 +18,9 @@ import { defaultLimits, type ServerLimits } from './server/limits.js';
 import { buildProtection } from './server/protection.js';
 import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
-import { ScrapeResponses, type ScrapeResponse } from './store/scrape-response.js';
+import { listenBase, targetGroups, type ScrapeBase } from './server/sd.js';
+import { PerStackResponses } from './store/per-stack.js';
+import { GzipPieces, ScrapeResponses, type ScrapeResponse } from './store/scrape-response.js';
 import { SnapshotStore } from './store/snapshot-store.js';
 import { Stacks, type ApplySummary } from './stacks.js';
 import { VERSION } from './version.js';
@@ -48,6 +50,8 @@ export interface StartOptions {
   readonly webConfig?: WebConfig;
   /** Bounds of the HTTP server; defaults from src/server/limits.ts (--web.max-requests sets maxRequests). */
   readonly limits?: Partial<ServerLimits>;
+  /** Where Prometheus reaches this exporter (--web.external-url), for GET /sd; the listen address when absent. */
+  readonly externalUrl?: ScrapeBase;
 }
 
 export interface App {
@@ -101,7 +105,10 @@ export async function start(opts: StartOptions): Promise<App> {
   for (const stack of config.stacks) stacks.add(stack);
 
   const readiness = () => stacks.readiness();
-  const responses = new ScrapeResponses({ store, selfMetrics: () => registry.metrics(), now });
+  // The whole exposition and the per-stack ones share their compressed pieces (the same Buffers).
+  const pieces = new GzipPieces();
+  const responses = new ScrapeResponses({ store, selfMetrics: () => registry.metrics(), now, pieces });
+  const perStack = new PerStackResponses({ store, selfMetrics: () => registry.metrics(), now, pieces });
   // The very bytes /metrics serves (plain), as text: for --once, the golden file and the benchmark.
   const metrics = () => responses.current();
   const metricsText = async () => Buffer.concat((await metrics()).plain.parts).toString('utf8');
@@ -151,7 +158,10 @@ export async function start(opts: StartOptions): Promise<App> {
       return { ok: true, message: `configuration reloaded: ${JSON.stringify(summary)}` };
     });
     // The reload's own gauges (cmdb_config_last_reload_*) show on the next scrape, not up to 1 s later.
-    const changed = () => responses.selfMetricsChanged();
+    const changed = () => {
+      responses.selfMetricsChanged();
+      perStack.selfMetricsChanged();
+    };
     void reloading.then(changed, changed);
     return reloading;
   };
@@ -176,8 +186,12 @@ export async function start(opts: StartOptions): Promise<App> {
       logger,
       telemetryPath: opts.telemetryPath,
     });
+    let sdBase: ScrapeBase | undefined = opts.externalUrl;
+    const telemetryPath = opts.telemetryPath ?? '/metrics';
     const http = createHttpApp({
       metrics,
+      perStack,
+      sd: () => (sdBase ? targetGroups(store.stackNames(), sdBase, telemetryPath) : []),
       readiness,
       landing,
       reload: config.enableReload ? reload : undefined,
@@ -185,8 +199,9 @@ export async function start(opts: StartOptions): Promise<App> {
       telemetryPath: opts.telemetryPath,
     });
     const { host, port } = parseListenAddress(config.listenAddress, 'listenAddress');
-    const metricsRoute = { path: opts.telemetryPath ?? '/metrics', handler: metricsHandler(metrics), logger };
+    const metricsRoute = { path: telemetryPath, handler: metricsHandler(metrics, perStack), logger };
     server = await listen(http, host, port, { protection, metrics: metricsRoute });
+    sdBase ??= listenBase(host, (server.server.address() as { port: number }).port, protection.tls !== undefined);
     const { maxRequests, maxConnections } = protection.limits;
     const web = { tls: protection.tls !== undefined, basicAuth: protection.auth !== undefined, maxRequests, maxConnections };
     logger.info({ url: server.url, stacks: config.stacks.map((s) => s.name), web }, `listening on ${server.url}`);

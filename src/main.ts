@@ -5,6 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { start, type App } from './app.js';
+import { runBackfill } from './backfill/command.js';
 import { loadConfig, unknownVariables } from './config/load.js';
 import type { ExporterConfig } from './config/types.js';
 import { loadWebConfig, type WebConfig } from './config/web-config.js';
@@ -12,12 +13,15 @@ import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
 import { DEFAULT_MAX_REQUESTS } from './server/limits.js';
+import { parseExternalUrl, type ScrapeBase } from './server/sd.js';
 import { filterStacks, parseShardOptions, type ShardAssignment } from './shard.js';
 import { VERSION } from './version.js';
 
 const HELP = `cmdb-exporter ${VERSION} — Prometheus exporter for the CMDB JSON API
 
 Usage: cmdb-exporter [options]
+       cmdb-exporter backfill --config <file> --from 30d --out <dir> [options]
+                                (history into Prometheus blocks; backfill --help, docs/backfill.md)
 
 Options:
   --config <file>               YAML configuration file (env EXPORTER_CONFIG; alias --config.file)
@@ -26,6 +30,9 @@ Options:
   --web.config.file <file>      TLS, basic auth and headers of the exporter's own server, in the
                                 exporter-toolkit web-config.yml format (env EXPORTER_WEB_CONFIG_FILE;
                                 see docs/security.md)
+  --web.external-url <url>      the URL Prometheus reaches this exporter at (a Service name, an
+                                ingress), for the targets /sd lists (env EXPORTER_WEB_EXTERNAL_URL;
+                                default: the listen address)
   --web.max-requests <n>        concurrent scrapes served at once; more get 503 (default 40, 0: no limit)
   --web.disable-exporter-metrics
                                 leave out the process_* and nodejs_* metrics of the exporter itself
@@ -45,7 +52,9 @@ Options:
 
 A single CMDB can be configured by environment alone: CMDB_BASE_URL, CMDB_CLIENT_ID and
 CMDB_SECRET (or CMDB_SECRET_FILE), or CMDB_TOKEN (or CMDB_TOKEN_FILE); see docs/configuration.md.
-Endpoints: /metrics, /healthz, /readyz, / (status page), POST /-/reload (when enableReload is set).
+Endpoints: /metrics (?stack=NAME: one stack; ?only=exporter: the exporter's own metrics), /sd
+(Prometheus HTTP service discovery, one target per stack), /healthz, /readyz, / (status page),
+POST /-/reload (when enableReload is set). See docs/scaling.md.
 `;
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -61,6 +70,7 @@ function parseFlags(argv: string[]) {
       'web.disable-exporter-metrics': { type: 'boolean', default: false },
       'web.config.file': { type: 'string' },
       'web.max-requests': { type: 'string' },
+      'web.external-url': { type: 'string' },
       'log.level': { type: 'string' },
       'log.format': { type: 'string' },
       'check-config': { type: 'boolean', default: false },
@@ -78,6 +88,9 @@ function parseFlags(argv: string[]) {
 }
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'backfill') {
+    return runBackfill(argv.slice(1), { stdout: process.stdout, stderr: process.stderr, env: process.env, now: Date.now });
+  }
   let flags: ReturnType<typeof parseFlags>;
   try {
     flags = parseFlags(argv);
@@ -108,6 +121,16 @@ async function main(argv: string[]): Promise<number> {
   const maxRequests = maxRequestsText === undefined ? DEFAULT_MAX_REQUESTS : /^\d{1,6}$/.test(maxRequestsText) ? Number(maxRequestsText) : Number.NaN;
   if (!Number.isInteger(maxRequests) || maxRequests < 0 || maxRequests > 100_000) {
     console.error(`cmdb-exporter: --web.max-requests must be a whole number from 0 (no limit) to 100000, got ${JSON.stringify(maxRequestsText)}`);
+    return 2;
+  }
+  const externalUrlText = flags['web.external-url'] ?? (process.env.EXPORTER_WEB_EXTERNAL_URL || undefined);
+  let externalUrl: ScrapeBase | undefined;
+  try {
+    const name = flags['web.external-url'] !== undefined ? '--web.external-url' : 'EXPORTER_WEB_EXTERNAL_URL';
+    externalUrl = externalUrlText === undefined ? undefined : parseExternalUrl(externalUrlText, name);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    console.error(`cmdb-exporter: ${err.message}`);
     return 2;
   }
   const webConfigFile = flags['web.config.file'] ?? (process.env.EXPORTER_WEB_CONFIG_FILE || undefined);
@@ -172,7 +195,7 @@ async function main(argv: string[]): Promise<number> {
 
   let app: App;
   try {
-    app = await start({ config, logger, scrubber, loadConfig: load, shard, defaultMetrics, telemetryPath, webConfig, limits: { maxRequests } });
+    app = await start({ config, logger, scrubber, loadConfig: load, shard, defaultMetrics, telemetryPath, webConfig, limits: { maxRequests }, externalUrl });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {

@@ -9,7 +9,7 @@ import type { Instruments } from '../metrics/instruments.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import { CmdbAbortedError, CmdbHttpError, CmdbInvalidBodyError, CmdbTimeoutError, CmdbUnauthorizedError } from '../errors.js';
-import { ConnectorPageSchema, validate, type ConnectorRun } from '../api/schemas.js';
+import { ConnectorPageSchema, MetricsRecordSchema, validate, type ConnectorRun, type MetricsRecord } from '../api/schemas.js';
 import { ConnectorHistoryReader, INCREMENTAL_SORT, type HistoryIo, type HistoryPage, type HistoryResult, type ScanProgress } from './connector-history.js';
 import { PageReducer, type PageAnswer } from './page-reducer.js';
 import { descriptor, pathsOf, type CmdbApi, type ConnectorHistoryRead, type DataEndpoint, type GetArgs, type PageFields, type PagedEndpoint, type ResultOf } from '../api/endpoints.js';
@@ -20,7 +20,7 @@ import { jsonDecoder } from './body.js';
 import type { BudgetState } from './budget.js';
 import { realClock, type Clock } from './clock.js';
 import { createDispatcher } from './dispatcher.js';
-import { pageQuery, readAllPages } from './paging.js';
+import { nextPageDecision, pageQuery, readAllPages } from './paging.js';
 import { HourlyRate, planAdvice, planFor, type PlanSeen, type StackPlan } from './plan.js';
 import { Transport, requestName, type Decoder, type Exchange, type Outcome } from './transport.js';
 
@@ -301,6 +301,38 @@ export class CmdbClient implements CmdbApi {
     const progress = this.history.progress();
     const offUntil = this.history.incrementalOffUntil(this.clock.now() / 1000);
     return { ...(progress ? { progress } : {}), ...(offUntil === undefined ? {} : { incrementalOffUntil: offUntil }), pageSize: this.history.pageSize() };
+  }
+
+  /**
+   * The asset and user counts of one past day (`…/metrics/data?date=yyyy-mm-dd`): the daemon never
+   * asks for a date, a backfill asks once per day of its range.
+   */
+  async getMetricsDay(day: string, signal?: AbortSignal): Promise<MetricsRecord> {
+    const [path = ''] = pathsOf('metrics_data');
+    const result = await this.lookup('metrics_data', [path], jsonDecoder(MetricsRecordSchema), `date=${encodeURIComponent(day)}`, signal);
+    if (result.found) return result.value;
+    throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
+  }
+
+  /**
+   * Every row of the connector run history (a full scan in the service's order, every page
+   * validated), handed to `visit` page by page: a backfill needs the old runs that the daemon's
+   * read drops. Returns the number of pages read.
+   */
+  async scanConnectorHistory(visit: (rows: ConnectorRun[]) => void, signal?: AbortSignal): Promise<number> {
+    const [path = ''] = pathsOf('connector');
+    const { connectorPageSize: size, maxPages } = this.stack.paging;
+    const decode = jsonDecoder(ConnectorPageSchema);
+    for (let page = 0; ; page++) {
+      const result = await this.lookup('connector', [path], decode, pageQuery(page, size, this.stack.connectorSort), signal);
+      if (!result.found) throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
+      visit(result.value.content);
+      const decision = nextPageDecision(page, result.value.content.length, result.value, maxPages);
+      if (decision === 'truncated') {
+        this.logger.warn({ endpoint: 'connector', maxPages }, 'paged read stopped at paging.maxPages before the last page');
+      }
+      if (decision !== 'next') return page + 1;
+    }
   }
 
   /** Ends a shared token fetch and closes the dispatcher the client made. Safe to call twice. */

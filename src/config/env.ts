@@ -172,7 +172,7 @@ export function expandTree(node: unknown, env: Env, path: PathSegment[], issues:
 }
 
 /** Variables read outside the configuration tables (the file name; sharding in src/shard.ts). */
-const OTHER_VARS = ['EXPORTER_CONFIG', 'EXPORTER_SHARD', 'EXPORTER_TOTAL_SHARDS', 'EXPORTER_SHARD_FROM_POD_NAME', 'EXPORTER_WEB_CONFIG_FILE'];
+const OTHER_VARS = ['EXPORTER_CONFIG', 'EXPORTER_SHARD', 'EXPORTER_TOTAL_SHARDS', 'EXPORTER_SHARD_FROM_POD_NAME', 'EXPORTER_WEB_CONFIG_FILE', 'EXPORTER_WEB_EXTERNAL_URL'];
 
 /** Every CMDB_* and EXPORTER_* variable the exporter reads. */
 export const KNOWN_VARS: readonly string[] = [...new Set([...STACK_VARS.map(([name]) => name), ...Object.values(GLOBAL_VARS), ...OTHER_VARS])];

@@ -11,7 +11,7 @@ import { errorCode } from '../errors.js';
 import { describeValue, kindOf } from './checks.js';
 import type { CredentialNaming } from './credentials.js';
 import { type Env, expandTree } from './env.js';
-import { formatPath, IssueList } from './issues.js';
+import { formatPath, IssueList, type PathSegment } from './issues.js';
 import { defaultsSchema, parseSection, type Settings, stackPartsSchema, stackSchema, type StackInput, type StackParts, topSchema } from './schema.js';
 import type { StackSource } from './stack.js';
 
@@ -101,21 +101,23 @@ function resolveFiles<T extends FileKeys>(values: T, baseDir: string): T {
   return out;
 }
 
-function stackSource(raw: Record<string, unknown>, index: number, baseDir: string, issues: IssueList): StackSource {
-  const base = formatPath(['stacks', index]);
-  const input = parseSection(stackSchema, raw, ['stacks', index], issues);
+/** One stack's declaration at `at` (['stacks', i]; [] for a stack file holding one stack). */
+export function stackSource(raw: Record<string, unknown>, at: readonly PathSegment[], baseDir: string, issues: IssueList): StackSource {
+  const base = formatPath(at);
+  const input = parseSection(stackSchema, raw, at, issues);
   // Its problems are reported above; a second list keeps them from being reported twice.
-  const partial = input === undefined ? parseSection(stackPartsSchema, raw, ['stacks', index], new IssueList()) : undefined;
+  const partial = input === undefined ? parseSection(stackPartsSchema, raw, at, new IssueList()) : undefined;
   issues.secret(raw.secret);
   issues.secret(raw.token);
-  const naming: CredentialNaming = { name: (k) => k, path: (k) => `${base}.${k}`, stack: base };
+  const path = (k: string) => (base === '' ? k : `${base}.${k}`);
+  const naming: CredentialNaming = { name: (k) => k, path, stack: base === '' ? '(top level)' : base };
   return {
     input: input === undefined ? undefined : resolveFiles<StackInput>(input, baseDir),
     partial: partial === undefined ? undefined : resolveFiles<StackParts>(partial, baseDir),
     has: (key) => raw[key] !== undefined,
     naming,
-    ownOrigin: (key) => `${base}.${key}`,
-    builtinOrigin: (key) => `${base}.${key}`,
+    ownOrigin: path,
+    builtinOrigin: path,
   };
 }
 
@@ -130,7 +132,7 @@ function checkUniqueNames(stacks: readonly unknown[], issues: IssueList): void {
   });
 }
 
-function readStacks(raw: unknown, baseDir: string, issues: IssueList): StackSource[] | undefined {
+export function readStacks(raw: unknown, baseDir: string, issues: IssueList): StackSource[] | undefined {
   if (raw === undefined) return undefined;
   if (!Array.isArray(raw)) {
     issues.add('stacks', `must be a list of stacks, got ${describeValue(raw)}`);
@@ -146,7 +148,7 @@ function readStacks(raw: unknown, baseDir: string, issues: IssueList): StackSour
     if (item === null || typeof item !== 'object' || Array.isArray(item)) {
       issues.add(formatPath(['stacks', i]), `must be a mapping with name, baseUrl and credentials, got ${kindOf(item)}`);
     } else {
-      sources.push(stackSource(item as Record<string, unknown>, i, baseDir, issues));
+      sources.push(stackSource(item as Record<string, unknown>, ['stacks', i], baseDir, issues));
     }
   });
   return sources;

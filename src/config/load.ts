@@ -3,7 +3,9 @@
  * ExporterConfig with every default applied. Precedence: command line > environment > file >
  * defaults. Every problem is collected and thrown as one ConfigError.
  */
+import { dirname, resolve } from 'node:path';
 import type { ExporterConfig, StackConfig } from './types.js';
+import { readStacksDir } from './stacks-dir.js';
 import type { Check } from './checks.js';
 import { checkedValue, type Env, envValue, type GlobalKey, type GlobalValue, globalFromEnv, readEnvStack } from './env.js';
 import { type FileConfig, parseFileConfig, readConfigFile } from './file.js';
@@ -42,21 +44,50 @@ function resolveGlobal<K extends GlobalKey>(
   return fromFlag ?? fromEnv ?? fromFile ?? (BUILTIN_GLOBALS[key] as GlobalValue<K>);
 }
 
-function stackSources(file: FileConfig | undefined, fileUsable: boolean, env: Env, issues: IssueList): readonly StackSource[] {
+function stackSources(file: FileConfig | undefined, fileUsable: boolean, hasDir: boolean, env: Env, issues: IssueList): readonly StackSource[] {
   const envStack = readEnvStack(env, issues);
-  if (file?.stacks !== undefined && envStack !== undefined) {
+  if ((file?.stacks !== undefined || hasDir) && envStack !== undefined) {
     issues.add(
       'CMDB_BASE_URL',
-      'is set, but the config file declares stacks; configure stacks either in the file or with CMDB_* variables, not both',
+      `is set, but ${file?.stacks !== undefined ? 'the config file declares stacks' : 'stacksDir is set'}; configure stacks either in the file or with CMDB_* variables, not both`,
     );
     return [];
   }
   const sources = file?.stacks ?? (envStack === undefined ? [] : [envStack]);
-  if (sources.length === 0 && fileUsable && file?.stacks === undefined) {
+  // With stacksDir, no stack at all is valid: a fleet starts empty and its files come later.
+  if (sources.length === 0 && fileUsable && file?.stacks === undefined && !hasDir) {
     issues.add('stacks', 'no CMDB configured; set CMDB_BASE_URL with credentials, or declare `stacks` in a config file');
   }
   // Without valid defaults, merged values would be guesses: report only each stack's own problems.
   return file !== undefined && file.defaults === undefined ? sources.map((s) => ({ ...s, input: undefined, partial: undefined })) : sources;
+}
+
+/**
+ * The stacks of `stacksDir` (relative to the config file's directory when set there), merged with
+ * the main file's `defaults`; a name used in two places is reported at the later one.
+ */
+function dirStacks(dir: string, configFile: string | undefined, file: FileConfig | undefined, env: Env, issues: IssueList): StackConfig[] {
+  const fromEnv = envValue(env, 'EXPORTER_STACKS_DIR') !== undefined;
+  const key = fromEnv ? 'EXPORTER_STACKS_DIR' : 'stacksDir';
+  const path = !fromEnv && configFile !== undefined ? resolve(dirname(configFile), dir) : resolve(dir);
+  const seen = new Map<string, { where: string; file?: string }>();
+  (file?.stacks ?? []).forEach((s, i) => {
+    if (s.input) seen.set(s.input.name, { where: `stacks[${i}] of the config file` });
+  });
+  const out: StackConfig[] = [];
+  for (const placed of readStacksDir(path, key, env, issues)) {
+    if (placed.name !== undefined) {
+      const first = seen.get(placed.name);
+      // Within one file the file's own check has said it already.
+      if (first === undefined) seen.set(placed.name, { where: placed.where, file: placed.file });
+      else if (first.file !== placed.file) placed.issues.add(placed.namePath, `duplicate stack name ${JSON.stringify(placed.name)}, also used by ${first.where}`);
+    }
+    // Without valid defaults, merged values would be guesses: report only the stack's own problems.
+    const source = file !== undefined && file.defaults === undefined ? { ...placed.source, input: undefined } : placed.source;
+    const stack = buildStack(source, file?.defaults, placed.issues);
+    if (stack !== undefined) out.push(stack);
+  }
+  return out;
 }
 
 /** Synchronous (start-up and reload). Throws ConfigError (src/errors.ts) listing ALL problems. */
@@ -76,9 +107,13 @@ export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
   ) as Resolved<typeof GLOBALS>;
 
   const stacks: StackConfig[] = [];
-  for (const source of stackSources(file, fileUsable, opts.env, issues)) {
+  const fileStacks = stackSources(file, fileUsable, globals.stacksDir !== undefined, opts.env, issues);
+  for (const source of fileStacks) {
     const stack = buildStack(source, file?.defaults, issues);
     if (stack !== undefined) stacks.push(stack);
+  }
+  if (globals.stacksDir !== undefined) {
+    stacks.push(...dirStacks(globals.stacksDir, configFile, file, opts.env, issues));
   }
   issues.throwIfAny();
   return {

@@ -118,6 +118,8 @@ export const GLOBALS = {
   logFormat: key(oneOf(LOG_FORMATS), 'json', { env: 'LOG_FORMAT', flag: '--log.format' }),
   /** Allow POST /-/reload. */
   enableReload: key(bool, false),
+  /** A directory of stack files (stacks-dir.ts); relative to the config file's directory. */
+  stacksDir: optional(filePath, { env: 'EXPORTER_STACKS_DIR' }),
 } satisfies Table;
 
 /** Who a stack is: required in each YAML stack, never under `defaults`. */
@@ -163,6 +165,11 @@ export const SETTINGS = {
    * endpoints always find room in the budget and the budget is never held at its limit for long.
    */
   actionJobsPerMinute: key(numberIn(1, 6000, whole), 30, { env: 'CMDB_ACTION_JOBS_PER_MINUTE' }),
+  /**
+   * Pace of `cmdb-exporter backfill`, a share of rateLimitPerMinute: a backfill reads weeks of history
+   * while the daemon keeps polling on the same account, so it leaves the daemon most of the budget.
+   */
+  backfillRequestsPerMinute: key(numberIn(1, 6000, whole), 15, { env: 'CMDB_BACKFILL_REQUESTS_PER_MINUTE' }),
   /** Total time for one request attempt, body included. */
   timeoutSeconds: key(secondsIn(0.1, 3600), 30),
   connectTimeoutSeconds: key(secondsIn(0.1, 600), 10),

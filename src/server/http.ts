@@ -16,6 +16,7 @@ import type { Logger } from '../logger.js';
 import { CONTENT_TYPE } from '../store/exposition.js';
 import { GZIP_LEVEL, type ScrapeBody, type ScrapeResponse } from '../store/scrape-response.js';
 import { renderLanding, type LandingModel } from './landing.js';
+import type { TargetGroup } from './sd.js';
 import { pathOf } from './limits.js';
 import { guard, requestListener, secureServer, type Protection } from './protection.js';
 
@@ -31,6 +32,10 @@ export type ReloadOutcome = { ok: true; message: string } | { ok: false; message
 export interface ServerDeps {
   /** The /metrics response, both encodings made once per change (src/store/scrape-response.ts). */
   readonly metrics: () => Promise<ScrapeResponse>;
+  /** /metrics?stack=NAME and ?only=exporter; without it the query is ignored. */
+  readonly perStack?: PerStackMetrics;
+  /** The HTTP service discovery list (GET /sd); without it /sd is not served. */
+  readonly sd?: () => readonly TargetGroup[];
   readonly readiness: () => Readiness;
   readonly landing: () => LandingModel;
   /** Undefined when reloading over HTTP is disabled. */
@@ -66,13 +71,52 @@ function writeBody(res: ServerResponse, body: ScrapeBody): void {
 
 export type MetricsHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
+/** One stack's exposition, or the exporter's own metrics alone (src/store/per-stack.ts). */
+export interface PerStackMetrics {
+  /** Undefined when this exporter does not poll the stack. */
+  stack(name: string): Promise<ScrapeResponse> | undefined;
+  exporter(): Promise<ScrapeResponse>;
+}
+
+/** What a query of the metrics path asks for: the whole exposition, one stack, or the exporter alone. */
+export type MetricsSelection = { kind: 'all' } | { kind: 'stack'; stack: string } | { kind: 'exporter' } | { kind: 'bad'; message: string };
+
 /**
- * GET /metrics: the shared response in the encoding asked for, with Content-Length. It needs nothing
+ * `?stack=NAME` one stack, `?only=exporter` the exporter's own metrics, neither the whole exposition.
+ * Other parameters are ignored (Prometheus may send its own `params`).
+ */
+export function metricsSelection(url: string | undefined): MetricsSelection {
+  const q = url?.indexOf('?') ?? -1;
+  if (url === undefined || q < 0) return { kind: 'all' };
+  const params = new URLSearchParams(url.slice(q + 1));
+  const stacks = params.getAll('stack');
+  const only = params.getAll('only');
+  if (stacks.length > 1) return { kind: 'bad', message: 'give one stack parameter, not several' };
+  if (only.length > 1 || (only.length === 1 && only[0] !== 'exporter')) return { kind: 'bad', message: 'the only parameter takes one value: exporter' };
+  if (stacks.length === 1 && only.length === 1) return { kind: 'bad', message: 'give either stack=NAME or only=exporter, not both' };
+  if (only.length === 1) return { kind: 'exporter' };
+  if (stacks.length === 1) return { kind: 'stack', stack: stacks[0] as string };
+  return { kind: 'all' };
+}
+
+/** Quoted and cut short: a client's text goes back only as a bounded, escaped string. */
+const quoted = (text: string) => JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
+
+/**
+ * GET /metrics: the shared response in the encoding asked for, with Content-Length; with
+ * `?stack=NAME` one stack's, with `?only=exporter` the exporter's own metrics alone. It needs nothing
  * of express, so listen() can serve it straight from node:http (see MetricsRoute).
  */
-export function metricsHandler(metrics: ServerDeps['metrics']): MetricsHandler {
+export function metricsHandler(metrics: ServerDeps['metrics'], perStack?: PerStackMetrics): MetricsHandler {
   return async (req, res) => {
-    const response = await metrics();
+    const selection = perStack ? metricsSelection(req.url) : ({ kind: 'all' } as const);
+    let pending: Promise<ScrapeResponse> | undefined;
+    if (selection.kind === 'bad') return refuse(res, 400, `${selection.message}\n`);
+    if (selection.kind === 'stack') {
+      pending = perStack?.stack(selection.stack);
+      if (!pending) return refuse(res, 404, `unknown stack ${quoted(selection.stack)}: this exporter does not poll it; GET /sd lists the stacks it serves\n`);
+    } else pending = selection.kind === 'exporter' ? perStack?.exporter() : metrics();
+    const response = await (pending ?? metrics());
     const encoding = chooseEncoding(req);
     const body = encoding === 'identity' ? response.plain : await response.gzip();
     res.setHeader('Content-Type', CONTENT_TYPE);
@@ -81,6 +125,11 @@ export function metricsHandler(metrics: ServerDeps['metrics']): MetricsHandler {
     if (encoding !== 'identity') res.setHeader('Content-Encoding', encoding);
     writeBody(res, body);
   };
+}
+
+function refuse(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
 }
 
 /** A fresh text, gzipped when the client accepts it; never cached. */
@@ -104,8 +153,17 @@ export function createHttpApp(deps: ServerDeps): express.Express {
   app.disable('etag');
 
   const telemetryPath = deps.telemetryPath ?? '/metrics';
-  const serveMetrics = metricsHandler(deps.metrics);
+  const serveMetrics = metricsHandler(deps.metrics, deps.perStack);
   app.get(telemetryPath, (req: Request, res: Response) => serveMetrics(req, res));
+
+  const sd = deps.sd;
+  if (sd) {
+    // Prometheus' http_sd_configs: 200, application/json, the whole list every time ([] when empty).
+    app.get('/sd', async (req: Request, res: Response) => {
+      res.type('application/json');
+      await sendText(req, res, JSON.stringify(sd()), (body) => res.send(body));
+    });
+  }
 
   app.get('/healthz', (_req, res) => {
     res.type('text/plain').send('ok\n');
@@ -133,7 +191,7 @@ export function createHttpApp(deps: ServerDeps): express.Express {
   });
 
   app.use((_req, res) => {
-    res.status(404).type('text/plain').send(`not found: try ${telemetryPath}, /healthz, /readyz or /\n`);
+    res.status(404).type('text/plain').send(`not found: try ${telemetryPath}, ${sd ? '/sd, ' : ''}/healthz, /readyz or /\n`);
   });
 
   // Express 5 forwards rejected promises here; answer 500 without details, log it.

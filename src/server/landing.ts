@@ -274,7 +274,7 @@ table.endpoints td.details:empty{display:none}td.when{white-space:normal}
 #summary table{font-size:.85em}#summary th,#summary td{padding:.3rem .25rem}#summary td:first-child{overflow-wrap:anywhere}}
 </style></head><body>
 <h1>cmdb-exporter <span class="muted">${escapeHtml(m.version)}</span></h1>
-<nav><a href="${escapeHtml(telemetryPath.slice(1))}">${escapeHtml(telemetryPath)}</a><a href="healthz">/healthz</a><a href="readyz">/readyz</a></nav>
+<nav><a href="${escapeHtml(telemetryPath.slice(1))}">${escapeHtml(telemetryPath)}</a><a href="sd">/sd</a><a href="healthz">/healthz</a><a href="readyz">/readyz</a></nav>
 <p id="readiness">${m.ready ? 'Ready: every list endpoint has answered its first poll (Action jobs and change history fill in after, within the request budget).' : 'Starting: some endpoints have not finished their first poll yet.'} <span class="muted">This page reloads every ${REFRESH_SECONDS}s.</span></p>
 ${reloadBanner(m.now, m.rejectedReload)}
 ${m.stacks.length >= SUMMARY_MIN_STACKS ? summaryTable(items) : ''}

@@ -53,6 +53,13 @@ export interface SimulatorOptions {
    * history of `runsPerConnector` runs spans that many days, as on a real stack. 60 to 30 days.
    */
   connectorPeriodSeconds?: number;
+  /**
+   * Days of history for a backfill to read: the past Action jobs (`jobsPerAction`) and ingestion runs
+   * (`ingestionRuns`) are spread over that many days instead of the last minutes. Pair it with
+   * `connectorPeriodSeconds: 86400` and `runsPerConnector` as many days for the connector runs. The
+   * daily counts of `data?date=` and the change history reach back further anyway. 1 to 400.
+   */
+  historyDays?: number;
   /** Page size of the connector history when the request has no `size` (default 20). */
   connectorPageSize?: number;
   /**

@@ -17,6 +17,8 @@ Serves a simulated CMDB API (all endpoints of the spec) with seeded, realistic d
   --page-size N             connector page size when a request has no size (default 20)
   --connector-period S      every connector runs once per S seconds (default: every 3-10 minutes;
                             86400 = once a day, as on the real service)
+  --history-days N          spread the past Action jobs and ingestion runs over N days (for a
+                            backfill; with --connector-period 86400 --runs-per-connector N)
   --ignore-sort             serve the connector history unsorted whatever sort= asks (default: honour it)
   --compression MODE        gzip answers for clients that accept it: gzip (Content-Length, the default),
                             gzip-chunked (streamed, as a compressing proxy), off
@@ -120,6 +122,7 @@ const STRING_FLAGS = [
   'secret',
   'page-size',
   'connector-period',
+  'history-days',
   'now',
   'churn-ms',
   'churn-entities',
@@ -212,6 +215,8 @@ export function parseCli(argv: readonly string[]): CliOptions | 'help' {
     if (n !== undefined && n < 0) issues.push({ path: `--${flag}`, message: 'must be at least 0' });
     else if (n !== undefined) options.connectorPace = { ...options.connectorPace, [key]: n };
   }
+  const historyDays = integer('history-days', text('history-days'), issues);
+  if (historyDays !== undefined) options.historyDays = historyDays;
   if (text('client-id') !== undefined) options.clientId = text('client-id');
   if (text('secret') !== undefined) options.secret = text('secret');
   const now = clockFlag(text('now'), live, issues);

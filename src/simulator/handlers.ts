@@ -5,7 +5,7 @@ import { errorReply, json, type Reply } from './http-io.js';
 import { pageRequest, slicePage } from './paging.js';
 import { SORTABLE_FIELDS, type SortDirection } from './data/connector-history.js';
 import { ingestionRunRow, nextRunRow, taskRows } from './data/ingestion.js';
-import { currentMetrics, pastMetrics } from './data/inventory.js';
+import { currentMetrics, initialInventory, pastMetrics } from './data/inventory.js';
 import type { Dataset } from './data/dataset.js';
 
 export interface HandlerContext {
@@ -27,7 +27,8 @@ const metricsData: Handler = (ctx, query) => {
   const today = startOfDay(ctx.nowMs);
   if (day > today) return errorReply(404, `no metrics record for ${isoDay(day)}`);
   if (day === today) return json(200, currentMetrics(ctx.data.inventory, ctx.nowMs));
-  return json(200, pastMetrics(ctx.data.seed, ctx.data.inventory, day, today));
+  // From the seed's starting counts and the day the simulator started: a past day's answer never changes.
+  return json(200, pastMetrics(ctx.data.seed, initialInventory(ctx.data.seed), day, startOfDay(ctx.data.startMs)));
 };
 
 function parseSort(text: string | null): { field: string; direction: SortDirection } | string | undefined {

@@ -52,6 +52,13 @@ function checkConnectorPeriod(seconds: number | undefined): number | undefined {
   return seconds;
 }
 
+function checkHistoryDays(days: number | undefined): number | undefined {
+  if (days !== undefined && (!Number.isInteger(days) || days < 1 || days > 400)) {
+    throw new ConfigError([{ path: 'historyDays', message: 'must be an integer from 1 to 400' }]);
+  }
+  return days;
+}
+
 /** Churn keeps the seeded entities and changes the status texts of the first `statusTargets` of them. */
 function churnTarget(core: Core): ChurnTarget {
   return { scenario: core.scenario, connectors: [...core.data.connectors.keys()], actionIds: [...core.data.actions.keys()] };
@@ -66,7 +73,7 @@ function buildCore(opts: SimulatorOptions): Core {
   const seed = opts.seed ?? 42;
   if (!Number.isInteger(seed)) throw new ConfigError([{ path: 'seed', message: 'must be an integer' }]);
   const clock = opts.now ?? Date.now;
-  const data = buildDataset(seed, resolveSize(opts.size), clock(), checkConnectorPeriod(opts.connectorPeriodSeconds));
+  const data = buildDataset(seed, resolveSize(opts.size), clock(), checkConnectorPeriod(opts.connectorPeriodSeconds), checkHistoryDays(opts.historyDays));
   const timeline = new Timeline(data, clock);
   const faults = new FaultBook();
   for (const rule of opts.faults ?? []) faults.add(rule);

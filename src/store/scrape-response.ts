@@ -15,7 +15,7 @@
 import { promisify } from 'node:util';
 import { constants, deflateRaw } from 'node:zlib';
 import { PieceCrc } from './crc32.js';
-import type { Segment, SnapshotStore } from './snapshot-store.js';
+import type { ExpositionSource, Segment } from './snapshot-store.js';
 
 const deflateRawAsync = promisify(deflateRaw);
 /** gzip header: deflate, no name or time, unknown OS (RFC 1952). */
@@ -59,7 +59,8 @@ export interface ScrapeResponse {
 }
 
 export interface ScrapeResponseOptions {
-  readonly store: SnapshotStore;
+  /** The whole store, or one stack's view of it (SnapshotStore.view). */
+  readonly store: ExpositionSource;
   /** The exporter's own metrics (prom-client's registry). */
   readonly selfMetrics: () => Promise<string>;
   /** The exporter's clock in unix seconds (cmdb_license_days_until_expiry, stale limits). */
@@ -67,6 +68,11 @@ export interface ScrapeResponseOptions {
   readonly maxAgeMs?: number;
   /** Monotonic ms for the age of the dynamic parts (default performance.now). */
   readonly monotonicMs?: () => number;
+  /**
+   * The compressed pieces, shared with other responses made of the same Buffers (the whole
+   * exposition and the per-stack ones): a piece is compressed once for all of them, one at a time.
+   */
+  readonly pieces?: GzipPieces;
 }
 
 interface Dynamic {
@@ -94,20 +100,14 @@ export class ScrapeResponses {
   private dynamic: Dynamic | null = null;
   private rendering: Promise<Dynamic> | null = null;
   private response: { dynamic: Dynamic; value: ScrapeResponse } | null = null;
-  /** Compressed pieces of the store's segments, per Buffer: a piece is compressed once. */
-  private readonly members = new WeakMap<Buffer, Promise<Buffer>>();
-  /** The compressed pieces of a data run, joined, per parts array of the store's segments. */
-  private readonly runs = new WeakMap<readonly Buffer[], Promise<Buffer>>();
-  /** The piece compressed last: the next one starts when it is done. */
-  private deflating: Promise<unknown> = Promise.resolve();
-  /** CRC-32 of the pieces, per Buffer: a piece is read for it once. */
-  private readonly crcs = new PieceCrc();
+  private readonly pieces: GzipPieces;
   private readonly maxAgeMs: number;
   private readonly monotonicMs: () => number;
 
   constructor(private readonly opts: ScrapeResponseOptions) {
     this.maxAgeMs = opts.maxAgeMs ?? SELF_METRICS_MAX_AGE_MS;
     this.monotonicMs = opts.monotonicMs ?? (() => performance.now());
+    this.pieces = opts.pieces ?? new GzipPieces();
   }
 
   /** The response for a scrape now: every completed poll in it, self-metrics at most maxAgeMs old. */
@@ -161,22 +161,35 @@ export class ScrapeResponses {
 
   private async gzip(plain: ScrapeBody, dynamic: Dynamic): Promise<ScrapeBody> {
     const isDynamic = (part: Buffer) => part === dynamic.days || part === dynamic.self;
+    const p = this.pieces;
     const [pieces, crc] = await Promise.all([
       Promise.all([
-        ...dynamic.segments.map((s) => (s.kind === 'days' ? this.member(dynamic.days, true) : s.kind === 'data' ? this.runMember(s.parts) : this.joined(s.parts))),
-        this.member(dynamic.self, true),
+        ...dynamic.segments.map((s) => (s.kind === 'days' ? p.member(dynamic.days, true) : s.kind === 'data' ? p.runMember(s.parts) : p.joined(s.parts))),
+        p.member(dynamic.self, true),
       ]),
-      this.crcs.ofAll(plain.parts.map((piece) => ({ piece, cache: !isDynamic(piece) }))),
+      p.crcs.ofAll(plain.parts.map((piece) => ({ piece, cache: !isDynamic(piece) }))),
     ]);
     return body(gzipOf(pieces, crc, plain.length));
   }
+}
+
+/** The compressed pieces and CRC-32s of the store's Buffers, per Buffer; shareable between responses. */
+export class GzipPieces {
+  /** Compressed pieces of the store's segments, per Buffer: a piece is compressed once. */
+  private readonly members = new WeakMap<Buffer, Promise<Buffer>>();
+  /** The compressed pieces of a data run, joined, per parts array of the store's segments. */
+  private readonly runs = new WeakMap<readonly Buffer[], Promise<Buffer>>();
+  /** The piece compressed last: the next one starts when it is done. */
+  private deflating: Promise<unknown> = Promise.resolve();
+  /** CRC-32 of the pieces, per Buffer: a piece is read for it once. */
+  readonly crcs = new PieceCrc();
 
   /**
    * The compressed pieces of a data run joined into one Buffer, once per run (the store keeps a run's
    * parts array until its data changes): a gzip response of a few parts, not hundreds. The joined
    * bytes are the compressed ones, about a twentieth of the plain run.
    */
-  private runMember(parts: readonly Buffer[]): Promise<Buffer> {
+  runMember(parts: readonly Buffer[]): Promise<Buffer> {
     let run = this.runs.get(parts);
     if (!run) {
       run = this.joined(parts);
@@ -185,13 +198,13 @@ export class ScrapeResponses {
     return run;
   }
 
-  private async joined(parts: readonly Buffer[]): Promise<Buffer> {
+  async joined(parts: readonly Buffer[]): Promise<Buffer> {
     const members = await Promise.all(parts.map((p) => this.member(p, false)));
     return members.length === 1 ? (members[0] as Buffer) : Buffer.concat(members);
   }
 
   /** A part's compressed piece: the store's pieces are cached per Buffer, dynamic parts made per render. */
-  private member(part: Buffer, isDynamic: boolean): Promise<Buffer> {
+  member(part: Buffer, isDynamic: boolean): Promise<Buffer> {
     let member = isDynamic ? undefined : this.members.get(part);
     if (!member) {
       // One piece at a time: several compressing at once in the thread pool took the cores from the

@@ -56,6 +56,25 @@ interface StackState {
   readonly endpoints: Map<DataEndpoint, EndpointState>;
   readonly maxSeries: number;
   readonly capped: Set<DataEndpoint>;
+  /** This stack's own exposition (GET /metrics?stack=NAME), assembled once per change of the stack. */
+  readonly view: StackView;
+}
+
+interface StackView {
+  /** The stack's segments; null when a change of the stack has not been rendered yet. */
+  rendered: Segment[] | null;
+  /** Its data runs, kept across status-only changes; null after a data change. */
+  dataRuns: Buffer[][] | null;
+}
+
+/**
+ * What a scrape response is made from (src/store/scrape-response.ts): the whole store, or the view
+ * of one stack (SnapshotStore.view).
+ */
+export interface ExpositionSource {
+  settled(): Promise<void>;
+  segments(): readonly Segment[];
+  daysText(now: number): string;
 }
 
 /**
@@ -81,6 +100,7 @@ const STATUS_FAMILIES = new Set([
   'cmdb_series',
 ]);
 const EMPTY = Buffer.alloc(0);
+const NO_SEGMENTS: readonly Segment[] = [];
 
 function runsOfFamilies() {
   const runs: Array<{ kind: Segment['kind']; names: string[] }> = [];
@@ -108,6 +128,8 @@ export class SnapshotStore {
   private renderScheduled = false;
   /** Updates not yet applied, in arrival order; the first one may be half done. */
   private readonly queue: Update[] = [];
+  /** Updates in the queue per stack (see settledOf). */
+  private readonly pendingOf = new Map<string, number>();
   private draining: Promise<void> | null = null;
 
   private expiryTimer: NodeJS.Timeout | undefined;
@@ -128,7 +150,7 @@ export class SnapshotStore {
   addStack(stack: string, endpoints: ReadonlyMap<DataEndpoint, EndpointSettings>, maxSeries: number): void {
     this.flush();
     const previous = this.stacks.get(stack);
-    const state: StackState = { endpoints: new Map(), maxSeries, capped: new Set() };
+    const state: StackState = { endpoints: new Map(), maxSeries, capped: new Set(), view: { rendered: null, dataRuns: null } };
     for (const [endpoint, settings] of endpoints) {
       const held = previous?.endpoints.get(endpoint);
       state.endpoints.set(endpoint, held ? { ...held, settings } : { settings, samples: [], lines: NO_LINES });
@@ -155,12 +177,12 @@ export class SnapshotStore {
 
   /** A successful poll: `samples` replace the endpoint's series wholesale. */
   succeed(stack: string, endpoint: DataEndpoint, samples: readonly Sample[], at: number): void {
-    this.enqueue(this.swapIn(stack, endpoint, samples, { up: 1, forbidden: 0, lastSuccess: at }), samples.length <= SLICE);
+    this.enqueue(stack, this.swapIn(stack, endpoint, samples, { up: 1, forbidden: 0, lastSuccess: at }), samples.length <= SLICE);
   }
 
   /** A successful poll that needed no request: the series already held are still current. */
   confirm(stack: string, endpoint: DataEndpoint, at: number): void {
-    this.enqueue(this.swapIn(stack, endpoint, undefined, { up: 1, forbidden: 0, lastSuccess: at }), true);
+    this.enqueue(stack, this.swapIn(stack, endpoint, undefined, { up: 1, forbidden: 0, lastSuccess: at }), true);
   }
 
   /**
@@ -168,7 +190,7 @@ export class SnapshotStore {
    * where some failed: fresh results merged with the last good ones of the failed ids).
    */
   fail(stack: string, endpoint: DataEndpoint, partial?: readonly Sample[], forbidden = false): void {
-    this.enqueue(this.swapIn(stack, endpoint, partial, { up: 0, forbidden: forbidden ? 1 : 0 }), (partial?.length ?? 0) <= SLICE);
+    this.enqueue(stack, this.swapIn(stack, endpoint, partial, { up: 0, forbidden: forbidden ? 1 : 0 }), (partial?.length ?? 0) <= SLICE);
   }
 
   /** Prepares `samples` (when given) in slices, then swaps them in with `status` in one step. */
@@ -220,18 +242,23 @@ export class SnapshotStore {
 
   private expireAt(now: number): void {
     this.flush();
-    for (const [stack, state] of this.stacks) {
-      for (const [endpoint, s] of state.endpoints) {
-        if (s.up !== 0 || s.samples.length === 0) continue;
-        const age = now - (s.lastSuccess ?? -Infinity);
-        if (age > s.settings.staleAfterSeconds) {
-          state.endpoints.set(endpoint, { ...s, samples: [], lines: NO_LINES });
-          this.invalidate(true);
-          this.opts.logger.info(
-            { stack, endpoint, staleAfterSeconds: s.settings.staleAfterSeconds },
-            'dropped the series of a failing endpoint: its last success is older than the stale limit',
-          );
-        }
+    for (const stack of this.stacks.keys()) this.expireStaleOf(stack, now);
+  }
+
+  private expireStaleOf(stack: string, now: number): void {
+    const state = this.stacks.get(stack);
+    if (!state) return;
+    for (const [endpoint, s] of state.endpoints) {
+      if (s.up !== 0 || s.samples.length === 0) continue;
+      const age = now - (s.lastSuccess ?? -Infinity);
+      if (age > s.settings.staleAfterSeconds) {
+        state.endpoints.set(endpoint, { ...s, samples: [], lines: NO_LINES });
+        state.view.rendered = state.view.dataRuns = null;
+        this.invalidate(true);
+        this.opts.logger.info(
+          { stack, endpoint, staleAfterSeconds: s.settings.staleAfterSeconds },
+          'dropped the series of a failing endpoint: its last success is older than the stale limit',
+        );
       }
     }
   }
@@ -253,6 +280,40 @@ export class SnapshotStore {
     return (this.rendered ??= this.render());
   }
 
+  /** The stacks held, sorted (the order of the exposition). */
+  stackNames(): string[] {
+    return [...this.stacks.keys()].sort();
+  }
+
+  hasStack(stack: string): boolean {
+    return this.stacks.has(stack);
+  }
+
+  /**
+   * One stack's part of the exposition: the same families and lines as in segments(), only this
+   * stack's series, assembled once per change of the stack (a poll of another stack leaves it as it
+   * is). Its pieces are the endpoints' own Buffers, shared with the whole exposition (and their gzip
+   * with it, see scrape-response.ts). A stack no longer held has an empty exposition.
+   */
+  view(stack: string): ExpositionSource {
+    return {
+      settled: () => this.settledOf(stack),
+      segments: () => this.stackSegments(stack),
+      daysText: (now) => this.daysText(now, stack),
+    };
+  }
+
+  private stackSegments(stack: string): readonly Segment[] {
+    // Only when this stack has pending updates are they applied: a stack's scrape does no work for
+    // the others. Like a scrape of the whole store it changes nothing: stale series expire on the
+    // store's timer (expireStale), which resets the views of the stacks it changes.
+    if (this.pendingOf.has(stack)) this.flush();
+    const state = this.stacks.get(stack);
+    if (!state) return NO_SEGMENTS;
+    const view = state.view;
+    return (view.rendered ??= this.assemble((view.dataRuns ??= this.renderData([stack])), this.renderStatus([stack])));
+  }
+
   /** The exposition text of every snapshot family at `now` (unix seconds). */
   text(now: number): string {
     const days = this.daysText(now);
@@ -261,11 +322,11 @@ export class SnapshotStore {
       .join('');
   }
 
-  /** cmdb_license_days_until_expiry at `now`: the one family computed at scrape time. */
-  daysText(now: number): string {
-    this.flush();
+  /** cmdb_license_days_until_expiry at `now`: the one family computed at scrape time; of `only` when given. */
+  daysText(now: number, only?: string): string {
+    if (only === undefined || this.pendingOf.has(only)) this.flush();
     const series: Series[] = [];
-    for (const stack of [...this.stacks.keys()].sort()) {
+    for (const stack of only === undefined ? this.stackNames() : [only]) {
       const license = this.stacks.get(stack)?.endpoints.get('license');
       const expiry = license?.samples.find((s) => s.name === EXPIRY);
       if (expiry) series.push({ labels: { stack }, value: daysUntilExpiry(expiry.value, now) });
@@ -274,13 +335,27 @@ export class SnapshotStore {
   }
 
   /** Small updates apply at once when nothing waits before them; the rest in slices, in order. */
-  private enqueue(update: Update, small: boolean): void {
+  private enqueue(stack: string, update: Update, small: boolean): void {
     if (small && this.queue.length === 0) {
       runToEnd(update);
       return;
     }
-    this.queue.push(update);
+    this.pendingOf.set(stack, (this.pendingOf.get(stack) ?? 0) + 1);
+    this.queue.push(counted(update, () => {
+      const n = (this.pendingOf.get(stack) ?? 1) - 1;
+      if (n > 0) this.pendingOf.set(stack, n);
+      else this.pendingOf.delete(stack);
+    }));
     this.draining ??= this.drain();
+  }
+
+  /**
+   * Resolves once every update of `stack` that arrived so far has been applied: a stack's scrape
+   * does not wait for the other stacks' polls (with hundreds of stacks some update is nearly always
+   * being prepared).
+   */
+  private async settledOf(stack: string): Promise<void> {
+    while (this.pendingOf.has(stack) && this.draining) await this.draining;
   }
 
   private async drain(): Promise<void> {
@@ -321,6 +396,8 @@ export class SnapshotStore {
     if (!state || !current) return; // stack removed or endpoint disabled while the poll ran
     const next = update(current);
     state.endpoints.set(endpoint, next);
+    state.view.rendered = null;
+    if (next.lines !== current.lines) state.view.dataRuns = null;
     this.invalidate(next.lines !== current.lines);
     if (next.up !== current.up || next.lastSuccess !== current.lastSuccess || next.samples !== current.samples) this.scheduleExpiry();
   }
@@ -387,8 +464,11 @@ export class SnapshotStore {
 
   /** Assembles the segments: data runs from the endpoints' lines (only after a data change), status runs always. */
   private render(): Segment[] {
-    const data = (this.dataRuns ??= this.renderData());
-    const status = this.renderStatus();
+    const stacks = this.stackNames();
+    return this.assemble((this.dataRuns ??= this.renderData(stacks)), this.renderStatus(stacks));
+  }
+
+  private assemble(data: readonly Buffer[][], status: ReadonlyMap<string, string>): Segment[] {
     let d = 0;
     return RUNS.map(({ kind, names }) => {
       if (kind === 'days') return { kind, parts: [] };
@@ -398,9 +478,9 @@ export class SnapshotStore {
     });
   }
 
-  private renderData(): Buffer[][] {
+  private renderData(stacks: readonly string[]): Buffer[][] {
     const chunks = new Map<string, Buffer[]>();
-    for (const stack of [...this.stacks.keys()].sort()) {
+    for (const stack of stacks) {
       for (const endpoint of DATA_ENDPOINTS) {
         for (const [name, pieces] of this.stacks.get(stack)?.endpoints.get(endpoint)?.lines ?? NO_LINES) {
           let list = chunks.get(name);
@@ -417,14 +497,14 @@ export class SnapshotStore {
     );
   }
 
-  private renderStatus(): Map<string, string> {
+  private renderStatus(stacks: readonly string[]): Map<string, string> {
     const status = new Map<string, Series[]>();
     const addStatus = (name: string, series: Series) => {
       let list = status.get(name);
       if (!list) status.set(name, (list = []));
       list.push(series);
     };
-    for (const stack of [...this.stacks.keys()].sort()) {
+    for (const stack of stacks) {
       const state = this.stacks.get(stack);
       if (!state) continue;
       let count = 0;
@@ -448,6 +528,15 @@ export class SnapshotStore {
       out.set(name, renderFamily(f, sortedByLabels(f, series)));
     }
     return out;
+  }
+}
+
+/** `update`, calling `done` once when it has run to its end. */
+function* counted(update: Update, done: () => void): Update {
+  try {
+    yield* update;
+  } finally {
+    done();
   }
 }
 

@@ -49,6 +49,7 @@ describe('defaults', () => {
           rateLimitPerMinute: 50,
           maxConcurrency: 4,
           actionJobsPerMinute: 30,
+          backfillRequestsPerMinute: 15,
           timeoutSeconds: 30,
           connectTimeoutSeconds: 10,
           retries: { max: 3, minDelaySeconds: 0.5, maxDelaySeconds: 30, maxRetryAfterSeconds: 120 },

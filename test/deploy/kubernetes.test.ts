@@ -20,7 +20,10 @@ import { DEFAULT_PORT } from '../../src/config/types.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const KUSTOMIZATIONS = ['deploy/kubernetes', 'deploy/kubernetes/base', 'deploy/kubernetes/overlays/sharded'] as const;
+const PER_STACK = 'deploy/kubernetes/overlays/per-stack';
+const KUSTOMIZATIONS = ['deploy/kubernetes', 'deploy/kubernetes/base', 'deploy/kubernetes/overlays/sharded', PER_STACK] as const;
+/** What scrapes the exporter: a ServiceMonitor, or in the per-stack overlay a ScrapeConfig of /sd. */
+const scraperOf = (dir: string) => (dir === PER_STACK ? 'ScrapeConfig/cmdb-exporter' : 'ServiceMonitor/cmdb-exporter');
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rendered YAML, checked field by field
 const rendered = new Map<string, Obj[]>();
@@ -72,7 +75,9 @@ describe.each(KUSTOMIZATIONS)('kubectl kustomize %s', (dir) => {
 
   it('renders the expected objects, each valid against its schema', async () => {
     const kinds = objs().map((o) => `${o.kind}/${o.metadata?.name}`).sort();
-    expect(kinds).toEqual(expect.arrayContaining(['PrometheusRule/cmdb-exporter', 'Service/cmdb-exporter', 'ServiceMonitor/cmdb-exporter']));
+    expect(kinds).toEqual(expect.arrayContaining(['PrometheusRule/cmdb-exporter', 'Service/cmdb-exporter', scraperOf(dir)]));
+    // One scraper only: both would store every series twice.
+    expect(kinds.filter((k) => k.startsWith('ServiceMonitor/') || k.startsWith('ScrapeConfig/'))).toEqual([scraperOf(dir)]);
     expect(find(objs(), 'ConfigMap').filter((c) => c.metadata.labels?.grafana_dashboard === '1')).toHaveLength(3);
     for (const o of objs()) {
       const Model = await modelFor(String(o.apiVersion), String(o.kind));
@@ -102,6 +107,17 @@ describe.each(KUSTOMIZATIONS)('kubectl kustomize %s', (dir) => {
     expect(svc?.spec.ports).toEqual([{ name: 'http', port: DEFAULT_PORT, targetPort: 'http' }]);
     // The Service selects the pods; the ServiceMonitor selects the Service, by its port name.
     for (const [k, v] of Object.entries(svc?.spec.selector as Record<string, string>)) expect(w.spec.template.metadata.labels[k]).toBe(v);
+    if (dir === PER_STACK) {
+      // /sd hands Prometheus the Service's address (--web.external-url); the ScrapeConfig reads /sd there.
+      const svcUrl = `http://${svc?.metadata.name}.${svc?.metadata.namespace}.svc:${DEFAULT_PORT}`;
+      expect(c?.args).toContain(`--web.external-url=${svcUrl}`);
+      const [sc] = find(objs(), 'ScrapeConfig');
+      expect(sc?.spec.httpSDConfigs).toEqual([expect.objectContaining({ url: `${svcUrl}/sd` })]);
+      expect(sc?.spec.honorLabels).toBe(true);
+      // The rules select job="cmdb-exporter": the ScrapeConfig's last relabeling sets it.
+      expect((sc?.spec.relabelings as Obj[]).at(-1)).toEqual({ targetLabel: 'job', replacement: 'cmdb-exporter' });
+      return;
+    }
     const [sm] = find(objs(), 'ServiceMonitor');
     for (const [k, v] of Object.entries(sm?.spec.selector.matchLabels as Record<string, string>)) expect(svc?.metadata.labels[k]).toBe(v);
     expect(sm?.spec.endpoints).toEqual([expect.objectContaining({ port: 'http', path: '/metrics' })]);
@@ -153,6 +169,28 @@ describe.each(KUSTOMIZATIONS)('kubectl kustomize %s', (dir) => {
       expect(Number(env.EXPORTER_TOTAL_SHARDS)).toBe(w.spec.replicas);
       expect(d.output()).toContain(`shard ${w.spec.replicas - 1} of ${w.spec.replicas} (from pod name)`);
     }
+  });
+});
+
+describe('the per-stack overlay', () => {
+  it('is the base but for the ScrapeConfig and --web.external-url', () => {
+    const base = rendered.get('deploy/kubernetes') ?? [];
+    const perStack = rendered.get(PER_STACK) ?? [];
+    const names = (objs: Obj[]) => objs.map((o) => `${o.kind}/${o.metadata.name}`).filter((k) => !k.startsWith('ServiceMonitor/') && !k.startsWith('ScrapeConfig/')).sort();
+    expect(names(perStack)).toEqual(names(base));
+    const args = (objs: Obj[]) => (workloadOf(objs).spec.template.spec.containers[0].args as string[]).filter((a) => !a.startsWith('--web.external-url='));
+    expect(args(perStack)).toEqual(args(base));
+  });
+
+  it('its ScrapeConfig keeps exactly the targets /sd describes', () => {
+    const [sc] = find(rendered.get(PER_STACK) ?? [], 'ScrapeConfig');
+    const shipped = parse(readFileSync(join(ROOT, 'config/prometheus/per-stack.yml'), 'utf8')) as { scrape_configs: Obj[] };
+    const job = shipped.scrape_configs[0] as Obj;
+    // The same keep rule and honor_labels as the plain Prometheus example.
+    const [keep] = sc?.spec.relabelings as Obj[];
+    const [plainKeep] = job.relabel_configs as Obj[];
+    expect(keep).toEqual({ sourceLabels: plainKeep?.source_labels, regex: plainKeep?.regex, action: plainKeep?.action });
+    expect(job.honor_labels).toBe(true);
   });
 });
 

@@ -237,6 +237,15 @@ describe('command line', () => {
     expect(d.output()).toMatch(pattern);
   });
 
+  it.each([
+    [['--web.external-url', 'cmdb-exporter:9873'], {}, '--web.external-url: must be an absolute http(s) URL'],
+    [[], { EXPORTER_WEB_EXTERNAL_URL: 'http://user:pw@x:1' }, 'EXPORTER_WEB_EXTERNAL_URL: must not hold a user name or password'],
+  ])('a bad external URL (%j %j) exits 2 naming the flag or variable', async (args, env, message) => {
+    const d = runDaemon(args, { ...envFor(9873), ...env });
+    expect(await d.exited).toBe(2);
+    expect(d.output()).toContain(message);
+  });
+
   it('an unknown flag exits 2 with a pointer to --help', async () => {
     const d = runDaemon(['--no-such-flag'], {});
     expect(await d.exited).toBe(2);

@@ -99,15 +99,22 @@ function makeAction(input: ActionInput): ActionState {
   };
 }
 
-/** Past job times, newest first, on the Action's own cadence. */
-function historyTimes(action: ActionState, count: number, nowMs: number): number[] {
-  const spacing = action.periodMs ?? AFTER_INGESTION_SPACING_MS;
-  const newest = action.nextRunMs !== undefined ? action.nextRunMs - spacing : nowMs - 60_000;
+/**
+ * Past job times, newest first: the newest on the Action's own cadence, the older ones every
+ * `spread`-th run of it (1: every run).
+ */
+function historyTimes(action: ActionState, count: number, nowMs: number, spread = 1): number[] {
+  const cadence = action.periodMs ?? AFTER_INGESTION_SPACING_MS;
+  const spacing = cadence * spread;
+  const newest = action.nextRunMs !== undefined ? action.nextRunMs - cadence : nowMs - 60_000;
   return Array.from({ length: count }, (_, k) => newest - k * spacing + 2000 + (k % 7) * 1000);
 }
 
-/** The i-th Action of a generated dataset, with `jobs` past jobs. Every fourth id is a JSON number. */
-export function generatedAction(seed: number, i: number, jobs: number, nowMs: number): ActionState {
+/**
+ * The i-th Action of a generated dataset, with `jobs` past jobs, spread over `historyMs` when given
+ * (else on the Action's cadence). Every fourth id is a JSON number.
+ */
+export function generatedAction(seed: number, i: number, jobs: number, nowMs: number, historyMs?: number): ActionState {
   const rng = Rng.of(seed, 'action-id', i);
   const id: string | number = i % 4 === 0 ? 4100 + i : rng.hex(24);
   const action = makeAction({
@@ -123,7 +130,9 @@ export function generatedAction(seed: number, i: number, jobs: number, nowMs: nu
     afterIngestion: i % 3 === 1,
     nowMs,
   });
-  action.jobs = historyTimes(action, jobs, nowMs).map((at, k) =>
+  const cadence = action.periodMs ?? AFTER_INGESTION_SPACING_MS;
+  const spread = historyMs === undefined || jobs < 2 ? 1 : Math.max(1, Math.floor(historyMs / (jobs - 1) / cadence));
+  action.jobs = historyTimes(action, jobs, nowMs, spread).map((at, k) =>
     // The second Action's newest job failed, so a fresh dataset always shows a failing Action.
     makeJob(seed, action.key, at, i === 1 && k === 0 ? 'FAILED' : undefined),
   );

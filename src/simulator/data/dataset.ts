@@ -47,12 +47,17 @@ function connectorHistory(seed: number, specs: readonly ConnectorSpec[], size: S
   return history;
 }
 
-export function buildDataset(seed: number, size: SimulatorSize, nowMs: number, connectorPeriodS?: number): Dataset {
+/**
+ * `historyDays`: the past Action jobs and ingestion runs are spread over that many days before now
+ * (as a backfill reads them), instead of the last minutes on their own cadence.
+ */
+export function buildDataset(seed: number, size: SimulatorSize, nowMs: number, connectorPeriodS?: number, historyDays?: number): Dataset {
+  const historyMs = historyDays === undefined ? undefined : historyDays * 86_400_000;
   const specs: ConnectorSpec[] = [];
   for (let i = 0; i < size.connectors; i++) specs.push(generatedConnectorSpec(seed, i, size.profilesPerConnector, nowMs, connectorPeriodS));
   const actions = new Map<string, ActionState>();
   for (let i = 0; i < size.actions; i++) {
-    const action = generatedAction(seed, i, size.jobsPerAction, nowMs);
+    const action = generatedAction(seed, i, size.jobsPerAction, nowMs, historyMs);
     actions.set(action.key, action);
   }
   const inventory = initialInventory(seed);
@@ -63,7 +68,7 @@ export function buildDataset(seed: number, size: SimulatorSize, nowMs: number, c
     startMs: nowMs,
     connectors: new Map(specs.map((s) => [s.bridgeName, s])),
     history: connectorHistory(seed, specs, size),
-    ingestion: initialIngestion(seed, size.ingestionRuns, nowMs),
+    ingestion: initialIngestion(seed, size.ingestionRuns, nowMs, historyMs === undefined || size.ingestionRuns < 2 ? undefined : historyMs / (size.ingestionRuns - 1)),
     actions,
     changes: {
       assets: new ChangeLog(seed, 'Asset', trackedAssetNames(size.trackedAssets), size.changesPerRecord, nowMs),

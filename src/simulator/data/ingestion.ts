@@ -37,12 +37,16 @@ export function finishRun(run: IngestionRun, outcome: 'success' | 'failed', atUs
   delete run.plannedEndUs;
 }
 
-/** History of `count` runs; the newest is still running (then it has no end_date, and next_run_at is a text). */
-export function initialIngestion(seed: number, count: number, nowMs: number): IngestionState {
+/**
+ * History of `count` runs; the newest is still running (then it has no end_date, and next_run_at is a text).
+ * The older runs are `spacingMs` apart (a whole number of schedule slots; default one slot).
+ */
+export function initialIngestion(seed: number, count: number, nowMs: number, spacingMs = INGESTION_PERIOD_MS): IngestionState {
+  const slots = Math.max(1, Math.round(spacingMs / INGESTION_PERIOD_MS));
   const newestSlot = Math.floor((nowMs - 5000) / INGESTION_PERIOD_MS) * INGESTION_PERIOD_MS;
   const runs: IngestionRun[] = [];
   for (let k = count - 1; k >= 0; k--) {
-    const run = scheduledRun(seed, newestSlot - k * INGESTION_PERIOD_MS);
+    const run = scheduledRun(seed, newestSlot - k * slots * INGESTION_PERIOD_MS);
     const plannedEndUs = run.plannedEndUs as number;
     if (k > 0) finishRun(run, run.plannedOutcome, plannedEndUs);
     else {

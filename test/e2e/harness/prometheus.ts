@@ -23,6 +23,8 @@ export interface PrometheusSetup {
   readonly interval?: string;
   /** Extra keys of the scrape config (scheme, basic_auth, tls_config), for an exporter behind TLS. */
   readonly scrape?: Readonly<Record<string, unknown>>;
+  /** The `cmdb-exporter` job as a whole instead of the static target (an http_sd_configs job). */
+  readonly job?: Readonly<Record<string, unknown>>;
   /** More scrape jobs next to `cmdb-exporter` (each with its own job_name, targets and keys). */
   readonly extraJobs?: ReadonlyArray<Readonly<Record<string, unknown>>>;
 }
@@ -105,7 +107,9 @@ function writeConfig(setup: PrometheusSetup): string {
     global: { scrape_interval: interval, evaluation_interval: interval },
     rule_files: ruleNames,
     scrape_configs: [
-      { job_name: JOB, scrape_interval: interval, scrape_timeout: interval, static_configs: [{ targets: [setup.target] }], ...setup.scrape },
+      setup.job
+        ? { ...setup.job, job_name: JOB, scrape_interval: interval, scrape_timeout: interval }
+        : { job_name: JOB, scrape_interval: interval, scrape_timeout: interval, static_configs: [{ targets: [setup.target] }], ...setup.scrape },
       ...(setup.extraJobs ?? []).map((job) => ({ scrape_interval: interval, scrape_timeout: interval, ...job })),
     ],
   };

@@ -1,0 +1,73 @@
+/**
+ * The exporter of the fleet cell, in its own process: N small stacks against one simulator, the
+ * scheduler running as in the daemon, every group on the shortest interval (10 s: the busy
+ * cadence) or on the default intervals. Usage: tsx bench/fleet-exporter.ts '<FleetInput as JSON>'
+ * Prints one JSON line ({ url, pid, startedAtMs }) once it listens, then runs until its parent goes away.
+ */
+import { Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { start } from '../src/app.js';
+import { BUILTIN_SETTINGS } from '../src/config/rules.js';
+import type { ExporterConfig, StackConfig } from '../src/config/types.js';
+import { createLogger } from '../src/logger.js';
+import { SecretScrubber } from '../src/secrets.js';
+
+export interface FleetInput {
+  readonly stacks: number;
+  readonly baseUrl: string;
+  readonly clientId: string;
+  /** The simulator's demo credential. */
+  readonly secret: string;
+  readonly trackedAssets: readonly string[];
+  readonly trackedUsers: readonly string[];
+  /** Every group every 10 s (the busy cadence); false: the default intervals. */
+  readonly busy: boolean;
+}
+
+export const stackName = (i: number) => `fleet-${String(i).padStart(3, '0')}`;
+
+const BUSY = 10;
+
+function stack(input: FleetInput, i: number): StackConfig {
+  const { clientIdKey, ...settings } = BUILTIN_SETTINGS;
+  const intervals = input.busy ? (Object.fromEntries(Object.keys(settings.intervals).map((k) => [k, BUSY])) as unknown as StackConfig['intervals']) : settings.intervals;
+  return {
+    ...settings,
+    name: stackName(i),
+    baseUrl: input.baseUrl,
+    auth: { kind: 'client', clientId: input.clientId, secret: input.secret, clientIdKey },
+    // One simulator answers for every stack: the budget must not be what the cell measures.
+    rateLimitPerMinute: 6000,
+    actionJobsPerMinute: 6000,
+    intervals,
+    tls: { insecureSkipVerify: false },
+    track: { assets: input.trackedAssets, users: input.trackedUsers },
+  };
+}
+
+async function main(): Promise<void> {
+  const input = JSON.parse(process.argv[2] ?? '{}') as FleetInput;
+  const scrubber = new SecretScrubber();
+  const logger = createLogger({ level: 'error', format: 'json', scrubber, destination: new Writable({ write: (_c, _e, done) => done() }) });
+  const config: ExporterConfig = {
+    listenAddress: '127.0.0.1:0',
+    logLevel: 'error',
+    logFormat: 'json',
+    enableReload: false,
+    stacks: Array.from({ length: input.stacks }, (_, i) => stack(input, i)),
+  };
+  const startedAtMs = Date.now();
+  const app = await start({ config, logger, scrubber, serve: true, schedule: true, defaultMetrics: true });
+  process.stdout.write(`${JSON.stringify({ url: app.url, pid: process.pid, startedAtMs })}\n`);
+  const stop = () => void app.close(0).then(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('disconnect', stop);
+}
+
+// Run only as the child process: the fleet cell imports stackName from here.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    console.error('fleet exporter failed:', err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

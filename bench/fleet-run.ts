@@ -1,0 +1,199 @@
+/**
+ * The fleet cell: 1, 50 and 200 small stacks in one exporter, scraped as one target each
+ * (/metrics?stack=NAME). Per fleet size: the time until /readyz is 200, RSS (total and per stack),
+ * CPU per stack-hour at the busy cadence (every group every 10 s), the sizes of the whole and of one
+ * stack's exposition, and one stack's scrape against a bare node:http server serving the same
+ * bytes (requests a second and CPU per request of each process). Every wait and load is bounded.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { request } from 'undici';
+import { startChild, type Child } from './children.js';
+import { stackName, type FleetInput } from './fleet-exporter.js';
+import { cpuMs, residentBytes } from './proc.js';
+import { scrapeLoad } from './scrape-load.js';
+import type { SimulatorReady } from './simulator-process.js';
+
+export interface FleetScrape {
+  readonly encoding: 'plain' | 'gzip';
+  readonly bytes: number;
+  readonly exporterPerSecond: number;
+  readonly barePerSecond: number;
+  /** Net of the CPU the process spent without scrapes just before (its polls). */
+  readonly exporterCpuMsPerRequest: number;
+  /** Everything the process spent during the load, divided by the scrapes. */
+  readonly exporterGrossCpuMsPerRequest: number;
+  readonly bareCpuMsPerRequest: number;
+}
+
+export interface FleetCell {
+  readonly stacks: number;
+  readonly readySeconds: number;
+  readonly rssBytes: number;
+  readonly cpuSecondsPerStackHour: number;
+  /** Share of one core over the measured window, in %. */
+  readonly corePercent: number;
+  readonly wholeBytes: number;
+  readonly wholeSeries: number;
+  readonly stackBytes: number;
+  readonly scrapes: readonly FleetScrape[];
+}
+
+export interface FleetOptions {
+  readonly counts: readonly number[];
+  /** The CPU window per fleet size. */
+  readonly cpuSeconds: number;
+  /** Each scrape load cell. */
+  readonly scrapeSeconds: number;
+}
+
+export const FLEET_DEFAULTS: FleetOptions = { counts: [1, 50, 200], cpuSeconds: 20, scrapeSeconds: 4 };
+const READY_TIMEOUT_MS = 180_000;
+/** The window without scrapes before each load on the exporter, for its background CPU. */
+const QUIET_MS = 3000;
+
+async function get(url: string, gzip = false): Promise<{ status: number; body: Buffer }> {
+  const res = await request(url, { headers: gzip ? { 'accept-encoding': 'gzip' } : {} });
+  return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()) };
+}
+
+async function untilReady(url: string, startedAtMs: number): Promise<number> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if ((await get(`${url}/readyz`)).status === 200) return (Date.now() - startedAtMs) / 1000;
+    await sleep(100);
+  }
+  throw new Error(`the fleet exporter was not ready within ${READY_TIMEOUT_MS / 1000} s`);
+}
+
+/**
+ * Scrape load on `url` while reading the CPU of process `pid`. `backgroundShare`: the CPU the process
+ * spends without scrapes (the fleet's polls), per ms of wall time, taken off so that the figure is
+ * the scrapes' own.
+ */
+async function measured(url: string, pid: number, gzip: boolean, seconds: number, quietMs = 0) {
+  let backgroundShare = 0;
+  if (quietMs > 0) {
+    const q0 = await cpuMs(pid);
+    const qt = performance.now();
+    await sleep(quietMs);
+    backgroundShare = ((await cpuMs(pid)) - q0) / (performance.now() - qt);
+  }
+  const c0 = await cpuMs(pid);
+  const t0 = performance.now();
+  const cell = await scrapeLoad({ url, clients: 4, gzip, maxRequests: 1_000_000, maxMs: seconds * 1000 });
+  const gross = (await cpuMs(pid)) - c0;
+  const net = gross - backgroundShare * (performance.now() - t0);
+  const requests = Math.max(1, cell.requests);
+  return { perSecond: cell.perSecond, cpuMsPerRequest: Math.max(0, net) / requests, grossCpuMsPerRequest: gross / requests };
+}
+
+async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progress: (m: string) => void): Promise<FleetCell> {
+  const input = (busy: boolean): FleetInput => ({ stacks: n, baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, trackedAssets: sim.trackedAssets, trackedUsers: sim.trackedUsers, busy });
+  // The busy cadence first: ready time, RSS and the polls' CPU.
+  const busy: Child = await startChild('fleet-exporter.ts', [JSON.stringify(input(true))], { exposeGc: false });
+  let readySeconds: number;
+  let rssBytes: number;
+  let cpu: number;
+  let wallMs: number;
+  try {
+    const { url, pid, startedAtMs } = busy.ready as { url: string; pid: number; startedAtMs: number };
+    readySeconds = await untilReady(url, startedAtMs);
+    progress(`fleet ${n}: ready in ${readySeconds.toFixed(1)} s; measuring CPU for ${opts.cpuSeconds} s`);
+    const c0 = await cpuMs(pid);
+    const t0 = performance.now();
+    await sleep(opts.cpuSeconds * 1000);
+    cpu = (await cpuMs(pid)) - c0;
+    wallMs = performance.now() - t0;
+    rssBytes = (await residentBytes(pid))?.rss ?? Number.NaN;
+  } finally {
+    await busy.stop();
+  }
+  // Then the scrapes, on the default intervals (as in production: the polls mostly quiet), so that
+  // the figures are the scrapes' own and not the busy polls' contention for the thread pool.
+  const exporter: Child = await startChild('fleet-exporter.ts', [JSON.stringify(input(false))], { exposeGc: false });
+  const dir = mkdtempSync(join(tmpdir(), 'cmdb-fleet-bench-'));
+  let bare: Child | undefined;
+  try {
+    const { url, pid, startedAtMs } = exporter.ready as { url: string; pid: number; startedAtMs: number };
+    await untilReady(url, startedAtMs);
+    const whole = (await get(`${url}/metrics`)).body;
+    const stackUrl = `${url}/metrics?stack=${stackName(0)}`;
+    const plain = (await get(stackUrl)).body;
+    const zipped = (await get(stackUrl, true)).body;
+    writeFileSync(join(dir, 'plain'), plain);
+    writeFileSync(join(dir, 'gzip'), zipped);
+    bare = await startChild('bare-server.ts', [join(dir, 'plain'), join(dir, 'gzip')]);
+    const barePid = (bare.ready as { pid: number }).pid;
+    const bareUrl = (bare.ready as { url: string }).url;
+    const scrapes: FleetScrape[] = [];
+    for (const encoding of ['plain', 'gzip'] as const) {
+      progress(`fleet ${n}: one stack's scrape, ${encoding}, ${opts.scrapeSeconds} s each against the exporter and the bare server`);
+      const e = await measured(stackUrl, pid, encoding === 'gzip', opts.scrapeSeconds, QUIET_MS);
+      const b = await measured(`${bareUrl}/metrics`, barePid, encoding === 'gzip', opts.scrapeSeconds);
+      scrapes.push({
+        encoding,
+        bytes: encoding === 'gzip' ? zipped.length : plain.length,
+        exporterPerSecond: e.perSecond,
+        barePerSecond: b.perSecond,
+        exporterCpuMsPerRequest: e.cpuMsPerRequest,
+        exporterGrossCpuMsPerRequest: e.grossCpuMsPerRequest,
+        bareCpuMsPerRequest: b.cpuMsPerRequest,
+      });
+    }
+    const wholeSeries = whole.toString('utf8').split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
+    return {
+      stacks: n,
+      readySeconds,
+      rssBytes,
+      cpuSecondsPerStackHour: (cpu / 1000 / n) * (3_600_000 / wallMs),
+      corePercent: (cpu / wallMs) * 100,
+      wholeBytes: whole.length,
+      wholeSeries,
+      stackBytes: plain.length,
+      scrapes,
+    };
+  } finally {
+    await bare?.stop();
+    await exporter.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function benchFleet(opts: FleetOptions, progress: (m: string) => void): Promise<FleetCell[]> {
+  const sim = await startChild('simulator-process.ts', [JSON.stringify({})]);
+  try {
+    const cells: FleetCell[] = [];
+    for (const n of opts.counts) cells.push(await fleetOf(n, sim.ready as SimulatorReady, opts, progress));
+    return cells;
+  } finally {
+    await sim.stop();
+  }
+}
+
+const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+
+export function fleetLines(cells: readonly FleetCell[]): string[] {
+  const one = cells.find((c) => c.stacks === 1);
+  const lines = [
+    'Fleet (small stacks; ready, RSS and CPU with every group every 10 s; one stack scraped as /metrics?stack=NAME by',
+    '4 keep-alive clients, on the default intervals; the exporter\'s CPU a scrape net of its CPU in the 3 s without scrapes before):',
+  ];
+  for (const c of cells) {
+    const marginal = one && c.stacks > 1 ? `, ${mib((c.rssBytes - one.rssBytes) / (c.stacks - 1))} per added stack` : '';
+    lines.push(
+      `  ${c.stacks} stack(s): ready ${c.readySeconds.toFixed(1)} s; RSS ${mib(c.rssBytes)} (${mib(c.rssBytes / c.stacks)} a stack${marginal}); ` +
+        `CPU ${c.corePercent.toFixed(1)} % of a core, ${c.cpuSecondsPerStackHour.toFixed(1)} CPU-s per stack-hour; ` +
+        `/metrics ${mib(c.wholeBytes)} (${c.wholeSeries} series), one stack ${(c.stackBytes / 1024).toFixed(1)} KiB`,
+    );
+    for (const s of c.scrapes) {
+      lines.push(
+        `    one stack, ${s.encoding} (${(s.bytes / 1024).toFixed(1)} KiB): exporter ${s.exporterPerSecond.toFixed(0)}/s at ${s.exporterCpuMsPerRequest.toFixed(3)} ms CPU a scrape (${s.exporterGrossCpuMsPerRequest.toFixed(3)} ms gross); ` +
+          `bare server ${s.barePerSecond.toFixed(0)}/s at ${s.bareCpuMsPerRequest.toFixed(3)} ms (${(s.exporterCpuMsPerRequest / s.bareCpuMsPerRequest).toFixed(2)}× its CPU)`,
+      );
+    }
+  }
+  return lines;
+}

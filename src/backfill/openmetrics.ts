@@ -1,0 +1,120 @@
+/**
+ * OpenMetrics text as `promtool tsdb create-blocks-from openmetrics` reads it: one family's lines
+ * together under its `# TYPE`, each series' samples in increasing time, timestamps in seconds, and
+ * `# EOF` last. Lines arrive step by step, every family mixed; each family's lines go to a file
+ * of their own as they come (a small buffer each), and `finish` joins the files in family order.
+ * Memory is the buffers, whatever the number of samples.
+ */
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { MetricFamily } from '../metrics/catalogue.js';
+
+const FLUSH_CHARS = 256 * 1024;
+const COPY_BYTES = 1024 * 1024;
+
+/** OpenMetrics HELP: backslash, double quote and line feed escaped. */
+export function escapeOpenMetricsHelp(text: string): string {
+  return text.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
+}
+
+export class OpenMetricsWriter {
+  private readonly dir: string;
+  private readonly fds: Array<number | undefined>;
+  private readonly pending: string[][];
+  private readonly pendingChars: number[];
+  /** Samples written per family. */
+  readonly samples: number[];
+  private closed = false;
+
+  constructor(
+    private readonly families: readonly MetricFamily[],
+    workDir: string,
+  ) {
+    this.dir = mkdtempSync(join(workDir, 'cmdb-backfill-'));
+    this.fds = families.map(() => undefined);
+    this.pending = families.map(() => []);
+    this.pendingChars = families.map(() => 0);
+    this.samples = families.map(() => 0);
+  }
+
+  /**
+   * One sample: `text` is `name{labels} value`, `t` unix seconds. Within one writer the caller
+   * gives each series' samples in increasing time (the replay's steps only move forward).
+   */
+  add(family: number, text: string, t: number): void {
+    this.addLine(family, `${text} ${t}\n`);
+  }
+
+  /** One sample line, already ending in ` <timestamp>\n`. */
+  addLine(family: number, line: string): void {
+    const list = this.pending[family] as string[];
+    list.push(line);
+    this.samples[family] = (this.samples[family] as number) + 1;
+    const chars = (this.pendingChars[family] as number) + line.length;
+    if (chars >= FLUSH_CHARS) this.flush(family);
+    else this.pendingChars[family] = chars;
+  }
+
+  get total(): number {
+    return this.samples.reduce((a, b) => a + b, 0);
+  }
+
+  private flush(family: number): void {
+    const list = this.pending[family] as string[];
+    if (list.length === 0) return;
+    let fd = this.fds[family];
+    if (fd === undefined) this.fds[family] = fd = openSync(join(this.dir, String(family)), 'w');
+    writeSync(fd, list.join(''));
+    this.pending[family] = [];
+    this.pendingChars[family] = 0;
+  }
+
+  /**
+   * Writes the OpenMetrics file to `path`: each family with samples under its HELP and TYPE, its
+   * lines as they were added, then `# EOF`. Returns the bytes written. The writer is done after.
+   */
+  finish(path: string): number {
+    if (this.closed) throw new Error('OpenMetricsWriter.finish called twice');
+    this.closed = true;
+    const out = openSync(path, 'w');
+    let bytes = 0;
+    const buffer = Buffer.allocUnsafe(COPY_BYTES);
+    try {
+      this.families.forEach((f, i) => {
+        if (this.samples[i] === 0) return;
+        this.flush(i);
+        bytes += writeSync(out, `# HELP ${f.name} ${escapeOpenMetricsHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n`);
+        const fd = this.fds[i] as number;
+        closeSync(fd);
+        const input = openSync(join(this.dir, String(i)), 'r');
+        try {
+          for (let n = readSync(input, buffer, 0, COPY_BYTES, null); n > 0; n = readSync(input, buffer, 0, COPY_BYTES, null)) {
+            bytes += writeSync(out, buffer, 0, n);
+          }
+        } finally {
+          closeSync(input);
+        }
+      });
+      bytes += writeSync(out, '# EOF\n');
+    } finally {
+      closeSync(out);
+      this.discard();
+    }
+    return bytes;
+  }
+
+  /** Removes the per-family files (also after a failure). */
+  discard(): void {
+    this.closed = true;
+    for (const fd of this.fds) {
+      if (fd === undefined) continue;
+      try {
+        closeSync(fd);
+      } catch {
+        // already closed by finish
+      }
+    }
+    this.fds.fill(undefined);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

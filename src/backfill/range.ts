@@ -1,0 +1,98 @@
+/**
+ * The time range and step of a backfill, from the command line: `--from 30d`, `--to now-3h`,
+ * `--step 5m`. Pure: the caller passes the time.
+ *
+ * A time is `now`, `now-<duration>`, a bare `<duration>` (that long before now), an ISO 8601 time
+ * or day, or unix seconds. The range ends by default 3 hours before now: Prometheus still writes
+ * that part into its head block, and blocks that overlap the head are not what a backfill is for.
+ */
+import { formatDuration, parseDuration } from '../config/durations.js';
+
+/** Default distance of the range's end from now (Prometheus keeps about this much in its head block). */
+export const DEFAULT_END_BEFORE_NOW_SECONDS = 3 * 3600;
+/** A step below this makes more samples than any scrape interval would. */
+export const MIN_STEP_SECONDS = 1;
+/** A clock skew allowance for `--to now`: a range ending at most this far past now is not "in the future". */
+const FUTURE_SLACK_SECONDS = 60;
+
+export class BackfillRangeError extends Error {
+  constructor(
+    readonly flag: string,
+    message: string,
+  ) {
+    super(`${flag}: ${message}`);
+  }
+}
+
+export interface BackfillRange {
+  /** Unix seconds, inclusive. */
+  readonly from: number;
+  /** Unix seconds, inclusive. */
+  readonly to: number;
+  /** One step for every group, or undefined for each group's own poll interval. */
+  readonly step: number | undefined;
+  /** Warnings that do not stop the run (a range that reaches into the head block). */
+  readonly warnings: readonly string[];
+}
+
+const UNIX_SECONDS = /^\d{9,10}(?:\.\d+)?$/;
+
+/** One time of the command line in unix seconds, or a RangeError naming the flag. */
+export function parseTime(flag: string, text: string, nowSeconds: number): number {
+  const t = text.trim();
+  if (t === 'now') return nowSeconds;
+  const rel = /^now\s*-\s*(.+)$/.exec(t);
+  const relative = rel ? rel[1] ?? '' : /^\d+(?:\.\d+)?(?:ms|s|m|h|d)/.test(t) ? t : undefined;
+  if (relative !== undefined) {
+    const d = parseDuration(relative);
+    if (d === undefined || /^\d+(?:\.\d+)?$/.test(relative.trim())) {
+      throw new BackfillRangeError(flag, `${JSON.stringify(text)} is not a duration (e.g. 30d, 12h, 90m)`);
+    }
+    return nowSeconds - d;
+  }
+  if (UNIX_SECONDS.test(t)) return Number(t);
+  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(t) ? `${t}T00:00:00Z` : t);
+  if (!Number.isFinite(ms)) {
+    throw new BackfillRangeError(flag, `${JSON.stringify(text)} is not a time: give now, now-3h, a duration back from now (30d), an ISO 8601 time or unix seconds`);
+  }
+  return ms / 1000;
+}
+
+/** The step: a duration of at least 1 s. */
+export function parseStep(text: string): number {
+  const d = parseDuration(text);
+  if (d === undefined) throw new BackfillRangeError('--step', `${JSON.stringify(text)} is not a duration (e.g. 30s, 5m, 1h)`);
+  if (d < MIN_STEP_SECONDS) throw new BackfillRangeError('--step', `${formatDuration(d)} is below the smallest step of 1s`);
+  return d;
+}
+
+const iso = (s: number) => new Date(s * 1000).toISOString();
+
+/** `--from` (required), `--to` (default now-3h), `--step` (default: each group's interval) → a checked range. */
+export function parseRange(opts: { from?: string; to?: string; step?: string }, nowSeconds: number): BackfillRange {
+  if (opts.from === undefined) throw new BackfillRangeError('--from', 'is required: where the backfill starts (e.g. --from 30d)');
+  const from = Math.floor(parseTime('--from', opts.from, nowSeconds));
+  const to = Math.floor(opts.to === undefined ? nowSeconds - DEFAULT_END_BEFORE_NOW_SECONDS : parseTime('--to', opts.to, nowSeconds));
+  const step = opts.step === undefined ? undefined : parseStep(opts.step);
+  if (from > nowSeconds + FUTURE_SLACK_SECONDS) {
+    throw new BackfillRangeError('--from', `${iso(from)} is in the future (now is ${iso(nowSeconds)}); the CMDB has no history there`);
+  }
+  if (to > nowSeconds + FUTURE_SLACK_SECONDS) {
+    throw new BackfillRangeError('--to', `${iso(to)} is in the future (now is ${iso(nowSeconds)}); end the range at now-3h or earlier`);
+  }
+  if (from >= to) {
+    throw new BackfillRangeError('--from', `${iso(from)} is not before --to ${iso(to)}: the range is empty (the default --to is now-3h)`);
+  }
+  const warnings: string[] = [];
+  if (to > nowSeconds - DEFAULT_END_BEFORE_NOW_SECONDS) {
+    warnings.push(
+      `--to ${iso(to)} is within 3h of now: Prometheus may still hold that time in its head block, and a block overlapping it is ignored by Prometheus before 2.39 (or needs --storage.tsdb.allow-overlapping-blocks)`,
+    );
+  }
+  return { from, to, step, warnings };
+}
+
+/** The step times of one group: from the first multiple of `step` at or after `from` up to `to`. */
+export function* stepTimes(from: number, to: number, step: number): Generator<number> {
+  for (let t = Math.ceil(from / step) * step; t <= to; t += step) yield t;
+}

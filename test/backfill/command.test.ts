@@ -1,0 +1,126 @@
+/**
+ * The backfill command in-process against the simulator (a real HTTP server on loopback): the dry
+ * run sends nothing, bad flags stop it with exit 2 naming the flag, and without promtool the
+ * OpenMetrics files are written and the command to run is printed.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { runBackfill } from '../../src/backfill/command.js';
+import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
+
+class Sink extends Writable {
+  text = '';
+  constructor(readonly isTTY = false) {
+    super();
+  }
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
+    this.text += chunk.toString('utf8');
+    done();
+  }
+}
+
+let sim: SimulatorServer;
+let dir: string;
+let config: string;
+
+beforeAll(async () => {
+  sim = await startSimulator({ live: false, connectorPeriodSeconds: 86_400, historyDays: 3, size: { runsPerConnector: 3, connectors: 3, actions: 2, jobsPerAction: 6 } });
+  dir = mkdtempSync(join(tmpdir(), 'backfill-cmd-'));
+  config = join(dir, 'exporter.yaml');
+  const state = sim.state();
+  writeFileSync(
+    config,
+    stringify({
+      stacks: [
+        { name: 'one', baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, backfillRequestsPerMinute: 6000, rateLimitPerMinute: 6000, retries: { max: 0 }, track: { assets: state.trackedAssets.slice(0, 1) } },
+        { name: 'two', baseUrl: sim.url, token: 'not-used' },
+      ],
+    }),
+  );
+});
+
+afterAll(async () => {
+  await sim.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function run(args: string[], env: NodeJS.ProcessEnv = { PATH: '' }) {
+  const stdout = new Sink();
+  const stderr = new Sink();
+  const code = await runBackfill(args, { stdout, stderr, env, now: Date.now });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+describe('cmdb-exporter backfill', () => {
+  it('--dry-run prints the plan per endpoint with the time at the pace, and sends nothing', async () => {
+    await fetch(`${sim.url}/_admin/requests`, { method: 'DELETE' });
+    const r = await run(['--config', config, '--from', '3d', '--stack', 'one', '--dry-run']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('dry run: nothing is sent');
+    expect(r.stdout).toMatch(/metrics_data\s+4\b/);
+    expect(r.stdout).toMatch(/asset_change\s+1\b/);
+    expect(r.stdout).toMatch(/total\s+\d+\s+known in advance: \S+ at the pace/);
+    expect(r.stdout).not.toContain('stack two');
+    const requests = (await (await fetch(`${sim.url}/_admin/requests`)).json()) as unknown[];
+    expect(requests).toEqual([]);
+  });
+
+  it.each([
+    [['--from', '1d', '--to', '2d'], '--from: '],
+    [['--from', '2099-01-01'], '--from: '],
+    [['--from', '1d', '--to', '2099-01-01'], '--to: '],
+    [['--from', '1d', '--step', '0.5s'], '--step: '],
+    [['--from', '1d', '--stack', 'nope'], '--stack: no stack named "nope"'],
+    [['--from', '1d', '--promtool', '/nonexistent/promtool'], '--promtool: '],
+    [['--from', '1d', '--frm', 'x'], 'Unknown option'],
+  ])('refuses %j with exit 2 and a message naming the flag', async (args, message) => {
+    const r = await run(['--config', config, '--out', join(dir, 'never'), ...args]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stdout).toBe('');
+  });
+
+  it('an endpoint that fails is logged once, left out and named; the rest is written (exit 1)', async () => {
+    sim.addFault({ endpoint: 'metrics_data', status: 500 });
+    try {
+      const out = join(dir, 'partial');
+      const r = await run(['--config', config, '--from', '3d', '--stack', 'one', '--out', out]);
+      expect(r.code).toBe(1);
+      const errors = r.stderr.split('\n').filter((l) => l.includes('"level":"error"'));
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toContain('"endpoint":"metrics_data"');
+      expect(r.stdout).toMatch(/left out, since their history could not be read: one\/metrics_data \(4 failed\)/);
+      const text = readdirSync(out).map((f) => readFileSync(join(out, f), 'utf8')).join('');
+      expect(text).toContain('cmdb_connector_info{');
+      expect(text).not.toContain('cmdb_assets{');
+    } finally {
+      await fetch(`${sim.url}/_admin/faults`, { method: 'DELETE' });
+    }
+  });
+
+  it('without promtool writes the OpenMetrics files into --out and prints the command to run', async () => {
+    const out = join(dir, 'om');
+    const r = await run(['--config', config, '--from', '2d', '--stack', 'one', '--out', out]);
+    expect(r.stderr).not.toMatch(/"level":"(error|fatal)"/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('promtool not found');
+    expect(r.stdout).toContain(`promtool tsdb create-blocks-from openmetrics --max-block-duration=18h "$f" ${out}`);
+    const files = readdirSync(out);
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    for (const f of files) {
+      const text = readFileSync(join(out, f), 'utf8');
+      expect(text.endsWith('# EOF\n')).toBe(true);
+      expect(text).toMatch(/^# HELP cmdb_/);
+      // Timestamps in seconds; the job label as Prometheus would add it.
+      expect(text).toMatch(/^cmdb_assets\{stack="one",job="cmdb-exporter"\} \d+ \d{10}$/m);
+    }
+    // Plain progress lines, no terminal control codes, when stderr is not a terminal.
+    expect(r.stderr).toMatch(/^writing \[#+\] 100% /m);
+    expect(r.stderr).not.toContain('\x1b[');
+  });
+});

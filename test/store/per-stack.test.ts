@@ -1,0 +1,157 @@
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import type { DataEndpoint } from '../../src/api/endpoints.js';
+import { createInstruments } from '../../src/metrics/instruments.js';
+import type { Sample } from '../../src/metrics/sample.js';
+import { metricsSelection } from '../../src/server/http.js';
+import { listenBase, parseExternalUrl, targetGroups } from '../../src/server/sd.js';
+import { PerStackResponses, splitByStack, stackOfLine } from '../../src/store/per-stack.js';
+import { SLICE } from '../../src/store/lines.js';
+import { SnapshotStore, type EndpointSettings } from '../../src/store/snapshot-store.js';
+import { ConfigError } from '../../src/errors.js';
+import { captureLogger } from '../helpers/log.js';
+
+const SETTINGS: EndpointSettings = { intervalSeconds: 60, staleAfterSeconds: 180 };
+const connector = (name: string): Sample => ({ name: 'cmdb_connector_input_records', labels: { connector: name, profile: '' }, value: 1 });
+
+function twoStacks() {
+  const registry = new Registry();
+  const instruments = createInstruments(registry, { defaultMetrics: false });
+  const store = new SnapshotStore({ instruments, logger: captureLogger().logger });
+  const endpoints = new Map<DataEndpoint, EndpointSettings>([['connector', SETTINGS], ['license', SETTINGS]]);
+  store.addStack('a', endpoints, 1000);
+  store.addStack('b', endpoints, 1000);
+  store.succeed('a', 'connector', [connector('x')], 1000);
+  store.succeed('b', 'connector', [connector('y')], 1000);
+  return { store, registry };
+}
+
+const text = (segments: readonly { parts: readonly Buffer[] }[]) => Buffer.concat(segments.flatMap((s) => s.parts)).toString();
+
+describe('a stack\'s view of the store', () => {
+  it('holds only its series, and is assembled once per change of that stack', () => {
+    const { store } = twoStacks();
+    const a = store.view('a');
+    const first = a.segments();
+    expect(text(first)).toContain('connector="x"');
+    expect(text(first)).not.toContain('stack="b"');
+    // A poll of another stack leaves it as it is: the same segments, so the same bytes and gzip.
+    store.succeed('b', 'connector', [connector('z')], 1001);
+    expect(a.segments()).toBe(first);
+    store.succeed('a', 'connector', [connector('w')], 1002);
+    const next = a.segments();
+    expect(next).not.toBe(first);
+    expect(text(next)).toContain('connector="w"');
+  });
+
+  it('the store\'s expiry drops a failing stack\'s series from its view, and leaves the other view as it is', () => {
+    const { store } = twoStacks();
+    const a = store.view('a');
+    const b = store.view('b');
+    const before = b.segments();
+    store.fail('a', 'connector');
+    expect(text(a.segments())).toContain('connector="x"'); // a scrape changes nothing: the timer expires
+    store.expireStale(1000 + SETTINGS.staleAfterSeconds + 1);
+    expect(text(a.segments())).not.toContain('connector="x"');
+    expect(text(store.segments())).not.toContain('connector="x"');
+    expect(b.segments()).toBe(before);
+  });
+
+  it('a stack\'s scrape waits for its own pending polls only, not for another stack\'s', async () => {
+    const { store } = twoStacks();
+    const many = Array.from({ length: SLICE * 3 }, (_, i) => connector(`c${i}`));
+    store.succeed('b', 'connector', many, 1001); // prepared in slices, over several turns
+    let wholeSettled = false;
+    void store.settled().then(() => (wholeSettled = true));
+    await store.view('a').settled();
+    expect(wholeSettled).toBe(false);
+    store.succeed('a', 'connector', many, 1002);
+    await store.view('a').settled();
+    expect(text(store.view('a').segments())).toContain(`connector="c${SLICE * 3 - 1}"`);
+  });
+
+  it('a removed stack has an empty exposition and no response', async () => {
+    const { store, registry } = twoStacks();
+    const responses = new PerStackResponses({ store, selfMetrics: () => registry.metrics(), now: () => 1000 });
+    expect(await responses.stack('a')).toBeDefined();
+    store.removeStack('a');
+    expect(store.view('a').segments()).toEqual([]);
+    expect(responses.stack('a')).toBeUndefined();
+  });
+
+  it('a stack\'s response is the same object until something in it changes', async () => {
+    const { store, registry } = twoStacks();
+    let ms = 0;
+    const responses = new PerStackResponses({ store, selfMetrics: () => registry.metrics(), now: () => 1000, monotonicMs: () => ms });
+    const first = await responses.stack('a');
+    expect(await responses.stack('a')).toBe(first);
+    ms = 10_000; // the exporter's own metrics are rendered again after their maximum age
+    expect(await responses.stack('a')).not.toBe(first);
+  });
+});
+
+describe('splitting the exporter\'s own metrics by stack', () => {
+  it('reads the stack label with its escapes, not from inside another value', () => {
+    expect(stackOfLine('x{stack="a",endpoint="b"} 1')).toBe('a');
+    expect(stackOfLine('x{reason="stack=\\"b\\"",stack="c"} 1')).toBe('c');
+    expect(stackOfLine('x{reason="stack=\\"b\\""} 1')).toBeUndefined();
+    expect(stackOfLine('x 1')).toBeUndefined();
+  });
+
+  it('gives each stack its families with their headers, the rest to the exporter', () => {
+    const split = splitByStack(
+      [
+        '# HELP r requests',
+        '# TYPE r counter',
+        'r{stack="a",outcome="ok"} 1',
+        'r{stack="b",outcome="ok"} 2',
+        '# HELP up process',
+        '# TYPE up gauge',
+        'up 1',
+        '# HELP empty none yet',
+        '# TYPE empty gauge',
+        '',
+      ].join('\n'),
+    );
+    expect(split.byStack.get('a')).toBe('# HELP r requests\n# TYPE r counter\nr{stack="a",outcome="ok"} 1\n');
+    expect(split.byStack.get('b')).toBe('# HELP r requests\n# TYPE r counter\nr{stack="b",outcome="ok"} 2\n');
+    expect(split.exporter).toBe('# HELP up process\n# TYPE up gauge\nup 1\n');
+  });
+});
+
+describe('the query of the metrics path', () => {
+  it('selects the whole exposition, a stack, or the exporter', () => {
+    expect(metricsSelection('/metrics')).toEqual({ kind: 'all' });
+    expect(metricsSelection('/metrics?stack=prod-eu')).toEqual({ kind: 'stack', stack: 'prod-eu' });
+    expect(metricsSelection('/metrics?only=exporter')).toEqual({ kind: 'exporter' });
+    expect(metricsSelection('/metrics?stack=a&stack=b').kind).toBe('bad');
+    expect(metricsSelection('/metrics?stack=')).toEqual({ kind: 'stack', stack: '' });
+  });
+});
+
+describe('service discovery addresses', () => {
+  it('--web.external-url gives scheme, host:port and a path prefix', () => {
+    expect(parseExternalUrl('http://cmdb-exporter.monitoring.svc:9873', 'f')).toEqual({ scheme: 'http', address: 'cmdb-exporter.monitoring.svc:9873', pathPrefix: '' });
+    expect(parseExternalUrl('https://x.example.com/a/b/', 'f')).toEqual({ scheme: 'https', address: 'x.example.com:443', pathPrefix: '/a/b' });
+  });
+
+  it('refuses a URL that cannot be one, naming the flag', () => {
+    for (const bad of ['cmdb-exporter:9873', 'ftp://x', 'http://u:p@x', 'http://x/?a=1', '']) {
+      expect(() => parseExternalUrl(bad, '--web.external-url'), bad).toThrow(ConfigError);
+      expect(() => parseExternalUrl(bad, '--web.external-url'), bad).toThrow(/--web\.external-url: /);
+    }
+  });
+
+  it('falls back to the listen address; every interface shows as the host name', () => {
+    expect(listenBase('127.0.0.1', 9873, false).address).toBe('127.0.0.1:9873');
+    expect(listenBase('::1', 9873, true)).toEqual({ scheme: 'https', address: '[::1]:9873', pathPrefix: '' });
+    expect(listenBase(undefined, 9873, false, 'node-1').address).toBe('node-1:9873');
+    expect(listenBase('0.0.0.0', 9873, false, 'node-1').address).toBe('node-1:9873');
+  });
+
+  it('no stacks: only the exporter\'s own target', () => {
+    expect(targetGroups([], { scheme: 'http', address: 'h:1', pathPrefix: '' }, '/metrics')).toEqual([
+      { targets: ['h:1'], labels: { __scheme__: 'http', __metrics_path__: '/metrics', __param_only: 'exporter', __meta_cmdb_exporter_target: 'exporter' } },
+    ]);
+  });
+});
