@@ -18,7 +18,7 @@ import { initialInventory, pastMetrics } from '../../src/simulator/data/inventor
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { analyse, GRAFANA_VALUES } from '../dashboards/promql.js';
 import { startExporter, waitUntilReady, writeExporterConfig } from './harness/exporter.js';
-import { runToCompletion, stillRunning, stopAll } from './harness/processes.js';
+import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type PrometheusApi, type Series } from './harness/prometheus.js';
 import { allDashboardQueries } from './harness/queries.js';
 import { baseEnv, http, makeTempDir, removeDir, REPO_ROOT, requireBuild, requireExecutable } from './harness/tools.js';
@@ -88,11 +88,10 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  const stopped = await stopAll();
-  await sim?.close();
-  removeDir(dir);
-  expect(stillRunning(), 'processes left running').toEqual([]);
-  expect(stopped.filter((s) => s.killed).map((s) => s.name), 'processes that ignored SIGTERM').toEqual([]);
+  await stopAllAndCheck(async () => {
+    await sim?.close();
+    removeDir(dir);
+  });
 });
 
 describe('cmdb-exporter backfill into a real Prometheus', () => {

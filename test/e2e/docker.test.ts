@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { contextSources, execForm, finalStageEnv, healthcheckCommand, isIgnored, parseDockerfile, type Instruction } from './harness/dockerfile.js';
 import { startExporter, waitUntilReady, type RunningExporter } from './harness/exporter.js';
-import { runToCompletion, startProcess, stillRunning, stopAll, type ManagedProcess } from './harness/processes.js';
+import { runToCompletion, startProcess, stopAllAndCheck, type ManagedProcess } from './harness/processes.js';
 import { baseEnv, freePort, http, REPO_ROOT, requireBuild, requireExecutable } from './harness/tools.js';
 
 interface Service {
@@ -59,9 +59,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const stopped = await stopAll();
-  expect(stillRunning(), 'processes left running').toEqual([]);
-  expect(stopped.filter((s) => s.killed).map((s) => s.name), 'processes that ignored SIGTERM').toEqual([]);
+  await stopAllAndCheck();
 });
 
 describe('Dockerfile', () => {

@@ -14,7 +14,7 @@ import { RULES_DIR, renderRuleFiles, THRESHOLDS } from '../../scripts/gen-rules.
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { parseExposition, type ParsedSample } from '../helpers/exposition.js';
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
-import { stillRunning, stopAll } from './harness/processes.js';
+import { stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type PrometheusApi, type Target } from './harness/prometheus.js';
 import { http, makeTempDir, removeDir, REPO_ROOT, requireExecutable } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
@@ -69,11 +69,10 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  const stopped = await stopAll();
-  await sim?.close();
-  removeDir(dir);
-  expect(stillRunning(), 'processes left running').toEqual([]);
-  expect(stopped.filter((s) => s.killed).map((s) => s.name), 'processes that ignored SIGTERM').toEqual([]);
+  await stopAllAndCheck(async () => {
+    await sim?.close();
+    removeDir(dir);
+  });
 });
 
 /** Waits until Prometheus scraped every target of the job once, and exactly `stacks` have a stack. */

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { FAST_INTERVALS, startExporter, waitUntilReady, type RunningExporter } from './harness/exporter.js';
-import { stillRunning, stopAll } from './harness/processes.js';
+import { stopAllAndCheck } from './harness/processes.js';
 import { http, INSTALL_HINTS, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
@@ -55,11 +55,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  const stopped = await stopAll();
-  await sim?.close();
-  removeDir(dir);
-  expect(stillRunning(), 'processes left running').toEqual([]);
-  expect(stopped.filter((s) => s.killed).map((s) => s.name), 'processes that ignored SIGTERM').toEqual([]);
+  await stopAllAndCheck(async () => {
+    await sim?.close();
+    removeDir(dir);
+  });
 });
 
 async function open(width: number): Promise<Page> {

@@ -18,7 +18,7 @@ import { DATA_ENDPOINTS } from '../../src/api/endpoints.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
-import { stillRunning, stopAll } from './harness/processes.js';
+import { stopAllAndCheck } from './harness/processes.js';
 import { INSTALL_HINTS, leakedSecrets, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -105,11 +105,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  const stopped = await stopAll();
-  await Promise.all(sims.map((s) => s.close()));
-  removeDir(dir);
-  expect(stillRunning(), 'processes left running').toEqual([]);
-  expect(stopped.filter((s) => s.killed).map((s) => s.name), 'processes that ignored SIGTERM').toEqual([]);
+  await stopAllAndCheck(async () => {
+    await Promise.all(sims.map((s) => s.close()));
+    removeDir(dir);
+  });
 });
 
 function readTables(): Promise<StackTable[]> {

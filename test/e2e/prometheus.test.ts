@@ -12,7 +12,7 @@ import type { Thresholds } from '../../scripts/rules/model.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
-import { runToCompletion, stillRunning, stopAll } from './harness/processes.js';
+import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type Alert, type PrometheusApi, type RunningPrometheus } from './harness/prometheus.js';
 import { allDashboardQueries, grafanaValues, healthyConnector, isoDay, succeededAction } from './harness/queries.js';
 import { baseEnv, http, leakedSecrets, makeTempDir, removeDir, REPO_ROOT, requireExecutable } from './harness/tools.js';
@@ -78,11 +78,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const stopped = await stopAll();
-  await sim?.close();
-  removeDir(dir);
-  expect(stillRunning(), 'processes left running').toEqual([]);
-  expect(stopped.filter((s) => s.killed).map((s) => s.name), 'processes that ignored SIGTERM').toEqual([]);
+  await stopAllAndCheck(async () => {
+    await sim?.close();
+    removeDir(dir);
+  });
 });
 
 /** Active alerts of this stack named `name` whose labels include `labels`. */

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { makeCa, makeCert } from '../helpers/certs.js';
 import { FAST_INTERVALS, startExporter, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
-import { runToCompletion, stillRunning, stopAll } from './harness/processes.js';
+import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type RunningPrometheus } from './harness/prometheus.js';
 import { baseEnv, makeTempDir, removeDir, REPO_ROOT, requireExecutable } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
@@ -60,11 +60,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const stopped = await stopAll();
-  await sim?.close();
-  removeDir(dir);
-  expect(stillRunning(), 'processes left running').toEqual([]);
-  expect(stopped.filter((s) => s.killed).map((s) => s.name), 'processes that ignored SIGTERM').toEqual([]);
+  await stopAllAndCheck(async () => {
+    await sim?.close();
+    removeDir(dir);
+  });
 });
 
 function curl(args: string[]) {

@@ -5,6 +5,7 @@
  * handler, so that no orphan outlives a test run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { expect } from 'vitest';
 
 export interface Exit {
   readonly code: number | null;
@@ -189,6 +190,17 @@ export async function stopAll(graceMs = 10_000): Promise<Stopped[]> {
 }
 
 /** Names of processes started by this worker that are still running. */
+/**
+ * The end of an e2e file: stops every process it started, runs its own clean-up (simulators, the
+ * temp directory), then checks that none is left and that each stopped on SIGTERM.
+ */
+export async function stopAllAndCheck(cleanUp: () => unknown = () => undefined): Promise<void> {
+  const stopped = await stopAll();
+  await cleanUp();
+  expect(stillRunning(), 'processes left running').toEqual([]);
+  expect(stopped.filter((s) => s.killed).map((s) => s.name), 'processes that ignored SIGTERM').toEqual([]);
+}
+
 export function stillRunning(): string[] {
   return [...running].map((p) => `${p.name} (pid ${String(p.pid)})`);
 }
