@@ -77,6 +77,8 @@ export class Transport {
   private refusalStreak = 0;
   /** When that pause was last grown (clock ms). */
   private refusalPauseSetAt = Number.NEGATIVE_INFINITY;
+  /** Answers of the CMDB to this stack's requests other than a 429, counted. */
+  private acceptances = 0;
 
   constructor(opts: TransportOptions) {
     this.stack = opts.stack;
@@ -118,7 +120,8 @@ export class Transport {
    * A network error, a timeout, a 5xx and a 2xx that is not JSON (a body cut short) spend one of
    * retries.max. A 429 of a poll's request does not: it is the CMDB asking us to wait, and the
    * request waits as asked, however often, while its poll's time allows (at most MAX_REFUSALS in a
-   * row); a request without a poll deadline (the shared token fetch) spends a retry per 429. A Retry-After on a
+   * row), unless the CMDB answers the stack's other requests meanwhile (then the refusal is about this
+   * request and spends a retry); a request without a poll deadline (the shared token fetch) spends a retry per 429. A Retry-After on a
    * 429, 502, 503 or 504 holds the whole stack back (the server would refuse its other requests
    * too), measured against the response's Date header; a 429 without one holds it back on a pause
    * that grows with every refusal in a row. No retry leaves sooner than retries.minDelaySeconds.
@@ -131,9 +134,12 @@ export class Transport {
     const { max } = this.stack.retries;
     let retry = 0;
     let refusals = 0;
+    /** Refusals of this request while the CMDB answered the stack's other requests (see below). */
+    let ownRefusals = 0;
     for (;;) {
       let outcome: Outcome<T>;
       const sent = { at: this.clock.now() };
+      const acceptedBefore = this.acceptances;
       try {
         outcome = await this.once(ex, target, request, decode, signal, retry + refusals + 1, sent);
       } catch (err) {
@@ -142,15 +148,22 @@ export class Transport {
         continue;
       }
       if (outcome.ok) {
-        this.refusalStreak = 0;
+        this.accepted();
         return outcome;
       }
       const { status } = outcome.reply;
       if (status === 429) {
+        // The account's limit refuses every request of the stack alike. A 429 to this request while
+        // the CMDB answered another one while this attempt waited or was in flight is about this request (a proxy's
+        // per-path limit, a broken route): it spends a retry, so one endpoint fails alone instead of
+        // waiting out its poll and taking the other endpoints of its group down with it.
+        if (this.acceptances > acceptedBefore && ++ownRefusals > max) {
+          throw new CmdbRateLimitedError(request, `429 Too Many Requests ${ownRefusals} times while the CMDB answered other requests of the stack`);
+        }
         await this.afterTooManyRequests(outcome.reply, ++refusals, sent.at, request, signal);
         continue;
       }
-      this.refusalStreak = 0;
+      this.accepted();
       if (status >= 500 && retry < max) {
         const asked = RETRY_AFTER_STATUSES.has(status) ? this.retryAfterMs(outcome.reply) : undefined;
         if (asked === undefined) await this.backoff(retry, request, signal);
@@ -162,6 +175,12 @@ export class Transport {
       }
       return outcome;
     }
+  }
+
+  /** The CMDB answered a request with something other than a 429: a run of refusals has ended. */
+  private accepted(): void {
+    this.refusalStreak = 0;
+    this.acceptances++;
   }
 
   /** The wait a Retry-After asks for, in ms, measured against the response's own Date header. */

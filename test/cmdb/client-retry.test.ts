@@ -152,6 +152,24 @@ describe('429 Too Many Requests', () => {
     expect(requestsTo(s, 'license')).toHaveLength(MAX_REFUSALS);
   });
 
+  it('a 429 to one request while the CMDB answers the others spends a retry: that endpoint fails alone, soon', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 1 });
+    const clock = new FakeClock();
+    const { client } = makeClient(simStack(s, { retries: { max: 2 } }), { clock });
+    let settled = false;
+    const license = rejection(client.get('license', undefined, pollSignal(clock, 3_600_000))).finally(() => {
+      settled = true;
+    });
+    // The stack's other requests are answered meanwhile (bounded: the license gives up long before).
+    for (let i = 0; i < 50 && !settled; i++) await client.get('metrics_data');
+    const err = await license;
+    expect(err).toBeInstanceOf(CmdbRateLimitedError);
+    expect(err.message).toContain('while the CMDB answered other requests');
+    // Before: it waited out MAX_REFUSALS refusals (its whole poll) as if the account's limit were hit.
+    expect(requestsTo(s, 'license').length).toBeLessThanOrEqual(2 + 2);
+  });
+
   it("honours the simulator's own per-minute limit by waiting its Retry-After", async () => {
     const clock = new FakeClock();
     // The simulator runs on the same fake time, so the wait really opens its window again.

@@ -34,7 +34,8 @@ async function licenseUp(app: App, ms: number): Promise<number | undefined> {
   const started = Date.now();
   for (;;) {
     const up = sampleValue(parseExposition(await app.metricsText()), 'cmdb_endpoint_up', { endpoint: 'license' });
-    if (up !== undefined || Date.now() - started > ms) return up;
+    // 0 from the start (before the first poll has finished): wait for the poll's outcome.
+    if (up === 1 || Date.now() - started > ms) return up;
     await new Promise((r) => setTimeout(r, 250));
   }
 }
