@@ -81,6 +81,10 @@ describe('deploy/systemd/cmdb-exporter.service', () => {
   it('starts the command from where `npm install --global` puts it', async () => {
     const env: NodeJS.ProcessEnv = {};
     for (const [k, v] of Object.entries(process.env)) if (!/^npm_/i.test(k)) env[k] = v;
+    // The machine's own node and npm, as a user installing by the README has them: not a Node.js
+    // from a package's node_modules/.bin put first on PATH (CI runs the tests again under Node 24
+    // that way, and npm's global prefix follows the node that runs it).
+    env.PATH = (env.PATH ?? '').split(':').filter((dir) => !dir.includes('node_modules')).join(':');
     const globalBin = join((await run('npm', ['prefix', '--global'], { env })).stdout.trim(), 'bin');
     const [command] = (directives('ExecStart')[0] ?? '').split(' ');
     if (command?.startsWith('/')) {
