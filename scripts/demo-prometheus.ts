@@ -6,12 +6,13 @@
  * Everything is generated into a temporary directory at run time; the shipped files are only read.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
+import { onPath } from '../src/executables.js';
 
 const RULES_DIR = fileURLToPath(new URL('../config/prometheus/', import.meta.url));
 export const SHIPPED_RULE_FILES = ['cmdb-rules.yml', 'cmdb-alerts.yml'] as const;
@@ -24,16 +25,7 @@ export const DEMO_FOR_SECONDS = 30;
 
 /** `prometheus` on PATH, or undefined. */
 export function findPrometheus(path = process.env.PATH ?? ''): string | undefined {
-  for (const dir of path.split(delimiter).filter(Boolean)) {
-    const candidate = join(dir, 'prometheus');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
+  return onPath('prometheus', path);
 }
 
 const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400, w: 604800, y: 31536000 };

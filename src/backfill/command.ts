@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import { CmdbClient } from '../cmdb/client.js';
@@ -18,6 +18,7 @@ import { loadConfig } from '../config/load.js';
 import { secretsOf } from '../config/redact.js';
 import type { ExporterConfig, StackConfig } from '../config/types.js';
 import { ConfigError } from '../errors.js';
+import { onPath } from '../executables.js';
 import { createLogger, type Logger } from '../logger.js';
 import { createInstruments } from '../metrics/instruments.js';
 import { SecretScrubber } from '../secrets.js';
@@ -102,17 +103,7 @@ export function findPromtool(flag: string | undefined, env: NodeJS.ProcessEnv): 
     }
     return flag;
   }
-  for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (!dir) continue;
-    const candidate = join(dir, 'promtool');
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
+  return onPath('promtool', env.PATH ?? '');
 }
 
 function selectStacks(stacks: readonly StackConfig[], name: string | undefined): StackConfig[] {

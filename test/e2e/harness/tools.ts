@@ -3,11 +3,12 @@
  * one is missing), the built daemon, free loopback ports, temporary directories, and plain HTTP
  * requests to loopback.
  */
-import { accessSync, constants, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { onPath } from '../../../src/executables.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -18,18 +19,6 @@ export const INSTALL_HINTS = {
   chromium: 'apt-get update && apt-get install -y chromium',
 } as const;
 
-function onPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
-    const candidate = join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not in this directory
-    }
-  }
-  return undefined;
-}
 
 /** Throws, with the command that installs it, when `name` is not an executable on PATH. */
 export function requireExecutable(name: keyof typeof INSTALL_HINTS): string {
