@@ -10,12 +10,11 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { RULES_DIR, renderRuleFiles, THRESHOLDS } from '../../scripts/gen-rules.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { parseExposition, type ParsedSample } from '../helpers/exposition.js';
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
-import { JOB, startPrometheus, type PrometheusApi, type Target } from './harness/prometheus.js';
+import { fastRuleFiles, JOB, startPrometheus, type PrometheusApi, type Target } from './harness/prometheus.js';
 import { http, makeTempDir, removeDir, REPO_ROOT, requireExecutable } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
@@ -29,11 +28,6 @@ let dir: string | undefined;
 let sim: SimulatorServer;
 let exporter: RunningExporter;
 let api: PrometheusApi;
-
-function ruleFiles(): Map<string, string> {
-  const fast = { ...THRESHOLDS, for: Object.fromEntries(Object.keys(THRESHOLDS.for).map((name) => [name, '0s'])) };
-  return new Map([...renderRuleFiles(fast)].filter(([file]) => file.startsWith(`${RULES_DIR}/`)));
-}
 
 /** The shipped per-stack job, pointed at this exporter's /sd and refreshed every 2 s. */
 function shippedJob(sdUrl: string): Record<string, unknown> {
@@ -65,7 +59,7 @@ beforeAll(async () => {
   });
   exporter = await startExporter({ args: ['--config', configFile], env: {} });
   await waitUntilReady(exporter, 60_000);
-  ({ api } = await startPrometheus({ dir, target: '', ruleFiles: ruleFiles(), job: shippedJob(`${exporter.url}/sd`) }));
+  ({ api } = await startPrometheus({ dir, target: '', ruleFiles: fastRuleFiles(), job: shippedJob(`${exporter.url}/sd`) }));
 }, 120_000);
 
 afterAll(async () => {

@@ -7,13 +7,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RULES_DIR, renderRuleFiles, THRESHOLDS } from '../../scripts/gen-rules.js';
-import type { Thresholds } from '../../scripts/rules/model.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
 import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
-import { JOB, startPrometheus, type Alert, type PrometheusApi, type RunningPrometheus } from './harness/prometheus.js';
+import { fastRuleFiles, JOB, startPrometheus, type Alert, type PrometheusApi, type RunningPrometheus } from './harness/prometheus.js';
 import { allDashboardQueries, grafanaValues, healthyConnector, isoDay, succeededAction } from './harness/queries.js';
 import { baseEnv, http, leakedSecrets, makeTempDir, removeDir, REPO_ROOT, requireExecutable } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
@@ -29,16 +27,6 @@ const CLIENT_SECRET = `e2e-secret-${randomBytes(8).toString('hex')}`;
  * and promlint rejects any `days` name component. Everything else must be clean.
  */
 const KNOWN_PROMLINT_PROBLEM = 'cmdb_license_days_until_expiry use base unit "seconds" instead of "days"';
-
-/** The generated rules with every `for:` at 0s, so an alert fires at its first true evaluation. */
-/** The Prometheus rule files only, not the Kubernetes PrometheusRule made from the same rules. */
-function prometheusRuleFiles(): Map<string, string> {
-  return new Map([...renderRuleFiles(fastThresholds())].filter(([file]) => file.startsWith(`${RULES_DIR}/`)));
-}
-
-function fastThresholds(): Thresholds {
-  return { ...THRESHOLDS, for: Object.fromEntries(Object.keys(THRESHOLDS.for).map((name) => [name, '0s'])) };
-}
 
 let dir: string | undefined;
 let sim: SimulatorServer;
@@ -73,7 +61,7 @@ beforeAll(async () => {
     env: { CMDB_BASE_URL: sim.url, CMDB_CLIENT_ID: sim.clientId, CMDB_SECRET: CLIENT_SECRET, CMDB_STACK: STACK },
   });
   await waitUntilReady(exporter);
-  prometheus = await startPrometheus({ dir, target: `127.0.0.1:${exporter.port}`, ruleFiles: prometheusRuleFiles() });
+  prometheus = await startPrometheus({ dir, target: `127.0.0.1:${exporter.port}`, ruleFiles: fastRuleFiles() });
   api = prometheus.api;
 });
 

@@ -6,12 +6,22 @@
 import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
+import { RULES_DIR, renderRuleFiles, THRESHOLDS } from '../../../scripts/gen-rules.js';
 import { startProcess, type ManagedProcess } from './processes.js';
 import { done, notYet, waitFor } from './wait.js';
 import { baseEnv, freePort, http, requireExecutable } from './tools.js';
 
 /** The job name the generated rules select (THRESHOLDS.jobSelector). */
 export const JOB = 'cmdb-exporter';
+
+/**
+ * The project's generated Prometheus rule files (not the Kubernetes PrometheusRule made from the
+ * same rules) with every `for:` at 0s, so that an alert fires at its first true evaluation.
+ */
+export function fastRuleFiles(): Map<string, string> {
+  const fast = { ...THRESHOLDS, for: Object.fromEntries(Object.keys(THRESHOLDS.for).map((name) => [name, '0s'])) };
+  return new Map([...renderRuleFiles(fast)].filter(([file]) => file.startsWith(`${RULES_DIR}/`)));
+}
 
 export interface PrometheusSetup {
   /** Temporary directory: config, rule files and TSDB go here. */
