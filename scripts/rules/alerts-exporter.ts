@@ -49,7 +49,11 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbEndpointDataStale',
         'warning',
-        `(\n  time() - ${s('cmdb_endpoint_last_success_timestamp_seconds')}\n    > ${t.endpointStaleIntervals} * ${s('cmdb_endpoint_poll_interval_seconds')}\n)\nunless on (job, instance, stack, endpoint)\n${s('cmdb_endpoint_forbidden', OPTIONAL_WHEN_FORBIDDEN)} == 1`,
+        // A full scan of the connector run history may outlast 3 intervals (one page per request,
+        // pages up to timeoutSeconds on the real service); the endpoint keeps its last data
+        // meanwhile. While the scan runs it is making progress: one that gets no page for its
+        // stall limit fails, and CmdbEndpointDown speaks of it.
+        `(\n  time() - ${s('cmdb_endpoint_last_success_timestamp_seconds')}\n    > ${t.endpointStaleIntervals} * ${s('cmdb_endpoint_poll_interval_seconds')}\n)\nunless on (job, instance, stack, endpoint)\n${s('cmdb_endpoint_forbidden', OPTIONAL_WHEN_FORBIDDEN)} == 1\nunless on (job, instance, stack, endpoint)\nlabel_replace(${s('cmdb_connector_scan_in_progress')} == 1, "endpoint", "connector", "", "")`,
         `Data of CMDB ${endpoint} is stale`,
         `The newest successful poll of CMDB ${endpoint} is {{ $value | humanizeDuration }} old, more than ${t.endpointStaleIntervals} poll intervals: dashboards and alerts based on it show old data or none.`,
       ),
