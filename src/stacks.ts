@@ -126,6 +126,8 @@ export class Stacks {
     const runtime = this.runtimes.get(name);
     if (!runtime) return;
     this.runtimes.delete(name);
+    // Polls waiting for the budget end now; those with a request in flight get the grace period.
+    runtime.client.stopWaiting();
     await this.opts.scheduler?.remove(name, graceMs);
     await runtime.client.close();
     if (!forget) return;

@@ -5,6 +5,7 @@
  * same budget, so the stack never sends more than its configured rate; a reload hands the state of
  * the bucket to the stack's new runtime (BudgetState) instead of starting with a full one.
  */
+import { eitherSignal } from '../signals.js';
 import { abortReason, type Clock } from './clock.js';
 
 /** Burst size for a budget of `ratePerMinute`: ten seconds' worth, at most 10, at least 1. */
@@ -194,6 +195,8 @@ export class StackLimiter {
   private readonly slots: Semaphore;
   private readonly clock: Clock;
   private readonly onWait: (seconds: number) => void;
+  /** Aborted by stopWaiting(): every wait for the budget, a pause or a slot ends, now and later. */
+  private readonly stopping = new AbortController();
 
   constructor(opts: StackLimiterOptions) {
     this.clock = opts.clock;
@@ -220,20 +223,44 @@ export class StackLimiter {
   }
 
   /**
+   * The stack stops (shutdown, removal, a restart on reload): requests that wait for the budget, a
+   * pause or a concurrency slot give up at once, and so does every later one; requests in flight
+   * go on. Nothing waits out the stop's grace period for a request it would never send.
+   */
+  stopWaiting(): void {
+    this.stopping.abort(new Error('the stack is stopping'));
+  }
+
+  /** Aborted once stopWaiting() was called: for the other waits of the stack's requests (back-offs). */
+  get stopped(): AbortSignal {
+    return this.stopping.signal;
+  }
+
+  /**
    * Charges one more request to a slot already held (a redirect hop of the same attempt): it
    * waits for the budget like any request, but takes no second concurrency slot.
    */
-  charge(signal?: AbortSignal): Promise<void> {
-    return this.waitForBudget(signal);
+  async charge(signal?: AbortSignal): Promise<void> {
+    const waiting = eitherSignal(this.stopping.signal, signal);
+    try {
+      await this.waitForBudget(waiting.signal);
+    } finally {
+      waiting.dispose();
+    }
   }
 
   async acquire(signal?: AbortSignal): Promise<() => void> {
-    await this.slots.acquire(signal);
+    const waiting = eitherSignal(this.stopping.signal, signal);
     try {
-      await this.waitForBudget(signal);
-    } catch (err) {
-      this.slots.release();
-      throw err;
+      await this.slots.acquire(waiting.signal);
+      try {
+        await this.waitForBudget(waiting.signal);
+      } catch (err) {
+        this.slots.release();
+        throw err;
+      }
+    } finally {
+      waiting.dispose();
     }
     let released = false;
     return () => {

@@ -335,6 +335,15 @@ export class CmdbClient implements CmdbApi {
     }
   }
 
+  /**
+   * The stack is stopping: requests waiting for the budget, a Retry-After pause or a slot give up, and so do
+   * retries waiting for their back-off (CmdbAbortedError, no failure) instead of holding their poll through the stop's grace period.
+   * Requests already sent go on; close() follows once the polls have ended.
+   */
+  stopWaiting(): void {
+    this.transport.stopWaiting();
+  }
+
   /** Ends a shared token fetch and closes the dispatcher the client made. Safe to call twice. */
   close(): Promise<void> {
     this.closing ??= (async () => {

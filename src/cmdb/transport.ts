@@ -19,6 +19,7 @@ import {
   type RequestOutcome,
 } from '../errors.js';
 import type { EndpointName } from '../api/endpoints.js';
+import { eitherSignal } from '../signals.js';
 import { attempt, isRetryableNetworkError, type Reply } from './attempt.js';
 import { backoffDelayMs, parseRetryAfter } from './backoff.js';
 import { bodyCap, type BodyCap } from './body.js';
@@ -100,6 +101,11 @@ export class Transport {
   /** What this stack's budget has spent, for its next runtime. */
   budgetState(): BudgetState {
     return this.limiter.state();
+  }
+
+  /** The stack stops: waits for the budget, a pause, a slot or a retry's back-off end at once (StackLimiter.stopWaiting). */
+  stopWaiting(): void {
+    this.limiter.stopWaiting();
   }
 
   /** Ends a Retry-After pause of the stack (on reload). */
@@ -250,10 +256,13 @@ export class Transport {
   }
 
   private async backoff(retry: number, request: string, signal?: AbortSignal): Promise<void> {
+    const waiting = eitherSignal(this.limiter.stopped, signal);
     try {
-      await this.clock.sleep(backoffDelayMs(retry, this.stack.retries, this.random), signal);
+      await this.clock.sleep(backoffDelayMs(retry, this.stack.retries, this.random), waiting.signal);
     } catch {
       throw new CmdbAbortedError(request);
+    } finally {
+      waiting.dispose();
     }
   }
 

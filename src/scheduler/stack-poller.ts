@@ -25,6 +25,7 @@ import {
   type ResultOf,
 } from '../api/endpoints.js';
 import type { Action, ActionJob, ChangeEntry, IngestionRun } from '../api/schemas.js';
+import { eitherSignal } from '../signals.js';
 import { COLLECTORS, detailRun, jobStatus, newestJob } from '../collectors/index.js';
 import { StateMemory } from '../collectors/state-memory.js';
 import type { Collector, CollectorContext } from '../collectors/types.js';
@@ -99,23 +100,6 @@ export interface PollOptions {
    * them), but no new paced work starts.
    */
   readonly stop?: AbortSignal;
-}
-
-/** A signal aborted when either is; dispose() lets go of both. */
-function eitherSignal(a: AbortSignal, b: AbortSignal | undefined): { signal: AbortSignal; dispose(): void } {
-  if (!b) return { signal: a, dispose: () => undefined };
-  const ctl = new AbortController();
-  const onAbort = () => ctl.abort();
-  if (a.aborted || b.aborted) ctl.abort();
-  a.addEventListener('abort', onAbort, { once: true });
-  b.addEventListener('abort', onAbort, { once: true });
-  return {
-    signal: ctl.signal,
-    dispose() {
-      a.removeEventListener('abort', onAbort);
-      b.removeEventListener('abort', onAbort);
-    },
-  };
 }
 
 export class StackPoller {

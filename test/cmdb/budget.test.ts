@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Semaphore, StackLimiter, TokenBucket, burstFor } from '../../src/cmdb/budget.js';
+import { realClock } from '../../src/cmdb/clock.js';
 import { FakeClock } from './helpers/clock.js';
 
 describe('burstFor', () => {
@@ -144,6 +145,20 @@ describe('StackLimiter', () => {
     (await limiter.acquire())();
     expect(clock.now()).toBeGreaterThanOrEqual(3000);
     expect(limiter.pausedForMs()).toBe(0);
+  });
+
+  it('stopWaiting ends the waits for the budget and for a slot at once, and every later one', async () => {
+    // The real clock: the waits below are 60 s long, and the test must not sit through them.
+    const limiter = new StackLimiter({ ratePerMinute: 1, maxConcurrency: 1, clock: realClock, onWait: () => {} });
+    const release = await limiter.acquire(); // the burst of 1, and the only slot
+    const forSlot = limiter.acquire(); // waits for the slot
+    const forBudget = limiter.charge(); // a redirect hop: waits for the budget only (60 s)
+    limiter.stopWaiting();
+    await expect(forSlot).rejects.toThrow('the stack is stopping');
+    await expect(forBudget).rejects.toThrow('the stack is stopping');
+    await expect(limiter.acquire()).rejects.toThrow('the stack is stopping');
+    expect(limiter.stopped.aborted).toBe(true);
+    release(); // the request in flight is not touched: its slot goes back as usual
   });
 
   it('releases the concurrency slot when the budget wait is aborted', async () => {

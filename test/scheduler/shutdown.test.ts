@@ -1,7 +1,8 @@
 /**
  * Shutdown and removal while the scheduler works: a stop while Action jobs are fetched at their
- * pace ends the job poll at once (no "please report it" error, no wait for the grace period), and a
- * stack removed during its start-up Action-list poll does not go on to poll its Action jobs.
+ * pace, or while requests wait for the rate budget, ends those polls at once (no "please report it"
+ * error, no wait for the grace period), and a stack removed during its start-up Action-list poll
+ * does not go on to poll its Action jobs.
  * Real exporter, real scheduler, real simulator.
  */
 import { Registry } from 'prom-client';
@@ -40,6 +41,25 @@ describe('shutdown while Action jobs are fetched', () => {
       .map((l) => JSON.parse(l) as { level: number; msg: string; hint?: string });
     expect(lines.filter((l) => l.level >= 50), 'error lines').toEqual([]);
     expect(logText()).not.toContain('please report');
+  }, 30_000);
+});
+
+describe('shutdown while requests wait for the rate budget', () => {
+  it('ends the waiting polls at once instead of waiting out the grace period, no error logged', async () => {
+    const sim = await startSimulator();
+    sims.push(sim);
+    // One request a minute: after the token request every group's first request waits ~60 s.
+    const stack = stackFor(sim, { rateLimitPerMinute: 1 });
+    const { app, logText } = await startExporter(configFor([stack], { logLevel: 'info' }), { schedule: true, initialJitterMs: 0 });
+    await waitFor(async () => (sim.requests().length >= 1 ? true : undefined), 20_000, 'the first request');
+    // A grace far longer than the test may take: the waiting polls must end by themselves.
+    await app.close(120_000);
+    expect(sim.requests().length, 'nothing more was sent').toBeLessThanOrEqual(2);
+    const lines = logText()
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
+    expect(lines.filter((l) => l.level >= 40), 'warning and error lines').toEqual([]);
   }, 30_000);
 });
 
