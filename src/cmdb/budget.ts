@@ -240,34 +240,36 @@ export class StackLimiter {
    * Charges one more request to a slot already held (a redirect hop of the same attempt): it
    * waits for the budget like any request, but takes no second concurrency slot.
    */
-  async charge(signal?: AbortSignal): Promise<void> {
-    const waiting = eitherSignal(this.stopping.signal, signal);
-    try {
-      await this.waitForBudget(waiting.signal);
-    } finally {
-      waiting.dispose();
-    }
+  charge(signal?: AbortSignal): Promise<void> {
+    return this.untilStopped(signal, (s) => this.waitForBudget(s));
   }
 
   async acquire(signal?: AbortSignal): Promise<() => void> {
-    const waiting = eitherSignal(this.stopping.signal, signal);
-    try {
-      await this.slots.acquire(waiting.signal);
+    await this.untilStopped(signal, async (s) => {
+      await this.slots.acquire(s);
       try {
-        await this.waitForBudget(waiting.signal);
+        await this.waitForBudget(s);
       } catch (err) {
         this.slots.release();
         throw err;
       }
-    } finally {
-      waiting.dispose();
-    }
+    });
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.slots.release();
     };
+  }
+
+  /** Runs `wait` with a signal aborted by `signal` or by stopWaiting(), whichever comes first. */
+  private async untilStopped<T>(signal: AbortSignal | undefined, wait: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const either = eitherSignal(this.stopping.signal, signal);
+    try {
+      return await wait(either.signal);
+    } finally {
+      either.dispose();
+    }
   }
 
   private async waitForBudget(signal?: AbortSignal): Promise<void> {
