@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { start, type App } from './app.js';
 import { runBackfill } from './backfill/command.js';
-import { loadConfig, unknownVariables } from './config/load.js';
+import { configFileFlag, loadConfig, unknownVariables } from './config/load.js';
 import type { ExporterConfig } from './config/types.js';
 import { loadWebConfig, type WebConfig } from './config/web-config.js';
 import { ConfigError } from './errors.js';
@@ -107,8 +107,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
-  if (flags.config !== undefined && flags['config.file'] !== undefined) {
-    console.error('cmdb-exporter: --config and --config.file are the same option; give one of them');
+  const configFlag = configFileFlag(flags);
+  if ('problem' in configFlag) {
+    console.error(`cmdb-exporter: ${configFlag.problem}`);
     return 2;
   }
   const telemetryPath = flags['web.telemetry-path'];
@@ -134,7 +135,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const webConfigFile = flags['web.config.file'] ?? (process.env.EXPORTER_WEB_CONFIG_FILE || undefined);
-  const configFile = flags.config ?? flags['config.file'] ?? process.env.EXPORTER_CONFIG ?? undefined;
+  const configFile = configFlag.file ?? process.env.EXPORTER_CONFIG ?? undefined;
   const loadAll = () =>
     loadConfig({
       configFile,

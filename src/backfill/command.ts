@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import { CmdbClient } from '../cmdb/client.js';
 import { formatDuration } from '../config/durations.js';
-import { loadConfig } from '../config/load.js';
+import { configFileFlag, loadConfig } from '../config/load.js';
 import { secretsOf } from '../config/redact.js';
 import type { ExporterConfig, StackConfig } from '../config/types.js';
 import { ConfigError } from '../errors.js';
@@ -39,7 +39,8 @@ history) and writes the series the exporter would have exported over that time a
 blocks into --out (see docs/backfill.md).
 
 Options:
-  --config <file>     YAML configuration file (env EXPORTER_CONFIG), as for the daemon
+  --config <file>     YAML configuration file (env EXPORTER_CONFIG; alias --config.file), as for
+                      the daemon
   --from <time>       start: a duration back from now (30d), now-<duration>, an ISO 8601 time or
                       day, or unix seconds (required)
   --to <time>         end (default now-3h: Prometheus is still writing the last hours itself)
@@ -137,8 +138,9 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
   try {
     range = parseRange({ from: flags.from, to: flags.to, step: flags.step }, Math.floor(io.now() / 1000));
     if (!flags['dry-run'] && flags.out === undefined) throw new UsageError('--out: is required: the directory the blocks go to');
-    const configFile = flags.config ?? flags['config.file'];
-    config = loadConfig({ configFile, env: io.env, overrides: { logLevel: flags['log.level'] ?? 'warn', logFormat: flags['log.format'] } });
+    const configFlag = configFileFlag(flags);
+    if ('problem' in configFlag) throw new UsageError(configFlag.problem);
+    config = loadConfig({ configFile: configFlag.file, env: io.env, overrides: { logLevel: flags['log.level'] ?? 'warn', logFormat: flags['log.format'] } });
     for (const s of secretsOf(config)) scrubber.add(s);
     stacks = selectStacks(config.stacks, flags.stack);
     promtool = flags['dry-run'] ? undefined : findPromtool(flags.promtool, io.env);

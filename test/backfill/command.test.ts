@@ -94,6 +94,7 @@ describe('cmdb-exporter backfill', () => {
     [['--from', '1d', '--stack', 'nope'], '--stack: no stack named "nope"'],
     [['--from', '1d', '--promtool', '/nonexistent/promtool'], '--promtool: '],
     [['--from', '1d', '--frm', 'x'], 'Unknown option'],
+    [['--from', '1d', '--config.file', '/elsewhere.yaml'], '--config and --config.file are the same option'],
   ])('refuses %j with exit 2 and a message naming the flag', async (args, message) => {
     const r = await run(['--config', config, '--out', join(dir, 'never'), ...args]);
     expect(r.code).toBe(2);

@@ -209,6 +209,12 @@ describe('command line', () => {
     expect(d.output()).toContain('stacks[0].baseUrl');
   });
 
+  it('--config and --config.file together are refused, as by backfill', async () => {
+    const d = runDaemon(['--config.check', '--config', join(tmp, 'a.yaml'), '--config.file', join(tmp, 'b.yaml')], {});
+    expect(await d.exited).toBe(2);
+    expect(d.output()).toContain('--config and --config.file are the same option; give one of them');
+  });
+
   it('a bad configuration stops start-up with exit code 2 and names the key', async () => {
     const d = runDaemon([], { ...envFor(9873), CMDB_BASE_URL: 'not a url' });
     expect(await d.exited).toBe(2);
