@@ -54,10 +54,16 @@ afterAll(async () => {
  * 00:00 and 03:00 UTC, so the count is read from the window the command printed.
  */
 function daysInPrintedWindow(stdout: string): number {
+  const [from, to] = printedWindow(stdout);
+  const day = (ms: number) => Math.floor(ms / 86_400_000);
+  return day(to) - day(from) + 1;
+}
+
+/** The window printed as "stack one: FROM to TO", in unix ms. */
+function printedWindow(stdout: string): [number, number] {
   const m = /stack one: (\S+) to (\S+),/.exec(stdout);
   if (!m) throw new Error(`no window in ${stdout}`);
-  const day = (iso: string) => Math.floor(Date.parse(iso) / 86_400_000);
-  return day(m[2]!) - day(m[1]!) + 1;
+  return [Date.parse(m[1]!), Date.parse(m[2]!)];
 }
 
 async function run(args: string[], env: NodeJS.ProcessEnv = { PATH: '' }) {
@@ -74,8 +80,8 @@ describe('cmdb-exporter backfill', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('dry run: nothing is sent');
-    const window = /stack one: (\S+) to (\S+),/.exec(r.stdout)!;
-    expect(Date.parse(window[2]!) - Date.parse(window[1]!)).toBe((3 * 24 - 3) * 3_600_000); // --from 3d to the default now-3h
+    const [from, to] = printedWindow(r.stdout);
+    expect(to - from).toBe((3 * 24 - 3) * 3_600_000); // --from 3d to the default now-3h
     const days = daysInPrintedWindow(r.stdout);
     expect([3, 4]).toContain(days);
     expect(r.stdout).toMatch(new RegExp(`metrics_data\\s+${days}\\b`));

@@ -13,6 +13,7 @@ import type { SimulatorOptions } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { makeClient } from '../cmdb/helpers/client.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
+import { parseExposition, sampleValue } from '../helpers/exposition.js';
 import type { StackOverrides } from '../helpers/stack.js';
 
 /** 30 connectors × 2 profiles × 10 daily runs: 600 rows, 60 keys. */
@@ -62,7 +63,6 @@ describe('connector history at the real service pace', () => {
     });
     const exporter = await startExporter(configFor([stack]), { schedule: true, initialJitterMs: 100 });
     const app: App = exporter.app;
-    const skippedConnectorStarts = async () => Number(/cmdb_poll_skipped_total\{stack="sim",group="connectors"\} (\d+)/.exec(await app.metricsText())?.[1] ?? 0);
     const licensePolls = () => s.requests().filter((r) => r.endpoint === 'license').length;
     try {
       let sawProgress = false;
@@ -72,8 +72,10 @@ describe('connector history at the real service pace', () => {
       while (!exported && Date.now() - started < 90_000) {
         const html = renderLanding(app.landing());
         if (/full scan running: page \d+ of 6 read/.test(html)) sawProgress = true;
-        exported = (await app.metricsText()).includes('cmdb_connector_info{');
-        if (!exported && !sawOthersDuringScan && (await skippedConnectorStarts()) >= 1 && licensePolls() >= 2) {
+        const metrics = parseExposition(await app.metricsText());
+        exported = metrics.samples.some((m) => m.name === 'cmdb_connector_info');
+        const skippedConnectorStarts = sampleValue(metrics, 'cmdb_poll_skipped_total', { group: 'connectors' }) ?? 0;
+        if (!exported && !sawOthersDuringScan && skippedConnectorStarts >= 1 && licensePolls() >= 2) {
           sawOthersDuringScan = true;
           s.setConnectorPace({ msPerRow: 0 });
         }

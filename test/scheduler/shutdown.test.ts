@@ -21,6 +21,13 @@ afterEach(async () => {
   await Promise.all(sims.splice(0).map((s) => s.close()));
 });
 
+/** The exporter's JSON log lines. */
+const logLines = (text: string) =>
+  text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as { level: number; msg: string });
+
 describe('shutdown while Action jobs are fetched', () => {
   it.each([
     // A grace far longer than the test may take: the poll must end by itself, not by the abort after it.
@@ -35,10 +42,7 @@ describe('shutdown while Action jobs are fetched', () => {
     const { app, logText } = await startExporter(configFor([stack], { logLevel: 'info' }), { schedule: true, initialJitterMs: 0 });
     await waitFor(async () => (sim.requests().filter((r) => r.endpoint === 'action_jobs').length >= 2 ? true : undefined), 20_000, 'two job fetches');
     await app.close(graceMs);
-    const lines = logText()
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as { level: number; msg: string; hint?: string });
+    const lines = logLines(logText());
     expect(lines.filter((l) => l.level >= 50), 'error lines').toEqual([]);
     expect(logText()).not.toContain('please report');
   }, 30_000);
@@ -55,10 +59,7 @@ describe('shutdown while requests wait for the rate budget', () => {
     // A grace far longer than the test may take: the waiting polls must end by themselves.
     await app.close(120_000);
     expect(sim.requests().length, 'nothing more was sent').toBeLessThanOrEqual(2);
-    const lines = logText()
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as { level: number; msg: string });
+    const lines = logLines(logText());
     expect(lines.filter((l) => l.level >= 40), 'warning and error lines').toEqual([]);
   }, 30_000);
 });
