@@ -120,6 +120,11 @@ export const GLOBALS = {
   enableReload: key(bool, false),
   /** A directory of stack files (stacks-dir.ts); relative to the config file's directory. */
   stacksDir: optional(filePath, { env: 'EXPORTER_STACKS_DIR' }),
+  /**
+   * Where the exporter keeps what it knew across restarts (src/persist/, docs/restarts.md); relative
+   * to the config file's directory. Unset: nothing is kept, every start is a cold start.
+   */
+  storagePath: optional(filePath, { env: 'EXPORTER_STORAGE_PATH', flag: '--storage.path' }),
 } satisfies Table;
 
 /** Who a stack is: required in each YAML stack, never under `defaults`. */
