@@ -23,6 +23,26 @@ export interface BudgetState {
   readonly sendTimes: readonly number[];
 }
 
+/**
+ * The budget as an earlier process left it, from the send times it recorded (--storage.path): the
+ * sends of the last 60 s fill the window, and the bucket is taken as empty at the newest of them
+ * (it refills from there), so a restart never adds a burst to a minute that was already spent.
+ */
+export function budgetFromSends(sendTimes: readonly number[], now: number): BudgetState {
+  const recent = sendTimes.filter((at) => at > now - WINDOW_MS);
+  const newest = recent.reduce((a, b) => Math.max(a, b), -Infinity);
+  return { tokens: 0, updatedAt: Number.isFinite(newest) ? Math.min(now, newest) : now - WINDOW_MS, sendTimes: recent };
+}
+
+/**
+ * The budget when what an earlier process sent is not known (its record was lost or unreadable): as
+ * if it had sent a whole minute's worth just now. No request leaves for a minute, and no minute
+ * around the restart goes over the rate.
+ */
+export function spentBudget(ratePerMinute: number, now: number): BudgetState {
+  return { tokens: 0, updatedAt: now, sendTimes: Array.from({ length: Math.max(1, Math.floor(ratePerMinute)) }, () => now) };
+}
+
 /** One request's place in the budget: when it may leave. Handed back by `cancel` if it never does. */
 export interface Reservation {
   readonly at: number;
@@ -187,6 +207,8 @@ export interface StackLimiterOptions {
   inherited?: BudgetState;
   /** Called with the seconds spent waiting for the budget or a pause (not for a concurrency slot). */
   onWait: (seconds: number) => void;
+  /** Told each reservation's send time (ms) when it is taken: a record of what was spent (--storage.path). */
+  onReserve?: (atMs: number) => void;
 }
 
 /** Both limits of one stack. `acquire` resolves to the release function of the slot it took. */
@@ -195,12 +217,14 @@ export class StackLimiter {
   private readonly slots: Semaphore;
   private readonly clock: Clock;
   private readonly onWait: (seconds: number) => void;
+  private readonly onReserve: (atMs: number) => void;
   /** Aborted by stopWaiting(): every wait for the budget, a pause or a slot ends, now and later. */
   private readonly stopping = new AbortController();
 
   constructor(opts: StackLimiterOptions) {
     this.clock = opts.clock;
     this.onWait = opts.onWait;
+    this.onReserve = opts.onReserve ?? (() => undefined);
     this.bucket = new TokenBucket(opts.ratePerMinute, opts.clock.now(), opts.inherited);
     this.slots = new Semaphore(Math.max(1, opts.maxConcurrency));
   }
@@ -272,8 +296,15 @@ export class StackLimiter {
     }
   }
 
+  /** A reservation, told to onReserve (a cancelled one stays in the record: it over-counts, never under). */
+  private take(now: number): Reservation {
+    const reservation = this.bucket.take(now);
+    this.onReserve(reservation.at);
+    return reservation;
+  }
+
   private async waitForBudget(signal?: AbortSignal): Promise<void> {
-    let reservation = this.bucket.take(this.clock.now());
+    let reservation = this.take(this.clock.now());
     let waited = 0;
     try {
       for (;;) {
@@ -282,7 +313,7 @@ export class StackLimiter {
         // back and taken again behind the pause, so the window counts when we really leave.
         if (this.bucket.pausedFor(now) > 0 && reservation.at < now + this.bucket.pausedFor(now)) {
           this.bucket.cancel(reservation, now);
-          reservation = this.bucket.take(now);
+          reservation = this.take(now);
         }
         const wait = reservation.at - now;
         if (wait <= 0) break;

@@ -10,7 +10,9 @@ import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import { CmdbAbortedError, CmdbHttpError, CmdbInvalidBodyError, CmdbTimeoutError, CmdbUnauthorizedError } from '../errors.js';
 import { ConnectorPageSchema, MetricsRecordSchema, validate, type ConnectorRun, type MetricsRecord } from '../api/schemas.js';
-import { ConnectorHistoryReader, INCREMENTAL_SORT, type HistoryIo, type HistoryPage, type HistoryResult, type ScanProgress } from './connector-history.js';
+import { ConnectorHistoryReader, INCREMENTAL_SORT, type HistoryIo, type HistoryPage, type HistoryResult, type HistorySettings, type ScanProgress } from './connector-history.js';
+import type { HistoryReaderState } from './connector-history-state.js';
+import { CLIENT_STATE_VERSION, type ClientState } from './client-state.js';
 import { PageReducer, type PageAnswer } from './page-reducer.js';
 import { descriptor, pathsOf, type CmdbApi, type ConnectorHistoryRead, type DataEndpoint, type GetArgs, type PageFields, type PagedEndpoint, type ResultOf } from '../api/endpoints.js';
 import type { z } from 'zod';
@@ -48,6 +50,21 @@ export interface CmdbClientOptions {
   enabled?: readonly DataEndpoint[];
   /** What the stack's previous runtime saw, so that a reload plans with it (plan()). */
   seen?: PlanSeen;
+  /** Told the send time (ms) of every request the budget lets leave, when it is taken (--storage.path keeps them). */
+  onReserve?: (atMs: number) => void;
+}
+
+/** The connector history reader's settings under a stack's configuration. */
+export function historySettingsOf(stack: StackConfig): HistorySettings {
+  return {
+    pageSize: stack.paging.connectorPageSize,
+    maxPages: stack.paging.maxPages,
+    fullScanSort: stack.connectorSort,
+    fullScanIntervalSeconds: stack.connectorFullScanInterval,
+    timeZone: stack.timezone,
+    timeoutSeconds: stack.timeoutSeconds,
+    retries: stack.retries.max,
+  };
 }
 
 /** What one runtime's client hands to the next on reload (src/stacks.ts decides what may pass). */
@@ -58,6 +75,10 @@ export interface ClientCarry {
   readonly token?: TokenState;
   /** The path spellings that answered 2xx. */
   readonly spellings?: ReadonlyMap<DataEndpoint, string>;
+}
+
+function pausedUntil(until: number | undefined): { pausedUntil?: number } {
+  return until === undefined ? {} : { pausedUntil: until };
 }
 
 type Lookup<T> = { found: true; value: T } | { found: false; reply: Reply; path: string };
@@ -134,15 +155,7 @@ export class CmdbClient implements CmdbApi {
     this.clock = opts.clock ?? realClock;
     this.ownsPages = !opts.pageReducer;
     this.pages = opts.pageReducer ?? new PageReducer();
-    const historySettings = {
-      pageSize: stack.paging.connectorPageSize,
-      maxPages: stack.paging.maxPages,
-      fullScanSort: stack.connectorSort,
-      fullScanIntervalSeconds: stack.connectorFullScanInterval,
-      timeZone: stack.timezone,
-      timeoutSeconds: stack.timeoutSeconds,
-      retries: stack.retries.max,
-    };
+    const historySettings = historySettingsOf(stack);
     const carried = opts.carried ?? {};
     this.history = carried.history?.reconfigure(historySettings) ?? new ConnectorHistoryReader(historySettings);
     for (const [endpoint, path] of carried.spellings ?? []) this.spellings.set(endpoint, path);
@@ -170,6 +183,7 @@ export class CmdbClient implements CmdbApi {
       clock: this.clock,
       random: opts.random ?? Math.random,
       budget: opts.budget,
+      onReserve: opts.onReserve,
     });
     // The configured secret or token is registered with the scrubber by whoever loaded the config
     // (src/stacks.ts); tokens fetched later are registered by the token provider.
@@ -243,6 +257,24 @@ export class CmdbClient implements CmdbApi {
     const token = credentials && this.tokens instanceof FetchedToken ? this.tokens.state() : undefined;
     const history = credentials && next.timezone === this.stack.timezone ? this.history : undefined;
     return { spellings: new Map(this.spellings), ...(history ? { history } : {}), ...(token ? { token } : {}) };
+  }
+
+  /**
+   * What a restart keeps of this client (--storage.path), never a token: the path spellings that
+   * answered and what the poll plan saw. The connector history's cursor is historyState().
+   */
+  exportState(): ClientState {
+    return { v: CLIENT_STATE_VERSION, spellings: [...this.spellings], seen: this.planSeen(), ...pausedUntil(this.rateLimitPausedUntil()) };
+  }
+
+  /** The connector history reader's cursor, for a restart (ConnectorHistoryReader.exportState). */
+  historyState(): HistoryReaderState | undefined {
+    return this.history.exportState();
+  }
+
+  /** A server pause that an earlier process was told of and that has not ended (unix seconds). */
+  restorePause(untilSeconds: number): void {
+    if (untilSeconds * 1000 > this.clock.now()) this.transport.limiter.pause(untilSeconds * 1000);
   }
 
   /** Ends a Retry-After pause of this stack at once (a reload asks the CMDB again). */

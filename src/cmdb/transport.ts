@@ -60,6 +60,8 @@ export interface TransportOptions {
   random: () => number;
   /** The budget the stack's previous runtime left (a reload must not start with a full bucket). */
   budget?: BudgetState;
+  /** Told each request's send time (ms) when the budget grants it (StackLimiterOptions.onReserve). */
+  onReserve?: (atMs: number) => void;
 }
 
 export function requestName(method: string, path: string): string {
@@ -95,6 +97,7 @@ export class Transport {
       clock: opts.clock,
       inherited: opts.budget,
       onWait: (seconds) => this.ins.rateLimitWait.inc(stackLabel, seconds),
+      onReserve: opts.onReserve,
     });
   }
 
