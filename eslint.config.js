@@ -4,7 +4,12 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** What a layer below the client must not import: the client and everything above it. */
-const UPPER = ['**/cmdb/**', '**/scheduler/**', '**/store/**', '**/server/**', '**/stacks.js', '**/app.js'];
+const UPPER = ['**/cmdb/**', '**/scheduler/**', '**/store/**', '**/server/**', '**/persist/**', '**/stacks.js', '**/stack-state.js', '**/app.js'];
+/**
+ * The persistence module (--storage.path) and the code that turns components into its parts: no
+ * component imports them; each keeps its state in a versioned form of its own (src/stack-state.ts).
+ */
+const STATE = ['**/persist/**', '**/stack-state.js'];
 /** Input and output: network, files, processes, timers. */
 const IO = ['undici', 'node:*', 'express', 'node-cron', 'pino', 'prom-client'];
 const BOTTOM = [...UPPER, '**/config/**', '**/metrics/**', '**/collectors/**', '**/logger.js', '**/simulator/**'];
@@ -53,10 +58,24 @@ export default tseslint.config(
     '**/stacks.js',
     '**/app.js',
     '**/simulator/**',
+    ...STATE,
   ]),
-  ...layer(['src/store/**'], 'the store holds samples; it does not fetch or schedule', ['**/cmdb/**', '**/scheduler/**', '**/server/**', '**/stacks.js', '**/app.js', '**/simulator/**']),
-  ...layer(['src/scheduler/**'], 'the scheduler does not serve', ['**/server/**', '**/stacks.js', '**/app.js', '**/simulator/**']),
-  ...layer(['src/server/**'], 'the server reads what others gathered', ['**/cmdb/**', '**/stacks.js', '**/app.js', '**/simulator/**']),
+  ...layer(['src/store/**'], 'the store holds samples; it does not fetch or schedule', ['**/cmdb/**', '**/scheduler/**', '**/server/**', '**/stacks.js', '**/app.js', '**/simulator/**', ...STATE]),
+  ...layer(['src/scheduler/**'], 'the scheduler does not serve', ['**/server/**', '**/stacks.js', '**/app.js', '**/simulator/**', ...STATE]),
+  ...layer(['src/server/**'], 'the server reads what others gathered', ['**/cmdb/**', '**/stacks.js', '**/app.js', '**/simulator/**', ...STATE]),
+  // State kept across restarts: files, the configuration, the logger and the metrics; no component
+  // (src/stack-state.ts turns the components' states into its parts), and no component imports it.
+  ...layer(['src/persist/**'], 'the persistence module reads and writes files; it knows no component', [
+    '**/cmdb/**',
+    '**/scheduler/**',
+    '**/store/**',
+    '**/server/**',
+    '**/collectors/**',
+    '**/stacks.js',
+    '**/stack-state.js',
+    '**/app.js',
+    '**/simulator/**',
+  ], ['undici', 'express', 'node-cron']),
   ...layer(['src/simulator/**'], 'the simulator is a separate program that shares only the API vocabulary', [
     '../api/schemas.js',
     '**/cmdb/**',

@@ -36,6 +36,10 @@ Options:
   --web.max-requests <n>        concurrent scrapes served at once; more get 503 (default 40, 0: no limit)
   --web.disable-exporter-metrics
                                 leave out the process_* and nodejs_* metrics of the exporter itself
+  --storage.path <dir>          keep what the exporter knew (series, connector history cursor, request
+                                budget, back-offs) in this directory, so that a restart serves every
+                                series at once and reads on where it stopped (env EXPORTER_STORAGE_PATH;
+                                default: none, every start is a cold start; see docs/restarts.md)
   --log.level <level>           fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info)
   --log.format <format>         json|pretty (env LOG_FORMAT, default json)
   --check-config                validate the configuration and exit: 0 valid, 2 invalid
@@ -71,6 +75,7 @@ function parseFlags(argv: string[]) {
       'web.config.file': { type: 'string' },
       'web.max-requests': { type: 'string' },
       'web.external-url': { type: 'string' },
+      'storage.path': { type: 'string' },
       'log.level': { type: 'string' },
       'log.format': { type: 'string' },
       'check-config': { type: 'boolean', default: false },
@@ -140,7 +145,7 @@ async function main(argv: string[]): Promise<number> {
     loadConfig({
       configFile,
       env: process.env,
-      overrides: { listenAddress: flags['web.listen-address'], logLevel: flags['log.level'], logFormat: flags['log.format'] },
+      overrides: { listenAddress: flags['web.listen-address'], logLevel: flags['log.level'], logFormat: flags['log.format'], storagePath: flags['storage.path'] },
     });
   let shard: ShardAssignment | undefined;
   // Sharding wraps the loader, so a reload (SIGHUP, POST /-/reload) keeps only this shard's stacks too.
@@ -186,7 +191,8 @@ async function main(argv: string[]): Promise<number> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (this is a bug; the exporter keeps running)'));
 
   if (flags.once) {
-    const app = await start({ config, logger, scrubber, serve: false, schedule: false, shard, defaultMetrics });
+    // One poll, printed: nothing to keep, and a state directory shared with a daemon is not touched.
+    const app = await start({ config: { ...config, storagePath: undefined }, logger, scrubber, serve: false, schedule: false, shard, defaultMetrics });
     const ok = await app.pollOnce();
     process.stdout.write(await app.metricsText());
     await app.close(0);
@@ -199,6 +205,11 @@ async function main(argv: string[]): Promise<number> {
     app = await start({ config, logger, scrubber, loadConfig: load, shard, defaultMetrics, telemetryPath, webConfig, limits: { maxRequests }, externalUrl });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
+    if (err instanceof ConfigError) {
+      // --storage.path that cannot be made or written: a bad configuration, named in the message.
+      console.error(`cmdb-exporter: ${err.message}`);
+      return 2;
+    }
     if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
       logger.fatal({ listenAddress: config.listenAddress, code: e.code }, `cannot listen on ${config.listenAddress}: ${e.message}; choose another address with --web.listen-address`);
       return 1;

@@ -14,11 +14,12 @@ import type { Logger } from './logger.js';
 import { initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
 import { nextScheduledRun, pollAllOnce, type Scheduler } from './scheduler/scheduler.js';
 import type { ForbiddenState } from './scheduler/endpoint-runner.js';
-import { enabledEndpoints, StackPoller } from './scheduler/stack-poller.js';
+import { enabledEndpoints, StackPoller, type StackPollerOptions } from './scheduler/stack-poller.js';
 import type { SecretScrubber } from './secrets.js';
 import type { Readiness } from './server/http.js';
 import type { LandingStack } from './server/landing.js';
 import type { EndpointSettings, SnapshotStore } from './store/snapshot-store.js';
+import { stackParts } from './stack-state.js';
 
 export interface StacksOptions {
   readonly instruments: Instruments;
@@ -29,6 +30,8 @@ export interface StacksOptions {
   readonly scheduler: Scheduler | undefined;
   /** Unix seconds. */
   readonly now: () => number;
+  /** Told every request a stack's budget lets leave (--storage.path keeps a record of them). */
+  readonly recordSend?: (stack: string, atMs: number) => void;
 }
 
 /** What a reload did to the stacks. */
@@ -59,6 +62,10 @@ export interface Carried {
   readonly forbidden?: ForbiddenState;
   /** What the old runtime's client saw (connector pages, Actions, fetch rates): the new one plans with it. */
   readonly seen?: PlanSeen;
+  /** What an earlier process kept (--storage.path, src/stack-state.ts): the runner's endpoints, the poller's caches. */
+  readonly restored?: StackPollerOptions['restored'];
+  /** A server pause an earlier process was told of (unix seconds). */
+  readonly pausedUntil?: number;
 }
 
 /** Settings that only say when to poll: a change of nothing else reschedules the running stack. */
@@ -107,12 +114,17 @@ export class Stacks {
   add(stack: StackConfig, carried: Carried = {}): void {
     const { instruments, store, scrubber, scheduler, now } = this.opts;
     const logger = this.opts.logger.child({ stack: stack.name });
-    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, enabled: enabledEndpoints(stack), seen: carried.seen });
+    const { recordSend } = this.opts;
+    const onReserve = recordSend && ((at: number) => recordSend(stack.name, at));
+    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, enabled: enabledEndpoints(stack), seen: carried.seen, onReserve });
+    if (carried.pausedUntil !== undefined) client.restorePause(carried.pausedUntil);
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
-    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden });
+    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden, restored: carried.restored });
     initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
+    // Restored Actions whose jobs are due (--storage.path): the backlog shows from the first scrape.
+    if (carried.restored?.poller) onBacklog(poller.jobBacklog());
     this.runtimes.set(stack.name, { config: stack, client, poller, startedAt: now() });
     scheduler?.add(poller);
   }
@@ -245,6 +257,31 @@ export class Stacks {
     const all = [...this.runtimes.values()];
     await Promise.all(all.map((r) => pollAllOnce(r.poller)));
     return all.every((r) => r.poller.runner.status().every((s) => s.state === 'ok'));
+  }
+
+  /** The configurations of the stacks running now. */
+  configs(): StackConfig[] {
+    return [...this.runtimes.values()].map((r) => r.config);
+  }
+
+  /** The parts of a running stack's state file (src/stack-state.ts); undefined when it does not run. */
+  stateParts(name: string): Record<string, unknown> | undefined {
+    const r = this.runtimes.get(name);
+    return r && stackParts(name, r.client, r.poller, this.opts.store);
+  }
+
+  /** Every stack's budget: the send times of its last minute (and of requests still waiting), in ms. */
+  sendTimes(): Map<string, readonly number[]> {
+    return new Map([...this.runtimes].map(([name, r]) => [name, r.client.budgetState().sendTimes]));
+  }
+
+  /**
+   * Shutting down, first step: polls end (those with a request in flight get `graceMs`), the
+   * runtimes stay, so that what they know can be written before closeAll().
+   */
+  async stopPolling(graceMs?: number): Promise<void> {
+    for (const r of this.runtimes.values()) r.client.stopWaiting();
+    await this.opts.scheduler?.stop(graceMs);
   }
 
   async closeAll(graceMs?: number): Promise<void> {

@@ -169,3 +169,33 @@ export function registerShardInstruments(
     },
   });
 }
+
+/** The instruments of --storage.path (src/persist/): only registered when state is kept. */
+export interface StateInstruments {
+  readonly stateWrites: Counter<L<'stack' | 'result'>>;
+  readonly stateBytes: Gauge<L<'stack'>>;
+  readonly stateLastWrite: Gauge<L<'stack'>>;
+}
+
+/**
+ * cmdb_exporter_state_* and cmdb_endpoint_restored_age_seconds. `restored` is read at scrape time:
+ * the age of each endpoint's series still served from restored state grows until its first
+ * successful poll, then its series goes.
+ */
+export function createStateInstruments(
+  registry: Registry,
+  restored: () => ReadonlyArray<{ readonly stack: string; readonly endpoint: string; readonly ageSeconds: number }>,
+): StateInstruments {
+  new Gauge({
+    ...spec<'stack' | 'endpoint'>('cmdb_endpoint_restored_age_seconds', registry),
+    collect() {
+      this.reset();
+      for (const r of restored()) this.set({ stack: r.stack, endpoint: r.endpoint }, Math.max(0, Math.round(r.ageSeconds * 1000) / 1000));
+    },
+  });
+  return {
+    stateWrites: new Counter(spec<'stack' | 'result'>('cmdb_exporter_state_writes_total', registry)),
+    stateBytes: new Gauge(spec<'stack'>('cmdb_exporter_state_bytes', registry)),
+    stateLastWrite: new Gauge(spec<'stack'>('cmdb_exporter_state_last_write_timestamp_seconds', registry)),
+  };
+}
