@@ -20,7 +20,7 @@ afterEach(async () => {
 
 export function makeClient(
   stack: StackConfig,
-  extra: Partial<Pick<CmdbClientOptions, 'clock' | 'random' | 'dispatcher' | 'enabled' | 'seen'>> = {},
+  extra: Partial<Pick<CmdbClientOptions, 'clock' | 'random' | 'dispatcher' | 'enabled' | 'seen' | 'carried' | 'budget' | 'onReserve'>> = {},
 ): TestClient {
   const metrics = testMetrics();
   const log = captureLog(stack.name);
