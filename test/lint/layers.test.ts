@@ -29,6 +29,13 @@ describe('eslint layering rules', () => {
     ['src/scheduler/x.ts', "import { createHttpApp } from '../server/http.js';", 'the scheduler does not serve'],
     ['src/simulator/x.ts', "import { CmdbClient } from '../cmdb/client.js';", 'the simulator is a separate program'],
     ['src/metrics/x.ts', "import { COLLECTORS } from '../collectors/index.js';", 'the metric catalogue'],
+    ['src/persist/x.ts', "import { SnapshotStore } from '../store/snapshot-store.js';", 'the persistence module reads and writes files'],
+    ['src/persist/x.ts', "import { CmdbClient } from '../cmdb/client.js';", 'the persistence module reads and writes files'],
+    ['src/persist/x.ts', "import { stackParts } from '../stack-state.js';", 'the persistence module reads and writes files'],
+    ['src/store/x.ts', "import { Storage } from '../persist/storage.js';", 'the store holds samples'],
+    ['src/cmdb/x.ts', "import { jsonPieces } from '../persist/json-pieces.js';", 'the CMDB client knows nothing'],
+    ['src/scheduler/x.ts', "import { startingPoint } from '../stack-state.js';", 'the scheduler does not serve'],
+    ['src/collectors/x.ts', "import { Storage } from '../persist/storage.js';", 'collectors are pure'],
   ])('%s: %s fails (%s)', async (file, source, why) => {
     const errors = await layeringErrors(file, source);
     expect(errors).toHaveLength(1);
@@ -42,6 +49,10 @@ describe('eslint layering rules', () => {
     ['src/scheduler/x.ts', "import { COLLECTORS } from '../collectors/index.js';"],
     ['src/server/x.ts', "import type { EndpointStatus } from '../scheduler/endpoint-runner.js';"],
     ['src/stacks.ts', "import { CmdbClient } from './cmdb/client.js';"],
+    ['src/stack-state.ts', "import { Storage } from './persist/storage.js';"],
+    ['src/stack-state.ts', "import { SnapshotStore } from './store/snapshot-store.js';"],
+    ['src/persist/x.ts', "import type { StackConfig } from '../config/types.js';"],
+    ['src/persist/x.ts', "import { readFile } from 'node:fs/promises';"],
   ])('%s: %s is allowed', async (file, source) => {
     expect(await layeringErrors(file, source)).toEqual([]);
   });
