@@ -117,12 +117,12 @@ export class Stacks {
     const { recordSend } = this.opts;
     const onReserve = recordSend && ((at: number) => recordSend(stack.name, at));
     const client = new CmdbClient({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, enabled: enabledEndpoints(stack), seen: carried.seen, onReserve });
-    if (carried.pausedUntil !== undefined) client.restorePause(carried.pausedUntil);
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
     const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden, restored: carried.restored });
     initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
+    if (carried.pausedUntil !== undefined) client.restorePause(carried.pausedUntil);
     // Restored Actions whose jobs are due (--storage.path): the backlog shows from the first scrape.
     if (carried.restored?.poller) onBacklog(poller.jobBacklog());
     this.runtimes.set(stack.name, { config: stack, client, poller, startedAt: now() });

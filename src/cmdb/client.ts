@@ -274,7 +274,9 @@ export class CmdbClient implements CmdbApi {
 
   /** A server pause that an earlier process was told of and that has not ended (unix seconds). */
   restorePause(untilSeconds: number): void {
-    if (untilSeconds * 1000 > this.clock.now()) this.transport.limiter.pause(untilSeconds * 1000);
+    if (untilSeconds * 1000 <= this.clock.now()) return;
+    this.transport.limiter.pause(untilSeconds * 1000);
+    this.instruments.rateLimitPausedUntil.set({ stack: this.stack.name }, untilSeconds);
   }
 
   /** Ends a Retry-After pause of this stack at once (a reload asks the CMDB again). */

@@ -3,8 +3,8 @@
  * scrape path: a timer looks every TICK_MS at the store's change marks of each stack and writes the
  * stacks that are due, one file at a time, each in slices (json-pieces.ts). How often is bounded per
  * stack: after a change of series, up or forbidden at most every MIN_GAP_SECONDS; after polls that
- * changed only their times, every STATUS_GAP_SECONDS. At shutdown every stack that changed since its
- * last write is written once more. A write that fails is logged (once until it succeeds again) and
+ * changed only their times, every STATUS_GAP_SECONDS. At shutdown every stack that has polled is
+ * written once more. A write that fails is logged (once until it succeeds again) and
  * counted; it never stops a poll. Files of stacks no longer configured are removed.
  */
 import type { StackConfig } from '../config/types.js';
@@ -71,20 +71,19 @@ export class StateWriter {
   }
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.timer = setInterval(() => void this.check(), TICK_MS);
     this.timer.unref();
   }
 
-  /** Stops the timer and writes every stack that changed since its last write. */
+  /**
+   * Stops the timer and writes every stack that has polled, changed or not: what only the cursors
+   * and caches knew since the last write (a full scan that changed no series) is kept too.
+   */
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);
     await this.busy;
-    for (const stack of this.opts.source.stacks()) {
-      const marks = this.opts.source.marks(stack.name);
-      const last = this.written.get(stack.name);
-      if (marks && (!last || last.data !== marks.data || last.status !== marks.status)) await this.write(stack);
-    }
+    for (const stack of this.opts.source.stacks()) if (this.opts.source.marks(stack.name)) await this.write(stack);
   }
 
   /** Writes `stack` now, whatever its marks (the benchmark, tests). */
@@ -97,7 +96,8 @@ export class StateWriter {
     return writing;
   }
 
-  private tick(): Promise<void> {
+  /** One look at every stack, writing those that are due (what the timer does every TICK_MS). */
+  check(): Promise<void> {
     if (this.busy || this.closed) return this.busy ?? Promise.resolve();
     this.busy = this.round().finally(() => (this.busy = undefined));
     return this.busy;

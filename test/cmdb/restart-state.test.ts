@@ -102,6 +102,21 @@ describe("the client's state across a restart", () => {
   });
 });
 
+describe("a server pause across a restart", () => {
+  it('a pause still running is kept and waited out; one that has ended is not', async () => {
+    const s = await sim();
+    const until = Math.round(Date.now() / 1000) + 30;
+    const { client, metrics } = makeClient(simStack(s));
+    client.restorePause(until);
+    expect(client.rateLimitPausedUntil()).toBeCloseTo(until, 0);
+    expect((json(client.exportState()) as { pausedUntil?: number }).pausedUntil).toBeCloseTo(until, 0);
+    expect(await metrics.value('cmdb_rate_limit_paused_until_timestamp_seconds', { stack: 'test' })).toBe(until);
+    const other = makeClient(simStack(s)).client;
+    other.restorePause(until - 60);
+    expect(other.rateLimitPausedUntil()).toBeUndefined();
+  });
+});
+
 describe("the budget's sends across a restart", () => {
   const NOW = 1_800_000_000_000;
 
