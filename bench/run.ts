@@ -18,6 +18,8 @@ import { SIZES, sizeByName, type BenchSize } from './sizes.js';
 import { allTables } from './tables.js';
 import { benchPace, paceLines, type PaceOptions } from './pace-run.js';
 import { benchFleet, FLEET_DEFAULTS, fleetLines, type FleetOptions } from './fleet-run.js';
+import { benchRestarts, restartLines, restartSection, RESTART_END, RESTART_START, type RestartFigures } from './restart-run.js';
+import { benchState } from './state-run.js';
 
 const USAGE = `Usage: npm run bench -- [options]
 
@@ -54,17 +56,29 @@ const USAGE = `Usage: npm run bench -- [options]
                       rows): time to the first connector data, bytes a day at the defaults
   --pace-ms-per-row N ms a row of the pace cell (default 23); --pace-base-ms N ms a page (default 600)
   --no-pace           skip the pace cell (it takes a few minutes: that is the point of it)
+  --only restart      run only the restart cell: the daemon stopped and started again at the pace
+                      cell's size, without and with --storage.path (SIGTERM, SIGKILL), and the
+                      state file's size and write cost at the large size; with --write, its section
+                      of docs/performance.md is replaced in place
+  --restart-ms-per-row N  ms a row of the restart cell (default 10: a 2,000-row page ~20 s);
+                      --restart-base-ms N ms a page (default 600)
+  --no-restart        skip the restart cell (it takes about 8 minutes)
   --node-option OPT   run the exporter's process with this Node option (repeatable), e.g.
                       --trace-gc (its lines go to stderr, with the measured changes marked)
   -h, --help          show this help`;
 
-/** The doc with its backfill section replaced (or added before "What the figures mean"). */
-export function spliceBackfill(doc: string, section: string): string {
-  const start = doc.indexOf(BACKFILL_START);
-  const end = doc.indexOf(BACKFILL_END);
-  if (start >= 0 && end > start) return `${doc.slice(0, start)}${section.trimEnd()}${doc.slice(end + BACKFILL_END.length)}`;
+/** The doc with the section between `startMark` and `endMark` replaced (or added before "What the figures mean"). */
+export function spliceSection(doc: string, section: string, startMark: string, endMark: string): string {
+  const start = doc.indexOf(startMark);
+  const end = doc.indexOf(endMark);
+  if (start >= 0 && end > start) return `${doc.slice(0, start)}${section.trimEnd()}${doc.slice(end + endMark.length)}`;
   const at = doc.indexOf('## What the figures mean');
   return at < 0 ? `${doc.trimEnd()}\n\n${section}` : `${doc.slice(0, at)}${section}\n${doc.slice(at)}`;
+}
+
+/** The doc with its backfill section replaced (or added before "What the figures mean"). */
+export function spliceBackfill(doc: string, section: string): string {
+  return spliceSection(doc, section, BACKFILL_START, BACKFILL_END);
 }
 
 const DOC = new URL('../docs/performance.md', import.meta.url);
@@ -79,7 +93,9 @@ interface Options {
   /** Simulated hours of the request-budget cell; 0 skips it. */
   readonly budgetHours: number;
   /** Run only this cell. */
-  readonly only?: 'swap' | 'pace' | 'fleet' | 'backfill';
+  readonly only?: 'swap' | 'pace' | 'fleet' | 'backfill' | 'restart';
+  /** The restart cell's page pace; undefined skips it. */
+  readonly restart?: { readonly msPerRow: number; readonly baseMs: number };
   readonly pace: PaceOptions;
   readonly noPace: boolean;
   readonly fleet?: FleetOptions;
@@ -133,6 +149,9 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
       'pace-ms-per-row': { type: 'string' },
       'pace-base-ms': { type: 'string' },
       'no-pace': { type: 'boolean', default: false },
+      'restart-ms-per-row': { type: 'string' },
+      'restart-base-ms': { type: 'string' },
+      'no-restart': { type: 'boolean', default: false },
       'node-option': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -146,7 +165,7 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
         return size;
       })
     : SIZES;
-  const cells = ['swap', 'pace', 'fleet', 'backfill'];
+  const cells = ['swap', 'pace', 'fleet', 'backfill', 'restart'];
   if (values.only !== undefined && !cells.includes(values.only)) {
     throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: ${cells.join(', ')})`);
   }
@@ -154,6 +173,9 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
   return {
     only: values.only as Options['only'],
     noPace: values['no-pace'],
+    ...(values['no-restart'] && values.only !== 'restart'
+      ? {}
+      : { restart: { msPerRow: nonNegative('restart-ms-per-row', values['restart-ms-per-row'], 10), baseMs: nonNegative('restart-base-ms', values['restart-base-ms'], 600) } }),
     pace: { msPerRow: nonNegative('pace-ms-per-row', values['pace-ms-per-row'], 23), baseMs: nonNegative('pace-base-ms', values['pace-base-ms'], 600), maxSeconds: 900 },
     fleet: values['no-fleet'] ? undefined : { ...FLEET_DEFAULTS, counts: fleetCounts, cpuSeconds: positive('fleet-seconds', values['fleet-seconds'], FLEET_DEFAULTS.cpuSeconds) },
     backfill: {
@@ -200,6 +222,18 @@ function machine(): Machine {
 
 const progress = (message: string) => console.error(`bench: ${message}`);
 
+/** The restart cell: the restarts at the pace cell's size, and the state file at the large size. */
+async function restartCell(pace: { readonly msPerRow: number; readonly baseMs: number }): Promise<RestartFigures> {
+  const runs = await benchRestarts({ ...pace, maxSeconds: 900 }, progress);
+  const large = sizeByName('large');
+  const state = large ? [await benchState(large, progress)] : [];
+  return { ...pace, runs, state };
+}
+
+function stateTable(f: RestartFigures) {
+  return { title: 'state file', head: ['size', 'series', 'bytes', 'write ms', 'CPU ms', 'longest block ms', 'start() ms', 'served ms'], numericFrom: 1, rows: f.state.map((x) => [x.size, String(x.series), String(x.fileBytes), x.writeMs.toFixed(0), x.writeCpuMs.toFixed(0), x.writeMaxBlockMs.toFixed(1), x.startMs.toFixed(0), x.restoredMs.toFixed(0)]) };
+}
+
 /** `--only swap`: each size's first poll and swaps, one line each (not written to the doc). */
 async function swapOnly(options: Options): Promise<void> {
   const results = [];
@@ -243,6 +277,17 @@ async function main(): Promise<void> {
     if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), fleet }, null, 2)}\n`);
     return;
   }
+  if (options.only === 'restart') {
+    const figures = await restartCell(options.restart ?? { msPerRow: 10, baseMs: 600 });
+    for (const line of restartLines(figures.runs)) console.log(line);
+    console.log(`${textTable(stateTable(figures))}\n`);
+    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), restart: figures }, null, 2)}\n`);
+    if (options.write) {
+      writeFileSync(DOC, spliceSection(readFileSync(DOC, 'utf8'), restartSection(figures, markdownTable), RESTART_START, RESTART_END));
+      console.log('wrote the restart section of docs/performance.md');
+    }
+    return;
+  }
   if (options.only === 'backfill') {
     const figures = await benchBackfill(options.backfill, progress);
     console.log(`${textTable(backfillTable(figures))}\n`);
@@ -268,7 +313,8 @@ async function main(): Promise<void> {
   const requestBudget =
     options.budgetHours > 0 && medium ? await measureRequestBudget({ knobs: medium.knobs, hours: options.budgetHours, maxWallSeconds: 1800 }, progress) : undefined;
   const backfill = options.backfill.run ? await benchBackfill(options.backfill, progress) : undefined;
-  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, pace, requestBudget, backfill, totalSeconds: (performance.now() - t0) / 1000 };
+  const restart = options.restart ? await restartCell(options.restart) : undefined;
+  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, pace, requestBudget, backfill, restart, totalSeconds: (performance.now() - t0) / 1000 };
 
   const m = result.machine;
   console.log(`cmdb-exporter benchmark — ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, ${m.date}\n`);
@@ -280,6 +326,7 @@ async function main(): Promise<void> {
   if (requestBudget) for (const table of requestBudgetTables(requestBudget)) console.log(`${textTable(table)}\n`);
   if (pace) for (const line of paceLines(pace)) console.log(line);
   if (backfill) console.log(`${textTable(backfillTable(backfill))}\n`);
+  if (restart) for (const line of restartLines(restart.runs)) console.log(line);
   for (const s of sizes) for (const w of s.warnings) console.log(`exporter log (${s.size}): ${w}`);
   const fleet = options.fleet ? await benchFleet(options.fleet, progress) : undefined;
   if (fleet) console.log(`${fleetLines(fleet).join('\n')}\n`);

@@ -92,11 +92,11 @@ export async function start(opts: StartOptions): Promise<App> {
     initialJitterMs: opts.initialJitterMs,
     nowMs,
   });
-  // State is kept for the daemon only: --once polls by hand and leaves the directory alone.
+  // --storage.path (src/persist/); --once starts without it (src/main.ts).
   const storage =
-    config.storagePath !== undefined && opts.schedule !== false
-      ? await Storage.open({ dir: config.storagePath, logger, now, instruments: createStateInstruments(registry, () => store.restoredAges(now())) })
-      : undefined;
+    config.storagePath === undefined
+      ? undefined
+      : await Storage.open({ dir: config.storagePath, logger, now, instruments: createStateInstruments(registry, () => store.restoredAges(now())) });
   const stacks = new Stacks({
     instruments,
     store,
