@@ -20,22 +20,19 @@ import { historySettingsOf, type CmdbClient } from './cmdb/client.js';
 import { clientStateFrom } from './cmdb/client-state.js';
 import { ConnectorHistoryReader } from './cmdb/connector-history.js';
 import type { StackConfig } from './config/types.js';
-import { JsonList } from './persist/json-pieces.js';
 import type { Logger } from './logger.js';
 import type { RestoredState, SendsRead, Storage } from './persist/storage.js';
 import { pollerStateFrom } from './scheduler/poller-state.js';
 import { runnerStateFrom, type RestoredEndpoint } from './scheduler/runner-state.js';
 import type { StackPoller } from './scheduler/stack-poller.js';
 import type { SnapshotStore } from './store/snapshot-store.js';
-import { sampleToJson, storeStateFrom, type StoredEndpoint } from './store/store-state.js';
+import { storeStateFrom, type StoredEndpoint } from './store/store-state.js';
 import type { Carried } from './stacks.js';
 
 /** The parts of a running stack's state file. */
 export function stackParts(name: string, client: CmdbClient, poller: StackPoller, store: SnapshotStore): Record<string, unknown> {
-  const held = store.exportStack(name);
   return {
-    // Samples are written element by element ([name, labels, value]), in slices.
-    store: held && { ...held, endpoints: held.endpoints.map((e) => ({ ...e, samples: new JsonList(e.samples, sampleToJson) })) },
+    store: store.exportStack(name),
     runner: poller.runner.exportState(),
     poller: poller.exportState(),
     client: client.exportState(),

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { ConnectorRunSchema, type ConnectorRun } from '../api/schemas.js';
+import type { JsonList } from '../json-list.js';
 
 export const HISTORY_STATE_VERSION = 1;
 
@@ -12,8 +13,8 @@ export interface HistoryReaderState {
   readonly v: typeof HISTORY_STATE_VERSION;
   /** The zone the rows' times were read in: rows read in another zone are not restored. */
   readonly timeZone: string;
-  /** The newest row per key, reduced by runForDisk (no free text). */
-  readonly runs: readonly ConnectorRun[];
+  /** The newest row per key, written reduced by runForDisk (no free text): a JsonList when made, an array when read. */
+  readonly runs: JsonList<ConnectorRun> | readonly ConnectorRun[];
   /** Unix seconds of the last full scan: the next one is due connectorFullScanInterval after it. */
   readonly lastFullScanAt?: number;
   /** Incremental reads off until then (unix seconds), after repeated unsorted pages. */

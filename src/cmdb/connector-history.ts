@@ -31,6 +31,7 @@
  * arrives (scan-reducers.ts) and only the kept rows survive it.
  */
 import { NewestRuns, runForDisk } from '../api/connector-runs.js';
+import { JsonList } from '../json-list.js';
 import type { PageFields } from '../api/endpoints.js';
 import type { ConnectorRun } from '../api/schemas.js';
 import { HISTORY_STATE_VERSION, HistoryReaderStateSchema, type HistoryReaderState } from './connector-history-state.js';
@@ -174,7 +175,8 @@ export class ConnectorHistoryReader {
     return {
       v: HISTORY_STATE_VERSION,
       timeZone: this.settings.timeZone,
-      runs: this.held.runs().map(runForDisk),
+      // Reduced as they are written, a slice at a time (JsonList): not all 10,000 at once here.
+      runs: new JsonList(this.held.runs(), runForDisk),
       lastFullScanAt: this.lastFullScanAt,
       ...(this.offUntil === undefined ? {} : { offUntil: this.offUntil }),
       unsortedStreak: this.unsortedStreak,

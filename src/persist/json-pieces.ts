@@ -1,25 +1,19 @@
 /**
  * JSON text made in pieces, the event loop free between them: a large stack's state holds some
- * 200,000 series, and one JSON.stringify of it would hold the loop for a few hundred ms. Arrays
- * longer than SLICE are written SLICE elements at a time, with a turn of the event loop after each.
+ * 200,000 series, and one JSON.stringify of it would hold the loop for a few hundred ms. Arrays and
+ * JsonLists (src/json-list.ts) longer than SLICE are written SLICE elements at a time, with a turn of
+ * the event loop after each.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { JsonList } from '../json-list.js';
 
-/** Elements of a large array stringified per piece. */
-export const SLICE = 2000;
+export { JsonList };
 
-/** A list written element by element through `encode` (e.g. a sample as `[name, labels, value]`). */
-export class JsonList<T> {
-  constructor(
-    readonly items: readonly T[],
-    readonly encode: (item: T) => unknown,
-  ) {}
-
-  /** Stringified whole (inside a value too small to be written in slices), it is still the encoded list. */
-  toJSON(): unknown[] {
-    return this.items.map(this.encode);
-  }
-}
+/**
+ * Elements of a large array stringified per piece: 500 connector rows are some 400 KB of JSON, a few
+ * ms to stringify, and 500 samples less.
+ */
+export const SLICE = 500;
 
 function isPlainObject(x: unknown): x is Record<string, unknown> {
   return typeof x === 'object' && x !== null && !Array.isArray(x) && !(x instanceof JsonList);

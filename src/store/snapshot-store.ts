@@ -28,7 +28,8 @@ import type { Logger } from '../logger.js';
 import { daysUntilExpiry } from '../time.js';
 import { formatLabels, renderFamily, type Series } from './exposition.js';
 import { header, joinSmall, renderLines, sameLines, sortedByLabels, SLICE, type FamilyLines } from './lines.js';
-import { STORE_STATE_VERSION, type StoredEndpoint, type StoreState } from './store-state.js';
+import { JsonList } from '../json-list.js';
+import { sampleToJson, STORE_STATE_VERSION, type StoredEndpoint, type StoreState } from './store-state.js';
 
 export interface EndpointSettings {
   readonly intervalSeconds: number;
@@ -196,14 +197,15 @@ export class SnapshotStore {
   /**
    * What a restart keeps of `stack` (--storage.path): each endpoint's series, up, forbidden and last
    * success as served now (an update still being prepared is not in it). The sample arrays are the
-   * store's own: they are replaced whole, never changed, so they stay as they were while written.
+   * store's own: they are replaced whole, never changed, so they stay as they were while written;
+   * each sample is encoded as it is written (JsonList, sampleToJson).
    */
   exportStack(stack: string): StoreState | undefined {
     const state = this.stacks.get(stack);
     if (!state) return undefined;
-    const endpoints = [...state.endpoints].map(([endpoint, s]): StoredEndpoint => {
+    const endpoints = [...state.endpoints].map(([endpoint, s]): StoreState['endpoints'][number] => {
       const { up, forbidden, lastSuccess, samples } = s;
-      return { endpoint, samples, ...(up === undefined ? {} : { up }), ...(forbidden === undefined ? {} : { forbidden }), ...(lastSuccess === undefined ? {} : { lastSuccess }) };
+      return { endpoint, samples: new JsonList(samples, sampleToJson), ...(up === undefined ? {} : { up }), ...(forbidden === undefined ? {} : { forbidden }), ...(lastSuccess === undefined ? {} : { lastSuccess }) };
     });
     return { v: STORE_STATE_VERSION, endpoints };
   }

@@ -10,6 +10,7 @@
  */
 import { DATA_ENDPOINTS, type DataEndpoint } from '../api/endpoints.js';
 import { FAMILIES } from '../metrics/catalogue.js';
+import type { JsonList } from '../json-list.js';
 import type { Labels, Sample } from '../metrics/sample.js';
 
 export const STORE_STATE_VERSION = 1;
@@ -22,9 +23,10 @@ export interface StoredEndpoint {
   readonly samples: readonly Sample[];
 }
 
+/** As exportStack makes it: the samples encoded as they are written. */
 export interface StoreState {
   readonly v: typeof STORE_STATE_VERSION;
-  readonly endpoints: readonly StoredEndpoint[];
+  readonly endpoints: ReadonlyArray<Omit<StoredEndpoint, 'samples'> & { readonly samples: JsonList<Sample> }>;
 }
 
 export type SampleJson = [name: string, labels: Labels, value: number | string];
