@@ -2,9 +2,11 @@
  * `--fill-gaps`: where, inside the range, are this exporter's series missing in the Prometheus
  * that scrapes it? A stack is covered at a time when its target was scraped (`up` of the job and
  * instance is 1) and the stack's CMDB answered (its `cmdb_endpoint_up`, the exporter's own, is 1 for
- * some endpoint); elsewhere it is a gap. Asked at the scrape interval with `last_over_time(…[interval])`,
- * so a point says whether a sample fell in the interval before it (no 5-minute look-back blurs the
- * edges). A gap of a scrape interval or two (a missed scrape, a slow poll) is not a gap.
+ * some endpoint), or when a backfill already wrote it (a backfilled family of the stack has a
+ * sample within a step); elsewhere it is a gap. Asked at the scrape interval with
+ * `last_over_time(…[interval])`, so a point says whether a sample fell in the interval before it
+ * (no 5-minute look-back blurs the edges). A gap of a scrape interval or two (a missed scrape, a
+ * slow poll) is not a gap.
  */
 import { promString, type PrometheusApi } from './prometheus-api.js';
 
@@ -16,19 +18,22 @@ export type Gap = readonly [number, number];
 
 /**
  * The gaps of [from, to] given the covered points (ascending unix seconds, `interval` apart when
- * nothing is missing): each from just after the covered point before it to just before the one
- * after it, the range's ends standing in for points at its edges. Runs of up to
- * TOLERATED_MISSED_SCRAPES missing points are not gaps.
+ * nothing is missing): each from just after the last sample before it to just before the covered
+ * point after it, the range's ends standing in for points at its edges. A point covers `reach(t)`
+ * seconds before it (the window it was asked with), so that is where the last sample may lie.
+ * Runs of up to TOLERATED_MISSED_SCRAPES missing points are not gaps.
  */
-export function findGaps(covered: readonly number[], from: number, to: number, interval: number): Gap[] {
+export function findGaps(covered: readonly number[], from: number, to: number, interval: number, reach: (t: number) => number = () => interval): Gap[] {
   const longest = (TOLERATED_MISSED_SCRAPES + 1) * interval;
   const gaps: Gap[] = [];
   const points = covered.filter((t) => t >= from && t <= to);
   // The range's edges count as covered only when a point is near them.
-  let prev = from - interval;
+  let prev: number | undefined;
+  let last = from - interval;
   for (const t of [...points, to + interval]) {
-    if (t - prev > longest) gaps.push([Math.max(from, prev + 1), Math.min(to, t - 1)]);
+    if (t - last > longest) gaps.push([Math.max(from, prev === undefined ? from : prev - reach(prev) + 1), Math.min(to, t - 1)]);
     prev = t;
+    last = t;
   }
   return gaps;
 }
@@ -52,14 +57,26 @@ export async function scrapeIntervalOf(api: PrometheusApi, job: string, instance
   return { seconds: 60, from: 'nothing to go by: assumed' };
 }
 
-/** The covered points of one stack: up is 1 and some cmdb_endpoint_up of the stack is 1. */
-export async function coveredPoints(api: PrometheusApi, q: { job: string; instance: string; stack: string; from: number; to: number; interval: number }): Promise<number[]> {
+/** Families every backfill of a stack writes one of (whichever endpoints it reads). */
+const BACKFILL_MARKERS = 'cmdb_assets|cmdb_connector_info|cmdb_ingestion_runs|cmdb_action_info|cmdb_record_changes';
+
+/**
+ * The gaps of one stack: covered where up is 1 and some cmdb_endpoint_up of the stack is 1 (a
+ * point looking back one scrape interval), or where a backfilled family of the stack has a sample
+ * (looking back `backfillStep`, the spacing of backfilled samples).
+ */
+export async function stackGaps(api: PrometheusApi, q: { job: string; instance: string; stack: string; from: number; to: number; interval: number; backfillStep: number }): Promise<Gap[]> {
   const target = `job=${promString(q.job)},instance=${promString(q.instance)}`;
+  const stack = `stack=${promString(q.stack)}`;
   const w = `${q.interval}s`;
-  const expr = `(max(last_over_time(cmdb_endpoint_up{${target},stack=${promString(q.stack)}}[${w}])) == 1) and on() (max(last_over_time(up{${target}}[${w}])) == 1)`;
+  const reach = Math.max(q.interval, q.backfillStep);
+  const scrapedExpr = `(max(last_over_time(cmdb_endpoint_up{${target},${stack}}[${w}])) == 1) and on() (max(last_over_time(up{${target}}[${w}])) == 1)`;
+  const backfilledExpr = `count(last_over_time({__name__=~${promString(BACKFILL_MARKERS)},${target},${stack}}[${reach}s])) > 0`;
   const start = Math.floor(q.from / q.interval) * q.interval;
-  const series = await api.queryRange(expr, start, q.to, q.interval);
-  return (series[0]?.values ?? []).map((v) => Number(v[0])).sort((a, b) => a - b);
+  const points = async (expr: string) => ((await api.queryRange(expr, start, q.to, q.interval))[0]?.values ?? []).map((v) => Number(v[0]));
+  const scraped = new Set(await points(scrapedExpr));
+  const covered = [...new Set([...scraped, ...(await points(backfilledExpr))])].sort((a, b) => a - b);
+  return findGaps(covered, q.from, q.to, q.interval, (t) => (scraped.has(t) ? q.interval : reach));
 }
 
 const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z');

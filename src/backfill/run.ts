@@ -9,14 +9,14 @@ import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import { AnswerJournal } from './answers.js';
 import { BlocksSink } from './blocks.js';
-import { coveredPoints, findGaps, formatGap, scrapeIntervalOf, TOLERATED_MISSED_SCRAPES } from './gaps.js';
+import { formatGap, scrapeIntervalOf, stackGaps, TOLERATED_MISSED_SCRAPES } from './gaps.js';
 import { liveInstances } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import type { PrometheusApi } from './prometheus-api.js';
 import { daysOf, readStacks } from './read.js';
 import { RemoteWriteClient, shownUrl, type RemoteWriteSettings } from './remote-write.js';
 import { RemoteWriteSink } from './remote-write-sink.js';
-import { replayStack } from './replay.js';
+import { MAX_DEFAULT_STEP_SECONDS, replayStack } from './replay.js';
 import { BackfillState, type Fingerprint } from './state.js';
 import { stopOnSignals, type StopSignals } from './stop.js';
 import { describeMissing, rangeText } from './summary.js';
@@ -242,8 +242,8 @@ async function rangesOf(o: SessionOptions, state: BackfillState, instances: Read
     }
     const instance = instances.get(stack.name) as string;
     const interval = await scrapeIntervalOf(o.prometheus, o.job, instance, [o.now, o.range.to]);
-    const covered = await coveredPoints(o.prometheus, { job: o.job, instance, stack: stack.name, from: o.range.from, to: o.range.to, interval: interval.seconds });
-    const gaps = findGaps(covered, o.range.from, o.range.to, interval.seconds);
+    const backfillStep = o.range.step ?? MAX_DEFAULT_STEP_SECONDS;
+    const gaps = await stackGaps(o.prometheus, { job: o.job, instance, stack: stack.name, from: o.range.from, to: o.range.to, interval: interval.seconds, backfillStep });
     say(
       `gaps of stack ${stack.name} (job ${o.job}, instance ${instance}) in ${o.prometheus.url}, scrape interval ${formatDuration(interval.seconds)} (${interval.from}); holes of ${TOLERATED_MISSED_SCRAPES} missed scrapes or fewer are not gaps:` +
         (gaps.length === 0 ? ' none' : gaps.map((g) => `\n  ${formatGap(g, formatDuration)}`).join('')),
