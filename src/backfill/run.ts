@@ -8,12 +8,13 @@ import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import { AnswerJournal } from './answers.js';
+import type { StackHistory } from './history.js';
 import { BlocksSink } from './blocks.js';
 import { formatGap, scrapeIntervalOf, stackGaps, TOLERATED_MISSED_SCRAPES } from './gaps.js';
 import { liveInstances } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import type { PrometheusApi } from './prometheus-api.js';
-import { daysOf, readStacks } from './read.js';
+import { daysOf, readStacks, type ReadAll } from './read.js';
 import { RemoteWriteClient, shownUrl, type RemoteWriteSettings } from './remote-write.js';
 import { RemoteWriteSink } from './remote-write-sink.js';
 import { MAX_DEFAULT_STEP_SECONDS, replayStack } from './replay.js';
@@ -88,6 +89,18 @@ async function session(o: SessionOptions, stop: StopSignals, say: (t: string) =>
   }
 }
 
+interface Context {
+  readonly o: SessionOptions;
+  readonly sink: Sink;
+  readonly stop: StopSignals;
+  readonly say: (t: string) => void;
+  readonly err: (t: string) => void;
+  /** The same command, to continue. */
+  readonly again: string;
+  readonly state: BackfillState;
+  readonly journal: AnswerJournal;
+}
+
 async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string): Promise<number> {
   const state = BackfillState.open(o.out, o.fingerprint);
   const journal = new AnswerJournal(o.out);
@@ -97,13 +110,11 @@ async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say
     return 0;
   }
   if (state.resumed) say(`continuing the backfill in ${o.out}: ${journal.size} answers read and ${state.totals().windows} windows written before`);
+  const c: Context = { o, sink, stop, say, err, again, state, journal };
 
   const instances = await instanceLabels(o, state, say);
   const ranges = await rangesOf(o, state, instances, say);
-  state.plan(
-    Object.fromEntries(ranges),
-    Object.fromEntries([...instances].map(([s, i]) => [`instance/${s}`, i])),
-  );
+  state.plan(Object.fromEntries(ranges), Object.fromEntries([...instances].map(([s, i]) => [`instance/${s}`, i])));
   state.save();
   const stacks = o.stacks.filter((s) => (ranges.get(s.name) ?? []).length > 0);
   if (stacks.length === 0) {
@@ -112,26 +123,27 @@ async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say
     journal.remove();
     return 0;
   }
+  const span = (name: string) => {
+    const r = ranges.get(name) ?? [];
+    return { from: Math.min(...r.map((x) => x[0])), to: Math.max(...r.map((x) => x[1])), days: daysOf(r).length };
+  };
+  const plans = stacks.map((s) => planStack(s, span(s.name).from, span(s.name).to, span(s.name).days));
+  for (const p of plans) say(formatPlan(p, span(p.stack)));
 
-  const plans = stacks.map((s) => {
-    const r = ranges.get(s.name) ?? [];
-    return planStack(s, Math.min(...r.map((x) => x[0])), Math.max(...r.map((x) => x[1])), daysOf(r).length);
-  });
-  for (const p of plans) say(formatPlan(p, { from: Math.min(...(ranges.get(p.stack) ?? []).map((x) => x[0])), to: Math.max(...(ranges.get(p.stack) ?? []).map((x) => x[1])) }));
-
-  let read;
+  let read: ReadAll;
   try {
     read = await readStacks({ stacks, ranges, plans, journal, logger: o.logger, scrubber: o.scrubber, signal: stop.signal, progressOut: o.stderr });
   } catch (e) {
     if (!stop.signal.aborted) throw e;
-    say(
-      `stopped (${stop.why}) while reading: ${journal.readThisRun} answers read by this run and ${journal.size - journal.readThisRun} before are kept in ${journal.path}` +
-        ` (${(e as { requests?: number }).requests ?? 0} requests sent); nothing was written by this run.\nto continue: ${again}`,
-    );
+    say(stoppedReading(c, (e as { requests?: number }).requests ?? 0));
     return 130;
   }
+  return writeAndReport(c, stacks, ranges, instances, read);
+}
 
-  const missing = new Map<string, MissingUnit[]>(stacks.map((s, i) => [s.name, [...(read.histories[i]?.missing ?? [])]]));
+async function writeAndReport(c: Context, stacks: readonly StackConfig[], ranges: ReadonlyMap<string, Ranges>, instances: ReadonlyMap<string, string>, read: ReadAll): Promise<number> {
+  const { o, state, journal, say, again } = c;
+  const missing = new Map<string, readonly MissingUnit[]>(stacks.map((s, i) => [s.name, read.histories[i]?.missing ?? []]));
   const missingNow = new Set([...missing].flatMap(([stack, units]) => units.map((u) => `${stack}:${u.key}`)));
   let result: WriteResult;
   try {
@@ -141,26 +153,24 @@ async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say
         ranges: ranges.get(stack.name) ?? [],
         replays: replayStack({
           stack,
-          history: read.histories[i] as NonNullable<(typeof read.histories)[number]>,
+          history: read.histories[i] as StackHistory,
           step: o.range.step,
           targetLabels: { job: o.job, instance: instances.get(stack.name) as string },
           debug: (msg, fields) => o.logger.debug({ stack: stack.name, ...fields }, msg),
         }),
       })),
-      sink,
+      sink: c.sink,
       state,
       missingNow,
-      stopping: stop.signal,
+      stopping: c.stop.signal,
       progressOut: o.stderr,
     });
   } catch (e) {
-    err(`writing failed: ${o.scrubber.scrub((e as Error).message)}`);
-    say(`${writtenLine(state, sink, undefined)}\nto continue (after fixing the cause): ${again}`);
+    c.err(`writing failed: ${o.scrubber.scrub((e as Error).message)}`);
+    say(`${writtenLine(state, c.sink, undefined)}\nto continue (after fixing the cause): ${again}`);
     return 1;
   }
-
-  const lines = [`requests: ${read.requests} in ${formatDuration(Math.round(read.seconds))} (answers: ${journal.readThisRun} read by this run, ${journal.size - journal.readThisRun} from earlier runs)`];
-  lines.push(writtenLine(state, sink, result));
+  const lines = [`requests: ${read.requests} in ${formatDuration(Math.round(read.seconds))} (answers: ${journal.readThisRun} read by this run, ${journal.size - journal.readThisRun} from earlier runs)`, writtenLine(state, c.sink, result)];
   const missingLines = stacks.flatMap((s) => describeMissing(s.name, missing.get(s.name) ?? [], rangeText(ranges.get(s.name) ?? [])));
   if (missingLines.length > 0) lines.push('missing (no samples where the CMDB did not answer; run the same command again to read only these):', ...missingLines.map((l) => `  ${l}`));
   for (const [i, s] of stacks.entries()) {
@@ -168,18 +178,24 @@ async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say
     if (stopped) lines.push(`stack ${s.name}: reading stopped early: ${stopped.why}. ${stopped.hint}`);
   }
   if (result.stopped) {
-    lines.push(`stopped (${stop.why}) while writing: the windows written are recorded in ${state.path}.`, `to continue: ${again}`);
-    say(lines.join('\n'));
+    say([...lines, `stopped (${c.stop.why}) while writing: the windows written are recorded in ${state.path}.`, `to continue: ${again}`].join('\n'));
     return 130;
   }
   const complete = missingLines.length === 0;
   state.finish(complete);
   if (complete) journal.remove();
-  const totals = state.totals();
-  lines.push(totals.samples === 0 ? 'nothing was written: there are no samples for the range (see what is missing above)' : nextStep(o));
+  lines.push(state.totals().samples === 0 ? 'nothing was written: there are no samples for the range (see what is missing above)' : nextStep(o));
   if (!complete) lines.push(`to read what is missing: ${again}`);
   say(lines.join('\n'));
   return complete ? 0 : 1;
+}
+
+function stoppedReading(c: Context, requests: number): string {
+  const { journal } = c;
+  return (
+    `stopped (${c.stop.why}) while reading: ${journal.readThisRun} answers read by this run and ${journal.size - journal.readThisRun} before are kept in ${journal.path}` +
+    ` (${requests} requests sent); nothing was written by this run.\nto continue: ${c.again}`
+  );
 }
 
 function writtenLine(state: BackfillState, sink: Sink, result: WriteResult | undefined): string {
