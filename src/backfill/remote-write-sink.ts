@@ -8,7 +8,7 @@
 import { BACKFILLED_FAMILIES, type Line } from './replay.js';
 import { RemoteWriteError, type RemoteWriteClient } from './remote-write.js';
 import { encodeLabels, writeRequestBody, type SeriesSamples } from './write-request.js';
-import type { PassOptions, Sink, SinkWindow } from './write.js';
+import { sourceOf, type PassOptions, type Sink, type SinkWindow } from './write.js';
 
 /** Requests in flight at once: enough to keep a receiver busy while the next is encoded. */
 export const REMOTE_WRITE_CONCURRENCY = 4;
@@ -106,10 +106,10 @@ export class RemoteWriteSink implements Sink {
   open(_start: number, pass: PassOptions): SinkWindow {
     let series = new Map<string, SeriesBuffer>();
     return {
-      add: (line, source, t) => {
+      add: (line, stack, t) => {
         let s = series.get(line.key);
         if (!s) {
-          s = { labels: this.labelsOf(line), source, timestamps: [], values: [] };
+          s = { labels: this.labelsOf(line), source: sourceOf(stack, line), timestamps: [], values: [] };
           series.set(line.key, s);
         }
         s.timestamps.push(t * 1000);

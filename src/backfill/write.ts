@@ -38,8 +38,8 @@ export interface PassOptions {
 }
 
 export interface SinkWindow {
-  /** One sample of the line at `t` (unix seconds); `source` is the line's stack-qualified unit. */
-  add(line: Line, source: string, t: number): void;
+  /** One sample of `stack`'s line at `t` (unix seconds); `sourceOf` names its unit (`stack:key`) when asked. */
+  add(line: Line, stack: string, t: number): void;
   /**
    * Writes what was added. Resolves when the sink can take the next window, with `safe` settling
    * once the window's samples are in the target (rejecting when they could not be written).
@@ -107,6 +107,9 @@ function wanted(fill: ReadonlySet<string>, source: string): boolean {
   return m !== null && fill.has(`${m[1]}:actions`);
 }
 
+/** The unit a line comes from, qualified with its stack: `prod:counts/2026-11-03`. */
+export const sourceOf = (stack: string, line: Line) => `${stack}:${line.source}`;
+
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function writeWindows(opts: {
@@ -162,10 +165,9 @@ export async function writeWindows(opts: {
                 continue;
               }
               const sink = window;
-              replay.linesAt(t, (line) => {
-                const source = `${s.stack}:${line.source}`;
-                if (pass === undefined || wanted(pass as ReadonlySet<string>, source)) sink.add(line, source, t);
-              });
+              // A full pass writes every line; a pass for units read later only theirs.
+              if (pass === undefined) replay.linesAt(t, (line) => sink.add(line, s.stack, t));
+              else replay.linesAt(t, (line) => wanted(pass as ReadonlySet<string>, sourceOf(s.stack, line)) && sink.add(line, s.stack, t));
             }
           }
         }

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StackHistory } from '../../src/backfill/history.js';
 import { replayStack, type Line } from '../../src/backfill/replay.js';
 import { BackfillState } from '../../src/backfill/state.js';
-import { missingFor, WINDOW_SECONDS, windowsOf, writeWindows, type PassOptions, type Sink } from '../../src/backfill/write.js';
+import { missingFor, sourceOf, WINDOW_SECONDS, windowsOf, writeWindows, type PassOptions, type Sink } from '../../src/backfill/write.js';
 import type { MetricsRecord } from '../../src/api/schemas.js';
 import { Sink as TextSink } from '../helpers/backfill.js';
 import { testStack } from '../helpers/stack.js';
@@ -42,7 +42,7 @@ class RecordingSink implements Sink {
     this.passes.push({ window, skip: [...pass.skipChunks] });
     const lines: Written[] = [];
     return {
-      add: (line: Line, source: string, t: number) => void lines.push({ window, source, key: line.key, t }),
+      add: (line: Line, stack: string, t: number) => void lines.push({ window, source: sourceOf(stack, line), key: line.key, t }),
       discard: () => undefined,
       finish: async () => {
         this.written.push(...lines);
