@@ -62,7 +62,7 @@ export async function benchPace(opts: PaceOptions, progress: (line: string) => v
     let firstDataSeconds: number | undefined;
     let firstError: string | undefined;
     try {
-      await client.get('connector', undefined, deadline);
+      await client.get('connector', undefined, { signal: deadline });
       firstDataSeconds = (performance.now() - t0) / 1000;
     } catch (err) {
       firstError = deadline.aborted ? `no data within ${opts.maxSeconds} s` : (err as Error).message;

@@ -8,6 +8,7 @@
  * GET /CMDB/v2/system/data-ingestion/run, which on the real service starts a full ingestion.
  */
 import type { z } from 'zod';
+import type { RequestContext } from './request-context.js';
 import {
   ActionJobListSchema,
   ActionPageSchema,
@@ -202,10 +203,11 @@ export type InputOf<E extends DataEndpoint> = Descriptor<E>['fanOut'] extends 'e
 
 export type EndpointInputs = { [E in DataEndpoint]: InputOf<E> };
 
-/** The request arguments of `get`: the id for per-id endpoints, then an abort signal. */
+/** The request arguments of `get`: the id for per-id endpoints, then what bounds the request (its signal and deadline). */
 export type GetArgs<E extends DataEndpoint> = ArgOf<E> extends string
-  ? [id: string, signal?: AbortSignal]
-  : [id?: undefined, signal?: AbortSignal];
+  ? [id: string, ctx?: RequestContext]
+  : [id?: undefined, ctx?: RequestContext];
+
 
 /** A read of the connector run history: `changed` false when `runs` are those the previous read returned. */
 export interface ConnectorHistoryRead {
@@ -217,7 +219,7 @@ export interface ConnectorHistoryRead {
 export interface CmdbApi {
   get<E extends DataEndpoint>(endpoint: E, ...args: GetArgs<E>): Promise<ResultOf<E>>;
   /** The connector history with whether it changed since the last read; without it, `get('connector')` counts as changed. */
-  readConnectors?(signal?: AbortSignal): Promise<ConnectorHistoryRead>;
+  readConnectors?(ctx?: RequestContext): Promise<ConnectorHistoryRead>;
   /** Seconds since the connector read last moved (a page arrived, or it began), on the client's clock; undefined when none runs. */
   connectorIdleSeconds?(): number | undefined;
   /** Seconds a connector read may go without progress before it counts as stuck. */

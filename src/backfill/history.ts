@@ -106,7 +106,7 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
   const days = new Map<number, MetricsRecord>();
   if (!disabled.has('metrics_data')) {
     for (const day of dayKeys(from, to)) {
-      const record = await attempt('metrics_data', `counts of ${day.text}`, () => client.getMetricsDay(day.text, signal));
+      const record = await attempt('metrics_data', `counts of ${day.text}`, () => client.getMetricsDay(day.text, { signal }));
       if (record) days.set(day.start, record);
       // One day failing loses that day only; the whole endpoint failing every day is reported once.
     }
@@ -124,20 +124,20 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
           progress.grow(1);
           progress.step('connector page');
         }
-      }, signal),
+      }, { signal }),
     );
     if (pages !== undefined) connectorRows = kept.rows();
   }
 
-  const ingestionRuns = disabled.has('data_ingestion') ? undefined : await attempt('data_ingestion', 'ingestion run list', () => client.get('data_ingestion', undefined, signal));
+  const ingestionRuns = disabled.has('data_ingestion') ? undefined : await attempt('data_ingestion', 'ingestion run list', () => client.get('data_ingestion', undefined, { signal }));
 
   const actionJobs = new Map<string, ActionJob[]>();
-  const actions = disabled.has('actions') ? undefined : await attempt('actions', 'Action list', () => client.get('actions', undefined, signal));
+  const actions = disabled.has('actions') ? undefined : await attempt('actions', 'Action list', () => client.get('actions', undefined, { signal }));
   if (actions && !disabled.has('action_jobs')) {
     const ids = new Set(actions.map((a) => a.actionId));
     progress.grow(ids.size);
     for (const id of ids) {
-      const jobs = await attempt('action_jobs', `jobs of Action ${id}`, () => client.get('action_jobs', id, signal));
+      const jobs = await attempt('action_jobs', `jobs of Action ${id}`, () => client.get('action_jobs', id, { signal }));
       if (jobs) actionJobs.set(id, jobs);
     }
   }
@@ -149,7 +149,7 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
   ] as const) {
     if (disabled.has(endpoint)) continue;
     for (const name of names) {
-      const entries = await attempt(endpoint, `change history of ${type} ${name}`, () => client.get(endpoint, name, signal));
+      const entries = await attempt(endpoint, `change history of ${type} ${name}`, () => client.get(endpoint, name, { signal }));
       if (entries) changes[type].set(name, entries);
     }
   }

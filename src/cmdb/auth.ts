@@ -155,7 +155,7 @@ export class FetchedToken implements TokenProvider {
       outcome = await transport.send(
         { endpoint: 'access_token', method: 'POST', path: TOKEN_PATH, headers: jsonHeaders(stack.userAgent), body },
         decodeToken,
-        lifetime,
+        { signal: lifetime },
       );
     } catch (err) {
       // A 2xx that is not a token response at all: counted invalid_body per request, rejected per fetch.

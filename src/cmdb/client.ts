@@ -15,6 +15,7 @@ import { PageReducer, type PageAnswer } from './page-reducer.js';
 import { descriptor, pathsOf, type CmdbApi, type ConnectorHistoryRead, type DataEndpoint, type GetArgs, type PageFields, type PagedEndpoint, type ResultOf } from '../api/endpoints.js';
 import type { z } from 'zod';
 import type { Reply } from './attempt.js';
+import type { RequestContext } from '../api/request-context.js';
 import { FetchedToken, PreIssuedToken, jsonHeaders, type TokenProvider, type TokenState } from './auth.js';
 import { jsonDecoder } from './body.js';
 import type { BudgetState } from './budget.js';
@@ -264,11 +265,11 @@ export class CmdbClient implements CmdbApi {
    * GET one endpoint (every page of a paged list; the given id of a per-id endpoint) and return its
    * validated result. How to ask is the endpoint's descriptor in src/api/endpoints.ts.
    */
-  async get<E extends DataEndpoint>(endpoint: E, ...[id, signal]: GetArgs<E>): Promise<ResultOf<E>> {
+  async get<E extends DataEndpoint>(endpoint: E, ...[id, ctx]: GetArgs<E>): Promise<ResultOf<E>> {
     const d = descriptor(endpoint);
-    if (endpoint === 'connector') return (await this.readConnectors(signal)).runs as ResultOf<E>;
+    if (endpoint === 'connector') return (await this.readConnectors(ctx)).runs as ResultOf<E>;
     if (d.kind === 'paged') {
-      const rows = await this.readPages(endpoint as PagedEndpoint, signal);
+      const rows = await this.readPages(endpoint as PagedEndpoint, ctx);
       if (endpoint === 'actions') this.seen.actions = rows.length;
       this.publishPlan();
       return rows as ResultOf<E>;
@@ -279,15 +280,15 @@ export class CmdbClient implements CmdbApi {
     const query = 'idInQuery' in d && d.idInQuery && id !== undefined ? `id=${encodeURIComponent(id)}` : undefined;
     const schema = d.schema as z.ZodType<unknown>;
     const extract = d.extract as (body: unknown) => ResultOf<E>;
-    const result = await this.lookup(endpoint, paths, jsonDecoder(schema), query, signal);
+    const result = await this.lookup(endpoint, paths, jsonDecoder(schema), query, ctx);
     if (result.found) return extract(result.value);
     if ('notFoundIsEmpty' in d && d.notFoundIsEmpty) return [] as ResultOf<E>;
     throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
   }
 
   /** The connector history and whether it changed since the previous read. */
-  async readConnectors(signal?: AbortSignal): Promise<ConnectorHistoryRead> {
-    const read = await this.readConnectorHistory(signal);
+  async readConnectors(ctx?: RequestContext): Promise<ConnectorHistoryRead> {
+    const read = await this.readConnectorHistory(ctx);
     this.publishPlan();
     return read;
   }
@@ -307,9 +308,9 @@ export class CmdbClient implements CmdbApi {
    * The asset and user counts of one past day (`…/metrics/data?date=yyyy-mm-dd`): the daemon never
    * asks for a date, a backfill asks once per day of its range.
    */
-  async getMetricsDay(day: string, signal?: AbortSignal): Promise<MetricsRecord> {
+  async getMetricsDay(day: string, ctx?: RequestContext): Promise<MetricsRecord> {
     const [path = ''] = pathsOf('metrics_data');
-    const result = await this.lookup('metrics_data', [path], jsonDecoder(MetricsRecordSchema), `date=${encodeURIComponent(day)}`, signal);
+    const result = await this.lookup('metrics_data', [path], jsonDecoder(MetricsRecordSchema), `date=${encodeURIComponent(day)}`, ctx);
     if (result.found) return result.value;
     throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
   }
@@ -319,12 +320,12 @@ export class CmdbClient implements CmdbApi {
    * validated), handed to `visit` page by page: a backfill needs the old runs that the daemon's
    * read drops. Returns the number of pages read.
    */
-  async scanConnectorHistory(visit: (rows: ConnectorRun[]) => void, signal?: AbortSignal): Promise<number> {
+  async scanConnectorHistory(visit: (rows: ConnectorRun[]) => void, ctx?: RequestContext): Promise<number> {
     const [path = ''] = pathsOf('connector');
     const { connectorPageSize: size, maxPages } = this.stack.paging;
     const decode = jsonDecoder(ConnectorPageSchema);
     for (let page = 0; ; page++) {
-      const result = await this.lookup('connector', [path], decode, pageQuery(page, size, this.stack.connectorSort), signal);
+      const result = await this.lookup('connector', [path], decode, pageQuery(page, size, this.stack.connectorSort), ctx);
       if (!result.found) throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
       visit(result.value.content);
       const decision = nextPageDecision(page, result.value.content.length, result.value, maxPages);
@@ -358,7 +359,7 @@ export class CmdbClient implements CmdbApi {
    * The connector run history, newest row per key only: full scans and incremental scans
    * (connector-history.ts), each page reduced as it arrives (page-reducer.ts).
    */
-  private async readConnectorHistory(signal?: AbortSignal): Promise<HistoryResult> {
+  private async readConnectorHistory(ctx?: RequestContext): Promise<HistoryResult> {
     const stack = this.stack.name;
     const endpoint = 'connector';
     const path = pathsOf(endpoint)[0] ?? '';
@@ -381,7 +382,7 @@ export class CmdbClient implements CmdbApi {
               return decodeHistoryPage(await session.page(reply.body), name, extra);
             };
             // A timed-out page is not asked again at the same size: the reader halves it.
-            const result = await this.lookup(endpoint, [path], decode, pageQuery(page, size, sort), signal, { retryTimeouts: false });
+            const result = await this.lookup(endpoint, [path], decode, pageQuery(page, size, sort), ctx, { retryTimeouts: false });
             if (!result.found) throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
             return { ...result.value, bytes, seconds: (this.clock.now() - started) / 1000 };
           },
@@ -441,7 +442,7 @@ export class CmdbClient implements CmdbApi {
     }
   }
 
-  private async readPages(endpoint: PagedEndpoint, signal?: AbortSignal): Promise<unknown[]> {
+  private async readPages(endpoint: PagedEndpoint, ctx?: RequestContext): Promise<unknown[]> {
     const d = descriptor(endpoint);
     const { maxPages } = this.stack.paging;
     const size = this.stack.paging[d.pageSize];
@@ -451,7 +452,7 @@ export class CmdbClient implements CmdbApi {
     let pages = 0;
     const fetchPage = async (page: number) => {
       pages++;
-      const result = await this.lookup(endpoint, pathsOf(endpoint), jsonDecoder(schema), pageQuery(page, size, sort), signal);
+      const result = await this.lookup(endpoint, pathsOf(endpoint), jsonDecoder(schema), pageQuery(page, size, sort), ctx);
       if (result.found) return result.value;
       throw new CmdbHttpError(requestName('GET', result.path), 404, result.reply.statusText || 'Not Found');
     };
@@ -474,7 +475,7 @@ export class CmdbClient implements CmdbApi {
     paths: readonly string[],
     decode: Decoder<T>,
     query: string | undefined,
-    signal?: AbortSignal,
+    ctx: RequestContext = {},
     options: Pick<Exchange, 'retryTimeouts'> = {},
   ): Promise<Lookup<T>> {
     const known = this.spellings.get(endpoint);
@@ -482,7 +483,7 @@ export class CmdbClient implements CmdbApi {
     let notFound: Lookup<T> | undefined;
     let forbidden: Reply | undefined;
     for (const path of candidates) {
-      const outcome = await this.authorizedGet(endpoint, path, query, decode, signal, options);
+      const outcome = await this.authorizedGet(endpoint, path, query, decode, ctx, options);
       if (outcome.ok) {
         // Concurrent first requests (change history of several names) may all get here: log once.
         if (!known && paths.length > 1 && this.spellings.get(endpoint) !== path) {
@@ -510,15 +511,16 @@ export class CmdbClient implements CmdbApi {
     path: string,
     query: string | undefined,
     decode: Decoder<T>,
-    signal?: AbortSignal,
+    ctx: RequestContext = {},
     options: Pick<Exchange, 'retryTimeouts'> = {},
   ): Promise<Outcome<T>> {
+    const { signal } = ctx;
     // Checked before the token: an aborted poll must not start a token fetch either.
     if (signal?.aborted) throw new CmdbAbortedError(requestName('GET', path));
     let credential = await this.tokens.current(signal);
     for (let renewed = false; ; renewed = true) {
       const headers = { ...jsonHeaders(this.stack.userAgent), Authorization: `Bearer ${credential.token}` };
-      const outcome = await this.transport.send({ endpoint, method: 'GET', path, query, headers, ...options }, decode, signal);
+      const outcome = await this.transport.send({ endpoint, method: 'GET', path, query, headers, ...options }, decode, ctx);
       if (outcome.ok) this.tokens.accepted();
       if (outcome.ok || outcome.reply.status !== 401) return outcome;
       const next = renewed ? undefined : await this.tokens.renew(credential, signal);

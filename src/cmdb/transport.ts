@@ -24,7 +24,8 @@ import { attempt, isRetryableNetworkError, type Reply } from './attempt.js';
 import { backoffDelayMs, parseRetryAfter } from './backoff.js';
 import { bodyCap, type BodyCap } from './body.js';
 import { StackLimiter, type BudgetState } from './budget.js';
-import { deadlineOf, type Clock } from './clock.js';
+import type { Clock } from './clock.js';
+import { deadlineOf, type RequestContext } from '../api/request-context.js';
 
 export interface Exchange {
   endpoint: EndpointName;
@@ -132,7 +133,8 @@ export class Transport {
    * too), measured against the response's Date header; a 429 without one holds it back on a pause
    * that grows with every refusal in a row. No retry leaves sooner than retries.minDelaySeconds.
    */
-  async send<T>(ex: Exchange, decode: Decoder<T>, signal?: AbortSignal): Promise<Outcome<T>> {
+  async send<T>(ex: Exchange, decode: Decoder<T>, ctx: RequestContext = {}): Promise<Outcome<T>> {
+    const { signal } = ctx;
     const request = requestName(ex.method, ex.path);
     const base = new URL(this.stack.baseUrl);
     // Only the origin goes through the URL parser; the path is sent as built (see AttemptRequest.path).
@@ -166,7 +168,7 @@ export class Transport {
         if (this.acceptances > acceptedBefore && ++ownRefusals > max) {
           throw new CmdbRateLimitedError(request, `429 Too Many Requests ${ownRefusals} times while the CMDB answered other requests of the stack`);
         }
-        await this.afterTooManyRequests(outcome.reply, ++refusals, sent.at, request, signal);
+        await this.afterTooManyRequests(outcome.reply, ++refusals, sent.at, request, ctx);
         continue;
       }
       this.accepted();
@@ -175,7 +177,7 @@ export class Transport {
         if (asked === undefined) await this.backoff(retry, request, signal);
         // The server said when to come back: the whole stack holds back until then (the pause makes
         // the next acquire wait), unless that is longer than we may wait or than the poll has left.
-        else if (!this.holdBack(asked, signal)) return outcome;
+        else if (!this.holdBack(asked, ctx)) return outcome;
         retry++;
         continue;
       }
@@ -203,7 +205,7 @@ export class Transport {
    * maxRetryAfterSeconds by default). Returns false when the request should not wait for it: asked
    * for longer than the cap, or past the deadline of its poll.
    */
-  private holdBack(askedMs: number, signal: AbortSignal | undefined, capMs = this.stack.retries.maxRetryAfterSeconds * 1000): boolean {
+  private holdBack(askedMs: number, ctx: RequestContext, capMs = this.stack.retries.maxRetryAfterSeconds * 1000): boolean {
     const { minDelaySeconds } = this.stack.retries;
     const waitMs = Math.min(Math.max(askedMs, minDelaySeconds * 1000), Math.max(capMs, minDelaySeconds * 1000));
     const now = this.clock.now();
@@ -211,12 +213,12 @@ export class Transport {
     // Visible: a paused stack sends nothing, and its endpoints go down as their polls run out of time.
     this.ins.rateLimitPausedUntil.set({ stack: this.stack.name }, this.pausedUntil() ?? 0);
     if (askedMs > capMs) return false;
-    const deadline = deadlineOf(signal);
+    const deadline = deadlineOf(ctx);
     return deadline === undefined || now + waitMs < deadline;
   }
 
   /** Waits as a 429 asks (a pause of the stack), or throws when we may not wait that long. */
-  private async afterTooManyRequests(reply: Reply, refusals: number, sentAt: number, request: string, signal?: AbortSignal): Promise<void> {
+  private async afterTooManyRequests(reply: Reply, refusals: number, sentAt: number, request: string, ctx: RequestContext): Promise<void> {
     const { minDelaySeconds, maxDelaySeconds, maxRetryAfterSeconds } = this.stack.retries;
     const asked = this.retryAfterMs(reply);
     let waitMs: number;
@@ -234,7 +236,7 @@ export class Transport {
       waitMs = Math.min(Math.max(minMs, maxDelaySeconds * 1000), minMs * 2 ** Math.max(0, this.refusalStreak - 1));
     }
     // Our own pause is bounded by maxDelaySeconds already; only the server's word meets maxRetryAfterSeconds.
-    const fits = asked !== undefined ? this.holdBack(waitMs, signal) : this.holdBack(waitMs, signal, waitMs);
+    const fits = asked !== undefined ? this.holdBack(waitMs, ctx) : this.holdBack(waitMs, ctx, waitMs);
     if (asked !== undefined && asked > maxRetryAfterSeconds * 1000) {
       throw new CmdbRateLimitedError(
         request,
@@ -246,12 +248,12 @@ export class Transport {
     }
     // A request of a poll waits as long as the poll's deadline allows; one without (the token fetch
     // several polls share, a request outside the scheduler) spends a retry per refusal as before.
-    if (deadlineOf(signal) === undefined) {
+    if (deadlineOf(ctx) === undefined) {
       if (refusals > this.stack.retries.max) throw new CmdbRateLimitedError(request, `429 Too Many Requests after ${this.stack.retries.max} retries`);
     } else if (refusals >= MAX_REFUSALS) {
       throw new CmdbRateLimitedError(request, `429 Too Many Requests ${refusals} times in a row`);
     }
-    if (signal?.aborted) throw new CmdbAbortedError(request);
+    if (ctx.signal?.aborted) throw new CmdbAbortedError(request);
     // The pause makes the next acquire wait (counted as rate-limit wait).
   }
 
