@@ -96,7 +96,8 @@ describe('Scheduler', () => {
       },
     };
     const clock = { ms: 1_000_000 };
-    const scheduler = new Scheduler({ instruments, logger: captureLogger().logger, cron, initialJitterMs: 60_000, nowMs: () => clock.ms });
+    // The start-up poll a minute away (random 1): only the cron firings below poll.
+    const scheduler = new Scheduler({ instruments, logger: captureLogger().logger, cron, initialJitterMs: 60_000, random: () => 1, nowMs: () => clock.ms });
     const polls: GroupName[] = [];
     const base = testStack({ name: 's1' });
     scheduler.add({ name: 's1', stack: { ...base, intervals: { ...base.intervals, license: 2700 } }, groups: () => ['license'], poll: async (g) => void polls.push(g) });
