@@ -45,6 +45,11 @@ interface StackRuntime {
   readonly config: StackConfig;
   /** Unix seconds when this runtime started: it holds readiness back one attempt timeout at most. */
   readonly startedAt: number;
+  /**
+   * Added after start (by a reload, a new file in stacksDir): readiness is about the stacks the
+   * process started with, so its first polls never make it unready; it is shown as joining.
+   */
+  readonly joined: boolean;
   readonly client: CmdbClient;
   readonly poller: StackPoller;
 }
@@ -103,8 +108,8 @@ export class Stacks {
     for (const secret of secretsOf(config)) this.opts.scrubber.add(secret);
   }
 
-  /** `carried`: what the stack's previous runtime knew (a reload), see Carried. */
-  add(stack: StackConfig, carried: Carried = {}): void {
+  /** `carried`: what the stack's previous runtime knew (a reload), see Carried; `joined`: see StackRuntime. */
+  add(stack: StackConfig, carried: Carried = {}, joined = false): void {
     const { instruments, store, scrubber, scheduler, now } = this.opts;
     const logger = this.opts.logger.child({ stack: stack.name });
     const client = new CmdbClient({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, enabled: enabledEndpoints(stack), seen: carried.seen });
@@ -113,7 +118,7 @@ export class Stacks {
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
     const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden });
     initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
-    this.runtimes.set(stack.name, { config: stack, client, poller, startedAt: now() });
+    this.runtimes.set(stack.name, { config: stack, client, poller, startedAt: now(), joined });
     scheduler?.add(poller);
   }
 
@@ -148,6 +153,8 @@ export class Stacks {
     const summary: ApplySummary = { unchanged: 0, rescheduled: 0, restarted: 0, added: 0, removed: 0 };
     const carried = new Map<string, Carried>();
     const rescheduled = new Set<string>();
+    // A stack restarted by this reload joined when its old runtime did; any other new one joins now.
+    const startedWith = new Set<string>();
     for (const [name, r] of [...this.runtimes]) {
       const w = wanted.get(name);
       if (!w) summary.removed++;
@@ -163,6 +170,7 @@ export class Stacks {
       if (w) {
         const forbidden = sameCredentials(r.config, w) ? r.poller.runner.forbiddenState() : undefined;
         carried.set(name, { budget: r.client.budgetState(), client: r.client.handOver(w), forbidden, seen: r.client.planSeen() });
+        if (!r.joined) startedWith.add(name);
       }
     }
     for (const stack of next.stacks) {
@@ -173,7 +181,7 @@ export class Stacks {
       else if (kept) summary.unchanged++;
       else {
         if (!previous.stacks.some((s) => s.name === stack.name)) summary.added++;
-        this.add(stack, carried.get(stack.name));
+        this.add(stack, carried.get(stack.name), !startedWith.has(stack.name));
       }
     }
     return summary;
@@ -190,23 +198,30 @@ export class Stacks {
     scheduler?.reschedule(stack.name);
   }
 
+  /** The list endpoints of a runtime that have not finished a first poll (of it or of the one a reload replaced). */
+  private firstPollsDue(r: StackRuntime): DataEndpoint[] {
+    return r.poller.pending().filter((endpoint) => this.opts.store.snapshot(r.config.name, endpoint)?.up === undefined);
+  }
+
   /**
-   * Ready when every enabled endpoint has finished a poll (of this runtime, or of the one a reload
-   * replaced), or its stack started more than one attempt timeout (timeoutSeconds) ago: a stack
-   * that cannot be reached must not keep the whole process unready while its first polls run out
-   * of retries; its endpoints read `cmdb_endpoint_up 0` meanwhile.
+   * Ready when every enabled endpoint of the stacks the process started with has finished a poll
+   * (of this runtime, or of the one a reload replaced), or its stack started more than one attempt
+   * timeout (timeoutSeconds) ago: a stack that cannot be reached must not keep the whole process
+   * unready while its first polls run out of retries; its endpoints read `cmdb_endpoint_up 0`
+   * meanwhile. A stack added later (a reload, stacksDir) is listed as `joining` until its first
+   * polls end and never makes the process unready: behind a Service, an unready pod stops every
+   * stack's scrapes, not only the new one's.
    */
   readiness(): Readiness {
     const pending: Array<{ stack: string; endpoint: string }> = [];
+    const joining: Array<{ stack: string; endpoint: string }> = [];
     const at = this.opts.now();
     for (const r of this.runtimes.values()) {
-      const stack = r.config.name;
-      if (at - r.startedAt >= r.config.timeoutSeconds) continue;
-      for (const endpoint of r.poller.pending()) {
-        if (this.opts.store.snapshot(stack, endpoint)?.up === undefined) pending.push({ stack, endpoint });
-      }
+      if (!r.joined && at - r.startedAt >= r.config.timeoutSeconds) continue;
+      const due = this.firstPollsDue(r).map((endpoint) => ({ stack: r.config.name, endpoint }));
+      (r.joined ? joining : pending).push(...due);
     }
-    return { ready: pending.length === 0, pending };
+    return { ready: pending.length === 0, pending, ...(joining.length > 0 ? { joining } : {}) };
   }
 
   /** Per stack, what the status page shows. */
@@ -236,7 +251,8 @@ export class Stacks {
       const plan = r.client.plan();
       const demand = { perHour: plan.total, budgetPerHour: plan.budgetPerHour, ratio: plan.ratio };
       const connectorScan = r.poller.runner.enabled('connector') ? r.client.connectorScan() : undefined;
-      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, demand, connectorScan };
+      const joining = r.joined && this.firstPollsDue(r).length > 0 ? { joining: true } : {};
+      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, demand, connectorScan, ...joining };
     });
   }
 

@@ -204,7 +204,7 @@ describe('reload of a changed stack (issue 11 #10)', () => {
     expect(after).not.toEqual(before);
   });
 
-  it('a stack that is new (or re-added after removal) still waits for its first poll', async () => {
+  it('a stack that is new (or re-added after removal) joins: shown pending until its first poll, never unready, no data left over', async () => {
     let config = configFor([stackFor(simulator)]);
     const { app } = await startExporter(config, { loadConfig: () => config });
     apps.push(app);
@@ -214,8 +214,34 @@ describe('reload of a changed stack (issue 11 #10)', () => {
     await app.reload();
     config = configFor([stackFor(simulator)]);
     await app.reload();
-    expect(app.readiness().ready).toBe(false);
+    // No scheduler here: nothing has polled the re-added stack.
+    const readiness = app.readiness();
+    expect(readiness.ready).toBe(true);
+    expect(readiness.pending).toEqual([]);
+    expect(readiness.joining).toContainEqual({ stack: 'sim', endpoint: 'license' });
+    expect(app.landing().stacks[0]?.joining).toBe(true);
     expect(await app.metricsText()).not.toContain('cmdb_connector_info{');
+    expect(await app.pollOnce()).toBe(true);
+    expect(app.readiness()).toEqual({ ready: true, pending: [] });
+    expect(app.landing().stacks[0]?.joining).toBeUndefined();
+  });
+
+  it('a stack the process started with still holds readiness when a reload restarts it before its first poll; one that joined still does not', async () => {
+    let config = configFor([stackFor(simulator, { name: 'first', userAgent: 'a' })]);
+    const { app } = await startExporter(config, { loadConfig: () => config });
+    apps.push(app);
+    config = configFor([stackFor(simulator, { name: 'first', userAgent: 'b' }), stackFor(simulator, { name: 'late' })]);
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"restarted":1') });
+    config = configFor([stackFor(simulator, { name: 'first', userAgent: 'c' }), stackFor(simulator, { name: 'late', userAgent: 'b' })]);
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"restarted":2') });
+    const readiness = app.readiness();
+    expect(readiness.ready).toBe(false);
+    expect(new Set(readiness.pending.map((p) => p.stack))).toEqual(new Set(['first']));
+    expect(new Set(readiness.joining?.map((p) => p.stack))).toEqual(new Set(['late']));
+    expect(app.landing().stacks.map((st) => [st.name, st.joining ?? false])).toEqual([
+      ['first', false],
+      ['late', true],
+    ]);
   });
 });
 

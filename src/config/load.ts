@@ -90,16 +90,6 @@ function dirStacks(dir: string, configFile: string | undefined, file: FileConfig
   return out;
 }
 
-/**
- * The config file named on the command line: `--config` or its alias `--config.file` (Prometheus
- * exporters spell it so), never both. Shared by the daemon and `backfill`, which must read the same
- * flags the same way. Without either, loadConfig reads EXPORTER_CONFIG.
- */
-export function configFileFlag(flags: { readonly config?: string; readonly 'config.file'?: string }): { file?: string } | { problem: string } {
-  if (flags.config !== undefined && flags['config.file'] !== undefined) return { problem: '--config and --config.file are the same option; give one of them' };
-  return { file: flags.config ?? flags['config.file'] };
-}
-
 /** Synchronous (start-up and reload). Throws ConfigError (src/errors.ts) listing ALL problems. */
 export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
   const issues = new IssueList();

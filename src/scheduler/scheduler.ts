@@ -14,9 +14,9 @@
  */
 import cron from 'node-cron';
 import type { GroupName } from '../api/endpoints.js';
-import { cronFor } from '../config/durations.js';
 import type { Logger } from '../logger.js';
 import type { Instruments } from '../metrics/instruments.js';
+import { cronExpressions } from './cron.js';
 import type { StackPoller } from './stack-poller.js';
 import { spreadOffset } from './spread.js';
 
@@ -132,8 +132,10 @@ export class Scheduler {
     const { poller } = entry;
     for (const group of entry.jobs.keys()) {
       const interval = poller.stack.intervals[group];
-      const expression = cronFor(interval, spreadOffset(`${poller.name}/${group}`, interval));
-      entry.tasks.push(this.opts.cron.schedule(expression, () => void this.scheduled(entry, group), `${poller.name}/${group}`));
+      // An interval such as 90s or 45m takes more than one expression (cron.ts); together they fire once an interval.
+      for (const expression of cronExpressions(interval, spreadOffset(`${poller.name}/${group}`, interval))) {
+        entry.tasks.push(this.opts.cron.schedule(expression, () => void this.scheduled(entry, group), `${poller.name}/${group}`));
+      }
     }
   }
 
@@ -244,9 +246,9 @@ export class Scheduler {
 }
 
 /**
- * When the cron job of (stack, group) fires next after `now` (unix seconds): the expression from
- * cronFor fires at every multiple of the interval plus the stack's offset within a UTC day, and
- * every valid interval divides a day.
+ * When the cron job of (stack, group) fires next after `now` (unix seconds): the expressions from
+ * cronExpressions fire at every multiple of the interval plus the stack's offset within a UTC day,
+ * and every valid interval divides a day.
  */
 export function nextScheduledRun(stack: string, group: GroupName, intervalSeconds: number, now: number): number {
   const offset = spreadOffset(`${stack}/${group}`, intervalSeconds);

@@ -1,8 +1,8 @@
 /**
  * The exporter's HTTP server. /metrics serves what the scheduler gathered and never waits on the
  * CMDB; /healthz says the process runs; /readyz says whether every enabled endpoint of every stack
- * has finished its first poll; / is a landing page; POST /-/reload re-reads the configuration when
- * enabled.
+ * the process started with has finished its first poll (stacks added later are listed as joining);
+ * / is a landing page; POST /-/reload re-reads the configuration when enabled.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
@@ -25,6 +25,8 @@ const gzipAsync = promisify(gzip);
 export interface Readiness {
   readonly ready: boolean;
   readonly pending: ReadonlyArray<{ readonly stack: string; readonly endpoint: string }>;
+  /** Endpoints of stacks added after start (reload, stacksDir) without a first poll yet: shown, never unready. */
+  readonly joining?: ReadonlyArray<{ readonly stack: string; readonly endpoint: string }>;
 }
 
 export type ReloadOutcome = { ok: true; message: string } | { ok: false; message: string };
@@ -171,7 +173,8 @@ export function createHttpApp(deps: ServerDeps): express.Express {
 
   app.get('/readyz', (_req, res) => {
     const r = deps.readiness();
-    res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready' } : { status: 'starting', pending: r.pending });
+    const joining = r.joining?.length ? { joining: r.joining } : {};
+    res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', ...joining } : { status: 'starting', pending: r.pending, ...joining });
   });
 
   app.get('/', async (req: Request, res: Response) => {

@@ -61,6 +61,8 @@ export interface LandingStack {
   readonly demand?: { readonly perHour: number; readonly budgetPerHour: number; readonly ratio: number };
   /** The connector history's scan in progress (or the last one) and until when incremental reads are off. */
   readonly connectorScan?: { readonly progress?: LandingScanProgress; readonly incrementalOffUntil?: number };
+  /** Added after start (a reload, stacksDir) and its first polls still running: it does not hold readiness back. */
+  readonly joining?: boolean;
 }
 
 export interface LandingModel {
@@ -236,6 +238,18 @@ export function connectorScanLine(now: number, scan: LandingStack['connectorScan
   return parts.length === 0 ? '' : `<p class="scan">Connector history: ${parts.join(" · ")}</p>`;
 }
 
+const JOINING_TEXT = 'Added by a reload: its first polls are running, its endpoints show as pending until they end. It does not hold readiness (/readyz) back.';
+
+/** The line under the title: ready or starting, and the stacks a reload added that are still joining. */
+function readinessLine(m: LandingModel): string {
+  const state = m.ready
+    ? 'Ready: every list endpoint has answered its first poll (Action jobs and change history fill in after, within the request budget).'
+    : 'Starting: some endpoints have not finished their first poll yet.';
+  const joining = m.stacks.filter((s) => s.joining).map((s) => `<code>${escapeHtml(s.name)}</code>`);
+  const added = joining.length === 0 ? '' : ` Added by a reload and pending their first polls (not holding readiness back): ${joining.join(', ')}.`;
+  return `${state}${added}`;
+}
+
 function stackSection(now: number, s: LandingStack, a: Attention): string {
   const auth = s.unauthorized
     ? '<p class="err">The pre-issued token is rejected (401): replace it (CMDB_TOKEN / tokenFile).</p>'
@@ -246,7 +260,8 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
     s.pausedUntil === undefined
       ? ''
       : `<p class="err paused">Paused: the CMDB asked the exporter to wait (a 429, or a Retry-After on a 429, 502, 503 or 504), so no request of this stack leaves until ${when(now, s.pausedUntil)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
-  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${demandLine(s)}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
+  const joining = s.joining ? `<p class="hint joining">${JOINING_TEXT}</p>` : '';
+  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${joining}${auth}${paused}${demandLine(s)}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
 <table class="endpoints"><thead><tr>${COLUMNS.map((c) => `<th>${c}</th>`).join('')}</tr></thead>
 <tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table></section>`;
 }
@@ -275,7 +290,7 @@ table.endpoints td.details:empty{display:none}td.when{white-space:normal}
 </style></head><body>
 <h1>cmdb-exporter <span class="muted">${escapeHtml(m.version)}</span></h1>
 <nav><a href="${escapeHtml(telemetryPath.slice(1))}">${escapeHtml(telemetryPath)}</a><a href="sd">/sd</a><a href="healthz">/healthz</a><a href="readyz">/readyz</a></nav>
-<p id="readiness">${m.ready ? 'Ready: every list endpoint has answered its first poll (Action jobs and change history fill in after, within the request budget).' : 'Starting: some endpoints have not finished their first poll yet.'} <span class="muted">This page reloads every ${REFRESH_SECONDS}s.</span></p>
+<p id="readiness">${readinessLine(m)} <span class="muted">This page reloads every ${REFRESH_SECONDS}s.</span></p>
 ${reloadBanner(m.now, m.rejectedReload)}
 ${m.stacks.length >= SUMMARY_MIN_STACKS ? summaryTable(items) : ''}
 ${attentionSection(items)}

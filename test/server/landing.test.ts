@@ -57,6 +57,26 @@ describe('landing page', () => {
     expect(html).toContain('Starting');
   });
 
+  it('a stack a reload added shows as joining: named beside "Ready", its section saying it does not hold readiness back', () => {
+    const joining: LandingStack = {
+      name: 'acme<1>',
+      baseUrl: 'https://acme.example.com',
+      unauthorized: false,
+      joining: true,
+      endpoints: DATA_ENDPOINTS.map((endpoint) => ({ endpoint, state: 'pending' as const, consecutiveFailures: 0 })),
+    };
+    const html = renderLanding({ version: '1', ready: true, now: NOW, stacks: [healthyStack('prod'), joining] });
+    const readiness = /<p id="readiness">(.*?)<\/p>/s.exec(html)?.[1] ?? '';
+    expect(readiness).toContain('Ready:');
+    expect(readiness).toContain('Added by a reload and pending their first polls (not holding readiness back): <code>acme&#60;1&#62;</code>.');
+    const section = html.slice(html.indexOf('id="stack-acme&#60;1&#62;"'));
+    expect(section).toContain('<p class="hint joining">Added by a reload: its first polls are running');
+    expect(section).toContain('<tr class="pending">');
+    const prod = html.slice(html.indexOf('id="stack-prod"'), html.indexOf('id="stack-acme'));
+    expect(prod).not.toContain('joining');
+    expect(renderLanding({ version: '1', ready: true, now: NOW, stacks: [healthyStack('prod')] })).not.toContain('Added by a reload');
+  });
+
   it('says once, above the table, that a rejected token fails the whole stack', () => {
     const html = renderLanding({
       version: '1',
