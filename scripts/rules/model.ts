@@ -4,6 +4,7 @@
  * so a threshold is written exactly once.
  */
 import { FAMILIES } from '../../src/metrics/catalogue.js';
+import { PROBLEM_OF } from './problems.js';
 
 export type Severity = 'critical' | 'warning' | 'info';
 
@@ -11,7 +12,8 @@ export interface AlertRule {
   readonly alert: string;
   readonly expr: string;
   readonly for: string;
-  readonly labels: { readonly severity: Severity };
+  /** `problem`: what broke (scripts/rules/problems.ts), what Alertmanager groups by. */
+  readonly labels: { readonly severity: Severity; readonly problem: string };
   readonly annotations: {
     readonly summary: string;
     readonly description: string;
@@ -57,6 +59,8 @@ export interface Thresholds {
   readonly rateBudgetRatio: number;
   /** Window over which rate-limit responses, token rejections and series drops are counted. */
   readonly counterWindow: string;
+  /** CmdbUnreachable: every request of the stack in this window failed to connect or timed out. */
+  readonly unreachableWindow: string;
   /** `for:` of each alert, by alert name. */
   readonly for: Readonly<Record<string, string>>;
 }
@@ -101,11 +105,13 @@ export function alertFactory(t: Thresholds) {
   ): AlertRule {
     const forDuration = forOverride ?? t.for[name];
     if (forDuration === undefined) throw new Error(`thresholds.for has no entry for ${name}`);
+    const problem = PROBLEM_OF[name];
+    if (problem === undefined) throw new Error(`PROBLEM_OF (scripts/rules/problems.ts) has no entry for ${name}`);
     return {
       alert: name,
       expr,
       for: forDuration,
-      labels: { severity },
+      labels: { severity, problem },
       annotations: {
         summary,
         description,
