@@ -4,6 +4,7 @@
  * so a threshold is written exactly once.
  */
 import { FAMILIES } from '../../src/metrics/catalogue.js';
+import type { MixinConfig } from '../mixin.js';
 import { PROBLEM_OF } from './problems.js';
 
 export type Severity = 'critical' | 'warning' | 'info';
@@ -32,14 +33,12 @@ export interface RuleGroup<R> {
   readonly rules: readonly R[];
 }
 
-/** Every tunable value of the rules. Durations are Prometheus duration strings. */
-export interface Thresholds {
-  /** Label matcher that selects the exporter's scrape job in every rule. */
-  readonly jobSelector: string;
-  /** Matcher(s) limiting the stacks the rules look at; empty for every stack. */
-  readonly stackSelector: string;
-  /** Base of every runbook_url; the alert's anchor is appended. */
-  readonly runbookBaseUrl: string;
+/* Durations are Prometheus duration strings. */
+/**
+ * Every tunable value of the rules, besides the mixin settings (scripts/mixin.ts: the job and stack
+ * selectors, the runbook base URL, and Grafana's URL, which only the Alertmanager templates use).
+ */
+export interface Thresholds extends MixinConfig {
   /** An endpoint's data is stale after this many poll intervals without a successful poll. */
   readonly endpointStaleIntervals: number;
   readonly licenseWarningDays: number;
