@@ -42,6 +42,7 @@ export const THRESHOLDS: Thresholds = {
   // CmdbUnreachable: longer than the longest retry back-off (2 minutes), so a failing stack always
   // has a failed request in it; with its for: it fires 5 minutes after the CMDB last answered.
   unreachableWindow: '3m',
+  unreachableKeepFiringFor: '3m',
   for: {
     CmdbExporterDown: '5m',
     CmdbExporterAbsent: '15m',

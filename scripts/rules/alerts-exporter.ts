@@ -45,6 +45,10 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
         `${unreachable(t, 'outcome=~"network|timeout"')} > 0\nunless on (job, instance, stack)\n${unreachable(t, 'outcome!~"network|timeout"')} > 0`,
         `The CMDB of ${STACK} is unreachable`,
         `No request of the exporter to the CMDB of ${STACK} has been answered for ${t.unreachableWindow} or more: {{ $value | humanize }} requests in the last ${t.unreachableWindow} failed to connect or timed out, none got an answer. Every endpoint of the stack fails and its data is frozen (kept for ${t.endpointStaleIntervals} poll intervals, then dropped); the stack's endpoint, staleness and data alerts are held back while this fires.`,
+        undefined,
+        // The CMDB answers again: the endpoints come back one retry at a time (30 s to 2 minutes
+        // apart), and until they have, their alerts would be notified without their cause.
+        t.unreachableKeepFiringFor,
       ),
       alert(
         'CmdbEndpointDown',

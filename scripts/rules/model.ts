@@ -13,6 +13,8 @@ export interface AlertRule {
   readonly alert: string;
   readonly expr: string;
   readonly for: string;
+  /** How long a cause keeps firing after its condition cleared (Prometheus 2.42+). */
+  readonly keep_firing_for?: string;
   /** `problem`: what broke (scripts/rules/problems.ts), what Alertmanager groups by. */
   readonly labels: { readonly severity: Severity; readonly problem: string };
   readonly annotations: {
@@ -60,6 +62,8 @@ export interface Thresholds extends MixinConfig {
   readonly counterWindow: string;
   /** CmdbUnreachable: every request of the stack in this window failed to connect or timed out. */
   readonly unreachableWindow: string;
+  /** CmdbUnreachable keeps firing this long after the CMDB answers again: its endpoints' retries. */
+  readonly unreachableKeepFiringFor: string;
   /** `for:` of each alert, by alert name. */
   readonly for: Readonly<Record<string, string>>;
 }
@@ -101,6 +105,8 @@ export function alertFactory(t: Thresholds) {
     description: string,
     /** For an alert whose `for:` is itself a threshold rather than an entry of `t.for`. */
     forOverride?: string,
+    /** keep_firing_for: of a cause, which must outlast its effects. */
+    keepFiringFor?: string,
   ): AlertRule {
     const forDuration = forOverride ?? t.for[name];
     if (forDuration === undefined) throw new Error(`thresholds.for has no entry for ${name}`);
@@ -110,6 +116,7 @@ export function alertFactory(t: Thresholds) {
       alert: name,
       expr,
       for: forDuration,
+      ...(keepFiringFor === undefined ? {} : { keep_firing_for: keepFiringFor }),
       labels: { severity, problem },
       annotations: {
         summary,
