@@ -37,6 +37,8 @@ export interface PrometheusSetup {
   readonly job?: Readonly<Record<string, unknown>>;
   /** More scrape jobs next to `cmdb-exporter` (each with its own job_name, targets and keys). */
   readonly extraJobs?: ReadonlyArray<Readonly<Record<string, unknown>>>;
+  /** host:port of Alertmanagers to send the alerts to. */
+  readonly alertmanagers?: readonly string[];
 }
 
 export interface Series {
@@ -116,6 +118,7 @@ function writeConfig(setup: PrometheusSetup): string {
   const config = {
     global: { scrape_interval: interval, evaluation_interval: interval },
     rule_files: ruleNames,
+    ...(setup.alertmanagers ? { alerting: { alertmanagers: [{ static_configs: [{ targets: [...setup.alertmanagers] }] }] } } : {}),
     scrape_configs: [
       setup.job
         ? { ...setup.job, job_name: JOB, scrape_interval: interval, scrape_timeout: interval }
