@@ -1,5 +1,6 @@
 /**
- * The "What needs attention" section of the status page: per stack with a problem, its cause first
+ * The "What needs attention" section of the status page: per stack with a problem (critical stacks
+ * first), its cause first
  * (one critical line: what, since when, how old the data below it is, the lines it explains folded
  * under it), then every other problem, critical first, each with since when, marked new when it
  * appeared in the newest poll of its endpoint, and a "what to do" link to its runbook section.
@@ -61,7 +62,9 @@ export function anchor(stack: string): string {
 }
 
 export function attentionSection(now: number, items: ReadonlyArray<{ stack: LandingStack; view: StackView }>, base: string | undefined): string {
-  const troubled = items.filter(({ view }) => view.cause !== undefined || view.lines.length > 0);
+  // Critical stacks first (a stack's cause among them), in configuration order otherwise.
+  const rank = (v: StackView) => (v.attention.state === 'critical' ? 0 : 1);
+  const troubled = items.filter(({ view }) => view.cause !== undefined || view.lines.length > 0).sort((a, b) => rank(a.view) - rank(b.view));
   const fine = items.length - troubled.length;
   const blocks = troubled.map(({ stack, view }) => {
     const cause = view.cause ? causeItem(now, view.cause, view.folded, base) : '';

@@ -19,7 +19,8 @@ import { done, notYet, waitFor } from './harness/wait.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const RUNBOOK = 'https://github.com/cmdb-exporter/cmdb-exporter/blob/main/docs/alerts.md#';
+/** The runbooks the exporter serves itself (docs/alerts.md, rendered), relative to the page. */
+const RUNBOOK = 'docs/alerts#';
 
 let dir: string | undefined;
 let artifacts: string;
@@ -110,6 +111,10 @@ describe('status page lines that say what to do', () => {
     expect(await cellOf(page, 'license', 3)).toBe('1h');
     expect(await cellOf(page, 'connector', 3)).toBe('10s');
     await page.screenshot({ path: join(artifacts, 'landing-what-to-do-desktop.png'), fullPage: true });
+    // The link opens the runbook section on the exporter itself, as docs/alerts.md of this version.
+    await page.locator('#attention li', { hasText: 'license: expired' }).locator('a.runbook').click();
+    await page.waitForURL(/\/docs\/alerts#cmdblicenseexpired$/);
+    expect(await page.locator('h3#cmdblicenseexpired').textContent()).toBe('CmdbLicenseExpired');
     await page.close();
   });
 

@@ -135,6 +135,17 @@ describe('the status page', () => {
     expect(html).not.toContain('data-stack="us"');
   });
 
+  it('lists critical stacks first in what needs attention', () => {
+    const page = renderLanding({
+      version: '1',
+      ready: true,
+      now: NOW,
+      stacks: [stack('calm', {}, connectorError), stack('eu', { endpoints: failing('timeout', 200), requests: { failingSince: NOW - 150, failures: 9 } })],
+    });
+    expect(page.indexOf('data-stack="eu"')).toBeGreaterThan(0);
+    expect(page.indexOf('data-stack="eu"')).toBeLessThan(page.indexOf('data-stack="calm"'));
+  });
+
   it('says when it was made, in UTC', () => {
     expect(html).toContain('<p id="made">Made at <time datetime="2026-11-23T06:51:47Z">2026-11-23 06:51:47 UTC</time>.</p>');
   });
