@@ -127,9 +127,9 @@ export interface TestTiming {
 }
 
 /**
- * A copy for a test or the demo: every receiver (none included, so that a test can see what was
- * held back there) posts the webhook payload to `url`/<receiver name>, and the routes' timings are
- * `timing`. The routing tree, the grouping and the inhibition rules are the shipped ones.
+ * A copy for a test or the demo: every receiver that sends somewhere posts the webhook payload to
+ * `url`/<receiver name> instead (the none receiver stays silent, as shipped), and the routes'
+ * timings are `timing`. The routing tree, the grouping and the inhibition rules are the shipped ones.
  */
 export function withWebhookReceivers(config: Record<string, unknown>, url: string, timing: TestTiming): Record<string, unknown> {
   const route = config.route as Record<string, unknown>;
@@ -139,11 +139,9 @@ export function withWebhookReceivers(config: Record<string, unknown>, url: strin
     if (Array.isArray(r.routes)) out.routes = (r.routes as Record<string, unknown>[]).map(retime);
     return out;
   };
-  const names = (config.receivers as Array<{ name: string }>).map((r) => r.name);
+  const receivers = (config.receivers as Array<{ name: string }>).map(({ name, ...integrations }) =>
+    Object.keys(integrations).length === 0 ? { name } : { name, webhook_configs: [{ url: `${url.replace(/\/$/, '')}/${name}`, send_resolved: true }] },
+  );
   const { global: _global, ...rest } = config;
-  return {
-    ...rest,
-    route: retime(route),
-    receivers: names.map((name) => ({ name, webhook_configs: [{ url: `${url.replace(/\/$/, '')}/${name}`, send_resolved: true }] })),
-  };
+  return { ...rest, route: retime(route), receivers };
 }
