@@ -165,6 +165,17 @@ describe('command line', () => {
     expect(d.output()).toContain('configuration OK');
   });
 
+  it('names a mistyped variable in the same report as the problems it explains (CMDB_SECERT: the secret is missing)', async () => {
+    for (const args of [['--check-config'], []]) {
+      const d = runDaemon(args, { CMDB_BASE_URL: sim.url, CMDB_CLIENT_ID: 'demo-client', CMDB_SECERT: 'secret-Zk12' });
+      expect(await d.exited).toBe(2);
+      const out = d.output();
+      expect(out).toContain('invalid configuration (1 problem):');
+      expect(out).toMatch(/CMDB_SECRET: CMDB_CLIENT_ID needs a secret[^\n]*\nperhaps behind them, variables the exporter does not read:\n {2}CMDB_SECERT: unknown environment variable, ignored; did you mean "CMDB_SECRET"\?/);
+      expect(out).not.toContain('secret-Zk12');
+    }
+  });
+
   it('--config.check does not call a variable the file refers to as ${NAME} unknown, and still warns about a typo', async () => {
     const file = join(tmp, 'file-variables.yaml');
     writeFileSync(file, ['stacks:', '  - name: prod-us', `    baseUrl: ${sim.url}`, '    clientId: ${CMDB_ID_US:-exporter}', '    secret: ${CMDB_SECRET_US}', ''].join('\n'));
