@@ -232,17 +232,19 @@ describe('command line', () => {
     expect(d.output()).toContain('CMDB_BASE_URL');
   });
 
-  it('--once prints the exposition and exits 0 when every endpoint succeeded', async () => {
+  it('--once prints the exposition and exits 0 when every endpoint succeeded, ending with one summary line', async () => {
     const d = runDaemon(['--once'], envFor(9873));
     expect(await d.exited).toBe(0);
     expect(d.output()).toContain('cmdb_assets{stack="default"}');
+    expect(d.output().trimEnd().split('\n').at(-1)).toMatch(/^--once: (\d+) of \1 endpoints ok, 0 failed, 1 stack, in \d+\.\ds$/);
   });
 
-  it('--once exits 1 when an endpoint failed', async () => {
+  it('--once exits 1 when an endpoint failed, and its summary line names it', async () => {
     sim.addFault({ endpoint: 'connector', status: 500 });
     const d = runDaemon(['--once'], envFor(9873));
     expect(await d.exited).toBe(1);
     expect(d.output()).toContain('cmdb_endpoint_up{stack="default",endpoint="connector"} 0');
+    expect(d.output().trimEnd().split('\n').at(-1)).toMatch(/^--once: \d+ of \d+ endpoints ok, 1 failed \(default\/connector: 500\), 1 stack, in \d+\.\ds$/);
   });
 
   it.each([
