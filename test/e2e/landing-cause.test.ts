@@ -6,18 +6,17 @@
  * heading; its "what to do" link opens the runbook the exporter serves itself; the other stack is
  * untouched. Screenshots are kept in artifacts/screenshots/ (or E2E_ARTIFACTS_DIR).
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { launchChromium, openAt, requireChromium } from './harness/browser.js';
 import { stopAllAndCheck } from './harness/processes.js';
-import { http, INSTALL_HINTS, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
+import { http, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const RED = 'rgb(207, 34, 46)';
 
 let dir: string | undefined;
@@ -27,7 +26,7 @@ let exporter: RunningExporter;
 let browser: Browser | undefined;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; install it with: ${INSTALL_HINTS.chromium}`);
+  requireChromium();
   dir = makeTempDir('landing-cause');
   artifacts = process.env.E2E_ARTIFACTS_DIR ?? join(REPO_ROOT, 'artifacts', 'screenshots');
   mkdirSync(artifacts, { recursive: true });
@@ -51,7 +50,7 @@ beforeAll(async () => {
     },
     { timeoutMs: 180_000, intervalMs: 2000 },
   );
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 }, 240_000);
 
 afterAll(async () => {
@@ -62,12 +61,7 @@ afterAll(async () => {
   });
 });
 
-async function open(width: number): Promise<Page> {
-  if (!browser) throw new Error('no browser');
-  const page = await browser.newPage({ viewport: { width, height: 900 } });
-  await page.goto(`${exporter.url}/`);
-  return page;
-}
+const open = (width: number): Promise<Page> => openAt(browser, `${exporter.url}/`, width);
 
 /** Browser globals, typed here without the DOM library. */
 type El = { textContent: string | null; className: string; querySelector(s: string): El | null; querySelectorAll(s: string): El[] };

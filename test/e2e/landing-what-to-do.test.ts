@@ -6,19 +6,18 @@
  * reload stays at the top of the page until a good one. At 420 px nothing is wider than the screen.
  * Screenshots are kept in artifacts/screenshots/ (or E2E_ARTIFACTS_DIR): look at them.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { FAST_INTERVALS, startExporter, waitUntilReady, type RunningExporter } from './harness/exporter.js';
+import { launchChromium, openAt, requireChromium } from './harness/browser.js';
 import { stopAllAndCheck } from './harness/processes.js';
-import { http, INSTALL_HINTS, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
+import { http, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 /** The runbooks the exporter serves itself (docs/alerts.md, rendered), relative to the page. */
 const RUNBOOK = 'docs/alerts#';
 
@@ -33,7 +32,7 @@ let action: { id: string; name: string };
 const expiredOn = new Date(Date.now() - 10 * 86_400_000).toISOString().slice(0, 10);
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; install it with: ${INSTALL_HINTS.chromium}`);
+  requireChromium();
   dir = makeTempDir('landing-todo');
   artifacts = process.env.E2E_ARTIFACTS_DIR ?? join(REPO_ROOT, 'artifacts', 'screenshots');
   mkdirSync(artifacts, { recursive: true });
@@ -51,7 +50,7 @@ beforeAll(async () => {
   writeFileSync(configFile, stringify(goodConfig));
   exporter = await startExporter({ args: ['--config', configFile], env: { E2E_SECRET: sim.secret } });
   await waitUntilReady(exporter);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -62,12 +61,7 @@ afterAll(async () => {
   });
 });
 
-async function open(width: number): Promise<Page> {
-  if (!browser) throw new Error('no browser');
-  const page = await browser.newPage({ viewport: { width, height: 900 } });
-  await page.goto(`${exporter.url}/`);
-  return page;
-}
+const open = (width: number): Promise<Page> => openAt(browser, `${exporter.url}/`, width);
 
 async function attentionLines(page: Page): Promise<Array<{ text: string; runbook: string; hover: string }>> {
   return page.$$eval('#attention li', (items) =>

@@ -11,7 +11,7 @@ import { TEMPLATE_FILE } from '../../../scripts/alertmanager/config.js';
 import { startWebhookReceiver, type Notification, type WebhookReceiver } from '../../../scripts/alert-receiver.js';
 import { startProcess, type ManagedProcess } from './processes.js';
 import { baseEnv, freePort, http, REPO_ROOT, requireExecutable } from './tools.js';
-import { done, notYet, waitFor } from './wait.js';
+import { waitUntilServing } from './prometheus.js';
 
 /** One alert of Alertmanager's API v2 (GET /api/v2/alerts). */
 export interface AmAlert {
@@ -75,15 +75,7 @@ export async function startAlertmanager(dir: string, config: Record<string, unkn
     '--log.level=warn',
   ], { cwd: dir, env: baseEnv() });
   const api = new AlertmanagerApi(`http://127.0.0.1:${port}`);
-  await waitFor(
-    'Alertmanager /-/ready',
-    async () => {
-      if (proc.hasExited) throw new Error(`alertmanager exited\n${proc.tail()}`);
-      const r = await http(`${api.url}/-/ready`, { timeoutMs: 2000 });
-      return r.status === 200 ? done(undefined) : notYet(`${r.status} ${r.text}`);
-    },
-    { timeoutMs: 30_000, intervalMs: 250 },
-  );
+  await waitUntilServing(proc, api.url);
   return { proc, api, configFile };
 }
 
