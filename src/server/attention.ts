@@ -80,7 +80,7 @@ export function relativeTime(now: number, at: number): string {
   return d > 0 ? `in ${shortDuration(d)}` : `${shortDuration(d)} ago`;
 }
 
-type Found = Omit<Problem, 'key' | 'source'> & { readonly source?: DataEndpoint };
+type Found = Omit<Problem, 'key' | 'source'> & { readonly source?: DataEndpoint; readonly key?: string };
 
 /** The endpoint whose poll produces `family` (src/metrics/catalogue.ts). */
 function sourceOf(family: string): DataEndpoint {
@@ -93,7 +93,7 @@ function sourceOf(family: string): DataEndpoint {
 function problem(family: string | undefined, found: Found): Problem {
   const source = found.source ?? (family === undefined ? undefined : sourceOf(family));
   if (source === undefined) throw new Error(`${found.alert}: no source endpoint`);
-  return { ...found, key: `${found.alert}:${found.subject ?? ''}`, source };
+  return { ...found, key: found.key ?? `${found.alert}:${found.subject ?? ''}`, source };
 }
 
 function connectorName(labels: Sample['labels']): string {
@@ -159,7 +159,9 @@ function actionProblems(f: Families, t: AttentionThresholds): Problem[] {
     if (s.value !== 1 || ok.test(status)) continue;
     const id = s.labels.action_id ?? '?';
     const subject = actionNames.get(id) ?? id;
-    out.push(problem('cmdb_action_last_job_status', { severity: 'warning', area: 'action', subject, subjectTitle: `Action id ${id}`, text: `newest job ${status}`, alert: 'CmdbActionJobFailed', since: ranAt.get(id) }));
+    // Keyed by the id: the name comes and goes with the Action list's polls.
+    const found = { severity: 'warning', area: 'action', subject, subjectTitle: `Action id ${id}`, text: `newest job ${status}`, alert: 'CmdbActionJobFailed', since: ranAt.get(id), key: `CmdbActionJobFailed:${id}` } as const;
+    out.push(problem('cmdb_action_last_job_status', found));
   }
   return out;
 }
