@@ -54,7 +54,8 @@ function causeItem(now: number, c: CauseLine, folded: readonly Line[], base: str
     folded.length === 0
       ? ''
       : `<details><summary>${folded.length} line(s) it explains</summary><ul>${folded.map((l) => lineItem(now, l, base)).join('')}</ul></details>`;
-  return `<li class="critical cause"><span class="sev">critical</span>${newBadge(c.isNew)} <b class="cause-title">${escapeHtml(c.title)}</b>: ${escapeHtml(c.text)}.${sinceText(now, c.since)}${data}${whatToDo(c.alert, base)}${explained}</li>`;
+  const until = c.until === undefined ? '' : ` It ends at <time datetime="${utc(c.until)}">${clock(now, c.until)}</time> (${relativeTime(now, c.until)}).`;
+  return `<li class="critical cause"><span class="sev">critical</span>${newBadge(c.isNew)} <b class="cause-title">${escapeHtml(c.title)}</b>: ${escapeHtml(c.text)}.${sinceText(now, c.since)}${until}${data}${whatToDo(c.alert, base)}${explained}</li>`;
 }
 
 export function anchor(stack: string): string {

@@ -38,6 +38,8 @@ export interface StackCause {
   readonly text: string;
   /** Since when, when the inputs say (else the page's memory of it does). */
   readonly since?: number;
+  /** When it ends by itself (a pause), unix seconds. */
+  readonly until?: number;
   /** Whether it explains a problem of the stack: that line is folded under it. */
   explains(p: Problem): boolean;
 }
@@ -85,6 +87,7 @@ function paused(input: CauseInput): StackCause | undefined {
     alert: 'CmdbStackPaused',
     title: 'paused by the CMDB',
     text: 'the CMDB asked the exporter to wait (a 429, or a Retry-After): no request of this stack leaves until the pause ends; a reload ends it',
+    until: input.pausedUntil,
     explains: endpointDown,
   };
 }
