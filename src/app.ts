@@ -16,6 +16,7 @@ import { REFUSAL_REASONS } from './server/auth.js';
 import { createHttpApp, listen, metricsHandler, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
 import { defaultLimits, type ServerLimits } from './server/limits.js';
 import { buildProtection } from './server/protection.js';
+import { DocsPages } from './server/docs.js';
 import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { listenBase, targetGroups, type ScrapeBase } from './server/sd.js';
@@ -120,6 +121,7 @@ export async function start(opts: StartOptions): Promise<App> {
     now: now(),
     stacks: stacks.landing(),
     ...(rejectedReload ? { rejectedReload } : {}),
+    ...(config.runbookBaseUrl === undefined ? {} : { runbookBase: config.runbookBaseUrl }),
   });
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, message: '' });
@@ -197,6 +199,7 @@ export async function start(opts: StartOptions): Promise<App> {
       reload: config.enableReload ? reload : undefined,
       logger,
       telemetryPath: opts.telemetryPath,
+      docs: new DocsPages(),
     });
     const { host, port } = parseListenAddress(config.listenAddress, 'listenAddress');
     const metricsRoute = { path: telemetryPath, handler: metricsHandler(metrics, perStack), logger };

@@ -11,6 +11,7 @@ import type { ExporterConfig } from './config/types.js';
 import { loadWebConfig, type WebConfig } from './config/web-config.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
+import { onceSummary } from './once.js';
 import { SecretScrubber } from './secrets.js';
 import { DEFAULT_MAX_REQUESTS } from './server/limits.js';
 import { parseExternalUrl, type ScrapeBase } from './server/sd.js';
@@ -129,11 +130,15 @@ async function main(argv: string[]): Promise<number> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (this is a bug; the exporter keeps running)'));
 
   if (flags.once) {
+    const began = performance.now();
     const app = await start({ config, logger, scrubber, serve: false, schedule: false, shard, defaultMetrics });
     const ok = await app.pollOnce();
     process.stdout.write(await app.metricsText());
+    const summary = onceSummary(app.landing().stacks, (performance.now() - began) / 1000);
     await app.close(0);
     if (!ok) logger.error('at least one endpoint failed; see the log lines above and cmdb_endpoint_up');
+    // One line for people, after the log (stderr: stdout is the exposition).
+    process.stderr.write(`${summary}\n`);
     return ok ? 0 : 1;
   }
 

@@ -19,6 +19,7 @@ import type { SecretScrubber } from './secrets.js';
 import type { Readiness } from './server/http.js';
 import type { LandingStack } from './server/landing.js';
 import type { EndpointSettings, SnapshotStore } from './store/snapshot-store.js';
+import { StatusMemory } from './status-memory.js';
 
 export interface StacksOptions {
   readonly instruments: Instruments;
@@ -92,8 +93,12 @@ function nextPoll(scheduler: Scheduler, stack: string, group: GroupName, interva
 
 export class Stacks {
   private readonly runtimes = new Map<string, StackRuntime>();
+  /** What the status page remembers of each stack: its recent requests, since when it has each problem. */
+  private readonly status: StatusMemory;
 
-  constructor(private readonly opts: StacksOptions) {}
+  constructor(private readonly opts: StacksOptions) {
+    this.status = new StatusMemory(opts.store, (name) => void this.landing(name), opts.now);
+  }
 
   /** How many stacks this process polls (cmdb_exporter_stacks). */
   get count(): number {
@@ -112,7 +117,8 @@ export class Stacks {
   add(stack: StackConfig, carried: Carried = {}, joined = false): void {
     const { instruments, store, scrubber, scheduler, now } = this.opts;
     const logger = this.opts.logger.child({ stack: stack.name });
-    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, enabled: enabledEndpoints(stack), seen: carried.seen });
+    const onRequest = this.status.recorder(stack.name);
+    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, enabled: enabledEndpoints(stack), seen: carried.seen, onRequest });
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
@@ -136,6 +142,7 @@ export class Stacks {
     await this.opts.scheduler?.remove(name, graceMs);
     await runtime.client.close();
     if (!forget) return;
+    this.status.forget(name);
     this.opts.scrubber.forget(tokenSlot(name));
     this.opts.store.removeStack(name);
     await removeStackInstruments(this.opts.instruments, name);
@@ -224,11 +231,12 @@ export class Stacks {
     return { ready: pending.length === 0, pending, ...(joining.length > 0 ? { joining } : {}) };
   }
 
-  /** Per stack, what the status page shows. */
-  landing(): LandingStack[] {
+  /** Per stack (or the one named), what the status page shows, with what it remembers of it. */
+  landing(only?: string): LandingStack[] {
     const { store, scheduler, now } = this.opts;
     const at = now();
-    return [...this.runtimes.values()].map((r) => {
+    const runtimes = [...this.runtimes.values()].filter((r) => only === undefined || r.config.name === only);
+    return runtimes.map((r) => {
       const { name, intervals, disabledEndpoints } = r.config;
       const endpoints = r.poller.runner.status().map((s) => {
         const group = groupOf(s.endpoint);
@@ -252,7 +260,7 @@ export class Stacks {
       const demand = { perHour: plan.total, budgetPerHour: plan.budgetPerHour, ratio: plan.ratio };
       const connectorScan = r.poller.runner.enabled('connector') ? r.client.connectorScan() : undefined;
       const joining = r.joined && this.firstPollsDue(r).length > 0 ? { joining: true } : {};
-      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, demand, connectorScan, ...joining };
+      return this.status.remember({ name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, demand, connectorScan, ...joining }, at);
     });
   }
 
@@ -264,6 +272,7 @@ export class Stacks {
   }
 
   async closeAll(graceMs?: number): Promise<void> {
+    this.status.close();
     // Shutting down: nothing is served afterwards, so the series need not be taken apart.
     await Promise.all([...this.runtimes.keys()].map((name) => this.remove(name, graceMs, false)));
   }

@@ -8,7 +8,7 @@ import type { StackConfig } from '../config/types.js';
 import type { Instruments } from '../metrics/instruments.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
-import { CmdbAbortedError, CmdbHttpError, CmdbInvalidBodyError, CmdbTimeoutError, CmdbUnauthorizedError } from '../errors.js';
+import { CmdbAbortedError, CmdbHttpError, CmdbInvalidBodyError, CmdbTimeoutError, CmdbUnauthorizedError, type RequestOutcome } from '../errors.js';
 import { ConnectorPageSchema, MetricsRecordSchema, validate, type ConnectorRun, type MetricsRecord } from '../api/schemas.js';
 import { ConnectorHistoryReader, INCREMENTAL_SORT, type HistoryIo, type HistoryPage, type HistoryResult, type ScanProgress } from './connector-history.js';
 import { PageReducer, type PageAnswer } from './page-reducer.js';
@@ -49,6 +49,8 @@ export interface CmdbClientOptions {
   enabled?: readonly DataEndpoint[];
   /** What the stack's previous runtime saw, so that a reload plans with it (plan()). */
   seen?: PlanSeen;
+  /** Told the outcome of every request that left (src/cmdb/recent.ts keeps them for the status page). */
+  onRequest?: (outcome: RequestOutcome) => void;
 }
 
 /** What one runtime's client hands to the next on reload (src/stacks.ts decides what may pass). */
@@ -171,6 +173,7 @@ export class CmdbClient implements CmdbApi {
       clock: this.clock,
       random: opts.random ?? Math.random,
       budget: opts.budget,
+      onRequest: opts.onRequest,
     });
     // The configured secret or token is registered with the scrubber by whoever loaded the config
     // (src/stacks.ts); tokens fetched later are registered by the token provider.

@@ -61,6 +61,8 @@ export interface TransportOptions {
   random: () => number;
   /** The budget the stack's previous runtime left (a reload must not start with a full bucket). */
   budget?: BudgetState;
+  /** Told the outcome of every request that left (what cmdb_endpoint_requests_total counts). */
+  onRequest?: (outcome: RequestOutcome) => void;
 }
 
 export function requestName(method: string, path: string): string {
@@ -75,6 +77,7 @@ export class Transport {
   private readonly dispatcher: Dispatcher;
   private readonly clock: Clock;
   private readonly random: () => number;
+  private readonly onRequest: ((outcome: RequestOutcome) => void) | undefined;
   /** 429s without Retry-After in a row on this stack: each doubles the pause of the next. */
   private refusalStreak = 0;
   /** When that pause was last grown (clock ms). */
@@ -89,6 +92,7 @@ export class Transport {
     this.dispatcher = opts.dispatcher;
     this.clock = opts.clock;
     this.random = opts.random;
+    this.onRequest = opts.onRequest;
     const stackLabel = { stack: opts.stack.name };
     this.limiter = new StackLimiter({
       ratePerMinute: opts.stack.rateLimitPerMinute,
@@ -337,7 +341,10 @@ export class Transport {
         const seconds = (performance.now() - started) / 1000;
         this.ins.requestDuration.observe(labels, seconds);
         // Counted only when it left: a hop whose deadline passed while it waited for the budget did not.
-        if (unanswered) this.ins.requests.inc({ ...labels, outcome });
+        if (unanswered) {
+          this.ins.requests.inc({ ...labels, outcome });
+          this.onRequest?.(outcome);
+        }
         // One line per request at debug: what was asked and what came back, never a header or a value.
         this.logger.debug(
           {

@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import type { ExporterConfig, StackConfig } from './types.js';
 import { readStacksDir } from './stacks-dir.js';
 import type { Check } from './checks.js';
-import { checkedValue, type Env, envValue, type GlobalKey, type GlobalValue, globalFromEnv, readEnvStack } from './env.js';
+import { checkedValue, type Env, envValue, type GlobalKey, type GlobalValue, globalFromEnv, readEnvStack, unknownVariables } from './env.js';
 import { type FileConfig, parseFileConfig, readConfigFile } from './file.js';
 import { IssueList } from './issues.js';
 import { BUILTIN_GLOBALS, GLOBALS, type Resolved } from './rules.js';
@@ -115,7 +115,8 @@ export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
   if (globals.stacksDir !== undefined) {
     stacks.push(...dirStacks(globals.stacksDir, configFile, file, opts.env, issues));
   }
-  issues.throwIfAny();
+  // A misspelt variable (CMDB_SECERT) is most often why a setting is missing: said in the same report.
+  issues.throwIfAny(unknownVariables(opts.env, [...referenced]).map((v) => ({ path: v.name, message: v.message })));
   return {
     ...globals,
     stacks,

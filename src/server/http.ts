@@ -15,6 +15,7 @@ import Negotiator from 'negotiator';
 import type { Logger } from '../logger.js';
 import { CONTENT_TYPE } from '../store/exposition.js';
 import { GZIP_LEVEL, type ScrapeBody, type ScrapeResponse } from '../store/scrape-response.js';
+import type { DocsPages } from './docs.js';
 import { renderLanding, type LandingModel } from './landing.js';
 import type { TargetGroup } from './sd.js';
 import { pathOf } from './limits.js';
@@ -45,6 +46,8 @@ export interface ServerDeps {
   readonly logger: Logger;
   /** Where the exposition is served (--web.telemetry-path), default /metrics. */
   readonly telemetryPath?: string;
+  /** The packaged docs, rendered at /docs/<name> (the status page's runbooks); without it /docs is not served. */
+  readonly docs?: DocsPages;
 }
 
 /**
@@ -183,6 +186,19 @@ export function createHttpApp(deps: ServerDeps): express.Express {
     // At 200 stacks the page is about 0.9 MB of repetitive markup; gzip makes it under 2 % of that.
     await sendText(req, res, html, (body) => res.send(body));
   });
+
+  const docs = deps.docs;
+  if (docs) {
+    app.get('/docs/:name', async (req: Request, res: Response) => {
+      const html = docs.page(String(req.params.name));
+      if (html === undefined) {
+        res.status(404).type('text/plain').send(`no such page; the docs served here: ${docs.names().join(', ') || 'none (docs/ is not installed)'}\n`);
+        return;
+      }
+      res.type('html');
+      await sendText(req, res, html, (body) => res.send(body));
+    });
+  }
 
   app.post('/-/reload', async (_req, res) => {
     if (!deps.reload) {

@@ -35,8 +35,8 @@ describe('a stack paused by Retry-After', () => {
     });
     expect(html).toMatch(/Paused: the CMDB asked the exporter to wait \(a 429, or a Retry-After on a 429, 502, 503 or 504\), so no request of this stack leaves until <time datetime="[^"]+">/);
     expect(html).toContain('(in 15m)');
-    // First in "What needs attention", as the cause of the endpoints going down.
-    expect(html).toMatch(/<section id="attention">.*every request paused by a 429 Retry-After, in 15m \(a reload ends it\)/s);
+    // First in "What needs attention", as the cause of the endpoints going down: critical, until when.
+    expect(html).toMatch(/<section id="attention">.*?<li class="critical cause"><span class="sev">critical<\/span>( <span class="new"[^>]*>new<\/span>)? <b class="cause-title">paused by the CMDB<\/b>: .*a reload ends it\..* It ends at <time[^>]*>\d\d:\d\d UTC<\/time> \(in 15m\)\./s);
 
     p.client.resumeAfterRateLimit();
     expect(await p.metrics.value(PAUSED, { stack: 'test' })).toBe(0);

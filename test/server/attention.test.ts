@@ -82,6 +82,9 @@ const NOT_ON_THE_STATUS_PAGE: Readonly<Record<string, string>> = {
   actionNextRunGraceSeconds: 'overdue needs the next-run time against the clock over time',
   inventoryDropRatio: 'compares with a 30-day average the page does not hold',
   rateBudgetRatio: 'a rate over a window; the page has no history',
+  grafanaUrl: 'links of the notifications',
+  unreachableWindow: 'a PromQL window; the page judges from the requests themselves (src/server/cause.ts)',
+  unreachableKeepFiringFor: 'holds an alert back after recovery; the page shows the state now',
 };
 
 describe('attention thresholds', () => {
@@ -188,19 +191,9 @@ describe('what needs attention', () => {
   });
 });
 
-describe('a stack paused by a server Retry-After', () => {
-  it('is a problem while the pause lasts, naming when it ends and that a reload ends it', () => {
-    const paused = attention({ samples: [], endpoints: [], now: NOW, pausedUntil: NOW + 14 * 60 });
-    expect(paused.problems).toEqual([{ severity: 'warning', area: 'endpoint', text: 'every request paused by a 429 Retry-After, in 14m (a reload ends it)', alert: 'CmdbStackPaused' }]);
-    expect(paused.state).toBe('warning');
-    expect(attention({ samples: [], endpoints: [], now: NOW, pausedUntil: NOW - 1 }).problems).toEqual([]);
-  });
-});
-
 describe('what to do', () => {
   const every = attention({
     now: NOW,
-    pausedUntil: NOW + 60,
     endpoints: [
       { endpoint: 'data_ingestion', state: 'ok' },
       { endpoint: 'license', state: 'failing', outcome: '503' },
@@ -236,9 +229,19 @@ describe('what to do', () => {
     expect(every.problems.find((p) => p.area === 'license')?.alert).toBe('CmdbLicenseExpired');
   });
 
-  it('the runbook links point where the shipped rules point', async () => {
-    const { RUNBOOK_BASE_URL } = await import('../../src/attention.js');
-    const { MIXIN_DEFAULTS } = await import('../../scripts/mixin.js');
-    expect(RUNBOOK_BASE_URL).toBe(MIXIN_DEFAULTS.runbookBaseUrl);
+  it('says since when, from the data: the failed run, the job, the crossing of a limit', () => {
+    const since = Object.fromEntries(every.problems.map((p) => [p.key, p.since === undefined ? undefined : p.since - NOW]));
+    expect(since).toMatchObject({
+      'CmdbLicenseExpired:': -86400,
+      'CmdbConnectorNotRun:c2': -3 * 86400 + ATTENTION_THRESHOLDS.connectorMaxRunAgeSeconds,
+      'CmdbIngestionRunFailed:': -7 * 3600,
+      'CmdbIngestionRunTooLong:': -7 * 3600 + ATTENTION_THRESHOLDS.ingestionMaxRunSeconds,
+      'CmdbMergerStale:asset_merger': -3 * 86400 + ATTENTION_THRESHOLDS.mergerMaxRunAgeSeconds,
+      // Not in the data: since the page first saw them (src/server/stack-view.ts).
+      'CmdbEndpointDown:license': undefined,
+      'CmdbActionJobFailed:9': undefined,
+    });
+    expect(every.problems.find((p) => p.key === 'CmdbEndpointDown:license')).toMatchObject({ source: 'license', outcome: '503' });
+    expect(every.problems.find((p) => p.key === 'CmdbConnectorError:c1/p')?.source).toBe('connector');
   });
 });

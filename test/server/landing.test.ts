@@ -234,7 +234,10 @@ describe('landing page', () => {
     const stack = healthyStack('s', [{ name: 'cmdb_connector_health', labels: { stack: 's', connector: 'ldap', profile: 'p', health: 'error' }, value: 1 }]);
     const polling = { ...stack, endpoints: stack.endpoints.map((e) => (e.endpoint === 'license' ? { ...e, pollingSince: NOW - 3 } : e)) };
     const html = renderLanding({ version: '1', ready: true, now: NOW, stacks: [polling], rejectedReload: { at: NOW - 120, message: 'stacks[0].baseURL: unknown key; did you mean "baseUrl"?' } });
-    expect(html).toContain('newest run failed <a class="runbook" href="https://github.com/cmdb-exporter/cmdb-exporter/blob/main/docs/alerts.md#cmdbconnectorerror" title="CmdbConnectorError">what to do</a>');
+    // By default the runbooks the exporter serves itself; runbookBaseUrl moves them.
+    expect(html).toMatch(/newest run failed.*<a class="runbook" href="docs\/alerts#cmdbconnectorerror" title="CmdbConnectorError">what to do<\/a>/);
+    const wiki = renderLanding({ version: '1', ready: true, now: NOW, stacks: [stack], runbookBase: 'https://wiki.example.com/cmdb' });
+    expect(wiki).toContain('<a class="runbook" href="https://wiki.example.com/cmdb#cmdbconnectorerror"');
     const row = (e: string) => html.split('<tr').find((r) => r.includes(`<td><code>${e}</code>`)) ?? '';
     expect(row('license')).toContain('>polling now</span>');
     expect(row('license')).not.toContain('in 4m 40s');
