@@ -6,8 +6,10 @@
 import { DATA_ENDPOINTS, groupOf, type DataEndpoint, type GroupName } from './api/endpoints.js';
 import type { BudgetState } from './cmdb/budget.js';
 import { tokenSlot } from './cmdb/auth.js';
-import { CmdbClient, sameCredentials, type ClientCarry } from './cmdb/client.js';
-import type { PlanSeen } from './cmdb/plan.js';
+import { sameCredentials, type CmdbClient, type ClientCarry } from './cmdb/client.js';
+import type { PlanSeen, PollPlan } from './cmdb/plan.js';
+import type { ConnectorHistoryReader, StackReaders } from './cmdb/readers/index.js';
+import { openRoad, type Road } from './cmdb/road.js';
 import { secretsOf } from './config/redact.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import type { Logger } from './logger.js';
@@ -45,7 +47,10 @@ interface StackRuntime {
   readonly config: StackConfig;
   /** Unix seconds when this runtime started: it holds readiness back one attempt timeout at most. */
   readonly startedAt: number;
+  readonly road: Road;
   readonly client: CmdbClient;
+  readonly readers: StackReaders;
+  readonly plan: PollPlan;
   readonly poller: StackPoller;
 }
 
@@ -53,8 +58,10 @@ interface StackRuntime {
 export interface Carried {
   /** What the request budget has spent (a reload does not refill it). */
   readonly budget?: BudgetState;
-  /** Token, path spellings, connector history: what still holds (CmdbClient.handOver). */
+  /** Token and path spellings: what still holds (CmdbClient.handOver). */
   readonly client?: ClientCarry;
+  /** The connector history reader (held newest runs, last full scan, learned page size), when it still holds (StackReaders.handOver). */
+  readonly history?: ConnectorHistoryReader;
   /** 403 back-offs: waited out by the new runtime too, unless the service or the credentials changed. */
   readonly forbidden?: ForbiddenState;
   /** What the old runtime's client saw (connector pages, Actions, fetch rates): the new one plans with it. */
@@ -107,13 +114,15 @@ export class Stacks {
   add(stack: StackConfig, carried: Carried = {}): void {
     const { instruments, store, scrubber, scheduler, now } = this.opts;
     const logger = this.opts.logger.child({ stack: stack.name });
-    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, enabled: enabledEndpoints(stack), seen: carried.seen });
+    const road = openRoad({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, history: carried.history, enabled: enabledEndpoints(stack), seen: carried.seen });
+    const { client, readers } = road;
+    const plan = road.plan as PollPlan;
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
-    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden });
+    const poller = new StackPoller({ stack, api: readers, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden });
     initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
-    this.runtimes.set(stack.name, { config: stack, client, poller, startedAt: now() });
+    this.runtimes.set(stack.name, { config: stack, road, client, readers, plan, poller, startedAt: now() });
     scheduler?.add(poller);
   }
 
@@ -129,7 +138,7 @@ export class Stacks {
     // Polls waiting for the budget end now; those with a request in flight get the grace period.
     runtime.client.stopWaiting();
     await this.opts.scheduler?.remove(name, graceMs);
-    await runtime.client.close();
+    await runtime.road.close();
     if (!forget) return;
     this.opts.scrubber.forget(tokenSlot(name));
     this.opts.store.removeStack(name);
@@ -162,7 +171,8 @@ export class Stacks {
       // The new runtime plans with what the old one saw (connector pages, Actions, fetch rates).
       if (w) {
         const forbidden = sameCredentials(r.config, w) ? r.poller.runner.forbiddenState() : undefined;
-        carried.set(name, { budget: r.client.budgetState(), client: r.client.handOver(w), forbidden, seen: r.client.planSeen() });
+        const history = r.readers.handOver(r.config, w);
+        carried.set(name, { budget: r.client.budgetState(), client: r.client.handOver(w), ...(history ? { history } : {}), forbidden, seen: r.plan.seen() });
       }
     }
     for (const stack of next.stacks) {
@@ -183,7 +193,7 @@ export class Stacks {
   private reschedule(runtime: StackRuntime, stack: StackConfig): void {
     const { store, scheduler } = this.opts;
     runtime.poller.reschedule(stack);
-    runtime.client.reschedule(stack);
+    runtime.plan.reconfigure(stack, enabledEndpoints(stack));
     // The held series stay; their staleness limits follow the new intervals.
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     this.runtimes.set(stack.name, { ...runtime, config: stack });
@@ -231,12 +241,12 @@ export class Stacks {
         reason: disabledEndpoints.includes(endpoint) ? ('disabled' as const) : ('untracked' as const),
       }));
       const samples = DATA_ENDPOINTS.flatMap((e) => store.snapshot(name, e)?.samples ?? []);
-      const pausedUntil = r.client.rateLimitPausedUntil();
+      const pauses = r.client.pauses().map((p) => ({ scope: p.scope, ...(p.group ? { group: p.group } : {}), until: p.until / 1000, ...(p.status === undefined ? {} : { status: p.status }), request: p.request }));
       const jobBacklog = r.poller.runner.enabled('action_jobs') ? r.poller.jobBacklog() : undefined;
-      const plan = r.client.plan();
+      const plan = r.plan.plan();
       const demand = { perHour: plan.total, budgetPerHour: plan.budgetPerHour, ratio: plan.ratio };
-      const connectorScan = r.poller.runner.enabled('connector') ? r.client.connectorScan() : undefined;
-      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, demand, connectorScan };
+      const connectorScan = r.poller.runner.enabled('connector') ? r.readers.connectorScan() : undefined;
+      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pauses, endpoints, skipped, samples, jobBacklog, demand, connectorScan };
     });
   }
 

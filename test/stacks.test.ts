@@ -233,9 +233,11 @@ describe('a stack paused by a server Retry-After (issue 11 #1)', () => {
     apps.push(app);
     await app.pollOnce();
     const [model] = app.landing().stacks;
-    expect(model?.pausedUntil).toBeGreaterThan(Date.now() / 1000 + 800);
+    const [pause] = model?.pauses ?? [];
+    expect(pause).toMatchObject({ scope: 'stack', status: 429, request: 'GET /CMDB/v2/system/metrics/license' });
+    expect(pause?.until).toBeGreaterThan(Date.now() / 1000 + 800);
     const paused = /^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} (\S+)$/m;
-    expect(Number(paused.exec(await app.registry.metrics())?.[1])).toBeCloseTo(model?.pausedUntil ?? 0, 0);
+    expect(Number(paused.exec(await app.registry.metrics())?.[1])).toBeCloseTo(pause?.until ?? 0, 0);
     expect(model?.endpoints.find((e) => e.endpoint === 'license')).toMatchObject({ state: 'failing', outcome: 'rate_limited' });
     expect(await app.metricsText()).toMatch(/^cmdb_endpoint_up\{stack="sim",endpoint="license"\} 0$/m);
     // Whatever could not be polled because of the pause says why; nothing is left pending or up without data.
@@ -244,7 +246,7 @@ describe('a stack paused by a server Retry-After (issue 11 #1)', () => {
     }
 
     expect(await app.reload()).toMatchObject({ ok: true });
-    expect(app.landing().stacks[0]?.pausedUntil).toBeUndefined();
+    expect(app.landing().stacks[0]?.pauses).toEqual([]);
     expect(await app.registry.metrics()).toMatch(/^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} 0$/m);
   });
 });

@@ -177,6 +177,8 @@ export const ENDPOINTS: readonly EndpointName[] = ['access_token', ...DATA_ENDPO
 
 export type Descriptor<E extends DataEndpoint> = (typeof ENDPOINT_TABLE)[E];
 export type PagedEndpoint = { [E in DataEndpoint]: Descriptor<E> extends { kind: 'paged' } ? E : never }[DataEndpoint];
+/** Endpoints that answer one record or one list per request. */
+export type SingleEndpoint = { [E in DataEndpoint]: Descriptor<E> extends { kind: 'single' } ? E : never }[DataEndpoint];
 
 /** What one request of endpoint E yields once validated: the extracted value, or every row of every page. */
 export type ResultOf<E extends DataEndpoint> =

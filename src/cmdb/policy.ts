@@ -8,8 +8,9 @@
  *
  * Where a pause belongs:
  * - a 429 is the account's limit, which refuses every request of the stack alike: the stack waits.
- *   A 429 to a request while the CMDB answered the stack's other requests is about that request (a
- *   proxy's per-path limit, a broken route): only its group waits, and it spends a retry;
+ *   A 429 to a request while the CMDB answered the stack's other requests may be about that
+ *   request (a proxy's per-path limit, a broken route): it spends a retry, so that endpoint fails
+ *   alone instead of waiting out its poll;
  * - a 502, 503 or 504 with a Retry-After is one backend behind the gateway: its group waits. Once a
  *   second endpoint asks to wait while the first pause is in force, the service as a whole is asking:
  *   the stack waits;
@@ -159,8 +160,9 @@ function afterRefusal(i: PolicyInput, asked: number | undefined): Decision {
   const waitMs = asked ?? Math.min(Math.max(minMs, r.maxDelaySeconds * 1000), minMs * 2 ** Math.max(0, refusalStreak - 1));
   // Our own pause is bounded by maxDelaySeconds already; only the server's word meets maxRetryAfterSeconds.
   const capMs = asked === undefined ? waitMs : r.maxRetryAfterSeconds * 1000;
-  const scope: PauseScope = own && i.endpoint !== 'access_token' ? 'group' : 'stack';
-  const pause = { scope, until: i.now + clampWait(waitMs, r, capMs) };
+  // The first refusal of an account's limit comes while the requests let in before it are answered
+  // too: a 429 holds the stack whatever else was answered meanwhile.
+  const pause = { scope: 'stack' as const, until: i.now + clampWait(waitMs, r, capMs) };
   const base = { counts, refusalStreak, pause };
   if (asked !== undefined && asked > capMs) {
     return { next: 'give_up', ...base, reason: `429 Too Many Requests: Retry-After ${Math.ceil(asked / 1000)}s is above retries.maxRetryAfterSeconds (${r.maxRetryAfterSeconds}s)` };

@@ -39,8 +39,26 @@ export interface AttentionInput {
   readonly endpoints: readonly Pick<EndpointStatus, 'endpoint' | 'state' | 'outcome' | 'retryAt'>[];
   /** Unix seconds. */
   readonly now: number;
-  /** While a server Retry-After pauses every request of the stack: when the pause ends (unix seconds). */
-  readonly pausedUntil?: number;
+  /** The pauses in force: the stack's (every request waits) and each endpoint group's. */
+  readonly pauses?: readonly PauseShown[];
+}
+
+/** A pause as the status page shows it: who waits, until when, and the answer that set it. */
+export interface PauseShown {
+  readonly scope: 'stack' | 'group';
+  /** The group that waits (group pauses). */
+  readonly group?: string;
+  /** Unix seconds. */
+  readonly until: number;
+  /** The status that set it; absent when the token endpoint failed without one. */
+  readonly status?: number;
+  /** The request that got it: `GET /CMDB/…`. */
+  readonly request: string;
+}
+
+/** `a 503 to GET /CMDB/…`, or `the token endpoint failing (POST /CMDB/v1/access_token)`. */
+export function pauseCause(p: Pick<PauseShown, 'status' | 'request'>): string {
+  return p.status === undefined ? `the token endpoint failing (${p.request})` : `a ${p.status} to ${p.request}`;
 }
 
 const UNITS: ReadonlyArray<readonly [number, string]> = [
@@ -171,9 +189,12 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
     }
   }
 
-  // The whole stack held back by a server Retry-After: the cause of the endpoints below going down.
-  if (input.pausedUntil !== undefined && input.pausedUntil > now) {
-    problems.push({ severity: 'warning', area: 'endpoint', text: `every request paused by a 429 Retry-After, ${relativeTime(now, input.pausedUntil)} (a reload ends it)`, alert: 'CmdbStackPaused' });
+  // Requests held back by the CMDB's word: the cause of the endpoints below going down.
+  for (const p of input.pauses ?? []) {
+    if (p.until <= now) continue;
+    const who = p.scope === 'stack' ? 'every request' : `${p.group} requests`;
+    const text = `${who} paused by ${pauseCause(p)}, ${relativeTime(now, p.until)} (a reload ends it)`;
+    problems.push({ severity: 'warning', area: 'endpoint', ...(p.scope === 'group' ? { subject: p.group } : {}), text, alert: p.scope === 'stack' ? 'CmdbStackPaused' : 'CmdbEndpointDown' });
   }
 
   // Endpoints that fail or are forbidden.

@@ -11,7 +11,7 @@ import type { DataEndpoint } from '../api/endpoints.js';
 import type { Sample } from '../metrics/sample.js';
 import type { EndpointStatus } from '../scheduler/endpoint-runner.js';
 import { RUNBOOK_BASE_URL } from '../attention.js';
-import { attention, relativeTime, shortDuration, type Attention, type Problem } from './attention.js';
+import { attention, pauseCause, relativeTime, shortDuration, type Attention, type PauseShown, type Problem } from './attention.js';
 
 export { relativeTime };
 
@@ -49,8 +49,8 @@ export interface LandingStack {
   readonly name: string;
   readonly baseUrl: string;
   readonly unauthorized: boolean;
-  /** While a server Retry-After pauses the whole stack: when the pause ends (unix seconds). */
-  readonly pausedUntil?: number;
+  /** The pauses in force: the stack's (every request waits) and each endpoint group's. */
+  readonly pauses?: readonly PauseShown[];
   readonly endpoints: readonly LandingEndpoint[];
   readonly skipped?: readonly SkippedEndpoint[];
   /** The stack's current samples (what /metrics serves of it). */
@@ -236,16 +236,22 @@ export function connectorScanLine(now: number, scan: LandingStack['connectorScan
   return parts.length === 0 ? '' : `<p class="scan">Connector history: ${parts.join(" · ")}</p>`;
 }
 
+/** One pause: the answer that set it, who waits until when, what ends it. */
+function pauseLine(now: number, p: PauseShown): string {
+  const cause = escapeHtml(pauseCause(p));
+  if (p.scope === 'stack') {
+    return `<p class="err paused">Paused by ${cause}: no request of this stack leaves until ${when(now, p.until)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
+  }
+  return `<p class="err paused">The ${escapeHtml(p.group ?? '')} group is paused by ${cause} (a Retry-After): its requests wait until ${when(now, p.until)}; the other endpoints are polled as usual. A reload (SIGHUP or /-/reload) ends the pause.</p>`;
+}
+
 function stackSection(now: number, s: LandingStack, a: Attention): string {
   const auth = s.unauthorized
     ? '<p class="err">The pre-issued token is rejected (401): replace it (CMDB_TOKEN / tokenFile).</p>'
     : s.endpoints.some((e) => e.outcome === 'rejected')
       ? '<p class="err">The token endpoint rejects this stack\'s client id and secret: every endpoint fails until they are fixed.</p>'
       : '';
-  const paused =
-    s.pausedUntil === undefined
-      ? ''
-      : `<p class="err paused">Paused: the CMDB asked the exporter to wait (a 429, or a Retry-After on a 429, 502, 503 or 504), so no request of this stack leaves until ${when(now, s.pausedUntil)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
+  const paused = (s.pauses ?? []).map((p) => pauseLine(now, p)).join('');
   return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${demandLine(s)}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
 <table class="endpoints"><thead><tr>${COLUMNS.map((c) => `<th>${c}</th>`).join('')}</tr></thead>
 <tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table></section>`;
@@ -253,7 +259,7 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
 
 /** `telemetryPath`: where /metrics is served (--web.telemetry-path). */
 export function renderLanding(m: LandingModel, telemetryPath = '/metrics'): string {
-  const items = m.stacks.map((stack) => ({ stack, a: attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: m.now, pausedUntil: stack.pausedUntil }) }));
+  const items = m.stacks.map((stack) => ({ stack, a: attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: m.now, pauses: stack.pauses }) }));
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>cmdb-exporter</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -91,7 +91,7 @@ describe('the request policy', () => {
     ['without a deadline a 429 spends a retry', { attempted: answer(429, '1'), counts: { refusals: 3 } }, { next: 'give_up', reason: '429 Too Many Requests after 3 retries' }],
     ['with a deadline a 429 waits however often, up to MAX_REFUSALS', { attempted: answer(429, '1'), counts: { refusals: 10 }, deadlineIn: HOUR }, { next: 'retry' }],
     [`the ${MAX_REFUSALS}th 429 in a row gives up`, { attempted: answer(429, '1'), counts: { refusals: MAX_REFUSALS - 1 }, deadlineIn: HOUR }, { next: 'give_up', reason: `429 Too Many Requests ${MAX_REFUSALS} times in a row` }],
-    ['a 429 while the CMDB answers the others pauses its group only and spends a retry', { attempted: answer(429, '1'), stack: { answeredOthers: true }, deadlineIn: HOUR }, { next: 'retry', pause: { scope: 'group', until: until(1000) }, counts: { retries: 0, refusals: 1, ownRefusals: 1 } }],
+    ['a 429 while the CMDB answers the others spends a retry; the stack still waits (the account\'s limit)', { attempted: answer(429, '1'), stack: { answeredOthers: true }, deadlineIn: HOUR }, { next: 'retry', pause: { scope: 'stack', until: until(1000) }, counts: { retries: 0, refusals: 1, ownRefusals: 1 } }],
     ['such 429s past retries.max give up', { attempted: answer(429, '1'), stack: { answeredOthers: true }, counts: { ownRefusals: 3, refusals: 3 }, deadlineIn: HOUR }, { next: 'give_up', pause: undefined, reason: '429 Too Many Requests 4 times while the CMDB answered other requests of the stack' }],
   ])('%s', (_name, row, expected) => {
     const decision = run(row);

@@ -189,18 +189,24 @@ describe('what needs attention', () => {
 });
 
 describe('a stack paused by a server Retry-After', () => {
-  it('is a problem while the pause lasts, naming when it ends and that a reload ends it', () => {
-    const paused = attention({ samples: [], endpoints: [], now: NOW, pausedUntil: NOW + 14 * 60 });
-    expect(paused.problems).toEqual([{ severity: 'warning', area: 'endpoint', text: 'every request paused by a 429 Retry-After, in 14m (a reload ends it)', alert: 'CmdbStackPaused' }]);
+  const LICENSE = 'GET /CMDB/v2/system/metrics/license';
+  it('is a problem while the pause lasts, naming the status that set it, when it ends and that a reload ends it', () => {
+    const paused = attention({ samples: [], endpoints: [], now: NOW, pauses: [{ scope: 'stack', until: NOW + 14 * 60, status: 429, request: LICENSE }] });
+    expect(paused.problems).toEqual([{ severity: 'warning', area: 'endpoint', text: `every request paused by a 429 to ${LICENSE}, in 14m (a reload ends it)`, alert: 'CmdbStackPaused' }]);
     expect(paused.state).toBe('warning');
-    expect(attention({ samples: [], endpoints: [], now: NOW, pausedUntil: NOW - 1 }).problems).toEqual([]);
+    expect(attention({ samples: [], endpoints: [], now: NOW, pauses: [{ scope: 'stack', until: NOW - 1, status: 429, request: LICENSE }] }).problems).toEqual([]);
+  });
+
+  it('a group paused by a 503 names the 503 and the group, not a 429', () => {
+    const paused = attention({ samples: [], endpoints: [], now: NOW, pauses: [{ scope: 'group', group: 'license', until: NOW + 60, status: 503, request: LICENSE }] });
+    expect(paused.problems).toEqual([{ severity: 'warning', area: 'endpoint', subject: 'license', text: `license requests paused by a 503 to ${LICENSE}, in 1m (a reload ends it)`, alert: 'CmdbEndpointDown' }]);
   });
 });
 
 describe('what to do', () => {
   const every = attention({
     now: NOW,
-    pausedUntil: NOW + 60,
+    pauses: [{ scope: 'stack', until: NOW + 60, status: 429, request: 'GET /CMDB/v2/system/metrics/license' }],
     endpoints: [
       { endpoint: 'data_ingestion', state: 'ok' },
       { endpoint: 'license', state: 'failing', outcome: '503' },
