@@ -36,8 +36,8 @@ export interface StacksOptions {
 /** What a reload did to the stacks. */
 export interface ApplySummary {
   unchanged: number;
-  /** Only the poll intervals changed: the running stack was given its new schedule. */
-  rescheduled: number;
+  /** Its road stayed (same service, credentials, paging): the running stack took its new settings in place. */
+  reconfigured: number;
   restarted: number;
   added: number;
   removed: number;
@@ -68,12 +68,17 @@ export interface Carried {
   readonly seen?: PlanSeen;
 }
 
-/** Settings that only say when to poll: a change of nothing else reschedules the running stack. */
-const SCHEDULE_KEYS: ReadonlySet<string> = new Set<keyof StackConfig>(['intervals', 'staleIntervals']);
+/**
+ * What a stack's road is: the service it asks, as whom, and how its pages are cut and ordered
+ * (with the time zone its held times were read in). While these stay, the running stack takes every
+ * other setting in place and its reads in flight go on (a connector scan half-way through its
+ * pages keeps its pages); a change of any of them is another road, and the stack restarts.
+ */
+const ROAD_KEYS = ['baseUrl', 'auth', 'paging', 'connectorSort', 'timezone'] as const satisfies ReadonlyArray<keyof StackConfig>;
 
-/** The stack's settings as JSON without its top-level schedule keys. */
-function withoutSchedule(stack: StackConfig): string {
-  return JSON.stringify(Object.fromEntries(Object.entries(stack).filter(([key]) => !SCHEDULE_KEYS.has(key))));
+/** The same road: a reload keeps the running stack and gives it its new settings in place. */
+export function sameRoad(a: StackConfig, b: StackConfig): boolean {
+  return ROAD_KEYS.every((key) => JSON.stringify(a[key]) === JSON.stringify(b[key]));
 }
 
 function endpointSettings(stack: StackConfig): Map<DataEndpoint, EndpointSettings> {
@@ -146,24 +151,24 @@ export class Stacks {
   }
 
   /**
-   * Brings the stacks in line with `next`. A stack whose poll intervals alone changed keeps running
-   * and is rescheduled (a slow connector scan in flight goes on); any other change restarts it, and
-   * the new runtime takes over what still holds of the old one's knowledge (Carried); others keep
-   * running untouched.
+   * Brings the stacks in line with `next`. A stack whose road stays (sameRoad) keeps running and
+   * takes its new settings in place (a slow connector scan in flight goes on); a new road restarts
+   * it, and the new runtime takes over what still holds of the old one's knowledge (Carried);
+   * others keep running untouched.
    */
   async apply(next: ExporterConfig, previous: ExporterConfig): Promise<ApplySummary> {
     this.registerSecrets(next);
     const wanted = new Map(next.stacks.map((s) => [s.name, s]));
-    const summary: ApplySummary = { unchanged: 0, rescheduled: 0, restarted: 0, added: 0, removed: 0 };
+    const summary: ApplySummary = { unchanged: 0, reconfigured: 0, restarted: 0, added: 0, removed: 0 };
     const carried = new Map<string, Carried>();
-    const rescheduled = new Set<string>();
+    const reconfigured = new Set<string>();
     for (const [name, r] of [...this.runtimes]) {
       const w = wanted.get(name);
       if (!w) summary.removed++;
       else if (JSON.stringify(w) === JSON.stringify(r.config)) continue;
-      else if (withoutSchedule(w) === withoutSchedule(r.config)) {
-        this.reschedule(r, w);
-        rescheduled.add(name);
+      else if (sameRoad(w, r.config)) {
+        this.reconfigure(r, w);
+        reconfigured.add(name);
         continue;
       } else summary.restarted++;
       await this.remove(name, undefined, !w);
@@ -179,7 +184,7 @@ export class Stacks {
       const kept = this.runtimes.get(stack.name);
       // A reload is the operator's word that the CMDB may be asked again: a Retry-After pause ends.
       kept?.client.resumeAfterRateLimit();
-      if (kept && rescheduled.has(stack.name)) summary.rescheduled++;
+      if (kept && reconfigured.has(stack.name)) summary.reconfigured++;
       else if (kept) summary.unchanged++;
       else {
         if (!previous.stacks.some((s) => s.name === stack.name)) summary.added++;
@@ -189,12 +194,19 @@ export class Stacks {
     return summary;
   }
 
-  /** Only the intervals changed: the same runtime polls on, on its new schedule. */
-  private reschedule(runtime: StackRuntime, stack: StackConfig): void {
-    const { store, scheduler } = this.opts;
-    runtime.poller.reschedule(stack);
+  /**
+   * The same road: the same runtime polls on with its new settings. Each part takes what is its
+   * own: the client its limits, timeouts and TLS (a new dispatcher when they changed), the readers
+   * their scan settings, the poller its endpoints and pace, the scheduler its jobs and intervals.
+   */
+  private reconfigure(runtime: StackRuntime, stack: StackConfig): void {
+    const { store, scheduler, instruments } = this.opts;
+    runtime.client.reconfigure(stack, instruments);
+    runtime.readers.reconfigure();
+    runtime.poller.reconfigure(stack);
     runtime.plan.reconfigure(stack, enabledEndpoints(stack));
-    // The held series stay; their staleness limits follow the new intervals.
+    initStackInstruments(instruments, stack.name, runtime.poller.groups(), enabledEndpoints(stack));
+    // The held series stay; their staleness limits follow the new intervals (an endpoint no longer polled loses its series).
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     this.runtimes.set(stack.name, { ...runtime, config: stack });
     scheduler?.reschedule(stack.name);

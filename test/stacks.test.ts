@@ -188,7 +188,8 @@ describe('reload of a changed stack (issue 11 #10)', () => {
     const before = data(await app.metricsText());
     expect(before.length).toBeGreaterThan(1);
 
-    config = configFor([stackFor(simulator, { userAgent: 'second' })]);
+    // Another page size: a new road (src/stacks.ts sameRoad), so the stack restarts.
+    config = configFor([stackFor(simulator, { userAgent: 'second', paging: { ...stackFor(simulator).paging, actionPageSize: 50 } })]);
     expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"restarted":1') });
     // No scheduler here: the new runtime has not polled, yet nothing went missing.
     expect(app.readiness()).toEqual({ ready: true, pending: [] });
@@ -202,6 +203,29 @@ describe('reload of a changed stack (issue 11 #10)', () => {
     const after = data(await app.metricsText());
     expect(after).toEqual(before.map((l) => (l.startsWith('cmdb_assets{') ? `cmdb_assets{stack="sim"} ${assets + 17}` : l)));
     expect(after).not.toEqual(before);
+  });
+
+  it('a reload that tracks names and disables an endpoint keeps the stack running: the new endpoints polled, the old one gone', async () => {
+    const tracked = simulator.state().trackedAssets.slice(0, 1);
+    let config = configFor([stackFor(simulator, { track: { assets: [], users: [] } })]);
+    const { app } = await startExporter(config, { loadConfig: () => config });
+    apps.push(app);
+    expect(await app.pollOnce()).toBe(true);
+    const runtime = app.landing().stacks[0];
+    expect(runtime?.endpoints.map((e) => e.endpoint)).not.toContain('asset_change');
+
+    config = configFor([stackFor(simulator, { track: { assets: tracked, users: [] }, disabledEndpoints: ['license'] })]);
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"reconfigured":1') });
+    const endpoints = () => app.landing().stacks[0]?.endpoints ?? [];
+    expect(endpoints().find((e) => e.endpoint === 'asset_change')).toMatchObject({ state: 'pending' });
+    expect(endpoints().map((e) => e.endpoint)).not.toContain('license');
+    expect(await app.metricsText()).not.toContain('cmdb_license_info{');
+    expect(await app.pollOnce()).toBe(true);
+    expect(endpoints().find((e) => e.endpoint === 'asset_change')).toMatchObject({ state: 'ok' });
+    // The same runtime: its connector history is read incrementally, not in full again.
+    const text = await app.metricsText();
+    expect(text).toMatch(/^cmdb_connector_scans_total\{stack="sim",kind="full"\} 1$/m);
+    expect(text).toMatch(/^cmdb_connector_scans_total\{stack="sim",kind="incremental"\} 1$/m);
   });
 
   it('a stack that is new (or re-added after removal) still waits for its first poll', async () => {
