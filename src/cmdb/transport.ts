@@ -4,26 +4,18 @@
  * one what src/cmdb/policy.ts decides: return, retry, pause its group or the stack, or give up.
  * Knows nothing of tokens, paths or readers; the client builds the exchange.
  */
-import { performance } from 'node:perf_hooks';
 import type { Dispatcher } from 'undici';
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
-import {
-  CmdbAbortedError,
-  CmdbInvalidBodyError,
-  CmdbNetworkError,
-  CmdbRateLimitedError,
-  CmdbTimeoutError,
-  requestOutcome,
-  statusOutcome,
-  type RequestOutcome,
-} from '../errors.js';
+import { CmdbAbortedError, CmdbInvalidBodyError, CmdbNetworkError, CmdbRateLimitedError, CmdbTimeoutError } from '../errors.js';
 import type { EndpointName } from '../api/endpoints.js';
 import { deadlineOf, type RequestContext } from '../api/request-context.js';
 import { eitherSignal } from '../signals.js';
 import { attempt, isRetryableNetworkError, type Reply } from './attempt.js';
+import { AttemptTrace } from './attempt-trace.js';
 import { bodyCap } from './body.js';
-import { StackLimiter, type BudgetState } from './budget.js';
+import type { BudgetState } from './budget.js';
+import { StackLimiter } from './limiter.js';
 import type { Clock } from './clock.js';
 import type { RoadEvents } from './events.js';
 import { Pauses, pauseKeyOf, type Pause } from './pauses.js';
@@ -197,24 +189,11 @@ export class Transport {
     } catch {
       return { error: new CmdbAbortedError(request), sentAt: this.clock.now() };
     }
-    const base = new URL(this.stack.baseUrl);
-    // Only the origin goes through the URL parser; the path is sent as built (see AttemptRequest.path).
-    const target = { origin: base.origin, path: `${base.pathname.replace(/\/+$/, '')}${ex.path}${ex.query ? `?${ex.query}` : ''}` };
+    const trace = new AttemptTrace({ endpoint: ex.endpoint, method: ex.method, request, ...pageOf(ex.query), attempt: attemptNumber, waitSeconds: admitted.waitedMs / 1000 }, admitted, this.events, this.clock);
     const cap = bodyCap(ex.endpoint, this.stack.maxResponseBytes);
-    const report = { endpoint: ex.endpoint, method: ex.method, request, ...pageOf(ex.query), attempt: attemptNumber, waitSeconds: admitted.waitedMs / 1000 };
-    let sentAt = this.clock.now();
-    let started = performance.now();
-    let left = false;
-    // The window of the budget counts each request from when it really left: the attempt's, then each hop's.
-    let markSent = (at: number) => admitted.sent(at);
-    let answered: boolean | undefined;
-    let outcome: RequestOutcome | 'aborted' = 'network';
-    let status: number | undefined;
-    let bytes: number | undefined;
-    let decoded: number | undefined;
     try {
       const reply = await attempt(
-        { method: ex.method, ...target, headers: ex.headers, body: ex.body, request },
+        { method: ex.method, ...this.target(ex), headers: ex.headers, body: ex.body, request },
         {
           dispatcher: this.dispatcher,
           timeoutSeconds: this.stack.timeoutSeconds,
@@ -222,49 +201,30 @@ export class Transport {
           maxResponseBytes: cap.bytes,
           capName: cap.name,
           signal,
-          onSend: () => {
-            left = true;
-            sentAt = this.clock.now();
-            markSent(sentAt);
-          },
-          onRedirect: async (hopStatus) => {
-            // The answered hop was a request like any other: reported, and the next one is charged.
-            this.events.requests.emit({ ...report, outcome: statusOutcome(hopStatus), status: hopStatus, durationSeconds: (performance.now() - started) / 1000, sentAt, redirected: true });
-            this.logger.debug({ endpoint: ex.endpoint, status: hopStatus }, 'followed redirect');
-            left = false;
-            try {
-              markSent = await this.limiter.charge(signal);
-            } catch {
-              throw new CmdbAbortedError(request);
-            }
-            started = performance.now();
+          onSend: () => trace.leaves(),
+          onRedirect: async (status) => {
+            this.logger.debug({ endpoint: ex.endpoint, status }, 'followed redirect');
+            await trace.redirected(status, () => this.limiter.charge(signal));
           },
         },
       );
-      status = reply.status;
-      outcome = statusOutcome(reply.status);
-      // What came over the wire: a compressed answer counts its compressed size.
-      bytes = reply.wireBytes ?? reply.body.length;
-      decoded = reply.body.length;
-      answered = reply.status < 500 && reply.status !== 429;
-      if (reply.status < 200 || reply.status >= 300) return { outcome: { ok: false, reply }, sentAt };
+      trace.replied(reply);
+      if (reply.status < 200 || reply.status >= 300) return { outcome: { ok: false, reply }, sentAt: trace.sentAt };
       const value = await decode(reply, request);
       if (this.logger.isLevelEnabled('trace')) this.logger.trace({ endpoint: ex.endpoint, request, shape: shapeOf(value) }, 'response shape');
-      return { outcome: { ok: true, status: reply.status, value }, sentAt };
+      return { outcome: { ok: true, status: reply.status, value }, sentAt: trace.sentAt };
     } catch (err) {
-      outcome = err instanceof CmdbAbortedError ? 'aborted' : requestOutcome(err);
-      // A body that does not decode was still an answer (its status says whether it asked to wait);
-      // a failure before one (network, timeout) is no answer at all.
-      if (status === undefined) answered = outcome === 'aborted' ? undefined : false;
-      return { error: err, sentAt };
+      trace.failed(err);
+      return { error: err, sentAt: trace.sentAt };
     } finally {
-      admitted.release(left ? answered : undefined);
-      // Reported only when it left, and a shutdown is not an outcome of the CMDB.
-      if (left && outcome !== 'aborted') {
-        const durationSeconds = (performance.now() - started) / 1000;
-        this.events.requests.emit({ ...report, outcome, ...(status === undefined ? {} : { status }), bytes, ...(decoded === undefined ? {} : { decodedBytes: decoded }), durationSeconds, sentAt });
-      }
+      trace.end();
     }
+  }
+
+  /** Where the exchange goes: only the origin goes through the URL parser; the path is sent as built (see AttemptRequest.path). */
+  private target(ex: Exchange): { origin: string; path: string } {
+    const base = new URL(this.stack.baseUrl);
+    return { origin: base.origin, path: `${base.pathname.replace(/\/+$/, '')}${ex.path}${ex.query ? `?${ex.query}` : ''}` };
   }
 }
 

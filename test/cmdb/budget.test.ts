@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RequestBudget, Semaphore, StackLimiter, WINDOW_MARGIN_MS, WINDOW_MS, burstFor } from '../../src/cmdb/budget.js';
+import { RequestBudget, WINDOW_MARGIN_MS, WINDOW_MS, burstFor } from '../../src/cmdb/budget.js';
+import { Semaphore, StackLimiter } from '../../src/cmdb/limiter.js';
 import { realClock, type Clock } from '../../src/cmdb/clock.js';
 import { Pauses, type Pause } from '../../src/cmdb/pauses.js';
 import { FakeClock } from './helpers/clock.js';

@@ -8,7 +8,7 @@
  */
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
-import { StackLimiter } from '../../src/cmdb/budget.js';
+import { StackLimiter } from '../../src/cmdb/limiter.js';
 import { Pauses } from '../../src/cmdb/pauses.js';
 import { abortReason, type Clock } from '../../src/cmdb/clock.js';
 
