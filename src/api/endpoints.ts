@@ -217,7 +217,7 @@ export interface ConnectorHistoryRead {
   readonly runs: ResultOf<'connector'>;
 }
 
-/** What the poller needs of the client (CmdbClient implements it; tests fake it). */
+/** What the poller needs of a stack's readers (StackReaders in src/cmdb/readers implements it; tests fake it). */
 export interface CmdbApi {
   get<E extends DataEndpoint>(endpoint: E, ...args: GetArgs<E>): Promise<ResultOf<E>>;
   /** The connector history with whether it changed since the last read; without it, `get('connector')` counts as changed. */

@@ -192,6 +192,21 @@ describe('maxConcurrency', () => {
   });
 });
 
+describe('post', () => {
+  it('sends a JSON body with the token, the JSON headers and the same pipeline as a GET', async () => {
+    const s = await local((_req, res) => sendJson(res, 200, LICENSE));
+    const { cmdb, metrics } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH }));
+    const answer = await cmdb.post({ endpoint: 'license', decode: (reply) => JSON.parse(reply.body.toString('utf8')) as unknown }, { table: 'asset', query: [[{ searchFieldName: 'OS', operator: '==', type: 'String', value: 'x' }]] });
+    expect(answer).toEqual({ found: true, value: LICENSE });
+    const [seen] = s.seen;
+    expect(seen?.method).toBe('POST');
+    expect(JSON.parse(seen?.body ?? '')).toEqual({ table: 'asset', query: [[{ searchFieldName: 'OS', operator: '==', type: 'String', value: 'x' }]] });
+    expect(seen?.headers['content-type']).toBe('application/json');
+    expect(seen?.headers.authorization).toBe(`Bearer ${TOKEN_AUTH.token}`);
+    expect(await metrics.outcomes('license')).toEqual({ '200': 1 });
+  });
+});
+
 describe('after a pause', () => {
   it('the stack sends one request at a time until one is answered, then maxConcurrency again', async () => {
     let refused = false;
