@@ -60,6 +60,8 @@ export interface SelfRegistries {
   stack(name: string): Registry | undefined;
   /** The metrics without a `stack` label: process, Node.js, reloads, HTTP refusals, shard. */
   readonly exporter: Registry;
+  /** Drops a stack's instruments with its registry (removeStackInstruments). */
+  forget(name: string): void;
 }
 
 type PerStackKey = { [K in keyof Instruments]: Instruments[K] extends StackCounter<string> | StackGauge<string> | StackHistogram<string> ? K : never }[keyof Instruments];
@@ -202,15 +204,12 @@ export function createInstruments(registry: Registry, opts: { defaultMetrics?: b
     reloadSuccessTimestamp: new Gauge(spec<never>('cmdb_config_last_reload_success_timestamp_seconds', both)),
     buildInfo: new Gauge(spec<'version' | 'node_version'>('cmdb_exporter_build_info', both)),
     httpRefused: new Counter(spec<'reason'>('cmdb_exporter_http_requests_refused_total', both)),
-    registries: { stack: (name) => perStack.registry(name), exporter },
+    registries: { stack: (name) => perStack.registry(name), exporter, forget: (name) => perStack.drop(name) },
   };
-  removers.set(ins, (stack) => perStack.drop(stack));
   ins.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
   ins.reloadSuccessful.set(1);
   return ins;
 }
-
-const removers = new WeakMap<Instruments, (stack: string) => void>();
 
 /**
  * Start a stack's counters at 0, so that rate() and increase() work from the first scrape and
@@ -246,7 +245,7 @@ export function initStackInstruments(
  * registry, so that a removed stack leaves nothing behind on /metrics until the next restart.
  */
 export async function removeStackInstruments(ins: Instruments, stack: string): Promise<void> {
-  removers.get(ins)?.(stack);
+  ins.registries.forget(stack);
 }
 
 /**
