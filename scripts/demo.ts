@@ -101,7 +101,7 @@ async function problemsByDesign(app: App): Promise<string[]> {
   while (!app.readiness().ready && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
   const model = app.landing();
   return model.stacks.flatMap((stack) =>
-    attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: model.now }).problems.map(
+    attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: model.now, pauses: stack.pauses }).problems.map(
       (p) => `${p.severity.padEnd(8)} ${p.area}${p.subject === undefined ? '' : ` ${p.subject}`}: ${p.text} (${p.alert})`,
     ),
   );

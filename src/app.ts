@@ -98,7 +98,7 @@ export async function start(opts: StartOptions): Promise<App> {
     now,
   });
 
-  registerShardInstruments(registry, opts.shard ?? UNSHARDED, () => stacks.count);
+  registerShardInstruments([registry, instruments.registries.exporter], opts.shard ?? UNSHARDED, () => stacks.count);
 
   stacks.registerSecrets(config);
   logger.info({ version: VERSION, shard: opts.shard, config: redactConfig(config) }, 'cmdb-exporter starting');
@@ -109,7 +109,13 @@ export async function start(opts: StartOptions): Promise<App> {
   // The whole exposition and the per-stack ones share their compressed pieces (the same Buffers).
   const pieces = new GzipPieces();
   const responses = new ScrapeResponses({ store, selfMetrics: () => registry.metrics(), now, pieces });
-  const perStack = new PerStackResponses({ store, selfMetrics: () => registry.metrics(), now, pieces });
+  const perStack = new PerStackResponses({
+    store,
+    stackMetrics: async (name) => (await instruments.registries.stack(name)?.metrics()) ?? '',
+    exporterMetrics: () => instruments.registries.exporter.metrics(),
+    now,
+    pieces,
+  });
   // The very bytes /metrics serves (plain), as text: for --once, the golden file and the benchmark.
   const metrics = () => responses.current();
   const metricsText = async () => Buffer.concat((await metrics()).plain.parts).toString('utf8');

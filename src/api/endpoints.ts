@@ -177,6 +177,8 @@ export const ENDPOINTS: readonly EndpointName[] = ['access_token', ...DATA_ENDPO
 
 export type Descriptor<E extends DataEndpoint> = (typeof ENDPOINT_TABLE)[E];
 export type PagedEndpoint = { [E in DataEndpoint]: Descriptor<E> extends { kind: 'paged' } ? E : never }[DataEndpoint];
+/** Endpoints that answer one record or one list per request. */
+export type SingleEndpoint = { [E in DataEndpoint]: Descriptor<E> extends { kind: 'single' } ? E : never }[DataEndpoint];
 
 /** What one request of endpoint E yields once validated: the extracted value, or every row of every page. */
 export type ResultOf<E extends DataEndpoint> =
@@ -215,7 +217,7 @@ export interface ConnectorHistoryRead {
   readonly runs: ResultOf<'connector'>;
 }
 
-/** What the poller needs of the client (CmdbClient implements it; tests fake it). */
+/** What the poller needs of a stack's readers (StackReaders in src/cmdb/readers implements it; tests fake it). */
 export interface CmdbApi {
   get<E extends DataEndpoint>(endpoint: E, ...args: GetArgs<E>): Promise<ResultOf<E>>;
   /** The connector history with whether it changed since the last read; without it, `get('connector')` counts as changed. */

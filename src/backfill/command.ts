@@ -11,7 +11,7 @@ import { accessSync, constants, mkdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Registry } from 'prom-client';
-import { CmdbClient } from '../cmdb/client.js';
+import { openRoad } from '../cmdb/road.js';
 import { formatDuration } from '../config/durations.js';
 import { FlagError, flagsHelp, parseFlags, type FlagValues } from '../config/flags.js';
 import { loadConfig } from '../config/load.js';
@@ -125,19 +125,22 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
   const instruments = createInstruments(registry, { defaultMetrics: false });
   const readStarted = Date.now();
   const reading = new Progress('reading history', plans.reduce((n, p) => n + p.knownRequests, 0), 'requests', io.stderr);
+  // The backfill's own figure: requests that left, as the road reports them (not read back from a registry).
+  let requests = 0;
   const histories: StackHistory[] = await Promise.all(
     stacks.map(async (stack) => {
-      // The daemon's client, its budget set to the backfill's share.
+      // The daemon's client and readers, the budget set to the backfill's share.
       const paced: StackConfig = { ...stack, rateLimitPerMinute: stack.backfillRequestsPerMinute };
-      const client = new CmdbClient({ stack: paced, instruments, logger: logger.child({ stack: stack.name }), scrubber });
+      const stackLogger = logger.child({ stack: stack.name });
+      const road = openRoad({ stack: paced, instruments, logger: stackLogger, scrubber });
+      road.client.events.requests.on(() => requests++);
       try {
-        return await readHistory({ stack, client, logger: logger.child({ stack: stack.name }), from: range.from, to: range.to, progress: { step: () => reading.advance(), grow: (n) => reading.grow(n) } });
+        return await readHistory({ stack, readers: road.readers, logger: stackLogger, from: range.from, to: range.to, progress: { step: () => reading.advance(), grow: (n) => reading.grow(n) } });
       } finally {
-        await client.close();
+        await road.close();
       }
     }),
   );
-  const requests = await requestCount(registry);
   reading.finish(`(${requests} sent)`);
   const readSeconds = (Date.now() - readStarted) / 1000;
   const failed = histories.flatMap((h, i) => h.failures.map((f) => `${stacks[i]?.name}/${f.endpoint} (${f.count} failed)`));
@@ -176,13 +179,6 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
     ].join('\n') + '\n',
   );
   return failed.length > 0 ? 1 : 0;
-}
-
-async function requestCount(registry: Registry): Promise<number> {
-  const metric = registry.getSingleMetric('cmdb_endpoint_requests_total');
-  if (!metric) return 0;
-  const values = (await metric.get()).values;
-  return values.reduce((n, v) => n + v.value, 0);
 }
 
 interface WriteOptions {

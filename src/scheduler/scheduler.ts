@@ -118,14 +118,25 @@ export class Scheduler {
   }
 
   /**
-   * The stack's intervals changed (a reload; `entry.poller.stack` has the new ones): its cron jobs
-   * are made again. Polls in flight, and the record of when each group last started, are kept.
+   * The stack's settings changed in place (a reload; `entry.poller` has the new ones): its cron jobs
+   * are made again on the new intervals, a group it now polls gets its job and a first poll, a group
+   * it no longer polls loses its job. Polls in flight, and the record of when each group last
+   * started, are kept.
    */
   reschedule(stack: string): void {
     const entry = this.entries.get(stack);
     if (!entry) return;
     for (const t of entry.tasks.splice(0)) t.stop();
+    const groups = entry.poller.groups();
+    for (const [group, job] of entry.jobs) {
+      if (groups.includes(group)) continue;
+      clearTimeout(job.retry);
+      entry.jobs.delete(group);
+    }
+    const added = groups.filter((g) => !entry.jobs.has(g));
+    for (const group of added) entry.jobs.set(group, { failures: 0 });
     this.schedule(entry);
+    for (const group of added) void this.trigger(entry, group);
   }
 
   private schedule(entry: Entry): void {

@@ -114,7 +114,7 @@ export class StackPoller {
   private detailOf: { runId: string; status: string } | undefined;
   private readonly jobs = new Map<string, Cached<JobsCacheEntry>>();
   private readonly changeLog = { asset_change: new Map<string, Cached<ChangeEntry[]>>(), user_change: new Map<string, Cached<ChangeEntry[]>>() };
-  private readonly pacer: Pacer;
+  private pacer: Pacer;
 
   constructor(private opts: StackPollerOptions) {
     this.name = opts.stack.name;
@@ -144,11 +144,17 @@ export class StackPoller {
   }
 
   /**
-   * A reload changed only how often this stack is polled (src/stacks.ts): later polls run under
-   * `stack`, the polls in flight finish under the settings they started with.
+   * A reload changed settings that keep the stack's road (src/stacks.ts): later polls run under
+   * `stack` (intervals, pace, tracked names, endpoints polled), the polls in flight finish under
+   * the settings they started with.
    */
-  reschedule(stack: StackConfig): void {
+  reconfigure(stack: StackConfig): void {
+    const before = this.opts.stack;
     this.opts = { ...this.opts, stack };
+    this.runner.reconfigure(stack, enabledEndpoints(stack));
+    if (before.actionJobsPerMinute !== stack.actionJobsPerMinute) {
+      this.pacer = new Pacer(stack.actionJobsPerMinute, () => this.opts.now() * 1000, this.opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal)));
+    }
   }
 
   /** Groups with at least one enabled endpoint. */

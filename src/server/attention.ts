@@ -49,6 +49,28 @@ export interface AttentionInput {
   readonly endpoints: readonly Pick<EndpointStatus, 'endpoint' | 'state' | 'outcome' | 'retryAt'>[];
   /** Unix seconds. */
   readonly now: number;
+  /** The pauses in force: the stack's (every request waits; the status page shows it as the stack's cause) and each endpoint group's. */
+  readonly pauses?: readonly PauseShown[];
+}
+
+/** A pause as the status page shows it: who waits, until when, and the answer that set it. */
+export interface PauseShown {
+  readonly scope: 'stack' | 'group';
+  /** The group that waits (group pauses). */
+  readonly group?: string;
+  /** Unix seconds. */
+  readonly until: number;
+  /** The status that set it; absent when the token endpoint failed without one. */
+  readonly status?: number;
+  /** The endpoint whose request got it. */
+  readonly endpoint: DataEndpoint | 'access_token';
+  /** The request that got it: `GET /CMDB/…`. */
+  readonly request: string;
+}
+
+/** `a 503 to GET /CMDB/…`, or `the token endpoint failing (POST /CMDB/v1/access_token)`. */
+export function pauseCause(p: Pick<PauseShown, 'status' | 'request'>): string {
+  return p.status === undefined ? `the token endpoint failing (${p.request})` : `a ${p.status} to ${p.request}`;
 }
 
 const UNITS: ReadonlyArray<readonly [number, string]> = [
@@ -217,6 +239,26 @@ function mergerProblems(f: Families, now: number, t: AttentionThresholds): Probl
     );
 }
 
+/**
+ * Endpoint groups held back by the CMDB's word (a 5xx with Retry-After): the cause of their endpoints
+ * going down. A pause of the whole stack is the stack's cause line instead (src/server/cause.ts).
+ */
+function groupPauseProblems(pauses: AttentionInput['pauses'], now: number): Problem[] {
+  return (pauses ?? [])
+    .filter((p) => p.scope === 'group' && p.until > now && p.endpoint !== 'access_token')
+    .map((p) =>
+      problem(undefined, {
+        severity: 'warning',
+        area: 'endpoint',
+        subject: p.group,
+        text: `${p.group} requests paused by ${pauseCause(p)}, ${relativeTime(now, p.until)} (a reload ends it)`,
+        alert: 'CmdbEndpointDown',
+        key: `paused:${p.group ?? ''}`,
+        source: p.endpoint as DataEndpoint,
+      }),
+    );
+}
+
 /** Endpoints that fail or are forbidden (since when: the status page's memory of them). */
 function endpointProblems(endpoints: AttentionInput['endpoints'], now: number): Problem[] {
   const out: Problem[] = [];
@@ -247,6 +289,7 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
     ...licenseProblems(expiry, licenseDays, now, t),
     ...ingestionProblems(f, endpoints, now, t),
     ...mergerProblems(f, now, t),
+    ...groupPauseProblems(input.pauses, now),
     ...endpointProblems(endpoints, now),
   ].sort((a, b) => ORDER[a.severity] - ORDER[b.severity]);
   const state = problems.some((p) => p.severity === 'critical')

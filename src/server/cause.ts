@@ -7,7 +7,7 @@
  * failures come about only changes those inputs.
  */
 import type { EndpointStatus } from '../scheduler/endpoint-runner.js';
-import type { Problem } from './attention.js';
+import { pauseCause, type PauseShown, type Problem } from './attention.js';
 
 /** What became of the stack's recent requests (the shape of src/cmdb/recent.ts's RequestRecord). */
 export interface RecentRequests {
@@ -22,8 +22,8 @@ export interface CauseInput {
   readonly now: number;
   /** The CMDB refuses the stack's pre-issued token (401). */
   readonly unauthorized: boolean;
-  /** While the CMDB pauses every request of the stack: when the pause ends (unix seconds). */
-  readonly pausedUntil?: number;
+  /** While the CMDB pauses every request of the stack: until when (unix seconds) and the answer that set it. */
+  readonly pause?: Pick<PauseShown, 'until' | 'status' | 'request'>;
   readonly endpoints: readonly Pick<EndpointStatus, 'outcome'>[];
   readonly requests?: RecentRequests;
 }
@@ -81,13 +81,14 @@ function credentials(input: CauseInput): StackCause | undefined {
 }
 
 function paused(input: CauseInput): StackCause | undefined {
-  if (input.pausedUntil === undefined || input.pausedUntil <= input.now) return undefined;
+  const pause = input.pause;
+  if (pause === undefined || pause.until <= input.now) return undefined;
   return {
     kind: 'paused',
     alert: 'CmdbStackPaused',
     title: 'paused by the CMDB',
-    text: 'the CMDB asked the exporter to wait (a 429, or a Retry-After): no request of this stack leaves until the pause ends; a reload ends it',
-    until: input.pausedUntil,
+    text: `the CMDB asked the exporter to wait (${pauseCause(pause)}): no request of this stack leaves until the pause ends; a reload ends it`,
+    until: pause.until,
     explains: endpointDown,
   };
 }

@@ -10,7 +10,7 @@
 import type { DataEndpoint } from '../api/endpoints.js';
 import type { Sample } from '../metrics/sample.js';
 import type { EndpointStatus } from '../scheduler/endpoint-runner.js';
-import { relativeTime, shortDuration, type Attention } from './attention.js';
+import { pauseCause, relativeTime, shortDuration, type Attention, type PauseShown } from './attention.js';
 import { anchor, attentionSection } from './attention-html.js';
 import type { RecentRequests } from './cause.js';
 import { escapeHtml } from './html.js';
@@ -53,8 +53,8 @@ export interface LandingStack {
   readonly name: string;
   readonly baseUrl: string;
   readonly unauthorized: boolean;
-  /** While a server Retry-After pauses the whole stack: when the pause ends (unix seconds). */
-  readonly pausedUntil?: number;
+  /** The pauses in force: the stack's (every request waits) and each endpoint group's. */
+  readonly pauses?: readonly PauseShown[];
   readonly endpoints: readonly LandingEndpoint[];
   readonly skipped?: readonly SkippedEndpoint[];
   /** The stack's current samples (what /metrics serves of it). */
@@ -231,16 +231,22 @@ function readinessLine(m: LandingModel): string {
   return `${state}${added}`;
 }
 
+/** One pause: the answer that set it, who waits until when, what ends it. */
+function pauseLine(now: number, p: PauseShown): string {
+  const cause = escapeHtml(pauseCause(p));
+  if (p.scope === 'stack') {
+    return `<p class="err paused">Paused by ${cause}: no request of this stack leaves until ${when(now, p.until)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
+  }
+  return `<p class="err paused">The ${escapeHtml(p.group ?? '')} group is paused by ${cause} (a Retry-After): its requests wait until ${when(now, p.until)}; the other endpoints are polled as usual. A reload (SIGHUP or /-/reload) ends the pause.</p>`;
+}
+
 function stackSection(now: number, s: LandingStack, a: Attention): string {
   const auth = s.unauthorized
     ? '<p class="err">The pre-issued token is rejected (401): replace it (CMDB_TOKEN / tokenFile).</p>'
     : s.endpoints.some((e) => e.outcome === 'rejected')
       ? '<p class="err">The token endpoint rejects this stack\'s client id and secret: every endpoint fails until they are fixed.</p>'
       : '';
-  const paused =
-    s.pausedUntil === undefined
-      ? ''
-      : `<p class="err paused">Paused: the CMDB asked the exporter to wait (a 429, or a Retry-After on a 429, 502, 503 or 504), so no request of this stack leaves until ${when(now, s.pausedUntil)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
+  const paused = (s.pauses ?? []).map((p) => pauseLine(now, p)).join('');
   const joining = s.joining ? `<p class="hint joining">${JOINING_TEXT}</p>` : '';
   return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${joining}${auth}${paused}${demandLine(s)}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
 <table class="endpoints"><thead><tr>${COLUMNS.map((c) => `<th>${c}</th>`).join('')}</tr></thead>

@@ -33,7 +33,7 @@ export interface StackView {
 }
 
 /** What stackView needs of a stack: its status page model, and what the page remembers of it. */
-export type ViewInput = Pick<LandingStack, 'samples' | 'endpoints' | 'unauthorized' | 'pausedUntil'> & {
+export type ViewInput = Pick<LandingStack, 'samples' | 'endpoints' | 'unauthorized' | 'pauses'> & {
   readonly requests?: RecentRequests;
   /** Problem key → when the page first saw it (src/server/problem-memory.ts). */
   readonly seen?: ReadonlyMap<string, number>;
@@ -42,8 +42,8 @@ export type ViewInput = Pick<LandingStack, 'samples' | 'endpoints' | 'unauthoriz
 const causeKey = (c: StackCause) => `${c.alert}:`;
 
 export function stackView(stack: ViewInput, now: number): StackView {
-  const a = attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now });
-  const cause = stackCause({ now, unauthorized: stack.unauthorized, pausedUntil: stack.pausedUntil, endpoints: stack.endpoints, requests: stack.requests });
+  const a = attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now, pauses: stack.pauses });
+  const cause = stackCause({ now, unauthorized: stack.unauthorized, pause: stack.pauses?.find((p) => p.scope === 'stack'), endpoints: stack.endpoints, requests: stack.requests });
   const polledAt = new Map(stack.endpoints.map((e) => [e.endpoint, e.lastPollAt] as const));
   const seen = stack.seen;
   const line = (p: Problem): Line => {

@@ -8,7 +8,7 @@ import {
 } from '../../src/errors.js';
 import { realClock } from '../../src/cmdb/clock.js';
 import type { RequestContext } from '../../src/api/request-context.js';
-import { MAX_REFUSALS } from '../../src/cmdb/transport.js';
+import { MAX_REFUSALS } from '../../src/cmdb/policy.js';
 import { makeClient, rejection } from './helpers/client.js';
 import { FakeClock } from './helpers/clock.js';
 import { requestsTo, sim, simStack } from './helpers/sim.js';
@@ -48,7 +48,7 @@ describe('429 Too Many Requests', () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 429, times: 6 });
     const clock = new FakeClock();
-    const { client } = makeClient(simStack(s, { retries: { max: 1, minDelaySeconds: 1, maxDelaySeconds: 8 } }), { clock, random: () => 0.5 });
+    const { client, cmdb } = makeClient(simStack(s, { retries: { max: 1, minDelaySeconds: 1, maxDelaySeconds: 8 } }), { clock, random: () => 0.5 });
     await client.get('license', undefined, pollSignal(clock, 3_600_000));
     // Six refusals with retries.max 1: a 429 is a wait, not a spent retry.
     expect(clock.sleeps).toEqual([1000, 2000, 4000, 8000, 8000, 8000]);
@@ -57,7 +57,7 @@ describe('429 Too Many Requests', () => {
     s.addFault({ endpoint: 'license', status: 429, times: 1 });
     const poll = { signal: new AbortController().signal, deadline: clock.now() + 100 };
     await rejection(client.get('license', undefined, poll));
-    expect(client.rateLimitPausedUntil()).toBe((clock.now() + 1000) / 1000);
+    expect(cmdb.rateLimitPausedUntil()).toBe((clock.now() + 1000) / 1000);
     await client.get('metrics_data');
     expect(clock.sleeps.at(-1)).toBe(1000);
   });
@@ -122,18 +122,18 @@ describe('429 Too Many Requests', () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 999_999_999, times: 1 });
     const clock = new FakeClock();
-    const { client } = makeClient(simStack(s, { retries: { maxRetryAfterSeconds: 30 } }), { clock });
+    const { client, cmdb } = makeClient(simStack(s, { retries: { maxRetryAfterSeconds: 30 } }), { clock });
     await rejection(client.get('license'));
-    expect(client.rateLimitPausedUntil()).toBe((clock.t + 30_000) / 1000);
+    expect(cmdb.rateLimitPausedUntil()).toBe((clock.t + 30_000) / 1000);
     const pausedAt = clock.t;
     await expect(client.get('metrics_data')).resolves.toBeDefined();
     expect(clock.t - pausedAt).toBeLessThan(31_000);
 
     s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 999_999_999, times: 1 });
     await rejection(client.get('license'));
-    expect(client.rateLimitPausedUntil()).toBeGreaterThan(clock.t / 1000);
-    client.resumeAfterRateLimit();
-    expect(client.rateLimitPausedUntil()).toBeUndefined();
+    expect(cmdb.rateLimitPausedUntil()).toBeGreaterThan(clock.t / 1000);
+    cmdb.resumeAfterRateLimit();
+    expect(cmdb.rateLimitPausedUntil()).toBeUndefined();
     const resumedAt = clock.t;
     await expect(client.get('metrics_data')).resolves.toBeDefined();
     expect(clock.t - resumedAt).toBeLessThan(2000);
@@ -215,14 +215,15 @@ describe('retries', () => {
     for (let i = 1; i < at.length; i++) expect((at[i] as number) - (at[i - 1] as number)).toBeGreaterThanOrEqual(20_000);
   });
 
-  it('a 503 Retry-After above maxRetryAfterSeconds ends the retries at once and pauses the stack for maxRetryAfterSeconds', async () => {
+  it('a 503 Retry-After above maxRetryAfterSeconds ends the retries at once and pauses its group (not the stack) for maxRetryAfterSeconds', async () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 503, retryAfterSeconds: 3600 });
     const clock = new FakeClock();
-    const { client } = makeClient(simStack(s, { retries: { max: 3, maxRetryAfterSeconds: 30 } }), { clock });
+    const { client, cmdb } = makeClient(simStack(s, { retries: { max: 3, maxRetryAfterSeconds: 30 } }), { clock });
     await rejection(client.get('license'));
     expect(requestsTo(s, 'license')).toHaveLength(1);
-    expect(client.rateLimitPausedUntil()).toBe((clock.now() + 30_000) / 1000);
+    expect(cmdb.pauses()).toEqual([expect.objectContaining({ scope: 'group', group: 'license', status: 503, until: clock.now() + 30_000 })]);
+    expect(cmdb.rateLimitPausedUntil()).toBeUndefined();
   });
 
   it.each([

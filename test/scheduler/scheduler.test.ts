@@ -321,4 +321,20 @@ describe('nextScheduledRun', () => {
     expect(s.calls).toEqual(['license', 'connectors']);
     s.releaseAll();
   });
+
+  it('reschedule: a group the stack now polls gets its job and a first poll, one it no longer polls loses its job', async () => {
+    const groups: GroupName[] = ['license', 'connectors'];
+    const s = setup(groups);
+    await tick();
+    s.releaseAll();
+    await tick();
+    groups.splice(0, groups.length, 'license', 'changes');
+    s.scheduler.reschedule('s1');
+    await tick();
+    expect(s.calls).toEqual(['license', 'connectors', 'changes']);
+    expect(s.jobs.get('s1/connectors')?.stopped).toBe(true);
+    expect(s.jobs.get('s1/changes')?.stopped).toBe(false);
+    s.releaseAll();
+    await s.scheduler.stop(0);
+  });
 });

@@ -5,6 +5,7 @@ import { COLLECTORS } from '../../src/collectors/index.js';
 import { StateMemory } from '../../src/collectors/state-memory.js';
 import type { CollectorContext } from '../../src/collectors/types.js';
 import type { Sample } from '../../src/metrics/sample.js';
+import { stackCause } from '../../src/server/cause.js';
 import { attention, relativeTime, shortDuration } from '../../src/server/attention.js';
 import { THRESHOLDS } from '../../scripts/gen-rules.js';
 import { expectWellFormed, validated } from '../collectors/helpers.js';
@@ -188,6 +189,26 @@ describe('what needs attention', () => {
 
   it('is pending while no endpoint has finished a poll', () => {
     expect(attention({ now: NOW, endpoints: [{ endpoint: 'license', state: 'pending' }], samples: [] }).state).toBe('pending');
+  });
+});
+
+describe('pauses set by the CMDB', () => {
+  const LICENSE = 'GET /CMDB/v2/system/metrics/license';
+  it('a group paused by a 503 is a problem while the pause lasts, naming the 503, the group and when it ends', () => {
+    const paused = attention({ samples: [], endpoints: [], now: NOW, pauses: [{ scope: 'group', group: 'license', until: NOW + 60, status: 503, endpoint: 'license', request: LICENSE }] });
+    expect(paused.problems).toEqual([
+      { severity: 'warning', area: 'endpoint', subject: 'license', text: `license requests paused by a 503 to ${LICENSE}, in 1m (a reload ends it)`, alert: 'CmdbEndpointDown', key: 'paused:license', source: 'license' },
+    ]);
+    expect(paused.state).toBe('warning');
+    expect(attention({ samples: [], endpoints: [], now: NOW, pauses: [{ scope: 'group', group: 'license', until: NOW - 1, status: 503, endpoint: 'license', request: LICENSE }] }).problems).toEqual([]);
+  });
+
+  it('a pause of the whole stack is no problem line: it is the stack\'s cause (src/server/cause.ts), naming the status that set it', () => {
+    const pause = { scope: 'stack', until: NOW + 14 * 60, status: 429, endpoint: 'license', request: LICENSE } as const;
+    expect(attention({ samples: [], endpoints: [], now: NOW, pauses: [pause] }).problems).toEqual([]);
+    const cause = stackCause({ now: NOW, unauthorized: false, endpoints: [], pause });
+    expect(cause).toMatchObject({ kind: 'paused', alert: 'CmdbStackPaused', until: NOW + 14 * 60 });
+    expect(cause?.text).toContain(`(a 429 to ${LICENSE})`);
   });
 });
 

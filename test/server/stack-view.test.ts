@@ -55,8 +55,8 @@ describe('the cause of a stack', () => {
   it('is the credentials when the pre-issued token or the client id and secret are rejected, the pause while the CMDB pauses the stack', () => {
     expect(stackCause({ now: NOW, unauthorized: true, endpoints: [] })?.kind).toBe('credentials');
     expect(stackCause({ now: NOW, unauthorized: false, endpoints: [{ outcome: 'rejected' }] })?.kind).toBe('credentials');
-    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], pausedUntil: NOW + 60 })?.kind).toBe('paused');
-    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], pausedUntil: NOW - 1 })).toBeUndefined();
+    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], pause: { until: NOW + 60, status: 429, request: 'GET /x' } })?.kind).toBe('paused');
+    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], pause: { until: NOW - 1, status: 429, request: 'GET /x' } })).toBeUndefined();
     expect(stackCause({ now: NOW, unauthorized: false, endpoints: [{ outcome: '503' }] })).toBeUndefined();
   });
 
