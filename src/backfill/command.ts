@@ -6,9 +6,9 @@
  */
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { formatDuration } from '../config/durations.js';
-import { configFileFlag, loadConfig } from '../config/load.js';
+import { FlagError, flagsHelp, parseFlags, type FlagValues } from '../config/flags.js';
+import { loadConfig } from '../config/load.js';
 import { secretsOf } from '../config/redact.js';
 import type { ExporterConfig, StackConfig } from '../config/types.js';
 import { ConfigError } from '../errors.js';
@@ -36,91 +36,12 @@ Thanos (see docs/backfill.md). What it has read and written is kept in --out: th
 run again continues where it stopped.
 
 Options:
-  --config <file>     YAML configuration file (env EXPORTER_CONFIG; alias --config.file), as for
-                      the daemon
-  --from <time>       start: a duration back from now (30d), now-<duration>, an ISO 8601 time or
-                      day, or unix seconds (required)
-  --to <time>         end (default now-3h: Prometheus is still writing the last hours itself)
-  --out <dir>         the backfill's state (answers read, windows written) and, without
-                      --remote-write.url, the blocks (created if missing); without promtool, the
-                      OpenMetrics files go here
-  --stack <name>      only this stack (default: every configured stack)
-  --job <name>        the job label Prometheus gives the scraped series (default cmdb-exporter,
-                      the job the shipped rules and dashboards select)
-  --instance <addr>   the instance label of the scraped series (default: with --prometheus.url the
-                      live target's; else the address /sd hands out: --web.external-url's host and
-                      port, else the listen address)
-  --web.external-url <url>, --web.listen-address <addr>
-                      as given to the daemon, for the default --instance (env
-                      EXPORTER_WEB_EXTERNAL_URL, EXPORTER_LISTEN_ADDRESS)
-  --step <duration>   one sample per series every <duration>, at least 1s (default: each poll
-                      group's interval, at most 5m)
-  --fill-gaps         backfill only where this exporter's series are missing in --prometheus.url
-                      (from up of --job and its own cmdb_endpoint_up) within --from/--to
-  --prometheus.url <url>
-                      the Prometheus that scrapes the exporter: for --fill-gaps, the default
-                      --instance, and the check of a remote-write target
-  --remote-write.url <url>
-                      send over Prometheus remote write 1.0 (protobuf, snappy) instead of writing
-                      blocks, e.g. http://prometheus:9090/api/v1/write
-  --remote-write.basic-auth.username <name>, --remote-write.basic-auth.password-file <file>
-  --remote-write.bearer-token-file <file>
-  --remote-write.tls.ca-file <file>, --remote-write.tls.cert-file <file>,
-  --remote-write.tls.key-file <file>, --remote-write.tls.insecure-skip-verify
-  --remote-write.header 'Name: value'
-                      an extra header on every request, e.g. 'X-Scope-OrgID: tenant-1' (repeatable)
-  --remote-write.max-samples-per-send <n>
-                      samples in one request at most (default 10000)
-  --dry-run           print the plan (requests per endpoint, time at the pace and the service's
-                      speed) and send nothing
-  --promtool <path>   promtool to run (default: promtool on PATH; without one, the OpenMetrics
-                      files are written and the command to run is printed)
-  --log.level <lvl>   log level on stderr (default warn)
-  -h, --help          print this help
-
+${flagsHelp('backfill')}
 Exit status: 0 complete; 1 something is missing (listed) or writing failed; 2 bad flags,
 configuration or target; 130 stopped by a signal (run the same command again to continue).
 `;
 
-function parseFlags(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    options: {
-      config: { type: 'string' },
-      'config.file': { type: 'string' },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      out: { type: 'string' },
-      stack: { type: 'string' },
-      job: { type: 'string', default: 'cmdb-exporter' },
-      instance: { type: 'string' },
-      'web.external-url': { type: 'string' },
-      'web.listen-address': { type: 'string' },
-      step: { type: 'string' },
-      'fill-gaps': { type: 'boolean', default: false },
-      'prometheus.url': { type: 'string' },
-      'remote-write.url': { type: 'string' },
-      'remote-write.basic-auth.username': { type: 'string' },
-      'remote-write.basic-auth.password-file': { type: 'string' },
-      'remote-write.bearer-token-file': { type: 'string' },
-      'remote-write.tls.ca-file': { type: 'string' },
-      'remote-write.tls.cert-file': { type: 'string' },
-      'remote-write.tls.key-file': { type: 'string' },
-      'remote-write.tls.insecure-skip-verify': { type: 'boolean' },
-      'remote-write.header': { type: 'string', multiple: true },
-      'remote-write.max-samples-per-send': { type: 'string' },
-      'dry-run': { type: 'boolean', default: false },
-      promtool: { type: 'string' },
-      'log.level': { type: 'string' },
-      'log.format': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  }).values;
-}
-
-type Flags = ReturnType<typeof parseFlags>;
+type Flags = FlagValues<'backfill'>;
 
 export interface BackfillIo {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -162,7 +83,7 @@ function fingerprintOf(flags: Flags, stacks: readonly StackConfig[], remote: Rem
     '--from': flags.from ?? '',
     '--to': flags.to ?? 'now-3h',
     '--step': flags.step ?? 'default',
-    '--job': flags.job ?? '',
+    '--job': flags.job,
     '--instance': flags.instance ?? 'default',
     '--fill-gaps': String(flags['fill-gaps'] === true),
     '--prometheus.url': flags['prometheus.url'] ?? '',
@@ -190,10 +111,8 @@ function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber): Checked 
   const range = parseRange({ from: flags.from, to: flags.to, step: flags.step }, Math.floor(io.now() / 1000));
   if (!flags['dry-run'] && flags.out === undefined) throw new UsageError('--out: is required: the directory of the backfill\'s state (and of the blocks, without --remote-write.url)');
   if (flags['fill-gaps'] && flags['prometheus.url'] === undefined) throw new UsageError('--fill-gaps: needs --prometheus.url, the Prometheus whose gaps to fill');
-  const configFlag = configFileFlag(flags);
-  if ('problem' in configFlag) throw new UsageError(configFlag.problem);
   const listen = flags['web.listen-address'];
-  const config = loadConfig({ configFile: configFlag.file, env: io.env, overrides: { logLevel: flags['log.level'] ?? 'warn', logFormat: flags['log.format'], ...(listen ? { listenAddress: listen } : {}) } });
+  const config = loadConfig({ configFile: flags.config, env: io.env, overrides: { logLevel: flags['log.level'] ?? 'warn', logFormat: flags['log.format'], ...(listen ? { listenAddress: listen } : {}) } });
   for (const s of secretsOf(config)) scrubber.add(s);
   const remote = remoteWriteSettings(flags);
   for (const s of remoteWriteSecrets(remote)) scrubber.add(s);
@@ -218,9 +137,10 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
   const err = (text: string) => io.stderr.write(`cmdb-exporter backfill: ${text}\n`);
   let flags: Flags;
   try {
-    flags = parseFlags(argv);
+    flags = parseFlags('backfill', argv);
   } catch (e) {
-    err(`${(e as Error).message}\nRun cmdb-exporter backfill --help for the options.`);
+    if (!(e instanceof FlagError)) throw e;
+    err(`${e.message}\nRun cmdb-exporter backfill --help for the options.`);
     return 2;
   }
   if (flags.help) {
@@ -259,7 +179,7 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
       stacks,
       range,
       out: resolve(flags.out as string),
-      job: flags.job ?? 'cmdb-exporter',
+      job: flags.job,
       ...(flags.instance !== undefined ? { instance: flags.instance } : {}),
       sdInstance: checked.sd,
       ...(checked.prometheus ? { prometheus: checked.prometheus } : {}),

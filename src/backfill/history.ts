@@ -1,14 +1,15 @@
 /**
- * Reading a stack's history for a backfill, through the daemon's own client (retries, token,
- * budget) paced at `backfillRequestsPerMinute`: one `data?date=` per day of the range, one full
- * connector scan, the ingestion run list, the Action list and every Action's jobs, and the change
- * history of the tracked names. Each is a unit of unit-reader.ts: kept in --out once read, read
- * again by no later run; one that fails is listed as missing, and the fail-fast policy stops the
- * stack's reading when the failures say no more can succeed.
+ * Reading a stack's history for a backfill, through the daemon's own readers and client (retries,
+ * token, budget, the connector reader's page sizes) paced at `backfillRequestsPerMinute`: one
+ * `data?date=` per day of the range, one scan of every connector run, the ingestion run list, the
+ * Action list and every Action's jobs, and the change history of the tracked names. Nothing here
+ * reads the CMDB but through src/cmdb/readers. Each is a unit of unit-reader.ts: kept in --out once
+ * read, read again by no later run; one that fails is listed as missing, and the fail-fast policy
+ * stops the stack's reading when the failures say no more can succeed.
  */
 import { runKey, runTime } from '../api/connector-runs.js';
 import type { Action, ActionJob, ChangeEntry, ConnectorRun, IngestionRun, MetricsRecord } from '../api/schemas.js';
-import type { CmdbClient } from '../cmdb/client.js';
+import type { StackReaders } from '../cmdb/readers/index.js';
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { StackAnswers } from './answers.js';
@@ -39,11 +40,13 @@ export interface StackHistory {
 
 /**
  * Keeps per connector key the newest row at or before `from` and every row in (from, to]: what a
- * replay of the range needs, whatever the length of the history before it.
+ * replay of the range needs, whatever the length of the history before it. A row met twice (rows
+ * written during the scan push the older ones onto the next page) is kept once.
  */
 export class RangeRows {
   private readonly before = new Map<string, { run: ConnectorRun; time: number }>();
   private readonly inside: ConnectorRun[] = [];
+  private readonly seenInside = new Set<string>();
   rowsRead = 0;
 
   constructor(
@@ -58,11 +61,13 @@ export class RangeRows {
       const t = runTime(run, this.timeZone);
       // A row without a time cannot be placed on the range.
       if (t === undefined || t > this.to) continue;
+      const key = runKey(run);
       if (t > this.from) {
-        this.inside.push(run);
+        const id = `${key}@${t}`;
+        if (!this.seenInside.has(id)) this.inside.push(run);
+        this.seenInside.add(id);
         continue;
       }
-      const key = runKey(run);
       const best = this.before.get(key);
       if (!best || t >= best.time) this.before.set(key, { run, time: t });
     }
@@ -75,7 +80,7 @@ export class RangeRows {
 
 export interface ReadOptions {
   readonly stack: StackConfig;
-  readonly client: CmdbClient;
+  readonly readers: StackReaders;
   readonly logger: Logger;
   readonly from: number;
   readonly to: number;
@@ -88,7 +93,8 @@ export interface ReadOptions {
 }
 
 export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
-  const { stack, client, logger, from, to, signal } = opts;
+  const { stack, readers, logger, from, to, signal } = opts;
+  const ctx = { signal };
   const progress = opts.progress ?? { step: () => undefined, grow: () => undefined };
   const reader = new UnitReader({ stack: stack.name, answers: opts.answers, logger, progress, signal });
   const disabled = new Set<string>(stack.disabledEndpoints);
@@ -96,7 +102,7 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
   const days = new Map<number, MetricsRecord>();
   if (!disabled.has('metrics_data')) {
     for (const day of opts.days ?? dayKeys(from, to)) {
-      const record = await reader.unit(`counts/${day.text}`, 'metrics_data', `counts of ${day.text}`, () => client.getMetricsDay(day.text, signal));
+      const record = await reader.unit(`counts/${day.text}`, 'metrics_data', `counts of ${day.text}`, () => readers.countsOn(day.text, ctx));
       if (record) days.set(day.start, record);
     }
   }
@@ -106,27 +112,27 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
     connectorRows = await reader.unit('connector-history', 'connector', 'connector run history', async () => {
       const kept = new RangeRows(from, to, stack.timezone);
       let seen = 0;
-      await client.scanConnectorHistory((rows) => {
+      await readers.everyConnectorRun((rows) => {
         kept.add(rows);
         // The first page is the planned request; each further one was not known in advance.
         if (++seen > 1) {
           progress.grow(1);
           progress.step('connector page');
         }
-      }, signal);
+      }, ctx);
       return kept.rows();
     });
   }
 
-  const ingestionRuns = disabled.has('data_ingestion') ? undefined : await reader.unit('ingestion-runs', 'data_ingestion', 'ingestion run list', () => client.get('data_ingestion', undefined, signal));
+  const ingestionRuns = disabled.has('data_ingestion') ? undefined : await reader.unit('ingestion-runs', 'data_ingestion', 'ingestion run list', () => readers.get('data_ingestion', undefined, ctx));
 
   const actionJobs = new Map<string, ActionJob[]>();
-  const actions = disabled.has('actions') ? undefined : await reader.unit('actions', 'actions', 'Action list', () => client.get('actions', undefined, signal));
+  const actions = disabled.has('actions') ? undefined : await reader.unit('actions', 'actions', 'Action list', () => readers.get('actions', undefined, ctx));
   if (actions && !disabled.has('action_jobs')) {
     const ids = new Set(actions.map((a) => a.actionId));
     progress.grow(ids.size);
     for (const id of ids) {
-      const jobs = await reader.unit(`action-jobs/${id}`, 'action_jobs', `jobs of Action ${id}`, () => client.get('action_jobs', id, signal));
+      const jobs = await reader.unit(`action-jobs/${id}`, 'action_jobs', `jobs of Action ${id}`, () => readers.actionJobs(id, ctx));
       if (jobs) actionJobs.set(id, jobs);
     }
   }
@@ -138,7 +144,7 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
   ] as const) {
     if (disabled.has(endpoint)) continue;
     for (const name of names) {
-      const entries = await reader.unit(`${type}-changes/${name}`, endpoint, `change history of ${type} ${name}`, () => client.get(endpoint, name, signal));
+      const entries = await reader.unit(`${type}-changes/${name}`, endpoint, `change history of ${type} ${name}`, () => readers.changes(endpoint, name, ctx));
       if (entries) changes[type].set(name, entries);
     }
   }

@@ -9,7 +9,7 @@
  *   EXPORTER_WEB_EXTERNAL_URL), else the listen address, every interface shown as the host name.
  */
 import { parseListenAddress } from '../config/load.js';
-import { listenBase, parseExternalUrl } from '../server/sd.js';
+import { listenBase, parseExternalUrl } from '../config/scrape-base.js';
 import type { PrometheusApi } from './prometheus-api.js';
 
 export class InstanceError extends Error {}

@@ -1,9 +1,10 @@
 /**
- * Reads every stack's history at once (one client each, the daemon's own, its budget set to the
- * backfill's share), into the answers of --out, with one progress line for all of them.
+ * Reads every stack's history at once (one road each, the daemon's own client and readers, its
+ * budget set to the backfill's share), into the answers of --out, with one progress line for all
+ * of them.
  */
 import { Registry } from 'prom-client';
-import { CmdbClient } from '../cmdb/client.js';
+import { openRoad } from '../cmdb/road.js';
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import { createInstruments } from '../metrics/instruments.js';
@@ -22,7 +23,7 @@ export function daysOf(ranges: ReadonlyArray<readonly [number, number]>): Array<
 
 export interface ReadAll {
   readonly histories: StackHistory[];
-  /** Requests sent (every outcome), by cmdb_endpoint_requests_total. */
+  /** Requests sent (every outcome), as the roads' request events report them. */
   readonly requests: number;
   readonly seconds: number;
 }
@@ -41,10 +42,8 @@ export async function readStacks(opts: {
   const registry = new Registry();
   const instruments = createInstruments(registry, { defaultMetrics: false });
   const reading = new Progress('reading history', opts.plans.reduce((n, p) => n + p.knownRequests, 0), 'requests', opts.progressOut);
-  const requests = async () => {
-    const metric = registry.getSingleMetric('cmdb_endpoint_requests_total');
-    return metric ? (await metric.get()).values.reduce((n, v) => n + v.value, 0) : 0;
-  };
+  // The backfill's own figure: requests that left, as the roads report them (not read back from a registry).
+  let requests = 0;
   try {
     const histories = await Promise.all(
       opts.stacks.map(async (stack) => {
@@ -52,13 +51,14 @@ export async function readStacks(opts: {
         const from = Math.min(...ranges.map((r) => r[0]));
         const to = Math.max(...ranges.map((r) => r[1]));
         const logger = opts.logger.child({ stack: stack.name });
-        // The daemon's client, its budget set to the backfill's share.
+        // The daemon's client and readers, the budget set to the backfill's share.
         const paced: StackConfig = { ...stack, rateLimitPerMinute: stack.backfillRequestsPerMinute };
-        const client = new CmdbClient({ stack: paced, instruments, logger, scrubber: opts.scrubber });
+        const road = openRoad({ stack: paced, instruments, logger, scrubber: opts.scrubber });
+        road.client.events.requests.on(() => requests++);
         try {
           return await readHistory({
             stack,
-            client,
+            readers: road.readers,
             logger,
             from,
             to,
@@ -68,15 +68,14 @@ export async function readStacks(opts: {
             progress: { step: () => reading.advance(), grow: (n) => reading.grow(n) },
           });
         } finally {
-          await client.close();
+          await road.close();
         }
       }),
     );
-    const sent = await requests();
-    reading.finish(`(${sent} sent, ${opts.journal.size - opts.journal.readThisRun} answers from earlier runs)`);
-    return { histories, requests: sent, seconds: (Date.now() - started) / 1000 };
+    reading.finish(`(${requests} sent, ${opts.journal.size - opts.journal.readThisRun} answers from earlier runs)`);
+    return { histories, requests, seconds: (Date.now() - started) / 1000 };
   } catch (e) {
-    (e as { requests?: number }).requests = await requests();
+    (e as { requests?: number }).requests = requests;
     throw e;
   }
 }

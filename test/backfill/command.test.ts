@@ -14,6 +14,7 @@ import { ANSWERS_FILE } from '../../src/backfill/answers.js';
 import { STATE_FILE } from '../../src/backfill/state.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { runCommand as run } from '../helpers/backfill.js';
+import { runDaemon } from '../helpers/daemon.js';
 import { freePort } from '../e2e/harness/tools.js';
 
 let sim: SimulatorServer;
@@ -101,6 +102,24 @@ describe('cmdb-exporter backfill', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(message);
     expect(r.stdout).toBe('');
+  });
+
+  it('--help describes the flags it shares with the daemon in the very words of the daemon\'s --help', async () => {
+    const r = await run(['--help']);
+    expect(r.code).toBe(0);
+    const daemon = runDaemon(['--help'], {});
+    expect(await daemon.exited).toBe(0);
+    /** The help lines of a flag: its own and the indented ones after it. */
+    const entry = (help: string, flag: string) => {
+      const lines = help.split('\n');
+      const i = lines.findIndex((l) => l.startsWith(`  ${flag} `));
+      const end = lines.findIndex((l, j) => j > i && !/^ {10,}\S/.test(l));
+      return i < 0 ? '' : lines.slice(i, end).join('\n');
+    };
+    for (const flag of ['--config', '--log.format']) {
+      expect(entry(r.stdout, flag), flag).not.toBe('');
+      expect(entry(r.stdout, flag), flag).toBe(entry(daemon.output(), flag));
+    }
   });
 
   it('an endpoint that fails is logged once, has no samples, and the summary names its days (exit 1)', async () => {
