@@ -6,7 +6,9 @@
  * - rejected credentials (the token endpoint refuses the client id and secret, or a 401 with a
  *   token) stop the stack's reading at the first one: no request after it can succeed;
  * - the CMDB unreachable or not answering (network errors, timeouts) `stackLimit` times in a row
- *   stops the stack's reading: that is the service, not one endpoint;
+ *   stops the stack's reading: that is the service, not one endpoint. So does the token endpoint
+ *   failing otherwise (a 5xx after its retries): every request needs a token, and the road pauses
+ *   the whole stack for it (src/cmdb/policy.ts), whichever endpoint's unit was being read;
  * - the same failure of one endpoint (5xx, rate limited past the retries, a body that does not
  *   validate) `endpointLimit` times in a row stops that endpoint; a 403 stops it at once (a scoped
  *   token lacks that right); the other endpoints go on.
@@ -15,6 +17,7 @@
  * is listed as missing: running the same command again later reads only that. Pure: the caller
  * reports the outcomes.
  */
+import { TOKEN_PATH } from '../api/endpoints.js';
 import { CmdbError, CmdbHttpError, CmdbTokenRejectedError, CmdbUnauthorizedError } from '../errors.js';
 
 /** Network errors or timeouts in a row (any endpoint) that stop a stack's reading. */
@@ -41,7 +44,13 @@ export function failureKind(err: unknown): string {
 const STACK_KINDS: Record<string, string> = {
   timeout: 'requests timed out',
   network: 'requests could not reach the CMDB',
+  token: 'token requests failed',
 };
+
+/** A failure of the token request itself (`POST …/access_token`), whatever unit needed the token. */
+function ofTokenEndpoint(err: unknown): boolean {
+  return err instanceof CmdbError && err.request.endsWith(` ${TOKEN_PATH}`);
+}
 
 interface Run {
   kind: string | undefined;
@@ -86,13 +95,14 @@ export class FailFast {
       return { action: 'stop-stack', ...this.stopped };
     }
     if (err instanceof CmdbHttpError && err.status === 403) return { action: 'skip-endpoint', why: `forbidden (${message}): the token lacks the right for ${endpoint}` };
-    const kind = failureKind(err);
+    const own = failureKind(err);
+    const kind = own in STACK_KINDS || !ofTokenEndpoint(err) ? own : 'token';
     if (kind in STACK_KINDS) {
       const n = count(this.stackRun, kind);
       if (n < this.stackLimit) return { action: 'go-on' };
       this.stopped = {
         why: `${n} ${STACK_KINDS[kind]} in a row (last: ${message})`,
-        hint: `Check that stack ${this.stack}'s CMDB is reachable and answering (baseUrl, proxy, timeoutSeconds), then run the same command again: what was read is kept.`,
+        hint: `Check that stack ${this.stack}'s CMDB${kind === 'token' ? ' and its token endpoint' : ''} is reachable and answering (baseUrl, proxy, timeoutSeconds), then run the same command again: what was read is kept.`,
       };
       return { action: 'stop-stack', ...this.stopped };
     }

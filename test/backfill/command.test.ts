@@ -193,6 +193,25 @@ describe('cmdb-exporter backfill', () => {
     expect(r.stdout).toContain('nothing was written');
   });
 
+  it('a token endpoint that keeps failing (the road pauses the stack for it) stops the stack after three, not one unit per endpoint', async () => {
+    const broken = join(dir, 'token-503.yaml');
+    writeFileSync(broken, stringify({ stacks: [{ name: 'broken', baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, backfillRequestsPerMinute: 6000, retries: { max: 0, minDelaySeconds: 0.1, maxDelaySeconds: 0.2 } }] }));
+    await fetch(`${sim.url}/_admin/requests`, { method: 'DELETE' });
+    sim.addFault({ endpoint: 'access_token', status: 503 });
+    try {
+      const r = await run(['--config', broken, '--from', '10d', '--out', join(dir, 'token-503')]);
+      expect(r.code).toBe(1);
+      const sent = await simRequests();
+      expect(sent.every((q) => q.endpoint === 'access_token')).toBe(true);
+      expect(sent).toHaveLength(3);
+      expect(r.stdout).toContain('stack broken: reading stopped early: 3 token requests failed in a row');
+      expect(r.stdout).toContain('and its token endpoint is reachable');
+      expect(r.stdout).toContain('nothing was written');
+    } finally {
+      sim.clearFaults();
+    }
+  });
+
   it('without promtool writes the OpenMetrics files into --out and prints the command to run', async () => {
     const out = join(dir, 'om');
     const r = await run(['--config', config, '--from', '2d', '--stack', 'one', '--out', out]);

@@ -29,6 +29,15 @@ describe('fail fast', () => {
     expect(p.stop?.hint).toContain('reachable');
   });
 
+  it('the token endpoint failing (a 5xx after its retries, which pauses the whole stack on the road) counts for the stack, whichever unit needed the token', () => {
+    const p = new FailFast('prod');
+    const token = () => new CmdbHttpError('POST /CMDB/v1/access_token', 503, 'Service Unavailable');
+    expect(p.failed(token(), 'metrics_data').action).toBe('go-on');
+    expect(p.failed(token(), 'connector').action).toBe('go-on');
+    expect(p.failed(token(), 'actions')).toMatchObject({ action: 'stop-stack', why: expect.stringMatching(/^3 token requests failed in a row \(last: POST \/CMDB\/v1\/access_token: 503/) });
+    expect(p.stop?.hint).toContain('token endpoint');
+  });
+
   it('an answer in between, or another kind of failure, starts the count again', () => {
     const p = new FailFast('prod');
     p.failed(network(), 'metrics_data');
