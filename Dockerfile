@@ -28,6 +28,8 @@ COPY package.json ./
 COPY config/exporter.example.yaml ./config/exporter.example.yaml
 # The state directory belongs to the user the exporter runs as, and to nobody else.
 RUN mkdir -p /var/lib/cmdb-exporter && chown node:node /var/lib/cmdb-exporter && chmod 0700 /var/lib/cmdb-exporter
+# The runbooks the status page links to by default (/docs/alerts) and the other docs, rendered by the exporter.
+COPY docs ./docs
 USER node
 # A volume, so that the state outlives the container: mount a named volume (docker-compose.yml) or
 # a persistent volume (deploy/kubernetes) here to keep it across re-created containers too.

@@ -336,7 +336,7 @@ export function restartSection(f: RestartFigures, table: (t: Table) => string): 
     `${state.title}, written after a first poll of every endpoint (the median of 3 writes by longest block; the exporter in the benchmark's process, the simulator in its own), and read back by a new start() from the same directory:\n`,
     table(state),
     '',
-    'A write is made in slices (2,000 elements of a list at a time, a turn of the event loop between them), compressed by zlib in its threads, and never on the scrape path: a timer writes after polls that changed series (at most every 10 s per stack) or only their times (every 5 minutes), and at shutdown. Reading happens once, at start, before the server listens: that time is spent before the first scrape, not during one.',
+    'A write is made in slices (500 elements of a list at a time, a turn of the event loop between them), compressed by zlib in its threads, and never on the scrape path: a timer writes after polls that changed series (at most every 10 s per stack) or only their times (every 5 minutes), and at shutdown. Reading happens once, at start, before the server listens: that time is spent before the first scrape, not during one.',
     RESTART_END,
     '',
   ].join('\n');

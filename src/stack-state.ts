@@ -8,17 +8,18 @@
  * | `store`   | SnapshotStore (series, up, last success)   | exportStack                  | storeStateFrom, restoreStack|
  * | `runner`  | EndpointRunner (state, 403 back-off)       | exportState                  | runnerStateFrom             |
  * | `poller`  | StackPoller (Action jobs cache, change log, ingestion detail read, StateMemory) | exportState | pollerStateFrom |
- * | `client`  | CmdbClient (path spellings, plan seen, server pause); never the token | exportState | clientStateFrom |
- * | `history` | ConnectorHistoryReader (rows held, last full scan, page size, incremental off) | exportState | fromState |
+ * | `client`  | CmdbClient (path spellings, pauses) and PollPlan (seen); never the token | exportState | clientStateFrom |
+ * | `history` | ConnectorHistoryReader in StackReaders (rows held, last full scan, page size, incremental off) | historyState | fromState |
  *
  * The request budget's sends are not a part: the request record (src/persist/journal.ts) has them
- * to the last request, also after a kill -9.
+ * to the last request, also after a kill -9 (each written as the request leaves: RoadEvents.sends).
  */
 import type { BudgetState } from './cmdb/budget.js';
 import { budgetFromSends, spentBudget } from './cmdb/budget.js';
-import { historySettingsOf, type CmdbClient } from './cmdb/client.js';
+import type { CmdbClient } from './cmdb/client.js';
 import { clientStateFrom } from './cmdb/client-state.js';
-import { ConnectorHistoryReader } from './cmdb/connector-history.js';
+import type { PollPlan } from './cmdb/plan.js';
+import { ConnectorHistoryReader, historySettings, type StackReaders } from './cmdb/readers/index.js';
 import type { StackConfig } from './config/types.js';
 import type { Logger } from './logger.js';
 import type { RestoredState, SendsRead, Storage } from './persist/storage.js';
@@ -29,14 +30,22 @@ import type { SnapshotStore } from './store/snapshot-store.js';
 import { storeStateFrom, type StoredEndpoint } from './store/store-state.js';
 import type { Carried } from './stacks.js';
 
+/** The components of a running stack whose state is kept. */
+export interface StackComponents {
+  readonly client: CmdbClient;
+  readonly readers: StackReaders;
+  readonly plan: PollPlan;
+  readonly poller: StackPoller;
+}
+
 /** The parts of a running stack's state file. */
-export function stackParts(name: string, client: CmdbClient, poller: StackPoller, store: SnapshotStore): Record<string, unknown> {
+export function stackParts(name: string, stack: StackComponents, store: SnapshotStore): Record<string, unknown> {
   return {
     store: store.exportStack(name),
-    runner: poller.runner.exportState(),
-    poller: poller.exportState(),
-    client: client.exportState(),
-    history: client.historyState(),
+    runner: stack.poller.runner.exportState(),
+    poller: stack.poller.exportState(),
+    client: stack.client.exportState(stack.plan.seen()),
+    history: stack.readers.historyState(),
   };
 }
 
@@ -70,7 +79,7 @@ export function restoredStack(stack: StackConfig, state: RestoredState): Restore
   if (parts.poller !== undefined && !poller) return { invalid: 'poller' };
   const client = parts.client === undefined ? undefined : clientStateFrom(parts.client);
   if (parts.client !== undefined && !client) return { invalid: 'client' };
-  const settings = historySettingsOf(stack);
+  const settings = historySettings(stack);
   // A history read in another time zone is not restored: its next read is a full scan, as after a reload.
   const history = parts.history === undefined || state.refresh ? undefined : ConnectorHistoryReader.fromState(settings, parts.history);
   const restored = {
@@ -79,8 +88,9 @@ export function restoredStack(stack: StackConfig, state: RestoredState): Restore
   };
   const carried: Carried = {
     restored,
-    ...(client ? { client: { spellings: client.spellings, ...(history ? { history } : {}) }, seen: client.seen } : {}),
-    ...(client?.pausedUntil !== undefined && !state.refresh ? { pausedUntil: client.pausedUntil } : {}),
+    ...(history ? { history } : {}),
+    ...(client ? { client: { spellings: client.spellings }, seen: client.seen } : {}),
+    ...(client && client.pauses.length > 0 && !state.refresh ? { pauses: client.pauses } : {}),
   };
   return { carried, series };
 }

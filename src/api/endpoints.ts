@@ -8,6 +8,7 @@
  * GET /CMDB/v2/system/data-ingestion/run, which on the real service starts a full ingestion.
  */
 import type { z } from 'zod';
+import type { RequestContext } from './request-context.js';
 import {
   ActionJobListSchema,
   ActionPageSchema,
@@ -176,6 +177,8 @@ export const ENDPOINTS: readonly EndpointName[] = ['access_token', ...DATA_ENDPO
 
 export type Descriptor<E extends DataEndpoint> = (typeof ENDPOINT_TABLE)[E];
 export type PagedEndpoint = { [E in DataEndpoint]: Descriptor<E> extends { kind: 'paged' } ? E : never }[DataEndpoint];
+/** Endpoints that answer one record or one list per request. */
+export type SingleEndpoint = { [E in DataEndpoint]: Descriptor<E> extends { kind: 'single' } ? E : never }[DataEndpoint];
 
 /** What one request of endpoint E yields once validated: the extracted value, or every row of every page. */
 export type ResultOf<E extends DataEndpoint> =
@@ -202,10 +205,11 @@ export type InputOf<E extends DataEndpoint> = Descriptor<E>['fanOut'] extends 'e
 
 export type EndpointInputs = { [E in DataEndpoint]: InputOf<E> };
 
-/** The request arguments of `get`: the id for per-id endpoints, then an abort signal. */
+/** The request arguments of `get`: the id for per-id endpoints, then what bounds the request (its signal and deadline). */
 export type GetArgs<E extends DataEndpoint> = ArgOf<E> extends string
-  ? [id: string, signal?: AbortSignal]
-  : [id?: undefined, signal?: AbortSignal];
+  ? [id: string, ctx?: RequestContext]
+  : [id?: undefined, ctx?: RequestContext];
+
 
 /** A read of the connector run history: `changed` false when `runs` are those the previous read returned. */
 export interface ConnectorHistoryRead {
@@ -213,11 +217,11 @@ export interface ConnectorHistoryRead {
   readonly runs: ResultOf<'connector'>;
 }
 
-/** What the poller needs of the client (CmdbClient implements it; tests fake it). */
+/** What the poller needs of a stack's readers (StackReaders in src/cmdb/readers implements it; tests fake it). */
 export interface CmdbApi {
   get<E extends DataEndpoint>(endpoint: E, ...args: GetArgs<E>): Promise<ResultOf<E>>;
   /** The connector history with whether it changed since the last read; without it, `get('connector')` counts as changed. */
-  readConnectors?(signal?: AbortSignal): Promise<ConnectorHistoryRead>;
+  readConnectors?(ctx?: RequestContext): Promise<ConnectorHistoryRead>;
   /** Seconds since the connector read last moved (a page arrived, or it began), on the client's clock; undefined when none runs. */
   connectorIdleSeconds?(): number | undefined;
   /** Seconds a connector read may go without progress before it counts as stuck. */

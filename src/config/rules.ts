@@ -21,6 +21,7 @@ import {
   listenAddress,
   nameList,
   proxyUrl,
+  runbookBase,
   secretText,
   stackName,
   timezone,
@@ -125,6 +126,8 @@ export const GLOBALS = {
    * to the config file's directory. Unset: nothing is kept, every start is a cold start.
    */
   storagePath: optional(filePath, { env: 'EXPORTER_STORAGE_PATH', flag: '--storage.path' }),
+  /** Base of the status page's "what to do" links; unset: the runbooks the exporter serves itself. */
+  runbookBaseUrl: optional(runbookBase, { env: 'EXPORTER_RUNBOOK_BASE_URL' }),
 } satisfies Table;
 
 /** Who a stack is: required in each YAML stack, never under `defaults`. */

@@ -1,6 +1,6 @@
 /**
  * The request record: `<dir>/budget.log`, one line per request the stacks' budgets let leave
- * (`<send time in ms>\t<stack>`), appended when the budget grants it and before it is sent. A
+ * (`<send time in ms>\t<stack>`), appended as it leaves, just before it is handed to the connection. A
  * restart reads it back so that the budget counts what the earlier process sent in its last minute,
  * also after a kill -9, which leaves no time to write anything: the lines are in the kernel's
  * hands once written. The file is cut back to the last minute's sends when it passes ROTATE_BYTES.
@@ -15,7 +15,8 @@ import { join } from 'node:path';
 export const JOURNAL_FILE = 'budget.log';
 /** The record is cut back to the sends of the last minute once it grows past this. */
 export const ROTATE_BYTES = 64 * 1024;
-const WINDOW_MS = 60_000;
+/** Sends kept when read and when cut back: more than the budget's window (60 s and a margin), which filters them again. */
+const WINDOW_MS = 120_000;
 const LINE = /^(\d{1,15})\t([A-Za-z0-9][A-Za-z0-9_.:-]*)$/;
 
 /** What the record said: the sends of the last minute per stack, none (no file), or not known (unreadable). */

@@ -136,7 +136,7 @@ export class Storage {
     writer.start();
   }
 
-  /** A request of `stack` leaves at `atMs` (the budget's onReserve). */
+  /** A request of `stack` leaves at `atMs` (the road's send events, src/stacks.ts). */
   recordSend(stack: string, atMs: number): void {
     this.journal?.record(stack, atMs);
   }

@@ -65,7 +65,7 @@ export class EndpointRunner {
   private readonly lastLogged = new Map<DataEndpoint | typeof STACK, { outcome: PollOutcome; at: number }>();
 
   constructor(
-    private readonly opts: {
+    private opts: {
       stack: StackConfig;
       endpoints: readonly DataEndpoint[];
       store: SnapshotStore;
@@ -122,6 +122,22 @@ export class EndpointRunner {
     this.forbidden.set(r.endpoint, { ...r.forbidden });
     status.retryAt = r.forbidden.until;
     this.lastLogged.set(r.endpoint, { outcome: 'forbidden', at: r.lastPollAt ?? this.opts.now() });
+  }
+
+  /**
+   * A reload changed the stack's settings in place: later polls run under `stack`; an endpoint now
+   * polled starts pending, one no longer polled is forgotten with its back-off. The others keep
+   * their status.
+   */
+  reconfigure(stack: StackConfig, endpoints: readonly DataEndpoint[]): void {
+    this.opts = { ...this.opts, stack, endpoints };
+    for (const endpoint of [...this.statuses.keys()]) {
+      if (endpoints.includes(endpoint)) continue;
+      this.statuses.delete(endpoint);
+      this.forbidden.delete(endpoint);
+      this.lastLogged.delete(endpoint);
+    }
+    for (const endpoint of endpoints) if (!this.statuses.has(endpoint)) this.statuses.set(endpoint, { endpoint, state: 'pending', consecutiveFailures: 0 });
   }
 
   /** The endpoints in 403 back-off, with their status, for the stack's next runtime. */

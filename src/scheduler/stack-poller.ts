@@ -25,6 +25,7 @@ import {
   type ResultOf,
 } from '../api/endpoints.js';
 import type { Action, ChangeEntry, IngestionRun } from '../api/schemas.js';
+import type { RequestContext } from '../api/request-context.js';
 import { eitherSignal } from '../signals.js';
 import { COLLECTORS, detailRun, jobStatus, newestJob } from '../collectors/index.js';
 import { StateMemory } from '../collectors/state-memory.js';
@@ -54,6 +55,9 @@ export function enabledEndpoints(stack: StackConfig): DataEndpoint[] {
     return true;
   });
 }
+
+/** What a poll's requests carry: its signal (always set) and its deadline. */
+type PollContext = RequestContext & { readonly signal: AbortSignal };
 
 /** Endpoints asked once per poll, whose collector takes the result as it is. */
 type OnceEndpoint = 'metrics_data' | 'license' | 'connector' | 'data_ingestion' | 'data_ingestion_next' | 'actions';
@@ -106,7 +110,7 @@ export class StackPoller {
   private detailOf: { runId: string; status: string } | undefined;
   private readonly jobs = new Map<string, Cached<JobsCacheEntry>>();
   private readonly changeLog = { asset_change: new Map<string, Cached<ChangeEntry[]>>(), user_change: new Map<string, Cached<ChangeEntry[]>>() };
-  private readonly pacer: Pacer;
+  private pacer: Pacer;
 
   constructor(private opts: StackPollerOptions) {
     this.name = opts.stack.name;
@@ -162,11 +166,17 @@ export class StackPoller {
   }
 
   /**
-   * A reload changed only how often this stack is polled (src/stacks.ts): later polls run under
-   * `stack`, the polls in flight finish under the settings they started with.
+   * A reload changed settings that keep the stack's road (src/stacks.ts): later polls run under
+   * `stack` (intervals, pace, tracked names, endpoints polled), the polls in flight finish under
+   * the settings they started with.
    */
-  reschedule(stack: StackConfig): void {
+  reconfigure(stack: StackConfig): void {
+    const before = this.opts.stack;
     this.opts = { ...this.opts, stack };
+    this.runner.reconfigure(stack, enabledEndpoints(stack));
+    if (before.actionJobsPerMinute !== stack.actionJobsPerMinute) {
+      this.pacer = new Pacer(stack.actionJobsPerMinute, () => this.opts.now() * 1000, this.opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal)));
+    }
   }
 
   /** Groups with at least one enabled endpoint. */
@@ -189,7 +199,7 @@ export class StackPoller {
         ? progressDeadline(outer, interval, api.connectorStallSeconds, () => api.connectorIdleSeconds?.())
         : pollDeadline(outer, interval);
     try {
-      await this.pollGroup(group, deadline.signal, options.stop);
+      await this.pollGroup(group, deadline.context, options.stop);
     } finally {
       deadline.dispose();
     }
@@ -205,33 +215,33 @@ export class StackPoller {
     return this.runner.status().some((s) => endpoints.has(s.endpoint) && (s.state === 'failing' || s.state === 'blocked'));
   }
 
-  private async pollGroup(group: GroupName, signal: AbortSignal, stop: AbortSignal | undefined): Promise<void> {
+  private async pollGroup(group: GroupName, ctx: PollContext, stop: AbortSignal | undefined): Promise<void> {
     switch (group) {
       case 'ingestion':
-        return this.pollIngestion(signal);
+        return this.pollIngestion(ctx);
       case 'actionJobs':
-        return this.pollActionJobs(signal, stop);
+        return this.pollActionJobs(ctx, stop);
       case 'changes':
-        await this.pollChanges('asset_change', signal);
-        return this.pollChanges('user_change', signal);
+        await this.pollChanges('asset_change', ctx);
+        return this.pollChanges('user_change', ctx);
       default:
-        for (const endpoint of GROUPS[group]) await this.pollOnce(endpoint as OnceEndpoint, signal);
+        for (const endpoint of GROUPS[group]) await this.pollOnce(endpoint as OnceEndpoint, ctx);
     }
   }
 
-  private async pollOnce<E extends OnceEndpoint>(endpoint: E, signal?: AbortSignal): Promise<ResultOf<E> | undefined> {
-    if (endpoint === 'connector') return (await this.pollConnectors(signal)) as ResultOf<E> | undefined;
+  private async pollOnce<E extends OnceEndpoint>(endpoint: E, ctx: PollContext): Promise<ResultOf<E> | undefined> {
+    if (endpoint === 'connector') return (await this.pollConnectors(ctx)) as ResultOf<E> | undefined;
     let result: ResultOf<E> | undefined;
     await this.runner.run(endpoint, async () => {
       // GetArgs<E> stays unresolved for a generic E; every OnceEndpoint takes no id.
-      const get = this.opts.api.get.bind(this.opts.api) as (e: E, id: undefined, s?: AbortSignal) => Promise<ResultOf<E>>;
-      result = await get(endpoint, undefined, signal);
+      const get = this.opts.api.get.bind(this.opts.api) as (e: E, id: undefined, c?: RequestContext) => Promise<ResultOf<E>>;
+      result = await get(endpoint, undefined, ctx);
       if (endpoint === 'actions') {
         this.actionList = result as readonly Action[];
         this.opts.onBacklog?.(this.jobBacklog());
       }
       return this.map(endpoint, result as EndpointInputs[E]);
-    }, signal);
+    }, ctx.signal);
     return result;
   }
 
@@ -240,32 +250,32 @@ export class StackPoller {
    * newer) and the store holds the series of an earlier success, they are still current, and
    * mapping ~1,000 runs again would only cost time.
    */
-  private async pollConnectors(signal?: AbortSignal): Promise<ResultOf<'connector'> | undefined> {
+  private async pollConnectors(ctx: PollContext): Promise<ResultOf<'connector'> | undefined> {
     const { api } = this.opts;
     let runs: ResultOf<'connector'> | undefined;
     await this.runner.run('connector', async () => {
-      const read = api.readConnectors ? await api.readConnectors(signal) : { changed: true, runs: await api.get('connector', undefined, signal) };
+      const read = api.readConnectors ? await api.readConnectors(ctx) : { changed: true, runs: await api.get('connector', undefined, ctx) };
       runs = read.runs;
       const held = this.runner.status().some((s) => s.endpoint === 'connector' && s.state === 'ok');
       if (!read.changed && held) return { kind: 'unchanged' };
       return this.map('connector', read.runs);
-    }, signal);
+    }, ctx.signal);
     return runs;
   }
 
-  private async pollIngestion(signal?: AbortSignal): Promise<void> {
-    const runs = await this.pollOnce('data_ingestion', signal);
-    await this.pollOnce('data_ingestion_next', signal);
+  private async pollIngestion(ctx: PollContext): Promise<void> {
+    const runs = await this.pollOnce('data_ingestion', ctx);
+    await this.pollOnce('data_ingestion_next', ctx);
     if (!this.runner.enabled('data_ingestion_detail')) return;
     if (!runs) {
       this.runner.blocked('data_ingestion_detail', 'the run list (data_ingestion) could not be read');
       return;
     }
     const listed = runs;
-    await this.runner.run('data_ingestion_detail', () => this.detail(listed, signal), signal);
+    await this.runner.run('data_ingestion_detail', () => this.detail(listed, ctx), ctx.signal);
   }
 
-  private async detail(runs: readonly IngestionRun[], signal?: AbortSignal): Promise<PollResult> {
+  private async detail(runs: readonly IngestionRun[], ctx: PollContext): Promise<PollResult> {
     const target = detailRun(runs, this.opts.stack.timezone);
     if (!target) {
       this.detailOf = undefined;
@@ -280,12 +290,13 @@ export class StackPoller {
       this.opts.logger.debug({ endpoint: 'data_ingestion_detail' }, 'newest run id is not well-formed text; its detail is skipped');
       return this.map('data_ingestion_detail', null);
     }
-    const tasks = await this.opts.api.get('data_ingestion_detail', newest.id, signal);
+    const tasks = await this.opts.api.get('data_ingestion_detail', newest.id, ctx);
     this.detailOf = { runId: newest.id, status };
     return this.map('data_ingestion_detail', { id: newest.id, value: tasks });
   }
 
-  private async pollActionJobs(signal: AbortSignal, stop?: AbortSignal): Promise<void> {
+  private async pollActionJobs(ctx: PollContext, stop?: AbortSignal): Promise<void> {
+    const { signal } = ctx;
     if (!this.runner.enabled('action_jobs')) return;
     const actions = this.actionList;
     if (!actions) {
@@ -324,7 +335,7 @@ export class StackPoller {
           ids,
           cache: this.jobs,
           due,
-          fetch: (id) => (tried.add(id), this.fetchJobs(id, actions, signal)),
+          fetch: (id) => (tried.add(id), this.fetchJobs(id, actions, ctx)),
           ...(paced ? { pace: pace(sliceEnd) } : {}),
           concurrency: stack.maxConcurrency,
           staleAfterSeconds: stack.intervals.actionJobs * stack.staleIntervals,
@@ -353,12 +364,12 @@ export class StackPoller {
       at >= cached.value.refreshAt;
   }
 
-  private async fetchJobs(id: string, actions: readonly Action[], signal?: AbortSignal): Promise<JobsCacheEntry> {
+  private async fetchJobs(id: string, actions: readonly Action[], ctx: PollContext): Promise<JobsCacheEntry> {
     const { stack, api, now } = this.opts;
     const refresh = stack.intervals.actionJobsRefresh;
     const lastRunAt = actions.find((a) => a.actionId === id)?.lastRunAt;
     const previous = this.jobs.get(id)?.value;
-    const jobs = await api.get('action_jobs', id, signal);
+    const jobs = await api.get('action_jobs', id, ctx);
     const wait = previous ? refresh : refresh / 2 + spreadOffset(id, refresh / 2);
     const newest = newestJob(jobs, stack.timezone);
     const running = newest !== undefined && UNFINISHED.test(jobStatus(newest) ?? '');
@@ -368,7 +379,7 @@ export class StackPoller {
     return { jobs, lastRunAt, refreshAt: now() + wait, ...(recheckAt === undefined ? {} : { recheckAt }) };
   }
 
-  private async pollChanges(endpoint: 'asset_change' | 'user_change', signal?: AbortSignal): Promise<void> {
+  private async pollChanges(endpoint: 'asset_change' | 'user_change', ctx: PollContext): Promise<void> {
     const { stack, api, now } = this.opts;
     const names = endpoint === 'asset_change' ? stack.track.assets : stack.track.users;
     await this.runner.run(endpoint, async () => {
@@ -376,13 +387,13 @@ export class StackPoller {
         ids: wellFormedIds(names, endpoint, this.opts.logger),
         cache: this.changeLog[endpoint],
         due: () => true,
-        fetch: (id) => api.get(endpoint, id, signal),
+        fetch: (id) => api.get(endpoint, id, ctx),
         concurrency: stack.maxConcurrency,
         staleAfterSeconds: stack.intervals.changes * stack.staleIntervals,
         now,
       });
       return this.mapPartial(endpoint, result.values, result.error);
-    }, signal);
+    }, ctx.signal);
   }
 
   private context(endpoint: DataEndpoint): CollectorContext {

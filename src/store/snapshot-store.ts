@@ -139,6 +139,8 @@ export class SnapshotStore {
   /** Per stack, the change count at its last change of series, up or forbidden (data), and of anything (status). */
   private readonly marks = new Map<string, { data: number; status: number }>();
   private changes = 0;
+  /** Told of every change applied to an endpoint's snapshot (a poll's outcome, expired series). */
+  private readonly appliedListeners = new Set<(stack: string, endpoint: DataEndpoint) => void>();
 
   private expiryTimer: NodeJS.Timeout | undefined;
   /** The stale limit the expiry timer is set for (unix seconds); Infinity when none is set. */
@@ -177,6 +179,12 @@ export class SnapshotStore {
   /** The applied snapshot: a large update still being prepared is not in it yet (see settled()). */
   snapshot(stack: string, endpoint: DataEndpoint): EndpointSnapshot | undefined {
     return this.stacks.get(stack)?.endpoints.get(endpoint);
+  }
+
+  /** `listener` is called after each change of an endpoint's snapshot is applied; returns the unsubscribe. */
+  onApplied(listener: (stack: string, endpoint: DataEndpoint) => void): () => void {
+    this.appliedListeners.add(listener);
+    return () => this.appliedListeners.delete(listener);
   }
 
   /** Resolves once every update that arrived so far has been applied. */
@@ -460,6 +468,7 @@ export class SnapshotStore {
     if (next.lines !== current.lines) state.view.dataRuns = null;
     this.invalidate(next.lines !== current.lines);
     if (next.up !== current.up || next.lastSuccess !== current.lastSuccess || next.samples !== current.samples) this.scheduleExpiry();
+    for (const listener of this.appliedListeners) listener(stack, endpoint);
   }
 
   /**

@@ -6,10 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { runForDisk } from '../../src/api/connector-runs.js';
 import type { ConnectorRun } from '../../src/api/schemas.js';
-import { budgetFromSends, spentBudget, StackLimiter, TokenBucket } from '../../src/cmdb/budget.js';
-import { historySettingsOf } from '../../src/cmdb/client.js';
+import { budgetFromSends, RequestBudget, spentBudget, WINDOW_MS } from '../../src/cmdb/budget.js';
 import { clientStateFrom } from '../../src/cmdb/client-state.js';
-import { ConnectorHistoryReader } from '../../src/cmdb/connector-history.js';
+import { ConnectorHistoryReader, historySettings as historySettingsOf } from '../../src/cmdb/readers/index.js';
 import { collectConnectors } from '../../src/collectors/connectors.js';
 import { StateMemory } from '../../src/collectors/state-memory.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
@@ -37,7 +36,7 @@ describe('the connector history cursor across a restart', () => {
 
     const reader = ConnectorHistoryReader.fromState(historySettingsOf(stack), json(state));
     expect(reader).toBeDefined();
-    const second = makeClient(stack, { carried: { history: reader } }).client;
+    const second = makeClient(stack, { history: reader }).client;
     s.clearRequests();
     const again = await second.readConnectors();
     const queries = requestsTo(s, 'connector').map((r) => new URLSearchParams(r.rawQuery));
@@ -65,7 +64,7 @@ describe('the connector history cursor across a restart', () => {
     await client.readConnectors();
     const state = json(client.historyState()) as Record<string, number>;
     const old = { ...state, lastFullScanAt: (state.lastFullScanAt ?? 0) - stack.connectorFullScanInterval - 1 };
-    const next = makeClient(stack, { carried: { history: ConnectorHistoryReader.fromState(historySettingsOf(stack), old) } }).client;
+    const next = makeClient(stack, { history: ConnectorHistoryReader.fromState(historySettingsOf(stack), old) }).client;
     s.clearRequests();
     await next.readConnectors();
     expect(new URLSearchParams(requestsTo(s, 'connector')[0]?.rawQuery).get('size')).toBe('100');
@@ -88,9 +87,9 @@ describe('the connector history cursor across a restart', () => {
 describe("the client's state across a restart", () => {
   it('keeps the spellings that answered and the plan, never a token', async () => {
     const s = await sim();
-    const client = makeClient(simStack(s)).client;
+    const { client, cmdb, plan } = makeClient(simStack(s), { enabled: ['actions'] });
     await client.get('actions');
-    const state = json(client.exportState());
+    const state = json(cmdb.exportState(plan?.seen() ?? {}));
     for (const token of s.issuedTokens()) expect(JSON.stringify(state)).not.toContain(token);
     const read = clientStateFrom(state);
     expect(read?.spellings.get('actions')).toBe('/CMDB/v2/system/metrics/actions');
@@ -102,54 +101,54 @@ describe("the client's state across a restart", () => {
   });
 });
 
-describe("a server pause across a restart", () => {
-  it('a pause still running is kept and waited out; one that has ended is not', async () => {
+describe('pauses across a restart', () => {
+  it('a pause still running is kept and waited out, with its scope and status; one that has ended is not', async () => {
     const s = await sim();
     const until = Math.round(Date.now() / 1000) + 30;
-    const { client, metrics } = makeClient(simStack(s));
-    client.restorePause(until);
-    expect(client.rateLimitPausedUntil()).toBeCloseTo(until, 0);
-    expect((json(client.exportState()) as { pausedUntil?: number }).pausedUntil).toBeCloseTo(until, 0);
+    const pause = { scope: 'stack', until: until * 1000, status: 429, endpoint: 'actions', request: 'GET /CMDB/v2/system/metrics/actions' } as const;
+    const group = { scope: 'group', group: 'license', until: until * 1000, status: 503, endpoint: 'license', request: 'GET /CMDB/v2/license' } as const;
+    const { cmdb, metrics } = makeClient(simStack(s));
+    cmdb.restorePauses([pause, group]);
+    expect(cmdb.rateLimitPausedUntil()).toBeCloseTo(until, 0);
+    const kept = clientStateFrom(json(cmdb.exportState({})));
+    expect(kept?.pauses).toEqual([pause, group]);
     expect(await metrics.value('cmdb_rate_limit_paused_until_timestamp_seconds', { stack: 'test' })).toBe(until);
-    const other = makeClient(simStack(s)).client;
-    other.restorePause(until - 60);
+    const other = makeClient(simStack(s)).cmdb;
+    other.restorePauses([{ ...pause, until: (until - 60) * 1000 }]);
     expect(other.rateLimitPausedUntil()).toBeUndefined();
+    expect(other.pauses()).toEqual([]);
   });
 });
 
 describe("the budget's sends across a restart", () => {
   const NOW = 1_800_000_000_000;
 
-  it('counts the sends of the last minute: no 60 s holds more than the rate', () => {
+  it('counts the sends of the last window: no window holds more than the rate', () => {
     // 10 a minute: 8 sent in the 30 s before the restart, one 70 s before (gone from the window).
     const sends = [NOW - 70_000, ...Array.from({ length: 8 }, (_, i) => NOW - 30_000 + i * 1000)];
-    const bucket = new TokenBucket(10, NOW, budgetFromSends(sends, NOW));
-    const times = [...sends.slice(1), ...Array.from({ length: 10 }, () => bucket.take(NOW).at)];
+    const budget = new RequestBudget(10, NOW, budgetFromSends(sends, NOW));
+    const times = [...sends.slice(1), ...Array.from({ length: 10 }, () => budget.take(NOW).at)];
     for (const [i, at] of times.entries()) {
-      const inWindow = times.filter((t) => t > at - 60_000 && t <= at).length;
+      const inWindow = times.filter((t) => t > at - WINDOW_MS && t <= at).length;
       expect(inWindow, `at send ${i}`).toBeLessThanOrEqual(10);
     }
     // The third request after the restart already waits for the first of the old ones to leave the window.
-    expect(times[10]).toBe(sends[1] as number + 60_000);
+    expect(times[10]).toBe((sends[1] as number) + WINDOW_MS);
   });
 
-  it('assumes a whole minute spent when the record was lost: the first request waits a minute', () => {
-    const bucket = new TokenBucket(10, NOW, spentBudget(10, NOW));
-    expect(bucket.take(NOW).at).toBe(NOW + 60_000);
+  it('assumes a whole minute spent when the record was lost: the first request waits a window', () => {
+    const budget = new RequestBudget(10, NOW, spentBudget(10, NOW));
+    expect(budget.take(NOW).at).toBe(NOW + WINDOW_MS);
   });
 
-  it('tells every reservation to onReserve, as it is granted', async () => {
+  it('tells every request as it leaves (the record a restart reads), at the times the budget counts', async () => {
+    const s = await sim();
+    const { client, cmdb } = makeClient(simStack(s));
     const told: number[] = [];
-    let now = NOW;
-    const limiter = new StackLimiter({
-      ratePerMinute: 600,
-      maxConcurrency: 4,
-      clock: { now: () => now, sleep: async (ms) => void (now += ms) },
-      onWait: () => undefined,
-      onReserve: (at) => told.push(at),
-    });
-    for (let i = 0; i < 3; i++) (await limiter.acquire())();
-    expect(told).toHaveLength(3);
-    expect(limiter.state().sendTimes).toEqual(told);
+    cmdb.events.sends.on((e) => told.push(e.sentAt));
+    await client.get('license');
+    await client.get('actions');
+    expect(told).toHaveLength(s.requests().length);
+    expect([...cmdb.budgetState().sendTimes]).toEqual([...told].sort((a, b) => a - b));
   });
 });

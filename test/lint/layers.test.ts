@@ -36,6 +36,22 @@ describe('eslint layering rules', () => {
     ['src/cmdb/x.ts', "import { jsonPieces } from '../persist/json-pieces.js';", 'the CMDB client knows nothing'],
     ['src/scheduler/x.ts', "import { startingPoint } from '../stack-state.js';", 'the scheduler does not serve'],
     ['src/collectors/x.ts', "import { Storage } from '../persist/storage.js';", 'collectors are pure'],
+    ['src/backfill/x.ts', "import { Scheduler } from '../scheduler/scheduler.js';", 'the backfill reads through the readers'],
+    ['src/backfill/x.ts', "import { CmdbClient } from '../cmdb/client.js';", 'the backfill reads through the readers'],
+    ['src/cmdb/client.ts', "import { StackReaders } from './readers/index.js';", 'the request pipeline knows nothing of the readers'],
+    ['src/cmdb/transport.ts', "import { openRoad } from './road.js';", 'the request pipeline knows nothing of the readers'],
+    ['src/cmdb/readers/x.ts', "import { openRoad } from '../road.js';", 'a reader reads through the client'],
+    ['src/cmdb/readers/x.ts', "import { Scheduler } from '../../scheduler/scheduler.js';", 'the CMDB client knows nothing'],
+    ['src/cmdb/policy.ts', "import { Transport } from './transport.js';", 'the policy is a pure function'],
+    ['src/cmdb/policy.ts', "import { request } from 'undici';", 'the policy is a pure function'],
+    ['src/cmdb/policy.ts', "import { createLogger } from '../logger.js';", 'the policy is a pure function'],
+    ['src/logger.ts', "import { CmdbClient } from './cmdb/client.js';", 'the logger and the shard rule'],
+    ['src/shard.ts', "import { createInstruments } from './metrics/instruments.js';", 'the logger and the shard rule'],
+    ['src/signals.ts', "import { createLogger } from './logger.js';", 'the bottom layer'],
+    ['src/healthcheck.ts', "import { VERSION } from './version.js';", 'the health check is a separate program'],
+    ['src/server/x.ts', "import { runBackfill } from '../backfill/command.js';", 'the server reads what others gathered'],
+    ['src/stacks.ts', "import { start } from './app.js';", 'the stacks sit below the composition root'],
+    ['src/app.ts', "import { main } from './main.js';", 'the composition root sits below the command line'],
   ])('%s: %s fails (%s)', async (file, source, why) => {
     const errors = await layeringErrors(file, source);
     expect(errors).toHaveLength(1);
@@ -53,6 +69,12 @@ describe('eslint layering rules', () => {
     ['src/stack-state.ts', "import { SnapshotStore } from './store/snapshot-store.js';"],
     ['src/persist/x.ts', "import type { StackConfig } from '../config/types.js';"],
     ['src/persist/x.ts', "import { readFile } from 'node:fs/promises';"],
+    ['src/backfill/x.ts', "import { openRoad } from '../cmdb/road.js';"],
+    ['src/backfill/x.ts', "import type { StackReaders } from '../cmdb/readers/index.js';"],
+    ['src/cmdb/road.ts', "import { StackReaders } from './readers/index.js';"],
+    ['src/cmdb/readers/x.ts', "import type { CmdbClient } from '../client.js';"],
+    ['src/cmdb/policy.ts', "import { parseRetryAfter } from './backoff.js';"],
+    ['src/cmdb/policy.ts', "import type { RetryConfig } from '../config/types.js';"],
   ])('%s: %s is allowed', async (file, source) => {
     expect(await layeringErrors(file, source)).toEqual([]);
   });

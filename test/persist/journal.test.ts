@@ -1,4 +1,4 @@
-/** The request record: every granted request a line, read back as the last minute's sends per stack. */
+/** The request record: every request that left a line, read back as the last two minutes' sends per stack. */
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,16 +18,17 @@ describe('the request record', () => {
     expect(readJournal(dir, NOW)).toEqual({ kind: 'missing' });
   });
 
-  it('starts with the sends it is given, records every one after, and reads back the last minute per stack', () => {
+  it('starts with the sends it is given, records every one after, and reads back the last two minutes per stack', () => {
     const failures: unknown[] = [];
-    const journal = new SendJournal({ dir, current: () => new Map([['prod', [NOW - 70_000, NOW - 5_000]]]), failed: (_s, err) => failures.push(err) });
+    // More than the budget's window (62 s) is read back; the budget filters it again.
+    const journal = new SendJournal({ dir, current: () => new Map([['prod', [NOW - 130_000, NOW - 70_000, NOW - 5_000]]]), failed: (_s, err) => failures.push(err) });
     journal.start();
     journal.record('prod', NOW - 1000);
     journal.record('eu:1', NOW + 2000);
     journal.close();
     expect(statSync(join(dir, JOURNAL_FILE)).mode & 0o777).toBe(0o600);
     const read = readJournal(dir, NOW);
-    expect(read).toEqual({ kind: 'read', sends: new Map([['prod', [NOW - 5_000, NOW - 1000]], ['eu:1', [NOW + 2000]]]) });
+    expect(read).toEqual({ kind: 'read', sends: new Map([['prod', [NOW - 70_000, NOW - 5_000, NOW - 1000]], ['eu:1', [NOW + 2000]]]) });
     expect(failures).toEqual([]);
   });
 

@@ -37,6 +37,12 @@ export interface PrometheusSetup {
   readonly job?: Readonly<Record<string, unknown>>;
   /** More scrape jobs next to `cmdb-exporter` (each with its own job_name, targets and keys). */
   readonly extraJobs?: ReadonlyArray<Readonly<Record<string, unknown>>>;
+  /** Takes remote write (--web.enable-remote-write-receiver), with this out-of-order window (`30d`). */
+  readonly remoteWrite?: { readonly outOfOrderTimeWindow: string };
+  /** No scrape job at all (a Prometheus that only holds what is written into it). */
+  readonly noScrape?: boolean;
+  /** host:port of Alertmanagers to send the alerts to. */
+  readonly alertmanagers?: readonly string[];
 }
 
 export interface Series {
@@ -116,7 +122,9 @@ function writeConfig(setup: PrometheusSetup): string {
   const config = {
     global: { scrape_interval: interval, evaluation_interval: interval },
     rule_files: ruleNames,
-    scrape_configs: [
+    ...(setup.remoteWrite ? { storage: { tsdb: { out_of_order_time_window: setup.remoteWrite.outOfOrderTimeWindow } } } : {}),
+    ...(setup.alertmanagers ? { alerting: { alertmanagers: [{ static_configs: [{ targets: [...setup.alertmanagers] }] }] } } : {}),
+    scrape_configs: setup.noScrape ? [] : [
       setup.job
         ? { ...setup.job, job_name: JOB, scrape_interval: interval, scrape_timeout: interval }
         : { job_name: JOB, scrape_interval: interval, scrape_timeout: interval, static_configs: [{ targets: [setup.target] }], ...setup.scrape },
@@ -137,16 +145,22 @@ export async function startPrometheus(setup: PrometheusSetup): Promise<RunningPr
     `--storage.tsdb.path=${join(setup.dir, 'data')}`,
     `--web.listen-address=127.0.0.1:${port}`,
     '--log.level=warn',
+    ...(setup.remoteWrite ? ['--web.enable-remote-write-receiver'] : []),
   ], { cwd: setup.dir, env: baseEnv() });
   const api = new PrometheusApi(`http://127.0.0.1:${port}`);
+  await waitUntilServing(proc, api.url);
+  return { proc, api };
+}
+
+/** Until a Prometheus or Alertmanager child answers 200 on /-/ready (fails when it exits first). */
+export async function waitUntilServing(proc: ManagedProcess, url: string): Promise<void> {
   await waitFor(
-    'Prometheus /-/ready',
+    `${proc.name} /-/ready`,
     async () => {
-      if (proc.hasExited) throw new Error(`prometheus exited\n${proc.tail()}`);
-      const r = await http(`${api.url}/-/ready`, { timeoutMs: 2000 });
+      if (proc.hasExited) throw new Error(`${proc.name} exited\n${proc.tail()}`);
+      const r = await http(`${url}/-/ready`, { timeoutMs: 2000 });
       return r.status === 200 ? done(undefined) : notYet(`${r.status} ${r.text}`);
     },
     { timeoutMs: 30_000, intervalMs: 250 },
   );
-  return { proc, api };
 }

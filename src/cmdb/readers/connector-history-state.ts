@@ -4,8 +4,8 @@
  * a state of another version, or one that does not validate, is no state (the next read scans in full).
  */
 import { z } from 'zod';
-import { ConnectorRunSchema, type ConnectorRun } from '../api/schemas.js';
-import type { JsonList } from '../json-list.js';
+import { ConnectorRunSchema, type ConnectorRun } from '../../api/schemas.js';
+import type { JsonList } from '../../json-list.js';
 
 export const HISTORY_STATE_VERSION = 1;
 
