@@ -97,7 +97,7 @@ export async function start(opts: StartOptions): Promise<App> {
   const storage =
     config.storagePath === undefined
       ? undefined
-      : await Storage.open({ dir: config.storagePath, logger, now, instruments: createStateInstruments(registry, () => store.restoredAges(now())) });
+      : await Storage.open({ dir: config.storagePath, logger, now, instruments: createStateInstruments(instruments, () => store.restoredAges(now())) });
   const stacks = new Stacks({
     instruments,
     store,
@@ -118,6 +118,7 @@ export async function start(opts: StartOptions): Promise<App> {
     stacks.add(stack, start?.carried);
     // Served from the first scrape: the store applies them before it renders anything.
     if (start?.series) store.restoreStack(stack.name, start.series);
+    if (start?.problemsSeen) stacks.restoreStatus(stack.name, start.problemsSeen);
   }
   storage?.start(
     { stacks: () => stacks.configs(), marks: (s) => store.changeMarks(s), settled: (s) => store.view(s).settled(), parts: (s) => stacks.stateParts(s) },

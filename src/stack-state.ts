@@ -10,6 +10,7 @@
  * | `poller`  | StackPoller (Action jobs cache, change log, ingestion detail read, StateMemory) | exportState | pollerStateFrom |
  * | `client`  | CmdbClient (path spellings, pauses) and PollPlan (seen); never the token | exportState | clientStateFrom |
  * | `history` | ConnectorHistoryReader in StackReaders (rows held, last full scan, page size, incremental off) | historyState | fromState |
+ * | `status`  | StatusMemory (since when each problem is seen; src/stacks.ts adds it) | exportState | statusStateFrom |
  *
  * The request budget's sends are not a part: the request record (src/persist/journal.ts) has them
  * to the last request, also after a kill -9 (each written as the request leaves: RoadEvents.sends).
@@ -26,6 +27,7 @@ import type { RestoredState, SendsRead, Storage } from './persist/storage.js';
 import { pollerStateFrom } from './scheduler/poller-state.js';
 import { runnerStateFrom, type RestoredEndpoint } from './scheduler/runner-state.js';
 import type { StackPoller } from './scheduler/stack-poller.js';
+import { statusStateFrom } from './status-memory.js';
 import type { SnapshotStore } from './store/snapshot-store.js';
 import { storeStateFrom, type StoredEndpoint } from './store/store-state.js';
 import type { Carried } from './stacks.js';
@@ -49,10 +51,11 @@ export function stackParts(name: string, stack: StackComponents, store: Snapshot
   };
 }
 
-/** What a stack starts from: what it carries over into its runtime, and the series to serve again. */
+/** What a stack starts from: what it carries over into its runtime, the series to serve again, and since when its problems were seen. */
 export interface Restored {
   readonly carried: Carried;
   readonly series?: readonly StoredEndpoint[];
+  readonly problemsSeen?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -79,6 +82,8 @@ export function restoredStack(stack: StackConfig, state: RestoredState): Restore
   if (parts.poller !== undefined && !poller) return { invalid: 'poller' };
   const client = parts.client === undefined ? undefined : clientStateFrom(parts.client);
   if (parts.client !== undefined && !client) return { invalid: 'client' };
+  const problemsSeen = parts.status === undefined ? undefined : statusStateFrom(parts.status);
+  if (parts.status !== undefined && !problemsSeen) return { invalid: 'status' };
   const settings = historySettings(stack);
   // A history read in another time zone is not restored: its next read is a full scan, as after a reload.
   const history = parts.history === undefined || state.refresh ? undefined : ConnectorHistoryReader.fromState(settings, parts.history);
@@ -92,7 +97,8 @@ export function restoredStack(stack: StackConfig, state: RestoredState): Restore
     ...(client ? { client: { spellings: client.spellings }, seen: client.seen } : {}),
     ...(client && client.pauses.length > 0 && !state.refresh ? { pauses: client.pauses } : {}),
   };
-  return { carried, series };
+  // Past the restore bound the exporter was away too long to say a problem went on meanwhile.
+  return { carried, series, ...(problemsSeen && problemsSeen.size > 0 && !state.refresh ? { problemsSeen } : {}) };
 }
 
 /** State past the restore bound: 403 back-offs end, the endpoints are asked again at once. */
@@ -117,5 +123,5 @@ export function startingPoint(storage: Storage, stack: StackConfig, logger: Logg
   }
   const budget = budgetOf(stack, storage.sendsOf(stack.name), nowMs);
   if (!ok && !budget) return undefined;
-  return { carried: { ...ok?.carried, ...(budget ? { budget } : {}) }, ...(ok?.series ? { series: ok.series } : {}) };
+  return { carried: { ...ok?.carried, ...(budget ? { budget } : {}) }, ...(ok?.series ? { series: ok.series } : {}), ...(ok?.problemsSeen ? { problemsSeen: ok.problemsSeen } : {}) };
 }

@@ -309,6 +309,14 @@ export class Stacks {
     return all.every((r) => r.poller.runner.status().every((s) => s.state === 'ok'));
   }
 
+  /**
+   * Since when an earlier process saw each of the stack's problems (--storage.path), once its
+   * restored series are queued in the store: the status page goes on from it.
+   */
+  restoreStatus(name: string, seen: ReadonlyMap<string, number>): void {
+    this.status.restore(name, seen, this.opts.store.view(name).settled());
+  }
+
   /** The configurations of the stacks running now. */
   configs(): StackConfig[] {
     return [...this.runtimes.values()].map((r) => r.config);
@@ -317,7 +325,7 @@ export class Stacks {
   /** The parts of a running stack's state file (src/stack-state.ts); undefined when it does not run. */
   stateParts(name: string): Record<string, unknown> | undefined {
     const r = this.runtimes.get(name);
-    return r && stackParts(name, r, this.opts.store);
+    return r && { ...stackParts(name, r, this.opts.store), status: this.status.exportState(name) };
   }
 
   /** Every stack's budget: the send times of its last minute (and of requests still waiting), in ms. */

@@ -130,6 +130,26 @@ describe('a restart with --storage.path', () => {
     expect(warnings(second.lines())).toEqual([]);
   });
 
+  it('a problem seen before the restart keeps its since on the status page', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cmdb-storage-'));
+    sim.scenario.addConnector('restart-broken', 'Error', 60);
+    try {
+      const first = await run([stack()]);
+      await until('every endpoint polled', () => allOk(first.app));
+      const broken = (app: App) => [...(app.landing().stacks[0]?.seen ?? [])].find(([key]) => key.startsWith('CmdbConnectorError:') && key.includes('restart-broken'));
+      const before = await until('the broken connector seen', () => broken(first.app));
+      await first.app.close();
+      // Later than the first look: a problem seen afresh would say so.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const second = await run([stack()]);
+      // The restored series are applied in slices: the first look after they are.
+      await second.app.metricsText();
+      expect(broken(second.app)).toEqual(before);
+    } finally {
+      sim.scenario.removeConnector('restart-broken');
+    }
+  });
+
   it('discards with one line state read from another base URL, and the file of a stack no longer configured', async () => {
     dir = mkdtempSync(join(tmpdir(), 'cmdb-storage-'));
     await firstRun();

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StackConfig } from '../../src/config/types.js';
-import { createStateInstruments } from '../../src/metrics/instruments.js';
+import { createInstruments, createStateInstruments } from '../../src/metrics/instruments.js';
 import { STACKS_DIR, stateFileOf } from '../../src/persist/state-file.js';
 import { MIN_GAP_SECONDS, STATUS_GAP_SECONDS, StateWriter } from '../../src/persist/writer.js';
 import { captureLogger } from '../helpers/log.js';
@@ -28,10 +28,11 @@ function setup(stacks: StackConfig[], files: string[] = []) {
   const marks = new Map<string, { data: number; status: number }>();
   const writes: string[] = [];
   const registry = new Registry();
+  const ins = createInstruments(registry, { defaultMetrics: false });
   const writer = new StateWriter({
     dir,
     logger: captureLogger().logger,
-    instruments: createStateInstruments(registry, () => []),
+    instruments: createStateInstruments(ins, () => [{ stack: 'a', endpoint: 'license', ageSeconds: 12.5 }]),
     now: () => clock.t,
     files,
     source: {
@@ -41,11 +42,30 @@ function setup(stacks: StackConfig[], files: string[] = []) {
       parts: (s) => (writes.push(s), { n: writes.length }),
     },
   });
-  return { writer, clock, marks, writes, registry };
+  return { writer, clock, marks, writes, registry, ins };
 }
 
 
 describe('StateWriter', () => {
+  it("counts in the stack's own registry (its /metrics?stack= target) and on the whole /metrics alike", async () => {
+    const { writer, marks, registry, ins } = setup([testStack({ name: 'a' })]);
+    try {
+      marks.set('a', { data: 1, status: 1 });
+      await writer.check();
+      const own = (await ins.registries.stack('a')?.metrics()) ?? '';
+      const whole = await registry.metrics();
+      for (const text of [own, whole]) {
+        expect(text).toContain('cmdb_exporter_state_writes_total{stack="a",result="success"} 1');
+        expect(text).toMatch(/cmdb_exporter_state_bytes\{stack="a"\} [1-9]/);
+        expect(text).toContain('cmdb_endpoint_restored_age_seconds{stack="a",endpoint="license"} 12.5');
+      }
+      // Nothing of --storage.path in the exporter's own registry (no stack label there).
+      expect(await ins.registries.exporter.metrics()).not.toContain('cmdb_exporter_state');
+    } finally {
+      await writer.close();
+    }
+  });
+
   it('writes a change of series at once, the next one after the least gap, a change of times only after the longer one', async () => {
     const { writer, clock, marks, writes } = setup([testStack({ name: 'a' })]);
     try {
