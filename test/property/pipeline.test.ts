@@ -49,7 +49,11 @@ beforeAll(async () => {
     timeoutSeconds: 30,
     connectTimeoutSeconds: 10,
     retries: { max: 0, minDelaySeconds: 0, maxDelaySeconds: 0, maxRetryAfterSeconds: 0 },
-    paging: { connectorPageSize: 2000, actionPageSize: 100, maxPages: 3 },
+    // Pages of the simulator's own size (its valid bodies hold 20 runs): the connector reader caps a
+    // scan at maxPages × connectorPageSize ROWS, so with 2000 a hostile 20-row body claiming many
+    // pages was read 300 times a run (a few such runs took most of the test's time under load).
+    // At 20, every run reads at most maxPages pages, as every other paged endpoint does.
+    paging: { connectorPageSize: 20, actionPageSize: 100, maxPages: 3 },
     maxResponseBytes: 16 * 1024 * 1024,
   });
   for (const secret of secretsOfStack(stack)) log.scrubber.add(secret);
