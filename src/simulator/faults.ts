@@ -23,6 +23,7 @@ export const FaultRuleSchema = z
     retryAfterSeconds: z.number().int().min(0).optional(),
     retryAfterDate: z.boolean().optional(),
     latencyMs: z.number().int().min(0).max(600_000).optional(),
+    hold: z.boolean().optional(),
     malformedJson: z.boolean().optional(),
     wrongShape: z.boolean().optional(),
     reset: z.boolean().optional(),
@@ -39,6 +40,7 @@ export const FaultRuleSchema = z
     (r) =>
       r.status !== undefined ||
       r.latencyMs !== undefined ||
+      r.hold ||
       r.malformedJson ||
       r.wrongShape ||
       r.reset ||
@@ -46,7 +48,7 @@ export const FaultRuleSchema = z
       r.dripMs !== undefined ||
       r.oversizeBytes !== undefined ||
       r.contentEncoding !== undefined,
-    { message: 'a fault needs at least one of status, latencyMs, malformedJson, wrongShape, reset, redirectTo, dripMs, oversizeBytes, contentEncoding' },
+    { message: 'a fault needs at least one of status, latencyMs, hold, malformedJson, wrongShape, reset, redirectTo, dripMs, oversizeBytes, contentEncoding' },
   )
   .refine((r) => r.chunked === undefined || r.oversizeBytes !== undefined, {
     message: 'chunked applies to oversizeBytes only',
@@ -67,6 +69,8 @@ export function parseFaultRule(input: unknown): SimulatorFaultRule {
 
 export class FaultBook {
   private rules: SimulatorFaultRule[] = [];
+  /** Answers held by a `hold` rule, let go when the faults are cleared. */
+  private held: Array<() => void> = [];
 
   add(rule: unknown): void {
     this.rules.push(parseFaultRule(rule));
@@ -74,6 +78,12 @@ export class FaultBook {
 
   clear(): void {
     this.rules = [];
+    for (const release of this.held.splice(0)) release();
+  }
+
+  /** Resolves once the faults are next cleared (or at once with none held, for a closed simulator). */
+  released(): Promise<void> {
+    return new Promise((resolve) => this.held.push(resolve));
   }
 
   /** Active rules, with `times` counting what is left. */
