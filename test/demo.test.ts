@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { freePort } from './helpers/daemon.js';
+import { freePort, WAIT_MS } from './helpers/daemon.js';
 
 const DEMO = fileURLToPath(new URL('../scripts/demo.ts', import.meta.url));
 
@@ -17,9 +17,10 @@ describe('npm run demo', () => {
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
     child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
     try {
-      const deadline = Date.now() + 30_000;
-      while (!out.includes('status page') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      await new Promise((r) => setTimeout(r, 200));
+      // Until the banner's last line is out (not a pause after its first: the rest may come later).
+      const complete = () => out.includes('status page') && /connector history is polled every 30s,\s+the license every 60s/.test(out);
+      const deadline = Date.now() + WAIT_MS;
+      while (!complete() && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(out).toContain(`status page      http://127.0.0.1:${exporterPort}/`);
       expect(out).toContain(`CMDB simulator   http://127.0.0.1:${simPort}`);
       expect(out).toMatch(/connector history is polled every 30s,\s+the license every 60s/);
@@ -28,5 +29,5 @@ describe('npm run demo', () => {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     }
-  }, 40_000);
+  });
 });
