@@ -214,6 +214,23 @@ export interface HistoryResult {
   readonly laterPollShare: number | null;
   /** One big page (20,000 rows), reduced on the event loop and in the worker thread. */
   readonly bigPage?: BigPage;
+  /** What held the slow scrapes up (bench/history-run.ts stallsOf); absent in figures saved before it. */
+  readonly stalls?: HistoryStalls;
+}
+
+/**
+ * The exporter's event-loop stalls during the cell (gaps of a 2 ms timer chain over 20 ms), told
+ * apart by the process CPU used in them: "own" when it used the CPU for at least half the stall.
+ */
+export interface HistoryStalls {
+  readonly longestMs: number;
+  /** Process CPU during the longest stall: near 0 when other processes had the cores. */
+  readonly longestCpuMs: number;
+  readonly longestOwnMs: number;
+  readonly slowestScrapeMs: number;
+  /** Own and other stalls overlapping the slowest scrape (ms). */
+  readonly slowestScrapeOwnMs: number;
+  readonly slowestScrapeOtherMs: number;
 }
 
 export interface BigPage {

@@ -13,11 +13,18 @@ export interface ScrapeLoad {
   readonly gzip: boolean;
   readonly maxRequests: number;
   readonly maxMs: number;
+  /** Also keep when each scrape slower than this began (ms since the epoch) and how long it took. */
+  readonly slowerThanMs?: number;
+}
+
+export interface SlowScrape {
+  readonly at: number;
+  readonly ms: number;
 }
 
 const WARM_UP_REQUESTS = 3;
 
-export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell> {
+export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow: SlowScrape[] }> {
   const target = new URL(load.url);
   const origin = target.origin;
   // A URL with a path or query is scraped as given (/metrics?stack=NAME); a bare origin at /metrics.
@@ -35,6 +42,7 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell> {
     for (let i = 0; i < WARM_UP_REQUESTS; i++) responseBytes = (await scrape()).bytes;
 
     const latencies: number[] = [];
+    const slow: SlowScrape[] = [];
     let sent = 0;
     let errors = 0;
     const started = performance.now();
@@ -43,8 +51,11 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell> {
       while (sent < load.maxRequests && performance.now() < deadline) {
         sent++;
         const t0 = performance.now();
+        const at = Date.now();
         const { status } = await scrape();
-        latencies.push(performance.now() - t0);
+        const ms = performance.now() - t0;
+        latencies.push(ms);
+        if (load.slowerThanMs !== undefined && ms > load.slowerThanMs) slow.push({ at, ms });
         if (status !== 200) errors++;
       }
     };
@@ -59,6 +70,7 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell> {
       perSecond: latencies.length / seconds,
       latency: distribution(latencies),
       responseBytes,
+      slow,
     };
   } finally {
     await pool.close();
