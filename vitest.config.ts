@@ -6,6 +6,8 @@ export default defineConfig({
     // The whole fault matrix and the soak test run in `npm run test:faults` (a fast subset is in test/integration).
     exclude: ['test/e2e/**', 'test/faults/**', 'node_modules/**'],
     environment: 'node',
+    // A listener-leak warning fails the test it happened in.
+    setupFiles: ['test/helpers/no-leak-warnings.ts'],
     // Bounds against a hang, not measures of speed: a test waits for events (a process up, a poll
     // done), and on a loaded 2-core machine starting the daemon through tsx alone takes 10–20 s
     // (at 20 s, two such starts in one test timed out). Performance is measured in bench/.
