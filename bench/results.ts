@@ -231,6 +231,10 @@ export interface HistoryStalls {
   /** Own and other stalls overlapping the slowest scrape (ms). */
   readonly slowestScrapeOwnMs: number;
   readonly slowestScrapeOtherMs: number;
+  /** Stalls of the scraping process itself during the slowest scrape (ms): the machine delayed the client. */
+  readonly slowestScrapeClientMs: number;
+  /** Scrapes that took scrapeMaxMs (150 ms) or more. */
+  readonly overMaxGoal: number;
 }
 
 export interface BigPage {

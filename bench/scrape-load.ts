@@ -22,9 +22,36 @@ export interface SlowScrape {
   readonly ms: number;
 }
 
+/** A stall of this (the scraping) process's event loop: when it began (ms since the epoch) and how long. */
+export interface ClientStall {
+  readonly at: number;
+  readonly ms: number;
+}
+
+/** Stalls of the scraping process over 20 ms, from a 2 ms timer chain; stop() returns them. */
+function watchClient(): { stop(): ClientStall[] } {
+  const stalls: ClientStall[] = [];
+  let last = performance.now();
+  let timer: NodeJS.Timeout;
+  const tick = () => {
+    const now = performance.now();
+    const stall = now - last - 2;
+    if (stall > 20) stalls.push({ at: Date.now() - stall, ms: stall });
+    last = now;
+    timer = setTimeout(tick, 2);
+  };
+  timer = setTimeout(tick, 2);
+  return {
+    stop: () => {
+      clearTimeout(timer);
+      return stalls;
+    },
+  };
+}
+
 const WARM_UP_REQUESTS = 3;
 
-export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow: SlowScrape[] }> {
+export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow: SlowScrape[]; clientStalls: ClientStall[] }> {
   const target = new URL(load.url);
   const origin = target.origin;
   // A URL with a path or query is scraped as given (/metrics?stack=NAME); a bare origin at /metrics.
@@ -43,11 +70,13 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow:
 
     const latencies: number[] = [];
     const slow: SlowScrape[] = [];
+    // Only when slow scrapes are asked for: a scrape can also be slow because this process waited.
+    const client = load.slowerThanMs === undefined ? undefined : watchClient();
     let sent = 0;
     let errors = 0;
     const started = performance.now();
     const deadline = started + load.maxMs;
-    const client = async () => {
+    const scraper = async () => {
       while (sent < load.maxRequests && performance.now() < deadline) {
         sent++;
         const t0 = performance.now();
@@ -59,7 +88,8 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow:
         if (status !== 200) errors++;
       }
     };
-    await Promise.all(Array.from({ length: load.clients }, client));
+    await Promise.all(Array.from({ length: load.clients }, scraper));
+    const clientStalls = client?.stop() ?? [];
     const seconds = (performance.now() - started) / 1000;
     return {
       clients: load.clients,
@@ -71,6 +101,7 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow:
       latency: distribution(latencies),
       responseBytes,
       slow,
+      clientStalls,
     };
   } finally {
     await pool.close();

@@ -13,17 +13,23 @@ describe('stallsOf', () => {
       { at: 990, ms: 260 },
       { at: 4_990, ms: 300 },
     ];
-    expect(stallsOf(stalls, slow)).toEqual({
+    const client = [
+      { at: 5_200, ms: 40 },
+      { at: 9_000, ms: 500 },
+    ];
+    expect(stallsOf(stalls, slow, client)).toEqual({
       longestMs: 240,
       longestCpuMs: 1,
       longestOwnMs: 90,
       slowestScrapeMs: 300,
       slowestScrapeOwnMs: 90,
       slowestScrapeOtherMs: 30,
+      slowestScrapeClientMs: 40,
+      overMaxGoal: 2,
     });
   });
 
   it('reports zeros when nothing stalled and no scrape was slow', () => {
-    expect(stallsOf([], [])).toEqual({ longestMs: 0, longestCpuMs: 0, longestOwnMs: 0, slowestScrapeMs: 0, slowestScrapeOwnMs: 0, slowestScrapeOtherMs: 0 });
+    expect(stallsOf([], [])).toEqual({ longestMs: 0, longestCpuMs: 0, longestOwnMs: 0, slowestScrapeMs: 0, slowestScrapeOwnMs: 0, slowestScrapeOtherMs: 0, slowestScrapeClientMs: 0, overMaxGoal: 0 });
   });
 });
