@@ -235,6 +235,12 @@ export interface HistoryStalls {
   readonly slowestScrapeClientMs: number;
   /** Scrapes that took scrapeMaxMs (150 ms) or more. */
   readonly overMaxGoal: number;
+  /**
+   * The slowest scrape less the time the scraper itself stalled during it (ms): the exporter's
+   * answer as a scraper on a machine of its own (Prometheus) would see it. Under scrapeP99Ms when
+   * no recorded scrape exceeds that (only slower ones are recorded).
+   */
+  readonly slowestAnswerMs: number;
 }
 
 export interface BigPage {
