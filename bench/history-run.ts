@@ -69,12 +69,11 @@ const own = (s: Stall) => s.cpuMs >= s.ms / 2;
 export function stallsOf(stalls: readonly Stall[], slow: readonly SlowScrape[], clientStalls: readonly ClientStall[] = []): HistoryStalls {
   const longest = (xs: readonly Stall[]) => xs.reduce<Stall | undefined>((a, s) => (a && a.ms >= s.ms ? a : s), undefined);
   const worst = slow.reduce<SlowScrape | undefined>((a, s) => (a && a.ms >= s.ms ? a : s), undefined);
-  const overlapping = <T extends { at: number; ms: number }>(xs: readonly T[]) => (worst ? xs.filter((s) => s.at < worst.at + worst.ms && s.at + s.ms > worst.at) : []);
-  const during = overlapping(stalls);
-  // The part of a scrape during which the scraper itself waited for a core: not the exporter's time.
-  const clientPart = (s: SlowScrape) =>
-    clientStalls.reduce((n, c) => n + Math.max(0, Math.min(s.at + s.ms, c.at + c.ms) - Math.max(s.at, c.at)), 0);
-  const answerMs = slow.reduce((m, s) => Math.max(m, s.ms - clientPart(s)), 0);
+  // How much of a scrape's time the given stalls took (their overlap with it, in ms).
+  const within = (scrape: SlowScrape, xs: readonly { at: number; ms: number }[]) =>
+    xs.reduce((n, x) => n + Math.max(0, Math.min(scrape.at + scrape.ms, x.at + x.ms) - Math.max(scrape.at, x.at)), 0);
+  // A scrape less the time the scraper itself waited for a core: the exporter's answer time.
+  const answerMs = slow.reduce((m, s) => Math.max(m, s.ms - within(s, clientStalls)), 0);
   const all = longest(stalls);
   const mine = longest(stalls.filter(own));
   return {
@@ -82,9 +81,9 @@ export function stallsOf(stalls: readonly Stall[], slow: readonly SlowScrape[], 
     longestCpuMs: all?.cpuMs ?? 0,
     longestOwnMs: mine?.ms ?? 0,
     slowestScrapeMs: worst?.ms ?? 0,
-    slowestScrapeOwnMs: during.filter(own).reduce((n, s) => n + s.ms, 0),
-    slowestScrapeOtherMs: during.filter((s) => !own(s)).reduce((n, s) => n + s.ms, 0),
-    slowestScrapeClientMs: worst ? clientPart(worst) : 0,
+    slowestScrapeOwnMs: worst ? within(worst, stalls.filter(own)) : 0,
+    slowestScrapeOtherMs: worst ? within(worst, stalls.filter((s) => !own(s))) : 0,
+    slowestScrapeClientMs: worst ? within(worst, clientStalls) : 0,
     overMaxGoal: slow.filter((s) => s.ms >= HISTORY_GOALS.scrapeMaxMs).length,
     slowestAnswerMs: answerMs,
   };

@@ -228,10 +228,10 @@ export interface HistoryStalls {
   readonly longestCpuMs: number;
   readonly longestOwnMs: number;
   readonly slowestScrapeMs: number;
-  /** Own and other stalls overlapping the slowest scrape (ms). */
+  /** The part of the slowest scrape (ms) that the exporter's own stalls and its other stalls took. */
   readonly slowestScrapeOwnMs: number;
   readonly slowestScrapeOtherMs: number;
-  /** Stalls of the scraping process itself during the slowest scrape (ms): the machine delayed the client. */
+  /** The part of the slowest scrape (ms) the scraping process itself stalled: the machine delayed the client. */
   readonly slowestScrapeClientMs: number;
   /** Scrapes that took scrapeMaxMs (150 ms) or more. */
   readonly overMaxGoal: number;
