@@ -228,7 +228,7 @@ export class Stacks {
       });
       const skipped = DATA_ENDPOINTS.filter((e) => !r.poller.runner.enabled(e)).map((endpoint) => ({
         endpoint,
-        reason: disabledEndpoints.includes(endpoint) ? ('disabled' as const) : ('untracked' as const),
+        reason: disabledEndpoints.includes(endpoint) ? ('disabled' as const) : groupOf(endpoint) === 'queries' ? ('unqueried' as const) : ('untracked' as const),
       }));
       const samples = DATA_ENDPOINTS.flatMap((e) => store.snapshot(name, e)?.samples ?? []);
       const pausedUntil = r.client.rateLimitPausedUntil();
@@ -236,7 +236,8 @@ export class Stacks {
       const plan = r.client.plan();
       const demand = { perHour: plan.total, budgetPerHour: plan.budgetPerHour, ratio: plan.ratio };
       const connectorScan = r.poller.runner.enabled('connector') ? r.client.connectorScan() : undefined;
-      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, demand, connectorScan };
+      const queries = r.poller.queryStatus();
+      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, demand, connectorScan, queries };
     });
   }
 

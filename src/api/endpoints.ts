@@ -18,7 +18,10 @@ import {
   LicenseRecordSchema,
   MetricsRecordSchema,
   NextRunSchema,
+  FieldMetadataListSchema,
+  QueryCountSchema,
 } from './schemas.js';
+import type { QueryOutcome } from './query.js';
 
 export const BASE = '/CMDB';
 export const TOKEN_PATH = `${BASE}/v1/access_token`;
@@ -36,7 +39,7 @@ export function pathSegment(id: string): string {
 }
 
 /** Poll groups: each is one scheduler job per stack with its own interval (`intervals.<group>`). */
-export const GROUP_NAMES = ['inventory', 'license', 'connectors', 'ingestion', 'actions', 'actionJobs', 'changes'] as const;
+export const GROUP_NAMES = ['inventory', 'license', 'connectors', 'ingestion', 'actions', 'actionJobs', 'changes', 'queries'] as const;
 export type GroupName = (typeof GROUP_NAMES)[number];
 
 /** Page fields every paged list may carry (Spring-style; all optional). */
@@ -68,6 +71,8 @@ interface Common<F extends FanOut = FanOut> {
   readonly idName?: string;
   /** Documentation text of the path when the first spelling would mislead (shared families). */
   readonly docPath?: string;
+  /** POST with a JSON body (the data query); GET when absent. */
+  readonly method?: 'POST';
 }
 
 interface Single<Body, Result, F extends FanOut = FanOut> extends Common<F> {
@@ -165,6 +170,27 @@ export const ENDPOINT_TABLE = {
     schema: ChangeListSchema,
     extract: whole,
   }),
+  // Saved inventory queries, both asked by the query reader (src/cmdb/query-reader.ts), never by
+  // get(): the field metadata of a table (the id is the table), and one count per saved query (the
+  // id is its name; the query travels in the body, the path is the same for every query).
+  data_metadata: single({
+    group: 'queries',
+    fanOut: 'each',
+    idName: 'table',
+    docPath: `${BASE}/v2/data/metadata/{asset,user}`,
+    paths: (table) => [`${BASE}/v2/data/metadata/${table}`],
+    schema: FieldMetadataListSchema,
+    extract: (b) => b.metadata,
+  }),
+  data_query: single({
+    group: 'queries',
+    fanOut: 'each',
+    idName: 'query',
+    method: 'POST',
+    paths: () => [`${BASE}/v2/data/cmdb`],
+    schema: QueryCountSchema,
+    extract: (b): QueryOutcome => ({ state: 'ok', records: b.totalRecords }),
+  }),
 } as const;
 
 /** Endpoints polled for data (everything but the token endpoint), in table order. */
@@ -213,8 +239,22 @@ export interface ConnectorHistoryRead {
   readonly runs: ResultOf<'connector'>;
 }
 
+/**
+ * One request of a resource reader (src/cmdb/query-reader.ts): the endpoint it counts under, method,
+ * path (from PATHS), a JSON body for a POST, and the schema its 2xx answer is validated with.
+ */
+export interface ResourceRequest<T> {
+  readonly endpoint: DataEndpoint;
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly body?: unknown;
+  readonly schema: z.ZodType<T>;
+}
+
 /** What the poller needs of the client (CmdbClient implements it; tests fake it). */
 export interface CmdbApi {
+  /** One request of a resource reader, on the stack's token, budget and retries; without it, saved queries cannot run. */
+  send?<T>(request: ResourceRequest<T>, signal?: AbortSignal): Promise<T>;
   get<E extends DataEndpoint>(endpoint: E, ...args: GetArgs<E>): Promise<ResultOf<E>>;
   /** The connector history with whether it changed since the last read; without it, `get('connector')` counts as changed. */
   readConnectors?(signal?: AbortSignal): Promise<ConnectorHistoryRead>;
@@ -232,6 +272,12 @@ export function descriptor<E extends DataEndpoint>(endpoint: E): Descriptor<E> {
 export function pathsOf(endpoint: DataEndpoint, id?: string): readonly string[] {
   const d: Common = ENDPOINT_TABLE[endpoint];
   return d.paths(id === undefined || d.idInQuery ? '' : pathSegment(id));
+}
+
+/** The HTTP method of an endpoint's requests. */
+export function methodOf(endpoint: DataEndpoint): 'GET' | 'POST' {
+  const d: Common = ENDPOINT_TABLE[endpoint];
+  return d.method ?? 'GET';
 }
 
 /** The path as documentation shows it: `…/action-jobs/<action_id>`. */

@@ -12,7 +12,7 @@ import { CmdbAbortedError, CmdbHttpError, CmdbInvalidBodyError, CmdbTimeoutError
 import { ConnectorPageSchema, MetricsRecordSchema, validate, type ConnectorRun, type MetricsRecord } from '../api/schemas.js';
 import { ConnectorHistoryReader, INCREMENTAL_SORT, type HistoryIo, type HistoryPage, type HistoryResult, type ScanProgress } from './connector-history.js';
 import { PageReducer, type PageAnswer } from './page-reducer.js';
-import { descriptor, pathsOf, type CmdbApi, type ConnectorHistoryRead, type DataEndpoint, type GetArgs, type PageFields, type PagedEndpoint, type ResultOf } from '../api/endpoints.js';
+import { descriptor, pathsOf, type CmdbApi, type ConnectorHistoryRead, type DataEndpoint, type GetArgs, type PageFields, type PagedEndpoint, type ResourceRequest, type ResultOf } from '../api/endpoints.js';
 import type { z } from 'zod';
 import type { Reply } from './attempt.js';
 import { FetchedToken, PreIssuedToken, jsonHeaders, type TokenProvider, type TokenState } from './auth.js';
@@ -504,28 +504,42 @@ export class CmdbClient implements CmdbApi {
     return notFound as Lookup<T>;
   }
 
-  /** One GET with the current token; after a 401, one retry with a renewed token if there is one. */
+  /**
+   * One request of a resource reader (the saved queries, src/cmdb/query-reader.ts) on the same road
+   * as every GET: token, budget, retries, caps; a POST carries `body` as JSON. The 2xx answer is
+   * validated with the request's schema; any other answer throws.
+   */
+  async send<T>(request: ResourceRequest<T>, signal?: AbortSignal): Promise<T> {
+    const { endpoint, method, path, schema } = request;
+    const body = request.body === undefined ? {} : { body: JSON.stringify(request.body) };
+    const outcome = await this.authorizedGet(endpoint, path, undefined, jsonDecoder(schema), signal, { method, ...body });
+    if (outcome.ok) return outcome.value;
+    throw new CmdbHttpError(requestName(method, path), outcome.reply.status, outcome.reply.statusText);
+  }
+
+  /** One request (a GET unless `options.method` says otherwise) with the current token; after a 401, one retry with a renewed token if there is one. */
   private async authorizedGet<T>(
     endpoint: DataEndpoint,
     path: string,
     query: string | undefined,
     decode: Decoder<T>,
     signal?: AbortSignal,
-    options: Pick<Exchange, 'retryTimeouts'> = {},
+    options: Pick<Exchange, 'retryTimeouts' | 'body'> & { method?: Exchange['method'] } = {},
   ): Promise<Outcome<T>> {
+    const method = options.method ?? 'GET';
     // Checked before the token: an aborted poll must not start a token fetch either.
-    if (signal?.aborted) throw new CmdbAbortedError(requestName('GET', path));
+    if (signal?.aborted) throw new CmdbAbortedError(requestName(method, path));
     let credential = await this.tokens.current(signal);
     for (let renewed = false; ; renewed = true) {
       const headers = { ...jsonHeaders(this.stack.userAgent), Authorization: `Bearer ${credential.token}` };
-      const outcome = await this.transport.send({ endpoint, method: 'GET', path, query, headers, ...options }, decode, signal);
+      const outcome = await this.transport.send({ endpoint, path, query, headers, ...options, method }, decode, signal);
       if (outcome.ok) this.tokens.accepted();
       if (outcome.ok || outcome.reply.status !== 401) return outcome;
       const next = renewed ? undefined : await this.tokens.renew(credential, signal);
       if (!next) {
         this.tokens.refused();
         const why = renewed ? 'still 401 after a new token' : 'the token is not accepted';
-        throw new CmdbUnauthorizedError(requestName('GET', path), `401 Unauthorized (${why})`);
+        throw new CmdbUnauthorizedError(requestName(method, path), `401 Unauthorized (${why})`);
       }
       credential = next;
     }

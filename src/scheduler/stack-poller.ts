@@ -11,7 +11,9 @@
  * - job fetches are paced (actionJobsPerMinute, Pacer): what does not fit in one poll stays as a
  *   backlog for the next, and each slice of a poll publishes what it fetched, so the first Action
  *   jobs show (and the endpoint is ready) seconds after the Action list, not after every Action;
- * - change history is fetched for the configured names only.
+ * - change history is fetched for the configured names only;
+ * - saved queries are counted once per rebuild of the data (query-poller.ts), which the merger rows
+ *   of the connector history date.
  */
 import {
   DATA_ENDPOINTS,
@@ -26,6 +28,8 @@ import {
 } from '../api/endpoints.js';
 import type { Action, ActionJob, ChangeEntry, IngestionRun } from '../api/schemas.js';
 import { eitherSignal } from '../signals.js';
+import { rebuildsOf } from '../api/connector-runs.js';
+import { QueryReader } from '../cmdb/query-reader.js';
 import { COLLECTORS, detailRun, jobStatus, newestJob } from '../collectors/index.js';
 import { StateMemory } from '../collectors/state-memory.js';
 import type { Collector, CollectorContext } from '../collectors/types.js';
@@ -39,6 +43,7 @@ import { EndpointRunner, type ForbiddenState, type PollResult } from './endpoint
 import { fanOut, type Cached } from './fan-out.js';
 import { pollDeadline, progressDeadline } from './deadline.js';
 import { Pacer, type Sleep } from './pacer.js';
+import { QueryPoller, type QueryStatus } from './query-poller.js';
 import { spreadOffset } from './spread.js';
 
 export type { CmdbApi };
@@ -49,6 +54,7 @@ export function enabledEndpoints(stack: StackConfig): DataEndpoint[] {
     if (stack.disabledEndpoints.includes(e)) return false;
     if (e === 'asset_change') return stack.track.assets.length > 0;
     if (e === 'user_change') return stack.track.users.length > 0;
+    if (e === 'data_query' || e === 'data_metadata') return stack.queries.length > 0;
     return true;
   });
 }
@@ -111,11 +117,36 @@ export class StackPoller {
   private readonly jobs = new Map<string, Cached<JobsCacheEntry>>();
   private readonly changeLog = { asset_change: new Map<string, Cached<ChangeEntry[]>>(), user_change: new Map<string, Cached<ChangeEntry[]>>() };
   private readonly pacer: Pacer;
+  private readonly queries: QueryPoller;
 
   constructor(private opts: StackPollerOptions) {
     this.name = opts.stack.name;
     this.runner = new EndpointRunner({ ...opts, endpoints: enabledEndpoints(opts.stack) });
-    this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal)));
+    const sleep = opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal));
+    this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, sleep);
+    this.queries = this.queryPoller(sleep);
+  }
+
+  private queryPoller(sleep: Sleep): QueryPoller {
+    const { api, logger } = this.opts;
+    const onFirstPage = () => logger.info({ endpoint: 'data_query' }, 'the CMDB does not answer a count on a page past the end: counts ask for page 0 (one record each) from now on');
+    const send = api.send?.bind(api);
+    const reader = send ? new QueryReader(send, onFirstPage) : undefined;
+    return new QueryPoller({
+      ...this.opts,
+      stack: () => this.opts.stack,
+      reader,
+      runner: this.runner,
+      pacer: new Pacer(this.opts.stack.queriesPerMinute, () => this.opts.now() * 1000, sleep),
+      paced: this.opts.paced !== false,
+      rebuildPending: () => this.runner.enabled('connector') && this.runner.pending().includes('connector'),
+      map: (endpoint, input) => this.map(endpoint, input),
+    });
+  }
+
+  /** Each saved query's state, for the status page. */
+  queryStatus(): QueryStatus[] {
+    return this.runner.enabled('data_query') ? this.queries.status() : [];
   }
 
   /**
@@ -192,6 +223,8 @@ export class StackPoller {
       case 'changes':
         await this.pollChanges('asset_change', signal);
         return this.pollChanges('user_change', signal);
+      case 'queries':
+        return this.queries.poll(signal, stop);
       default:
         for (const endpoint of GROUPS[group]) await this.pollOnce(endpoint as OnceEndpoint, signal);
     }
@@ -224,6 +257,7 @@ export class StackPoller {
     await this.runner.run('connector', async () => {
       const read = api.readConnectors ? await api.readConnectors(signal) : { changed: true, runs: await api.get('connector', undefined, signal) };
       runs = read.runs;
+      if (this.runner.enabled('data_query')) this.queries.noteRebuilds(rebuildsOf(read.runs, this.opts.stack.timezone));
       const held = this.runner.status().some((s) => s.endpoint === 'connector' && s.state === 'ok');
       if (!read.changed && held) return { kind: 'unchanged' };
       return this.map('connector', read.runs);
@@ -373,7 +407,7 @@ export class StackPoller {
     };
   }
 
-  private map<E extends DataEndpoint>(endpoint: E, input: EndpointInputs[E]): PollResult {
+  private map<E extends DataEndpoint>(endpoint: E, input: EndpointInputs[E]): PollResult & { kind: 'samples' } {
     const collect: Collector<E> = COLLECTORS[endpoint];
     return { kind: 'samples', samples: collect(input, this.context(endpoint)) };
   }

@@ -12,6 +12,8 @@ import type { Sample } from '../metrics/sample.js';
 import type { EndpointStatus } from '../scheduler/endpoint-runner.js';
 import { RUNBOOK_BASE_URL } from '../attention.js';
 import { attention, relativeTime, shortDuration, type Attention, type Problem } from './attention.js';
+import { queriesTable } from './landing-queries.js';
+import type { QueryStatus } from '../scheduler/query-poller.js';
 
 export { relativeTime };
 
@@ -29,8 +31,8 @@ export interface LandingEndpoint extends EndpointStatus {
 /** An endpoint that is not polled, and why. */
 export interface SkippedEndpoint {
   readonly endpoint: DataEndpoint;
-  /** disabled: listed in disabledEndpoints; untracked: a change history without tracked names. */
-  readonly reason: 'disabled' | 'untracked';
+  /** disabled: listed in disabledEndpoints; untracked: a change history without tracked names; unqueried: no saved queries. */
+  readonly reason: 'disabled' | 'untracked' | 'unqueried';
 }
 
 /** Where the connector history's scan stands (what the client reports; the same shape as its ScanProgress). */
@@ -61,6 +63,8 @@ export interface LandingStack {
   readonly demand?: { readonly perHour: number; readonly budgetPerHour: number; readonly ratio: number };
   /** The connector history's scan in progress (or the last one) and until when incremental reads are off. */
   readonly connectorScan?: { readonly progress?: LandingScanProgress; readonly incrementalOffUntil?: number };
+  /** The saved queries: state, count, rebuild, last and next run, and why one is refused or failing. */
+  readonly queries?: readonly QueryStatus[];
 }
 
 export interface LandingModel {
@@ -93,6 +97,7 @@ const STATE_LABEL: Record<EndpointStatus['state'], string> = {
 const SKIPPED_LABEL: Record<SkippedEndpoint['reason'], string> = {
   disabled: 'disabled (disabledEndpoints)',
   untracked: 'not polled: no tracked names',
+  unqueried: 'not polled: no saved queries',
 };
 
 function iso(at: number): string {
@@ -248,7 +253,7 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
       : `<p class="err paused">Paused: the CMDB asked the exporter to wait (a 429, or a Retry-After on a 429, 502, 503 or 504), so no request of this stack leaves until ${when(now, s.pausedUntil)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
   return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${demandLine(s)}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
 <table class="endpoints"><thead><tr>${COLUMNS.map((c) => `<th>${c}</th>`).join('')}</tr></thead>
-<tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table></section>`;
+<tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table>${queriesTable(now, s.queries)}</section>`;
 }
 
 /** `telemetryPath`: where /metrics is served (--web.telemetry-path). */

@@ -169,7 +169,7 @@ function matrixStack(sim: SimulatorServer): StackConfig {
     forbiddenBackoffSeconds: 1,
     forbiddenBackoffMaxSeconds: 1,
     retries: { max: 1, minDelaySeconds: 0.1, maxDelaySeconds: 0.5, maxRetryAfterSeconds: 2 },
-    intervals: { inventory: i, license: i, connectors: i, ingestion: i, actions: i, actionJobs: i, actionJobsRefresh: i, changes: i },
+    intervals: { inventory: i, license: i, connectors: i, ingestion: i, actions: i, actionJobs: i, actionJobsRefresh: i, changes: i, queries: i },
   });
 }
 

@@ -1,0 +1,241 @@
+/**
+ * The saved inventory queries of one stack, counted once per rebuild (query-schedule.ts says when).
+ * A poll of the `queries` group (chained after each connector poll, whose merger rows date the
+ * rebuilds, and on its own interval): the queries that are due are checked against their table's
+ * field metadata (read again with the rebuilds) and counted, one request each, paced at
+ * queriesPerMinute like the Action jobs; what each query's last run left is its snapshot
+ * (QueryOutcome): a count with the rebuild it belongs to, or a refusal or failure without a count.
+ * A query that is refused or fails costs only itself: the others go on.
+ */
+import type { EndpointInputs } from '../api/endpoints.js';
+import type { Rebuilds } from '../api/connector-runs.js';
+import { prepareQuery } from '../api/query-check.js';
+import type { QueryOutcome, QueryTable, SavedQuery } from '../api/query.js';
+import type { FieldMetadata } from '../api/schemas.js';
+import type { QueryReader } from '../cmdb/query-reader.js';
+import type { StackConfig } from '../config/types.js';
+import { CmdbAbortedError, CmdbError, CmdbHttpError, CmdbInvalidBodyError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { SecretScrubber } from '../secrets.js';
+import { eitherSignal } from '../signals.js';
+import type { EndpointRunner, PollResult } from './endpoint-runner.js';
+import type { Pacer } from './pacer.js';
+import { metadataDue, whenToRun, type LastRun, type RunEnd, type When } from './query-schedule.js';
+
+/** Seconds of one slice of a paced round: what a slice counted is published when it ends. */
+const SLICE_SECONDS = 15;
+/** A paced round ends by this share of the interval, so it never runs into the next poll. */
+const ROUND_SHARE = 0.8;
+
+/** What the status page shows of one saved query. */
+export interface QueryStatus {
+  readonly name: string;
+  readonly table: QueryTable;
+  readonly state: 'pending' | QueryOutcome['state'];
+  readonly records?: number;
+  readonly rebuiltAt?: number;
+  readonly ranAt?: number;
+  /** Why it is refused or failing (scrubbed), or what it waits for. */
+  readonly reason?: string;
+  /** Whether it runs at the next poll, and why (query-schedule.ts When). */
+  readonly next: When['reason'];
+}
+
+export interface QueryPollerOptions {
+  /** The stack's settings now (a reload that changes only intervals keeps this poller). */
+  readonly stack: () => StackConfig;
+  /** Undefined when the client cannot send a reader's requests: every query then fails. */
+  readonly reader: QueryReader | undefined;
+  readonly runner: EndpointRunner;
+  readonly logger: Logger;
+  readonly scrubber: SecretScrubber;
+  /** Unix seconds. */
+  readonly now: () => number;
+  readonly pacer: Pacer;
+  readonly paced: boolean;
+  /** The first read of the connector history has not finished (the rebuilds may still come). */
+  readonly rebuildPending: () => boolean;
+  readonly map: <E extends 'data_query' | 'data_metadata'>(endpoint: E, input: EndpointInputs[E]) => PollResult & { kind: 'samples' };
+}
+
+interface TableFields {
+  readonly list: FieldMetadata[];
+  readonly types: ReadonlyMap<string, string>;
+  readonly at: number;
+  readonly rebuild?: number;
+}
+
+/** A transient failure is asked again at the next poll; a refusal of the CMDB (another 4xx, an invalid answer) waits for the next rebuild. */
+function endOf(err: unknown): RunEnd {
+  if (err instanceof CmdbHttpError) return err.status >= 400 && err.status < 500 && ![408, 429].includes(err.status) ? 'final' : 'retry';
+  return err instanceof CmdbInvalidBodyError && !err.notJson ? 'final' : 'retry';
+}
+
+export class QueryPoller {
+  private readonly outcomes = new Map<string, QueryOutcome>();
+  private readonly runs = new Map<string, LastRun>();
+  private readonly reasons = new Map<string, string>();
+  private readonly fields = new Map<QueryTable, TableFields>();
+  private readonly fieldErrors = new Map<QueryTable, string>();
+  /** Refusals logged, per query: a refusal is logged once, not at every rebuild. */
+  private readonly logged = new Map<string, string>();
+  private rebuilds: Rebuilds = {};
+
+  constructor(private readonly opts: QueryPollerOptions) {}
+
+  /** What the connector history says of the rebuilds now; a time never moves back (an older row read later). */
+  noteRebuilds(seen: Rebuilds): void {
+    const later = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+    const { newest, asset, user } = this.rebuilds;
+    const next = { newest: later(newest, seen.newest), asset: later(asset, seen.asset), user: later(user, seen.user) };
+    this.rebuilds = Object.fromEntries(Object.entries(next).filter(([, v]) => v !== undefined));
+  }
+
+  /** One poll of the `queries` group. Never throws but for an abort (the runner records the rest). */
+  async poll(signal: AbortSignal, stop?: AbortSignal): Promise<void> {
+    const at = this.opts.now();
+    const queries = this.opts.stack().queries;
+    const due = queries.filter((q) => this.when(q, at).due);
+    await this.readFields([...new Set(due.map((q) => q.table))], signal);
+    if (due.length > 0) await this.countAll(due, signal, stop);
+    // Nothing was due: what the store holds is still current (an endpoint that never ran stays pending).
+    else if (this.outcomes.size > 0) await this.opts.runner.run('data_query', async () => ({ kind: 'unchanged' }), signal);
+  }
+
+  status(): QueryStatus[] {
+    const at = this.opts.now();
+    return this.opts.stack().queries.map((q) => {
+      const o = this.outcomes.get(q.name);
+      const when = this.when(q, at);
+      const reason = this.reasons.get(q.name) ?? (when.reason === 'waiting' ? 'waiting for the first read of the connector history (its merger rows date the rebuilds)' : undefined);
+      return { name: q.name, table: q.table, state: o?.state ?? 'pending', ...o, ...(reason === undefined ? {} : { reason }), next: when.reason };
+    });
+  }
+
+  private when(q: SavedQuery, now: number): When {
+    const { stack, rebuildPending } = this.opts;
+    return whenToRun({ now, rebuild: this.rebuilds[q.table], rebuildPending: rebuildPending(), last: this.runs.get(q.name), minSeconds: stack().intervals.queries });
+  }
+
+  /** The field metadata of `tables`, read where it is due (a rebuild since, or a day old); a table that cannot be read keeps what was read before. */
+  private async readFields(tables: readonly QueryTable[], signal: AbortSignal): Promise<void> {
+    const { runner, reader, now, map } = this.opts;
+    const due = tables.filter((t) => metadataDue(this.fields.get(t), this.rebuilds[t], now()));
+    if (due.length === 0 || reader === undefined) {
+      if (this.fields.size > 0) await runner.run('data_metadata', async () => ({ kind: 'unchanged' }), signal);
+      return;
+    }
+    await runner.run(
+      'data_metadata',
+      async () => {
+        let error: unknown;
+        for (const table of due) {
+          try {
+            const list = await reader.fields(table, signal);
+            const types = new Map(list.map((f) => [f.fieldName, f.dataType ?? '']));
+            this.fields.set(table, { list, types, at: now(), ...(this.rebuilds[table] === undefined ? {} : { rebuild: this.rebuilds[table] }) });
+            this.fieldErrors.delete(table);
+          } catch (err) {
+            if (err instanceof CmdbAbortedError) throw err;
+            error ??= err;
+            this.fieldErrors.set(table, this.message(err));
+          }
+        }
+        const result = map('data_metadata', [...this.fields].map(([id, f]) => ({ id, value: f.list })));
+        return error === undefined ? result : { kind: 'partial', samples: result.samples, error };
+      },
+      signal,
+    );
+  }
+
+  /** Counts `due` in slices, each published when it ends; paced rounds stop by their share of the interval (the rest stays due). */
+  private async countAll(due: readonly SavedQuery[], signal: AbortSignal, stop?: AbortSignal): Promise<void> {
+    const { paced, now, stack, runner, map } = this.opts;
+    const deadline = paced ? now() + stack().intervals.queries * ROUND_SHARE : Infinity;
+    let next = 0;
+    while (next < due.length && !signal.aborted && !stop?.aborted) {
+      const sliceEnd = Math.min(deadline, now() + SLICE_SECONDS);
+      const started = next;
+      await runner.run(
+        'data_query',
+        async () => {
+          let error: unknown;
+          for (; next < due.length; next++) {
+            if (paced && !(await this.pace(sliceEnd, signal, stop))) break;
+            error = (await this.runOne(due[next] as SavedQuery, signal)) ?? error;
+          }
+          const result = map('data_query', [...this.outcomes].map(([id, value]) => ({ id, value })));
+          return error === undefined ? result : { kind: 'partial', samples: result.samples, error };
+        },
+        signal,
+      );
+      // A slice that could not start a single count before the deadline ends the round.
+      if (next === started && sliceEnd >= deadline) break;
+    }
+  }
+
+  private async pace(sliceEnd: number, signal: AbortSignal, stop?: AbortSignal): Promise<boolean> {
+    if (stop?.aborted) return false;
+    const waiting = eitherSignal(signal, stop);
+    try {
+      return await this.opts.pacer.take(sliceEnd * 1000, waiting.signal);
+    } catch {
+      // The poll's own abort is the runner's to judge; a stop ends the round quietly.
+      if (signal.aborted) throw new CmdbAbortedError('pacing of POST /CMDB/v2/data/cmdb');
+      return false;
+    } finally {
+      waiting.dispose();
+    }
+  }
+
+  /** Checks and counts one query; returns the request's error when it failed (a refusal is not an error of the endpoint). */
+  private async runOne(q: SavedQuery, signal: AbortSignal): Promise<unknown> {
+    const { now, reader, stack } = this.opts;
+    const ranAt = now();
+    const rebuild = this.rebuilds[q.table];
+    const fields = this.fields.get(q.table);
+    if (fields === undefined || reader === undefined) {
+      const why = this.fieldErrors.get(q.table) ?? 'not read yet';
+      this.record(q, { at: ranAt, end: 'retry' }, { state: 'failed', ranAt }, `the field metadata of table ${q.table} could not be read: ${why}`);
+      return undefined;
+    }
+    const prepared = prepareQuery(q, fields.types, ranAt, stack().timezone);
+    if (!prepared.ok) {
+      this.record(q, { at: ranAt, end: 'refused' }, { state: 'refused', ranAt }, prepared.reason);
+      this.logRefusal(q.name, prepared.reason);
+      return undefined;
+    }
+    const last = { at: ranAt, ...(rebuild === undefined ? {} : { rebuild }) };
+    try {
+      const records = await reader.count(q.table, prepared.query, signal);
+      this.record(q, { ...last, end: 'ok' }, { state: 'ok', records, ranAt, ...(rebuild === undefined ? {} : { rebuiltAt: rebuild }) });
+      return undefined;
+    } catch (err) {
+      if (err instanceof CmdbAbortedError) throw err;
+      this.record(q, { ...last, end: endOf(err) }, { state: 'failed', ranAt }, this.message(err));
+      return err;
+    }
+  }
+
+  private record(q: SavedQuery, run: LastRun, outcome: QueryOutcome, reason?: string): void {
+    this.runs.set(q.name, run);
+    this.outcomes.set(q.name, outcome);
+    if (reason === undefined) this.reasons.delete(q.name);
+    else this.reasons.set(q.name, reason);
+    if (outcome.state !== 'refused') this.logged.delete(q.name);
+  }
+
+  /** A refusal is the configuration's to fix: logged once, with what to do, until its reason changes. */
+  private logRefusal(name: string, reason: string): void {
+    if (this.logged.get(name) === reason) return;
+    this.logged.set(name, reason);
+    this.opts.logger.warn(
+      { endpoint: 'data_query', query: name, hint: 'fix the query under queries in the configuration and reload; the other queries go on' },
+      `saved query refused, not sent: ${reason}`,
+    );
+  }
+
+  private message(err: unknown): string {
+    return this.opts.scrubber.scrub(err instanceof CmdbError || err instanceof Error ? err.message : String(err));
+  }
+}
