@@ -56,6 +56,8 @@ export const THRESHOLDS: Thresholds = {
     CmdbLicenseExpired: '10m',
     CmdbAssetsDropped: '30m',
     CmdbUsersDropped: '30m',
+    // A count changes once per rebuild and then holds for hours: a short wait is enough.
+    CmdbQueryCountRose: '5m',
     CmdbConnectorError: '5m',
     CmdbConnectorNotRun: '30m',
     CmdbMergerStale: '30m',

@@ -23,7 +23,7 @@ class ShapeProblem extends Error {
   }
 }
 
-const QUERY_KEYS = ['name', 'table', 'help', 'query'];
+const QUERY_KEYS = ['name', 'table', 'help', 'query', 'alertRiseRatio'];
 const CRITERION_KEYS = ['searchFieldName', 'operator', 'type', 'value'];
 /** A label value: printable, short enough for a legend. */
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is rejected
@@ -88,7 +88,7 @@ function groups(input: unknown, at: At): Criterion[][] {
 }
 
 function savedQuery(input: unknown, at: At): SavedQuery {
-  if (!isMapping(input)) throw new ShapeProblem('must be a mapping with name, table, query and an optional help', at);
+  if (!isMapping(input)) throw new ShapeProblem('must be a mapping with name, table, query, and optional help and alertRiseRatio', at);
   unknownKeys(input, QUERY_KEYS, at, 'a saved query');
   const name = text(input.name, [...at, 'name'], 'name');
   if (!NAME.test(name)) throw new ShapeProblem('must be at most 100 characters without control characters (it is the query label)', [...at, 'name']);
@@ -99,12 +99,16 @@ function savedQuery(input: unknown, at: At): SavedQuery {
   }
   const help = input.help === undefined ? undefined : text(input.help, [...at, 'help'], 'help');
   const query = groups(input.query, [...at, 'query']);
-  return { name, table: table as QueryTable, ...(help === undefined ? {} : { help }), query };
+  const rise = input.alertRiseRatio;
+  if (rise !== undefined && (typeof rise !== 'number' || !Number.isFinite(rise) || rise <= 0 || rise > 100)) {
+    throw new ShapeProblem('must be a share above 0 and at most 100 (0.2: the count rose by more than 20 % between two rebuilds)', [...at, 'alertRiseRatio']);
+  }
+  return { name, table: table as QueryTable, ...(help === undefined ? {} : { help }), query, ...(rise === undefined ? {} : { alertRiseRatio: rise }) };
 }
 
 /** The `queries` list of a stack: every query checked as far as it can be without the CMDB; names unique. */
 export function parseSavedQueries(input: unknown): ShapeResult<SavedQuery[]> {
-  if (!Array.isArray(input)) return { ok: false, message: 'must be a list of saved queries (name, table, query, help)' };
+  if (!Array.isArray(input)) return { ok: false, message: 'must be a list of saved queries (name, table, query, help, alertRiseRatio)' };
   if (input.length > MAX_QUERIES) return { ok: false, message: `must hold at most ${MAX_QUERIES} queries, got ${input.length}` };
   try {
     const out = input.map((q, i) => savedQuery(q, [i]));

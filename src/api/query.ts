@@ -32,6 +32,8 @@ export interface SavedQuery {
   readonly table: QueryTable;
   readonly help?: string;
   readonly query: QueryGroups;
+  /** Opt in to the CmdbQueryCountRose alert: it fires when the count rises by more than this share between two rebuilds. */
+  readonly alertRiseRatio?: number;
 }
 
 /** A criterion as sent: the service reads exactly these four keys; `type` is the field's own. */
@@ -108,4 +110,8 @@ export interface QueryOutcome {
   readonly rebuiltAt?: number;
   /** When the query was last run or refused (unix seconds). */
   readonly ranAt?: number;
+  /** The count of the rebuild before (the last count against an earlier rebuild), with `records`. */
+  readonly previousRecords?: number;
+  /** The query's alertRiseRatio, when it opted in to the alert. */
+  readonly alertRiseRatio?: number;
 }

@@ -17,6 +17,8 @@ export const collectQueries: Collector<'data_query'> = (outcomes, ctx) => {
     out.gauge('cmdb_query_last_run_success', key, counted ? 1 : 0);
     out.gauge('cmdb_query_refused', key, value.state === 'refused' ? 1 : 0);
     out.gauge('cmdb_query_last_run_timestamp_seconds', key, value.ranAt);
+    out.gauge('cmdb_query_previous_records', key, counted ? value.previousRecords : undefined);
+    out.gauge('cmdb_query_alert_rise_ratio', key, value.alertRiseRatio);
   }
   return out.finish([]);
 };

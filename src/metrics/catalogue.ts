@@ -128,6 +128,8 @@ export const CATALOGUE: readonly MetricFamily[] = [
     ['cmdb_query_last_run_success', '1 if the last run of the saved query counted its records, 0 if it was refused or its request failed'],
     ['cmdb_query_refused', '1 while the saved query is refused, not sent, because it does not fit the stack\'s field metadata (an unknown field, a wrong type, a quoted number, an operator its type does not take); the log and the status page say why'],
     ['cmdb_query_last_run_timestamp_seconds', 'When the saved query was last run or refused, as unix time'],
+    ['cmdb_query_previous_records', 'The count of the saved query at the rebuild before the one cmdb_query_records belongs to (its change across rebuilds is the difference); absent with the count, and until two rebuilds were counted since the exporter started'],
+    ['cmdb_query_alert_rise_ratio', 'The alertRiseRatio the saved query opted in to CmdbQueryCountRose with: the alert fires when the count rises by more than this share between two rebuilds; absent for queries that did not opt in'],
   ]),
   // ---- the exporter itself ----
   self('cmdb_endpoint_up', 'gauge', ['stack', 'endpoint'], '1 if the newest poll of the CMDB endpoint succeeded, 0 if it failed or none has finished yet.', 'snapshot'),

@@ -73,6 +73,8 @@ function endOf(err: unknown): RunEnd {
 
 export class QueryPoller {
   private readonly outcomes = new Map<string, QueryOutcome>();
+  /** Per query, its last count and the count of the rebuild before it (kept across failed runs). */
+  private readonly counted = new Map<string, { records: number; rebuiltAt?: number; previous?: number }>();
   private readonly runs = new Map<string, LastRun>();
   private readonly reasons = new Map<string, string>();
   private readonly fields = new Map<QueryTable, TableFields>();
@@ -208,7 +210,9 @@ export class QueryPoller {
     const last = { at: ranAt, ...(rebuild === undefined ? {} : { rebuild }) };
     try {
       const records = await reader.count(q.table, prepared.query, signal);
-      this.record(q, { ...last, end: 'ok' }, { state: 'ok', records, ranAt, ...(rebuild === undefined ? {} : { rebuiltAt: rebuild }) });
+      const previous = this.remember(q.name, records, rebuild);
+      const extra = { ...(rebuild === undefined ? {} : { rebuiltAt: rebuild }), ...(previous === undefined ? {} : { previousRecords: previous }) };
+      this.record(q, { ...last, end: 'ok' }, { state: 'ok', records, ranAt, ...extra });
       return undefined;
     } catch (err) {
       if (err instanceof CmdbAbortedError) throw err;
@@ -217,9 +221,20 @@ export class QueryPoller {
     }
   }
 
+  /**
+   * Keeps the count and returns the count of the rebuild before: a count of another rebuild moves the
+   * last one to "before"; a count of the same rebuild (the daily run) keeps what was before.
+   */
+  private remember(name: string, records: number, rebuiltAt: number | undefined): number | undefined {
+    const held = this.counted.get(name);
+    const previous = held === undefined ? undefined : held.rebuiltAt === rebuiltAt && rebuiltAt !== undefined ? held.previous : held.records;
+    this.counted.set(name, { records, ...(rebuiltAt === undefined ? {} : { rebuiltAt }), ...(previous === undefined ? {} : { previous }) });
+    return previous;
+  }
+
   private record(q: SavedQuery, run: LastRun, outcome: QueryOutcome, reason?: string): void {
     this.runs.set(q.name, run);
-    this.outcomes.set(q.name, outcome);
+    this.outcomes.set(q.name, q.alertRiseRatio === undefined ? outcome : { ...outcome, alertRiseRatio: q.alertRiseRatio });
     if (reason === undefined) this.reasons.delete(q.name);
     else this.reasons.set(q.name, reason);
     if (outcome.state !== 'refused') this.logged.delete(q.name);

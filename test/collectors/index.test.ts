@@ -42,7 +42,7 @@ function inputs(): EndpointInputs {
     user_change: byName('changes/user.json', ChangeListSchema).map(({ id, body }) => ({ id, value: body })),
     data_metadata: [{ id: 'asset', value: validated(FieldMetadataListSchema, fixture('queries/metadata-asset.json')).metadata }],
     data_query: [
-      { id: 'edr-missing', value: { state: 'ok', records: 42, rebuiltAt: 1_714_600_000, ranAt: 1_714_600_300 } },
+      { id: 'edr-missing', value: { state: 'ok', records: 42, rebuiltAt: 1_714_600_000, ranAt: 1_714_600_300, previousRecords: 40, alertRiseRatio: 0.2 } },
       { id: 'misspelt', value: { state: 'refused', ranAt: 1_714_600_300 } },
     ],
   };

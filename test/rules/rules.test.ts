@@ -29,6 +29,7 @@ const OBJECT_LABELS: Readonly<Record<string, readonly string[]>> = {
   CmdbLicenseExpired: ['stack'],
   CmdbAssetsDropped: ['stack'],
   CmdbUsersDropped: ['stack'],
+  CmdbQueryCountRose: ['stack', 'query'],
   CmdbConnectorError: ['stack', 'connector', 'profile'],
   // Per connector over all its profiles: no profile label.
   CmdbConnectorNotRun: ['stack', 'connector'],

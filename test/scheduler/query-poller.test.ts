@@ -139,6 +139,28 @@ describe('saved queries over rebuilds', () => {
     expect(s.sent.filter((r) => r.endpoint === 'data_metadata')).toHaveLength(2);
   });
 
+  it('keep the count of the rebuild before, for the change across rebuilds; a daily run of the same rebuild keeps it', async () => {
+    const s = setup([{ ...GOOD, alertRiseRatio: 0.2 }]);
+    await s.poller.poll('connectors');
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.value('cmdb_query_previous_records', 'edr-missing')).toBeUndefined();
+    expect(s.value('cmdb_query_alert_rise_ratio', 'edr-missing')).toBe(0.2);
+    s.clock.t += 7200;
+    s.state.runs = [merger(s.clock.t - 60)];
+    s.state.count = 12;
+    await s.poller.poll('connectors');
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect([s.value('cmdb_query_records', 'edr-missing'), s.value('cmdb_query_previous_records', 'edr-missing')]).toEqual([12, 7]);
+    // A day later without a rebuild: counted again (the daily run), the count before stays that of the rebuild before.
+    s.clock.t += 86_400;
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.counts()).toHaveLength(3);
+    expect([s.value('cmdb_query_records', 'edr-missing'), s.value('cmdb_query_previous_records', 'edr-missing')]).toEqual([12, 7]);
+  });
+
   it('a failed merger run is no rebuild', async () => {
     const s = setup([GOOD]);
     await s.poller.poll('connectors');
