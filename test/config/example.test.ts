@@ -59,6 +59,13 @@ describe('config/exporter.example.yaml', () => {
     expect(exampleText).toMatch(new RegExp(`(^|[\\s#{,])${leaf}:`, 'm'));
   });
 
+  it('carries the worked saved queries, and the demo runs the same ones', () => {
+    const example = (parse(exampleText) as { stacks: Array<{ queries?: unknown }> }).stacks[0]?.queries;
+    const demo = (parse(readFileSync(new URL('../../config/demo.yaml', import.meta.url), 'utf8')) as { stacks: Array<{ queries?: unknown }> }).stacks[0]?.queries;
+    expect((example as Array<{ name: string }>).map((q) => q.name)).toEqual(['servers-without-edr', 'assets-not-seen-30d', 'public-assets-open-ports', 'high-risk-users']);
+    expect(demo).toEqual(example);
+  });
+
   it('holds no literal secret or token, only ${VAR} references', () => {
     const values = exampleText
       .split('\n')
