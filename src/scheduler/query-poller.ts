@@ -99,7 +99,7 @@ export class QueryPoller {
     const queries = this.opts.stack().queries;
     const due = queries.filter((q) => this.when(q, at).due);
     await this.readFields([...new Set(due.map((q) => q.table))], signal);
-    if (due.length > 0) await this.countAll(due, signal, stop);
+    if (due.length > 0) await this.countAll(due, at, signal, stop);
     // Nothing was due: what the store holds is still current (an endpoint that never ran stays pending).
     else if (this.outcomes.size > 0) await this.opts.runner.run('data_query', async () => ({ kind: 'unchanged' }), signal);
   }
@@ -150,8 +150,13 @@ export class QueryPoller {
     );
   }
 
-  /** Counts `due` in slices, each published when it ends; paced rounds stop by their share of the interval (the rest stays due). */
-  private async countAll(due: readonly SavedQuery[], signal: AbortSignal, stop?: AbortSignal): Promise<void> {
+  /**
+   * Counts `due` in slices, each published when it ends; paced rounds stop by their share of the
+   * interval (the rest stays due). Every query of the round is spaced from `roundAt`, the round's
+   * start: paced seconds apart, they stay due together, so the next round reads each table's
+   * metadata once.
+   */
+  private async countAll(due: readonly SavedQuery[], roundAt: number, signal: AbortSignal, stop?: AbortSignal): Promise<void> {
     const { paced, now, stack, runner, map } = this.opts;
     const deadline = paced ? now() + stack().intervals.queries * ROUND_SHARE : Infinity;
     let next = 0;
@@ -164,7 +169,7 @@ export class QueryPoller {
           let error: unknown;
           for (; next < due.length; next++) {
             if (paced && !(await this.pace(sliceEnd, signal, stop))) break;
-            error = (await this.runOne(due[next] as SavedQuery, signal)) ?? error;
+            error = (await this.runOne(due[next] as SavedQuery, roundAt, signal)) ?? error;
           }
           const result = map('data_query', [...this.outcomes].map(([id, value]) => ({ id, value })));
           return error === undefined ? result : { kind: 'partial', samples: result.samples, error };
@@ -191,23 +196,23 @@ export class QueryPoller {
   }
 
   /** Checks and counts one query; returns the request's error when it failed (a refusal is not an error of the endpoint). */
-  private async runOne(q: SavedQuery, signal: AbortSignal): Promise<unknown> {
+  private async runOne(q: SavedQuery, roundAt: number, signal: AbortSignal): Promise<unknown> {
     const { now, reader, stack } = this.opts;
     const ranAt = now();
     const rebuild = this.rebuilds[q.table];
     const fields = this.fields.get(q.table);
     if (fields === undefined || reader === undefined) {
       const why = this.fieldErrors.get(q.table) ?? 'not read yet';
-      this.record(q, { at: ranAt, end: 'retry' }, { state: 'failed', ranAt }, `the field metadata of table ${q.table} could not be read: ${why}`);
+      this.record(q, { at: roundAt, end: 'retry' }, { state: 'failed', ranAt }, `the field metadata of table ${q.table} could not be read: ${why}`);
       return undefined;
     }
     const prepared = prepareQuery(q, fields.types, ranAt, stack().timezone);
     if (!prepared.ok) {
-      this.record(q, { at: ranAt, end: 'refused' }, { state: 'refused', ranAt }, prepared.reason);
+      this.record(q, { at: roundAt, end: 'refused' }, { state: 'refused', ranAt }, prepared.reason);
       this.logRefusal(q.name, prepared.reason);
       return undefined;
     }
-    const last = { at: ranAt, ...(rebuild === undefined ? {} : { rebuild }) };
+    const last = { at: roundAt, ...(rebuild === undefined ? {} : { rebuild }) };
     try {
       const records = await reader.count(q.table, prepared.query, signal);
       const previous = this.remember(q.name, records, rebuild);

@@ -3,20 +3,10 @@
  * count of each over the simulator's records, written out by hand from what each query means: the
  * exporter must export exactly these counts, whatever path its requests take.
  */
-import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
-import type { SavedQuery } from '../../src/api/query.js';
-import { parseSavedQueries } from '../../src/api/query-shape.js';
+import { exampleQueries } from '../../bench/queries-run.js';
 import type { DataRecord, Records } from '../../src/simulator/data/records.js';
 
-const EXAMPLE = new URL('../../config/exporter.example.yaml', import.meta.url);
-
-export function exampleQueries(): SavedQuery[] {
-  const doc = parse(readFileSync(EXAMPLE, 'utf8')) as { stacks: Array<{ queries?: unknown }> };
-  const parsed = parseSavedQueries(doc.stacks[0]?.queries);
-  if (!parsed.ok) throw new Error(`the example queries do not parse: ${parsed.message}`);
-  return parsed.value;
-}
+export { exampleQueries };
 
 const DAY_MS = 86_400_000;
 const at = (text: unknown): number => Date.parse(`${String(text).replace(' ', 'T')}Z`);
