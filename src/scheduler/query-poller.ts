@@ -14,7 +14,7 @@ import type { QueryOutcome, QueryTable, SavedQuery } from '../api/query.js';
 import type { FieldMetadata } from '../api/schemas.js';
 import type { QueryReader } from '../cmdb/query-reader.js';
 import type { StackConfig } from '../config/types.js';
-import { CmdbAbortedError, CmdbError, CmdbHttpError, CmdbInvalidBodyError } from '../errors.js';
+import { CmdbAbortedError, CmdbError, CmdbHttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import { eitherSignal } from '../signals.js';
@@ -65,10 +65,13 @@ interface TableFields {
   readonly rebuild?: number;
 }
 
-/** A transient failure is asked again at the next poll; a refusal of the CMDB (another 4xx, an invalid answer) waits for the next rebuild. */
+/**
+ * The CMDB refusing the query itself (400 on page 0 too, 422) is asked again at the next rebuild:
+ * the same query would get the same answer. Anything else (network, timeout, 5xx, 429, 401, a 404
+ * of a proxy, an answer cut short or of the wrong shape) at the next poll, on the group's back-off.
+ */
 function endOf(err: unknown): RunEnd {
-  if (err instanceof CmdbHttpError) return err.status >= 400 && err.status < 500 && ![408, 429].includes(err.status) ? 'final' : 'retry';
-  return err instanceof CmdbInvalidBodyError && !err.notJson ? 'final' : 'retry';
+  return err instanceof CmdbHttpError && (err.status === 400 || err.status === 422) ? 'final' : 'retry';
 }
 
 export class QueryPoller {
@@ -151,7 +154,7 @@ export class QueryPoller {
   }
 
   /**
-   * Counts `due` in slices, each published when it ends; paced rounds stop by their share of the
+   * Counts `due` in slices, each published when it ends (or at a failed count); paced rounds stop by their share of the
    * interval (the rest stays due). Every query of the round is spaced from `roundAt`, the round's
    * start: paced seconds apart, they stay due together, so the next round reads each table's
    * metadata once.
@@ -160,16 +163,22 @@ export class QueryPoller {
     const { paced, now, stack, runner, map } = this.opts;
     const deadline = paced ? now() + stack().intervals.queries * ROUND_SHARE : Infinity;
     let next = 0;
-    while (next < due.length && !signal.aborted && !stop?.aborted) {
+    // A failure in one slice keeps the later slices of the round partial: the endpoint stays down until a round counts every query.
+    let error: unknown;
+    while (next < due.length && !signal.aborted && !stop?.aborted && now() < deadline) {
       const sliceEnd = Math.min(deadline, now() + SLICE_SECONDS);
       const started = next;
       await runner.run(
         'data_query',
         async () => {
-          let error: unknown;
-          for (; next < due.length; next++) {
+          while (next < due.length) {
             if (paced && !(await this.pace(sliceEnd, signal, stop))) break;
-            error = (await this.runOne(due[next] as SavedQuery, roundAt, signal)) ?? error;
+            const failed = await this.runOne(due[next++] as SavedQuery, roundAt, signal);
+            // Published at once: the endpoint reads down as soon as a count failed, not at the slice's end.
+            if (failed !== undefined) {
+              error = failed;
+              break;
+            }
           }
           const result = map('data_query', [...this.outcomes].map(([id, value]) => ({ id, value })));
           return error === undefined ? result : { kind: 'partial', samples: result.samples, error };

@@ -7,9 +7,9 @@
  *   but not sooner than `minSeconds` (intervals.queries) after its last run: a rebuild seen sooner
  *   waits for the spacing to pass.
  * - At least once a day, rebuild or not (a stack whose mergers stopped, or no merger rows at all).
- * - After a transient failure (network, timeout, 5xx, 429, 401) at the next poll: the scheduler's
- *   back-off for failing groups spaces those. After a refusal of the CMDB (another 4xx) or of the
- *   field metadata, not before the next rebuild or day: asking again would get the same answer.
+ * - After a failed request at the next poll: the scheduler's back-off for failing groups spaces
+ *   those. After the CMDB refused the query itself (400, 422) or the field metadata check did, not
+ *   before the next rebuild or day: asking again would get the same answer.
  *
  * Between rebuilds nothing is due, so nothing is sent.
  */

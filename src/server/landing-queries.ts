@@ -30,7 +30,8 @@ function ago(now: number, at: number | undefined): string {
 }
 
 function row(now: number, q: QueryStatus): string {
-  const state = q.state === 'failed' ? 'failing' : q.state === 'refused' ? 'failing' : q.state;
+  // The row classes of the endpoint table: a refused query needs fixing as a failing one does.
+  const state = q.state === 'failed' || q.state === 'refused' ? 'failing' : q.state;
   const records = q.records === undefined ? '—' : q.records.toLocaleString('en-US');
   const reason = q.reason === undefined ? '' : `<div class="${q.state === 'ok' || q.state === 'pending' ? 'hint' : 'err'}">${escape(q.reason)}</div>`;
   const cells = [`<code>${escape(q.name)}</code>`, q.table, STATE[q.state], records, ago(now, q.rebuiltAt), ago(now, q.ranAt), NEXT[q.next], reason];

@@ -16,6 +16,7 @@ import type { StackConfig } from '../../src/config/types.js';
 import { PLANTED_SECRETS, type FaultRule, type RequestRecord } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
+import { exampleQueries } from '../helpers/queries.js';
 import { parseExposition, sampleValue, type ParsedExposition } from '../helpers/exposition.js';
 
 /** Every poll group on this interval: the shortest the scheduler accepts. */
@@ -170,8 +171,13 @@ function matrixStack(sim: SimulatorServer): StackConfig {
     forbiddenBackoffMaxSeconds: 1,
     retries: { max: 1, minDelaySeconds: 0.1, maxDelaySeconds: 0.5, maxRetryAfterSeconds: 2 },
     intervals: { inventory: i, license: i, connectors: i, ingestion: i, actions: i, actionJobs: i, actionJobsRefresh: i, changes: i, queries: i },
+    queries: exampleQueries(),
   });
 }
+
+/** The saved queries' endpoints ask the CMDB only after a rebuild: their cases rebuild the data every few seconds. */
+const REBUILT: ReadonlySet<EndpointName> = new Set<EndpointName>(['data_query', 'data_metadata']);
+const REBUILD_EVERY_MS = 4_000;
 
 async function scrape(app: App): Promise<ParsedExposition> {
   return parseExposition(await app.metricsText());
@@ -263,9 +269,11 @@ export async function runFaultCase(c: FaultCase): Promise<CaseReport> {
     initialJitterMs: 200,
   });
   const { app } = exporter;
+  const rebuilding = REBUILT.has(c.endpoint) ? setInterval(() => sim.scenario.rebuild(), REBUILD_EVERY_MS) : undefined;
   try {
     return await exercise(c, sim, app, exporter.logText);
   } finally {
+    clearInterval(rebuilding);
     await app.close(1000);
     await sim.close();
   }
@@ -285,7 +293,9 @@ async function exercise(c: FaultCase, sim: SimulatorServer, app: App, logText: (
   injectFault(sim, c);
   let downAfterMs: number | undefined;
   if (expectsDown(c)) {
-    downAfterMs = await until(app, (m) => faulty.every((e) => isDown(m, e)), intervalMs + 12_000, () => `${name}: ${faulty.join(', ')} not reported down`);
+    // A saved query is asked no sooner than intervals.queries after its last count, then at the next poll: up to two intervals.
+    const asked = REBUILT.has(c.endpoint) ? 2 * intervalMs : intervalMs;
+    downAfterMs = await until(app, (m) => faulty.every((e) => isDown(m, e)), asked + 12_000, () => `${name}: ${faulty.join(', ')} not reported down`);
   }
   // Every endpoint the fault does not concern polls successfully after the fault began (not paused, not stale).
   const stillPolled = expectsDown(c) ? [] : faulty;

@@ -44,12 +44,16 @@ function setup(queries: SavedQuery[]) {
   const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger });
   store.addStack('s', new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 3600, staleAfterSeconds: 10_800 }] as const)), 1000);
   const clock = { t: 1_780_000_000 };
-  const state = { runs: [merger(1_779_990_000)], count: 7, countError: undefined as Error | undefined };
+  const state = { runs: [merger(1_779_990_000)], count: 7, countError: undefined as Error | undefined, failNextCounts: 0 };
   const sent: Array<{ endpoint: string; body?: unknown }> = [];
   const send = async <T>(request: ResourceRequest<T>): Promise<T> => {
     sent.push({ endpoint: request.endpoint, body: request.body });
     if (request.endpoint === 'data_metadata') return { metadata: FIELDS } as T;
     if (state.countError) throw state.countError;
+    if (state.failNextCounts > 0) {
+      state.failNextCounts--;
+      throw new CmdbHttpError('POST /CMDB/v2/data/cmdb', 503, 'Service Unavailable');
+    }
     return { totalRecords: state.count } as T;
   };
   const api: CmdbApi = {
@@ -193,6 +197,20 @@ describe('saved queries over rebuilds', () => {
     await s.store.settled();
     expect(s.value('cmdb_query_records', 'edr-missing')).toBe(7);
     expect(s.counts()).toHaveLength(3);
+  });
+
+  it('a query that fails costs only itself: the others are counted, the endpoint reads down for the round', async () => {
+    const other = q('servers', 'Asset_Type', '==', 'Server');
+    const s = setup([GOOD, other]);
+    // The first count of the round fails, the second answers.
+    s.state.failNextCounts = 1;
+    await s.poller.poll('connectors');
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.value('cmdb_query_records', 'edr-missing')).toBeUndefined();
+    expect(s.value('cmdb_query_records', 'servers')).toBe(7);
+    expect(s.store.snapshot('s', 'data_query')?.up).toBe(0);
+    expect(s.poller.queryStatus().find((x) => x.name === 'edr-missing')).toMatchObject({ state: 'failed', next: 'retry', reason: expect.stringContaining('503') });
   });
 
   it('wait at start for the first read of the connector history, which dates the rebuild', async () => {

@@ -19,7 +19,7 @@ describe('whenToRun', () => {
     ['an older rebuild (a row read late) is none', { rebuild: NOW - 20 * H, last: last(2 * H, NOW - 10 * H) }, { due: false, reason: 'current' }],
     ['a day after the last run, rebuild or not', { last: last(MAX_QUERY_AGE_SECONDS, NOW - 10 * H) }, { due: true, reason: 'daily' }],
     ['after a transient failure: at the next poll', { last: last(60, NOW - 10 * H, 'retry') }, { due: true, reason: 'retry' }],
-    ['after a refusal of the CMDB: at the next rebuild', { last: last(60, NOW - 10 * H, 'final') }, { due: false, reason: 'current' }],
+    ['after the CMDB refused the query (400): at the next rebuild', { last: last(60, NOW - 10 * H, 'final') }, { due: false, reason: 'current' }],
     ['after a refusal of the metadata check: at the next rebuild', { rebuild: NOW - 60, last: last(2 * H, NOW - 10 * H, 'refused') }, { due: true, reason: 'rebuild' }],
     ['minSeconds of 1m: a rebuild two minutes after the last run', { rebuild: NOW - 10, minSeconds: 60, last: last(120, NOW - 10 * H) }, { due: true, reason: 'rebuild' }],
   ])('%s', (_case, input, expected) => {
