@@ -215,13 +215,14 @@ export class QueryPoller {
       this.record(q, { at: roundAt, end: 'retry' }, { state: 'failed', ranAt }, `the field metadata of table ${q.table} could not be read: ${why}`);
       return undefined;
     }
+    const last = { at: roundAt, ...(rebuild === undefined ? {} : { rebuild }) };
     const prepared = prepareQuery(q, fields.types, ranAt, stack().timezone);
     if (!prepared.ok) {
-      this.record(q, { at: roundAt, end: 'refused' }, { state: 'refused', ranAt }, prepared.reason);
+      // Checked again at the next rebuild (the metadata is read again with it) or a reload.
+      this.record(q, { ...last, end: 'refused' }, { state: 'refused', ranAt }, prepared.reason);
       this.logRefusal(q.name, prepared.reason);
       return undefined;
     }
-    const last = { at: roundAt, ...(rebuild === undefined ? {} : { rebuild }) };
     try {
       const records = await reader.count(q.table, prepared.query, signal);
       const previous = this.remember(q.name, records, rebuild);
