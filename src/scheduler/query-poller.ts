@@ -20,7 +20,8 @@ import type { SecretScrubber } from '../secrets.js';
 import { eitherSignal } from '../signals.js';
 import type { EndpointRunner, PollResult } from './endpoint-runner.js';
 import type { Pacer } from './pacer.js';
-import { metadataDue, whenToRun, type LastRun, type RunEnd, type When } from './query-schedule.js';
+import { QueryLedger } from './query-ledger.js';
+import { metadataDue, whenToRun, type RunEnd, type When } from './query-schedule.js';
 
 /** Seconds of one slice of a paced round: what a slice counted is published when it ends. */
 const SLICE_SECONDS = 15;
@@ -75,15 +76,9 @@ function endOf(err: unknown): RunEnd {
 }
 
 export class QueryPoller {
-  private readonly outcomes = new Map<string, QueryOutcome>();
-  /** Per query, its last count and the count of the rebuild before it (kept across failed runs). */
-  private readonly counted = new Map<string, { records: number; rebuiltAt?: number; previous?: number }>();
-  private readonly runs = new Map<string, LastRun>();
-  private readonly reasons = new Map<string, string>();
+  private readonly ledger = new QueryLedger();
   private readonly fields = new Map<QueryTable, TableFields>();
   private readonly fieldErrors = new Map<QueryTable, string>();
-  /** Refusals logged, per query: a refusal is logged once, not at every rebuild. */
-  private readonly logged = new Map<string, string>();
   private rebuilds: Rebuilds = {};
 
   constructor(private readonly opts: QueryPollerOptions) {}
@@ -102,24 +97,37 @@ export class QueryPoller {
     const queries = this.opts.stack().queries;
     const due = queries.filter((q) => this.when(q, at).due);
     await this.readFields([...new Set(due.map((q) => q.table))], signal);
-    if (due.length > 0) await this.countAll(due, at, signal, stop);
+    // A query whose table's metadata could never be read cannot be checked, so it is not sent.
+    const unchecked = due.filter((q) => !this.fields.has(q.table) || this.opts.reader === undefined);
+    for (const q of unchecked) this.uncheckable(q, at);
+    const ready = due.filter((q) => !unchecked.includes(q));
+    if (ready.length > 0) await this.countAll(ready, at, signal, stop);
+    // Every due query waits on the metadata: the endpoint reads down, quietly (data_metadata says why).
+    else if (unchecked.length > 0) this.opts.runner.blocked('data_query', 'the field metadata (data_metadata) could not be read: no query can be checked');
     // Nothing was due: what the store holds is still current (an endpoint that never ran stays pending).
-    else if (this.outcomes.size > 0) await this.opts.runner.run('data_query', async () => ({ kind: 'unchanged' }), signal);
+    else if (this.ledger.size > 0) await this.opts.runner.run('data_query', async () => ({ kind: 'unchanged' }), signal);
+  }
+
+  /** Not sent: the table's field metadata was never read. Asked again at the next poll, on the group's back-off. */
+  private uncheckable(q: SavedQuery, roundAt: number): void {
+    const why = this.opts.reader === undefined ? 'the client cannot send the data query' : (this.fieldErrors.get(q.table) ?? 'not read yet');
+    const ranAt = this.opts.now();
+    this.ledger.record(q, { at: roundAt, end: 'retry' }, { state: 'failed', ranAt }, `the field metadata of table ${q.table} could not be read: ${why}`);
   }
 
   status(): QueryStatus[] {
     const at = this.opts.now();
     return this.opts.stack().queries.map((q) => {
-      const o = this.outcomes.get(q.name);
+      const o = this.ledger.outcome(q.name);
       const when = this.when(q, at);
-      const reason = this.reasons.get(q.name) ?? (when.reason === 'waiting' ? 'waiting for the first read of the connector history (its merger rows date the rebuilds)' : undefined);
+      const reason = this.ledger.reason(q.name) ?? (when.reason === 'waiting' ? 'waiting for the first read of the connector history (its merger rows date the rebuilds)' : undefined);
       return { name: q.name, table: q.table, state: o?.state ?? 'pending', ...o, ...(reason === undefined ? {} : { reason }), next: when.reason };
     });
   }
 
   private when(q: SavedQuery, now: number): When {
     const { stack, rebuildPending } = this.opts;
-    return whenToRun({ now, rebuild: this.rebuilds[q.table], rebuildPending: rebuildPending(), last: this.runs.get(q.name), minSeconds: stack().intervals.queries });
+    return whenToRun({ now, rebuild: this.rebuilds[q.table], rebuildPending: rebuildPending(), last: this.ledger.lastRun(q.name), minSeconds: stack().intervals.queries });
   }
 
   /** The field metadata of `tables`, read where it is due (a rebuild since, or a day old); a table that cannot be read keeps what was read before. */
@@ -180,7 +188,7 @@ export class QueryPoller {
               break;
             }
           }
-          const result = map('data_query', [...this.outcomes].map(([id, value]) => ({ id, value })));
+          const result = map('data_query', this.ledger.all());
           return error === undefined ? result : { kind: 'partial', samples: result.samples, error };
         },
         signal,
@@ -210,55 +218,32 @@ export class QueryPoller {
     const ranAt = now();
     const rebuild = this.rebuilds[q.table];
     const fields = this.fields.get(q.table);
-    if (fields === undefined || reader === undefined) {
-      const why = this.fieldErrors.get(q.table) ?? 'not read yet';
-      this.record(q, { at: roundAt, end: 'retry' }, { state: 'failed', ranAt }, `the field metadata of table ${q.table} could not be read: ${why}`);
-      return undefined;
-    }
+    // poll() sends only queries whose table's metadata is held.
+    if (fields === undefined || reader === undefined) return undefined;
     const last = { at: roundAt, ...(rebuild === undefined ? {} : { rebuild }) };
     const prepared = prepareQuery(q, fields.types, ranAt, stack().timezone);
     if (!prepared.ok) {
       // Checked again at the next rebuild (the metadata is read again with it) or a reload.
-      this.record(q, { ...last, end: 'refused' }, { state: 'refused', ranAt }, prepared.reason);
+      this.ledger.record(q, { ...last, end: 'refused' }, { state: 'refused', ranAt }, prepared.reason);
       this.logRefusal(q.name, prepared.reason);
       return undefined;
     }
     try {
       const records = await reader.count(q.table, prepared.query, signal);
-      const previous = this.remember(q.name, records, rebuild);
+      const previous = this.ledger.counts(q.name, records, rebuild);
       const extra = { ...(rebuild === undefined ? {} : { rebuiltAt: rebuild }), ...(previous === undefined ? {} : { previousRecords: previous }) };
-      this.record(q, { ...last, end: 'ok' }, { state: 'ok', records, ranAt, ...extra });
+      this.ledger.record(q, { ...last, end: 'ok' }, { state: 'ok', records, ranAt, ...extra });
       return undefined;
     } catch (err) {
       if (err instanceof CmdbAbortedError) throw err;
-      this.record(q, { ...last, end: endOf(err) }, { state: 'failed', ranAt }, this.message(err));
+      this.ledger.record(q, { ...last, end: endOf(err) }, { state: 'failed', ranAt }, this.message(err));
       return err;
     }
   }
 
-  /**
-   * Keeps the count and returns the count of the rebuild before: a count of another rebuild moves the
-   * last one to "before"; a count of the same rebuild (the daily run) keeps what was before.
-   */
-  private remember(name: string, records: number, rebuiltAt: number | undefined): number | undefined {
-    const held = this.counted.get(name);
-    const previous = held === undefined ? undefined : held.rebuiltAt === rebuiltAt && rebuiltAt !== undefined ? held.previous : held.records;
-    this.counted.set(name, { records, ...(rebuiltAt === undefined ? {} : { rebuiltAt }), ...(previous === undefined ? {} : { previous }) });
-    return previous;
-  }
-
-  private record(q: SavedQuery, run: LastRun, outcome: QueryOutcome, reason?: string): void {
-    this.runs.set(q.name, run);
-    this.outcomes.set(q.name, q.alertRiseRatio === undefined ? outcome : { ...outcome, alertRiseRatio: q.alertRiseRatio });
-    if (reason === undefined) this.reasons.delete(q.name);
-    else this.reasons.set(q.name, reason);
-    if (outcome.state !== 'refused') this.logged.delete(q.name);
-  }
-
   /** A refusal is the configuration's to fix: logged once, with what to do, until its reason changes. */
   private logRefusal(name: string, reason: string): void {
-    if (this.logged.get(name) === reason) return;
-    this.logged.set(name, reason);
+    if (!this.ledger.firstRefusal(name, reason)) return;
     this.opts.logger.warn(
       { endpoint: 'data_query', query: name, hint: 'fix the query under queries in the configuration and reload; the other queries go on' },
       `saved query refused, not sent: ${reason}`,

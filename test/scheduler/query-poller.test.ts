@@ -44,11 +44,14 @@ function setup(queries: SavedQuery[]) {
   const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger });
   store.addStack('s', new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 3600, staleAfterSeconds: 10_800 }] as const)), 1000);
   const clock = { t: 1_780_000_000 };
-  const state = { runs: [merger(1_779_990_000)], count: 7, countError: undefined as Error | undefined, failNextCounts: 0 };
+  const state = { runs: [merger(1_779_990_000)], count: 7, countError: undefined as Error | undefined, failNextCounts: 0, metadataError: undefined as Error | undefined };
   const sent: Array<{ endpoint: string; body?: unknown }> = [];
   const send = async <T>(request: ResourceRequest<T>): Promise<T> => {
     sent.push({ endpoint: request.endpoint, body: request.body });
-    if (request.endpoint === 'data_metadata') return { metadata: FIELDS } as T;
+    if (request.endpoint === 'data_metadata') {
+      if (state.metadataError) throw state.metadataError;
+      return { metadata: FIELDS } as T;
+    }
     if (state.countError) throw state.countError;
     if (state.failNextCounts > 0) {
       state.failNextCounts--;
@@ -211,6 +214,25 @@ describe('saved queries over rebuilds', () => {
     expect(s.value('cmdb_query_records', 'servers')).toBe(7);
     expect(s.store.snapshot('s', 'data_query')?.up).toBe(0);
     expect(s.poller.queryStatus().find((x) => x.name === 'edr-missing')).toMatchObject({ state: 'failed', next: 'retry', reason: expect.stringContaining('503') });
+  });
+
+  it('are not sent while their table\'s metadata was never read: the data query reads down, blocked, until it is', async () => {
+    const s = setup([GOOD]);
+    s.state.metadataError = new CmdbHttpError('GET /CMDB/v2/data/metadata/asset', 503, 'Service Unavailable');
+    await s.poller.poll('connectors');
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.counts()).toHaveLength(0);
+    expect(s.store.snapshot('s', 'data_metadata')?.up).toBe(0);
+    expect(s.store.snapshot('s', 'data_query')?.up).toBe(0);
+    expect(s.poller.runner.status().find((x) => x.endpoint === 'data_query')?.state).toBe('blocked');
+    expect(s.poller.queryStatus()[0]).toMatchObject({ state: 'failed', next: 'retry', reason: expect.stringMatching(/field metadata of table asset could not be read: .*503/) });
+    expect(s.poller.failing('queries')).toBe(true);
+    s.state.metadataError = undefined;
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.counts()).toHaveLength(1);
+    expect(s.store.snapshot('s', 'data_query')?.up).toBe(1);
   });
 
   it('wait at start for the first read of the connector history, which dates the rebuild', async () => {
