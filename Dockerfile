@@ -24,6 +24,8 @@ COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY config/exporter.example.yaml ./config/exporter.example.yaml
+# The runbooks the status page links to by default (/docs/alerts) and the other docs, rendered by the exporter.
+COPY docs ./docs
 USER node
 EXPOSE 9873
 HEALTHCHECK --interval=30s --timeout=5s --start-period=15s --retries=3 CMD ["node", "dist/healthcheck.js"]

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import type { GroupName } from '../src/api/endpoints.js';
 import { burstFor } from '../src/cmdb/budget.js';
-import { CmdbClient } from '../src/cmdb/client.js';
+import { openRoad } from '../src/cmdb/road.js';
 import { createDispatcher } from '../src/cmdb/dispatcher.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { StackConfig } from '../src/config/types.js';
@@ -87,9 +87,9 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
   const store = new SnapshotStore({ instruments, logger });
   store.addStack(stack.name, new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 60, staleAfterSeconds: 3600 }])), BENCH_MAX_SERIES);
   const { dispatcher, inFlight } = countingDispatcher(createDispatcher(stack));
-  const client = new CmdbClient({ stack, instruments, logger, scrubber, clock: time, dispatcher, enabled: enabledEndpoints(stack) });
+  const road = openRoad({ stack, instruments, logger, scrubber, clock: time, dispatcher, enabled: enabledEndpoints(stack) });
   const sleep = (ms: number, signal?: AbortSignal) => time.sleep(ms, signal);
-  const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now: () => time.now() / 1000, sleep });
+  const poller = new StackPoller({ stack, api: road.readers, store, logger, scrubber, now: () => time.now() / 1000, sleep });
   const groupOf = (name: string) => name.slice(name.indexOf('/') + 1) as GroupName;
   const cron = time.cron((name, nowMs) => 1000 * nextScheduledRun(stack.name, groupOf(name), stack.intervals[groupOf(name)], nowMs / 1000));
   const scheduler = new Scheduler({ instruments, logger, cron, initialJitterMs: 0, nowMs: () => time.now() });
@@ -131,11 +131,11 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
       }
     }
     // What the exporter plans, from what it saw over the run, to set beside what the log counts.
-    const p = typeof client.plan === 'function' ? client.plan() : undefined;
+    const p = road.plan?.plan();
     if (p) plan = { perHour: p.perHour as Record<string, number>, total: p.total, ratio: p.ratio };
   } finally {
     await scheduler.stop(0);
-    await client.close();
+    await road.close();
     await sim.close();
   }
   const reached = time.now();

@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
 import { Registry } from 'prom-client';
 import { attempt } from '../src/cmdb/attempt.js';
-import { CmdbClient } from '../src/cmdb/client.js';
+import { openRoad } from '../src/cmdb/road.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
@@ -104,7 +104,7 @@ async function measureMode(mode: Compression, repeats: number, progress: (m: str
       tls: { insecureSkipVerify: false },
     };
     const scrubber = new SecretScrubber();
-    const client = new CmdbClient({
+    const road = openRoad({
       stack,
       instruments: createInstruments(new Registry(), { defaultMetrics: false }),
       logger: createLogger({ level: 'silent', format: 'json', scrubber }),
@@ -112,9 +112,9 @@ async function measureMode(mode: Compression, repeats: number, progress: (m: str
     });
     try {
       const before = (await connectorLog(sim)).length;
-      await client.get('connector');
+      await road.readers.get('connector');
       const afterFull = await connectorLog(sim);
-      await client.get('connector');
+      await road.readers.get('connector');
       const afterIncremental = await connectorLog(sim);
       const sum = (rs: LoggedRequest[]) => rs.reduce((n, r) => n + (r.bytes ?? 0), 0);
       const full = afterFull.slice(before);
@@ -133,7 +133,7 @@ async function measureMode(mode: Compression, repeats: number, progress: (m: str
         perDay: perFull * sum(full) + (intervals - perFull) * sum(incremental),
       };
     } finally {
-      await client.close();
+      await road.close();
     }
   } finally {
     await dispatcher.close();

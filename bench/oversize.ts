@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
-import { CmdbClient } from '../src/cmdb/client.js';
+import { openRoad } from '../src/cmdb/road.js';
 import { createLogger } from '../src/logger.js';
 import { createInstruments } from '../src/metrics/instruments.js';
 import { SecretScrubber } from '../src/secrets.js';
@@ -86,19 +86,19 @@ async function child(url: string, name: string, endpoint: Case['endpoint'], capB
     tls: { insecureSkipVerify: false },
   };
   const logger = createLogger({ level: 'error', format: 'json', scrubber, destination: process.stderr });
-  const client = new CmdbClient({ stack, instruments: createInstruments(registry, { defaultMetrics: false }), logger, scrubber });
+  const road = openRoad({ stack, instruments: createInstruments(registry, { defaultMetrics: false }), logger, scrubber });
   const baselineMb = await vmHwmMb();
   const started = performance.now();
   let outcome: string;
   try {
-    await client.get(endpoint);
+    await road.readers.get(endpoint);
     outcome = 'read';
   } catch (err) {
     outcome = (err as { outcome?: string }).outcome ?? String(err);
   }
   const figures: Figures = { case: name, outcome, baselineMb, peakMb: await vmHwmMb(), seconds: (performance.now() - started) / 1000 };
   process.stdout.write(`${JSON.stringify(figures)}\n`);
-  await client.close();
+  await road.close();
 }
 
 async function runCase(c: Case, capBytes: number, seconds: number): Promise<Figures> {

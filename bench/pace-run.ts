@@ -9,7 +9,7 @@
  * the bytes a day at the defaults (one full scan a day, an incremental poll every 5 minutes).
  */
 import { Registry } from 'prom-client';
-import { CmdbClient } from '../src/cmdb/client.js';
+import { openRoad } from '../src/cmdb/road.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
@@ -51,7 +51,7 @@ export async function benchPace(opts: PaceOptions, progress: (line: string) => v
   };
   const scrubber = new SecretScrubber();
   const logger = createLogger({ level: 'silent', format: 'json', scrubber });
-  const client = new CmdbClient({ stack, instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger, scrubber });
+  const road = openRoad({ stack, instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger, scrubber });
   const connectorBytes = () => sim.requests().filter((r) => r.endpoint === 'connector').reduce((n, r) => n + r.bytes, 0);
   const connectorRequests = () => sim.requests().filter((r) => r.endpoint === 'connector').length;
   try {
@@ -62,7 +62,7 @@ export async function benchPace(opts: PaceOptions, progress: (line: string) => v
     let firstDataSeconds: number | undefined;
     let firstError: string | undefined;
     try {
-      await client.get('connector', undefined, deadline);
+      await road.readers.get('connector', undefined, { signal: deadline });
       firstDataSeconds = (performance.now() - t0) / 1000;
     } catch (err) {
       firstError = deadline.aborted ? `no data within ${opts.maxSeconds} s` : (err as Error).message;
@@ -72,17 +72,17 @@ export async function benchPace(opts: PaceOptions, progress: (line: string) => v
     progress(`pace: first data ${firstDataSeconds === undefined ? firstError : `${firstDataSeconds.toFixed(1)} s`}, ${fullScanRequests} requests, ${fullScanBytes} bytes`);
     // Without pace from here: the bytes do not depend on it.
     sim.setConnectorPace(undefined);
-    if (firstDataSeconds === undefined) await client.get('connector');
+    if (firstDataSeconds === undefined) await road.readers.get('connector');
     sim.clearRequests();
     sim.scenario.advance(300);
-    await client.get('connector');
+    await road.readers.get('connector');
     const incrementalRequests = connectorRequests();
     const incrementalBytes = connectorBytes();
     const perDay = 86_400 / stack.intervals.connectors;
     const bytesPerDay = fullScanBytes + incrementalBytes * (perDay - 1);
     return { rows, msPerRow: opts.msPerRow, baseMs: opts.baseMs, firstDataSeconds, firstError, fullScanRequests, fullScanBytes, incrementalRequests, incrementalBytes, bytesPerDay };
   } finally {
-    await client.close();
+    await road.close();
     await sim.close();
   }
 }

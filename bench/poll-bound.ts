@@ -6,7 +6,7 @@
  * most 600 s and the poll for at most its interval.
  */
 import { Registry } from 'prom-client';
-import { CmdbClient } from '../src/cmdb/client.js';
+import { openRoad } from '../src/cmdb/road.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
@@ -28,11 +28,11 @@ const stack: StackConfig = {
 const scrubber = new SecretScrubber();
 const logger = createLogger({ level: 'error', format: 'json', scrubber, destination: process.stderr });
 const instruments = createInstruments(new Registry(), { defaultMetrics: false });
-const client = new CmdbClient({ stack, instruments, logger, scrubber });
+const road = openRoad({ stack, instruments, logger, scrubber });
 const store = new SnapshotStore({ instruments, logger });
 const interval = stack.intervals.ingestion;
 store.addStack(stack.name, new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: interval, staleAfterSeconds: interval * 3 }])), 10_000);
-const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now: () => Date.now() / 1000 });
+const poller = new StackPoller({ stack, api: road.readers, store, logger, scrubber, now: () => Date.now() / 1000 });
 const started = Date.now();
 await poller.poll('ingestion');
 const status = poller.runner.status().find((s) => s.endpoint === 'data_ingestion');
@@ -41,5 +41,5 @@ console.log(
     `down after ${((Date.now() - started) / 1000).toFixed(1)} s, ${sim.requests().filter((r) => r.endpoint === 'data_ingestion').length} attempts, ` +
     `outcome ${status?.outcome}, cmdb_endpoint_up ${store.snapshot(stack.name, 'data_ingestion')?.up}`,
 );
-await client.close();
+await road.close();
 await sim.close();

@@ -1,6 +1,6 @@
 /**
  * The saved-queries cell: "one request per query per rebuild, none between", measured. The daemon's
- * client, poller and scheduler (built-in defaults: connectors every 5 min, intervals.queries 1h)
+ * road (client and readers), poller and scheduler (built-in defaults: connectors every 5 min, intervals.queries 1h)
  * poll the simulator in simulated time with the worked example queries, while the simulator's
  * mergers rebuild the data on a cadence; figures come from the simulator's request log (what
  * reached the CMDB) and its merger rows (the rebuilds).
@@ -12,8 +12,8 @@ import { Registry } from 'prom-client';
 import type { GroupName } from '../src/api/endpoints.js';
 import type { SavedQuery } from '../src/api/query.js';
 import { parseSavedQueries } from '../src/api/query-shape.js';
-import { CmdbClient } from '../src/cmdb/client.js';
 import { createDispatcher } from '../src/cmdb/dispatcher.js';
+import { openRoad } from '../src/cmdb/road.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
@@ -113,8 +113,8 @@ async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress
   const store = new SnapshotStore({ instruments, logger });
   store.addStack(stack.name, new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 60, staleAfterSeconds: 86_400 }])), 100_000);
   const { dispatcher, inFlight } = countingDispatcher(createDispatcher(stack));
-  const client = new CmdbClient({ stack, instruments, logger, scrubber, clock: time, dispatcher, enabled: enabledEndpoints(stack) });
-  const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now: () => time.now() / 1000, sleep: (ms, signal) => time.sleep(ms, signal) });
+  const road = openRoad({ stack, instruments, logger, scrubber, clock: time, dispatcher, enabled: enabledEndpoints(stack) });
+  const poller = new StackPoller({ stack, api: road.readers, store, logger, scrubber, now: () => time.now() / 1000, sleep: (ms, signal) => time.sleep(ms, signal) });
   const groupOf = (name: string) => name.slice(name.indexOf('/') + 1) as GroupName;
   const cron = time.cron((name, nowMs) => 1000 * nextScheduledRun(stack.name, groupOf(name), stack.intervals[groupOf(name)], nowMs / 1000));
   const scheduler = new Scheduler({ instruments, logger, cron, initialJitterMs: 0, nowMs: () => time.now() });
@@ -143,7 +143,7 @@ async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress
     await settle(time, inFlight);
   } finally {
     await scheduler.stop(0);
-    await client.close();
+    await road.close();
     await sim.close();
   }
   const log = sim.requests();

@@ -1,11 +1,15 @@
 /**
  * `npm run demo`: the embedded CMDB simulator (live data) and the exporter, together on loopback,
  * and, when `prometheus` is on PATH, a Prometheus with the shipped rules (scripts/demo-prometheus.ts)
- * so that an alert can be seen firing. Prints the URLs to open, the problems the simulated data has on
- * purpose, and commands that break something; Ctrl-C stops everything. Ports: 8080 for the
- * simulator, 9873 for the exporter and 9090 for Prometheus, or free ones when those are taken
- * (override with DEMO_SIMULATOR_PORT / DEMO_EXPORTER_PORT / DEMO_PROMETHEUS_PORT). `--no-prometheus`
- * leaves Prometheus out.
+ * so that an alert can be seen firing, and, when Alertmanager is on PATH too, an Alertmanager with
+ * the shipped routing, grouping and inhibition (scripts/demo-alertmanager.ts) whose notifications
+ * the demo prints here. Prints the URLs to open, the problems the simulated data has on purpose, and
+ * commands that break something. Ctrl-C (or SIGTERM) stops everything; SIGHUP reloads the exporter's
+ * configuration as the daemon does; an error stops everything too: no child outlives the demo.
+ * Ports: 8080 for the simulator, 9873 for the exporter, 9090 for Prometheus and 9093 for
+ * Alertmanager, or free ones when those are taken (override with DEMO_SIMULATOR_PORT /
+ * DEMO_EXPORTER_PORT / DEMO_PROMETHEUS_PORT / DEMO_ALERTMANAGER_PORT). `--no-prometheus` leaves
+ * Prometheus and Alertmanager out, `--no-alertmanager` Alertmanager alone.
  */
 import { fileURLToPath } from 'node:url';
 import { start, type App } from '../src/app.js';
@@ -14,6 +18,9 @@ import type { ExporterConfig } from '../src/config/types.js';
 import { ConfigError } from '../src/errors.js';
 import { attention } from '../src/server/attention.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
+import { describeNotification, startWebhookReceiver, type WebhookReceiver } from './alert-receiver.js';
+import { DEMO_TIMING, findAlertmanager, startDemoAlertmanager, type DemoAlertmanager } from './demo-alertmanager.js';
+import { killAllChildrenNow, stopAllChildren } from './demo-process.js';
 import {
   DEMO_FOR_SECONDS,
   DEMO_INTERVAL_SECONDS,
@@ -26,13 +33,66 @@ import {
 /** How long "break a connector" keeps it broken: well past the time its alert needs to fire. */
 export const BREAK_HOLD_SECONDS = 15 * 60;
 
+const FLAGS = ['--no-prometheus', '--no-alertmanager'];
+
 function usage(): never {
-  console.log(`usage: npm run demo [-- --no-prometheus]
+  console.log(`usage: npm run demo [-- --no-prometheus | --no-alertmanager]
 
 Starts the CMDB simulator and the exporter on loopback and, when \`prometheus\` is on PATH, a
-Prometheus with the shipped alerting rules (their for: durations shortened for the demo).
-Ports: DEMO_SIMULATOR_PORT (8080), DEMO_EXPORTER_PORT (9873), DEMO_PROMETHEUS_PORT (9090).`);
+Prometheus with the shipped alerting rules (their for: durations shortened for the demo), and when
+\`prometheus-alertmanager\` (or \`alertmanager\`) is on PATH too, an Alertmanager with the shipped
+routing and inhibition whose notifications are printed here.
+Ports: DEMO_SIMULATOR_PORT (8080), DEMO_EXPORTER_PORT (9873), DEMO_PROMETHEUS_PORT (9090),
+DEMO_ALERTMANAGER_PORT (9093). Ctrl-C stops it all; kill -HUP reloads the exporter's configuration.`);
   process.exit(0);
+}
+
+/** What the demo started, stopped in reverse order on the way out (the children also by stopAllChildren). */
+const cleanups: Array<() => Promise<void>> = [];
+let stopping: Promise<void> | undefined;
+
+/** Stops everything the demo started, then exits with `code`: the one way out. */
+function shutdown(code: number, why?: string): Promise<void> {
+  stopping ??= (async () => {
+    if (why) console.log(`\n${why}`);
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => console.error(`while stopping: ${String(err)}`));
+    await stopAllChildren();
+    process.exit(code);
+  })();
+  return stopping;
+}
+
+/** Signals and errors: each ends the demo through shutdown(), SIGHUP excepted, which reloads. */
+function handleEndings(reload: () => Promise<string>): void {
+  let firstSignalAt: number | undefined;
+  const onStop = (signal: NodeJS.Signals) => {
+    // Ctrl-C reaches this process twice (from the terminal and relayed by npm/tsx): only a second
+    // signal a moment later means "now"; the children are killed even then.
+    if (firstSignalAt !== undefined) {
+      if (Date.now() - firstSignalAt > 1000) {
+        killAllChildrenNow();
+        process.exit(1);
+      }
+      return;
+    }
+    firstSignalAt = Date.now();
+    void shutdown(0, `${signal}: stopping the exporter, the simulator and what the demo started`);
+  };
+  process.on('SIGINT', onStop);
+  process.on('SIGTERM', onStop);
+  process.on('SIGHUP', () => {
+    void reload().then((message) => console.log(`SIGHUP: ${message}`));
+  });
+  process.on('uncaughtException', (err) => void shutdown(1, `the demo failed: ${err.stack ?? err.message}`));
+  process.on('unhandledRejection', (err) => void shutdown(1, `the demo failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`));
+  // The last resort: whatever ends the process, its children go with it.
+  process.on('exit', killAllChildrenNow);
+}
+
+/** A notification as the demo prints it: the time it arrived, then what the shipped templates say. */
+function printNotification(n: Parameters<typeof describeNotification>[0]): void {
+  const at = new Date(n.at).toISOString().slice(11, 19);
+  console.log(`\nnotification ${at} UTC ${describeNotification(n)}`);
 }
 
 /** The exporter's "what needs attention" lines once every list endpoint has answered (at most 60 s). */
@@ -41,7 +101,7 @@ async function problemsByDesign(app: App): Promise<string[]> {
   while (!app.readiness().ready && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
   const model = app.landing();
   return model.stacks.flatMap((stack) =>
-    attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: model.now, pausedUntil: stack.pausedUntil }).problems.map(
+    attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: model.now, pauses: stack.pauses }).problems.map(
       (p) => `${p.severity.padEnd(8)} ${p.area}${p.subject === undefined ? '' : ` ${p.subject}`}: ${p.text} (${p.alert})`,
     ),
   );
@@ -62,14 +122,22 @@ async function withFallback<T>(preferred: number, launch: (port: number) => Prom
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) usage();
-  const unknown = args.filter((a) => a !== '--no-prometheus');
+  const unknown = args.filter((a) => !FLAGS.includes(a));
   if (unknown.length > 0) {
     console.error(`unknown argument ${unknown.join(' ')}; try --help`);
     process.exit(2);
   }
+  // SIGHUP may come before the exporter has started.
+  const started: { app?: App } = {};
+  handleEndings(async () => {
+    if (!started.app) return 'nothing to reload yet';
+    const outcome = await started.app.reload();
+    return outcome.ok ? `reloaded config/demo.yaml (${outcome.message})` : `reload rejected: ${outcome.message}`;
+  });
   const sim: SimulatorServer = await withFallback(Number(process.env.DEMO_SIMULATOR_PORT ?? 8080), (port) =>
     startSimulator({ host: '127.0.0.1', port, seed: 42, live: true, compression: 'gzip', historyDays: 14 }),
   );
+  cleanups.push(() => sim.close());
   // The newest ingestion run starts out running; finish it so every metric family is there at once.
   sim.scenario.finishIngestion('success');
   const state = sim.state();
@@ -82,24 +150,21 @@ async function main(): Promise<void> {
     const track = { assets: state.trackedAssets, users: state.trackedUsers };
     return { ...config, stacks: config.stacks.map((s) => ({ ...s, track })) };
   };
-  let app: App;
-  try {
-    app = await withFallback(Number(process.env.DEMO_EXPORTER_PORT ?? 9873), (port) =>
-      start({ config: load(port), loadConfig: () => load(port) }),
-    );
-  } catch (err) {
-    await sim.close();
-    throw err;
-  }
+  const exporter = await withFallback(Number(process.env.DEMO_EXPORTER_PORT ?? 9873), (port) => start({ config: load(port), loadConfig: () => load(port) }));
+  started.app = exporter;
+  cleanups.push(() => exporter.close(2000));
 
   const prometheusBinary = args.includes('--no-prometheus') ? undefined : findPrometheus();
+  const alertmanagerBinary = prometheusBinary && !args.includes('--no-alertmanager') ? findAlertmanager() : undefined;
+  const alertmanager = alertmanagerBinary ? await startAlerting(alertmanagerBinary) : undefined;
   let prometheus: DemoPrometheus | undefined;
   if (prometheusBinary) {
     try {
       prometheus = await startDemoPrometheus({
         binary: prometheusBinary,
-        target: new URL(app.url ?? '').host,
+        target: new URL(exporter.url ?? '').host,
         port: Number(process.env.DEMO_PROMETHEUS_PORT ?? 9090),
+        alertmanager: alertmanager?.address,
       });
       if (prometheus.movedPort) console.log(`port ${process.env.DEMO_PROMETHEUS_PORT ?? 9090} is taken; Prometheus uses a free one`);
     } catch (err) {
@@ -117,13 +182,13 @@ async function main(): Promise<void> {
   // Worst case: the change lands just after a poll (one interval), the schedule's spread (up to one
   // more), a scrape and an evaluation, then the for: duration.
   const fireWithin = 2 * connectorsEvery + 2 * DEMO_INTERVAL_SECONDS + demoFor;
-  const byDesign = await problemsByDesign(app);
+  const byDesign = await problemsByDesign(exporter);
 
   console.log(`
-cmdb-exporter demo is running (Ctrl-C stops it)
-  status page      ${app.url}/
-  metrics          ${app.url}/metrics
-  readiness        ${app.url}/readyz
+cmdb-exporter demo is running (Ctrl-C stops it, kill -HUP ${process.pid} reloads config/demo.yaml)
+  status page      ${exporter.url}/
+  metrics          ${exporter.url}/metrics
+  readiness        ${exporter.url}/readyz
   CMDB simulator   ${sim.url}  (admin: ${sim.url}/_admin/state)
 ${
   prometheus
@@ -133,7 +198,14 @@ ${
         prometheusBinary || args.includes('--no-prometheus') ? '' : ': `prometheus` is not on PATH (apt-get install -y prometheus), or run `docker compose up`'
       }`
 }
-
+${
+  alertmanager
+    ? `  Alertmanager     ${alertmanager.url}  (the shipped routing, grouping and inhibition; group_wait ${DEMO_TIMING.group_wait}, group_interval ${DEMO_TIMING.group_interval})
+                   each notification it sends is printed below, one per problem of a stack`
+    : prometheus && !args.includes('--no-alertmanager')
+      ? '  Alertmanager     not started: `prometheus-alertmanager` is not on PATH (apt-get install -y prometheus-alertmanager)'
+      : ''
+}
 Problems there by design (the simulated CMDB has them from the start${prometheus ? '; their alerts fire in Prometheus too' : ''}):
 ${byDesign.length === 0 ? '  none' : byDesign.map((line) => `  ${line}`).join('\n')}
 
@@ -143,7 +215,13 @@ ${
   prometheus
     ? `  CmdbConnectorError for ${victim} fires within about ${Math.ceil(fireWithin / 60)} minutes (${fireWithin}s at most): the next connector
   poll (every ${every('connectors')}, plus the schedule's spread), a scrape and an evaluation (every ${DEMO_INTERVAL_SECONDS}s), then ${demoFor}s
-  pending (the shipped rule waits ${Math.round(shippedFor / 60)}m). Watch it go pending, then firing, at ${prometheus.alertsUrl}`
+  pending (the shipped rule waits ${Math.round(shippedFor / 60)}m). Watch it go pending, then firing, at ${prometheus.alertsUrl}${
+        alertmanager
+          ? `
+  Alertmanager then sends one notification for it, ${DEMO_TIMING.group_wait} later, printed here:
+    notification HH:MM:SS UTC [WARNING] stack demo: connector ${victim} (receiver cmdb-warning; …)`
+          : ''
+      }`
     : `  The status page shows it at the next connector poll (every ${every('connectors')}).`
 }
 Heal it at once:
@@ -160,26 +238,28 @@ backfill of it would read (docs/backfill.md):
   DEMO_LISTEN_ADDRESS=127.0.0.1:0 DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --dry-run
 `);
 
-  let stoppingAt: number | undefined;
-  const stop = async () => {
-    // Ctrl-C reaches this process twice (from the terminal and relayed by npm/tsx): only a second
-    // signal a moment later means "now", and that one skips the cleanup.
-    if (stoppingAt !== undefined) {
-      if (Date.now() - stoppingAt > 1000) process.exit(1);
-      return;
-    }
-    stoppingAt = Date.now();
-    console.log(`\nstopping the exporter, the simulator${prometheus ? ' and Prometheus' : ''}`);
-    await app.close(2000);
-    await sim.close();
-    await prometheus?.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop());
-  process.on('SIGTERM', () => void stop());
+}
+
+/**
+ * The receiver that prints each notification here, and the Alertmanager that sends to it; without
+ * them (Alertmanager did not start) the demo runs on, its alerts in Prometheus' alerts page alone.
+ */
+async function startAlerting(binary: string): Promise<DemoAlertmanager | undefined> {
+  let receiver: WebhookReceiver | undefined;
+  try {
+    const r = await startWebhookReceiver(printNotification);
+    receiver = r;
+    cleanups.push(() => r.close());
+    const am = await startDemoAlertmanager({ binary, port: Number(process.env.DEMO_ALERTMANAGER_PORT ?? 9093), receiverUrl: r.url });
+    if (am.movedPort) console.log(`port ${process.env.DEMO_ALERTMANAGER_PORT ?? 9093} is taken; Alertmanager uses a free one`);
+    return am;
+  } catch (err) {
+    console.log(`Alertmanager did not start, so the demo runs without notifications: ${err instanceof Error ? err.message : String(err)}`);
+    await receiver?.close();
+    return undefined;
+  }
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof ConfigError ? err.message : err);
-  process.exit(1);
+  void shutdown(1, `the demo failed: ${err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
 });

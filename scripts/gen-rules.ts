@@ -39,9 +39,14 @@ export const THRESHOLDS: Thresholds = {
   inventoryDropRatio: 0.8,
   rateBudgetRatio: 0.9,
   counterWindow: '15m',
+  // CmdbUnreachable: longer than the longest retry back-off (2 minutes), so a failing stack always
+  // has a failed request in it; with its for: it fires 5 minutes after the CMDB last answered.
+  unreachableWindow: '3m',
+  unreachableKeepFiringFor: '3m',
   for: {
     CmdbExporterDown: '5m',
     CmdbExporterAbsent: '15m',
+    CmdbUnreachable: '2m',
     CmdbEndpointDown: '15m',
     CmdbEndpointDataStale: '5m',
     CmdbEndpointForbidden: '15m',

@@ -6,8 +6,9 @@
  *   npm run rules -- --job-selector 'job="cmdb"' --stack-selector 'stack=~"prod-.*"' \
  *     --runbook-url https://wiki.example.com/cmdb-alerts --out /tmp/rules
  *   npm run dashboards -- --config mixin.yaml --out /tmp/dashboards
+ *   npm run alertmanager -- --grafana-url https://grafana.example.com --out /tmp/alertmanager
  *
- * mixin.yaml keys: jobSelector, stackSelector, runbookBaseUrl (any subset). Flags win over the file.
+ * mixin.yaml keys: jobSelector, stackSelector, runbookBaseUrl, grafanaUrl (any subset). Flags win over the file.
  * Without --out the files are written where the repository keeps them (and the drift tests compare
  * against the defaults, so keep custom output out of the repository).
  */
@@ -23,6 +24,8 @@ export interface MixinConfig {
   readonly stackSelector: string;
   /** Base of every runbook_url; the alert's anchor (#cmdbexporterdown) is appended. */
   readonly runbookBaseUrl: string;
+  /** Grafana's root URL, for the dashboard links of the Alertmanager notifications. */
+  readonly grafanaUrl: string;
 }
 
 /** The repository's own address, from package.json `repository` (one place to change it). */
@@ -37,6 +40,8 @@ export const MIXIN_DEFAULTS: MixinConfig = {
   jobSelector: 'job="cmdb-exporter"',
   stackSelector: '',
   runbookBaseUrl: `${repositoryUrl()}/blob/main/docs/alerts.md`,
+  // Where docker compose serves Grafana.
+  grafanaUrl: 'http://localhost:3000',
 };
 
 const MATCHER = /^\s*[A-Za-z_]\w*\s*(=~|!~|!=|=)\s*"(?:[^"\\]|\\.)*"\s*$/;
@@ -49,6 +54,7 @@ export function mixinProblems(c: MixinConfig): string[] {
     problems.push(`stackSelector: must be empty or label matchers such as stack=~"prod-.*", got ${JSON.stringify(c.stackSelector)}`);
   }
   if (!/^https?:\/\/\S+$/.test(c.runbookBaseUrl)) problems.push(`runbookBaseUrl: must be an http(s) URL, got ${JSON.stringify(c.runbookBaseUrl)}`);
+  if (!/^https?:\/\/[^\s?#]+$/.test(c.grafanaUrl)) problems.push(`grafanaUrl: must be an http(s) URL without query or fragment, got ${JSON.stringify(c.grafanaUrl)}`);
   return problems;
 }
 
@@ -70,6 +76,7 @@ export function parseGeneratorArgs(argv: readonly string[]): GeneratorArgs {
       'job-selector': { type: 'string' },
       'stack-selector': { type: 'string' },
       'runbook-url': { type: 'string' },
+      'grafana-url': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -89,6 +96,7 @@ export function parseGeneratorArgs(argv: readonly string[]): GeneratorArgs {
     jobSelector: values['job-selector'] ?? file.jobSelector ?? MIXIN_DEFAULTS.jobSelector,
     stackSelector: values['stack-selector'] ?? file.stackSelector ?? MIXIN_DEFAULTS.stackSelector,
     runbookBaseUrl: values['runbook-url'] ?? file.runbookBaseUrl ?? MIXIN_DEFAULTS.runbookBaseUrl,
+    grafanaUrl: (values['grafana-url'] ?? file.grafanaUrl ?? MIXIN_DEFAULTS.grafanaUrl).replace(/\/+$/, ''),
   };
   const problems = mixinProblems(mixin);
   if (problems.length > 0) throw new Error(problems.join('\n'));

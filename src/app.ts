@@ -16,6 +16,7 @@ import { REFUSAL_REASONS } from './server/auth.js';
 import { createHttpApp, listen, metricsHandler, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
 import { defaultLimits, type ServerLimits } from './server/limits.js';
 import { buildProtection } from './server/protection.js';
+import { DocsPages } from './server/docs.js';
 import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { listenBase, targetGroups, type ScrapeBase } from './server/sd.js';
@@ -97,7 +98,7 @@ export async function start(opts: StartOptions): Promise<App> {
     now,
   });
 
-  registerShardInstruments(registry, opts.shard ?? UNSHARDED, () => stacks.count);
+  registerShardInstruments([registry, instruments.registries.exporter], opts.shard ?? UNSHARDED, () => stacks.count);
 
   stacks.registerSecrets(config);
   logger.info({ version: VERSION, shard: opts.shard, config: redactConfig(config) }, 'cmdb-exporter starting');
@@ -108,7 +109,13 @@ export async function start(opts: StartOptions): Promise<App> {
   // The whole exposition and the per-stack ones share their compressed pieces (the same Buffers).
   const pieces = new GzipPieces();
   const responses = new ScrapeResponses({ store, selfMetrics: () => registry.metrics(), now, pieces });
-  const perStack = new PerStackResponses({ store, selfMetrics: () => registry.metrics(), now, pieces });
+  const perStack = new PerStackResponses({
+    store,
+    stackMetrics: async (name) => (await instruments.registries.stack(name)?.metrics()) ?? '',
+    exporterMetrics: () => instruments.registries.exporter.metrics(),
+    now,
+    pieces,
+  });
   // The very bytes /metrics serves (plain), as text: for --once, the golden file and the benchmark.
   const metrics = () => responses.current();
   const metricsText = async () => Buffer.concat((await metrics()).plain.parts).toString('utf8');
@@ -120,6 +127,7 @@ export async function start(opts: StartOptions): Promise<App> {
     now: now(),
     stacks: stacks.landing(),
     ...(rejectedReload ? { rejectedReload } : {}),
+    ...(config.runbookBaseUrl === undefined ? {} : { runbookBase: config.runbookBaseUrl }),
   });
 
   let reloading: Promise<ReloadOutcome> = Promise.resolve({ ok: true, message: '' });
@@ -197,6 +205,7 @@ export async function start(opts: StartOptions): Promise<App> {
       reload: config.enableReload ? reload : undefined,
       logger,
       telemetryPath: opts.telemetryPath,
+      docs: new DocsPages(),
     });
     const { host, port } = parseListenAddress(config.listenAddress, 'listenAddress');
     const metricsRoute = { path: telemetryPath, handler: metricsHandler(metrics, perStack), logger };

@@ -15,9 +15,3 @@ export const ATTENTION_THRESHOLDS = {
 } as const;
 
 export type AttentionThresholds = { readonly [K in keyof typeof ATTENTION_THRESHOLDS]: (typeof ATTENTION_THRESHOLDS)[K] extends string ? string : number };
-
-/**
- * Where each problem's runbook lives: docs/alerts.md of this repository, one section per alert
- * (the default runbookBaseUrl of the shipped rules, scripts/mixin.ts; a test keeps them equal).
- */
-export const RUNBOOK_BASE_URL = 'https://github.com/cmdb-exporter/cmdb-exporter/blob/main/docs/alerts.md';

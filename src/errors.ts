@@ -213,13 +213,18 @@ export interface ConfigIssue {
 
 export class ConfigError extends ExporterError {
   readonly issues: readonly ConfigIssue[];
-  constructor(issues: readonly ConfigIssue[]) {
-    super('CONFIG_INVALID', formatConfigIssues(issues));
+  /** Not problems themselves, but likely behind them: environment variables the exporter does not read (typos). */
+  readonly hints: readonly ConfigIssue[];
+  constructor(issues: readonly ConfigIssue[], hints: readonly ConfigIssue[] = []) {
+    super('CONFIG_INVALID', formatConfigIssues(issues, hints));
     this.issues = issues;
+    this.hints = hints;
   }
 }
 
-export function formatConfigIssues(issues: readonly ConfigIssue[]): string {
+export function formatConfigIssues(issues: readonly ConfigIssue[], hints: readonly ConfigIssue[] = []): string {
   const lines = issues.map((i) => `  ${i.path}: ${i.message}`);
-  return `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`;
+  const report = `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`;
+  if (hints.length === 0) return report;
+  return `${report}\nperhaps behind them, variables the exporter does not read:\n${hints.map((h) => `  ${h.path}: ${h.message}`).join('\n')}`;
 }

@@ -3,14 +3,15 @@
  * Command line: parses flags, loads the configuration, and starts the daemon (src/app.ts).
  * Exit codes: 0 ok; 1 runtime failure (or --once with a failed endpoint); 2 bad flags or configuration.
  */
-import { parseArgs } from 'node:util';
 import { start, type App } from './app.js';
 import { runBackfill } from './backfill/command.js';
-import { configFileFlag, loadConfig, unknownVariables } from './config/load.js';
+import { FlagError, flagsHelp, parseFlags, type FlagValues } from './config/flags.js';
+import { loadConfig, unknownVariables } from './config/load.js';
 import type { ExporterConfig } from './config/types.js';
 import { loadWebConfig, type WebConfig } from './config/web-config.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
+import { onceSummary } from './once.js';
 import { SecretScrubber } from './secrets.js';
 import { DEFAULT_MAX_REQUESTS } from './server/limits.js';
 import { parseExternalUrl, type ScrapeBase } from './server/sd.js';
@@ -24,32 +25,7 @@ Usage: cmdb-exporter [options]
                                 (history into Prometheus blocks; backfill --help, docs/backfill.md)
 
 Options:
-  --config <file>               YAML configuration file (env EXPORTER_CONFIG; alias --config.file)
-  --web.listen-address <addr>   host:port to serve on (env EXPORTER_LISTEN_ADDRESS, default :9873)
-  --web.telemetry-path <path>   path of the metrics (default /metrics)
-  --web.config.file <file>      TLS, basic auth and headers of the exporter's own server, in the
-                                exporter-toolkit web-config.yml format (env EXPORTER_WEB_CONFIG_FILE;
-                                see docs/security.md)
-  --web.external-url <url>      the URL Prometheus reaches this exporter at (a Service name, an
-                                ingress), for the targets /sd lists (env EXPORTER_WEB_EXTERNAL_URL;
-                                default: the listen address)
-  --web.max-requests <n>        concurrent scrapes served at once; more get 503 (default 40, 0: no limit)
-  --web.disable-exporter-metrics
-                                leave out the process_* and nodejs_* metrics of the exporter itself
-  --log.level <level>           fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info)
-  --log.format <format>         json|pretty (env LOG_FORMAT, default json)
-  --check-config                validate the configuration and exit: 0 valid, 2 invalid
-                                (alias --config.check)
-  --shard <i> --total-shards <n>
-                                poll only shard i (0 ≤ i < n) of the configured stacks
-                                (env EXPORTER_SHARD, EXPORTER_TOTAL_SHARDS)
-  --shard-from-pod-name         take i from the pod name's ordinal (POD_NAME or HOSTNAME,
-                                e.g. cmdb-exporter-2 → 2; env EXPORTER_SHARD_FROM_POD_NAME=true)
-  --once                        poll every endpoint once, print the exposition to stdout, exit 1
-                                if any endpoint failed (logs go to stderr)
-  -v, --version                 print the version and exit
-  -h, --help                    print this help and exit
-
+${flagsHelp('daemon')}
 A single CMDB can be configured by environment alone: CMDB_BASE_URL, CMDB_CLIENT_ID and
 CMDB_SECRET (or CMDB_SECRET_FILE), or CMDB_TOKEN (or CMDB_TOKEN_FILE); see docs/configuration.md.
 Endpoints: /metrics (?stack=NAME: one stack; ?only=exporter: the exporter's own metrics), /sd
@@ -59,43 +35,16 @@ POST /-/reload (when enableReload is set). See docs/scaling.md.
 
 const SHUTDOWN_DEADLINE_MS = 10_000;
 
-function parseFlags(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    options: {
-      config: { type: 'string' },
-      'config.file': { type: 'string' },
-      'web.listen-address': { type: 'string' },
-      'web.telemetry-path': { type: 'string' },
-      'web.disable-exporter-metrics': { type: 'boolean', default: false },
-      'web.config.file': { type: 'string' },
-      'web.max-requests': { type: 'string' },
-      'web.external-url': { type: 'string' },
-      'log.level': { type: 'string' },
-      'log.format': { type: 'string' },
-      'check-config': { type: 'boolean', default: false },
-      'config.check': { type: 'boolean', default: false },
-      shard: { type: 'string' },
-      'total-shards': { type: 'string' },
-      'shard-from-pod-name': { type: 'boolean', default: false },
-      once: { type: 'boolean', default: false },
-      version: { type: 'boolean', short: 'v', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  }).values;
-}
-
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'backfill') {
     return runBackfill(argv.slice(1), { stdout: process.stdout, stderr: process.stderr, env: process.env, now: Date.now });
   }
-  let flags: ReturnType<typeof parseFlags>;
+  let flags: FlagValues<'daemon'>;
   try {
-    flags = parseFlags(argv);
+    flags = parseFlags('daemon', argv);
   } catch (err) {
-    console.error(`cmdb-exporter: ${(err as Error).message}\nRun with --help for the options.`);
+    if (!(err instanceof FlagError)) throw err;
+    console.error(`cmdb-exporter: ${err.message}\nRun with --help for the options.`);
     return 2;
   }
   if (flags.help) {
@@ -107,11 +56,6 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
 
-  const configFlag = configFileFlag(flags);
-  if ('problem' in configFlag) {
-    console.error(`cmdb-exporter: ${configFlag.problem}`);
-    return 2;
-  }
   const telemetryPath = flags['web.telemetry-path'];
   if (telemetryPath !== undefined && !/^\/[\w\-./]*$/.test(telemetryPath)) {
     console.error(`cmdb-exporter: --web.telemetry-path must be a path starting with /, got ${JSON.stringify(telemetryPath)}`);
@@ -135,7 +79,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const webConfigFile = flags['web.config.file'] ?? (process.env.EXPORTER_WEB_CONFIG_FILE || undefined);
-  const configFile = configFlag.file ?? process.env.EXPORTER_CONFIG ?? undefined;
+  const configFile = flags.config ?? process.env.EXPORTER_CONFIG ?? undefined;
   const loadAll = () =>
     loadConfig({
       configFile,
@@ -160,7 +104,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const unknownVars = unknownVariables(process.env, config.fileVariables);
-  if (flags['check-config'] || flags['config.check']) {
+  if (flags['check-config']) {
     for (const v of unknownVars) console.error(`cmdb-exporter: warning: ${v.name}: ${v.message}`);
     const names = config.stacks.map((s) => s.name).join(', ');
     process.stdout.write(`configuration OK: ${config.stacks.length} stack(s) (${names}); listen ${config.listenAddress}\n`);
@@ -192,11 +136,15 @@ async function main(argv: string[]): Promise<number> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (this is a bug; the exporter keeps running)'));
 
   if (flags.once) {
+    const began = performance.now();
     const app = await start({ config, logger, scrubber, serve: false, schedule: false, shard, defaultMetrics });
     const ok = await app.pollOnce();
     process.stdout.write(await app.metricsText());
+    const summary = onceSummary(app.landing().stacks, (performance.now() - began) / 1000);
     await app.close(0);
     if (!ok) logger.error('at least one endpoint failed; see the log lines above and cmdb_endpoint_up');
+    // One line for people, after the log (stderr: stdout is the exposition).
+    process.stderr.write(`${summary}\n`);
     return ok ? 0 : 1;
   }
 

@@ -6,8 +6,10 @@
 import { DATA_ENDPOINTS, groupOf, type DataEndpoint, type GroupName } from './api/endpoints.js';
 import type { BudgetState } from './cmdb/budget.js';
 import { tokenSlot } from './cmdb/auth.js';
-import { CmdbClient, sameCredentials, type ClientCarry } from './cmdb/client.js';
-import type { PlanSeen } from './cmdb/plan.js';
+import { sameCredentials, type CmdbClient, type ClientCarry } from './cmdb/client.js';
+import type { PlanSeen, PollPlan } from './cmdb/plan.js';
+import type { ConnectorHistoryReader, StackReaders } from './cmdb/readers/index.js';
+import { openRoad, type Road } from './cmdb/road.js';
 import { secretsOf } from './config/redact.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import type { Logger } from './logger.js';
@@ -19,6 +21,7 @@ import type { SecretScrubber } from './secrets.js';
 import type { Readiness } from './server/http.js';
 import type { LandingStack } from './server/landing.js';
 import type { EndpointSettings, SnapshotStore } from './store/snapshot-store.js';
+import { StatusMemory } from './status-memory.js';
 
 export interface StacksOptions {
   readonly instruments: Instruments;
@@ -34,8 +37,8 @@ export interface StacksOptions {
 /** What a reload did to the stacks. */
 export interface ApplySummary {
   unchanged: number;
-  /** Only the poll intervals changed: the running stack was given its new schedule. */
-  rescheduled: number;
+  /** Its road stayed (same service, credentials, paging): the running stack took its new settings in place. */
+  reconfigured: number;
   restarted: number;
   added: number;
   removed: number;
@@ -45,7 +48,15 @@ interface StackRuntime {
   readonly config: StackConfig;
   /** Unix seconds when this runtime started: it holds readiness back one attempt timeout at most. */
   readonly startedAt: number;
+  /**
+   * Added after start (by a reload, a new file in stacksDir): readiness is about the stacks the
+   * process started with, so its first polls never make it unready; it is shown as joining.
+   */
+  readonly joined: boolean;
+  readonly road: Road;
   readonly client: CmdbClient;
+  readonly readers: StackReaders;
+  readonly plan: PollPlan;
   readonly poller: StackPoller;
 }
 
@@ -53,20 +64,27 @@ interface StackRuntime {
 export interface Carried {
   /** What the request budget has spent (a reload does not refill it). */
   readonly budget?: BudgetState;
-  /** Token, path spellings, connector history: what still holds (CmdbClient.handOver). */
+  /** Token and path spellings: what still holds (CmdbClient.handOver). */
   readonly client?: ClientCarry;
+  /** The connector history reader (held newest runs, last full scan, learned page size), when it still holds (StackReaders.handOver). */
+  readonly history?: ConnectorHistoryReader;
   /** 403 back-offs: waited out by the new runtime too, unless the service or the credentials changed. */
   readonly forbidden?: ForbiddenState;
   /** What the old runtime's client saw (connector pages, Actions, fetch rates): the new one plans with it. */
   readonly seen?: PlanSeen;
 }
 
-/** Settings that only say when to poll: a change of nothing else reschedules the running stack. */
-const SCHEDULE_KEYS: ReadonlySet<string> = new Set<keyof StackConfig>(['intervals', 'staleIntervals']);
+/**
+ * What a stack's road is: the service it asks, as whom, and how its pages are cut and ordered
+ * (with the time zone its held times were read in). While these stay, the running stack takes every
+ * other setting in place and its reads in flight go on (a connector scan half-way through its
+ * pages keeps its pages); a change of any of them is another road, and the stack restarts.
+ */
+const ROAD_KEYS = ['baseUrl', 'auth', 'paging', 'connectorSort', 'timezone'] as const satisfies ReadonlyArray<keyof StackConfig>;
 
-/** The stack's settings as JSON without its top-level schedule keys. */
-function withoutSchedule(stack: StackConfig): string {
-  return JSON.stringify(Object.fromEntries(Object.entries(stack).filter(([key]) => !SCHEDULE_KEYS.has(key))));
+/** The same road: a reload keeps the running stack and gives it its new settings in place. */
+export function sameRoad(a: StackConfig, b: StackConfig): boolean {
+  return ROAD_KEYS.every((key) => JSON.stringify(a[key]) === JSON.stringify(b[key]));
 }
 
 function endpointSettings(stack: StackConfig): Map<DataEndpoint, EndpointSettings> {
@@ -87,8 +105,12 @@ function nextPoll(scheduler: Scheduler, stack: string, group: GroupName, interva
 
 export class Stacks {
   private readonly runtimes = new Map<string, StackRuntime>();
+  /** What the status page remembers of each stack: its recent requests, since when it has each problem. */
+  private readonly status: StatusMemory;
 
-  constructor(private readonly opts: StacksOptions) {}
+  constructor(private readonly opts: StacksOptions) {
+    this.status = new StatusMemory(opts.store, (name) => void this.landing(name), opts.now);
+  }
 
   /** How many stacks this process polls (cmdb_exporter_stacks). */
   get count(): number {
@@ -103,17 +125,22 @@ export class Stacks {
     for (const secret of secretsOf(config)) this.opts.scrubber.add(secret);
   }
 
-  /** `carried`: what the stack's previous runtime knew (a reload), see Carried. */
-  add(stack: StackConfig, carried: Carried = {}): void {
+  /** `carried`: what the stack's previous runtime knew (a reload), see Carried; `joined`: see StackRuntime. */
+  add(stack: StackConfig, carried: Carried = {}, joined = false): void {
     const { instruments, store, scrubber, scheduler, now } = this.opts;
     const logger = this.opts.logger.child({ stack: stack.name });
-    const client = new CmdbClient({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, enabled: enabledEndpoints(stack), seen: carried.seen });
+    const road = openRoad({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, history: carried.history, enabled: enabledEndpoints(stack), seen: carried.seen });
+    const { client, readers } = road;
+    const plan = road.plan as PollPlan;
+    // What became of the stack's requests, for the status page's "CMDB unreachable" cause line.
+    const record = this.status.recorder(stack.name);
+    client.events.requests.on((e) => record(e.outcome));
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
-    const poller = new StackPoller({ stack, api: client, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden });
+    const poller = new StackPoller({ stack, api: readers, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden });
     initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
-    this.runtimes.set(stack.name, { config: stack, client, poller, startedAt: now() });
+    this.runtimes.set(stack.name, { config: stack, road, client, readers, plan, poller, startedAt: now(), joined });
     scheduler?.add(poller);
   }
 
@@ -129,32 +156,35 @@ export class Stacks {
     // Polls waiting for the budget end now; those with a request in flight get the grace period.
     runtime.client.stopWaiting();
     await this.opts.scheduler?.remove(name, graceMs);
-    await runtime.client.close();
+    await runtime.road.close();
     if (!forget) return;
+    this.status.forget(name);
     this.opts.scrubber.forget(tokenSlot(name));
     this.opts.store.removeStack(name);
     await removeStackInstruments(this.opts.instruments, name);
   }
 
   /**
-   * Brings the stacks in line with `next`. A stack whose poll intervals alone changed keeps running
-   * and is rescheduled (a slow connector scan in flight goes on); any other change restarts it, and
-   * the new runtime takes over what still holds of the old one's knowledge (Carried); others keep
-   * running untouched.
+   * Brings the stacks in line with `next`. A stack whose road stays (sameRoad) keeps running and
+   * takes its new settings in place (a slow connector scan in flight goes on); a new road restarts
+   * it, and the new runtime takes over what still holds of the old one's knowledge (Carried);
+   * others keep running untouched.
    */
   async apply(next: ExporterConfig, previous: ExporterConfig): Promise<ApplySummary> {
     this.registerSecrets(next);
     const wanted = new Map(next.stacks.map((s) => [s.name, s]));
-    const summary: ApplySummary = { unchanged: 0, rescheduled: 0, restarted: 0, added: 0, removed: 0 };
+    const summary: ApplySummary = { unchanged: 0, reconfigured: 0, restarted: 0, added: 0, removed: 0 };
     const carried = new Map<string, Carried>();
-    const rescheduled = new Set<string>();
+    const reconfigured = new Set<string>();
+    // A stack restarted by this reload joined when its old runtime did; any other new one joins now.
+    const startedWith = new Set<string>();
     for (const [name, r] of [...this.runtimes]) {
       const w = wanted.get(name);
       if (!w) summary.removed++;
       else if (JSON.stringify(w) === JSON.stringify(r.config)) continue;
-      else if (withoutSchedule(w) === withoutSchedule(r.config)) {
-        this.reschedule(r, w);
-        rescheduled.add(name);
+      else if (sameRoad(w, r.config)) {
+        this.reconfigure(r, w);
+        reconfigured.add(name);
         continue;
       } else summary.restarted++;
       await this.remove(name, undefined, !w);
@@ -162,58 +192,75 @@ export class Stacks {
       // The new runtime plans with what the old one saw (connector pages, Actions, fetch rates).
       if (w) {
         const forbidden = sameCredentials(r.config, w) ? r.poller.runner.forbiddenState() : undefined;
-        carried.set(name, { budget: r.client.budgetState(), client: r.client.handOver(w), forbidden, seen: r.client.planSeen() });
+        const history = r.readers.handOver(r.config, w);
+        carried.set(name, { budget: r.client.budgetState(), client: r.client.handOver(w), ...(history ? { history } : {}), forbidden, seen: r.plan.seen() });
+        if (!r.joined) startedWith.add(name);
       }
     }
     for (const stack of next.stacks) {
       const kept = this.runtimes.get(stack.name);
       // A reload is the operator's word that the CMDB may be asked again: a Retry-After pause ends.
       kept?.client.resumeAfterRateLimit();
-      if (kept && rescheduled.has(stack.name)) summary.rescheduled++;
+      if (kept && reconfigured.has(stack.name)) summary.reconfigured++;
       else if (kept) summary.unchanged++;
       else {
         if (!previous.stacks.some((s) => s.name === stack.name)) summary.added++;
-        this.add(stack, carried.get(stack.name));
+        this.add(stack, carried.get(stack.name), !startedWith.has(stack.name));
       }
     }
     return summary;
   }
 
-  /** Only the intervals changed: the same runtime polls on, on its new schedule. */
-  private reschedule(runtime: StackRuntime, stack: StackConfig): void {
-    const { store, scheduler } = this.opts;
-    runtime.poller.reschedule(stack);
-    runtime.client.reschedule(stack);
-    // The held series stay; their staleness limits follow the new intervals.
+  /**
+   * The same road: the same runtime polls on with its new settings. Each part takes what is its
+   * own: the client its limits, timeouts and TLS (a new dispatcher when they changed), the readers
+   * their scan settings, the poller its endpoints and pace, the scheduler its jobs and intervals.
+   */
+  private reconfigure(runtime: StackRuntime, stack: StackConfig): void {
+    const { store, scheduler, instruments } = this.opts;
+    runtime.client.reconfigure(stack, instruments);
+    runtime.readers.reconfigure();
+    runtime.poller.reconfigure(stack);
+    runtime.plan.reconfigure(stack, enabledEndpoints(stack));
+    initStackInstruments(instruments, stack.name, runtime.poller.groups(), enabledEndpoints(stack));
+    // The held series stay; their staleness limits follow the new intervals (an endpoint no longer polled loses its series).
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     this.runtimes.set(stack.name, { ...runtime, config: stack });
     scheduler?.reschedule(stack.name);
   }
 
+  /** The list endpoints of a runtime that have not finished a first poll (of it or of the one a reload replaced). */
+  private firstPollsDue(r: StackRuntime): DataEndpoint[] {
+    return r.poller.pending().filter((endpoint) => this.opts.store.snapshot(r.config.name, endpoint)?.up === undefined);
+  }
+
   /**
-   * Ready when every enabled endpoint has finished a poll (of this runtime, or of the one a reload
-   * replaced), or its stack started more than one attempt timeout (timeoutSeconds) ago: a stack
-   * that cannot be reached must not keep the whole process unready while its first polls run out
-   * of retries; its endpoints read `cmdb_endpoint_up 0` meanwhile.
+   * Ready when every enabled endpoint of the stacks the process started with has finished a poll
+   * (of this runtime, or of the one a reload replaced), or its stack started more than one attempt
+   * timeout (timeoutSeconds) ago: a stack that cannot be reached must not keep the whole process
+   * unready while its first polls run out of retries; its endpoints read `cmdb_endpoint_up 0`
+   * meanwhile. A stack added later (a reload, stacksDir) is listed as `joining` until its first
+   * polls end and never makes the process unready: behind a Service, an unready pod stops every
+   * stack's scrapes, not only the new one's.
    */
   readiness(): Readiness {
     const pending: Array<{ stack: string; endpoint: string }> = [];
+    const joining: Array<{ stack: string; endpoint: string }> = [];
     const at = this.opts.now();
     for (const r of this.runtimes.values()) {
-      const stack = r.config.name;
-      if (at - r.startedAt >= r.config.timeoutSeconds) continue;
-      for (const endpoint of r.poller.pending()) {
-        if (this.opts.store.snapshot(stack, endpoint)?.up === undefined) pending.push({ stack, endpoint });
-      }
+      if (!r.joined && at - r.startedAt >= r.config.timeoutSeconds) continue;
+      const due = this.firstPollsDue(r).map((endpoint) => ({ stack: r.config.name, endpoint }));
+      (r.joined ? joining : pending).push(...due);
     }
-    return { ready: pending.length === 0, pending };
+    return { ready: pending.length === 0, pending, ...(joining.length > 0 ? { joining } : {}) };
   }
 
-  /** Per stack, what the status page shows. */
-  landing(): LandingStack[] {
+  /** Per stack (or the one named), what the status page shows, with what it remembers of it. */
+  landing(only?: string): LandingStack[] {
     const { store, scheduler, now } = this.opts;
     const at = now();
-    return [...this.runtimes.values()].map((r) => {
+    const runtimes = [...this.runtimes.values()].filter((r) => only === undefined || r.config.name === only);
+    return runtimes.map((r) => {
       const { name, intervals, disabledEndpoints } = r.config;
       const endpoints = r.poller.runner.status().map((s) => {
         const group = groupOf(s.endpoint);
@@ -231,13 +278,14 @@ export class Stacks {
         reason: disabledEndpoints.includes(endpoint) ? ('disabled' as const) : groupOf(endpoint) === 'queries' ? ('unqueried' as const) : ('untracked' as const),
       }));
       const samples = DATA_ENDPOINTS.flatMap((e) => store.snapshot(name, e)?.samples ?? []);
-      const pausedUntil = r.client.rateLimitPausedUntil();
+      const pauses = r.client.pauses().map((p) => ({ scope: p.scope, ...(p.group ? { group: p.group } : {}), until: p.until / 1000, ...(p.status === undefined ? {} : { status: p.status }), endpoint: p.endpoint, request: p.request }));
       const jobBacklog = r.poller.runner.enabled('action_jobs') ? r.poller.jobBacklog() : undefined;
-      const plan = r.client.plan();
+      const plan = r.plan.plan();
       const demand = { perHour: plan.total, budgetPerHour: plan.budgetPerHour, ratio: plan.ratio };
-      const connectorScan = r.poller.runner.enabled('connector') ? r.client.connectorScan() : undefined;
+      const connectorScan = r.poller.runner.enabled('connector') ? r.readers.connectorScan() : undefined;
       const queries = r.poller.queryStatus();
-      return { name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pausedUntil, endpoints, skipped, samples, jobBacklog, demand, connectorScan, queries };
+      const joining = r.joined && this.firstPollsDue(r).length > 0 ? { joining: true } : {};
+      return this.status.remember({ name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pauses, endpoints, skipped, samples, jobBacklog, demand, connectorScan, queries, ...joining }, at);
     });
   }
 
@@ -249,6 +297,7 @@ export class Stacks {
   }
 
   async closeAll(graceMs?: number): Promise<void> {
+    this.status.close();
     // Shutting down: nothing is served afterwards, so the series need not be taken apart.
     await Promise.all([...this.runtimes.keys()].map((name) => this.remove(name, graceMs, false)));
   }

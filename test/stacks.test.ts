@@ -188,7 +188,8 @@ describe('reload of a changed stack (issue 11 #10)', () => {
     const before = data(await app.metricsText());
     expect(before.length).toBeGreaterThan(1);
 
-    config = configFor([stackFor(simulator, { userAgent: 'second' })]);
+    // Another page size: a new road (src/stacks.ts sameRoad), so the stack restarts.
+    config = configFor([stackFor(simulator, { userAgent: 'second', paging: { ...stackFor(simulator).paging, actionPageSize: 50 } })]);
     expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"restarted":1') });
     // No scheduler here: the new runtime has not polled, yet nothing went missing.
     expect(app.readiness()).toEqual({ ready: true, pending: [] });
@@ -204,7 +205,30 @@ describe('reload of a changed stack (issue 11 #10)', () => {
     expect(after).not.toEqual(before);
   });
 
-  it('a stack that is new (or re-added after removal) still waits for its first poll', async () => {
+  it('a reload that tracks names and disables an endpoint keeps the stack running: the new endpoints polled, the old one gone', async () => {
+    const tracked = simulator.state().trackedAssets.slice(0, 1);
+    let config = configFor([stackFor(simulator, { track: { assets: [], users: [] } })]);
+    const { app } = await startExporter(config, { loadConfig: () => config });
+    apps.push(app);
+    expect(await app.pollOnce()).toBe(true);
+    const runtime = app.landing().stacks[0];
+    expect(runtime?.endpoints.map((e) => e.endpoint)).not.toContain('asset_change');
+
+    config = configFor([stackFor(simulator, { track: { assets: tracked, users: [] }, disabledEndpoints: ['license'] })]);
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"reconfigured":1') });
+    const endpoints = () => app.landing().stacks[0]?.endpoints ?? [];
+    expect(endpoints().find((e) => e.endpoint === 'asset_change')).toMatchObject({ state: 'pending' });
+    expect(endpoints().map((e) => e.endpoint)).not.toContain('license');
+    expect(await app.metricsText()).not.toContain('cmdb_license_info{');
+    expect(await app.pollOnce()).toBe(true);
+    expect(endpoints().find((e) => e.endpoint === 'asset_change')).toMatchObject({ state: 'ok' });
+    // The same runtime: its connector history is read incrementally, not in full again.
+    const text = await app.metricsText();
+    expect(text).toMatch(/^cmdb_connector_scans_total\{stack="sim",kind="full"\} 1$/m);
+    expect(text).toMatch(/^cmdb_connector_scans_total\{stack="sim",kind="incremental"\} 1$/m);
+  });
+
+  it('a stack that is new (or re-added after removal) joins: shown pending until its first poll, never unready, no data left over', async () => {
     let config = configFor([stackFor(simulator)]);
     const { app } = await startExporter(config, { loadConfig: () => config });
     apps.push(app);
@@ -214,8 +238,35 @@ describe('reload of a changed stack (issue 11 #10)', () => {
     await app.reload();
     config = configFor([stackFor(simulator)]);
     await app.reload();
-    expect(app.readiness().ready).toBe(false);
+    // No scheduler here: nothing has polled the re-added stack.
+    const readiness = app.readiness();
+    expect(readiness.ready).toBe(true);
+    expect(readiness.pending).toEqual([]);
+    expect(readiness.joining).toContainEqual({ stack: 'sim', endpoint: 'license' });
+    expect(app.landing().stacks[0]?.joining).toBe(true);
     expect(await app.metricsText()).not.toContain('cmdb_connector_info{');
+    expect(await app.pollOnce()).toBe(true);
+    expect(app.readiness()).toEqual({ ready: true, pending: [] });
+    expect(app.landing().stacks[0]?.joining).toBeUndefined();
+  });
+
+  it('a stack the process started with still holds readiness when a reload restarts it before its first poll; one that joined still does not', async () => {
+    // A change of time zone is a new road (the history's times are read in it): the stack restarts.
+    let config = configFor([stackFor(simulator, { name: 'first', timezone: 'UTC' })]);
+    const { app } = await startExporter(config, { loadConfig: () => config });
+    apps.push(app);
+    config = configFor([stackFor(simulator, { name: 'first', timezone: 'Europe/Berlin' }), stackFor(simulator, { name: 'late' })]);
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"restarted":1') });
+    config = configFor([stackFor(simulator, { name: 'first', timezone: 'Europe/Paris' }), stackFor(simulator, { name: 'late', timezone: 'Europe/Berlin' })]);
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"restarted":2') });
+    const readiness = app.readiness();
+    expect(readiness.ready).toBe(false);
+    expect(new Set(readiness.pending.map((p) => p.stack))).toEqual(new Set(['first']));
+    expect(new Set(readiness.joining?.map((p) => p.stack))).toEqual(new Set(['late']));
+    expect(app.landing().stacks.map((st) => [st.name, st.joining ?? false])).toEqual([
+      ['first', false],
+      ['late', true],
+    ]);
   });
 });
 
@@ -233,9 +284,11 @@ describe('a stack paused by a server Retry-After (issue 11 #1)', () => {
     apps.push(app);
     await app.pollOnce();
     const [model] = app.landing().stacks;
-    expect(model?.pausedUntil).toBeGreaterThan(Date.now() / 1000 + 800);
+    const [pause] = model?.pauses ?? [];
+    expect(pause).toMatchObject({ scope: 'stack', status: 429, request: 'GET /CMDB/v2/system/metrics/license' });
+    expect(pause?.until).toBeGreaterThan(Date.now() / 1000 + 800);
     const paused = /^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} (\S+)$/m;
-    expect(Number(paused.exec(await app.registry.metrics())?.[1])).toBeCloseTo(model?.pausedUntil ?? 0, 0);
+    expect(Number(paused.exec(await app.registry.metrics())?.[1])).toBeCloseTo(pause?.until ?? 0, 0);
     expect(model?.endpoints.find((e) => e.endpoint === 'license')).toMatchObject({ state: 'failing', outcome: 'rate_limited' });
     expect(await app.metricsText()).toMatch(/^cmdb_endpoint_up\{stack="sim",endpoint="license"\} 0$/m);
     // Whatever could not be polled because of the pause says why; nothing is left pending or up without data.
@@ -244,7 +297,7 @@ describe('a stack paused by a server Retry-After (issue 11 #1)', () => {
     }
 
     expect(await app.reload()).toMatchObject({ ok: true });
-    expect(app.landing().stacks[0]?.pausedUntil).toBeUndefined();
+    expect(app.landing().stacks[0]?.pauses).toEqual([]);
     expect(await app.registry.metrics()).toMatch(/^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} 0$/m);
   });
 });

@@ -6,6 +6,15 @@ import { RECORDS } from './recording.js';
 /** Endpoints whose 403 is expected on ordinary tokens: only CmdbEndpointForbidden speaks of them. */
 const OPTIONAL_WHEN_FORBIDDEN = 'endpoint="data_ingestion_next"';
 
+/** Requests of a stack whose outcome matches `outcome`, counted over `window`, all endpoints together. */
+function requestIncrease(t: Thresholds, outcome: string, window: string): string {
+  return `sum without (endpoint, outcome) (increase(${selector(t, 'cmdb_endpoint_requests_total', outcome)}[${window}]))`;
+}
+
+function unreachable(t: Thresholds, outcome: string): string {
+  return requestIncrease(t, outcome, t.unreachableWindow);
+}
+
 export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
   const alert = alertFactory(t);
   const s = (metric: string, extra?: string) => selector(t, metric, extra);
@@ -26,6 +35,20 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
         `absent(${s('up')})`,
         'No CMDB exporter target is scraped (job {{ $labels.job }})',
         `Prometheus has no scrape target for job {{ $labels.job }} for ${t.for.CmdbExporterAbsent}: the exporter is missing from the scrape configuration or from service discovery, so no CMDB alert can fire.`,
+      ),
+      alert(
+        'CmdbUnreachable',
+        'critical',
+        // The cause of a stack whose every endpoint fails: none of its requests is answered. Counted
+        // from the requests themselves (retries included: a failing group is retried at most 2
+        // minutes apart), so it fires minutes before the endpoints' own alerts, which it holds back.
+        `${unreachable(t, 'outcome=~"network|timeout"')} > 0\nunless on (job, instance, stack)\n${unreachable(t, 'outcome!~"network|timeout"')} > 0`,
+        `The CMDB of ${STACK} is unreachable`,
+        `No request of the exporter to the CMDB of ${STACK} has been answered for ${t.unreachableWindow} or more: {{ $value | humanize }} requests in the last ${t.unreachableWindow} failed to connect or timed out, none got an answer. Every endpoint of the stack fails and its data is frozen (kept for ${t.endpointStaleIntervals} poll intervals, then dropped); the stack's endpoint, staleness and data alerts are held back while this fires.`,
+        undefined,
+        // The CMDB answers again: the endpoints come back one retry at a time (30 s to 2 minutes
+        // apart), and until they have, their alerts would be notified without their cause.
+        t.unreachableKeepFiringFor,
       ),
       alert(
         'CmdbEndpointDown',
@@ -59,10 +82,16 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       ),
       alert(
         'CmdbTokenRejected',
-        'warning',
-        `increase(${s('cmdb_token_requests_total', 'outcome="rejected"')}[${t.counterWindow}]) > 0`,
+        'critical',
+        // Client credentials: the token endpoint refuses them. A pre-issued token: the CMDB answers
+        // 401 and nothing else to the stack's requests.
+        [
+          `sum without (outcome) (increase(${s('cmdb_token_requests_total', 'outcome="rejected"')}[${t.counterWindow}])) > 0`,
+          'or on (job, instance, stack)',
+          `(\n  ${requestIncrease(t, 'outcome="401"', t.counterWindow)} > 0\n  unless on (job, instance, stack)\n  ${requestIncrease(t, 'outcome!="401"', t.counterWindow)} > 0\n)`,
+        ].join('\n'),
         `The CMDB rejects the exporter's credentials for ${STACK}`,
-        `{{ $value | humanize }} token requests for ${STACK} were rejected in the last ${t.counterWindow}: the client id or secret is wrong, expired or revoked, and every data endpoint of the stack fails.`,
+        `{{ $value | humanize }} token requests for ${STACK} (or its requests with a pre-issued token) were rejected in the last ${t.counterWindow}: the client id, secret or token is wrong, expired or revoked, and every data endpoint of the stack fails; its endpoint, staleness and data alerts are held back while this fires.`,
       ),
       alert(
         'CmdbRateBudgetNearlyExhausted',
@@ -80,12 +109,12 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       ),
       alert(
         'CmdbStackPaused',
-        'warning',
+        'critical',
         // One pause lasts retries.maxRetryAfterSeconds at most (120 s by default): a CMDB that keeps
         // answering 429 pauses the stack again and again, so the alert looks at the share of time paused.
         `avg_over_time((${s('cmdb_rate_limit_paused_until_timestamp_seconds')} > bool time())[10m:1m]) > 0.5`,
         `The CMDB keeps pausing every request of the exporter for ${STACK}`,
-        `The CMDB asked the exporter to wait again and again (429s, or a Retry-After on a 502, 503 or 504): every request of ${STACK} was held back {{ $value | humanizePercentage }} of the last 10 minutes (each pause lasts retries.maxRetryAfterSeconds at most), and its endpoints go down as their polls run out of time. A reload of the exporter ends a pause.`,
+        `The CMDB asked the exporter to wait again and again (429s, or a Retry-After on a 502, 503 or 504): every request of ${STACK} was held back {{ $value | humanizePercentage }} of the last 10 minutes (each pause lasts retries.maxRetryAfterSeconds at most), and its endpoints go down as their polls run out of time (their alerts are held back while this fires). A reload of the exporter ends a pause.`,
       ),
       alert(
         'CmdbSeriesDropped',

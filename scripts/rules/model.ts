@@ -4,6 +4,8 @@
  * so a threshold is written exactly once.
  */
 import { FAMILIES } from '../../src/metrics/catalogue.js';
+import type { MixinConfig } from '../mixin.js';
+import { PROBLEM_OF } from './problems.js';
 
 export type Severity = 'critical' | 'warning' | 'info';
 
@@ -11,7 +13,10 @@ export interface AlertRule {
   readonly alert: string;
   readonly expr: string;
   readonly for: string;
-  readonly labels: { readonly severity: Severity };
+  /** How long a cause keeps firing after its condition cleared (Prometheus 2.42+). */
+  readonly keep_firing_for?: string;
+  /** `problem`: what broke (scripts/rules/problems.ts), what Alertmanager groups by. */
+  readonly labels: { readonly severity: Severity; readonly problem: string };
   readonly annotations: {
     readonly summary: string;
     readonly description: string;
@@ -30,14 +35,12 @@ export interface RuleGroup<R> {
   readonly rules: readonly R[];
 }
 
-/** Every tunable value of the rules. Durations are Prometheus duration strings. */
-export interface Thresholds {
-  /** Label matcher that selects the exporter's scrape job in every rule. */
-  readonly jobSelector: string;
-  /** Matcher(s) limiting the stacks the rules look at; empty for every stack. */
-  readonly stackSelector: string;
-  /** Base of every runbook_url; the alert's anchor is appended. */
-  readonly runbookBaseUrl: string;
+/* Durations are Prometheus duration strings. */
+/**
+ * Every tunable value of the rules, besides the mixin settings (scripts/mixin.ts: the job and stack
+ * selectors, the runbook base URL, and Grafana's URL, which only the Alertmanager templates use).
+ */
+export interface Thresholds extends MixinConfig {
   /** An endpoint's data is stale after this many poll intervals without a successful poll. */
   readonly endpointStaleIntervals: number;
   readonly licenseWarningDays: number;
@@ -57,6 +60,10 @@ export interface Thresholds {
   readonly rateBudgetRatio: number;
   /** Window over which rate-limit responses, token rejections and series drops are counted. */
   readonly counterWindow: string;
+  /** CmdbUnreachable: every request of the stack in this window failed to connect or timed out. */
+  readonly unreachableWindow: string;
+  /** CmdbUnreachable keeps firing this long after the CMDB answers again: its endpoints' retries. */
+  readonly unreachableKeepFiringFor: string;
   /** `for:` of each alert, by alert name. */
   readonly for: Readonly<Record<string, string>>;
 }
@@ -98,14 +105,19 @@ export function alertFactory(t: Thresholds) {
     description: string,
     /** For an alert whose `for:` is itself a threshold rather than an entry of `t.for`. */
     forOverride?: string,
+    /** keep_firing_for: of a cause, which must outlast its effects. */
+    keepFiringFor?: string,
   ): AlertRule {
     const forDuration = forOverride ?? t.for[name];
     if (forDuration === undefined) throw new Error(`thresholds.for has no entry for ${name}`);
+    const problem = PROBLEM_OF[name];
+    if (problem === undefined) throw new Error(`PROBLEM_OF (scripts/rules/problems.ts) has no entry for ${name}`);
     return {
       alert: name,
       expr,
       for: forDuration,
-      labels: { severity },
+      ...(keepFiringFor === undefined ? {} : { keep_firing_for: keepFiringFor }),
+      labels: { severity, problem },
       annotations: {
         summary,
         description,

@@ -8,6 +8,7 @@
  * GET /CMDB/v2/system/data-ingestion/run, which on the real service starts a full ingestion.
  */
 import type { z } from 'zod';
+import type { RequestContext } from './request-context.js';
 import {
   ActionJobListSchema,
   ActionPageSchema,
@@ -20,8 +21,9 @@ import {
   NextRunSchema,
   FieldMetadataListSchema,
   QueryCountSchema,
+  type FieldMetadata,
 } from './schemas.js';
-import type { QueryOutcome } from './query.js';
+import type { QueryOutcome, QueryTable, SentCriterion } from './query.js';
 
 export const BASE = '/CMDB';
 export const TOKEN_PATH = `${BASE}/v1/access_token`;
@@ -170,9 +172,10 @@ export const ENDPOINT_TABLE = {
     schema: ChangeListSchema,
     extract: whole,
   }),
-  // Saved inventory queries, both asked by the query reader (src/cmdb/query-reader.ts), never by
-  // get(): the field metadata of a table (the id is the table), and one count per saved query (the
-  // id is its name; the query travels in the body, the path is the same for every query).
+  // Saved inventory queries, both asked by their reader (QueryReader, src/cmdb/readers/queries.ts):
+  // the field metadata of a table (the id is the table; a record like any other), and one count per
+  // saved query (the id is its name; a POST whose query travels in the body, the path the same for
+  // every query: never asked through get()).
   data_metadata: single({
     group: 'queries',
     fanOut: 'each',
@@ -202,6 +205,8 @@ export const ENDPOINTS: readonly EndpointName[] = ['access_token', ...DATA_ENDPO
 
 export type Descriptor<E extends DataEndpoint> = (typeof ENDPOINT_TABLE)[E];
 export type PagedEndpoint = { [E in DataEndpoint]: Descriptor<E> extends { kind: 'paged' } ? E : never }[DataEndpoint];
+/** Endpoints that answer one record or one list per request. */
+export type SingleEndpoint = { [E in DataEndpoint]: Descriptor<E> extends { kind: 'single' } ? E : never }[DataEndpoint];
 
 /** What one request of endpoint E yields once validated: the extracted value, or every row of every page. */
 export type ResultOf<E extends DataEndpoint> =
@@ -228,10 +233,11 @@ export type InputOf<E extends DataEndpoint> = Descriptor<E>['fanOut'] extends 'e
 
 export type EndpointInputs = { [E in DataEndpoint]: InputOf<E> };
 
-/** The request arguments of `get`: the id for per-id endpoints, then an abort signal. */
+/** The request arguments of `get`: the id for per-id endpoints, then what bounds the request (its signal and deadline). */
 export type GetArgs<E extends DataEndpoint> = ArgOf<E> extends string
-  ? [id: string, signal?: AbortSignal]
-  : [id?: undefined, signal?: AbortSignal];
+  ? [id: string, ctx?: RequestContext]
+  : [id?: undefined, ctx?: RequestContext];
+
 
 /** A read of the connector run history: `changed` false when `runs` are those the previous read returned. */
 export interface ConnectorHistoryRead {
@@ -240,24 +246,22 @@ export interface ConnectorHistoryRead {
 }
 
 /**
- * One request of a resource reader (src/cmdb/query-reader.ts): the endpoint it counts under, method,
- * path (from PATHS), a JSON body for a POST, and the schema its 2xx answer is validated with.
+ * What the poller needs to count saved queries (QueryReader in src/cmdb/readers/queries.ts): the
+ * field metadata of a table (`data_metadata`), and the count of one query (`data_query`, a POST whose
+ * query travels in the body, so it is not asked through `get`).
  */
-export interface ResourceRequest<T> {
-  readonly endpoint: DataEndpoint;
-  readonly method: 'GET' | 'POST';
-  readonly path: string;
-  readonly body?: unknown;
-  readonly schema: z.ZodType<T>;
+export interface QueryCounting {
+  fields(table: QueryTable, ctx?: RequestContext): Promise<FieldMetadata[]>;
+  count(table: QueryTable, query: ReadonlyArray<ReadonlyArray<SentCriterion>>, ctx?: RequestContext): Promise<number>;
 }
 
-/** What the poller needs of the client (CmdbClient implements it; tests fake it). */
+/** What the poller needs of a stack's readers (StackReaders in src/cmdb/readers implements it; tests fake it). */
 export interface CmdbApi {
-  /** One request of a resource reader, on the stack's token, budget and retries; without it, saved queries cannot run. */
-  send?<T>(request: ResourceRequest<T>, signal?: AbortSignal): Promise<T>;
+  /** The saved queries' reader; without it, saved queries cannot run. */
+  readonly queries?: QueryCounting;
   get<E extends DataEndpoint>(endpoint: E, ...args: GetArgs<E>): Promise<ResultOf<E>>;
   /** The connector history with whether it changed since the last read; without it, `get('connector')` counts as changed. */
-  readConnectors?(signal?: AbortSignal): Promise<ConnectorHistoryRead>;
+  readConnectors?(ctx?: RequestContext): Promise<ConnectorHistoryRead>;
   /** Seconds since the connector read last moved (a page arrived, or it began), on the client's clock; undefined when none runs. */
   connectorIdleSeconds?(): number | undefined;
   /** Seconds a connector read may go without progress before it counts as stuck. */

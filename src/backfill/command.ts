@@ -10,11 +10,11 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, mkdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
-import { CmdbClient } from '../cmdb/client.js';
+import { openRoad } from '../cmdb/road.js';
 import { formatDuration } from '../config/durations.js';
-import { configFileFlag, loadConfig } from '../config/load.js';
+import { FlagError, flagsHelp, parseFlags, type FlagValues } from '../config/flags.js';
+import { loadConfig } from '../config/load.js';
 import { secretsOf } from '../config/redact.js';
 import type { ExporterConfig, StackConfig } from '../config/types.js';
 import { ConfigError } from '../errors.js';
@@ -39,50 +39,7 @@ history) and writes the series the exporter would have exported over that time a
 blocks into --out (see docs/backfill.md).
 
 Options:
-  --config <file>     YAML configuration file (env EXPORTER_CONFIG; alias --config.file), as for
-                      the daemon
-  --from <time>       start: a duration back from now (30d), now-<duration>, an ISO 8601 time or
-                      day, or unix seconds (required)
-  --to <time>         end (default now-3h: Prometheus is still writing the last hours itself)
-  --out <dir>         where the blocks go (created if missing); without promtool, the
-                      OpenMetrics files go here
-  --stack <name>      only this stack (default: every configured stack)
-  --job <name>        the job label Prometheus gives the scraped series (default cmdb-exporter,
-                      the job the shipped rules and dashboards select)
-  --instance <addr>   the instance label of the scraped series (the target as Prometheus lists it,
-                      e.g. cmdb-exporter:9873); default none
-  --step <duration>   one sample per series every <duration>, at least 1s (default: each poll
-                      group's interval, at most 5m)
-  --dry-run           print the plan (requests per endpoint, time at the pace) and send nothing
-  --promtool <path>   promtool to run (default: promtool on PATH; without one, the OpenMetrics
-                      files are written and the command to run is printed)
-  --log.level <lvl>   log level on stderr (default warn)
-  -h, --help          print this help
-`;
-
-function parseFlags(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    options: {
-      config: { type: 'string' },
-      'config.file': { type: 'string' },
-      from: { type: 'string' },
-      to: { type: 'string' },
-      out: { type: 'string' },
-      stack: { type: 'string' },
-      job: { type: 'string', default: 'cmdb-exporter' },
-      instance: { type: 'string' },
-      step: { type: 'string' },
-      'dry-run': { type: 'boolean', default: false },
-      promtool: { type: 'string' },
-      'log.level': { type: 'string' },
-      'log.format': { type: 'string' },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-    strict: true,
-    allowPositionals: false,
-  }).values;
-}
+${flagsHelp('backfill')}`;
 
 export interface BackfillIo {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
@@ -119,11 +76,12 @@ const iso = (s: number) => new Date(s * 1000).toISOString();
 /** Runs the command; returns the exit code (0 ok, 1 failure, 2 bad flags or configuration). */
 export async function runBackfill(argv: string[], io: BackfillIo): Promise<number> {
   const err = (text: string) => io.stderr.write(`cmdb-exporter backfill: ${text}\n`);
-  let flags: ReturnType<typeof parseFlags>;
+  let flags: FlagValues<'backfill'>;
   try {
-    flags = parseFlags(argv);
+    flags = parseFlags('backfill', argv);
   } catch (e) {
-    err(`${(e as Error).message}\nRun cmdb-exporter backfill --help for the options.`);
+    if (!(e instanceof FlagError)) throw e;
+    err(`${e.message}\nRun cmdb-exporter backfill --help for the options.`);
     return 2;
   }
   if (flags.help) {
@@ -138,9 +96,7 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
   try {
     range = parseRange({ from: flags.from, to: flags.to, step: flags.step }, Math.floor(io.now() / 1000));
     if (!flags['dry-run'] && flags.out === undefined) throw new UsageError('--out: is required: the directory the blocks go to');
-    const configFlag = configFileFlag(flags);
-    if ('problem' in configFlag) throw new UsageError(configFlag.problem);
-    config = loadConfig({ configFile: configFlag.file, env: io.env, overrides: { logLevel: flags['log.level'] ?? 'warn', logFormat: flags['log.format'] } });
+    config = loadConfig({ configFile: flags.config, env: io.env, overrides: { logLevel: flags['log.level'] ?? 'warn', logFormat: flags['log.format'] } });
     for (const s of secretsOf(config)) scrubber.add(s);
     stacks = selectStacks(config.stacks, flags.stack);
     promtool = flags['dry-run'] ? undefined : findPromtool(flags.promtool, io.env);
@@ -169,24 +125,27 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
   const instruments = createInstruments(registry, { defaultMetrics: false });
   const readStarted = Date.now();
   const reading = new Progress('reading history', plans.reduce((n, p) => n + p.knownRequests, 0), 'requests', io.stderr);
+  // The backfill's own figure: requests that left, as the road reports them (not read back from a registry).
+  let requests = 0;
   const histories: StackHistory[] = await Promise.all(
     stacks.map(async (stack) => {
-      // The daemon's client, its budget set to the backfill's share.
+      // The daemon's client and readers, the budget set to the backfill's share.
       const paced: StackConfig = { ...stack, rateLimitPerMinute: stack.backfillRequestsPerMinute };
-      const client = new CmdbClient({ stack: paced, instruments, logger: logger.child({ stack: stack.name }), scrubber });
+      const stackLogger = logger.child({ stack: stack.name });
+      const road = openRoad({ stack: paced, instruments, logger: stackLogger, scrubber });
+      road.client.events.requests.on(() => requests++);
       try {
-        return await readHistory({ stack, client, logger: logger.child({ stack: stack.name }), from: range.from, to: range.to, progress: { step: () => reading.advance(), grow: (n) => reading.grow(n) } });
+        return await readHistory({ stack, readers: road.readers, logger: stackLogger, from: range.from, to: range.to, progress: { step: () => reading.advance(), grow: (n) => reading.grow(n) } });
       } finally {
-        await client.close();
+        await road.close();
       }
     }),
   );
-  const requests = await requestCount(registry);
   reading.finish(`(${requests} sent)`);
   const readSeconds = (Date.now() - readStarted) / 1000;
   const failed = histories.flatMap((h, i) => h.failures.map((f) => `${stacks[i]?.name}/${f.endpoint} (${f.count} failed)`));
 
-  const targetLabels: Record<string, string> = { job: flags.job ?? 'cmdb-exporter', ...(flags.instance ? { instance: flags.instance } : {}) };
+  const targetLabels: Record<string, string> = { job: flags.job, ...(flags.instance ? { instance: flags.instance } : {}) };
   // Ctrl-C or SIGTERM: stop after the window being written, remove the unfinished files, exit 130.
   let interrupted = false;
   const interrupt = () => {
@@ -220,13 +179,6 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
     ].join('\n') + '\n',
   );
   return failed.length > 0 ? 1 : 0;
-}
-
-async function requestCount(registry: Registry): Promise<number> {
-  const metric = registry.getSingleMetric('cmdb_endpoint_requests_total');
-  if (!metric) return 0;
-  const values = (await metric.get()).values;
-  return values.reduce((n, v) => n + v.value, 0);
 }
 
 interface WriteOptions {

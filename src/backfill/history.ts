@@ -1,12 +1,14 @@
 /**
- * Reading a stack's history for a backfill, through the daemon's own client (retries, token,
- * budget) paced at `backfillRequestsPerMinute`: one `data?date=` per day of the range, one full
- * connector scan, the ingestion run list, the Action list and every Action's jobs, and the change
- * history of the tracked names. An endpoint that fails is logged once and left out; the others go on.
+ * Reading a stack's history for a backfill, through the daemon's own readers and client (retries,
+ * token, budget, the connector reader's page sizes) paced at `backfillRequestsPerMinute`: one
+ * `data?date=` per day of the range, one scan of every connector run, the ingestion run list, the
+ * Action list and every Action's jobs, and the change history of the tracked names. Nothing here
+ * reads the CMDB but through src/cmdb/readers. An endpoint that fails is logged once and left out;
+ * the others go on.
  */
 import { runKey, runTime } from '../api/connector-runs.js';
 import type { Action, ActionJob, ChangeEntry, ConnectorRun, IngestionRun, MetricsRecord } from '../api/schemas.js';
-import type { CmdbClient } from '../cmdb/client.js';
+import type { StackReaders } from '../cmdb/readers/index.js';
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import { dayKeys } from './plan.js';
@@ -34,11 +36,13 @@ export interface ReadProgress {
 
 /**
  * Keeps per connector key the newest row at or before `from` and every row in (from, to]: what a
- * replay of the range needs, whatever the length of the history before it.
+ * replay of the range needs, whatever the length of the history before it. A row met twice (rows
+ * written during the scan push the older ones onto the next page) is kept once.
  */
 export class RangeRows {
   private readonly before = new Map<string, { run: ConnectorRun; time: number }>();
   private readonly inside: ConnectorRun[] = [];
+  private readonly seenInside = new Set<string>();
   rowsRead = 0;
 
   constructor(
@@ -53,11 +57,13 @@ export class RangeRows {
       const t = runTime(run, this.timeZone);
       // A row without a time cannot be placed on the range.
       if (t === undefined || t > this.to) continue;
+      const key = runKey(run);
       if (t > this.from) {
-        this.inside.push(run);
+        const id = `${key}@${t}`;
+        if (!this.seenInside.has(id)) this.inside.push(run);
+        this.seenInside.add(id);
         continue;
       }
-      const key = runKey(run);
       const best = this.before.get(key);
       if (!best || t >= best.time) this.before.set(key, { run, time: t });
     }
@@ -70,7 +76,7 @@ export class RangeRows {
 
 export interface ReadOptions {
   readonly stack: StackConfig;
-  readonly client: CmdbClient;
+  readonly readers: StackReaders;
   readonly logger: Logger;
   readonly from: number;
   readonly to: number;
@@ -79,7 +85,8 @@ export interface ReadOptions {
 }
 
 export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
-  const { stack, client, logger, from, to, signal } = opts;
+  const { stack, readers, logger, from, to, signal } = opts;
+  const ctx = { signal };
   const progress = opts.progress ?? { step: () => undefined, grow: () => undefined };
   const failures: StackHistory['failures'] = [];
   const attempt = async <T>(endpoint: string, what: string, read: () => Promise<T>): Promise<T | undefined> => {
@@ -106,7 +113,7 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
   const days = new Map<number, MetricsRecord>();
   if (!disabled.has('metrics_data')) {
     for (const day of dayKeys(from, to)) {
-      const record = await attempt('metrics_data', `counts of ${day.text}`, () => client.getMetricsDay(day.text, signal));
+      const record = await attempt('metrics_data', `counts of ${day.text}`, () => readers.countsOn(day.text, ctx));
       if (record) days.set(day.start, record);
       // One day failing loses that day only; the whole endpoint failing every day is reported once.
     }
@@ -116,28 +123,28 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
   if (!disabled.has('connector')) {
     const kept = new RangeRows(from, to, stack.timezone);
     let seen = 0;
-    const pages = await attempt('connector', 'connector run history', () =>
-      client.scanConnectorHistory((rows) => {
+    const walked = await attempt('connector', 'connector run history', () =>
+      readers.everyConnectorRun((rows) => {
         kept.add(rows);
         // The first page is the planned request; each further one was not known in advance.
         if (++seen > 1) {
           progress.grow(1);
           progress.step('connector page');
         }
-      }, signal),
+      }, ctx),
     );
-    if (pages !== undefined) connectorRows = kept.rows();
+    if (walked !== undefined) connectorRows = kept.rows();
   }
 
-  const ingestionRuns = disabled.has('data_ingestion') ? undefined : await attempt('data_ingestion', 'ingestion run list', () => client.get('data_ingestion', undefined, signal));
+  const ingestionRuns = disabled.has('data_ingestion') ? undefined : await attempt('data_ingestion', 'ingestion run list', () => readers.get('data_ingestion', undefined, ctx));
 
   const actionJobs = new Map<string, ActionJob[]>();
-  const actions = disabled.has('actions') ? undefined : await attempt('actions', 'Action list', () => client.get('actions', undefined, signal));
+  const actions = disabled.has('actions') ? undefined : await attempt('actions', 'Action list', () => readers.get('actions', undefined, ctx));
   if (actions && !disabled.has('action_jobs')) {
     const ids = new Set(actions.map((a) => a.actionId));
     progress.grow(ids.size);
     for (const id of ids) {
-      const jobs = await attempt('action_jobs', `jobs of Action ${id}`, () => client.get('action_jobs', id, signal));
+      const jobs = await attempt('action_jobs', `jobs of Action ${id}`, () => readers.actionJobs(id, ctx));
       if (jobs) actionJobs.set(id, jobs);
     }
   }
@@ -149,7 +156,7 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
   ] as const) {
     if (disabled.has(endpoint)) continue;
     for (const name of names) {
-      const entries = await attempt(endpoint, `change history of ${type} ${name}`, () => client.get(endpoint, name, signal));
+      const entries = await attempt(endpoint, `change history of ${type} ${name}`, () => readers.changes(endpoint, name, ctx));
       if (entries) changes[type].set(name, entries);
     }
   }

@@ -66,7 +66,8 @@ export class FetchedToken implements TokenProvider {
   constructor(
     private readonly auth: Extract<StackAuth, { kind: 'client' }>,
     private readonly deps: {
-      stack: StackConfig;
+      /** The stack's settings now (a reload in place may change the user agent). */
+      settings: () => StackConfig;
       transport: Transport;
       instruments: Instruments;
       scrubber: SecretScrubber;
@@ -147,7 +148,8 @@ export class FetchedToken implements TokenProvider {
   }
 
   private async request(idKey: string): Promise<Credential> {
-    const { stack, transport, instruments, scrubber, lifetime } = this.deps;
+    const { transport, instruments, scrubber, lifetime } = this.deps;
+    const stack = this.deps.settings();
     const count = (outcome: 'success' | 'rejected' | 'error') => instruments.tokenRequests.inc({ stack: stack.name, outcome });
     const body = JSON.stringify({ [idKey]: this.auth.clientId, secret: this.auth.secret });
     let outcome;
@@ -155,7 +157,7 @@ export class FetchedToken implements TokenProvider {
       outcome = await transport.send(
         { endpoint: 'access_token', method: 'POST', path: TOKEN_PATH, headers: jsonHeaders(stack.userAgent), body },
         decodeToken,
-        lifetime,
+        { signal: lifetime },
       );
     } catch (err) {
       // A 2xx that is not a token response at all: counted invalid_body per request, rejected per fetch.

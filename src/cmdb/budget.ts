@@ -1,53 +1,62 @@
 /**
- * The client-side request budget of one stack: a token bucket (requests a minute, small burst) that a
- * server Retry-After can pause, a rolling window that keeps any 60 s at or below the rate (burst
- * included), and a cap on requests in flight. Token requests, retries and redirect hops draw on the
- * same budget, so the stack never sends more than its configured rate; a reload hands the state of
- * the bucket to the stack's new runtime (BudgetState) instead of starting with a full one.
+ * The client-side request budget of one stack: a token bucket (requests a minute, small burst) and
+ * a rolling window that keeps any WINDOW_MS at or below the rate, counted from when requests really
+ * left. Token requests, retries and redirect hops draw on the same budget, so the stack never sends
+ * more than its configured rate; a reload hands the spent budget to the stack's new runtime
+ * (BudgetState) instead of starting with a full one. limiter.ts puts it in order with the pauses
+ * and the cap on requests in flight for one request.
  */
-import { eitherSignal } from '../signals.js';
-import { abortReason, type Clock } from './clock.js';
 
 /** Burst size for a budget of `ratePerMinute`: ten seconds' worth, at most 10, at least 1. */
 export function burstFor(ratePerMinute: number): number {
   return Math.max(1, Math.min(10, Math.ceil(ratePerMinute / 6)));
 }
 
-const WINDOW_MS = 60_000;
+/**
+ * How much longer than a minute the window is. A server counts a request when it arrives, the
+ * budget when it leaves; what lies between (connecting, the network, a busy event loop on either
+ * side) differs from request to request. With 2 s more, a request may arrive up to 2 s later than
+ * the one `rate` requests before it without the server seeing rate + 1 in any 60 s: at
+ * rateLimitPerMinute 60 the budget sends at most 60 in any 62 s, about 58 a minute at full load.
+ */
+export const WINDOW_MARGIN_MS = 2000;
+export const WINDOW_MS = 60_000 + WINDOW_MARGIN_MS;
 
 /** What a stack's budget has spent, handed from an old runtime to the new one on reload. */
 export interface BudgetState {
   readonly tokens: number;
   readonly updatedAt: number;
-  /** When the reservations of the last 60 s (and those still waiting) leave (ms), oldest first. */
+  /** When the requests of the last window left (ms), oldest first. */
   readonly sendTimes: readonly number[];
 }
 
-/** One request's place in the budget: when it may leave. Handed back by `cancel` if it never does. */
-export interface Reservation {
-  readonly at: number;
+/** One request's place in line: when it may leave at the earliest. Handed back by `cancel` if it never does. */
+export interface Place {
+  at: number;
+  /** Set once it left: its entry in the window, moved to the time it really left. */
+  sent?: { at: number };
 }
 
 /**
- * Token bucket with reservations: taking a request may drive the balance below zero, and the caller
- * waits until it is back at zero. That keeps waiters in order without a queue. On top, no request
- * leaves earlier than 60 s after the `ratePerMinute`-th request before it: the burst alone would let
- * one minute reach rate + burst (59 at the default 50), leaving the account's other users too little.
- *
- * The window holds every reservation of the last 60 s by time, not the last `rate` by count, and
- * reservations leave in the order they were taken (a new one never before the latest): a waiter that
- * gives up removes its own reservation only, so the requests still waiting keep their places and no
- * later one is planned into a minute that is already full.
+ * Token bucket with places in line: taking a place may drive the balance below zero, and the
+ * request waits until it is back at zero, so waiters keep their order without a queue of their own.
+ * On top, no request leaves while the window already holds `rate` requests: the burst alone would
+ * let one minute reach rate + burst. The window counts when requests really left (`sentAt`), not
+ * when they were planned to: a place whose time came while its request could not leave (a timer
+ * that fired late, a pause) is checked again against what really left before it goes.
  */
-export class TokenBucket {
-  readonly capacity: number;
-  private readonly perMs: number;
-  private readonly windowLimit: number;
+export class RequestBudget {
+  private capacity: number;
+  private perMs: number;
+  private windowLimit: number;
   private tokens: number;
   private updatedAt: number;
-  private pausedUntil = 0;
-  /** Reservations whose send time is within the last 60 s or still ahead, by send time. */
-  private window: Reservation[] = [];
+  /** Requests that left within the last window, by the time they left. */
+  private sent: Array<{ at: number }> = [];
+  /** Places taken and not left yet, in order. */
+  private line: Place[] = [];
+  /** The latest time a place was planned for or left at: a new place never goes before it (first come, first served). */
+  private latest = 0;
 
   constructor(ratePerMinute: number, now: number, inherited?: BudgetState) {
     this.capacity = burstFor(ratePerMinute);
@@ -59,39 +68,80 @@ export class TokenBucket {
       // A changed rate keeps what was spent: never more tokens than the new burst allows.
       this.tokens = Math.min(this.capacity, inherited.tokens);
       this.updatedAt = Math.min(now, inherited.updatedAt);
-      this.window = [...inherited.sendTimes].sort((a, b) => a - b).map((at) => ({ at }));
+      this.sent = [...inherited.sendTimes].sort((a, b) => a - b).map((at) => ({ at }));
       this.trim(now);
     }
   }
 
-  /** Takes one request; returns when it may leave (ms since the epoch, never before `now`). */
-  take(now: number): Reservation {
+  /** A new rate (a reload in place): what was spent stays. */
+  setRate(ratePerMinute: number, now: number): void {
+    this.refill(now);
+    this.capacity = burstFor(ratePerMinute);
+    this.perMs = ratePerMinute / 60_000;
+    this.windowLimit = Math.max(1, Math.floor(ratePerMinute));
+    this.tokens = Math.min(this.capacity, this.tokens);
+  }
+
+  get burst(): number {
+    return this.capacity;
+  }
+
+  /** Takes a place in line; `at` is when it may leave (ms, never before `now`). */
+  take(now: number): Place {
     this.refill(now);
     this.trim(now);
     this.tokens -= 1;
-    const deficitMs = this.tokens < 0 ? -this.tokens / this.perMs : 0;
-    // Nothing accrues while paused, so the deficit is paid off only after the pause.
-    let sendAt = now + Math.ceil(Math.max(now, this.pausedUntil) + deficitMs - now);
-    const latest = this.window[this.window.length - 1];
-    if (latest) sendAt = Math.max(sendAt, latest.at);
-    // The `windowLimit`-th reservation before this one must be a full minute old when it leaves.
-    const full = this.window.length >= this.windowLimit ? this.window[this.window.length - this.windowLimit] : undefined;
-    if (full) sendAt = Math.max(sendAt, full.at + WINDOW_MS);
-    const reservation = { at: sendAt };
-    this.window.push(reservation);
-    return reservation;
+    const deficitMs = this.tokens < 0 ? Math.ceil(-this.tokens / this.perMs) : 0;
+    const place: Place = { at: Math.max(now + deficitMs, this.latest) };
+    place.at = this.windowFree(place.at, now, this.line.length);
+    this.latest = place.at;
+    this.line.push(place);
+    return place;
   }
 
-  /** Takes one request; returns how many ms the caller must wait before sending it. */
+  /** Takes a place; returns how many ms the caller must wait before sending (a place never handed back). */
   reserve(now: number): number {
-    return this.take(now).at - now;
+    const place = this.take(now);
+    const wait = place.at - now;
+    if (wait <= 0) this.leave(place, now);
+    return wait;
   }
 
-  /** Returns a reservation that was never used (its wait was aborted): its own, no other. */
-  cancel(reservation: Reservation, now: number): void {
-    const i = this.window.indexOf(reservation);
-    if (i < 0) return;
-    this.window.splice(i, 1);
+  /**
+   * At `now`: 0 when `place` may leave now (the window then counts it as sent at `now` until
+   * `sentAt` moves it), else the ms to wait before asking again.
+   */
+  leave(place: Place, now: number): number {
+    this.trim(now);
+    const i = this.line.indexOf(place);
+    // Places ahead that have not left yet will leave about now: the window counts them too.
+    place.at = Math.max(place.at, this.windowFree(now, now, Math.max(0, i)));
+    this.latest = Math.max(this.latest, place.at);
+    if (place.at > now) return place.at - now;
+    if (i >= 0) this.line.splice(i, 1);
+    place.sent = { at: now };
+    this.insert(place.sent);
+    return 0;
+  }
+
+  /** The request of `place` really left at `at`: the window counts it from then. */
+  sentAt(place: Place, at: number): void {
+    const entry = place.sent;
+    if (!entry || at <= entry.at) return;
+    entry.at = at;
+    // Later than it was: it moves towards the end, where the newest are.
+    let i = this.sent.indexOf(entry);
+    while (i >= 0 && i + 1 < this.sent.length && (this.sent[i + 1] as { at: number }).at < at) {
+      this.sent[i] = this.sent[i + 1] as { at: number };
+      this.sent[++i] = entry;
+    }
+  }
+
+  /** Gives back a place that was never used (its wait was aborted): its own, no other. */
+  cancel(place: Place, now: number): void {
+    const i = this.line.indexOf(place);
+    if (i < 0 || place.sent) return;
+    this.line.splice(i, 1);
     this.refill(now);
     this.tokens = Math.min(this.capacity, this.tokens + 1);
   }
@@ -100,200 +150,44 @@ export class TokenBucket {
   state(now: number): BudgetState {
     this.refill(now);
     this.trim(now);
-    return { tokens: this.tokens, updatedAt: this.updatedAt, sendTimes: this.window.map((r) => r.at) };
-  }
-
-  /** The server asked us to wait (Retry-After): no request leaves and nothing accrues until `until`. */
-  pause(until: number, now: number): void {
-    this.refill(now);
-    this.pausedUntil = Math.max(this.pausedUntil, until);
-  }
-
-  /** Ends a pause at once (a reload: the operator says the server may be asked again). */
-  resume(): void {
-    this.pausedUntil = 0;
-  }
-
-  /** Remaining pause in ms (0 when not paused). */
-  pausedFor(now: number): number {
-    return Math.max(0, this.pausedUntil - now);
+    return { tokens: this.tokens, updatedAt: this.updatedAt, sendTimes: this.sent.map((e) => e.at) };
   }
 
   /** Requests that could leave right now without waiting. */
   available(now: number): number {
     this.refill(now);
-    return this.pausedFor(now) > 0 ? 0 : Math.max(0, Math.floor(this.tokens));
+    return Math.max(0, Math.floor(this.tokens));
+  }
+
+  /**
+   * The earliest time from `from` at which one more request keeps every window at or below the
+   * rate, given what left and the first `ahead` places in line (they leave before it, at `now` at
+   * the earliest: what left did so by `now`, so the two are in order one after the other).
+   */
+  private windowFree(from: number, now: number, ahead: number): number {
+    const total = this.sent.length + ahead;
+    if (total < this.windowLimit) return from;
+    // The `windowLimit`-th request before this one must have left a whole window earlier.
+    const k = total - this.windowLimit;
+    const before = k < this.sent.length ? (this.sent[k] as { at: number }).at : Math.max((this.line[k - this.sent.length] as Place).at, now);
+    return Math.max(from, before + WINDOW_MS);
+  }
+
+  private insert(entry: { at: number }): void {
+    let i = this.sent.length;
+    while (i > 0 && (this.sent[i - 1] as { at: number }).at > entry.at) i--;
+    this.sent.splice(i, 0, entry);
   }
 
   private refill(now: number): void {
-    const from = Math.max(this.updatedAt, this.pausedUntil);
-    if (now > from) this.tokens = Math.min(this.capacity, this.tokens + (now - from) * this.perMs);
+    if (now > this.updatedAt) this.tokens = Math.min(this.capacity, this.tokens + (now - this.updatedAt) * this.perMs);
     this.updatedAt = Math.max(this.updatedAt, now);
   }
 
-  /** Drops what left more than a minute ago: it can no longer share a window with a new request. */
+  /** Drops what left more than a window ago: it can no longer share a window with a new request. */
   private trim(now: number): void {
     let drop = 0;
-    while (drop < this.window.length && (this.window[drop] as Reservation).at <= now - WINDOW_MS) drop++;
-    if (drop > 0) this.window.splice(0, drop);
-  }
-}
-
-/** FIFO counting semaphore for the in-flight cap. */
-export class Semaphore {
-  private active = 0;
-  private readonly waiters: Array<() => void> = [];
-
-  constructor(private readonly max: number) {}
-
-  get inFlight(): number {
-    return this.active;
-  }
-
-  acquire(signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(abortReason(signal));
-    if (this.active < this.max) {
-      this.active++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve, reject) => {
-      const grant = () => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = () => {
-        const i = this.waiters.indexOf(grant);
-        if (i >= 0) this.waiters.splice(i, 1);
-        reject(abortReason(signal as AbortSignal));
-      };
-      this.waiters.push(grant);
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  release(): void {
-    const next = this.waiters.shift();
-    // The slot passes straight to the next waiter, so `active` stays the same.
-    if (next) next();
-    else this.active = Math.max(0, this.active - 1);
-  }
-}
-
-export interface StackLimiterOptions {
-  ratePerMinute: number;
-  maxConcurrency: number;
-  clock: Clock;
-  /** The budget the stack's previous runtime left (on reload). */
-  inherited?: BudgetState;
-  /** Called with the seconds spent waiting for the budget or a pause (not for a concurrency slot). */
-  onWait: (seconds: number) => void;
-}
-
-/** Both limits of one stack. `acquire` resolves to the release function of the slot it took. */
-export class StackLimiter {
-  private readonly bucket: TokenBucket;
-  private readonly slots: Semaphore;
-  private readonly clock: Clock;
-  private readonly onWait: (seconds: number) => void;
-  /** Aborted by stopWaiting(): every wait for the budget, a pause or a slot ends, now and later. */
-  private readonly stopping = new AbortController();
-
-  constructor(opts: StackLimiterOptions) {
-    this.clock = opts.clock;
-    this.onWait = opts.onWait;
-    this.bucket = new TokenBucket(opts.ratePerMinute, opts.clock.now(), opts.inherited);
-    this.slots = new Semaphore(Math.max(1, opts.maxConcurrency));
-  }
-
-  resume(): void {
-    this.bucket.resume();
-  }
-
-  pause(until: number): void {
-    this.bucket.pause(until, this.clock.now());
-  }
-
-  pausedForMs(): number {
-    return this.bucket.pausedFor(this.clock.now());
-  }
-
-  /** The spent budget, for the next runtime of this stack. */
-  state(): BudgetState {
-    return this.bucket.state(this.clock.now());
-  }
-
-  /**
-   * The stack stops (shutdown, removal, a restart on reload): requests that wait for the budget, a
-   * pause or a concurrency slot give up at once, and so does every later one; requests in flight
-   * go on. Nothing waits out the stop's grace period for a request it would never send.
-   */
-  stopWaiting(): void {
-    this.stopping.abort(new Error('the stack is stopping'));
-  }
-
-  /** Aborted once stopWaiting() was called: for the other waits of the stack's requests (back-offs). */
-  get stopped(): AbortSignal {
-    return this.stopping.signal;
-  }
-
-  /**
-   * Charges one more request to a slot already held (a redirect hop of the same attempt): it
-   * waits for the budget like any request, but takes no second concurrency slot.
-   */
-  charge(signal?: AbortSignal): Promise<void> {
-    return this.untilStopped(signal, (s) => this.waitForBudget(s));
-  }
-
-  async acquire(signal?: AbortSignal): Promise<() => void> {
-    await this.untilStopped(signal, async (s) => {
-      await this.slots.acquire(s);
-      try {
-        await this.waitForBudget(s);
-      } catch (err) {
-        this.slots.release();
-        throw err;
-      }
-    });
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.slots.release();
-    };
-  }
-
-  /** Runs `wait` with a signal aborted by `signal` or by stopWaiting(), whichever comes first. */
-  private async untilStopped<T>(signal: AbortSignal | undefined, wait: (signal: AbortSignal) => Promise<T>): Promise<T> {
-    const either = eitherSignal(this.stopping.signal, signal);
-    try {
-      return await wait(either.signal);
-    } finally {
-      either.dispose();
-    }
-  }
-
-  private async waitForBudget(signal?: AbortSignal): Promise<void> {
-    let reservation = this.bucket.take(this.clock.now());
-    let waited = 0;
-    try {
-      for (;;) {
-        const now = this.clock.now();
-        // A pause that started while we waited (another request got a 429): our place is given
-        // back and taken again behind the pause, so the window counts when we really leave.
-        if (this.bucket.pausedFor(now) > 0 && reservation.at < now + this.bucket.pausedFor(now)) {
-          this.bucket.cancel(reservation, now);
-          reservation = this.bucket.take(now);
-        }
-        const wait = reservation.at - now;
-        if (wait <= 0) break;
-        await this.clock.sleep(wait, signal);
-        waited += wait;
-      }
-    } catch (err) {
-      this.bucket.cancel(reservation, this.clock.now());
-      throw err;
-    } finally {
-      if (waited > 0) this.onWait(waited / 1000);
-    }
+    while (drop < this.sent.length && (this.sent[drop] as { at: number }).at <= now - WINDOW_MS) drop++;
+    if (drop > 0) this.sent.splice(0, drop);
   }
 }

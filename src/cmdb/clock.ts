@@ -53,19 +53,3 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefine
     );
   });
 }
-
-const deadlines = new WeakMap<AbortSignal, number | (() => number)>();
-
-/**
- * Marks `signal` as one that aborts at `atMs` (a poll's deadline, real time), so a wait the CMDB asks
- * for that cannot end before it gives up at once instead of sleeping into the abort.
- */
-export function markDeadline(signal: AbortSignal, atMs: number | (() => number)): void {
-  deadlines.set(signal, atMs);
-}
-
-/** When `signal` aborts at the latest, if it was marked (ms since the epoch). */
-export function deadlineOf(signal: AbortSignal | undefined): number | undefined {
-  const at = signal ? deadlines.get(signal) : undefined;
-  return typeof at === 'function' ? at() : at;
-}

@@ -3,10 +3,14 @@
  * what its client last saw (connector pages, Action pages, Action job and ingestion detail fetches),
  * retries aside, against the budget of rateLimitPerMinute × 60. The formula is in docs/scaling.md
  * ("Sizing the request budget"); the benchmark's request-budget cell prints it beside the requests
- * it counted in the simulator's log.
+ * it counted in the simulator's log. What the client saw comes from its road's events (events.ts):
+ * PollPlan observes them.
  */
 import type { DataEndpoint } from '../api/endpoints.js';
 import type { StackConfig } from '../config/types.js';
+import type { Instruments } from '../metrics/instruments.js';
+import type { Logger } from '../logger.js';
+import type { ReadEvent, RequestEvent, RoadEvents } from './events.js';
 
 /** What the stack's client saw of the CMDB; undefined where it has not seen it yet. */
 export interface PlanSeen {
@@ -113,5 +117,102 @@ export class HourlyRate {
     let drop = 0;
     while (drop < this.times.length && (this.times[drop] as number) <= nowMs - 3_600_000) drop++;
     if (drop > 0) this.times.splice(0, drop);
+  }
+}
+
+export interface PollPlanOptions {
+  readonly stack: StackConfig;
+  /** The endpoints the stack polls. */
+  readonly enabled: readonly DataEndpoint[];
+  /** What the stack's previous runtime saw, so that a reload plans with it. */
+  readonly seen?: PlanSeen;
+  readonly events: RoadEvents;
+  readonly instruments: Instruments;
+  /** Already a child bound to { stack }. */
+  readonly logger: Logger;
+  /** ms since the epoch. */
+  readonly now: () => number;
+}
+
+/**
+ * The poll plan of one stack as its road goes: the reads and requests it observes feed what was
+ * seen; cmdb_exporter_request_demand_ratio follows, and a warning when the plan goes above the budget.
+ */
+export class PollPlan {
+  private stack: StackConfig;
+  private enabled: ReadonlySet<DataEndpoint>;
+  private seenSoFar: { -readonly [K in keyof PlanSeen]: PlanSeen[K] };
+  private readonly jobFetches = new HourlyRate();
+  private readonly detailFetches = new HourlyRate();
+  /** The plan was above the budget when last published: say so again only when that changes. */
+  private overBudget = false;
+  private readonly off: Array<() => void>;
+
+  constructor(private readonly opts: PollPlanOptions) {
+    this.stack = opts.stack;
+    this.enabled = new Set(opts.enabled);
+    this.seenSoFar = { ...opts.seen };
+    this.off = [opts.events.requests.on((e) => this.request(e)), opts.events.reads.on((e) => this.read(e))];
+    // At start and on reload: what the configuration asks of the budget (with what was seen), said once here when it does not fit.
+    this.publish();
+  }
+
+  /** A reload changed the stack's settings in place: the plan, and the windows it measures fetch rates over, follow. */
+  reconfigure(stack: StackConfig, enabled: readonly DataEndpoint[]): void {
+    this.stack = stack;
+    this.enabled = new Set(enabled);
+    this.publish();
+  }
+
+  /** The stack's poll plan now: requests an hour against its budget. */
+  plan(): StackPlan {
+    return planFor(this.stack, this.enabled, this.seen());
+  }
+
+  /** What was seen, for the stack's next runtime (a reload plans with it). */
+  seen(): PlanSeen {
+    const now = this.opts.now();
+    const i = this.stack.intervals;
+    return {
+      ...this.seenSoFar,
+      actionJobsPerHour: this.jobFetches.perHour(now, i.actionJobsRefresh * 1000) ?? this.seenSoFar.actionJobsPerHour,
+      ingestionDetailPerHour: this.detailFetches.perHour(now, i.ingestion * 10_000) ?? this.seenSoFar.ingestionDetailPerHour,
+    };
+  }
+
+  /** Stops observing (the runtime ends). */
+  close(): void {
+    for (const off of this.off) off();
+  }
+
+  private request(e: RequestEvent): void {
+    // A fetch is its first attempt: retries and redirect hops are not more fetches.
+    if (e.attempt !== 1 || e.redirected) return;
+    if (e.endpoint === 'action_jobs') this.jobFetches.record(e.sentAt);
+    if (e.endpoint === 'data_ingestion_detail') this.detailFetches.record(e.sentAt);
+  }
+
+  private read(e: ReadEvent): void {
+    if (e.endpoint === 'connector' && e.kind) this.seenSoFar.connectorPages = { ...this.seenSoFar.connectorPages, [e.kind]: e.pages };
+    if (e.endpoint === 'actions') {
+      this.seenSoFar.actionPages = e.pages;
+      this.seenSoFar.actions = e.rows;
+    }
+    this.publish();
+  }
+
+  private publish(): void {
+    if (this.enabled.size === 0) return;
+    const { instruments, logger } = this.opts;
+    const plan = this.plan();
+    instruments.requestDemand.set({ stack: this.stack.name }, Math.round(plan.ratio * 1000) / 1000);
+    const over = plan.ratio > 1;
+    if (over && !this.overBudget) {
+      logger.warn(
+        { demandPerHour: Math.round(plan.total), budgetPerHour: plan.budgetPerHour, ratio: Math.round(plan.ratio * 100) / 100 },
+        `the poll plan of this stack asks ${Math.round(plan.total)} requests an hour of a budget of ${plan.budgetPerHour} (rateLimitPerMinute × 60): polls will wait for the budget and fall behind their intervals; ${planAdvice(plan, this.stack)}`,
+      );
+    }
+    this.overBudget = over;
   }
 }

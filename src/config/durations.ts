@@ -1,11 +1,10 @@
 /**
- * Durations in the configuration, and the cron expressions the scheduler runs them on.
+ * Durations in the configuration, and which of them can be poll intervals.
  *
- * The scheduler uses node-cron, whose expressions can only say "at these seconds / minutes / hours".
- * An interval is therefore only usable when it divides a minute, an hour or a day evenly; anything
- * else (90s, 7m, 5h) would drift at the minute, hour or day boundary.
+ * The scheduler fires each job at the same seconds of every UTC day (node-cron expressions, see
+ * src/scheduler/cron.ts), so a poll interval must divide a day evenly: 90s and 45m do, 7m and 5h
+ * would leave a short or long gap at midnight.
  */
-import { ConfigError } from '../errors.js';
 
 const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400 };
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
@@ -49,55 +48,26 @@ export function formatDuration(seconds: number): string {
 }
 
 export const MIN_INTERVAL_SECONDS = 10;
+export const DAY_SECONDS = 86400;
 
-/** Every interval the scheduler can run on, in seconds, ascending. */
-export const VALID_INTERVALS: readonly number[] = [
-  ...[10, 12, 15, 20, 30],
-  ...[1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30].map((m) => m * 60),
-  ...[1, 2, 3, 4, 6, 8, 12, 24].map((h) => h * 3600),
-];
+/** Every interval the scheduler can run on, in seconds, ascending: the whole divisors of a day from 10s. */
+export const VALID_INTERVALS: readonly number[] = Array.from({ length: DAY_SECONDS }, (_, i) => i + 1).filter(
+  (n) => n >= MIN_INTERVAL_SECONDS && DAY_SECONDS % n === 0,
+);
 
-const EXAMPLES = [10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400].map(formatDuration);
+/** The valid intervals nearest `seconds`: the one below and the one above it (one at the ends). */
+export function nearestIntervals(seconds: number): number[] {
+  const above = VALID_INTERVALS.findIndex((n) => n > seconds);
+  if (above < 0) return [DAY_SECONDS];
+  return above === 0 ? [VALID_INTERVALS[0] as number] : [VALID_INTERVALS[above - 1] as number, VALID_INTERVALS[above] as number];
+}
 
 /** Why `seconds` cannot be a poll interval, or undefined when it can. */
 export function intervalProblem(seconds: number): string | undefined {
   if (VALID_INTERVALS.includes(seconds)) return undefined;
   const got = formatDuration(seconds);
   if (seconds < MIN_INTERVAL_SECONDS) return `must be at least ${MIN_INTERVAL_SECONDS}s, got ${got}`;
-  return (
-    `must divide a minute, an hour or a day evenly (the scheduler uses cron), got ${got}; ` +
-    `valid examples: ${EXAMPLES.join(', ')}`
-  );
-}
-
-function sequence(start: number, step: number, limit: number): string {
-  if (step === 1) return '*';
-  const values: number[] = [];
-  for (let v = start; v < limit; v += step) values.push(v);
-  return values.join(',');
-}
-
-/**
- * A 6-field node-cron expression (seconds first) that fires every `intervalSeconds`, shifted by
- * `offsetSeconds` (0 ≤ offset < interval) so that jobs of several groups and stacks start spread out.
- * Intervals must divide a minute, an hour or a day evenly (validated at load). The offset is
- * rounded down to whole seconds and taken modulo the interval.
- *
- * The instants are wall-clock instants in the timezone node-cron is given; pass `timezone: 'UTC'`
- * so that intervals of hours stay regular across daylight-saving changes.
- */
-export function cronFor(intervalSeconds: number, offsetSeconds: number): string {
-  const problem = intervalProblem(intervalSeconds);
-  if (problem !== undefined) throw new ConfigError([{ path: 'interval', message: problem }]);
-  if (!Number.isFinite(offsetSeconds)) {
-    throw new ConfigError([{ path: 'offset', message: `must be a finite number, got ${offsetSeconds}` }]);
-  }
-  const interval = intervalSeconds;
-  const offset = ((Math.floor(offsetSeconds) % interval) + interval) % interval;
-  const second = offset % 60;
-  const minute = Math.floor(offset / 60) % 60;
-  const hour = Math.floor(offset / 3600);
-  if (interval < 60) return `${sequence(second, interval, 60)} * * * * *`;
-  if (interval < 3600) return `${second} ${sequence(minute, interval / 60, 60)} * * * *`;
-  return `${second} ${minute} ${sequence(hour, interval / 3600, 24)} * * *`;
+  if (seconds > DAY_SECONDS) return `must be at most 1d, got ${got}`;
+  const nearest = nearestIntervals(seconds).map(formatDuration).join(' or ');
+  return `must divide a day evenly (each poll falls at the same times every day), got ${got}; the nearest valid intervals are ${nearest}`;
 }

@@ -47,6 +47,13 @@ export const proxyUrl: Check<string> = andThen(text(), (value) => {
   return parseHttpUrl(raw) === undefined ? fail(`must be an http(s) URL, got ${describeUrl(raw)}`) : ok(raw);
 });
 
+/** A base URL that an anchor is appended to (#cmdbconnectorerror): http(s), no fragment. */
+export const runbookBase: Check<string> = andThen(text(), (value) => {
+  const raw = value.trim();
+  if (parseHttpUrl(raw) === undefined) return fail(`must be an http(s) URL, got ${describeUrl(raw)}`);
+  return raw.includes('#') ? fail(`must not have a fragment: the alert's anchor is appended, got ${describeUrl(raw)}`) : ok(raw);
+});
+
 const STACK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:-]*$/;
 
 export const stackName: Check<string> = andThen(text(), (value) =>

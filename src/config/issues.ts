@@ -64,11 +64,13 @@ export class IssueList {
     return this.issues.length;
   }
 
-  throwIfAny(): void {
-    if (this.parent) return this.parent.list.throwIfAny();
+  /** `hints`: reported with the problems when there are any (never alone). */
+  throwIfAny(hints: readonly ConfigIssue[] = []): void {
+    if (this.parent) return this.parent.list.throwIfAny(hints);
     if (this.issues.length === 0) return;
     throw new ConfigError(
       this.issues.map((i) => ({ path: i.path, message: this.scrubber.scrub(i.message) })),
+      hints,
     );
   }
 }

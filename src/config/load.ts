@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import type { ExporterConfig, StackConfig } from './types.js';
 import { readStacksDir } from './stacks-dir.js';
 import type { Check } from './checks.js';
-import { checkedValue, type Env, envValue, type GlobalKey, type GlobalValue, globalFromEnv, readEnvStack } from './env.js';
+import { checkedValue, type Env, envValue, type GlobalKey, type GlobalValue, globalFromEnv, readEnvStack, unknownVariables } from './env.js';
 import { type FileConfig, parseFileConfig, readConfigFile } from './file.js';
 import { IssueList } from './issues.js';
 import { BUILTIN_GLOBALS, GLOBALS, type Resolved } from './rules.js';
@@ -90,16 +90,6 @@ function dirStacks(dir: string, configFile: string | undefined, file: FileConfig
   return out;
 }
 
-/**
- * The config file named on the command line: `--config` or its alias `--config.file` (Prometheus
- * exporters spell it so), never both. Shared by the daemon and `backfill`, which must read the same
- * flags the same way. Without either, loadConfig reads EXPORTER_CONFIG.
- */
-export function configFileFlag(flags: { readonly config?: string; readonly 'config.file'?: string }): { file?: string } | { problem: string } {
-  if (flags.config !== undefined && flags['config.file'] !== undefined) return { problem: '--config and --config.file are the same option; give one of them' };
-  return { file: flags.config ?? flags['config.file'] };
-}
-
 /** Synchronous (start-up and reload). Throws ConfigError (src/errors.ts) listing ALL problems. */
 export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
   const issues = new IssueList();
@@ -125,7 +115,8 @@ export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
   if (globals.stacksDir !== undefined) {
     stacks.push(...dirStacks(globals.stacksDir, configFile, file, opts.env, issues));
   }
-  issues.throwIfAny();
+  // A misspelt variable (CMDB_SECERT) is most often why a setting is missing: said in the same report.
+  issues.throwIfAny(unknownVariables(opts.env, [...referenced]).map((v) => ({ path: v.name, message: v.message })));
   return {
     ...globals,
     stacks,

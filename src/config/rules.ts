@@ -21,6 +21,7 @@ import {
   listenAddress,
   nameList,
   proxyUrl,
+  runbookBase,
   savedQueries,
   secretText,
   stackName,
@@ -121,6 +122,8 @@ export const GLOBALS = {
   enableReload: key(bool, false),
   /** A directory of stack files (stacks-dir.ts); relative to the config file's directory. */
   stacksDir: optional(filePath, { env: 'EXPORTER_STACKS_DIR' }),
+  /** Base of the status page's "what to do" links; unset: the runbooks the exporter serves itself. */
+  runbookBaseUrl: optional(runbookBase, { env: 'EXPORTER_RUNBOOK_BASE_URL' }),
 } satisfies Table;
 
 /** Who a stack is: required in each YAML stack, never under `defaults`. */

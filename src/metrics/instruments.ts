@@ -2,46 +2,174 @@
  * The prom-client instruments (catalogue families with origin `registry`), created on one registry
  * that the composition root passes down. No global registry: each test makes its own.
  */
-import { Counter, Gauge, Histogram, collectDefaultMetrics, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
 import { family } from './catalogue.js';
 import { VERSION } from '../version.js';
 
 type L<T extends string> = T;
+type Labels<T extends string> = Partial<Record<T, string | number>>;
+
+/** A counter of one stack's (its `stack` label says which): the stack's own instrument counts it. */
+export interface StackCounter<T extends string> {
+  inc(labels: Labels<T>, value?: number): void;
+}
+export interface StackGauge<T extends string> {
+  set(labels: Labels<T>, value: number): void;
+}
+export interface StackHistogram<T extends string> {
+  observe(labels: Labels<T>, value: number): void;
+  /** Starts a timer; the function it returns observes the seconds since. */
+  startTimer(labels: Labels<T>): () => number;
+}
 
 export interface Instruments {
-  readonly requestDuration: Histogram<L<'stack' | 'endpoint'>>;
-  readonly requests: Counter<L<'stack' | 'endpoint' | 'outcome'>>;
-  readonly tokenRequests: Counter<L<'stack' | 'outcome'>>;
-  readonly pollDuration: Histogram<L<'stack' | 'group'>>;
-  readonly pollSkipped: Counter<L<'stack' | 'group'>>;
-  readonly rateLimitBudget: Gauge<L<'stack'>>;
-  readonly rateLimitWait: Counter<L<'stack'>>;
-  readonly rateLimitPausedUntil: Gauge<L<'stack'>>;
-  readonly requestDemand: Gauge<L<'stack'>>;
-  readonly actionJobsBacklog: Gauge<L<'stack'>>;
-  readonly seriesDropped: Counter<L<'stack'>>;
-  readonly duplicateSeries: Counter<L<'stack'>>;
-  readonly pagesTruncated: Counter<L<'stack' | 'endpoint'>>;
-  readonly responseBytes: Counter<L<'stack' | 'endpoint'>>;
-  readonly connectorScans: Counter<L<'stack' | 'kind'>>;
-  readonly connectorSortFallbacks: Counter<L<'stack'>>;
-  readonly connectorScanInProgress: Gauge<L<'stack'>>;
-  readonly connectorScanPagesRead: Gauge<L<'stack'>>;
-  readonly connectorScanPagesExpected: Gauge<L<'stack'>>;
-  readonly connectorScanBytes: Gauge<L<'stack'>>;
-  readonly connectorScanStart: Gauge<L<'stack'>>;
-  readonly connectorScanPageSize: Gauge<L<'stack'>>;
-  readonly connectorIncrementalOffUntil: Gauge<L<'stack'>>;
+  readonly requestDuration: StackHistogram<L<'stack' | 'endpoint'>>;
+  readonly requests: StackCounter<L<'stack' | 'endpoint' | 'outcome'>>;
+  readonly tokenRequests: StackCounter<L<'stack' | 'outcome'>>;
+  readonly pollDuration: StackHistogram<L<'stack' | 'group'>>;
+  readonly pollSkipped: StackCounter<L<'stack' | 'group'>>;
+  readonly rateLimitBudget: StackGauge<L<'stack'>>;
+  readonly rateLimitWait: StackCounter<L<'stack'>>;
+  readonly rateLimitPausedUntil: StackGauge<L<'stack'>>;
+  readonly requestDemand: StackGauge<L<'stack'>>;
+  readonly actionJobsBacklog: StackGauge<L<'stack'>>;
+  readonly seriesDropped: StackCounter<L<'stack'>>;
+  readonly duplicateSeries: StackCounter<L<'stack'>>;
+  readonly pagesTruncated: StackCounter<L<'stack' | 'endpoint'>>;
+  readonly responseBytes: StackCounter<L<'stack' | 'endpoint'>>;
+  readonly connectorScans: StackCounter<L<'stack' | 'kind'>>;
+  readonly connectorSortFallbacks: StackCounter<L<'stack'>>;
+  readonly connectorScanInProgress: StackGauge<L<'stack'>>;
+  readonly connectorScanPagesRead: StackGauge<L<'stack'>>;
+  readonly connectorScanPagesExpected: StackGauge<L<'stack'>>;
+  readonly connectorScanBytes: StackGauge<L<'stack'>>;
+  readonly connectorScanStart: StackGauge<L<'stack'>>;
+  readonly connectorScanPageSize: StackGauge<L<'stack'>>;
+  readonly connectorIncrementalOffUntil: StackGauge<L<'stack'>>;
   readonly reloadSuccessful: Gauge;
   readonly reloadSuccessTimestamp: Gauge;
   readonly buildInfo: Gauge<L<'version' | 'node_version'>>;
   readonly httpRefused: Counter<L<'reason'>>;
+  /** Where the series live: each stack's registry, and the exporter's own (no `stack` label). */
+  readonly registries: SelfRegistries;
 }
 
-function spec<T extends string>(name: string, registry: Registry) {
+/** The registries of the exporter's own metrics, for the per-stack and exporter-only targets. */
+export interface SelfRegistries {
+  /** The stack's own instruments (every series with its `stack` label), undefined for a stack never seen. */
+  stack(name: string): Registry | undefined;
+  /** The metrics without a `stack` label: process, Node.js, reloads, HTTP refusals, shard. */
+  readonly exporter: Registry;
+  /** Drops a stack's instruments with its registry (removeStackInstruments). */
+  forget(name: string): void;
+}
+
+type PerStackKey = { [K in keyof Instruments]: Instruments[K] extends StackCounter<string> | StackGauge<string> | StackHistogram<string> ? K : never }[keyof Instruments];
+type AnyMetric = Counter<string> | Gauge<string> | Histogram<string>;
+
+/** Per-stack instruments: name, kind, extra options, in the order the families appear on /metrics. */
+const PER_STACK: ReadonlyArray<readonly [PerStackKey, string, 'counter' | 'gauge' | 'histogram', number[]?]> = [
+  ['requestDuration', 'cmdb_endpoint_request_duration_seconds', 'histogram', [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]],
+  ['requests', 'cmdb_endpoint_requests_total', 'counter'],
+  ['tokenRequests', 'cmdb_token_requests_total', 'counter'],
+  ['pollDuration', 'cmdb_poll_duration_seconds', 'histogram', [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300]],
+  ['pollSkipped', 'cmdb_poll_skipped_total', 'counter'],
+  ['rateLimitBudget', 'cmdb_rate_limit_requests_per_minute', 'gauge'],
+  ['rateLimitWait', 'cmdb_rate_limit_wait_seconds_total', 'counter'],
+  ['rateLimitPausedUntil', 'cmdb_rate_limit_paused_until_timestamp_seconds', 'gauge'],
+  ['requestDemand', 'cmdb_exporter_request_demand_ratio', 'gauge'],
+  ['actionJobsBacklog', 'cmdb_action_jobs_backlog', 'gauge'],
+  ['seriesDropped', 'cmdb_series_dropped_total', 'counter'],
+  ['duplicateSeries', 'cmdb_duplicate_series_total', 'counter'],
+  ['pagesTruncated', 'cmdb_pages_truncated_total', 'counter'],
+  ['responseBytes', 'cmdb_endpoint_response_bytes_total', 'counter'],
+  ['connectorScans', 'cmdb_connector_scans_total', 'counter'],
+  ['connectorSortFallbacks', 'cmdb_connector_sort_fallbacks_total', 'counter'],
+  ['connectorScanInProgress', 'cmdb_connector_scan_in_progress', 'gauge'],
+  ['connectorScanPagesRead', 'cmdb_connector_scan_pages_read', 'gauge'],
+  ['connectorScanPagesExpected', 'cmdb_connector_scan_pages_expected', 'gauge'],
+  ['connectorScanBytes', 'cmdb_connector_scan_bytes', 'gauge'],
+  ['connectorScanStart', 'cmdb_connector_scan_start_timestamp_seconds', 'gauge'],
+  ['connectorScanPageSize', 'cmdb_connector_scan_page_size', 'gauge'],
+  ['connectorIncrementalOffUntil', 'cmdb_connector_incremental_off_until_timestamp_seconds', 'gauge'],
+];
+
+function spec<T extends string>(name: string, registers: Registry[]) {
   const f = family(name);
   if (f.origin !== 'registry') throw new Error(`${name} is not a registry instrument`);
-  return { name, help: f.help, labelNames: f.labels as T[], registers: [registry] };
+  return { name, help: f.help, labelNames: f.labels as T[], registers };
+}
+
+/**
+ * The instruments of every stack, each stack's in a registry of its own: whose series is whose is
+ * where it was counted, never read back out of a label in text (the per-stack targets render the
+ * stack's registry as it is). The whole /metrics sees them through one family per name
+ * (StackedFamily), which gathers every stack's series when it is rendered.
+ */
+class PerStack {
+  private readonly stacks = new Map<string, { registry: Registry; metrics: Record<PerStackKey, AnyMetric> }>();
+
+  of(stack: string): Record<PerStackKey, AnyMetric> {
+    let entry = this.stacks.get(stack);
+    if (!entry) {
+      const registry = new Registry();
+      const metrics = {} as Record<PerStackKey, AnyMetric>;
+      for (const [key, name, kind, buckets] of PER_STACK) {
+        const options = spec<string>(name, [registry]);
+        metrics[key] = kind === 'counter' ? new Counter(options) : kind === 'gauge' ? new Gauge(options) : new Histogram({ ...options, buckets });
+      }
+      entry = { registry, metrics };
+      this.stacks.set(stack, entry);
+    }
+    return entry.metrics;
+  }
+
+  registry(stack: string): Registry | undefined {
+    return this.stacks.get(stack)?.registry;
+  }
+
+  drop(stack: string): void {
+    this.stacks.delete(stack);
+  }
+
+  all(): Array<Record<PerStackKey, AnyMetric>> {
+    return [...this.stacks.values()].map((e) => e.metrics);
+  }
+}
+
+const stackOf = (labels: Labels<string>): string => String(labels.stack ?? '');
+
+function router(perStack: PerStack, key: PerStackKey): StackCounter<string> & StackGauge<string> & StackHistogram<string> {
+  const metric = (labels: Labels<string>) => perStack.of(stackOf(labels))[key];
+  return {
+    inc: (labels, value) => (metric(labels) as Counter<string>).inc(labels, value ?? 1),
+    set: (labels, value) => (metric(labels) as Gauge<string>).set(labels, value),
+    observe: (labels, value) => (metric(labels) as Histogram<string>).observe(labels, value),
+    startTimer: (labels) => (metric(labels) as Histogram<string>).startTimer(labels),
+  };
+}
+
+/** One family of the whole /metrics made of every stack's series of it: rendered by prom-client as any metric. */
+class StackedFamily {
+  readonly aggregator = 'sum';
+  readonly help: string;
+  readonly labelNames: readonly string[];
+  constructor(
+    readonly name: string,
+    readonly type: 'counter' | 'gauge' | 'histogram',
+    private readonly key: PerStackKey,
+    private readonly perStack: PerStack,
+  ) {
+    const f = family(name);
+    this.help = f.help;
+    this.labelNames = f.labels;
+  }
+
+  async get() {
+    const values = [];
+    for (const metrics of this.perStack.all()) values.push(...(await metrics[this.key].get()).values);
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
 }
 
 /**
@@ -55,44 +183,28 @@ export const DROPPED_DEFAULT_METRICS = [
 ] as const;
 
 export function createInstruments(registry: Registry, opts: { defaultMetrics?: boolean } = {}): Instruments {
+  const exporter = new Registry();
   if (opts.defaultMetrics !== false) {
-    collectDefaultMetrics({ register: registry });
-    for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
+    collectDefaultMetrics({ register: exporter });
+    for (const name of DROPPED_DEFAULT_METRICS) exporter.removeSingleMetric(name);
+    // The same metric objects in both registries (prom-client types what it lists more loosely than what it takes).
+    for (const metric of exporter.getMetricsAsArray()) registry.registerMetric(metric as unknown as Metric);
   }
+  const perStack = new PerStack();
+  const stacked = {} as Record<PerStackKey, StackCounter<string> & StackGauge<string> & StackHistogram<string>>;
+  for (const [key, name, kind] of PER_STACK) {
+    stacked[key] = router(perStack, key);
+    // prom-client renders any object with a name and get(); this one gathers the stacks' series.
+    registry.registerMetric(new StackedFamily(name, kind, key, perStack) as unknown as Counter<string>);
+  }
+  const both = [registry, exporter];
   const ins: Instruments = {
-    requestDuration: new Histogram({
-      ...spec<'stack' | 'endpoint'>('cmdb_endpoint_request_duration_seconds', registry),
-      buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    }),
-    requests: new Counter(spec<'stack' | 'endpoint' | 'outcome'>('cmdb_endpoint_requests_total', registry)),
-    tokenRequests: new Counter(spec<'stack' | 'outcome'>('cmdb_token_requests_total', registry)),
-    pollDuration: new Histogram({
-      ...spec<'stack' | 'group'>('cmdb_poll_duration_seconds', registry),
-      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-    }),
-    pollSkipped: new Counter(spec<'stack' | 'group'>('cmdb_poll_skipped_total', registry)),
-    rateLimitBudget: new Gauge(spec<'stack'>('cmdb_rate_limit_requests_per_minute', registry)),
-    rateLimitWait: new Counter(spec<'stack'>('cmdb_rate_limit_wait_seconds_total', registry)),
-    rateLimitPausedUntil: new Gauge(spec<'stack'>('cmdb_rate_limit_paused_until_timestamp_seconds', registry)),
-    requestDemand: new Gauge(spec<'stack'>('cmdb_exporter_request_demand_ratio', registry)),
-    actionJobsBacklog: new Gauge(spec<'stack'>('cmdb_action_jobs_backlog', registry)),
-    seriesDropped: new Counter(spec<'stack'>('cmdb_series_dropped_total', registry)),
-    duplicateSeries: new Counter(spec<'stack'>('cmdb_duplicate_series_total', registry)),
-    pagesTruncated: new Counter(spec<'stack' | 'endpoint'>('cmdb_pages_truncated_total', registry)),
-    responseBytes: new Counter(spec<'stack' | 'endpoint'>('cmdb_endpoint_response_bytes_total', registry)),
-    connectorScans: new Counter(spec<'stack' | 'kind'>('cmdb_connector_scans_total', registry)),
-    connectorSortFallbacks: new Counter(spec<'stack'>('cmdb_connector_sort_fallbacks_total', registry)),
-    connectorScanInProgress: new Gauge(spec<'stack'>('cmdb_connector_scan_in_progress', registry)),
-    connectorScanPagesRead: new Gauge(spec<'stack'>('cmdb_connector_scan_pages_read', registry)),
-    connectorScanPagesExpected: new Gauge(spec<'stack'>('cmdb_connector_scan_pages_expected', registry)),
-    connectorScanBytes: new Gauge(spec<'stack'>('cmdb_connector_scan_bytes', registry)),
-    connectorScanStart: new Gauge(spec<'stack'>('cmdb_connector_scan_start_timestamp_seconds', registry)),
-    connectorScanPageSize: new Gauge(spec<'stack'>('cmdb_connector_scan_page_size', registry)),
-    connectorIncrementalOffUntil: new Gauge(spec<'stack'>('cmdb_connector_incremental_off_until_timestamp_seconds', registry)),
-    reloadSuccessful: new Gauge(spec<never>('cmdb_config_last_reload_successful', registry)),
-    reloadSuccessTimestamp: new Gauge(spec<never>('cmdb_config_last_reload_success_timestamp_seconds', registry)),
-    buildInfo: new Gauge(spec<'version' | 'node_version'>('cmdb_exporter_build_info', registry)),
-    httpRefused: new Counter(spec<'reason'>('cmdb_exporter_http_requests_refused_total', registry)),
+    ...stacked,
+    reloadSuccessful: new Gauge(spec<never>('cmdb_config_last_reload_successful', both)),
+    reloadSuccessTimestamp: new Gauge(spec<never>('cmdb_config_last_reload_success_timestamp_seconds', both)),
+    buildInfo: new Gauge(spec<'version' | 'node_version'>('cmdb_exporter_build_info', both)),
+    httpRefused: new Counter(spec<'reason'>('cmdb_exporter_http_requests_refused_total', both)),
+    registries: { stack: (name) => perStack.registry(name), exporter, forget: (name) => perStack.drop(name) },
   };
   ins.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
   ins.reloadSuccessful.set(1);
@@ -129,25 +241,11 @@ export function initStackInstruments(
 }
 
 /**
- * Forgets every series of a stack that is no longer configured, in every per-stack instrument, so
- * that a removed stack leaves nothing behind on /metrics until the next restart.
+ * Forgets every series of a stack that is no longer configured: its instruments go with their
+ * registry, so that a removed stack leaves nothing behind on /metrics until the next restart.
  */
 export async function removeStackInstruments(ins: Instruments, stack: string): Promise<void> {
-  // Every instrument: those without a `stack` label simply have no series that match.
-  const perStack = Object.values(ins) as Array<Counter<string> | Gauge<string> | Histogram<string>>;
-  for (const metric of perStack) {
-    const { values } = await metric.get();
-    const seen = new Set<string>();
-    for (const { labels } of values) {
-      if (labels.stack !== stack) continue;
-      // Histogram buckets carry `le`; the series to remove is the label set without it.
-      const { le: _bucket, ...own } = labels as Record<string, string | number | undefined>;
-      const key = JSON.stringify(own);
-      if (seen.has(key)) continue;
-      seen.add(key);
-      metric.remove(own as Record<string, string | number>);
-    }
-  }
+  ins.registries.forget(stack);
 }
 
 /**
@@ -156,14 +254,16 @@ export async function removeStackInstruments(ins: Instruments, stack: string): P
  * shows at once.
  */
 export function registerShardInstruments(
-  registry: Registry,
+  /** The whole /metrics' registry, and the exporter's own (instruments.registries.exporter). */
+  registry: Registry | Registry[],
   assignment: { readonly shard: number; readonly total: number },
   stacks: () => number,
 ): void {
-  const shard = new Gauge(spec<'shard' | 'total'>('cmdb_exporter_shard', registry));
+  const registers = Array.isArray(registry) ? registry : [registry];
+  const shard = new Gauge(spec<'shard' | 'total'>('cmdb_exporter_shard', registers));
   shard.set({ shard: String(assignment.shard), total: String(assignment.total) }, 1);
   new Gauge({
-    ...spec<never>('cmdb_exporter_stacks', registry),
+    ...spec<never>('cmdb_exporter_stacks', registers),
     collect() {
       this.set(stacks());
     },

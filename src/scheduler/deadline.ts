@@ -7,7 +7,7 @@
  * The bound aborts the poll's requests through the signal they already take; the runner tells this
  * abort from a shutdown by the signal's reason and records it as a `timeout`.
  */
-import { markDeadline } from '../cmdb/clock.js';
+import type { RequestContext } from '../api/request-context.js';
 import { CmdbError } from '../errors.js';
 
 /** The reason of a poll signal aborted by its deadline; `stalled` when a read that may outlast its interval stopped moving. */
@@ -42,6 +42,11 @@ export function deadlineReached(signal: AbortSignal | undefined): PollDeadlineRe
 export interface PollDeadline {
   /** Aborted at the deadline (reason PollDeadlineReached) or when `outer` aborts (its reason). */
   readonly signal: AbortSignal;
+  /**
+   * What the poll's requests carry: the signal, and when it aborts at the latest, so that a wait the
+   * CMDB asks for that cannot end before it gives up at once instead of sleeping into the abort.
+   */
+  readonly context: RequestContext & { readonly signal: AbortSignal };
   /** Stops the timer and lets go of `outer`. */
   dispose(): void;
 }
@@ -56,10 +61,10 @@ export function pollDeadline(outer: AbortSignal | undefined, seconds: number): P
   if (outer?.aborted) onOuter();
   else outer?.addEventListener('abort', onOuter, { once: true });
   const timer = setTimeout(() => ctl.abort(new PollDeadlineReached(seconds)), seconds * 1000);
-  markDeadline(ctl.signal, Date.now() + seconds * 1000);
   timer.unref();
   return {
     signal: ctl.signal,
+    context: { signal: ctl.signal, deadline: Date.now() + seconds * 1000 },
     dispose() {
       clearTimeout(timer);
       outer?.removeEventListener('abort', onOuter);
@@ -92,9 +97,10 @@ export function progressDeadline(outer: AbortSignal | undefined, seconds: number
   timer.unref();
   // A wait the CMDB asks for must end before the read would count as stuck.
   const startedAt = Date.now();
-  markDeadline(ctl.signal, () => Math.max(startedAt + seconds * 1000, Date.now() + (stallSeconds - (idle() ?? 0)) * 1000));
+  const deadline = () => Math.max(startedAt + seconds * 1000, Date.now() + (stallSeconds - (idle() ?? 0)) * 1000);
   return {
     signal: ctl.signal,
+    context: { signal: ctl.signal, deadline },
     dispose() {
       clearTimeout(timer);
       outer?.removeEventListener('abort', onOuter);

@@ -64,7 +64,7 @@ export class EndpointRunner {
   private readonly lastLogged = new Map<DataEndpoint | typeof STACK, { outcome: PollOutcome; at: number }>();
 
   constructor(
-    private readonly opts: {
+    private opts: {
       stack: StackConfig;
       endpoints: readonly DataEndpoint[];
       store: SnapshotStore;
@@ -85,6 +85,22 @@ export class EndpointRunner {
         this.lastLogged.set(endpoint, { outcome: 'forbidden', at: carried.status.lastPollAt ?? opts.now() });
       }
     }
+  }
+
+  /**
+   * A reload changed the stack's settings in place: later polls run under `stack`; an endpoint now
+   * polled starts pending, one no longer polled is forgotten with its back-off. The others keep
+   * their status.
+   */
+  reconfigure(stack: StackConfig, endpoints: readonly DataEndpoint[]): void {
+    this.opts = { ...this.opts, stack, endpoints };
+    for (const endpoint of [...this.statuses.keys()]) {
+      if (endpoints.includes(endpoint)) continue;
+      this.statuses.delete(endpoint);
+      this.forbidden.delete(endpoint);
+      this.lastLogged.delete(endpoint);
+    }
+    for (const endpoint of endpoints) if (!this.statuses.has(endpoint)) this.statuses.set(endpoint, { endpoint, state: 'pending', consecutiveFailures: 0 });
   }
 
   /** The endpoints in 403 back-off, with their status, for the stack's next runtime. */

@@ -36,14 +36,21 @@ export class QueryLedger {
     return this.reasons.get(name);
   }
 
-  /** Every outcome by query name: the input of the data_query collector. */
-  all(): Array<{ id: string; value: QueryOutcome }> {
-    return [...this.outcomes].map(([id, value]) => ({ id, value }));
+  /**
+   * The outcome of each of `queries` that ran, with its alertRiseRatio as configured now: the input
+   * of the data_query collector.
+   */
+  all(queries: readonly SavedQuery[]): Array<{ id: string; value: QueryOutcome }> {
+    return queries.flatMap((q) => {
+      const value = this.outcomes.get(q.name);
+      if (value === undefined) return [];
+      return [{ id: q.name, value: q.alertRiseRatio === undefined ? value : { ...value, alertRiseRatio: q.alertRiseRatio } }];
+    });
   }
 
   record(q: SavedQuery, run: LastRun, outcome: QueryOutcome, reason?: string): void {
     this.runs.set(q.name, run);
-    this.outcomes.set(q.name, q.alertRiseRatio === undefined ? outcome : { ...outcome, alertRiseRatio: q.alertRiseRatio });
+    this.outcomes.set(q.name, outcome);
     if (reason === undefined) this.reasons.delete(q.name);
     else this.reasons.set(q.name, reason);
     if (outcome.state !== 'refused') this.logged.delete(q.name);
@@ -58,6 +65,11 @@ export class QueryLedger {
     const previous = held === undefined ? undefined : held.rebuiltAt === rebuiltAt && rebuiltAt !== undefined ? held.previous : held.records;
     this.counted.set(name, { records, ...(rebuiltAt === undefined ? {} : { rebuiltAt }), ...(previous === undefined ? {} : { previous }) });
     return previous;
+  }
+
+  /** Everything a query's runs left: it changed or went (a reload), and counts as never run. */
+  forget(name: string): void {
+    for (const held of [this.outcomes, this.runs, this.reasons, this.counted, this.logged]) held.delete(name);
   }
 
   /** True the first time a query is refused for `reason` (to log it once). */

@@ -7,19 +7,19 @@
  * (QueryOutcome): a count with the rebuild it belongs to, or a refusal or failure without a count.
  * A query that is refused or fails costs only itself: the others go on.
  */
-import type { EndpointInputs } from '../api/endpoints.js';
+import type { EndpointInputs, QueryCounting } from '../api/endpoints.js';
 import type { Rebuilds } from '../api/connector-runs.js';
 import { prepareQuery } from '../api/query-check.js';
 import type { QueryOutcome, QueryTable, SavedQuery } from '../api/query.js';
 import type { FieldMetadata } from '../api/schemas.js';
-import type { QueryReader } from '../cmdb/query-reader.js';
 import type { StackConfig } from '../config/types.js';
 import { CmdbAbortedError, CmdbError, CmdbHttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import { eitherSignal } from '../signals.js';
+import type { PollDeadline } from './deadline.js';
 import type { EndpointRunner, PollResult } from './endpoint-runner.js';
-import type { Pacer } from './pacer.js';
+import { Pacer, type Sleep } from './pacer.js';
 import { QueryLedger } from './query-ledger.js';
 import { metadataDue, whenToRun, type RunEnd, type When } from './query-schedule.js';
 
@@ -43,16 +43,17 @@ export interface QueryStatus {
 }
 
 export interface QueryPollerOptions {
-  /** The stack's settings now (a reload that changes only intervals keeps this poller). */
+  /** The stack's settings now (a reload that keeps the stack's road keeps this poller: reconfigure()). */
   readonly stack: () => StackConfig;
-  /** Undefined when the client cannot send a reader's requests: every query then fails. */
-  readonly reader: QueryReader | undefined;
+  /** The stack's query reader (src/cmdb/readers/queries.ts); undefined when the readers have none: every query then fails. */
+  readonly reader: QueryCounting | undefined;
   readonly runner: EndpointRunner;
   readonly logger: Logger;
   readonly scrubber: SecretScrubber;
   /** Unix seconds. */
   readonly now: () => number;
-  readonly pacer: Pacer;
+  /** Waits between paced counts (queriesPerMinute). */
+  readonly sleep: Sleep;
   readonly paced: boolean;
   /** The first read of the connector history has not finished (the rebuilds may still come). */
   readonly rebuildPending: () => boolean;
@@ -75,13 +76,47 @@ function endOf(err: unknown): RunEnd {
   return err instanceof CmdbHttpError && (err.status === 400 || err.status === 422) ? 'final' : 'retry';
 }
 
+/** What a poll's requests carry: its signal (always set) and its deadline. */
+type PollContext = PollDeadline['context'];
+
+/** A query's definition as far as its count goes: a change of it makes an earlier count another query's. */
+const countedAs = (q: SavedQuery) => JSON.stringify([q.table, q.query]);
+
 export class QueryPoller {
   private readonly ledger = new QueryLedger();
   private readonly fields = new Map<QueryTable, TableFields>();
   private readonly fieldErrors = new Map<QueryTable, string>();
   private rebuilds: Rebuilds = {};
+  private pacer: Pacer;
+  /** A reload changed what the data_query series say (a query went, or its alertRiseRatio changed): published at the next poll. */
+  private republish = false;
 
-  constructor(private readonly opts: QueryPollerOptions) {}
+  constructor(private readonly opts: QueryPollerOptions) {
+    this.pacer = this.pacerFor(opts.stack());
+  }
+
+  private pacerFor(stack: StackConfig): Pacer {
+    return new Pacer(stack.queriesPerMinute, () => this.opts.now() * 1000, this.opts.sleep);
+  }
+
+  /**
+   * A reload that keeps the stack's road (src/stacks.ts): every query it leaves as it was keeps its
+   * count, its rebuild, its previous count and a refusal (not logged again); a query whose table or
+   * query changed runs again as new at the next poll; a query that went loses its series then.
+   */
+  reconfigure(before: StackConfig, after: StackConfig): void {
+    if (before.queriesPerMinute !== after.queriesPerMinute) this.pacer = this.pacerFor(after);
+    const now = new Map(after.queries.map((q) => [q.name, q]));
+    for (const q of before.queries) {
+      const next = now.get(q.name);
+      if (next !== undefined && countedAs(next) === countedAs(q)) {
+        if (next.alertRiseRatio !== q.alertRiseRatio) this.republish = true;
+        continue;
+      }
+      this.ledger.forget(q.name);
+      this.republish = true;
+    }
+  }
 
   /** What the connector history says of the rebuilds now; a time never moves back (an older row read later). */
   noteRebuilds(seen: Rebuilds): void {
@@ -92,25 +127,31 @@ export class QueryPoller {
   }
 
   /** One poll of the `queries` group. Never throws but for an abort (the runner records the rest). */
-  async poll(signal: AbortSignal, stop?: AbortSignal): Promise<void> {
+  async poll(ctx: PollContext, stop?: AbortSignal): Promise<void> {
     const at = this.opts.now();
     const queries = this.opts.stack().queries;
     const due = queries.filter((q) => this.when(q, at).due);
-    await this.readFields([...new Set(due.map((q) => q.table))], signal);
+    await this.readFields([...new Set(due.map((q) => q.table))], ctx);
     // A query whose table's metadata could never be read cannot be checked, so it is not sent.
     const unchecked = due.filter((q) => !this.fields.has(q.table) || this.opts.reader === undefined);
     for (const q of unchecked) this.uncheckable(q, at);
     const ready = due.filter((q) => !unchecked.includes(q));
-    if (ready.length > 0) await this.countAll(ready, at, signal, stop);
+    if (ready.length > 0) await this.countAll(ready, at, ctx, stop);
     // Every due query waits on the metadata: the endpoint reads down, quietly (data_metadata says why).
     else if (unchecked.length > 0) this.opts.runner.blocked('data_query', 'the field metadata (data_metadata) could not be read: no query can be checked');
-    // Nothing was due: what the store holds is still current (an endpoint that never ran stays pending).
-    else if (this.ledger.size > 0) await this.opts.runner.run('data_query', async () => ({ kind: 'unchanged' }), signal);
+    // Nothing was due: what the store holds is still current (an endpoint that never ran stays pending), but for a reload's changes.
+    else if (this.ledger.size > 0) await this.opts.runner.run('data_query', async () => (this.republish ? this.published() : { kind: 'unchanged' }), ctx.signal);
+  }
+
+  /** The data_query series of every query's last run, as the configuration names them now. */
+  private published(): PollResult & { kind: 'samples' } {
+    this.republish = false;
+    return this.opts.map('data_query', this.ledger.all(this.opts.stack().queries));
   }
 
   /** Not sent: the table's field metadata was never read. Asked again at the next poll, on the group's back-off. */
   private uncheckable(q: SavedQuery, roundAt: number): void {
-    const why = this.opts.reader === undefined ? 'the client cannot send the data query' : (this.fieldErrors.get(q.table) ?? 'not read yet');
+    const why = this.opts.reader === undefined ? 'the stack has no query reader' : (this.fieldErrors.get(q.table) ?? 'not read yet');
     const ranAt = this.opts.now();
     this.ledger.record(q, { at: roundAt, end: 'retry' }, { state: 'failed', ranAt }, `the field metadata of table ${q.table} could not be read: ${why}`);
   }
@@ -131,11 +172,11 @@ export class QueryPoller {
   }
 
   /** The field metadata of `tables`, read where it is due (a rebuild since, or a day old); a table that cannot be read keeps what was read before. */
-  private async readFields(tables: readonly QueryTable[], signal: AbortSignal): Promise<void> {
+  private async readFields(tables: readonly QueryTable[], ctx: PollContext): Promise<void> {
     const { runner, reader, now, map } = this.opts;
     const due = tables.filter((t) => metadataDue(this.fields.get(t), this.rebuilds[t], now()));
     if (due.length === 0 || reader === undefined) {
-      if (this.fields.size > 0) await runner.run('data_metadata', async () => ({ kind: 'unchanged' }), signal);
+      if (this.fields.size > 0) await runner.run('data_metadata', async () => ({ kind: 'unchanged' }), ctx.signal);
       return;
     }
     await runner.run(
@@ -144,7 +185,7 @@ export class QueryPoller {
         let error: unknown;
         for (const table of due) {
           try {
-            const list = await reader.fields(table, signal);
+            const list = await reader.fields(table, ctx);
             const types = new Map(list.map((f) => [f.fieldName, f.dataType ?? '']));
             this.fields.set(table, { list, types, at: now(), ...(this.rebuilds[table] === undefined ? {} : { rebuild: this.rebuilds[table] }) });
             this.fieldErrors.delete(table);
@@ -157,7 +198,7 @@ export class QueryPoller {
         const result = map('data_metadata', [...this.fields].map(([id, f]) => ({ id, value: f.list })));
         return error === undefined ? result : { kind: 'partial', samples: result.samples, error };
       },
-      signal,
+      ctx.signal,
     );
   }
 
@@ -167,8 +208,9 @@ export class QueryPoller {
    * start: paced seconds apart, they stay due together, so the next round reads each table's
    * metadata once.
    */
-  private async countAll(due: readonly SavedQuery[], roundAt: number, signal: AbortSignal, stop?: AbortSignal): Promise<void> {
-    const { paced, now, stack, runner, map } = this.opts;
+  private async countAll(due: readonly SavedQuery[], roundAt: number, ctx: PollContext, stop?: AbortSignal): Promise<void> {
+    const { paced, now, stack, runner } = this.opts;
+    const { signal } = ctx;
     const deadline = paced ? now() + stack().intervals.queries * ROUND_SHARE : Infinity;
     let next = 0;
     // A failure in one slice keeps the later slices of the round partial: the endpoint stays down until a round counts every query.
@@ -181,14 +223,14 @@ export class QueryPoller {
         async () => {
           while (next < due.length) {
             if (paced && !(await this.pace(sliceEnd, signal, stop))) break;
-            const failed = await this.runOne(due[next++] as SavedQuery, roundAt, signal);
+            const failed = await this.runOne(due[next++] as SavedQuery, roundAt, ctx);
             // Published at once: the endpoint reads down as soon as a count failed, not at the slice's end.
             if (failed !== undefined) {
               error = failed;
               break;
             }
           }
-          const result = map('data_query', this.ledger.all());
+          const result = this.published();
           return error === undefined ? result : { kind: 'partial', samples: result.samples, error };
         },
         signal,
@@ -202,7 +244,7 @@ export class QueryPoller {
     if (stop?.aborted) return false;
     const waiting = eitherSignal(signal, stop);
     try {
-      return await this.opts.pacer.take(sliceEnd * 1000, waiting.signal);
+      return await this.pacer.take(sliceEnd * 1000, waiting.signal);
     } catch {
       // The poll's own abort is the runner's to judge; a stop ends the round quietly.
       if (signal.aborted) throw new CmdbAbortedError('pacing of POST /CMDB/v2/data/cmdb');
@@ -213,7 +255,7 @@ export class QueryPoller {
   }
 
   /** Checks and counts one query; returns the request's error when it failed (a refusal is not an error of the endpoint). */
-  private async runOne(q: SavedQuery, roundAt: number, signal: AbortSignal): Promise<unknown> {
+  private async runOne(q: SavedQuery, roundAt: number, ctx: PollContext): Promise<unknown> {
     const { now, reader, stack } = this.opts;
     const ranAt = now();
     const rebuild = this.rebuilds[q.table];
@@ -223,13 +265,13 @@ export class QueryPoller {
     const last = { at: roundAt, ...(rebuild === undefined ? {} : { rebuild }) };
     const prepared = prepareQuery(q, fields.types, ranAt, stack().timezone);
     if (!prepared.ok) {
-      // Checked again at the next rebuild (the metadata is read again with it) or a reload.
+      // Checked again at the next rebuild (the metadata is read again with it) or a reload that changes it.
       this.ledger.record(q, { ...last, end: 'refused' }, { state: 'refused', ranAt }, prepared.reason);
       this.logRefusal(q.name, prepared.reason);
       return undefined;
     }
     try {
-      const records = await reader.count(q.table, prepared.query, signal);
+      const records = await reader.count(q.table, prepared.query, ctx);
       const previous = this.ledger.counts(q.name, records, rebuild);
       const extra = { ...(rebuild === undefined ? {} : { rebuiltAt: rebuild }), ...(previous === undefined ? {} : { previousRecords: previous }) };
       this.ledger.record(q, { ...last, end: 'ok' }, { state: 'ok', records, ranAt, ...extra });

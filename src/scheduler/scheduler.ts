@@ -15,9 +15,9 @@
  */
 import cron from 'node-cron';
 import type { GroupName } from '../api/endpoints.js';
-import { cronFor } from '../config/durations.js';
 import type { Logger } from '../logger.js';
 import type { Instruments } from '../metrics/instruments.js';
+import { cronExpressions } from './cron.js';
 import type { StackPoller } from './stack-poller.js';
 import { spreadOffset } from './spread.js';
 
@@ -120,22 +120,35 @@ export class Scheduler {
   }
 
   /**
-   * The stack's intervals changed (a reload; `entry.poller.stack` has the new ones): its cron jobs
-   * are made again. Polls in flight, and the record of when each group last started, are kept.
+   * The stack's settings changed in place (a reload; `entry.poller` has the new ones): its cron jobs
+   * are made again on the new intervals, a group it now polls gets its job and a first poll, a group
+   * it no longer polls loses its job. Polls in flight, and the record of when each group last
+   * started, are kept.
    */
   reschedule(stack: string): void {
     const entry = this.entries.get(stack);
     if (!entry) return;
     for (const t of entry.tasks.splice(0)) t.stop();
+    const groups = entry.poller.groups();
+    for (const [group, job] of entry.jobs) {
+      if (groups.includes(group)) continue;
+      clearTimeout(job.retry);
+      entry.jobs.delete(group);
+    }
+    const added = groups.filter((g) => !entry.jobs.has(g));
+    for (const group of added) entry.jobs.set(group, { failures: 0 });
     this.schedule(entry);
+    for (const group of added) void this.trigger(entry, group);
   }
 
   private schedule(entry: Entry): void {
     const { poller } = entry;
     for (const group of entry.jobs.keys()) {
       const interval = poller.stack.intervals[group];
-      const expression = cronFor(interval, spreadOffset(`${poller.name}/${group}`, interval));
-      entry.tasks.push(this.opts.cron.schedule(expression, () => void this.scheduled(entry, group), `${poller.name}/${group}`));
+      // An interval such as 90s or 45m takes more than one expression (cron.ts); together they fire once an interval.
+      for (const expression of cronExpressions(interval, spreadOffset(`${poller.name}/${group}`, interval))) {
+        entry.tasks.push(this.opts.cron.schedule(expression, () => void this.scheduled(entry, group), `${poller.name}/${group}`));
+      }
     }
   }
 
@@ -254,9 +267,9 @@ export class Scheduler {
 }
 
 /**
- * When the cron job of (stack, group) fires next after `now` (unix seconds): the expression from
- * cronFor fires at every multiple of the interval plus the stack's offset within a UTC day, and
- * every valid interval divides a day.
+ * When the cron job of (stack, group) fires next after `now` (unix seconds): the expressions from
+ * cronExpressions fire at every multiple of the interval plus the stack's offset within a UTC day,
+ * and every valid interval divides a day.
  */
 export function nextScheduledRun(stack: string, group: GroupName, intervalSeconds: number, now: number): number {
   const offset = spreadOffset(`${stack}/${group}`, intervalSeconds);

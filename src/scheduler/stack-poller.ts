@@ -27,9 +27,9 @@ import {
   type ResultOf,
 } from '../api/endpoints.js';
 import type { Action, ActionJob, ChangeEntry, IngestionRun } from '../api/schemas.js';
+import type { RequestContext } from '../api/request-context.js';
 import { eitherSignal } from '../signals.js';
 import { rebuildsOf } from '../api/connector-runs.js';
-import { QueryReader } from '../cmdb/query-reader.js';
 import { COLLECTORS, detailRun, jobStatus, newestJob } from '../collectors/index.js';
 import { StateMemory } from '../collectors/state-memory.js';
 import type { Collector, CollectorContext } from '../collectors/types.js';
@@ -58,6 +58,9 @@ export function enabledEndpoints(stack: StackConfig): DataEndpoint[] {
     return true;
   });
 }
+
+/** What a poll's requests carry: its signal (always set) and its deadline. */
+type PollContext = RequestContext & { readonly signal: AbortSignal };
 
 /** Endpoints asked once per poll, whose collector takes the result as it is. */
 type OnceEndpoint = 'metrics_data' | 'license' | 'connector' | 'data_ingestion' | 'data_ingestion_next' | 'actions';
@@ -116,32 +119,27 @@ export class StackPoller {
   private detailOf: { runId: string; status: string } | undefined;
   private readonly jobs = new Map<string, Cached<JobsCacheEntry>>();
   private readonly changeLog = { asset_change: new Map<string, Cached<ChangeEntry[]>>(), user_change: new Map<string, Cached<ChangeEntry[]>>() };
-  private readonly pacer: Pacer;
+  private pacer: Pacer;
   private readonly queries: QueryPoller;
 
   constructor(private opts: StackPollerOptions) {
     this.name = opts.stack.name;
     this.runner = new EndpointRunner({ ...opts, endpoints: enabledEndpoints(opts.stack) });
-    const sleep = opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal));
-    this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, sleep);
-    this.queries = this.queryPoller(sleep);
-  }
-
-  private queryPoller(sleep: Sleep): QueryPoller {
-    const { api, logger } = this.opts;
-    const onFirstPage = () => logger.info({ endpoint: 'data_query' }, 'the CMDB does not answer a count on a page past the end: counts ask for page 0 (one record each) from now on');
-    const send = api.send?.bind(api);
-    const reader = send ? new QueryReader(send, onFirstPage) : undefined;
-    return new QueryPoller({
-      ...this.opts,
+    this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, this.sleep);
+    this.queries = new QueryPoller({
+      ...opts,
       stack: () => this.opts.stack,
-      reader,
+      reader: opts.api.queries,
       runner: this.runner,
-      pacer: new Pacer(this.opts.stack.queriesPerMinute, () => this.opts.now() * 1000, sleep),
-      paced: this.opts.paced !== false,
+      sleep: this.sleep,
+      paced: opts.paced !== false,
       rebuildPending: () => this.runner.enabled('connector') && this.runner.pending().includes('connector'),
       map: (endpoint, input) => this.map(endpoint, input),
     });
+  }
+
+  private get sleep(): Sleep {
+    return this.opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal));
   }
 
   /** Each saved query's state, for the status page. */
@@ -171,11 +169,19 @@ export class StackPoller {
   }
 
   /**
-   * A reload changed only how often this stack is polled (src/stacks.ts): later polls run under
-   * `stack`, the polls in flight finish under the settings they started with.
+   * A reload changed settings that keep the stack's road (src/stacks.ts): later polls run under
+   * `stack` (intervals, pace, tracked names, endpoints polled), the polls in flight finish under
+   * the settings they started with.
    */
-  reschedule(stack: StackConfig): void {
+  reconfigure(stack: StackConfig): void {
+    const before = this.opts.stack;
     this.opts = { ...this.opts, stack };
+    this.runner.reconfigure(stack, enabledEndpoints(stack));
+    if (before.actionJobsPerMinute !== stack.actionJobsPerMinute) {
+      this.pacer = new Pacer(stack.actionJobsPerMinute, () => this.opts.now() * 1000, this.sleep);
+    }
+    // The saved queries keep what they counted, but for queries that changed or went.
+    this.queries.reconfigure(before, stack);
   }
 
   /** Groups with at least one enabled endpoint. */
@@ -198,7 +204,7 @@ export class StackPoller {
         ? progressDeadline(outer, interval, api.connectorStallSeconds, () => api.connectorIdleSeconds?.())
         : pollDeadline(outer, interval);
     try {
-      await this.pollGroup(group, deadline.signal, options.stop);
+      await this.pollGroup(group, deadline.context, options.stop);
     } finally {
       deadline.dispose();
     }
@@ -214,35 +220,35 @@ export class StackPoller {
     return this.runner.status().some((s) => endpoints.has(s.endpoint) && (s.state === 'failing' || s.state === 'blocked'));
   }
 
-  private async pollGroup(group: GroupName, signal: AbortSignal, stop: AbortSignal | undefined): Promise<void> {
+  private async pollGroup(group: GroupName, ctx: PollContext, stop: AbortSignal | undefined): Promise<void> {
     switch (group) {
       case 'ingestion':
-        return this.pollIngestion(signal);
+        return this.pollIngestion(ctx);
       case 'actionJobs':
-        return this.pollActionJobs(signal, stop);
+        return this.pollActionJobs(ctx, stop);
       case 'changes':
-        await this.pollChanges('asset_change', signal);
-        return this.pollChanges('user_change', signal);
+        await this.pollChanges('asset_change', ctx);
+        return this.pollChanges('user_change', ctx);
       case 'queries':
-        return this.queries.poll(signal, stop);
+        return this.queries.poll(ctx, stop);
       default:
-        for (const endpoint of GROUPS[group]) await this.pollOnce(endpoint as OnceEndpoint, signal);
+        for (const endpoint of GROUPS[group]) await this.pollOnce(endpoint as OnceEndpoint, ctx);
     }
   }
 
-  private async pollOnce<E extends OnceEndpoint>(endpoint: E, signal?: AbortSignal): Promise<ResultOf<E> | undefined> {
-    if (endpoint === 'connector') return (await this.pollConnectors(signal)) as ResultOf<E> | undefined;
+  private async pollOnce<E extends OnceEndpoint>(endpoint: E, ctx: PollContext): Promise<ResultOf<E> | undefined> {
+    if (endpoint === 'connector') return (await this.pollConnectors(ctx)) as ResultOf<E> | undefined;
     let result: ResultOf<E> | undefined;
     await this.runner.run(endpoint, async () => {
       // GetArgs<E> stays unresolved for a generic E; every OnceEndpoint takes no id.
-      const get = this.opts.api.get.bind(this.opts.api) as (e: E, id: undefined, s?: AbortSignal) => Promise<ResultOf<E>>;
-      result = await get(endpoint, undefined, signal);
+      const get = this.opts.api.get.bind(this.opts.api) as (e: E, id: undefined, c?: RequestContext) => Promise<ResultOf<E>>;
+      result = await get(endpoint, undefined, ctx);
       if (endpoint === 'actions') {
         this.actionList = result as readonly Action[];
         this.opts.onBacklog?.(this.jobBacklog());
       }
       return this.map(endpoint, result as EndpointInputs[E]);
-    }, signal);
+    }, ctx.signal);
     return result;
   }
 
@@ -251,33 +257,34 @@ export class StackPoller {
    * newer) and the store holds the series of an earlier success, they are still current, and
    * mapping ~1,000 runs again would only cost time.
    */
-  private async pollConnectors(signal?: AbortSignal): Promise<ResultOf<'connector'> | undefined> {
+  private async pollConnectors(ctx: PollContext): Promise<ResultOf<'connector'> | undefined> {
     const { api } = this.opts;
     let runs: ResultOf<'connector'> | undefined;
     await this.runner.run('connector', async () => {
-      const read = api.readConnectors ? await api.readConnectors(signal) : { changed: true, runs: await api.get('connector', undefined, signal) };
+      const read = api.readConnectors ? await api.readConnectors(ctx) : { changed: true, runs: await api.get('connector', undefined, ctx) };
       runs = read.runs;
-      if (this.runner.enabled('data_query')) this.queries.noteRebuilds(rebuildsOf(read.runs, this.opts.stack.timezone));
+      // Kept whether or not the stack has saved queries now: a reload may add some.
+      this.queries.noteRebuilds(rebuildsOf(read.runs, this.opts.stack.timezone));
       const held = this.runner.status().some((s) => s.endpoint === 'connector' && s.state === 'ok');
       if (!read.changed && held) return { kind: 'unchanged' };
       return this.map('connector', read.runs);
-    }, signal);
+    }, ctx.signal);
     return runs;
   }
 
-  private async pollIngestion(signal?: AbortSignal): Promise<void> {
-    const runs = await this.pollOnce('data_ingestion', signal);
-    await this.pollOnce('data_ingestion_next', signal);
+  private async pollIngestion(ctx: PollContext): Promise<void> {
+    const runs = await this.pollOnce('data_ingestion', ctx);
+    await this.pollOnce('data_ingestion_next', ctx);
     if (!this.runner.enabled('data_ingestion_detail')) return;
     if (!runs) {
       this.runner.blocked('data_ingestion_detail', 'the run list (data_ingestion) could not be read');
       return;
     }
     const listed = runs;
-    await this.runner.run('data_ingestion_detail', () => this.detail(listed, signal), signal);
+    await this.runner.run('data_ingestion_detail', () => this.detail(listed, ctx), ctx.signal);
   }
 
-  private async detail(runs: readonly IngestionRun[], signal?: AbortSignal): Promise<PollResult> {
+  private async detail(runs: readonly IngestionRun[], ctx: PollContext): Promise<PollResult> {
     const target = detailRun(runs, this.opts.stack.timezone);
     if (!target) {
       this.detailOf = undefined;
@@ -292,12 +299,13 @@ export class StackPoller {
       this.opts.logger.debug({ endpoint: 'data_ingestion_detail' }, 'newest run id is not well-formed text; its detail is skipped');
       return this.map('data_ingestion_detail', null);
     }
-    const tasks = await this.opts.api.get('data_ingestion_detail', newest.id, signal);
+    const tasks = await this.opts.api.get('data_ingestion_detail', newest.id, ctx);
     this.detailOf = { runId: newest.id, status };
     return this.map('data_ingestion_detail', { id: newest.id, value: tasks });
   }
 
-  private async pollActionJobs(signal: AbortSignal, stop?: AbortSignal): Promise<void> {
+  private async pollActionJobs(ctx: PollContext, stop?: AbortSignal): Promise<void> {
+    const { signal } = ctx;
     if (!this.runner.enabled('action_jobs')) return;
     const actions = this.actionList;
     if (!actions) {
@@ -336,7 +344,7 @@ export class StackPoller {
           ids,
           cache: this.jobs,
           due,
-          fetch: (id) => (tried.add(id), this.fetchJobs(id, actions, signal)),
+          fetch: (id) => (tried.add(id), this.fetchJobs(id, actions, ctx)),
           ...(paced ? { pace: pace(sliceEnd) } : {}),
           concurrency: stack.maxConcurrency,
           staleAfterSeconds: stack.intervals.actionJobs * stack.staleIntervals,
@@ -365,12 +373,12 @@ export class StackPoller {
       at >= cached.value.refreshAt;
   }
 
-  private async fetchJobs(id: string, actions: readonly Action[], signal?: AbortSignal): Promise<JobsCacheEntry> {
+  private async fetchJobs(id: string, actions: readonly Action[], ctx: PollContext): Promise<JobsCacheEntry> {
     const { stack, api, now } = this.opts;
     const refresh = stack.intervals.actionJobsRefresh;
     const lastRunAt = actions.find((a) => a.actionId === id)?.lastRunAt;
     const previous = this.jobs.get(id)?.value;
-    const jobs = await api.get('action_jobs', id, signal);
+    const jobs = await api.get('action_jobs', id, ctx);
     const wait = previous ? refresh : refresh / 2 + spreadOffset(id, refresh / 2);
     const newest = newestJob(jobs, stack.timezone);
     const running = newest !== undefined && UNFINISHED.test(jobStatus(newest) ?? '');
@@ -380,7 +388,7 @@ export class StackPoller {
     return { jobs, lastRunAt, refreshAt: now() + wait, ...(recheckAt === undefined ? {} : { recheckAt }) };
   }
 
-  private async pollChanges(endpoint: 'asset_change' | 'user_change', signal?: AbortSignal): Promise<void> {
+  private async pollChanges(endpoint: 'asset_change' | 'user_change', ctx: PollContext): Promise<void> {
     const { stack, api, now } = this.opts;
     const names = endpoint === 'asset_change' ? stack.track.assets : stack.track.users;
     await this.runner.run(endpoint, async () => {
@@ -388,13 +396,13 @@ export class StackPoller {
         ids: wellFormedIds(names, endpoint, this.opts.logger),
         cache: this.changeLog[endpoint],
         due: () => true,
-        fetch: (id) => api.get(endpoint, id, signal),
+        fetch: (id) => api.get(endpoint, id, ctx),
         concurrency: stack.maxConcurrency,
         staleAfterSeconds: stack.intervals.changes * stack.staleIntervals,
         now,
       });
       return this.mapPartial(endpoint, result.values, result.error);
-    }, signal);
+    }, ctx.signal);
   }
 
   private context(endpoint: DataEndpoint): CollectorContext {

@@ -1,8 +1,8 @@
 /**
  * The exporter's HTTP server. /metrics serves what the scheduler gathered and never waits on the
  * CMDB; /healthz says the process runs; /readyz says whether every enabled endpoint of every stack
- * has finished its first poll; / is a landing page; POST /-/reload re-reads the configuration when
- * enabled.
+ * the process started with has finished its first poll (stacks added later are listed as joining);
+ * / is a landing page; POST /-/reload re-reads the configuration when enabled.
  */
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
@@ -15,6 +15,7 @@ import Negotiator from 'negotiator';
 import type { Logger } from '../logger.js';
 import { CONTENT_TYPE } from '../store/exposition.js';
 import { GZIP_LEVEL, type ScrapeBody, type ScrapeResponse } from '../store/scrape-response.js';
+import type { DocsPages } from './docs.js';
 import { renderLanding, type LandingModel } from './landing.js';
 import type { TargetGroup } from './sd.js';
 import { pathOf } from './limits.js';
@@ -25,6 +26,8 @@ const gzipAsync = promisify(gzip);
 export interface Readiness {
   readonly ready: boolean;
   readonly pending: ReadonlyArray<{ readonly stack: string; readonly endpoint: string }>;
+  /** Endpoints of stacks added after start (reload, stacksDir) without a first poll yet: shown, never unready. */
+  readonly joining?: ReadonlyArray<{ readonly stack: string; readonly endpoint: string }>;
 }
 
 export type ReloadOutcome = { ok: true; message: string } | { ok: false; message: string };
@@ -43,6 +46,8 @@ export interface ServerDeps {
   readonly logger: Logger;
   /** Where the exposition is served (--web.telemetry-path), default /metrics. */
   readonly telemetryPath?: string;
+  /** The packaged docs, rendered at /docs/<name> (the status page's runbooks); without it /docs is not served. */
+  readonly docs?: DocsPages;
 }
 
 /**
@@ -171,7 +176,8 @@ export function createHttpApp(deps: ServerDeps): express.Express {
 
   app.get('/readyz', (_req, res) => {
     const r = deps.readiness();
-    res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready' } : { status: 'starting', pending: r.pending });
+    const joining = r.joining?.length ? { joining: r.joining } : {};
+    res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', ...joining } : { status: 'starting', pending: r.pending, ...joining });
   });
 
   app.get('/', async (req: Request, res: Response) => {
@@ -180,6 +186,19 @@ export function createHttpApp(deps: ServerDeps): express.Express {
     // At 200 stacks the page is about 0.9 MB of repetitive markup; gzip makes it under 2 % of that.
     await sendText(req, res, html, (body) => res.send(body));
   });
+
+  const docs = deps.docs;
+  if (docs) {
+    app.get('/docs/:name', async (req: Request, res: Response) => {
+      const html = docs.page(String(req.params.name));
+      if (html === undefined) {
+        res.status(404).type('text/plain').send(`no such page; the docs served here: ${docs.names().join(', ') || 'none (docs/ is not installed)'}\n`);
+        return;
+      }
+      res.type('html');
+      await sendText(req, res, html, (body) => res.send(body));
+    });
+  }
 
   app.post('/-/reload', async (_req, res) => {
     if (!deps.reload) {

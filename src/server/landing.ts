@@ -10,12 +10,16 @@
 import type { DataEndpoint } from '../api/endpoints.js';
 import type { Sample } from '../metrics/sample.js';
 import type { EndpointStatus } from '../scheduler/endpoint-runner.js';
-import { RUNBOOK_BASE_URL } from '../attention.js';
-import { attention, relativeTime, shortDuration, type Attention, type Problem } from './attention.js';
+import { pauseCause, relativeTime, shortDuration, type Attention, type PauseShown } from './attention.js';
+import { anchor, attentionSection } from './attention-html.js';
+import type { RecentRequests } from './cause.js';
+import { escapeHtml } from './html.js';
+import { stackView, type StackView } from './stack-view.js';
 import { queriesTable } from './landing-queries.js';
 import type { QueryStatus } from '../scheduler/query-poller.js';
 
-export { relativeTime };
+export { relativeTime, escapeHtml };
+export { runbookUrl } from './attention-html.js';
 
 export interface LandingEndpoint extends EndpointStatus {
   /** The poll interval of the endpoint's group, in seconds. */
@@ -51,8 +55,8 @@ export interface LandingStack {
   readonly name: string;
   readonly baseUrl: string;
   readonly unauthorized: boolean;
-  /** While a server Retry-After pauses the whole stack: when the pause ends (unix seconds). */
-  readonly pausedUntil?: number;
+  /** The pauses in force: the stack's (every request waits) and each endpoint group's. */
+  readonly pauses?: readonly PauseShown[];
   readonly endpoints: readonly LandingEndpoint[];
   readonly skipped?: readonly SkippedEndpoint[];
   /** The stack's current samples (what /metrics serves of it). */
@@ -65,6 +69,12 @@ export interface LandingStack {
   readonly connectorScan?: { readonly progress?: LandingScanProgress; readonly incrementalOffUntil?: number };
   /** The saved queries: state, count, rebuild, last and next run, and why one is refused or failing. */
   readonly queries?: readonly QueryStatus[];
+  /** Added after start (a reload, stacksDir) and its first polls still running: it does not hold readiness back. */
+  readonly joining?: boolean;
+  /** What became of the stack's recent requests: whether the CMDB is unreachable (src/server/cause.ts). */
+  readonly requests?: RecentRequests;
+  /** Problem key → when the page first saw it (src/server/problem-memory.ts): since when, and what is new. */
+  readonly seen?: ReadonlyMap<string, number>;
 }
 
 export interface LandingModel {
@@ -75,16 +85,14 @@ export interface LandingModel {
   readonly stacks: readonly LandingStack[];
   /** The newest reload, when it was rejected (the previous configuration stays in force); cleared by a good one. */
   readonly rejectedReload?: { readonly at: number; readonly message: string };
+  /** Base of the "what to do" links (runbookBaseUrl); default the runbooks this exporter serves (docs/alerts). */
+  readonly runbookBase?: string;
 }
 
 /** Seconds between the page's own reloads. */
 export const REFRESH_SECONDS = 30;
 /** From this many stacks on, a summary table with one row per stack comes first. */
 export const SUMMARY_MIN_STACKS = 2;
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 const STATE_LABEL: Record<EndpointStatus['state'], string> = {
   pending: 'pending',
@@ -113,10 +121,6 @@ export function when(now: number, at: number | undefined): string {
 /** For table cells: `in 14m` / `14m ago`, the exact time on hover (keeps 200 stacks compact). */
 function cell(now: number, at: number | undefined): string {
   return at === undefined ? '—' : `<span title="${iso(at)}">${relativeTime(now, at)}</span>`;
-}
-
-function anchor(stack: string): string {
-  return `stack-${escapeHtml(stack)}`;
 }
 
 /** The next poll, or "polling now" while one runs (started when, on hover). */
@@ -154,18 +158,6 @@ function skippedRow(s: SkippedEndpoint): string {
   return `<tr class="skipped">${cells(values, { state: 'state', details: 'details' })}</tr>`;
 }
 
-/** The runbook section of the alert that fires for the same problem (docs/alerts.md, one per alert). */
-export function runbookUrl(alert: string, base = RUNBOOK_BASE_URL): string {
-  return `${base}#${alert.toLowerCase()}`;
-}
-
-function problemItem(p: Problem): string {
-  const title = p.subjectTitle === undefined ? '' : ` title="${escapeHtml(p.subjectTitle)}"`;
-  const subject = p.subject === undefined ? '' : ` <code${title}>${escapeHtml(p.subject)}</code>`;
-  const runbook = ` <a class="runbook" href="${escapeHtml(runbookUrl(p.alert))}" title="${escapeHtml(p.alert)}">what to do</a>`;
-  return `<li class="${p.severity}"><span class="sev">${p.severity}</span> ${escapeHtml(p.area)}${subject}: ${escapeHtml(p.text)}${runbook}</li>`;
-}
-
 function reloadBanner(now: number, r: LandingModel['rejectedReload']): string {
   if (r === undefined) return '';
   return `<p class="err reload" id="reload-rejected"><b>Configuration reload rejected</b> ${when(now, r.at)}: the previous configuration stays in force until a reload succeeds. <span class="reason">${escapeHtml(r.message)}</span></p>`;
@@ -176,31 +168,22 @@ function licenseText(a: Attention): string {
   return a.licenseDays <= 0 ? 'expired' : `${Math.floor(a.licenseDays)}`;
 }
 
-function counts(a: Attention): { critical: number; warning: number } {
-  let critical = 0;
-  for (const p of a.problems) if (p.severity === 'critical') critical++;
-  return { critical, warning: a.problems.length - critical };
+/** The lines shown for the stack (its cause counts as one critical line, the lines it explains not at all). */
+function counts(v: StackView): { critical: number; warning: number } {
+  let critical = v.cause ? 1 : 0;
+  for (const l of v.lines) if (l.severity === 'critical') critical++;
+  return { critical, warning: v.lines.length + (v.cause ? 1 : 0) - critical };
 }
 
-function summaryTable(items: ReadonlyArray<{ stack: LandingStack; a: Attention }>): string {
-  const rows = items.map(({ stack, a }) => {
-    const c = counts(a);
+function summaryTable(items: ReadonlyArray<{ stack: LandingStack; view: StackView }>): string {
+  const rows = items.map(({ stack, view }) => {
+    const a = view.attention;
+    const c = counts(view);
     return `<tr class="${a.state}"><td><a href="#${anchor(stack.name)}">${escapeHtml(stack.name)}</a></td><td class="state">${a.state}</td><td>${c.critical}</td><td>${c.warning}</td><td>${licenseText(a)}</td><td>${escapeHtml(a.ingestion ?? '—')}</td></tr>`;
   });
   return `<section id="summary"><h2>Stacks</h2>
 <table><thead><tr><th>stack</th><th>state</th><th>critical</th><th>warnings</th><th>license days left</th><th>ingestion</th></tr></thead>
 <tbody>${rows.join('\n')}</tbody></table></section>`;
-}
-
-function attentionSection(items: ReadonlyArray<{ stack: LandingStack; a: Attention }>): string {
-  const troubled = items.filter((i) => i.a.problems.length > 0);
-  const fine = items.length - troubled.length;
-  const blocks = troubled.map(
-    ({ stack, a }) =>
-      `<div class="stack-attention" data-stack="${escapeHtml(stack.name)}"><h3><a href="#${anchor(stack.name)}">${escapeHtml(stack.name)}</a> <span class="muted">${a.state}</span></h3><ul>${a.problems.map(problemItem).join('')}</ul></div>`,
-  );
-  const rest = fine === 0 ? '' : `<p class="okline">${troubled.length === 0 ? 'Nothing needs attention' : `${fine} other stack(s): nothing needs attention`}.</p>`;
-  return `<section id="attention"><h2>What needs attention</h2>${blocks.join('\n')}${rest}</section>`;
 }
 
 function facts(a: Attention, s: LandingStack): string {
@@ -241,24 +224,43 @@ export function connectorScanLine(now: number, scan: LandingStack['connectorScan
   return parts.length === 0 ? '' : `<p class="scan">Connector history: ${parts.join(" · ")}</p>`;
 }
 
+const JOINING_TEXT = 'Added by a reload: its first polls are running, its endpoints show as pending until they end. It does not hold readiness (/readyz) back.';
+
+/** The line under the title: ready or starting, and the stacks a reload added that are still joining. */
+function readinessLine(m: LandingModel): string {
+  const state = m.ready
+    ? 'Ready: every list endpoint has answered its first poll (Action jobs and change history fill in after, within the request budget).'
+    : 'Starting: some endpoints have not finished their first poll yet.';
+  const joining = m.stacks.filter((s) => s.joining).map((s) => `<code>${escapeHtml(s.name)}</code>`);
+  const added = joining.length === 0 ? '' : ` Added by a reload and pending their first polls (not holding readiness back): ${joining.join(', ')}.`;
+  return `${state}${added}`;
+}
+
+/** One pause: the answer that set it, who waits until when, what ends it. */
+function pauseLine(now: number, p: PauseShown): string {
+  const cause = escapeHtml(pauseCause(p));
+  if (p.scope === 'stack') {
+    return `<p class="err paused">Paused by ${cause}: no request of this stack leaves until ${when(now, p.until)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
+  }
+  return `<p class="err paused">The ${escapeHtml(p.group ?? '')} group is paused by ${cause} (a Retry-After): its requests wait until ${when(now, p.until)}; the other endpoints are polled as usual. A reload (SIGHUP or /-/reload) ends the pause.</p>`;
+}
+
 function stackSection(now: number, s: LandingStack, a: Attention): string {
   const auth = s.unauthorized
     ? '<p class="err">The pre-issued token is rejected (401): replace it (CMDB_TOKEN / tokenFile).</p>'
     : s.endpoints.some((e) => e.outcome === 'rejected')
       ? '<p class="err">The token endpoint rejects this stack\'s client id and secret: every endpoint fails until they are fixed.</p>'
       : '';
-  const paused =
-    s.pausedUntil === undefined
-      ? ''
-      : `<p class="err paused">Paused: the CMDB asked the exporter to wait (a 429, or a Retry-After on a 429, 502, 503 or 504), so no request of this stack leaves until ${when(now, s.pausedUntil)}. Its endpoints report down as their polls run out of time; a reload (SIGHUP or /-/reload) ends the pause.</p>`;
-  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${auth}${paused}${demandLine(s)}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
+  const paused = (s.pauses ?? []).map((p) => pauseLine(now, p)).join('');
+  const joining = s.joining ? `<p class="hint joining">${JOINING_TEXT}</p>` : '';
+  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${joining}${auth}${paused}${demandLine(s)}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
 <table class="endpoints"><thead><tr>${COLUMNS.map((c) => `<th>${c}</th>`).join('')}</tr></thead>
 <tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table>${queriesTable(now, s.queries)}</section>`;
 }
 
 /** `telemetryPath`: where /metrics is served (--web.telemetry-path). */
 export function renderLanding(m: LandingModel, telemetryPath = '/metrics'): string {
-  const items = m.stacks.map((stack) => ({ stack, a: attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: m.now, pausedUntil: stack.pausedUntil }) }));
+  const items = m.stacks.map((stack) => ({ stack, view: stackView(stack, m.now) }));
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>cmdb-exporter</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -270,6 +272,9 @@ th{background:#f6f8fa}td.when{white-space:nowrap}.muted{color:#6e7781;font-weigh
 tr.ok .state,b.ok,.okline{color:#1a7f37}tr.failing .state,tr.forbidden .state,tr.critical .state,b.critical{color:#cf222e}tr.pending .state,tr.blocked .state,tr.warning .state,b.warning{color:#9a6700}
 tr.skipped{color:#6e7781}#attention ul{margin:.2rem 0 1rem;padding-left:1.2rem}#attention h3{margin:.6rem 0 0;font-size:1.05rem}
 li .sev{display:inline-block;min-width:4.5rem;font-weight:600}li.critical .sev{color:#cf222e}li.warning .sev{color:#9a6700}
+.state.ok{color:#1a7f37}.state.critical{color:#cf222e}.state.warning,.state.pending{color:#9a6700}h3 .state{font-size:.9em;font-weight:600}
+li.cause{background:#ffebe9;border-left:4px solid #cf222e;padding:.35rem .5rem;margin:.2rem 0 .4rem -1.2rem;list-style:none}li.cause details{margin-top:.25rem}li.cause details ul{padding-left:1.2rem}
+.since{color:#6e7781;font-size:.9em;white-space:nowrap}.new{display:inline-block;background:#0969da;color:#fff;border-radius:.6rem;padding:0 .45rem;font-size:.75em;font-weight:600;margin-left:.3rem}#made{color:#6e7781;font-size:.9em;margin:.2rem 0}
 nav a{margin-right:1rem}a.runbook{font-size:.85em;margin-left:.4rem;white-space:nowrap}.reason{white-space:pre-wrap}code{overflow-wrap:anywhere}
 @media (max-width:40rem){body{margin:.75rem}table.endpoints,table.endpoints tbody,table.endpoints tr,table.endpoints td{display:block;width:auto}
 table.endpoints thead{display:none}table.endpoints tr{border-bottom:2px solid #d0d7de;padding:.3rem 0}
@@ -280,11 +285,12 @@ table.endpoints td.details:empty{display:none}td.when{white-space:normal}
 </style></head><body>
 <h1>cmdb-exporter <span class="muted">${escapeHtml(m.version)}</span></h1>
 <nav><a href="${escapeHtml(telemetryPath.slice(1))}">${escapeHtml(telemetryPath)}</a><a href="sd">/sd</a><a href="healthz">/healthz</a><a href="readyz">/readyz</a></nav>
-<p id="readiness">${m.ready ? 'Ready: every list endpoint has answered its first poll (Action jobs and change history fill in after, within the request budget).' : 'Starting: some endpoints have not finished their first poll yet.'} <span class="muted">This page reloads every ${REFRESH_SECONDS}s.</span></p>
+<p id="made">Made at <time datetime="${iso(m.now)}">${iso(m.now).replace('T', ' ').replace('Z', ' UTC')}</time>.</p>
+<p id="readiness">${readinessLine(m)} <span class="muted">This page reloads every ${REFRESH_SECONDS}s.</span></p>
 ${reloadBanner(m.now, m.rejectedReload)}
 ${m.stacks.length >= SUMMARY_MIN_STACKS ? summaryTable(items) : ''}
-${attentionSection(items)}
-${items.map(({ stack, a }) => stackSection(m.now, stack, a)).join('\n')}
+${attentionSection(m.now, items, m.runbookBase)}
+${items.map(({ stack, view }) => stackSection(m.now, stack, view.attention)).join('\n')}
 </body></html>
 `;
 }

@@ -132,6 +132,9 @@ export class SnapshotStore {
   private readonly pendingOf = new Map<string, number>();
   private draining: Promise<void> | null = null;
 
+  /** Told of every change applied to an endpoint's snapshot (a poll's outcome, expired series). */
+  private readonly appliedListeners = new Set<(stack: string, endpoint: DataEndpoint) => void>();
+
   private expiryTimer: NodeJS.Timeout | undefined;
   /** The stale limit the expiry timer is set for (unix seconds); Infinity when none is set. */
   private expiryAt = Infinity;
@@ -168,6 +171,12 @@ export class SnapshotStore {
   /** The applied snapshot: a large update still being prepared is not in it yet (see settled()). */
   snapshot(stack: string, endpoint: DataEndpoint): EndpointSnapshot | undefined {
     return this.stacks.get(stack)?.endpoints.get(endpoint);
+  }
+
+  /** `listener` is called after each change of an endpoint's snapshot is applied; returns the unsubscribe. */
+  onApplied(listener: (stack: string, endpoint: DataEndpoint) => void): () => void {
+    this.appliedListeners.add(listener);
+    return () => this.appliedListeners.delete(listener);
   }
 
   /** Resolves once every update that arrived so far has been applied. */
@@ -400,6 +409,7 @@ export class SnapshotStore {
     if (next.lines !== current.lines) state.view.dataRuns = null;
     this.invalidate(next.lines !== current.lines);
     if (next.up !== current.up || next.lastSuccess !== current.lastSuccess || next.samples !== current.samples) this.scheduleExpiry();
+    for (const listener of this.appliedListeners) listener(stack, endpoint);
   }
 
   /**

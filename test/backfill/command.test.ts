@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { runBackfill } from '../../src/backfill/command.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
+import { runDaemon } from '../helpers/daemon.js';
 
 class Sink extends Writable {
   text = '';
@@ -106,6 +107,24 @@ describe('cmdb-exporter backfill', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(message);
     expect(r.stdout).toBe('');
+  });
+
+  it('--help describes the flags it shares with the daemon in the very words of the daemon\'s --help', async () => {
+    const r = await run(['--help']);
+    expect(r.code).toBe(0);
+    const daemon = runDaemon(['--help'], {});
+    expect(await daemon.exited).toBe(0);
+    /** The help lines of a flag: its own and the indented ones after it. */
+    const entry = (help: string, flag: string) => {
+      const lines = help.split('\n');
+      const i = lines.findIndex((l) => l.startsWith(`  ${flag} `));
+      const end = lines.findIndex((l, j) => j > i && !/^ {10,}\S/.test(l));
+      return i < 0 ? '' : lines.slice(i, end).join('\n');
+    };
+    for (const flag of ['--config', '--log.format']) {
+      expect(entry(r.stdout, flag), flag).not.toBe('');
+      expect(entry(r.stdout, flag), flag).toBe(entry(daemon.output(), flag));
+    }
   });
 
   it('an endpoint that fails is logged once, left out and named; the rest is written (exit 1)', async () => {

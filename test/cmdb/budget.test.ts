@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { Semaphore, StackLimiter, TokenBucket, burstFor } from '../../src/cmdb/budget.js';
-import { realClock } from '../../src/cmdb/clock.js';
+import { RequestBudget, WINDOW_MARGIN_MS, WINDOW_MS, burstFor } from '../../src/cmdb/budget.js';
+import { Semaphore, StackLimiter } from '../../src/cmdb/limiter.js';
+import { realClock, type Clock } from '../../src/cmdb/clock.js';
+import { Pauses, type Pause } from '../../src/cmdb/pauses.js';
 import { FakeClock } from './helpers/clock.js';
 
 describe('burstFor', () => {
@@ -17,78 +19,103 @@ describe('burstFor', () => {
   });
 });
 
-describe('TokenBucket', () => {
+describe('RequestBudget', () => {
   it('lets the burst through at once, then spaces requests by 60/rate seconds', () => {
-    const b = new TokenBucket(60, 0); // burst 10, one a second
+    const b = new RequestBudget(60, 0); // burst 10, one a second
     const waits = Array.from({ length: 13 }, () => b.reserve(0));
     expect(waits).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1000, 2000, 3000]);
   });
 
   it('refills with time up to the burst size only', () => {
-    const b = new TokenBucket(60, 0);
+    const b = new RequestBudget(60, 0);
     for (let i = 0; i < 10; i++) b.reserve(0);
     expect(b.available(5000)).toBe(5);
     expect(b.available(1_000_000)).toBe(10);
   });
 
-  it('gives back a cancelled reservation', () => {
-    const b = new TokenBucket(6, 0); // burst 1, one per 10 s
+  it('gives back a cancelled place', () => {
+    const b = new RequestBudget(6, 0); // burst 1, one per 10 s
     expect(b.reserve(0)).toBe(0);
     const waiting = b.take(0);
     expect(waiting.at).toBe(10_000);
     b.cancel(waiting, 0);
     expect(b.reserve(0)).toBe(10_000);
   });
-
-  it('holds every request during a pause and accrues nothing until it ends', () => {
-    const b = new TokenBucket(60, 0);
-    for (let i = 0; i < 10; i++) b.reserve(0);
-    b.pause(30_000, 0);
-    expect(b.pausedFor(10_000)).toBe(20_000);
-    expect(b.available(10_000)).toBe(0);
-    // At 10 s, the next request waits for the rest of the pause plus one refill interval.
-    expect(b.reserve(10_000)).toBe(21_000);
-    expect(b.pausedFor(31_000)).toBe(0);
-  });
-
-  it('keeps the longer of two pauses', () => {
-    const b = new TokenBucket(60, 0);
-    b.pause(20_000, 0);
-    b.pause(5_000, 0);
-    expect(b.pausedFor(0)).toBe(20_000);
-  });
 });
 
-describe('TokenBucket rolling minute', () => {
+describe('RequestBudget rolling window', () => {
   /** The most send times in any 60 s window. */
   const busiestMinute = (times: number[]) => Math.max(...times.map((t) => times.filter((u) => u >= t && u < t + 60_000).length));
 
-  it('keeps any 60 s at or below the rate, burst included', () => {
-    const b = new TokenBucket(50, 0); // burst 9
-    const sendTimes = Array.from({ length: 200 }, () => b.reserve(0));
+  /** Takes places and lets each leave at its time (as the limiter does), returning when they left. */
+  function sendAll(b: RequestBudget, n: number, now = 0): number[] {
+    return Array.from({ length: n }, () => {
+      const place = b.take(now);
+      let at = place.at;
+      for (let wait = b.leave(place, at); wait > 0; wait = b.leave(place, at)) at += wait;
+      return at;
+    });
+  }
+
+  it(`keeps any ${WINDOW_MS / 1000} s at or below the rate, burst included: never ${'rate + 1'} in a minute`, () => {
+    const b = new RequestBudget(50, 0); // burst 9
+    const sendTimes = sendAll(b, 200);
     expect(busiestMinute(sendTimes)).toBe(50);
+    // The margin: the 51st request leaves a whole window (60 s + WINDOW_MARGIN_MS) after the first.
+    expect(sendTimes[50]).toBeGreaterThanOrEqual((sendTimes[0] as number) + WINDOW_MS);
+    expect(WINDOW_MS).toBe(60_000 + WINDOW_MARGIN_MS);
   });
 
-  it('lets a request go as soon as the oldest of the last `rate` requests is a minute old', () => {
-    const b = new TokenBucket(6, 0); // burst 1, one per 10 s
-    const times = Array.from({ length: 7 }, () => b.reserve(0));
-    // 0, 10 … 50 s from the bucket; the seventh is the first the window holds back as well.
-    expect(times).toEqual([0, 10_000, 20_000, 30_000, 40_000, 50_000, 60_000]);
+  it('counts the window from when a request really left, not from its planned time', () => {
+    const b = new RequestBudget(6, 0); // burst 1, one per 10 s, 6 a window
+    const first = b.take(0);
+    expect(b.leave(first, 0)).toBe(0);
+    // It really left 5 s late (a busy event loop, a slow connect): the window counts it from then.
+    b.sentAt(first, 5000);
+    const times = sendAll(b, 6);
+    expect(times.slice(0, 5)).toEqual([10_000, 20_000, 30_000, 40_000, 50_000]);
+    // Planned from the reservation it would have left at 62 s: 57 s after the first arrived.
+    expect(times[5]).toBe(5000 + WINDOW_MS);
   });
 
-  it('hands what was spent to a new bucket instead of starting full', () => {
-    const old = new TokenBucket(50, 0);
-    for (let i = 0; i < 50; i++) old.reserve(0);
-    const next = new TokenBucket(50, 1000, old.state(1000));
+  it('a place planned before the request ahead of it really left is checked again against what left', () => {
+    const b = new RequestBudget(2, 0); // burst 1, one per 30 s, 2 a window
+    b.leave(b.take(0), 0);
+    const second = b.take(0);
+    const third = b.take(0);
+    const fourth = b.take(0);
+    // Planned from the second's planned time (30 s): a window after it.
+    expect(fourth.at).toBe(30_000 + WINDOW_MS);
+    // The second really left 20 s late (it waited for a pause, a busy event loop).
+    expect(b.leave(second, 50_000)).toBe(0);
+    b.sentAt(second, 50_000);
+    expect(b.leave(third, third.at)).toBe(0);
+    // At its planned time the fourth finds that: it waits until a whole window after the second left.
+    const planned = fourth.at;
+    expect(b.leave(fourth, planned)).toBe(50_000 + WINDOW_MS - planned);
+  });
+
+  it('hands what was spent to a new budget instead of starting full', () => {
+    const old = new RequestBudget(50, 0);
+    const spent = sendAll(old, 50);
+    const next = new RequestBudget(50, 1000, old.state(1000));
     expect(next.available(1000)).toBe(0);
-    const sendTimes = [...old.state(1000).sendTimes, ...Array.from({ length: 20 }, () => 1000 + next.reserve(1000))];
+    const sendTimes = [...spent, ...sendAll(next, 20, 1000)];
     expect(busiestMinute(sendTimes)).toBe(50);
   });
 
   it('keeps at most the new burst when the rate shrinks on reload', () => {
-    const old = new TokenBucket(60, 0);
-    const next = new TokenBucket(6, 0, old.state(0));
+    const old = new RequestBudget(60, 0);
+    const next = new RequestBudget(6, 0, old.state(0));
     expect(next.available(0)).toBe(1);
+  });
+
+  it('a new rate in place keeps what was spent', () => {
+    const b = new RequestBudget(60, 0);
+    sendAll(b, 10);
+    b.setRate(6, 0);
+    expect(b.available(0)).toBe(0);
+    expect(b.burst).toBe(1);
   });
 });
 
@@ -123,52 +150,97 @@ describe('Semaphore', () => {
     await s.acquire();
     expect(s.inFlight).toBe(1);
   });
+
+  it('a larger cap on reload lets waiters in at once; a smaller one lets the ones in flight finish', async () => {
+    const s = new Semaphore(1);
+    await s.acquire();
+    let second = false;
+    const waiting = s.acquire().then(() => (second = true));
+    s.resize(2);
+    await waiting;
+    expect(second).toBe(true);
+    s.resize(1);
+    s.release();
+    expect(s.inFlight).toBe(1);
+  });
 });
 
 describe('StackLimiter', () => {
+  const limiterOf = (clock: Clock, ratePerMinute: number, maxConcurrency: number, onWait: (s: number) => void = () => {}) => {
+    const pauses = new Pauses(clock);
+    return { pauses, limiter: new StackLimiter({ ratePerMinute, maxConcurrency, clock, pauses, onWait }) };
+  };
+  const pause = (scope: 'stack' | 'group', until: number): Pause => ({ scope, until, status: 429, endpoint: 'license', request: 'GET /x', ...(scope === 'group' ? { group: 'license' } : {}) });
+
   it('waits on the injected clock once the burst is used and reports the wait time', async () => {
     const clock = new FakeClock(0);
     const waited: number[] = [];
-    const limiter = new StackLimiter({ ratePerMinute: 6, maxConcurrency: 5, clock, onWait: (s) => waited.push(s) });
-    (await limiter.acquire())();
-    (await limiter.acquire())();
-    (await limiter.acquire())();
+    const { limiter } = limiterOf(clock, 6, 5, (s) => waited.push(s));
+    (await limiter.acquire('license')).release(true);
+    (await limiter.acquire('license')).release(true);
+    (await limiter.acquire('license')).release(true);
     expect(clock.sleeps).toEqual([10_000, 10_000]);
     expect(waited).toEqual([10, 10]);
   });
 
-  it('waits out a pause set while a request already waits', async () => {
+  it('waits out a pause of the stack, and of the request\'s own group only', async () => {
     const clock = new FakeClock(0);
-    const limiter = new StackLimiter({ ratePerMinute: 6000, maxConcurrency: 5, clock, onWait: () => {} });
-    limiter.pause(3000);
-    expect(limiter.pausedForMs()).toBe(3000);
-    (await limiter.acquire())();
-    expect(clock.now()).toBeGreaterThanOrEqual(3000);
-    expect(limiter.pausedForMs()).toBe(0);
+    const { limiter, pauses } = limiterOf(clock, 6000, 5);
+    pauses.set(pause('group', 3000));
+    (await limiter.acquire('inventory')).release(true);
+    expect(clock.now()).toBe(0);
+    (await limiter.acquire('license')).release(true);
+    expect(clock.now()).toBe(3000);
+    pauses.set(pause('stack', 5000));
+    (await limiter.acquire('inventory')).release(true);
+    expect(clock.now()).toBe(5000);
+  });
+
+  it('after a pause lets one request through, and the rest once it is answered', async () => {
+    const clock = new FakeClock(0);
+    const { limiter, pauses } = limiterOf(clock, 6000, 4);
+    pauses.set(pause('stack', 1000));
+    const probe = await limiter.acquire('license');
+    let second: { release(a: boolean | undefined): void } | undefined;
+    const waiting = limiter.acquire('inventory').then((a) => (second = a));
+    await new Promise((r) => setImmediate(r));
+    expect(second).toBeUndefined();
+    // Refused again (a 5xx, a failure): still one at a time; the next request is the next probe.
+    probe.release(false);
+    await waiting;
+    let third: unknown;
+    const after = limiter.acquire('license').then((a) => (third = a));
+    await new Promise((r) => setImmediate(r));
+    expect(third).toBeUndefined();
+    (second as { release(a: boolean | undefined): void }).release(true);
+    await after;
+    // Answered: the stack widens back to maxConcurrency.
+    const many = await Promise.all([limiter.acquire('a' as never), limiter.acquire('b' as never), limiter.acquire('c' as never)]);
+    expect(many).toHaveLength(3);
   });
 
   it('stopWaiting ends the waits for the budget and for a slot at once, and every later one', async () => {
     // The real clock: the waits below are 60 s long, and the test must not sit through them.
-    const limiter = new StackLimiter({ ratePerMinute: 1, maxConcurrency: 1, clock: realClock, onWait: () => {} });
-    const release = await limiter.acquire(); // the burst of 1, and the only slot
-    const forSlot = limiter.acquire(); // waits for the slot
+    const { limiter } = limiterOf(realClock, 1, 1);
+    const admitted = await limiter.acquire('license'); // the burst of 1, and the only slot
+    const forSlot = limiter.acquire('license'); // waits for the slot
     const forBudget = limiter.charge(); // a redirect hop: waits for the budget only (60 s)
     limiter.stopWaiting();
     await expect(forSlot).rejects.toThrow('the stack is stopping');
     await expect(forBudget).rejects.toThrow('the stack is stopping');
-    await expect(limiter.acquire()).rejects.toThrow('the stack is stopping');
+    await expect(limiter.acquire('license')).rejects.toThrow('the stack is stopping');
     expect(limiter.stopped.aborted).toBe(true);
-    release(); // the request in flight is not touched: its slot goes back as usual
+    admitted.release(true); // the request in flight is not touched: its slot goes back as usual
   });
 
-  it('releases the concurrency slot when the budget wait is aborted', async () => {
+  it('releases the concurrency slot when the wait is aborted', async () => {
     const clock = new FakeClock(0);
-    const limiter = new StackLimiter({ ratePerMinute: 6000, maxConcurrency: 1, clock, onWait: () => {} });
-    limiter.pause(5000);
+    const { limiter, pauses } = limiterOf(clock, 6000, 1);
+    pauses.set(pause('stack', 5000));
     const ctl = new AbortController();
     ctl.abort();
-    await expect(limiter.acquire(ctl.signal)).rejects.toThrow();
-    const release = await limiter.acquire();
-    release();
+    await expect(limiter.acquire('license', ctl.signal)).rejects.toThrow();
+    const admitted = await limiter.acquire('license');
+    admitted.release(true);
   });
 });

@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { Agent } from 'undici';
 import { FetchedToken } from '../../src/cmdb/auth.js';
 import { Transport } from '../../src/cmdb/transport.js';
+import { RoadEvents } from '../../src/cmdb/events.js';
 import { realClock } from '../../src/cmdb/clock.js';
 import { CmdbUnauthorizedError } from '../../src/errors.js';
 import type { Simulator } from '../../src/simulator/api.js';
@@ -76,7 +77,7 @@ describe('fetched token', () => {
       else sendJson(res, 401, { message: 'no' });
     });
     locals.push(s);
-    const { client } = makeClient(testStack({ baseUrl: s.url }));
+    const { client, cmdb } = makeClient(testStack({ baseUrl: s.url }));
     const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbUnauthorizedError);
     expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: 401 Unauthorized (still 401 after a new token)');
@@ -87,7 +88,7 @@ describe('fetched token', () => {
       '/CMDB/v2/system/metrics/license',
     ]);
     // Only a pre-issued token sets the flag.
-    expect(client.unauthorized).toBe(false);
+    expect(cmdb.unauthorized).toBe(false);
   });
 
   it('a request that failed with an older token retries with the current one, without a new fetch', async () => {
@@ -98,10 +99,10 @@ describe('fetched token', () => {
     const { logger, scrubber } = captureLog();
     const dispatcher = new Agent();
     try {
-      const transport = new Transport({ stack, instruments, logger, dispatcher, clock: realClock, random: Math.random });
+      const transport = new Transport({ stack, logger, dispatcher, clock: realClock, random: Math.random, events: new RoadEvents(), onWait: () => undefined });
       const auth = stack.auth.kind === 'client' ? stack.auth : undefined;
       if (!auth) throw new Error('client auth expected');
-      const tokens = new FetchedToken(auth, { stack, transport, instruments, scrubber, lifetime: new AbortController().signal });
+      const tokens = new FetchedToken(auth, { settings: () => stack, transport, instruments, scrubber, lifetime: new AbortController().signal });
       const first = await tokens.current();
       const second = await tokens.renew(first);
       const again = await tokens.renew(first);
@@ -153,13 +154,13 @@ describe('pre-issued token', () => {
     const token = await issueToken(s);
     s.setTokenExpiry({ afterRequests: 1 });
     s.clearRequests();
-    const { client, log } = makeClient(simStack(s, { auth: { kind: 'token', token } }));
+    const { client, cmdb, log } = makeClient(simStack(s, { auth: { kind: 'token', token } }));
     await client.get('license');
-    expect(client.unauthorized).toBe(false);
+    expect(cmdb.unauthorized).toBe(false);
     const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbUnauthorizedError);
     expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: 401 Unauthorized (the token is not accepted)');
-    expect(client.unauthorized).toBe(true);
+    expect(cmdb.unauthorized).toBe(true);
     await rejection(client.get('metrics_data'));
     expect(requestsTo(s, 'license')).toHaveLength(2); // no retry without a new token
     const errors = log.lines().filter((l) => l.level === 'error');
@@ -175,16 +176,16 @@ describe('pre-issued token', () => {
     const oldToken = await issueToken(s);
     await writeFile(file, `${oldToken}\n`);
     s.setTokenExpiry({ afterRequests: 1 });
-    const { client } = makeClient(simStack(s, { auth: { kind: 'token', token: oldToken, tokenFile: file } }));
+    const { client, cmdb } = makeClient(simStack(s, { auth: { kind: 'token', token: oldToken, tokenFile: file } }));
     await client.get('license');
     // Unchanged file: the 401 stands.
     await expect(client.get('license')).rejects.toBeInstanceOf(CmdbUnauthorizedError);
-    expect(client.unauthorized).toBe(true);
+    expect(cmdb.unauthorized).toBe(true);
     const rotated = await issueToken(s);
     await writeFile(file, `${rotated}\n`);
     s.clearRequests();
     await expect(client.get('license')).resolves.toBeDefined();
-    expect(client.unauthorized).toBe(false);
+    expect(cmdb.unauthorized).toBe(false);
     expect(requestsTo(s, 'license').map((r) => [r.status, r.headers.authorization])).toEqual([
       [401, `Bearer ${oldToken}`],
       [200, `Bearer ${rotated}`],
@@ -198,7 +199,7 @@ describe('pre-issued token', () => {
     const first = await issueToken(s);
     await writeFile(file, first);
     s.setTokenExpiry({ afterRequests: 1 });
-    const { client, log } = makeClient(simStack(s, { auth: { kind: 'token', token: first, tokenFile: file } }));
+    const { client, cmdb, log } = makeClient(simStack(s, { auth: { kind: 'token', token: first, tokenFile: file } }));
     const errorLines = () => log.lines().filter((l) => l.level === 'error').length;
     await client.get('license');
     await rejection(client.get('license'));
@@ -206,9 +207,9 @@ describe('pre-issued token', () => {
     expect(errorLines()).toBe(1);
     await writeFile(file, await issueToken(s));
     await client.get('license'); // rotated: accepted once, clears the state
-    expect(client.unauthorized).toBe(false);
+    expect(cmdb.unauthorized).toBe(false);
     await rejection(client.get('license'));
-    expect(client.unauthorized).toBe(true);
+    expect(cmdb.unauthorized).toBe(true);
     expect(errorLines()).toBe(2);
   });
 });

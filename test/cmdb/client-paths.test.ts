@@ -2,8 +2,6 @@
 import { describe, expect, it } from 'vitest';
 import { PATHS, TOKEN_PATH, DATA_ENDPOINTS } from '../../src/api/endpoints.js';
 import { CmdbHttpError } from '../../src/errors.js';
-import { QueryReader } from '../../src/cmdb/query-reader.js';
-import { QueryCountSchema } from '../../src/api/schemas.js';
 import { makeClient, rejection } from './helpers/client.js';
 import { dataPaths, requestsTo, sim, simStack, trackedAsset, trackedUser } from './helpers/sim.js';
 
@@ -311,10 +309,9 @@ describe('only the spec paths', () => {
     await client.get('asset_change', trackedAsset());
     await client.get('user_change', trackedUser());
     await client.get('user_change', 'no-such-user');
-    // The saved queries' reader, through the client's one request function.
-    const reader = new QueryReader((request, signal) => client.send(request, signal));
-    await reader.fields('asset');
-    await reader.count('asset', [[{ searchFieldName: 'Asset_Type', operator: '==', type: 'String', value: 'Server' }]]);
+    // The saved queries' reader, on the same client.
+    await client.queries.fields('asset');
+    await client.queries.count('asset', [[{ searchFieldName: 'Asset_Type', operator: '==', type: 'String', value: 'Server' }]]);
     const allowed = new Set<string>([
       TOKEN_PATH,
       ...DATA_ENDPOINTS.flatMap((e) => PATHS[e]('')),
@@ -332,11 +329,11 @@ describe('only the spec paths', () => {
   });
 });
 
-describe('send(): a resource reader\'s request on the GET road', () => {
+describe('the saved queries\' reader: a POST on the same road as every GET', () => {
   it('POSTs the count as JSON with the bearer token, validates the answer, counts the request', async () => {
     const s = await sim();
     const { client, metrics } = makeClient(simStack(s));
-    const count = await new QueryReader((request, signal) => client.send(request, signal)).count('asset', [[{ searchFieldName: 'Asset_Name', operator: 'exists', type: 'String', value: null }]]);
+    const count = await client.queries.count('asset', [[{ searchFieldName: 'Asset_Name', operator: 'exists', type: 'String', value: null }]]);
     // Every asset has a name: the count of all assets (the simulator's default, --asset-records 400).
     expect(count).toBe(400);
     const sent = requestsTo(s, 'data_query');
@@ -352,7 +349,7 @@ describe('send(): a resource reader\'s request on the GET road', () => {
     const s = await sim();
     s.addFault({ endpoint: 'data_query', status: 503 });
     const { client } = makeClient(simStack(s, { retries: { max: 0 } }));
-    const err = await rejection(client.send({ endpoint: 'data_query', method: 'POST', path: '/CMDB/v2/data/cmdb', body: { table: 'asset', query: [] }, schema: QueryCountSchema }));
+    const err = await rejection(client.queries.count('asset', []));
     expect(err).toBeInstanceOf(CmdbHttpError);
     expect((err as CmdbHttpError).message).toContain('POST /CMDB/v2/data/cmdb');
     expect((err as CmdbHttpError).status).toBe(503);

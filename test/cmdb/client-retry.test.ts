@@ -6,17 +6,16 @@ import {
   CmdbRateLimitedError,
   CmdbTimeoutError,
 } from '../../src/errors.js';
-import { markDeadline, realClock } from '../../src/cmdb/clock.js';
-import { MAX_REFUSALS } from '../../src/cmdb/transport.js';
+import { realClock } from '../../src/cmdb/clock.js';
+import type { RequestContext } from '../../src/api/request-context.js';
+import { MAX_REFUSALS } from '../../src/cmdb/policy.js';
 import { makeClient, rejection } from './helpers/client.js';
 import { FakeClock } from './helpers/clock.js';
 import { requestsTo, sim, simStack } from './helpers/sim.js';
 
-/** The signal of a poll whose deadline is `ms` from now (as the scheduler's poll bound marks it). */
-function pollSignal(clock: FakeClock, ms: number): AbortSignal {
-  const signal = new AbortController().signal;
-  markDeadline(signal, clock.now() + ms);
-  return signal;
+/** What the requests of a poll whose deadline is `ms` from now carry (as the scheduler's poll bound gives it). */
+function pollSignal(clock: FakeClock, ms: number): RequestContext {
+  return { signal: new AbortController().signal, deadline: clock.now() + ms };
 }
 
 describe('429 Too Many Requests', () => {
@@ -37,9 +36,8 @@ describe('429 Too Many Requests', () => {
     const clock = new FakeClock();
     const { client } = makeClient(simStack(s), { clock });
     // The poll has one second left: the 2 s wait does not fit, so it fails now instead of at its deadline.
-    const poll = new AbortController();
-    markDeadline(poll.signal, clock.now() + 1000);
-    const err = await rejection(client.get('license', undefined, poll.signal));
+    const poll = { signal: new AbortController().signal, deadline: clock.now() + 1000 };
+    const err = await rejection(client.get('license', undefined, poll));
     expect(err).toBeInstanceOf(CmdbRateLimitedError);
     expect(err.message).toMatch(/the 2s wait it asks for does not fit in what is left of the poll/);
     await client.get('metrics_data');
@@ -50,17 +48,16 @@ describe('429 Too Many Requests', () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 429, times: 6 });
     const clock = new FakeClock();
-    const { client } = makeClient(simStack(s, { retries: { max: 1, minDelaySeconds: 1, maxDelaySeconds: 8 } }), { clock, random: () => 0.5 });
+    const { client, cmdb } = makeClient(simStack(s, { retries: { max: 1, minDelaySeconds: 1, maxDelaySeconds: 8 } }), { clock, random: () => 0.5 });
     await client.get('license', undefined, pollSignal(clock, 3_600_000));
     // Six refusals with retries.max 1: a 429 is a wait, not a spent retry.
     expect(clock.sleeps).toEqual([1000, 2000, 4000, 8000, 8000, 8000]);
     expect(requestsTo(s, 'license').map((r) => r.status)).toEqual([429, 429, 429, 429, 429, 429, 200]);
     // The pause is the stack's: set while the next request of another endpoint comes.
     s.addFault({ endpoint: 'license', status: 429, times: 1 });
-    const poll = new AbortController();
-    markDeadline(poll.signal, clock.now() + 100);
-    await rejection(client.get('license', undefined, poll.signal));
-    expect(client.rateLimitPausedUntil()).toBe((clock.now() + 1000) / 1000);
+    const poll = { signal: new AbortController().signal, deadline: clock.now() + 100 };
+    await rejection(client.get('license', undefined, poll));
+    expect(cmdb.rateLimitPausedUntil()).toBe((clock.now() + 1000) / 1000);
     await client.get('metrics_data');
     expect(clock.sleeps.at(-1)).toBe(1000);
   });
@@ -125,18 +122,18 @@ describe('429 Too Many Requests', () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 999_999_999, times: 1 });
     const clock = new FakeClock();
-    const { client } = makeClient(simStack(s, { retries: { maxRetryAfterSeconds: 30 } }), { clock });
+    const { client, cmdb } = makeClient(simStack(s, { retries: { maxRetryAfterSeconds: 30 } }), { clock });
     await rejection(client.get('license'));
-    expect(client.rateLimitPausedUntil()).toBe((clock.t + 30_000) / 1000);
+    expect(cmdb.rateLimitPausedUntil()).toBe((clock.t + 30_000) / 1000);
     const pausedAt = clock.t;
     await expect(client.get('metrics_data')).resolves.toBeDefined();
     expect(clock.t - pausedAt).toBeLessThan(31_000);
 
     s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 999_999_999, times: 1 });
     await rejection(client.get('license'));
-    expect(client.rateLimitPausedUntil()).toBeGreaterThan(clock.t / 1000);
-    client.resumeAfterRateLimit();
-    expect(client.rateLimitPausedUntil()).toBeUndefined();
+    expect(cmdb.rateLimitPausedUntil()).toBeGreaterThan(clock.t / 1000);
+    cmdb.resumeAfterRateLimit();
+    expect(cmdb.rateLimitPausedUntil()).toBeUndefined();
     const resumedAt = clock.t;
     await expect(client.get('metrics_data')).resolves.toBeDefined();
     expect(clock.t - resumedAt).toBeLessThan(2000);
@@ -218,14 +215,15 @@ describe('retries', () => {
     for (let i = 1; i < at.length; i++) expect((at[i] as number) - (at[i - 1] as number)).toBeGreaterThanOrEqual(20_000);
   });
 
-  it('a 503 Retry-After above maxRetryAfterSeconds ends the retries at once and pauses the stack for maxRetryAfterSeconds', async () => {
+  it('a 503 Retry-After above maxRetryAfterSeconds ends the retries at once and pauses its group (not the stack) for maxRetryAfterSeconds', async () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', status: 503, retryAfterSeconds: 3600 });
     const clock = new FakeClock();
-    const { client } = makeClient(simStack(s, { retries: { max: 3, maxRetryAfterSeconds: 30 } }), { clock });
+    const { client, cmdb } = makeClient(simStack(s, { retries: { max: 3, maxRetryAfterSeconds: 30 } }), { clock });
     await rejection(client.get('license'));
     expect(requestsTo(s, 'license')).toHaveLength(1);
-    expect(client.rateLimitPausedUntil()).toBe((clock.now() + 30_000) / 1000);
+    expect(cmdb.pauses()).toEqual([expect.objectContaining({ scope: 'group', group: 'license', status: 503, until: clock.now() + 30_000 })]);
+    expect(cmdb.rateLimitPausedUntil()).toBeUndefined();
   });
 
   it.each([
@@ -300,7 +298,7 @@ describe('abort', () => {
     await client.get('metrics_data'); // token in hand
     s.addFault({ endpoint: 'license', latencyMs: 60_000 });
     const ctl = new AbortController();
-    const pending = rejection(client.get('license', undefined, ctl.signal));
+    const pending = rejection(client.get('license', undefined, { signal: ctl.signal }));
     setTimeout(() => ctl.abort(), 50);
     const err = await pending;
     expect(err).toBeInstanceOf(CmdbAbortedError);
@@ -314,7 +312,7 @@ describe('abort', () => {
     s.addFault({ endpoint: 'license', status: 500 });
     const { client } = makeClient(simStack(s, { retries: { minDelaySeconds: 600, maxDelaySeconds: 600 } }), { clock: realClock });
     const ctl = new AbortController();
-    const pending = rejection(client.get('license', undefined, ctl.signal));
+    const pending = rejection(client.get('license', undefined, { signal: ctl.signal }));
     await waitFor(() => requestsTo(s, 'license').length === 1);
     ctl.abort();
     expect(await pending).toBeInstanceOf(CmdbAbortedError);
@@ -325,7 +323,7 @@ describe('abort', () => {
     // 1 a minute: the token fetch takes the only request of the burst.
     const { client } = makeClient(simStack(s, { rateLimitPerMinute: 1 }));
     const ctl = new AbortController();
-    const pending = rejection(client.get('license', undefined, ctl.signal));
+    const pending = rejection(client.get('license', undefined, { signal: ctl.signal }));
     await waitFor(() => requestsTo(s, 'access_token').length === 1);
     ctl.abort();
     expect(await pending).toBeInstanceOf(CmdbAbortedError);
@@ -337,7 +335,7 @@ describe('abort', () => {
     s.addFault({ endpoint: 'access_token', latencyMs: 60_000 });
     const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 30 }));
     const ctl = new AbortController();
-    const pending = rejection(client.get('license', undefined, ctl.signal));
+    const pending = rejection(client.get('license', undefined, { signal: ctl.signal }));
     await waitFor(() => requestsTo(s, 'access_token').length === 1);
     ctl.abort();
     expect(await pending).toBeInstanceOf(CmdbAbortedError);
@@ -351,7 +349,7 @@ describe('abort', () => {
     const { client } = makeClient(simStack(s));
     const ctl = new AbortController();
     ctl.abort();
-    await expect(client.get('license', undefined, ctl.signal)).rejects.toBeInstanceOf(CmdbAbortedError);
+    await expect(client.get('license', undefined, { signal: ctl.signal })).rejects.toBeInstanceOf(CmdbAbortedError);
     expect(s.requests()).toHaveLength(0);
   });
 });

@@ -10,10 +10,11 @@ import {
   INCREMENTAL_MARGIN_SECONDS,
   type HistoryIo,
   type HistoryPage,
+  type EveryRunPage,
   type HistoryScan,
   type ScanKind,
   type ScanProgress,
-} from '../../src/cmdb/connector-history.js';
+} from '../../src/cmdb/readers/connector-history.js';
 import { createScanReducers, type KnownTimes, type ScanReducers } from '../../src/cmdb/page-reducer.js';
 
 const T0 = 1_785_000_000;
@@ -76,6 +77,14 @@ class FakeHistory implements HistoryIo {
       },
       drop: () => reducers.drop(1),
     };
+  }
+
+  async everyRunPage(page: number, size: number, sort: string | undefined): Promise<EveryRunPage> {
+    const reducers = createScanReducers();
+    reducers.begin(1, []);
+    const p = await this.fetchPage(page, size, sort, reducers);
+    const ordered = sort === '_time,desc' && !this.ignoreSort ? [...this.rows].sort((a, b) => b._time - a._time) : this.rows;
+    return { ...p, rows: ordered.slice(page * size, (page + 1) * size) as unknown as ConnectorRun[] };
   }
 
   scanned(kind: ScanKind): void {
@@ -243,6 +252,21 @@ describe('connector history reader', () => {
     expect(io.scans.at(-1)).toBe('full');
     expect(byKey(full)['c2/prod']).toBeUndefined();
     expect(full).toHaveLength(29);
+  });
+
+  it('a scan of every run (a backfill) hands every row to the visitor, a timed-out page asked again at half the size', async () => {
+    const h = new FakeHistory();
+    h.rows = Array.from({ length: 300 }, (_, i) => row(`c${i % 30}`, T0 - i * 60));
+    h.timeoutAbove = 200;
+    const reader = new ConnectorHistoryReader({ pageSize: 200, maxPages: 100, fullScanIntervalSeconds: DAY, timeZone: 'UTC' });
+    const seen: ConnectorRun[] = [];
+    const walked = await reader.everyRun(h, (rows) => seen.push(...rows));
+    expect(h.requests.map((r) => r.size)).toEqual([200, 100, 100, 100]);
+    expect(seen).toHaveLength(300);
+    expect(new Set(seen.map((r) => r._time)).size).toBe(300);
+    expect(walked).toMatchObject({ rows: 300, pages: 3, truncated: false });
+    // The learned size is the reader's: the daemon's next full scan starts there too.
+    expect(reader.pageSize()).toBe(100);
   });
 
   it('a failed incremental poll leaves what is held untouched', async () => {

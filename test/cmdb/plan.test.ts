@@ -60,12 +60,12 @@ describe('the poll plan of a client', () => {
   it('publishes the ratio without a warning when the plan fits, and updates it with the Action pages and Actions it reads', async () => {
     const s = await sim();
     const stack = simStack(s);
-    const { client, metrics, log } = makeClient(stack, { enabled: enabledEndpoints(stack), clock: new FakeClock() });
+    const { client, plan: poll, metrics, log } = makeClient(stack, { enabled: enabledEndpoints(stack), clock: new FakeClock() });
     const before = await metrics.value('cmdb_exporter_request_demand_ratio', { stack: stack.name });
     expect(before).toBeGreaterThan(0);
     expect(before).toBeLessThan(1);
     const actions = await client.get('actions');
-    const plan = client.plan();
+    const plan = (poll as NonNullable<typeof poll>).plan();
     // The test stack pages Actions 20 at a time: the list costs as many requests as it has pages.
     expect(plan.perHour.actions).toBe((3600 / stack.intervals.actions) * Math.ceil(actions.length / 20));
     expect(plan.perHour.action_jobs).toBe(actions.length * (3600 / stack.intervals.actionJobsRefresh));

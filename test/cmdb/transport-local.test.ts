@@ -192,6 +192,61 @@ describe('maxConcurrency', () => {
   });
 });
 
+describe('post', () => {
+  it('sends a JSON body with the token, the JSON headers and the same pipeline as a GET', async () => {
+    const s = await local((_req, res) => sendJson(res, 200, LICENSE));
+    const { cmdb, metrics } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH }));
+    const answer = await cmdb.post({ endpoint: 'license', decode: (reply) => JSON.parse(reply.body.toString('utf8')) as unknown }, { table: 'asset', query: [[{ searchFieldName: 'OS', operator: '==', type: 'String', value: 'x' }]] });
+    expect(answer).toEqual({ found: true, value: LICENSE });
+    const [seen] = s.seen;
+    expect(seen?.method).toBe('POST');
+    expect(JSON.parse(seen?.body ?? '')).toEqual({ table: 'asset', query: [[{ searchFieldName: 'OS', operator: '==', type: 'String', value: 'x' }]] });
+    expect(seen?.headers['content-type']).toBe('application/json');
+    expect(seen?.headers.authorization).toBe(`Bearer ${TOKEN_AUTH.token}`);
+    expect(await metrics.outcomes('license')).toEqual({ '200': 1 });
+  });
+});
+
+describe('after a pause', () => {
+  it('the stack sends one request at a time until one is answered, then maxConcurrency again', async () => {
+    let refused = false;
+    let inFlight = 0;
+    /** Requests in flight at the server when each request after the refusal arrived. */
+    const arrivals: number[] = [];
+    const held: Array<() => void> = [];
+    const releaseAll = () => held.splice(0).forEach((send) => send());
+    const s = await local((req, res) => {
+      if (!refused) {
+        refused = true;
+        res.writeHead(429, { 'retry-after': '1' }).end();
+        return;
+      }
+      arrivals.push(inFlight);
+      inFlight++;
+      const send = () => {
+        inFlight--;
+        sendJson(res, 200, LICENSE);
+      };
+      held.push(send);
+      // Held until a second request is in flight beside it (the stack widened), or 3 s (it did not;
+      // well within the attempt's timeout, so the client does not give up on it meanwhile).
+      if (inFlight >= 2) releaseAll();
+      else setTimeout(() => (held.includes(send) ? (held.splice(held.indexOf(send), 1), send()) : undefined), 3000);
+    });
+    const { client, cmdb } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxConcurrency: 4, timeoutSeconds: 30, retries: { max: 1, minDelaySeconds: 0.01, maxDelaySeconds: 0.05, maxRetryAfterSeconds: 5 } }));
+    const first = client.get('license');
+    // The first answer pauses the stack (its request retries after the pause); these wait for it too.
+    for (let i = 0; i < 500 && cmdb.rateLimitPausedUntil() === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(cmdb.rateLimitPausedUntil()).toBeDefined();
+    const rest = Array.from({ length: 4 }, () => client.get('license'));
+    await Promise.all([first, ...rest]);
+    // After the pause: the first request alone, and the next only once it was answered...
+    expect(arrivals.slice(0, 2)).toEqual([0, 0]);
+    // ...then more than one at a time again.
+    expect(Math.max(...arrivals)).toBeGreaterThanOrEqual(1);
+  });
+});
+
 /** A CONNECT proxy that records the authority it was asked for and tunnels to it. */
 async function startProxy(): Promise<{ url: string; tunnels: string[]; close(): Promise<void> }> {
   const tunnels: string[] = [];

@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { parse, stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -8,6 +10,7 @@ import { defaultsSchema, stackSchema, topSchema } from '../../src/config/schema.
 import { loadYaml, Scratch, stackYaml } from './helpers.js';
 
 const EXAMPLE = new URL('../../config/exporter.example.yaml', import.meta.url);
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const DOCS = new URL('../../docs/configuration.md', import.meta.url);
 const exampleText = readFileSync(EXAMPLE, 'utf8');
 const docsText = readFileSync(DOCS, 'utf8');
@@ -33,10 +36,9 @@ const ENV_VARS = ['EXPORTER_CONFIG', ...Object.values(GLOBAL_VARS), ...STACK_VAR
 
 describe('config/exporter.example.yaml', () => {
   it('loads and validates with the environment variables it references', () => {
-    const secretFile = scratch.file('prod-secret', 'example-secret\n');
     const config = loadConfig({
       configFile: EXAMPLE.pathname,
-      env: { CMDB_TOKEN_EU: 'example-eu-token', CMDB_PROD_SECRET_FILE: secretFile },
+      env: { CMDB_TOKEN_EU: 'example-eu-token', CMDB_PROD_SECRET: 'example-secret' },
     });
     expect(config.stacks.map((s) => [s.name, s.baseUrl, s.auth.kind])).toEqual([
       ['prod', 'https://cmdb.example.com', 'client'],
@@ -66,13 +68,23 @@ describe('config/exporter.example.yaml', () => {
     expect(demo).toEqual(example);
   });
 
-  it('holds no literal secret or token, only ${VAR} references', () => {
+  it('holds no literal secret or token, only ${VAR} references (falling back to the placeholder change-me)', () => {
     const values = exampleText
       .split('\n')
       .filter((line) => !line.trimStart().startsWith('#'))
       .flatMap((line) => [...line.matchAll(/\b(secret|token):\s*(\S+)/g)].map((m) => m[2]));
     expect(values.length).toBeGreaterThan(0);
-    for (const v of values) expect(v).toMatch(/^\$\{[A-Z_]+\}$/);
+    for (const v of values) expect(v).toMatch(/^\$\{[A-Z_]+(:-change-me)?\}$/);
+  });
+
+  it('passes --check-config as shipped, with nothing set: the documented defaults', () => {
+    const check = spawnSync(process.execPath, ['--import', 'tsx', MAIN, '--check-config', '--config', EXAMPLE.pathname], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 30_000 });
+    expect(check.stderr).toBe('');
+    expect(check.stdout).toBe(
+      'configuration OK: 2 stack(s) (prod, eu); listen :9873\n' +
+        "saved queries OK without the CMDB: 4 (shape, operators, value kinds, relative days); field names and types are checked against each stack's field metadata before each run\n",
+    );
+    expect(check.status).toBe(0);
   });
 });
 

@@ -125,6 +125,13 @@ describe('defaults', () => {
   });
 });
 
+describe('poll intervals', () => {
+  it('accepts every interval that divides a day, such as 90s, 45s and 45m, which no cron step says', () => {
+    const config = loadYaml(scratch, one('intervals: { ingestion: 90s, inventory: 45s, changes: 45m, license: 2h24m }'));
+    expect(config.stacks[0]?.intervals).toMatchObject({ ingestion: 90, inventory: 45, changes: 2700, license: 8640 });
+  });
+});
+
 describe('baseUrl normalisation', () => {
   it.each([
     ['https://cmdb.example.com', 'https://cmdb.example.com'],

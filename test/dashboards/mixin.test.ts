@@ -51,15 +51,16 @@ describe('mixin defaults', () => {
 describe('mixin settings', () => {
   it('flags win over the config file, which wins over the defaults', () => {
     const file = join(tmp, 'mixin.yaml');
-    writeFileSync(file, 'jobSelector: job="from-file"\nrunbookBaseUrl: https://wiki.example.org/cmdb\n');
+    writeFileSync(file, 'jobSelector: job="from-file"\nrunbookBaseUrl: https://wiki.example.org/cmdb\ngrafanaUrl: https://grafana.example.org/\n');
     const args = parseGeneratorArgs(['--config', file, '--job-selector', 'job="from-flag"']);
-    expect(args.mixin).toEqual({ jobSelector: 'job="from-flag"', stackSelector: '', runbookBaseUrl: 'https://wiki.example.org/cmdb' });
+    expect(args.mixin).toEqual({ jobSelector: 'job="from-flag"', stackSelector: '', runbookBaseUrl: 'https://wiki.example.org/cmdb', grafanaUrl: 'https://grafana.example.org' });
   });
 
   it.each([
     [['--job-selector', 'cmdb'], 'jobSelector: must be one label matcher'],
     [['--stack-selector', 'prod'], 'stackSelector: must be empty or label matchers'],
     [['--runbook-url', 'wiki/cmdb'], 'runbookBaseUrl: must be an http(s) URL'],
+    [['--grafana-url', 'https://grafana.example.com/?orgId=1'], 'grafanaUrl: must be an http(s) URL without query or fragment'],
     [['--check', '--out', '/tmp/x'], 'cannot be combined with --out'],
   ])('%j is refused: %s', (argv, message) => {
     expect(() => parseGeneratorArgs(argv)).toThrow(message);

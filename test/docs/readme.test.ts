@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { KNOWN_VARS } from '../../src/config/env.js';
+import { FLAGS, type FlagSpec } from '../../src/config/flags.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const read = (path: string) => readFileSync(`${ROOT}${path}`, 'utf8');
@@ -26,16 +27,13 @@ export function firstColumn(markdown: string, first: string): string[] {
   return cells;
 }
 
-/** Long and short option names of parseArgs in src/main.ts. */
+/** Long and short names of every flag the daemon takes (its aliases too), from the flag table. */
 function codeFlags(): string[] {
-  const source = read('src/main.ts');
-  const block = /options: \{([\s\S]*?)\n {4}\},\n {4}strict/.exec(source)?.[1];
-  if (!block) throw new Error('parseArgs options not found in src/main.ts');
   const flags: string[] = [];
-  for (const m of block.matchAll(/^\s*'?([a-z][a-z.-]*)'?: \{[^}]*\}/gm)) {
-    flags.push(`--${m[1]}`);
-    const short = /short: '(\w)'/.exec(m[0])?.[1];
-    if (short) flags.push(`-${short}`);
+  for (const [name, spec] of Object.entries(FLAGS) as Array<[string, FlagSpec]>) {
+    if (!spec.commands.includes('daemon')) continue;
+    flags.push(`--${name}`);
+    if (spec.short) flags.push(`-${spec.short}`);
   }
   return flags.sort();
 }

@@ -1,14 +1,18 @@
 /**
- * The newcomer's path to an alert: `npm run demo` with `prometheus` on PATH starts a real Prometheus
- * with the shipped rules (for: shortened, in a temporary copy), prints its alerts page and a "break a
+ * The newcomer's path to an alert: `npm run demo` with `prometheus` and `prometheus-alertmanager` on
+ * PATH starts a real Prometheus with the shipped rules (for: shortened, in a temporary copy) and a
+ * real Alertmanager with the shipped routing and inhibition, prints its alerts page and a "break a
  * connector" command; running that command as printed makes CmdbConnectorError fire for that
- * connector within minutes, and the connector stays broken until it has.
+ * connector within minutes, the connector stays broken until it has, and the demo prints the one
+ * notification Alertmanager sends for it. SIGHUP reloads the demo without stopping anything; SIGTERM
+ * and SIGINT stop it, and no child (Prometheus, Alertmanager) is left behind.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startProcess, stopAll, type ManagedProcess } from './harness/processes.js';
 import { PrometheusApi } from './harness/prometheus.js';
+import { existsSync } from 'node:fs';
 import { baseEnv, http, REPO_ROOT, requireExecutable } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
@@ -32,6 +36,7 @@ function parseCurl(line: string): { url: string; body: string } {
 describe('npm run demo with Prometheus on PATH', () => {
   it('prints the alerts page and a break command after which CmdbConnectorError fires for that connector', async () => {
     requireExecutable('prometheus');
+    requireExecutable('prometheus-alertmanager');
     const shippedBefore = SHIPPED.map((f) => readFileSync(join(REPO_ROOT, f), 'utf8'));
     demo = startProcess('demo', process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], {
       cwd: REPO_ROOT,
@@ -43,6 +48,8 @@ describe('npm run demo with Prometheus on PATH', () => {
 
     const alertsUrl = /alerts\s+(http:\/\/127\.0\.0\.1:\d+\/(?:classic\/)?alerts)/.exec(at('alerts '))?.[1];
     expect(alertsUrl, demo.tail()).toBeDefined();
+    const alertmanagerUrl = /Alertmanager\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(at('Alertmanager '))?.[1] ?? '';
+    expect(alertmanagerUrl, demo.tail()).not.toBe('');
     const api = new PrometheusApi(new URL(alertsUrl ?? '').origin);
     expect((await http(alertsUrl ?? '')).status).toBe(200);
 
@@ -92,11 +99,54 @@ describe('npm run demo with Prometheus on PATH', () => {
     // It went through pending (the shortened for:), as the demo says.
     expect(states[0]).toBe('pending');
 
+    // Alertmanager sends one notification for it, and the demo prints it.
+    const about = (l: string) => l.startsWith('notification ') && l.includes(`: connector ${victim} (`);
+    const notified = await demo.waitForLine(`the notification for ${victim}`, about, 120_000);
+    expect(notified).toMatch(new RegExp(`^notification \\d\\d:\\d\\d:\\d\\d UTC \\[WARNING\\] stack demo: connector ${victim} \\(receiver cmdb-warning; since .* UTC; \\d+ firing, 0 resolved\\)$`));
+    // Every profile of the connector that fires is in it: the next group_interval has nothing to add.
+    const firingProfiles = (await forVictim()).filter((a) => a.state === 'firing').length;
+    expect(Number(/; (\d+) firing/.exec(notified)?.[1])).toBe(firingProfiles);
+
+    // SIGHUP reloads the demo's exporter; Prometheus and Alertmanager keep running.
+    demo.signal('SIGHUP');
+    await demo.waitForLine('the reload', (l) => l.startsWith('SIGHUP: reloaded config/demo.yaml'), 30_000);
+    expect((await http(`${api.url}/-/ready`)).status).toBe(200);
+    expect((await http(`${alertmanagerUrl}/-/ready`)).status).toBe(200);
+    expect(demo.lines('stdout').filter(about), 'one notification for the broken connector').toHaveLength(1);
+
     // The shipped rule files are untouched: the demo's shortened copy lives in a temporary directory.
     expect(SHIPPED.map((f) => readFileSync(join(REPO_ROOT, f), 'utf8'))).toEqual(shippedBefore);
 
     const stopped = await demo.stop(15_000);
     expect(stopped.killed).toBe(false);
     await expect(http(`${api.url}/-/ready`, { timeoutMs: 2000 })).rejects.toThrow();
+    await expect(http(`${alertmanagerUrl}/-/ready`, { timeoutMs: 2000 })).rejects.toThrow();
   }, 8 * 60_000);
+});
+
+describe('npm run demo stopped with Ctrl-C', () => {
+  it('leaves no child behind: Prometheus and Alertmanager stop and their directories go', async () => {
+    requireExecutable('prometheus');
+    requireExecutable('prometheus-alertmanager');
+    const run = startProcess('demo-sigint', process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], {
+      cwd: REPO_ROOT,
+      env: baseEnv({ DEMO_SIMULATOR_PORT: '0', DEMO_EXPORTER_PORT: '0', DEMO_PROMETHEUS_PORT: '0', DEMO_ALERTMANAGER_PORT: '0' }),
+    });
+    await run.waitForLine('the demo\'s "Heal it at once" line', (l) => l.startsWith('Heal it at once'), 120_000);
+    const out = run.lines('stdout');
+    const url = (name: string) => new RegExp(`^\\s*${name}\\s+(http://127\\.0\\.0\\.1:\\d+)`).exec(out.find((l) => l.trimStart().startsWith(`${name} `)) ?? '')?.[1] ?? '';
+    const children = [url('Prometheus'), url('Alertmanager')];
+    for (const u of children) expect((await http(`${u}/-/ready`)).status, u).toBe(200);
+    // Where Prometheus keeps its copy of the rules and its data: the demo's temporary directory.
+    const flags = JSON.parse((await http(`${children[0]}/api/v1/status/flags`)).text) as { data: Record<string, string> };
+    const prometheusDir = (flags.data['config.file'] ?? '').replace(/\/prometheus\.yml$/, '');
+    expect(prometheusDir).toMatch(/cmdb-exporter-demo-prometheus-/);
+    expect(existsSync(prometheusDir)).toBe(true);
+    run.signal('SIGINT');
+    const exit = await run.exited;
+    expect(exit.code).toBe(0);
+    expect(run.output()).toContain('SIGINT: stopping the exporter, the simulator and what the demo started');
+    for (const u of children) await expect(http(`${u}/-/ready`, { timeoutMs: 2000 }), u).rejects.toThrow();
+    expect(existsSync(prometheusDir), prometheusDir).toBe(false);
+  }, 4 * 60_000);
 });

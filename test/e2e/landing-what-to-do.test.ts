@@ -6,20 +6,20 @@
  * reload stays at the top of the page until a good one. At 420 px nothing is wider than the screen.
  * Screenshots are kept in artifacts/screenshots/ (or E2E_ARTIFACTS_DIR): look at them.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { FAST_INTERVALS, startExporter, waitUntilReady, type RunningExporter } from './harness/exporter.js';
+import { launchChromium, openAt, requireChromium } from './harness/browser.js';
 import { stopAllAndCheck } from './harness/processes.js';
-import { http, INSTALL_HINTS, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
+import { http, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const RUNBOOK = 'https://github.com/cmdb-exporter/cmdb-exporter/blob/main/docs/alerts.md#';
+/** The runbooks the exporter serves itself (docs/alerts.md, rendered), relative to the page. */
+const RUNBOOK = 'docs/alerts#';
 
 let dir: string | undefined;
 let artifacts: string;
@@ -32,7 +32,7 @@ let action: { id: string; name: string };
 const expiredOn = new Date(Date.now() - 10 * 86_400_000).toISOString().slice(0, 10);
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; install it with: ${INSTALL_HINTS.chromium}`);
+  requireChromium();
   dir = makeTempDir('landing-todo');
   artifacts = process.env.E2E_ARTIFACTS_DIR ?? join(REPO_ROOT, 'artifacts', 'screenshots');
   mkdirSync(artifacts, { recursive: true });
@@ -50,7 +50,7 @@ beforeAll(async () => {
   writeFileSync(configFile, stringify(goodConfig));
   exporter = await startExporter({ args: ['--config', configFile], env: { E2E_SECRET: sim.secret } });
   await waitUntilReady(exporter);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -61,12 +61,7 @@ afterAll(async () => {
   });
 });
 
-async function open(width: number): Promise<Page> {
-  if (!browser) throw new Error('no browser');
-  const page = await browser.newPage({ viewport: { width, height: 900 } });
-  await page.goto(`${exporter.url}/`);
-  return page;
-}
+const open = (width: number): Promise<Page> => openAt(browser, `${exporter.url}/`, width);
 
 async function attentionLines(page: Page): Promise<Array<{ text: string; runbook: string; hover: string }>> {
   return page.$$eval('#attention li', (items) =>
@@ -110,6 +105,10 @@ describe('status page lines that say what to do', () => {
     expect(await cellOf(page, 'license', 3)).toBe('1h');
     expect(await cellOf(page, 'connector', 3)).toBe('10s');
     await page.screenshot({ path: join(artifacts, 'landing-what-to-do-desktop.png'), fullPage: true });
+    // The link opens the runbook section on the exporter itself, as docs/alerts.md of this version.
+    await page.locator('#attention li', { hasText: 'license: expired' }).locator('a.runbook').click();
+    await page.waitForURL(/\/docs\/alerts#cmdblicenseexpired$/);
+    expect(await page.locator('h3#cmdblicenseexpired').textContent()).toBe('CmdbLicenseExpired');
     await page.close();
   });
 

@@ -120,13 +120,38 @@ describe('a reload keeps what the stack knows', () => {
     const full = /^cmdb_connector_scans_total\{stack="sim",kind="full"\} (\S+)$/m;
     await waitFor(async () => ((await metric(app, full)) === 1 ? true : undefined), 60_000, 'the full scan to finish');
     expect(requestsTo(s, 'connector').filter((r) => pageOf(r.rawQuery) === 0), 'page 0 asked again').toHaveLength(1);
-    expect(outcome.message).toContain('"rescheduled":1');
+    expect(outcome.message).toContain('"reconfigured":1');
     expect(await app.metricsText()).toMatch(/^cmdb_endpoint_up\{stack="sim",endpoint="connector"\} 1$/m);
     // The new interval is in force: the status page shows it.
     expect(app.landing().stacks[0]?.endpoints.find((e) => e.endpoint === 'license')?.intervalSeconds).toBe(stack.intervals.license * 2);
   });
 
-  it('a steady-state reload of another setting keeps the token, the connector history, the path spellings and the 403 back-offs', async () => {
+  it('a reload of any setting but the road (service, credentials, paging) during a slow connector scan lets the scan go on, with the new settings in force', async () => {
+    const s = (await sim({ faults: [{ endpoint: 'connector', latencyMs: 1000 }] })) as SimulatorServer;
+    const pageSize = Math.ceil(s.state().counts.connectorRuns / 10);
+    let config = configFor([stackFor(s, { userAgent: 'first', paging: { ...stackFor(s).paging, connectorPageSize: pageSize } })], { enableReload: true });
+    const { app } = await startExporter(config, { loadConfig: () => config, schedule: true, cron: NO_CRON, initialJitterMs: 0 });
+    apps.push(app);
+    await waitFor(async () => (requestsTo(s, 'connector').some((r) => pageOf(r.rawQuery) === 1) ? true : undefined), 20_000, 'connector page 1 asked');
+
+    // Before, any change but an interval restarted the stack: the scan was dropped and began again at page 0.
+    const [stack] = config.stacks as [StackConfig];
+    const changed = { ...stack, userAgent: 'second', maxConcurrency: 2, rateLimitPerMinute: 5000, timeoutSeconds: 20, retries: { ...stack.retries, max: 2 }, maxSeries: 50_000 };
+    config = configFor([changed], { enableReload: true });
+    const outcome = await app.reload();
+    expect(outcome).toMatchObject({ ok: true, message: expect.stringContaining('"reconfigured":1') });
+
+    const full = /^cmdb_connector_scans_total\{stack="sim",kind="full"\} (\S+)$/m;
+    await waitFor(async () => ((await metric(app, full)) === 1 ? true : undefined), 60_000, 'the full scan to finish');
+    expect(requestsTo(s, 'connector').filter((r) => pageOf(r.rawQuery) === 0), 'page 0 asked again').toHaveLength(1);
+    expect(await app.metricsText()).toMatch(/^cmdb_endpoint_up\{stack="sim",endpoint="connector"\} 1$/m);
+    // The new settings are in force for what was asked after the reload: its pages went out with the new user agent.
+    const lastPage = requestsTo(s, 'connector').at(-1);
+    expect(lastPage?.headers['user-agent']).toBe('second');
+    expect(await metric(app, /^cmdb_rate_limit_requests_per_minute\{stack="sim"\} (\S+)$/m)).toBe(5000);
+  });
+
+  it('a reload that restarts the stack on the same service and credentials (another page size) keeps the token, the connector history, the path spellings and the 403 back-offs', async () => {
     const [first = '', second = ''] = pathsOf('actions');
     // The first spelling of the Action list is not this service's: the client learns the second.
     const s = (await sim()) as SimulatorServer;
@@ -141,7 +166,8 @@ describe('a reload keeps what the stack knows', () => {
     expect(requestsTo(s, 'actions').map((r) => r.rawPath)).toEqual([first, second]);
     const count = s.requests().length;
 
-    config = configFor([stackFor(s, { userAgent: 'second' })], { enableReload: true });
+    // Another page size for the Action list: a new road on the same service, so the stack restarts.
+    config = configFor([stackFor(s, { userAgent: 'second', paging: { ...stackFor(s).paging, actionPageSize: 50 } })], { enableReload: true });
     expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"restarted":1') });
     await app.pollOnce();
     const after = s.requests().slice(count);
@@ -155,7 +181,7 @@ describe('a reload keeps what the stack knows', () => {
 
     // Another service: nothing passes, a token is fetched there and its history read in full.
     const other = (await sim()) as SimulatorServer;
-    config = configFor([stackFor(other, { userAgent: 'second' })], { enableReload: true });
+    config = configFor([stackFor(other, { userAgent: 'second', paging: { ...stackFor(s).paging, actionPageSize: 50 } })], { enableReload: true });
     await app.reload();
     await app.pollOnce();
     expect(requestsTo(other, 'access_token')).toHaveLength(1);

@@ -186,6 +186,17 @@ describe('command line', () => {
     expect(d.output()).toContain('configuration OK');
   });
 
+  it('names a mistyped variable in the same report as the problems it explains (CMDB_SECERT: the secret is missing)', async () => {
+    for (const args of [['--check-config'], []]) {
+      const d = runDaemon(args, { CMDB_BASE_URL: sim.url, CMDB_CLIENT_ID: 'demo-client', CMDB_SECERT: 'secret-Zk12' });
+      expect(await d.exited).toBe(2);
+      const out = d.output();
+      expect(out).toContain('invalid configuration (1 problem):');
+      expect(out).toMatch(/CMDB_SECRET: CMDB_CLIENT_ID needs a secret[^\n]*\nperhaps behind them, variables the exporter does not read:\n {2}CMDB_SECERT: unknown environment variable, ignored; did you mean "CMDB_SECRET"\?/);
+      expect(out).not.toContain('secret-Zk12');
+    }
+  });
+
   it('--config.check does not call a variable the file refers to as ${NAME} unknown, and still warns about a typo', async () => {
     const file = join(tmp, 'file-variables.yaml');
     writeFileSync(file, ['stacks:', '  - name: prod-us', `    baseUrl: ${sim.url}`, '    clientId: ${CMDB_ID_US:-exporter}', '    secret: ${CMDB_SECRET_US}', ''].join('\n'));
@@ -242,17 +253,19 @@ describe('command line', () => {
     expect(d.output()).toContain('CMDB_BASE_URL');
   });
 
-  it('--once prints the exposition and exits 0 when every endpoint succeeded', async () => {
+  it('--once prints the exposition and exits 0 when every endpoint succeeded, ending with one summary line', async () => {
     const d = runDaemon(['--once'], envFor(9873));
     expect(await d.exited).toBe(0);
     expect(d.output()).toContain('cmdb_assets{stack="default"}');
+    expect(d.output().trimEnd().split('\n').at(-1)).toMatch(/^--once: (\d+) of \1 endpoints ok, 0 failed, 1 stack, in \d+\.\ds$/);
   });
 
-  it('--once exits 1 when an endpoint failed', async () => {
+  it('--once exits 1 when an endpoint failed, and its summary line names it', async () => {
     sim.addFault({ endpoint: 'connector', status: 500 });
     const d = runDaemon(['--once'], envFor(9873));
     expect(await d.exited).toBe(1);
     expect(d.output()).toContain('cmdb_endpoint_up{stack="default",endpoint="connector"} 0');
+    expect(d.output().trimEnd().split('\n').at(-1)).toMatch(/^--once: \d+ of \d+ endpoints ok, 1 failed \(default\/connector: 500\), 1 stack, in \d+\.\ds$/);
   });
 
   it.each([

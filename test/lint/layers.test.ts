@@ -29,6 +29,22 @@ describe('eslint layering rules', () => {
     ['src/scheduler/x.ts', "import { createHttpApp } from '../server/http.js';", 'the scheduler does not serve'],
     ['src/simulator/x.ts', "import { CmdbClient } from '../cmdb/client.js';", 'the simulator is a separate program'],
     ['src/metrics/x.ts', "import { COLLECTORS } from '../collectors/index.js';", 'the metric catalogue'],
+    ['src/backfill/x.ts', "import { Scheduler } from '../scheduler/scheduler.js';", 'the backfill reads through the readers'],
+    ['src/backfill/x.ts', "import { CmdbClient } from '../cmdb/client.js';", 'the backfill reads through the readers'],
+    ['src/cmdb/client.ts', "import { StackReaders } from './readers/index.js';", 'the request pipeline knows nothing of the readers'],
+    ['src/cmdb/transport.ts', "import { openRoad } from './road.js';", 'the request pipeline knows nothing of the readers'],
+    ['src/cmdb/readers/x.ts', "import { openRoad } from '../road.js';", 'a reader reads through the client'],
+    ['src/cmdb/readers/x.ts', "import { Scheduler } from '../../scheduler/scheduler.js';", 'the CMDB client knows nothing'],
+    ['src/cmdb/policy.ts', "import { Transport } from './transport.js';", 'the policy is a pure function'],
+    ['src/cmdb/policy.ts', "import { request } from 'undici';", 'the policy is a pure function'],
+    ['src/cmdb/policy.ts', "import { createLogger } from '../logger.js';", 'the policy is a pure function'],
+    ['src/logger.ts', "import { CmdbClient } from './cmdb/client.js';", 'the logger and the shard rule'],
+    ['src/shard.ts', "import { createInstruments } from './metrics/instruments.js';", 'the logger and the shard rule'],
+    ['src/signals.ts', "import { createLogger } from './logger.js';", 'the bottom layer'],
+    ['src/healthcheck.ts', "import { VERSION } from './version.js';", 'the health check is a separate program'],
+    ['src/server/x.ts', "import { runBackfill } from '../backfill/command.js';", 'the server reads what others gathered'],
+    ['src/stacks.ts', "import { start } from './app.js';", 'the stacks sit below the composition root'],
+    ['src/app.ts', "import { main } from './main.js';", 'the composition root sits below the command line'],
   ])('%s: %s fails (%s)', async (file, source, why) => {
     const errors = await layeringErrors(file, source);
     expect(errors).toHaveLength(1);
@@ -42,6 +58,12 @@ describe('eslint layering rules', () => {
     ['src/scheduler/x.ts', "import { COLLECTORS } from '../collectors/index.js';"],
     ['src/server/x.ts', "import type { EndpointStatus } from '../scheduler/endpoint-runner.js';"],
     ['src/stacks.ts', "import { CmdbClient } from './cmdb/client.js';"],
+    ['src/backfill/x.ts', "import { openRoad } from '../cmdb/road.js';"],
+    ['src/backfill/x.ts', "import type { StackReaders } from '../cmdb/readers/index.js';"],
+    ['src/cmdb/road.ts', "import { StackReaders } from './readers/index.js';"],
+    ['src/cmdb/readers/x.ts', "import type { CmdbClient } from '../client.js';"],
+    ['src/cmdb/policy.ts', "import { parseRetryAfter } from './backoff.js';"],
+    ['src/cmdb/policy.ts', "import type { RetryConfig } from '../config/types.js';"],
   ])('%s: %s is allowed', async (file, source) => {
     expect(await layeringErrors(file, source)).toEqual([]);
   });

@@ -32,7 +32,7 @@ describe('the npm package', () => {
     expect(packed).toContain('LICENSE');
   });
 
-  it('holds the example configuration, the systemd unit, the alerting and recording rules and every dashboard', () => {
+  it('holds the example configuration, the systemd unit, the alerting and recording rules, the Alertmanager configuration and every dashboard', () => {
     const dashboards = readdirSync(`${ROOT}grafana/dashboards`).filter((f) => f.endsWith('.json')).map((f) => `grafana/dashboards/${f}`);
     expect(dashboards.length).toBeGreaterThan(0);
     for (const file of [
@@ -41,6 +41,8 @@ describe('the npm package', () => {
       'deploy/systemd/exporter.yaml',
       'config/prometheus/cmdb-alerts.yml',
       'config/prometheus/cmdb-rules.yml',
+      'config/alertmanager/alertmanager.yml',
+      'config/alertmanager/cmdb.tmpl',
       ...dashboards,
     ]) {
       expect(packed, file).toContain(file);

@@ -8,7 +8,8 @@
  */
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
-import { StackLimiter } from '../../src/cmdb/budget.js';
+import { StackLimiter } from '../../src/cmdb/limiter.js';
+import { Pauses } from '../../src/cmdb/pauses.js';
 import { abortReason, type Clock } from '../../src/cmdb/clock.js';
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 200);
@@ -110,7 +111,8 @@ describe('request budget under aborts', () => {
     { numRuns: RUNS, ...SEED },
   )('no 60 s window of actual sends is above rateLimitPerMinute', async ({ rate, concurrency, ops }) => {
     const clock = new VirtualClock();
-    const limiter = new StackLimiter({ ratePerMinute: rate, maxConcurrency: concurrency, clock, onWait: () => {} });
+    const pauses = new Pauses(clock);
+    const limiter = new StackLimiter({ ratePerMinute: rate, maxConcurrency: concurrency, clock, pauses, onWait: () => {} });
     const sends: number[] = [];
     const waiting: AbortController[] = [];
     let requested = 0;
@@ -122,19 +124,20 @@ describe('request budget under aborts', () => {
       } else if (o.kind === 'abort') {
         if (waiting.length > 0) waiting[o.pick % waiting.length]?.abort(new Error('poll deadline'));
       } else {
-        limiter.pause(clock.now() + o.ms);
+        pauses.set({ scope: 'stack', until: clock.now() + o.ms, status: 429, endpoint: 'license', request: 'GET /license' });
       }
     }
     function request(): void {
         requested++;
         const ctl = new AbortController();
         waiting.push(ctl);
-        limiter.acquire(ctl.signal).then(
-          (release) => {
+        limiter.acquire('license', ctl.signal).then(
+          (admitted) => {
             waiting.splice(waiting.indexOf(ctl), 1);
             sends.push(clock.now());
+            admitted.sent(clock.now());
             // A request holds its slot a little while: the next one does not leave in the same instant.
-            void clock.sleep(100).then(release);
+            void clock.sleep(100).then(() => admitted.release(true));
           },
           () => {
             waiting.splice(waiting.indexOf(ctl), 1);

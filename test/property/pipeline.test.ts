@@ -12,6 +12,7 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA_ENDPOINTS, groupOf, PATHS, type DataEndpoint, type GroupName } from '../../src/api/endpoints.js';
 import { CmdbClient } from '../../src/cmdb/client.js';
+import { StackReaders } from '../../src/cmdb/readers/index.js';
 import { secretsOfStack } from '../../src/config/redact.js';
 import type { StackConfig } from '../../src/config/types.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
@@ -39,6 +40,7 @@ const cleanFor = (e: DataEndpoint, target: DataEndpoint, outcome: string) => (e 
 let sim: SimulatorServer;
 let stack: StackConfig;
 let client: CmdbClient;
+let readers: StackReaders;
 const log = captureLogger('info');
 const valid = new Map<DataEndpoint, string>();
 
@@ -55,7 +57,9 @@ beforeAll(async () => {
     queries: exampleQueries(),
   });
   for (const secret of secretsOfStack(stack)) log.scrubber.add(secret);
-  client = new CmdbClient({ stack, instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger, scrubber: log.scrubber });
+  const instruments = createInstruments(new Registry(), { defaultMetrics: false });
+  client = new CmdbClient({ stack, instruments, logger: log.logger, scrubber: log.scrubber });
+  readers = new StackReaders({ client, instruments, logger: log.logger });
   // The valid body of each endpoint, as the simulator serves it (first page, first id).
   const token = ((await (await fetch(`${sim.url}/CMDB/v1/access_token`, {
     method: 'POST',
@@ -82,6 +86,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client?.close();
+  await readers?.close();
   await sim?.close();
 });
 
@@ -102,7 +107,7 @@ async function pollWith(endpoint: DataEndpoint, body: string): Promise<{ outcome
   const settings = new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 60, staleAfterSeconds: 180 }] as const));
   store.addStack(stack.name, settings, stack.maxSeries);
   // A fresh poller each run: no cache decides that an id need not be fetched again.
-  const poller = new StackPoller({ stack, api: client, store, logger: log.logger, scrubber: log.scrubber, now: () => NOW_MS / 1000 });
+  const poller = new StackPoller({ stack, api: readers, store, logger: log.logger, scrubber: log.scrubber, now: () => NOW_MS / 1000 });
   for (const group of groupsFor(endpoint)) await poller.poll(group);
   const outcomes = new Map(poller.runner.status().map((s) => [s.endpoint, s.outcome] as const));
   return { outcomes, text: store.text(NOW_MS / 1000) };

@@ -6,6 +6,7 @@ import type { AlertRule, Thresholds } from '../../scripts/rules/model.js';
 import { REPO, RULES_DIR, knownMetrics } from '../dashboards/metrics.js';
 import type { MetricInfo } from '../dashboards/metrics.js';
 import { analyse } from '../dashboards/promql.js';
+import { CONNECTOR_CAUSE, CONNECTOR_EFFECTS, PROBLEM_OF, PROBLEM_TITLES, STACK_CAUSES } from '../../scripts/rules/problems.js';
 
 const alerts = alertGroups().flatMap((g) => g.rules);
 const records = recordingGroups().flatMap((g) => g.rules);
@@ -18,6 +19,7 @@ const OBJECT_LABELS: Readonly<Record<string, readonly string[]>> = {
   CmdbEndpointDown: ['stack', 'endpoint'],
   CmdbEndpointDataStale: ['stack', 'endpoint'],
   CmdbEndpointForbidden: ['stack', 'endpoint'],
+  CmdbUnreachable: ['stack'],
   CmdbTokenRejected: ['stack'],
   CmdbRateBudgetNearlyExhausted: ['stack'],
   CmdbRateLimited: ['stack'],
@@ -109,6 +111,26 @@ describe('rule expressions', () => {
         if (info?.labels && m.label !== 'job') expect(info.labels, `${s.metric} has no label ${m.label}`).toContain(m.label);
       }
     }
+  });
+});
+
+describe('problems (the label Alertmanager groups by) and causes', () => {
+  it('every alert has the problem label of PROBLEM_OF, and PROBLEM_OF names no other alert', () => {
+    expect(Object.fromEntries(alerts.map((a) => [a.alert, a.labels.problem]))).toEqual(PROBLEM_OF);
+  });
+
+  it('every problem has a title for the notifications', () => {
+    expect(Object.keys(PROBLEM_TITLES).sort()).toEqual([...new Set(Object.values(PROBLEM_OF))].sort());
+  });
+
+  it('the causes are critical alerts that keep the stack label; the connector cause and its effects exist', () => {
+    for (const cause of STACK_CAUSES) {
+      const a = alerts.find((x) => x.alert === cause);
+      expect(a?.labels.severity, cause).toBe('critical');
+      expect(a?.annotations.summary, cause).toContain('$labels.stack');
+    }
+    const names = alerts.map((a) => a.alert);
+    for (const name of [CONNECTOR_CAUSE, ...CONNECTOR_EFFECTS]) expect(names).toContain(name);
   });
 });
 

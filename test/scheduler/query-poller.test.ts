@@ -1,12 +1,12 @@
 /**
- * The saved queries of one stack through StackPoller (a scripted CMDB behind `send`, a real store):
+ * The saved queries of one stack through StackPoller (a scripted query reader, a real store):
  * a query that does not fit the field metadata is refused with the query and the criterion named,
  * logged once, and nothing but its status is exported for it; the other queries go on; a failed
  * count leaves no count behind; the rebuild time a count belongs to comes from the merger rows.
  */
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import type { CmdbApi, ResourceRequest } from '../../src/api/endpoints.js';
+import type { CmdbApi, QueryCounting } from '../../src/api/endpoints.js';
 import type { SavedQuery } from '../../src/api/query.js';
 import type { ConnectorRun } from '../../src/api/schemas.js';
 import { CmdbHttpError } from '../../src/errors.js';
@@ -45,23 +45,26 @@ function setup(queries: SavedQuery[]) {
   store.addStack('s', new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 3600, staleAfterSeconds: 10_800 }] as const)), 1000);
   const clock = { t: 1_780_000_000 };
   const state = { runs: [merger(1_779_990_000)], count: 7, countError: undefined as Error | undefined, failNextCounts: 0, metadataError: undefined as Error | undefined };
-  const sent: Array<{ endpoint: string; body?: unknown }> = [];
-  const send = async <T>(request: ResourceRequest<T>): Promise<T> => {
-    sent.push({ endpoint: request.endpoint, body: request.body });
-    if (request.endpoint === 'data_metadata') {
+  const sent: Array<{ endpoint: string; query?: unknown }> = [];
+  const reader: QueryCounting = {
+    fields: async (table) => {
+      sent.push({ endpoint: 'data_metadata', query: table });
       if (state.metadataError) throw state.metadataError;
-      return { metadata: FIELDS } as T;
-    }
-    if (state.countError) throw state.countError;
-    if (state.failNextCounts > 0) {
-      state.failNextCounts--;
-      throw new CmdbHttpError('POST /CMDB/v2/data/cmdb', 503, 'Service Unavailable');
-    }
-    return { totalRecords: state.count } as T;
+      return FIELDS;
+    },
+    count: async (_table, query) => {
+      sent.push({ endpoint: 'data_query', query });
+      if (state.countError) throw state.countError;
+      if (state.failNextCounts > 0) {
+        state.failNextCounts--;
+        throw new CmdbHttpError('POST /CMDB/v2/data/cmdb', 503, 'Service Unavailable');
+      }
+      return state.count;
+    },
   };
   const api: CmdbApi = {
     get: (async (endpoint: string) => (endpoint === 'connector' ? state.runs : undefined)) as CmdbApi['get'],
-    send: send as CmdbApi['send'],
+    queries: reader,
   };
   const sleep = async (ms: number) => void (clock.t += ms / 1000);
   const poller = new StackPoller({ stack, api, store, logger: log.logger, scrubber: log.scrubber, now: () => clock.t, sleep });
@@ -243,5 +246,59 @@ describe('saved queries over rebuilds', () => {
     await s.poller.poll('connectors');
     await s.poller.poll('queries');
     expect(s.counts()).toHaveLength(1);
+  });
+});
+
+describe('saved queries across a reload that keeps the stack\'s road (StackPoller.reconfigure)', () => {
+  it('keep the count, its rebuild, the count before and a refusal of every query left as it was: nothing is asked again', async () => {
+    const refused = REFUSED[0] as SavedQuery;
+    const s = setup([{ ...GOOD, alertRiseRatio: 0.2 }, refused]);
+    await s.poller.poll('connectors');
+    await s.poller.poll('queries');
+    s.clock.t += 7200;
+    s.state.runs = [merger(s.clock.t - 60)];
+    s.state.count = 12;
+    await s.poller.poll('connectors');
+    await s.poller.poll('queries');
+    await s.store.settled();
+    const before = s.poller.queryStatus();
+    // Another interval, another pace, the same queries.
+    s.poller.reconfigure({ ...s.poller.stack, intervals: { ...s.poller.stack.intervals, inventory: 600 }, queriesPerMinute: 5 });
+    s.clock.t += 600;
+    await s.poller.poll('connectors');
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.counts(), 'no count asked again').toHaveLength(2);
+    expect(s.poller.queryStatus()).toEqual(before.map((q) => ({ ...q, next: q.next })));
+    expect([s.value('cmdb_query_records', 'edr-missing'), s.value('cmdb_query_previous_records', 'edr-missing')]).toEqual([12, 7]);
+    expect(s.value('cmdb_query_refused', refused.name)).toBe(1);
+    expect(s.log.lines().filter((l) => String(l.msg).startsWith('saved query refused')), 'the refusal is not logged again').toHaveLength(1);
+  });
+
+  it('count a query whose query changed as new, drop the series of a query that went, and take a new alertRiseRatio', async () => {
+    const other = q('servers', 'Asset_Type', '==', 'Server');
+    const s = setup([{ ...GOOD, alertRiseRatio: 0.2 }, other, REFUSED[0] as SavedQuery]);
+    await s.poller.poll('connectors');
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.counts()).toHaveLength(2);
+    // The refused query fixed, servers gone, the ratio of edr-missing changed.
+    const fixed = q('quoted-number', 'High_CVE', '==', 5);
+    s.poller.reconfigure({ ...s.poller.stack, queries: [{ ...GOOD, alertRiseRatio: 0.5 }, fixed] });
+    s.clock.t += 60;
+    await s.poller.poll('queries');
+    await s.store.settled();
+    const fieldOf = (query: unknown) => (query as Array<Array<{ searchFieldName: string }>>)[0]?.[0]?.searchFieldName;
+    expect(s.counts().map((c) => fieldOf(c.query)), 'only the changed query is counted').toEqual(['EP_Not_Installed', 'Asset_Type', 'High_CVE']);
+    expect(s.value('cmdb_query_records', 'quoted-number')).toBe(7);
+    expect(s.value('cmdb_query_refused', 'quoted-number')).toBe(0);
+    expect(s.samples('cmdb_query_records').map((x) => x.labels.query).sort()).toEqual(['edr-missing', 'quoted-number']);
+    expect(s.value('cmdb_query_alert_rise_ratio', 'edr-missing')).toBe(0.5);
+    // A reload that only drops a query republishes at the next poll, though nothing is due.
+    s.poller.reconfigure({ ...s.poller.stack, queries: [{ ...GOOD, alertRiseRatio: 0.5 }] });
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.counts()).toHaveLength(3);
+    expect(s.samples('cmdb_query_records').map((x) => x.labels.query)).toEqual(['edr-missing']);
   });
 });

@@ -24,23 +24,26 @@ describe('a stack paused by Retry-After', () => {
     // Capped: a Retry-After of years pauses the stack for maxRetryAfterSeconds at most.
     expect(until).toBeGreaterThanOrEqual(before + CAP_SECONDS - 1);
     expect(until).toBeLessThanOrEqual(Date.now() / 1000 + CAP_SECONDS);
-    expect(p.client.rateLimitPausedUntil()).toBeCloseTo(until, 0);
+    expect(p.cmdb.rateLimitPausedUntil()).toBeCloseTo(until, 0);
     expect(p.status('license')).toMatchObject({ state: 'failing', outcome: 'rate_limited' });
 
     const html = renderLanding({
       version: 't',
       ready: true,
       now: before,
-      stacks: [{ name: 'test', baseUrl: s.url, unauthorized: false, pausedUntil: p.client.rateLimitPausedUntil(), endpoints: p.poller.runner.status() }],
+      stacks: [{ name: 'test', baseUrl: s.url, unauthorized: false, pauses: p.cmdb.pauses().map((x) => ({ ...x, until: x.until / 1000 })), endpoints: p.poller.runner.status() }],
     });
-    expect(html).toMatch(/Paused: the CMDB asked the exporter to wait \(a 429, or a Retry-After on a 429, 502, 503 or 504\), so no request of this stack leaves until <time datetime="[^"]+">/);
+    // The status that set the pause, and the request that got it.
+    expect(html).toMatch(/Paused by a 429 to GET \/CMDB\/v2\/system\/metrics\/license: no request of this stack leaves until <time datetime="[^"]+">/);
     expect(html).toContain('(in 15m)');
-    // First in "What needs attention", as the cause of the endpoints going down.
-    expect(html).toMatch(/<section id="attention">.*every request paused by a 429 Retry-After, in 15m \(a reload ends it\)/s);
+    // First in "What needs attention", as the cause of the endpoints going down: critical, until when.
+    expect(html).toMatch(/<section id="attention">.*?<li class="critical cause"><span class="sev">critical<\/span>( <span class="new"[^>]*>new<\/span>)? <b class="cause-title">paused by the CMDB<\/b>: .*a reload ends it\..* It ends at <time[^>]*>\d\d:\d\d UTC<\/time> \(in 15m\)\./s);
+    // The cause names the status that set the pause and the request that got it.
+    expect(html).toMatch(/paused by the CMDB<\/b>: the CMDB asked the exporter to wait \(a 429 to GET \/CMDB\/v2\/system\/metrics\/license\)/);
 
-    p.client.resumeAfterRateLimit();
+    p.cmdb.resumeAfterRateLimit();
     expect(await p.metrics.value(PAUSED, { stack: 'test' })).toBe(0);
-    expect(p.client.rateLimitPausedUntil()).toBeUndefined();
+    expect(p.cmdb.rateLimitPausedUntil()).toBeUndefined();
     await p.poller.poll('license');
     expect(p.status('license')).toMatchObject({ state: 'ok' });
   });
@@ -59,6 +62,6 @@ describe('a stack paused by Retry-After', () => {
     expect(p.status('data_ingestion')).toMatchObject({ state: 'failing', outcome: 'timeout' });
     expect(p.store.snapshot('test', 'data_ingestion')).toMatchObject({ up: 0 });
     expect(requestsTo(s, 'data_ingestion')).toHaveLength(asked);
-    expect(p.client.rateLimitPausedUntil()).toBeGreaterThan(Date.now() / 1000);
+    expect(p.cmdb.rateLimitPausedUntil()).toBeGreaterThan(Date.now() / 1000);
   });
 });

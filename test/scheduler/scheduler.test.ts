@@ -10,6 +10,7 @@ import {
   type Pollable,
 } from '../../src/scheduler/scheduler.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
+import { cronExpressions } from '../../src/scheduler/cron.js';
 import type { GroupName } from '../../src/api/endpoints.js';
 import { captureLogger } from '../helpers/log.js';
 import { testStack } from '../helpers/stack.js';
@@ -82,6 +83,33 @@ describe('Scheduler', () => {
     expect(s.jobs.get('s1/ingestion')?.expression).toBe(`${offset} * * * * *`);
     s.releaseAll();
     await s.scheduler.stop(0);
+  });
+
+  it('a group whose interval is no cron step (45m) gets every expression of it, each starting its poll', async () => {
+    const registry = new Registry();
+    const instruments = createInstruments(registry, { defaultMetrics: false });
+    const scheduled: Array<{ expression: string; run: () => void; name: string }> = [];
+    const cron: CronLike = {
+      schedule(expression, run, name) {
+        scheduled.push({ expression, run, name });
+        return { stop: () => undefined };
+      },
+    };
+    const clock = { ms: 1_000_000 };
+    // The start-up poll a minute away (random 1): only the cron firings below poll.
+    const scheduler = new Scheduler({ instruments, logger: captureLogger().logger, cron, initialJitterMs: 60_000, random: () => 1, nowMs: () => clock.ms });
+    const polls: GroupName[] = [];
+    const base = testStack({ name: 's1' });
+    scheduler.add({ name: 's1', stack: { ...base, intervals: { ...base.intervals, license: 2700 } }, groups: () => ['license'], poll: async (g) => void polls.push(g) });
+    expect(scheduled.map((j) => j.expression)).toEqual(cronExpressions(2700, spreadOffset('s1/license', 2700)));
+    expect(scheduled).toHaveLength(3);
+    for (const job of scheduled) {
+      clock.ms += 2_700_000;
+      job.run();
+      await tick();
+    }
+    expect(polls).toEqual(['license', 'license', 'license']);
+    await scheduler.stop(0);
   });
 
   it('never overlaps a poll of the same group: the overlapping start is skipped and counted', async () => {
@@ -242,24 +270,24 @@ describe('Scheduler: a failed poll is retried on the back-off of its group', () 
 });
 
 describe('nextScheduledRun', () => {
-  it.each([10, 30, 60, 300, 900, 3600, 21600, 86400])('agrees with node-cron on the next firing of a %ds job', async (interval) => {
+  it.each([10, 30, 60, 90, 300, 900, 2700, 3600, 21600, 86400])('agrees with node-cron on the next firing of a %ds job', async (interval) => {
     const { default: nodeCronLib } = await import('node-cron');
-    const { cronFor } = await import('../../src/config/durations.js');
+    const { cronExpressions } = await import('../../src/scheduler/cron.js');
     const { nextScheduledRun } = await import('../../src/scheduler/scheduler.js');
-    const expression = cronFor(interval, spreadOffset('prod/connectors', interval));
-    const task = nodeCronLib.createTask(expression, () => undefined, { timezone: 'UTC' });
+    const expressions = cronExpressions(interval, spreadOffset('prod/connectors', interval));
+    const tasks = expressions.map((e) => nodeCronLib.createTask(e, () => undefined, { timezone: 'UTC' }));
     try {
       // Retried once in case a firing second passes between the two computations.
       for (let attempt = 0; ; attempt++) {
         const ours = nextScheduledRun('prod', 'connectors', interval, Date.now() / 1000);
-        const theirs = (task.getNextRuns(1)[0]?.getTime() ?? NaN) / 1000;
+        const theirs = Math.min(...tasks.map((t) => (t.getNextRuns(1)[0]?.getTime() ?? NaN) / 1000));
         if (ours === theirs || attempt === 1) {
           expect(ours).toBe(theirs);
           break;
         }
       }
     } finally {
-      await task.destroy();
+      await Promise.all(tasks.map((t) => t.destroy()));
     }
   });
 
@@ -292,5 +320,21 @@ describe('nextScheduledRun', () => {
     await tick();
     expect(s.calls).toEqual(['license', 'connectors']);
     s.releaseAll();
+  });
+
+  it('reschedule: a group the stack now polls gets its job and a first poll, one it no longer polls loses its job', async () => {
+    const groups: GroupName[] = ['license', 'connectors'];
+    const s = setup(groups);
+    await tick();
+    s.releaseAll();
+    await tick();
+    groups.splice(0, groups.length, 'license', 'changes');
+    s.scheduler.reschedule('s1');
+    await tick();
+    expect(s.calls).toEqual(['license', 'connectors', 'changes']);
+    expect(s.jobs.get('s1/connectors')?.stopped).toBe(true);
+    expect(s.jobs.get('s1/changes')?.stopped).toBe(false);
+    s.releaseAll();
+    await s.scheduler.stop(0);
   });
 });

@@ -5,6 +5,7 @@ import { COLLECTORS } from '../../src/collectors/index.js';
 import { StateMemory } from '../../src/collectors/state-memory.js';
 import type { CollectorContext } from '../../src/collectors/types.js';
 import type { Sample } from '../../src/metrics/sample.js';
+import { stackCause } from '../../src/server/cause.js';
 import { attention, relativeTime, shortDuration } from '../../src/server/attention.js';
 import { THRESHOLDS } from '../../scripts/gen-rules.js';
 import { expectWellFormed, validated } from '../collectors/helpers.js';
@@ -82,6 +83,9 @@ const NOT_ON_THE_STATUS_PAGE: Readonly<Record<string, string>> = {
   actionNextRunGraceSeconds: 'overdue needs the next-run time against the clock over time',
   inventoryDropRatio: 'compares with a 30-day average the page does not hold',
   rateBudgetRatio: 'a rate over a window; the page has no history',
+  grafanaUrl: 'links of the notifications',
+  unreachableWindow: 'a PromQL window; the page judges from the requests themselves (src/server/cause.ts)',
+  unreachableKeepFiringFor: 'holds an alert back after recovery; the page shows the state now',
 };
 
 describe('attention thresholds', () => {
@@ -188,19 +192,29 @@ describe('what needs attention', () => {
   });
 });
 
-describe('a stack paused by a server Retry-After', () => {
-  it('is a problem while the pause lasts, naming when it ends and that a reload ends it', () => {
-    const paused = attention({ samples: [], endpoints: [], now: NOW, pausedUntil: NOW + 14 * 60 });
-    expect(paused.problems).toEqual([{ severity: 'warning', area: 'endpoint', text: 'every request paused by a 429 Retry-After, in 14m (a reload ends it)', alert: 'CmdbStackPaused' }]);
+describe('pauses set by the CMDB', () => {
+  const LICENSE = 'GET /CMDB/v2/system/metrics/license';
+  it('a group paused by a 503 is a problem while the pause lasts, naming the 503, the group and when it ends', () => {
+    const paused = attention({ samples: [], endpoints: [], now: NOW, pauses: [{ scope: 'group', group: 'license', until: NOW + 60, status: 503, endpoint: 'license', request: LICENSE }] });
+    expect(paused.problems).toEqual([
+      { severity: 'warning', area: 'endpoint', subject: 'license', text: `license requests paused by a 503 to ${LICENSE}, in 1m (a reload ends it)`, alert: 'CmdbEndpointDown', key: 'paused:license', source: 'license' },
+    ]);
     expect(paused.state).toBe('warning');
-    expect(attention({ samples: [], endpoints: [], now: NOW, pausedUntil: NOW - 1 }).problems).toEqual([]);
+    expect(attention({ samples: [], endpoints: [], now: NOW, pauses: [{ scope: 'group', group: 'license', until: NOW - 1, status: 503, endpoint: 'license', request: LICENSE }] }).problems).toEqual([]);
+  });
+
+  it('a pause of the whole stack is no problem line: it is the stack\'s cause (src/server/cause.ts), naming the status that set it', () => {
+    const pause = { scope: 'stack', until: NOW + 14 * 60, status: 429, endpoint: 'license', request: LICENSE } as const;
+    expect(attention({ samples: [], endpoints: [], now: NOW, pauses: [pause] }).problems).toEqual([]);
+    const cause = stackCause({ now: NOW, unauthorized: false, endpoints: [], pause });
+    expect(cause).toMatchObject({ kind: 'paused', alert: 'CmdbStackPaused', until: NOW + 14 * 60 });
+    expect(cause?.text).toContain(`(a 429 to ${LICENSE})`);
   });
 });
 
 describe('what to do', () => {
   const every = attention({
     now: NOW,
-    pausedUntil: NOW + 60,
     endpoints: [
       { endpoint: 'data_ingestion', state: 'ok' },
       { endpoint: 'license', state: 'failing', outcome: '503' },
@@ -236,9 +250,19 @@ describe('what to do', () => {
     expect(every.problems.find((p) => p.area === 'license')?.alert).toBe('CmdbLicenseExpired');
   });
 
-  it('the runbook links point where the shipped rules point', async () => {
-    const { RUNBOOK_BASE_URL } = await import('../../src/attention.js');
-    const { MIXIN_DEFAULTS } = await import('../../scripts/mixin.js');
-    expect(RUNBOOK_BASE_URL).toBe(MIXIN_DEFAULTS.runbookBaseUrl);
+  it('says since when, from the data: the failed run, the job, the crossing of a limit', () => {
+    const since = Object.fromEntries(every.problems.map((p) => [p.key, p.since === undefined ? undefined : p.since - NOW]));
+    expect(since).toMatchObject({
+      'CmdbLicenseExpired:': -86400,
+      'CmdbConnectorNotRun:c2': -3 * 86400 + ATTENTION_THRESHOLDS.connectorMaxRunAgeSeconds,
+      'CmdbIngestionRunFailed:': -7 * 3600,
+      'CmdbIngestionRunTooLong:': -7 * 3600 + ATTENTION_THRESHOLDS.ingestionMaxRunSeconds,
+      'CmdbMergerStale:asset_merger': -3 * 86400 + ATTENTION_THRESHOLDS.mergerMaxRunAgeSeconds,
+      // Not in the data: since the page first saw them (src/server/stack-view.ts).
+      'CmdbEndpointDown:license': undefined,
+      'CmdbActionJobFailed:9': undefined,
+    });
+    expect(every.problems.find((p) => p.key === 'CmdbEndpointDown:license')).toMatchObject({ source: 'license', outcome: '503' });
+    expect(every.problems.find((p) => p.key === 'CmdbConnectorError:c1/p')?.source).toBe('connector');
   });
 });

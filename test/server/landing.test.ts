@@ -57,6 +57,26 @@ describe('landing page', () => {
     expect(html).toContain('Starting');
   });
 
+  it('a stack a reload added shows as joining: named beside "Ready", its section saying it does not hold readiness back', () => {
+    const joining: LandingStack = {
+      name: 'acme<1>',
+      baseUrl: 'https://acme.example.com',
+      unauthorized: false,
+      joining: true,
+      endpoints: DATA_ENDPOINTS.map((endpoint) => ({ endpoint, state: 'pending' as const, consecutiveFailures: 0 })),
+    };
+    const html = renderLanding({ version: '1', ready: true, now: NOW, stacks: [healthyStack('prod'), joining] });
+    const readiness = /<p id="readiness">(.*?)<\/p>/s.exec(html)?.[1] ?? '';
+    expect(readiness).toContain('Ready:');
+    expect(readiness).toContain('Added by a reload and pending their first polls (not holding readiness back): <code>acme&#60;1&#62;</code>.');
+    const section = html.slice(html.indexOf('id="stack-acme&#60;1&#62;"'));
+    expect(section).toContain('<p class="hint joining">Added by a reload: its first polls are running');
+    expect(section).toContain('<tr class="pending">');
+    const prod = html.slice(html.indexOf('id="stack-prod"'), html.indexOf('id="stack-acme'));
+    expect(prod).not.toContain('joining');
+    expect(renderLanding({ version: '1', ready: true, now: NOW, stacks: [healthyStack('prod')] })).not.toContain('Added by a reload');
+  });
+
   it('says once, above the table, that a rejected token fails the whole stack', () => {
     const html = renderLanding({
       version: '1',
@@ -214,7 +234,10 @@ describe('landing page', () => {
     const stack = healthyStack('s', [{ name: 'cmdb_connector_health', labels: { stack: 's', connector: 'ldap', profile: 'p', health: 'error' }, value: 1 }]);
     const polling = { ...stack, endpoints: stack.endpoints.map((e) => (e.endpoint === 'license' ? { ...e, pollingSince: NOW - 3 } : e)) };
     const html = renderLanding({ version: '1', ready: true, now: NOW, stacks: [polling], rejectedReload: { at: NOW - 120, message: 'stacks[0].baseURL: unknown key; did you mean "baseUrl"?' } });
-    expect(html).toContain('newest run failed <a class="runbook" href="https://github.com/cmdb-exporter/cmdb-exporter/blob/main/docs/alerts.md#cmdbconnectorerror" title="CmdbConnectorError">what to do</a>');
+    // By default the runbooks the exporter serves itself; runbookBaseUrl moves them.
+    expect(html).toMatch(/newest run failed.*<a class="runbook" href="docs\/alerts#cmdbconnectorerror" title="CmdbConnectorError">what to do<\/a>/);
+    const wiki = renderLanding({ version: '1', ready: true, now: NOW, stacks: [stack], runbookBase: 'https://wiki.example.com/cmdb' });
+    expect(wiki).toContain('<a class="runbook" href="https://wiki.example.com/cmdb#cmdbconnectorerror"');
     const row = (e: string) => html.split('<tr').find((r) => r.includes(`<td><code>${e}</code>`)) ?? '';
     expect(row('license')).toContain('>polling now</span>');
     expect(row('license')).not.toContain('in 4m 40s');

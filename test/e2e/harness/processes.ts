@@ -125,6 +125,11 @@ export class ManagedProcess {
     });
   }
 
+  /** Sends a signal (SIGHUP to reload, SIGINT as Ctrl-C does) and returns at once. */
+  signal(signal: NodeJS.Signals): void {
+    if (!this.exit) this.child.kill(signal);
+  }
+
   /** SIGTERM, then SIGKILL if it has not exited after `graceMs`. */
   async stop(graceMs = 10_000): Promise<Stopped> {
     const started = Date.now();

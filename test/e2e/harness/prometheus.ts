@@ -37,6 +37,8 @@ export interface PrometheusSetup {
   readonly job?: Readonly<Record<string, unknown>>;
   /** More scrape jobs next to `cmdb-exporter` (each with its own job_name, targets and keys). */
   readonly extraJobs?: ReadonlyArray<Readonly<Record<string, unknown>>>;
+  /** host:port of Alertmanagers to send the alerts to. */
+  readonly alertmanagers?: readonly string[];
 }
 
 export interface Series {
@@ -116,6 +118,7 @@ function writeConfig(setup: PrometheusSetup): string {
   const config = {
     global: { scrape_interval: interval, evaluation_interval: interval },
     rule_files: ruleNames,
+    ...(setup.alertmanagers ? { alerting: { alertmanagers: [{ static_configs: [{ targets: [...setup.alertmanagers] }] }] } } : {}),
     scrape_configs: [
       setup.job
         ? { ...setup.job, job_name: JOB, scrape_interval: interval, scrape_timeout: interval }
@@ -139,14 +142,19 @@ export async function startPrometheus(setup: PrometheusSetup): Promise<RunningPr
     '--log.level=warn',
   ], { cwd: setup.dir, env: baseEnv() });
   const api = new PrometheusApi(`http://127.0.0.1:${port}`);
+  await waitUntilServing(proc, api.url);
+  return { proc, api };
+}
+
+/** Until a Prometheus or Alertmanager child answers 200 on /-/ready (fails when it exits first). */
+export async function waitUntilServing(proc: ManagedProcess, url: string): Promise<void> {
   await waitFor(
-    'Prometheus /-/ready',
+    `${proc.name} /-/ready`,
     async () => {
-      if (proc.hasExited) throw new Error(`prometheus exited\n${proc.tail()}`);
-      const r = await http(`${api.url}/-/ready`, { timeoutMs: 2000 });
+      if (proc.hasExited) throw new Error(`${proc.name} exited\n${proc.tail()}`);
+      const r = await http(`${url}/-/ready`, { timeoutMs: 2000 });
       return r.status === 200 ? done(undefined) : notYet(`${r.status} ${r.text}`);
     },
     { timeoutMs: 30_000, intervalMs: 250 },
   );
-  return { proc, api };
 }

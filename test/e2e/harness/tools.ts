@@ -17,8 +17,9 @@ export const INSTALL_HINTS = {
   prometheus: 'apt-get update && apt-get install -y prometheus',
   promtool: 'apt-get update && apt-get install -y prometheus',
   chromium: 'apt-get update && apt-get install -y chromium',
+  'prometheus-alertmanager': 'apt-get update && apt-get install -y prometheus-alertmanager',
+  amtool: 'apt-get update && apt-get install -y prometheus-alertmanager',
 } as const;
-
 
 /** Throws, with the command that installs it, when `name` is not an executable on PATH. */
 export function requireExecutable(name: keyof typeof INSTALL_HINTS): string {

@@ -29,12 +29,16 @@
  *
  * Memory is proportional to the number of keys, never to the history: each page is reduced as it
  * arrives (scan-reducers.ts) and only the kept rows survive it.
+ *
+ * A backfill needs every run of its range, not only the newest per key: `everyRun` hands every row
+ * of a full scan to a visitor, page by page, with the same page sizes and the same halving of a
+ * timed-out page. Every loop here is the one paging loop (pages.ts); the IO is connector-io.ts.
  */
-import { NewestRuns } from '../api/connector-runs.js';
-import type { PageFields } from '../api/endpoints.js';
-import type { ConnectorRun } from '../api/schemas.js';
-import { nextPageDecision } from './paging.js';
-import type { KnownTimes, PageTimes } from './scan-reducers.js';
+import { NewestRuns } from '../../api/connector-runs.js';
+import type { PageFields } from '../../api/endpoints.js';
+import type { ConnectorRun } from '../../api/schemas.js';
+import type { KnownTimes, PageTimes } from '../scan-reducers.js';
+import { sizeDividing, walkPages, type Walked } from './pages.js';
 
 /**
  * Rows written up to this long before the newest one held are still read by an incremental scan
@@ -67,6 +71,11 @@ export interface HistoryPage extends PageTimes {
   readonly seconds?: number;
 }
 
+/** A page of a scan of every run: its rows, validated, for the visitor. */
+export interface EveryRunPage extends HistoryPage {
+  readonly rows: readonly ConnectorRun[];
+}
+
 /** One read of the history: pages go in, the newest row per key of all of them comes out. */
 export interface HistoryScan {
   /** GET one page: `sort` undefined for the service's own order. */
@@ -97,9 +106,12 @@ export interface ScanProgress {
 export interface HistoryIo {
   /** A new scan; `known` are the newest times per key already held (rows no newer are not new). */
   scan(known: KnownTimes): HistoryScan;
+  /** GET one page of a scan of every run, its rows validated. */
+  everyRunPage(page: number, size: number, sort: string | undefined): Promise<EveryRunPage>;
   /** Unix seconds, read at every page. */
   now(): number;
-  scanned(kind: ScanKind): void;
+  /** A scan ended with every page it needed read: its kind and pages. */
+  scanned(kind: ScanKind, pages: number): void;
   /** An incremental scan met a page that is not sorted by `_time` descending; `offUntil` when incremental reads are off. */
   unsorted(page: number, offUntil: number | undefined): void;
   truncated(rowsRead: number): void;
@@ -128,12 +140,6 @@ export interface HistorySettings {
 export interface HistoryResult {
   readonly changed: boolean;
   readonly runs: ConnectorRun[];
-}
-
-/** The largest page size at most `limit` that divides `consumed` (so the next page starts right after it), not below `floor`. */
-function smallerSize(limit: number, consumed: number, floor = MIN_PAGE_SIZE): number | undefined {
-  for (let size = Math.floor(limit); size >= floor; size--) if (consumed % size === 0) return size;
-  return undefined;
 }
 
 export class ConnectorHistoryReader {
@@ -183,7 +189,6 @@ export class ConnectorHistoryReader {
     if (this.incrementalAllowed(now)) {
       const merged = await this.incremental(io, now);
       if (merged) {
-        io.scanned('incremental');
         const changed = merged.changed || !this.lastRuns;
         if (changed) this.lastRuns = merged.held.runs();
         return { changed, runs: this.lastRuns as ConnectorRun[] };
@@ -231,65 +236,85 @@ export class ConnectorHistoryReader {
   }
 
   private async full(io: HistoryIo, now: number): Promise<NewestRuns> {
-    const { pageSize: configured, maxPages, timeZone } = this.settings;
+    const { timeZone } = this.settings;
     const sort = this.settings.fullScanSort ?? FULL_SCAN_SORT;
-    // The page cap counts pages of the configured size: smaller pages after a timeout read as far.
-    const rowCap = maxPages * configured;
-    const retries = this.settings.retries ?? 3;
     const scan = io.scan([]);
-    let size = this.fullPageSize;
-    this.begin(io, 'full', size);
-    let page = 0;
-    let consumed = 0;
-    let truncated = false;
+    this.begin(io, 'full', this.fullPageSize);
     let slowest = 0;
-    let timeouts = 0;
+    let walked: Walked;
     try {
-      for (;;) {
-        let p: HistoryPage;
-        try {
-          p = await scan.fetchPage(page, size, sort);
-        } catch (err) {
-          if (!io.isPageTimeout(err)) throw err;
-          // The same rows again in smaller pages: the new size divides what was read so far.
-          const smaller = size > MIN_PAGE_SIZE ? smallerSize(size / 2, consumed) : undefined;
-          if (smaller !== undefined) {
-            io.pageSize(smaller, size, 'timeout');
-            size = this.fullPageSize = smaller;
-            page = consumed / size;
-            continue;
-          }
-          if (++timeouts > retries) throw err;
-          continue;
-        }
-        timeouts = 0;
-        slowest = Math.max(slowest, p.seconds ?? 0);
-        this.advance(io, p, size, page);
-        consumed += p.count;
-        if (nextPageDecision(page, p.count, p.fields, Infinity) !== 'next') break;
-        page++;
-        if (consumed >= rowCap) {
-          truncated = true;
-          io.truncated(consumed);
-          break;
-        }
-      }
+      walked = await this.walkFull(io, (page, size) => scan.fetchPage(page, size, sort), (p) => (slowest = Math.max(slowest, p.seconds ?? 0)));
     } catch (err) {
       scan.drop();
       this.end(io);
       throw err;
     }
+    if (walked.truncated) io.truncated(walked.rows);
     const rows = await scan.rows();
     this.end(io);
     // A truncated scan did not see every row: merged, so that no held row is replaced by an older one.
-    const base = truncated && this.held ? new NewestRuns(timeZone).addAll(this.held.runs()) : new NewestRuns(timeZone);
+    const base = walked.truncated && this.held ? new NewestRuns(timeZone).addAll(this.held.runs()) : new NewestRuns(timeZone);
     const fresh = base.addAll(rows);
     // Replaced only once every page was read: a failed scan keeps what was held.
     this.held = fresh;
     this.lastFullScanAt = now;
     this.growBack(io, slowest);
-    io.scanned('full');
+    io.scanned('full', walked.pages);
     return fresh;
+  }
+
+  /**
+   * Every run of the history, page by page to `visit` (a backfill): a full scan in the same pages,
+   * a timed-out page asked again at half the size. What is held for the daemon's reads is left as it is.
+   */
+  async everyRun(io: HistoryIo, visit: (rows: readonly ConnectorRun[]) => void): Promise<Walked> {
+    const sort = this.settings.fullScanSort ?? FULL_SCAN_SORT;
+    this.begin(io, 'full', this.fullPageSize);
+    try {
+      const walked = await this.walkFull(io, (page, size) => io.everyRunPage(page, size, sort), (p) => visit(p.rows));
+      if (walked.truncated) io.truncated(walked.rows);
+      return walked;
+    } finally {
+      this.end(io);
+    }
+  }
+
+  /**
+   * The pages of a full scan: the learned page size; a page that times out is asked again at half
+   * the size (from the rows read so far, so nothing is skipped or read twice), down to
+   * MIN_PAGE_SIZE, where it gets the stack's retries. The page cap counts pages of the configured
+   * size: smaller pages after a timeout read as far.
+   */
+  private walkFull<P extends HistoryPage>(io: HistoryIo, fetch: (page: number, size: number) => Promise<P>, seen: (page: P) => void): Promise<Walked> {
+    const retries = this.settings.retries ?? 3;
+    let size = this.fullPageSize;
+    // The next page: one on after each page read (a server may send fewer rows than asked), or
+    // where the rows read so far end once the size changed.
+    let page = 0;
+    let timeouts = 0;
+    return walkPages<P>({
+      next: () => ({ page, size }),
+      fetch: async (asked, askedSize) => {
+        const p = await fetch(asked, askedSize);
+        timeouts = 0;
+        page = asked + 1;
+        this.advance(io, p, askedSize, asked);
+        seen(p);
+        return p;
+      },
+      askAgain: (err, { rows }) => {
+        if (!io.isPageTimeout(err)) return false;
+        // The same rows again in smaller pages: the new size divides what was read so far.
+        const smaller = size > MIN_PAGE_SIZE ? sizeDividing(size / 2, rows, MIN_PAGE_SIZE) : undefined;
+        if (smaller === undefined) return ++timeouts <= retries;
+        io.pageSize(smaller, size, 'timeout');
+        size = this.fullPageSize = smaller;
+        page = rows / size;
+        return true;
+      },
+      maxPages: Number.POSITIVE_INFINITY,
+      maxRows: this.settings.maxPages * this.settings.pageSize,
+    });
   }
 
   /** After a scan whose every page was fast, the next one asks for pages twice as large (up to the configured size). */
@@ -311,30 +336,38 @@ export class ConnectorHistoryReader {
     const scan = io.scan(held.times());
     const start = this.begin(io, 'incremental', INCREMENTAL_FIRST_PAGE).startedAt;
     let previousLast: number | undefined;
-    let consumed = 0;
     let unsortedPage: number | undefined;
+    let pages = 0;
     try {
-      for (let request = 0; request < this.settings.maxPages; request++) {
-        // 25, 25, 50, 100, …: each page starts where the last ended (`size` divides `consumed`).
-        const size = consumed === 0 ? Math.min(INCREMENTAL_FIRST_PAGE, cap) : (smallerSize(Math.min(consumed, cap), consumed, 1) as number);
-        const page = consumed / size;
-        const p = await scan.fetchPage(page, size, INCREMENTAL_SORT);
-        this.advance(io, p, size, page);
-        // Rows above the last one of the previous page are fine when the scan knows them already
-        // (rows written at the top pushed them down) or they were written during the scan.
-        const fresh = p.firstFresh;
-        const continues = previousLast === undefined || fresh === undefined || fresh <= previousLast || fresh >= start - CLOCK_SLACK_SECONDS;
-        if (!p.sorted || !continues) {
-          unsortedPage = page;
-          break;
-        }
-        previousLast = p.last ?? previousLast;
-        consumed += p.count;
-        if (p.count < size || p.fields.last === true) break;
-        // A page with nothing new: the rows below it were there at the last read too.
-        if ((p.fresh ?? p.count) === 0) break;
-        if (p.min !== undefined && p.min < cutoff) break;
-      }
+      ({ pages } = await walkPages<HistoryPage>({
+        // 25, 25, 50, 100, …: each page starts where the last ended (`size` divides the rows read).
+        next: ({ rows }) => {
+          const size = rows === 0 ? Math.min(INCREMENTAL_FIRST_PAGE, cap) : (sizeDividing(Math.min(rows, cap), rows, 1) as number);
+          return { page: rows / size, size };
+        },
+        fetch: async (page, size) => {
+          const p = await scan.fetchPage(page, size, INCREMENTAL_SORT);
+          this.advance(io, p, size, page);
+          return p;
+        },
+        goOn: (p, { page, size }) => {
+          // Rows above the last one of the previous page are fine when the scan knows them already
+          // (rows written at the top pushed them down) or they were written during the scan.
+          const fresh = p.firstFresh;
+          const continues = previousLast === undefined || fresh === undefined || fresh <= previousLast || fresh >= start - CLOCK_SLACK_SECONDS;
+          if (!p.sorted || !continues) {
+            unsortedPage = page;
+            return false;
+          }
+          previousLast = p.last ?? previousLast;
+          if (p.count < size) return false;
+          // A page with nothing new: the rows below it were there at the last read too.
+          if ((p.fresh ?? p.count) === 0) return false;
+          return p.min === undefined || p.min >= cutoff;
+        },
+        maxPages: this.settings.maxPages,
+        maxRows: Number.POSITIVE_INFINITY,
+      }));
     } catch (err) {
       scan.drop();
       this.end(io);
@@ -355,6 +388,7 @@ export class ConnectorHistoryReader {
     this.unsortedStreak = 0;
     const rows = await scan.rows();
     this.end(io);
+    io.scanned('incremental', pages);
     // Merged into a copy: a poll that fails half-way leaves what is held untouched.
     const merged = new NewestRuns(this.settings.timeZone).addAll(held.runs());
     let changed = false;

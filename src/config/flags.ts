@@ -1,0 +1,182 @@
+/**
+ * Every command-line flag of every command, once: its type, value placeholder, help text, default
+ * and the commands that take it. The parsers (node:util parseArgs) and the "Options:" part of each
+ * command's --help are derived from this table, so a flag shared by the daemon and `backfill`
+ * (--config, --log.level, …) is declared, parsed and described the same way in both, and a new flag
+ * is one entry here. (promtool's and node_exporter's kingpin trees do the same.)
+ *
+ * An alias (`aliasOf`) is merged into the flag it stands for: given both, a value flag is refused
+ * ("--config and --config.file are the same option"), a switch is on when either is.
+ */
+import { parseArgs } from 'node:util';
+
+/** The daemon (`cmdb-exporter [options]`) and its subcommands. */
+export type Command = 'daemon' | 'backfill';
+
+export interface FlagSpec {
+  readonly type: 'string' | 'boolean';
+  /** One-letter form, `-h`. */
+  readonly short?: string;
+  /** Placeholder of its value in --help, `<file>`; value flags only. */
+  readonly value?: string;
+  /** The value when the flag is not given (value flags; switches are off). */
+  readonly default?: string;
+  /** One line of help, wrapped when printed. An alias has none: its flag's help names it. */
+  readonly help?: string;
+  /** Per command, when the text differs (the backfill logs less by default). */
+  readonly helpFor?: Partial<Record<Command, string>>;
+  readonly commands: readonly Command[];
+  /** Another spelling of this flag (Prometheus exporters say --config.file). */
+  readonly aliasOf?: string;
+}
+
+const BOTH = ['daemon', 'backfill'] as const;
+const DAEMON = ['daemon'] as const;
+const BACKFILL = ['backfill'] as const;
+
+/** In --help order: what a command's help lists first comes first. */
+export const FLAGS = {
+  config: { type: 'string', value: '<file>', help: 'YAML configuration file (env EXPORTER_CONFIG; alias --config.file)', commands: BOTH },
+  'config.file': { type: 'string', commands: BOTH, aliasOf: 'config' },
+  from: {
+    type: 'string',
+    value: '<time>',
+    help: 'start: a duration back from now (30d), now-<duration>, an ISO 8601 time or day, or unix seconds (required)',
+    commands: BACKFILL,
+  },
+  to: { type: 'string', value: '<time>', help: 'end (default now-3h: Prometheus is still writing the last hours itself)', commands: BACKFILL },
+  out: { type: 'string', value: '<dir>', help: 'where the blocks go (created if missing); without promtool, the OpenMetrics files go here', commands: BACKFILL },
+  stack: { type: 'string', value: '<name>', help: 'only this stack (default: every configured stack)', commands: BACKFILL },
+  job: {
+    type: 'string',
+    value: '<name>',
+    default: 'cmdb-exporter',
+    help: 'the job label Prometheus gives the scraped series (default cmdb-exporter, the job the shipped rules and dashboards select)',
+    commands: BACKFILL,
+  },
+  instance: {
+    type: 'string',
+    value: '<addr>',
+    help: 'the instance label of the scraped series (the target as Prometheus lists it, e.g. cmdb-exporter:9873); default none',
+    commands: BACKFILL,
+  },
+  step: { type: 'string', value: '<duration>', help: "one sample per series every <duration>, at least 1s (default: each poll group's interval, at most 5m)", commands: BACKFILL },
+  'dry-run': { type: 'boolean', help: 'print the plan (requests per endpoint, time at the pace) and send nothing', commands: BACKFILL },
+  promtool: {
+    type: 'string',
+    value: '<path>',
+    help: 'promtool to run (default: promtool on PATH; without one, the OpenMetrics files are written and the command to run is printed)',
+    commands: BACKFILL,
+  },
+  'web.listen-address': { type: 'string', value: '<addr>', help: 'host:port to serve on (env EXPORTER_LISTEN_ADDRESS, default :9873)', commands: DAEMON },
+  'web.telemetry-path': { type: 'string', value: '<path>', help: 'path of the metrics (default /metrics)', commands: DAEMON },
+  'web.config.file': {
+    type: 'string',
+    value: '<file>',
+    help: "TLS, basic auth and headers of the exporter's own server, in the exporter-toolkit web-config.yml format (env EXPORTER_WEB_CONFIG_FILE; see docs/security.md)",
+    commands: DAEMON,
+  },
+  'web.external-url': {
+    type: 'string',
+    value: '<url>',
+    help: 'the URL Prometheus reaches this exporter at (a Service name, an ingress), for the targets /sd lists (env EXPORTER_WEB_EXTERNAL_URL; default: the listen address)',
+    commands: DAEMON,
+  },
+  'web.max-requests': { type: 'string', value: '<n>', help: 'concurrent scrapes served at once; more get 503 (default 40, 0: no limit)', commands: DAEMON },
+  'web.disable-exporter-metrics': { type: 'boolean', help: 'leave out the process_* and nodejs_* metrics of the exporter itself', commands: DAEMON },
+  'log.level': {
+    type: 'string',
+    value: '<level>',
+    help: 'fatal|error|warn|info|debug|trace|silent (env LOG_LEVEL, default info)',
+    helpFor: { backfill: 'fatal|error|warn|info|debug|trace|silent, on stderr (default warn)' },
+    commands: BOTH,
+  },
+  'log.format': { type: 'string', value: '<format>', help: 'json|pretty (env LOG_FORMAT, default json)', commands: BOTH },
+  'check-config': { type: 'boolean', help: 'validate the configuration and exit: 0 valid, 2 invalid (alias --config.check)', commands: DAEMON },
+  'config.check': { type: 'boolean', commands: DAEMON, aliasOf: 'check-config' },
+  shard: { type: 'string', value: '<i>', help: 'poll only shard i (0 ≤ i < n, n from --total-shards) of the configured stacks (env EXPORTER_SHARD)', commands: DAEMON },
+  'total-shards': { type: 'string', value: '<n>', help: 'how many shards the stacks are split into (env EXPORTER_TOTAL_SHARDS)', commands: DAEMON },
+  'shard-from-pod-name': {
+    type: 'boolean',
+    help: "take i from the pod name's ordinal (POD_NAME or HOSTNAME, e.g. cmdb-exporter-2 → 2; env EXPORTER_SHARD_FROM_POD_NAME=true)",
+    commands: DAEMON,
+  },
+  once: { type: 'boolean', help: 'poll every endpoint once, print the exposition to stdout, exit 1 if any endpoint failed (logs go to stderr)', commands: DAEMON },
+  version: { type: 'boolean', short: 'v', help: 'print the version and exit', commands: DAEMON },
+  help: { type: 'boolean', short: 'h', help: 'print this help and exit', commands: BOTH },
+} as const satisfies Readonly<Record<string, FlagSpec>>;
+
+type Table = typeof FLAGS;
+export type FlagName = keyof Table;
+type Alias = { [K in FlagName]: Table[K] extends { aliasOf: string } ? K : never }[FlagName];
+type TakenBy<C extends Command> = { [K in FlagName]: C extends Table[K]['commands'][number] ? K : never }[FlagName];
+type ValueOf<S> = S extends { type: 'boolean' } ? boolean : S extends { default: string } ? string : string | undefined;
+
+/** What a command's parser returns: every flag it takes, aliases merged into their flag. */
+export type FlagValues<C extends Command> = { readonly [K in Exclude<TakenBy<C>, Alias>]: ValueOf<Table[K]> };
+
+/** A flag the command line got wrong: exit 2 with the message. */
+export class FlagError extends Error {}
+
+const entries = Object.entries(FLAGS) as Array<[FlagName, FlagSpec]>;
+
+function takenBy(command: Command): Array<[FlagName, FlagSpec]> {
+  return entries.filter(([, spec]) => spec.commands.includes(command));
+}
+
+/** The flags `command` takes, parsed from `argv` (no positionals). Throws FlagError. */
+export function parseFlags<C extends Command>(command: C, argv: readonly string[]): FlagValues<C> {
+  const options = Object.fromEntries(
+    takenBy(command).map(([name, spec]) => [name, { type: spec.type, ...(spec.short ? { short: spec.short } : {}), ...(spec.default === undefined ? {} : { default: spec.default }) }]),
+  );
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    // Every option is single-valued (no `multiple`), so no value is an array.
+    values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values as Record<string, string | boolean | undefined>;
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
+  const out: Record<string, string | boolean | undefined> = {};
+  for (const [name, spec] of takenBy(command)) {
+    if (spec.aliasOf !== undefined) continue;
+    out[name] = spec.type === 'boolean' ? values[name] === true : values[name];
+  }
+  for (const [name, spec] of takenBy(command)) {
+    const target = spec.aliasOf;
+    if (target === undefined || values[name] === undefined) continue;
+    if (spec.type === 'boolean') out[target] = out[target] === true || values[name] === true;
+    else if (out[target] !== undefined) throw new FlagError(`--${target} and --${name} are the same option; give one of them`);
+    else out[target] = values[name];
+  }
+  return out as FlagValues<C>;
+}
+
+const HELP_COLUMN = 32;
+const HELP_WIDTH = 100;
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  return [...lines, line];
+}
+
+/** `  -h, --help          print this help`, one entry per flag `command` takes, in table order. */
+export function flagsHelp(command: Command): string {
+  const indent = ' '.repeat(HELP_COLUMN);
+  const out: string[] = [];
+  for (const [name, spec] of takenBy(command)) {
+    const help = spec.helpFor?.[command] ?? spec.help;
+    if (help === undefined) continue;
+    const label = `  ${spec.short ? `-${spec.short}, ` : ''}--${name}${spec.value ? ` ${spec.value}` : ''}`;
+    const text = wrap(help, HELP_WIDTH - HELP_COLUMN);
+    if (label.length + 2 > HELP_COLUMN) out.push(label, ...text.map((t) => indent + t));
+    else out.push(label.padEnd(HELP_COLUMN) + text[0], ...text.slice(1).map((t) => indent + t));
+  }
+  return `${out.join('\n')}\n`;
+}

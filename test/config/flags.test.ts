@@ -1,0 +1,100 @@
+/**
+ * One table of flags for the daemon and `backfill`: each command's parser and its --help come from
+ * it, so a shared flag is parsed and described the same way by both, and an alias is one flag.
+ */
+import { describe, expect, it } from 'vitest';
+import { FLAGS, FlagError, flagsHelp, parseFlags, type Command, type FlagSpec } from '../../src/config/flags.js';
+import { GLOBALS } from '../../src/config/rules.js';
+import { DEFAULT_MAX_REQUESTS } from '../../src/server/limits.js';
+
+const TABLE = Object.entries(FLAGS) as Array<[string, FlagSpec]>;
+const COMMANDS: Command[] = ['daemon', 'backfill'];
+
+/** The lines of a command's help that describe `--name` (its first line and the indented rest). */
+function helpOf(command: Command, name: string): string {
+  const lines = flagsHelp(command).split('\n');
+  const start = lines.findIndex((l) => new RegExp(`^ {2}(-\\w, )?--${name.replace(/\./g, '\\.')}( |$)`).test(l));
+  if (start < 0) return '';
+  const rest = lines.slice(start + 1).findIndex((l) => !/^ {10,}\S/.test(l));
+  return lines.slice(start, rest < 0 ? undefined : start + 1 + rest).join('\n');
+}
+
+describe('the flag table', () => {
+  it.each(COMMANDS)('%s: the parser takes every flag the table gives it, and the help describes each (aliases in their flag)', (command) => {
+    for (const [name, spec] of TABLE) {
+      const argv = spec.type === 'boolean' ? [`--${name}`] : [`--${name}`, 'x'];
+      if (!spec.commands.includes(command)) {
+        expect(() => parseFlags(command, argv), name).toThrow(FlagError);
+        expect(() => parseFlags(command, argv), name).toThrow(`Unknown option '--${name}'`);
+        continue;
+      }
+      const values = parseFlags(command, argv) as Record<string, unknown>;
+      expect(values[spec.aliasOf ?? name], name).toBe(spec.type === 'boolean' ? true : 'x');
+      if (spec.aliasOf === undefined) expect(helpOf(command, name), name).not.toBe('');
+      else expect(helpOf(command, spec.aliasOf), name).toContain(`--${name}`);
+    }
+  });
+
+  it.each(COMMANDS)('%s: a shared flag is described in the same words as in the other command (unless the table says otherwise)', (command) => {
+    const other = COMMANDS.find((c) => c !== command) as Command;
+    const shared = TABLE.filter(([, s]) => s.commands.includes(command) && s.commands.includes(other) && s.help !== undefined && s.helpFor === undefined);
+    expect(shared.map(([n]) => n)).toEqual(expect.arrayContaining(['config', 'log.format', 'help']));
+    for (const [name] of shared) expect(helpOf(command, name), name).toBe(helpOf(other, name));
+  });
+
+  it('fills defaults, turns absent switches off and leaves absent values unset', () => {
+    expect(parseFlags('backfill', [])).toMatchObject({ job: 'cmdb-exporter', 'dry-run': false, help: false });
+    expect(parseFlags('backfill', []).config).toBeUndefined();
+    expect(parseFlags('daemon', ['-h', '-v'])).toMatchObject({ help: true, version: true, once: false });
+  });
+
+  it.each(COMMANDS)('%s: an alias is its flag; given both, a value flag is refused with the message both commands print', (command) => {
+    expect(parseFlags(command, ['--config.file', 'a.yaml']).config).toBe('a.yaml');
+    expect(() => parseFlags(command, ['--config', 'a.yaml', '--config.file', 'b.yaml'])).toThrow('--config and --config.file are the same option; give one of them');
+    expect(Object.keys(parseFlags(command, []))).not.toContain('config.file');
+  });
+
+  it('a switch and its alias: on when either is given', () => {
+    expect(parseFlags('daemon', ['--config.check'])['check-config']).toBe(true);
+    expect(parseFlags('daemon', ['--check-config', '--config.check'])['check-config']).toBe(true);
+    expect(parseFlags('daemon', [])['check-config']).toBe(false);
+  });
+
+  it('refuses positionals and missing values as a usage error', () => {
+    expect(() => parseFlags('daemon', ['extra'])).toThrow(FlagError);
+    expect(() => parseFlags('backfill', ['--from'])).toThrow(FlagError);
+  });
+
+  it('every setting that names a flag as its source names a flag of the daemon', () => {
+    const named = Object.values(GLOBALS).flatMap((k) => ('flag' in k && k.flag !== undefined ? [k.flag] : []));
+    expect(named.length).toBeGreaterThan(2);
+    for (const flag of named) expect(FLAGS[flag.slice(2) as keyof typeof FLAGS]?.commands, flag).toContain('daemon');
+  });
+
+  it('the help says the built-in scrape limit', () => {
+    expect(helpOf('daemon', 'web.max-requests')).toContain(`default ${DEFAULT_MAX_REQUESTS},`);
+  });
+
+  it('every entry is well formed: an alias points at a flag of the same commands and type, a value flag has a placeholder', () => {
+    for (const [name, spec] of TABLE) {
+      expect(/^[a-z][a-z.-]*$/.test(name), name).toBe(true);
+      expect(spec.commands.length, name).toBeGreaterThan(0);
+      if (spec.aliasOf !== undefined) {
+        const target = (FLAGS as Readonly<Record<string, FlagSpec>>)[spec.aliasOf];
+        expect(target?.type, name).toBe(spec.type);
+        expect([...(target?.commands ?? [])].sort(), name).toEqual([...spec.commands].sort());
+        expect(spec.help, name).toBeUndefined();
+      } else expect(spec.help, name).toBeDefined();
+      if (spec.type === 'string' && spec.aliasOf === undefined) expect(spec.value, name).toMatch(/^<\w+>$/);
+    }
+  });
+
+  it('wraps the help within 100 columns, each text starting in one column', () => {
+    for (const command of COMMANDS) {
+      for (const line of flagsHelp(command).trimEnd().split('\n')) {
+        expect(line.length, line).toBeLessThanOrEqual(100);
+        expect(line, line).toMatch(/^ {2}-|^ {32}\S/);
+      }
+    }
+  });
+});
