@@ -1,6 +1,6 @@
 /**
- * Alerts on the inventory itself: license expiry, a sudden drop in asset or user counts, and the
- * opt-in rise of a saved query's count between two rebuilds.
+ * Alerts on the inventory itself: license expiry, a sudden drop in asset or user counts, the
+ * opt-in rise of a saved query's count between two rebuilds, and a saved query refused.
  */
 import { STACK, alertFactory, selector } from './model.js';
 import type { AlertRule, RuleGroup, Thresholds } from './model.js';
@@ -54,6 +54,14 @@ export function inventoryAlerts(t: Thresholds): RuleGroup<AlertRule> {
         `(\n  ${selector(t, 'cmdb_query_records')}\n  - ${selector(t, 'cmdb_query_previous_records')}\n)\n/ ${selector(t, 'cmdb_query_previous_records')}\n> ${selector(t, 'cmdb_query_alert_rise_ratio')}`,
         `The count of saved query {{ $labels.query }} of ${STACK} rose since the rebuild before`,
         `The saved query {{ $labels.query }} of stack {{ $labels.stack }} counts {{ $value | humanizePercentage }} more records than at the rebuild before, above the share it opted in to alert on (alertRiseRatio).`,
+      ),
+      // Info: the configuration's to fix, shown on the status page and the dashboard, notified to no one.
+      alert(
+        'CmdbQueryRefused',
+        'info',
+        `${selector(t, 'cmdb_query_refused')} == 1`,
+        `Saved query {{ $labels.query }} of ${STACK} is refused and not sent`,
+        `The saved query {{ $labels.query }} of stack {{ $labels.stack }} does not fit the stack's field metadata (an unknown field, a type that is not the field's, a quoted number, an operator its type does not take, or a windowed Datetime operator), so the exporter does not send it and exports no count for it: the service would answer a confident 0. The exporter log and the status page name the criterion and what to write instead; fix the query under queries and reload.`,
       ),
     ],
   };

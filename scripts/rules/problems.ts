@@ -25,6 +25,7 @@ export const PROBLEM_OF: Readonly<Record<string, string>> = {
   CmdbAssetsDropped: 'inventory',
   CmdbUsersDropped: 'inventory',
   CmdbQueryCountRose: 'queries',
+  CmdbQueryRefused: 'queries',
   CmdbConnectorError: 'connector',
   CmdbConnectorNotRun: 'connector',
   CmdbConnectorNoOutput: 'connector',
