@@ -22,9 +22,10 @@ async function setup() {
   const sim: SimulatorServer = await startSimulator({ now: () => clock, connectorPeriodSeconds: 86_400 });
   open.push(() => sim.close());
   const stack = stackFor(sim, { queries: exampleQueries(), track: { assets: [], users: [] } });
-  const { app, logText } = await startExporter(configFor([stack]), { nowMs: () => clock });
+  const state = { config: configFor([stack]) };
+  const { app, logText } = await startExporter(state.config, { nowMs: () => clock, loadConfig: () => state.config });
   open.push(() => app.close());
-  return { sim, app, logText };
+  return { sim, app, logText, stack, state };
 }
 
 async function counts(app: Awaited<ReturnType<typeof setup>>['app']): Promise<Record<string, number | undefined>> {
@@ -60,5 +61,44 @@ describe('saved queries, once per rebuild', () => {
     const rebuilt = Math.floor(sim.dataset.records.asset.rebuiltAtMs / 1000);
     expect(sampleValue(m, 'cmdb_data_as_of_timestamp_seconds', {})).toBe(rebuilt);
     for (const q of exampleQueries()) expect(sampleValue(m, 'cmdb_query_data_as_of_timestamp_seconds', { query: q.name })).toBe(rebuilt);
+  });
+});
+
+describe('saved queries across a reload that keeps the stack\'s road', () => {
+  it('keep their counts, rebuild and counts before, ask nothing again, and count only the query the reload changed', async () => {
+    const { sim, app, stack, state } = await setup();
+    await app.pollOnce();
+    // A rebuild past intervals.queries (1h): each query counted again, with the count before.
+    clock += 3 * 3600_000;
+    sim.scenario.rebuild();
+    clock += 60_000;
+    await app.pollOnce();
+    const n = exampleQueries().length;
+    expect(queryRequests(sim)).toHaveLength(2 * n);
+    const series = (text: string) => text.split('\n').filter((l) => /^cmdb_(query_|data_as_of)/.test(l));
+    const before = series(await app.metricsText());
+    expect(before.filter((l) => l.startsWith('cmdb_query_previous_records'))).toHaveLength(n);
+
+    // Another interval and pace: the same road, taken in place (no restart).
+    state.config = configFor([{ ...stack, queriesPerMinute: 30, intervals: { ...stack.intervals, inventory: 600 } }]);
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"reconfigured":1') });
+    clock += 60_000;
+    await app.pollOnce();
+    expect(queryRequests(sim), 'nothing asked again').toHaveLength(2 * n);
+    expect(series(await app.metricsText())).toEqual(before);
+
+    // One query changed: only it is counted again, as a new query (no count before); the others keep theirs.
+    const [first, ...rest] = exampleQueries();
+    if (first === undefined) throw new Error('no example query');
+    const changed = { ...first, table: 'asset' as const, query: [[{ searchFieldName: 'Asset_Type', operator: '==', value: 'Server' }]] };
+    state.config = configFor([{ ...stack, queries: [changed, ...rest] }]);
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"reconfigured":1') });
+    clock += 60_000;
+    await app.pollOnce();
+    expect(queryRequests(sim)).toHaveLength(2 * n + 1);
+    const m = parseExposition(await app.metricsText());
+    expect(sampleValue(m, 'cmdb_query_records', { query: changed.name })).toBe(sim.dataset.records.asset.records().filter((r) => r.Asset_Type === 'Server').length);
+    expect(sampleValue(m, 'cmdb_query_previous_records', { query: changed.name })).toBeUndefined();
+    for (const q of rest) expect(sampleValue(m, 'cmdb_query_previous_records', { query: q.name })).toBeDefined();
   });
 });
