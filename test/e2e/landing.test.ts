@@ -189,6 +189,11 @@ describe('the status page in headless Chromium', () => {
     expect(refused?.cells[3]).toBe('—');
     expect(refused?.cells[7]).toContain('query "quoted-number": criterion [0][0] (High_CVE ==): "5" is a quoted number');
     expect(refused?.cells[7]).toContain('write 5 without quotes');
+    // And up top, in what needs attention: a line of its own, linked to its runbook section.
+    const attention = await page.$$eval('#attention li', (lis) => lis.map((li) => ({ text: li.textContent ?? '', runbook: li.querySelector('a.runbook')?.getAttribute('href') ?? '' })));
+    const line = attention.find((l) => l.text.includes(`query ${QUOTED.name}: refused, not sent`));
+    expect(line, JSON.stringify(attention)).toBeDefined();
+    expect(line?.runbook).toBe('docs/alerts#cmdbqueryrefused');
     await page.screenshot({ path: join(artifacts, 'landing-queries.png'), fullPage: true });
   });
 
