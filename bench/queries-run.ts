@@ -200,7 +200,7 @@ export function queriesSection(f: QueriesFigures, table: (t: Table) => string = 
   return [
     QUERIES_START,
     '## Saved queries: one request per query per rebuild\n',
-    `The worked example queries (config/exporter.example.yaml, ${f.runs[0]?.queries ?? 4} queries over both tables) with the built-in defaults (connectors polled every 5 min, \`intervals.queries\` 1 h), the daemon's client, poller and scheduler in simulated time against the simulator, whose mergers rebuild the asset and user records on a cadence: every 4 h (the real service's fastest) and every 10 min (faster than any real stack, to show the \`intervals.queries\` cap). Counted from the simulator's request log; rebuilds from its merger rows. Run alone with \`npm run bench -- --only queries --write\`.\n`,
+    `The worked example queries (config/exporter.example.yaml, ${f.runs[0]?.queries ?? 4} queries over both tables) with the built-in defaults (connectors polled every 5 min, \`intervals.queries\` 1 h), the daemon's road (client and readers), poller and scheduler in simulated time against the simulator, whose mergers rebuild the asset and user records on a cadence: every 4 h (the real service's fastest) and every 10 min (faster than any real stack, to show the \`intervals.queries\` cap). Counted from the simulator's request log; rebuilds from its merger rows. Run alone with \`npm run bench -- --only queries --write\`.\n`,
     `${queriesTable(f).title}:\n`,
     table(queriesTable(f)),
     '',
