@@ -12,6 +12,9 @@ interface Counted {
   readonly previous?: number;
 }
 
+/** A query's definition as far as its count goes: a change of it makes an earlier count another query's. */
+const countedAs = (q: SavedQuery) => JSON.stringify([q.table, q.query]);
+
 export class QueryLedger {
   private readonly outcomes = new Map<string, QueryOutcome>();
   private readonly runs = new Map<string, LastRun>();
@@ -67,9 +70,25 @@ export class QueryLedger {
     return previous;
   }
 
-  /** Everything a query's runs left: it changed or went (a reload), and counts as never run. */
-  forget(name: string): void {
-    for (const held of [this.outcomes, this.runs, this.reasons, this.counted, this.logged]) held.delete(name);
+  /**
+   * A reload changed the saved queries from `before` to `after`: every query whose table and query
+   * stay keeps its count, its rebuild, the count before and a refusal (not logged again); a query
+   * that changed or went is forgotten (a changed one runs as new). True when the data_query series
+   * change with it (a query went or changed, or its alertRiseRatio did).
+   */
+  reconcile(before: readonly SavedQuery[], after: readonly SavedQuery[]): boolean {
+    const now = new Map(after.map((q) => [q.name, q]));
+    let changed = false;
+    for (const q of before) {
+      const next = now.get(q.name);
+      if (next !== undefined && countedAs(next) === countedAs(q)) {
+        changed ||= next.alertRiseRatio !== q.alertRiseRatio;
+        continue;
+      }
+      for (const held of [this.outcomes, this.runs, this.reasons, this.counted, this.logged]) held.delete(q.name);
+      changed = true;
+    }
+    return changed;
   }
 
   /** True the first time a query is refused for `reason` (to log it once). */

@@ -16,7 +16,6 @@ import type { StackConfig } from '../config/types.js';
 import { CmdbAbortedError, CmdbError, CmdbHttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
-import { eitherSignal } from '../signals.js';
 import type { PollDeadline } from './deadline.js';
 import type { EndpointRunner, PollResult } from './endpoint-runner.js';
 import { Pacer, type Sleep } from './pacer.js';
@@ -79,9 +78,6 @@ function endOf(err: unknown): RunEnd {
 /** What a poll's requests carry: its signal (always set) and its deadline. */
 type PollContext = PollDeadline['context'];
 
-/** A query's definition as far as its count goes: a change of it makes an earlier count another query's. */
-const countedAs = (q: SavedQuery) => JSON.stringify([q.table, q.query]);
-
 export class QueryPoller {
   private readonly ledger = new QueryLedger();
   private readonly fields = new Map<QueryTable, TableFields>();
@@ -100,22 +96,13 @@ export class QueryPoller {
   }
 
   /**
-   * A reload that keeps the stack's road (src/stacks.ts): every query it leaves as it was keeps its
-   * count, its rebuild, its previous count and a refusal (not logged again); a query whose table or
-   * query changed runs again as new at the next poll; a query that went loses its series then.
+   * A reload that keeps the stack's road (src/stacks.ts): the queries it left as they were keep what
+   * they counted and a refusal (QueryLedger.reconcile); the others are counted as new at the next
+   * poll, which publishes the series as the configuration names them now.
    */
   reconfigure(before: StackConfig, after: StackConfig): void {
     if (before.queriesPerMinute !== after.queriesPerMinute) this.pacer = this.pacerFor(after);
-    const now = new Map(after.queries.map((q) => [q.name, q]));
-    for (const q of before.queries) {
-      const next = now.get(q.name);
-      if (next !== undefined && countedAs(next) === countedAs(q)) {
-        if (next.alertRiseRatio !== q.alertRiseRatio) this.republish = true;
-        continue;
-      }
-      this.ledger.forget(q.name);
-      this.republish = true;
-    }
+    if (this.ledger.reconcile(before.queries, after.queries)) this.republish = true;
   }
 
   /** What the connector history says of the rebuilds now; a time never moves back (an older row read later). */
@@ -222,7 +209,7 @@ export class QueryPoller {
         'data_query',
         async () => {
           while (next < due.length) {
-            if (paced && !(await this.pace(sliceEnd, signal, stop))) break;
+            if (paced && !(await this.pacer.takeWithin(sliceEnd * 1000, signal, stop, 'POST /CMDB/v2/data/cmdb'))) break;
             const failed = await this.runOne(due[next++] as SavedQuery, roundAt, ctx);
             // Published at once: the endpoint reads down as soon as a count failed, not at the slice's end.
             if (failed !== undefined) {
@@ -237,20 +224,6 @@ export class QueryPoller {
       );
       // A slice that could not start a single count before the deadline ends the round.
       if (next === started && sliceEnd >= deadline) break;
-    }
-  }
-
-  private async pace(sliceEnd: number, signal: AbortSignal, stop?: AbortSignal): Promise<boolean> {
-    if (stop?.aborted) return false;
-    const waiting = eitherSignal(signal, stop);
-    try {
-      return await this.pacer.take(sliceEnd * 1000, waiting.signal);
-    } catch {
-      // The poll's own abort is the runner's to judge; a stop ends the round quietly.
-      if (signal.aborted) throw new CmdbAbortedError('pacing of POST /CMDB/v2/data/cmdb');
-      return false;
-    } finally {
-      waiting.dispose();
     }
   }
 
