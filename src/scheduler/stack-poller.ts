@@ -121,10 +121,13 @@ export class StackPoller {
   private readonly changeLog = { asset_change: new Map<string, Cached<ChangeEntry[]>>(), user_change: new Map<string, Cached<ChangeEntry[]>>() };
   private pacer: Pacer;
   private readonly queries: QueryPoller;
+  /** The waits of the paced job fetches and saved queries: the options' or real timers. */
+  private readonly sleep: Sleep;
 
   constructor(private opts: StackPollerOptions) {
     this.name = opts.stack.name;
     this.runner = new EndpointRunner({ ...opts, endpoints: enabledEndpoints(opts.stack) });
+    this.sleep = opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal));
     this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, this.sleep);
     this.queries = new QueryPoller({
       ...opts,
@@ -136,10 +139,6 @@ export class StackPoller {
       rebuildPending: () => this.runner.enabled('connector') && this.runner.pending().includes('connector'),
       map: (endpoint, input) => this.map(endpoint, input),
     });
-  }
-
-  private get sleep(): Sleep {
-    return this.opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal));
   }
 
   /** Each saved query's state, for the status page. */
