@@ -1,21 +1,27 @@
 /**
  * The backfill cell: `cmdb-exporter backfill` over 30 days of the medium size's history (the
  * simulator's connectors running once a day, 30 runs each; Action jobs and ingestion runs spread
- * over the 30 days), run as users run it, in a process of its own, with the real promtool.
+ * over the 30 days), run as users run it, in a process of its own, by both routes side by side on
+ * the same range: TSDB blocks through the real promtool, and remote write into a real
+ * VictoriaMetrics (Debian `victoria-metrics`, started here on loopback).
  *
- * Reported: requests per endpoint (from the simulator's request log) and the time they take at
- * the default pace (backfillRequestsPerMinute, computed as the token bucket spends it: the cell
- * itself reads at a raised pace, since waiting 20 minutes measures nothing), the time and peak RSS
- * of producing the OpenMetrics text, its size, and promtool's time and the blocks' size.
+ * Reported per route: wall time of the whole command, samples a second, peak RSS, and the disk it
+ * used (blocks: the OpenMetrics text written, never more than two windows of it at a time, and the
+ * blocks; remote write: the state in --out, and what the target keeps). Beside them the requests per
+ * endpoint (from the simulator's request log) and the time they take at the default pace
+ * (backfillRequestsPerMinute, computed as the token bucket spends it: the cell itself reads at a
+ * raised pace, since waiting 20 minutes measures nothing).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { secondsAtPace } from '../src/backfill/plan.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
+import { onPath } from '../src/executables.js';
 import { startChild } from './children.js';
 import { bytes, count, seconds, type Table } from './format.js';
 import { sizeByName } from './sizes.js';
@@ -24,6 +30,25 @@ import type { SimulatorReady } from './simulator-process.js';
 /** The simulator process's fixed clock (bench/simulator-process.ts): the range ends 3 h before it. */
 const SIMULATOR_NOW = Date.parse('2026-11-21T12:00:00Z') / 1000;
 export const BACKFILL_DAYS = 30;
+
+export interface RouteFigures {
+  readonly route: 'blocks' | 'remote write';
+  readonly samples: number;
+  readonly wallSeconds: number;
+  /** Replaying and writing (blocks: the text; remote write: encoding and sending). */
+  readonly generateSeconds: number;
+  readonly peakRssBytes: number;
+  /** Blocks: the OpenMetrics text written (two windows on disk at most); remote write: 0. */
+  readonly textBytes: number;
+  /** Blocks: the blocks; remote write: the target's storage after the backfill. */
+  readonly storedBytes: number;
+  /** What stays in --out besides the blocks: the state file. */
+  readonly stateBytes: number;
+  readonly promtoolSeconds?: number;
+  readonly blocks?: number;
+  readonly requests?: number;
+  readonly requestBytes?: number;
+}
 
 export interface BackfillFigures {
   readonly size: string;
@@ -38,26 +63,20 @@ export interface BackfillFigures {
   readonly defaultRate: number;
   /** Seconds the requests take at the default pace. */
   readonly secondsAtDefaultPace: number;
-  readonly samples: number;
-  readonly openMetricsBytes: number;
-  readonly files: number;
-  readonly generateSeconds: number;
-  readonly peakRssBytes: number;
-  readonly promtoolSeconds: number;
-  readonly blocks: number;
-  readonly blockBytes: number;
-  readonly wallSeconds: number;
+  readonly routes: readonly RouteFigures[];
   /** `--step` of the run, or undefined for the default steps. */
   readonly step?: string;
 }
 
 function du(path: string): number {
+  if (!existsSync(path)) return 0;
   const s = statSync(path);
   if (!s.isDirectory()) return s.size;
   return readdirSync(path).reduce((n, name) => n + du(join(path, name)), 0);
 }
 
-function run(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number }> {
+  const t0 = performance.now();
   return new Promise((resolve, reject) => {
     const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
     const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -71,7 +90,7 @@ function run(args: readonly string[]): Promise<{ code: number | null; stdout: st
       process.stderr.write(text);
     });
     child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    child.once('exit', (code) => resolve({ code, stdout, stderr, seconds: (performance.now() - t0) / 1000 }));
   });
 }
 
@@ -79,6 +98,93 @@ function figure(text: string, pattern: RegExp, what: string): RegExpExecArray {
   const m = pattern.exec(text);
   if (!m) throw new Error(`backfill output has no ${what}:\n${text}`);
   return m;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A VictoriaMetrics on loopback with its storage in `dir`; resolves once it answers /health. */
+async function startVictoria(dir: string): Promise<{ url: string; child: ChildProcess }> {
+  const bin = onPath('victoria-metrics');
+  if (!bin) throw new Error('victoria-metrics is not on PATH (apt-get install -y victoria-metrics): the remote-write route needs a receiver');
+  const port = await freePort();
+  const child = spawn(bin, [`-storageDataPath=${dir}`, `-httpListenAddr=127.0.0.1:${port}`, '-retentionPeriod=100y', '-loggerLevel=ERROR'], { stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 120; i++) {
+    try {
+      if ((await fetch(`${url}/health`)).ok) return { url, child };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  child.kill('SIGKILL');
+  throw new Error('victoria-metrics did not answer /health within 30 s');
+}
+
+async function stopChildProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function blocksRoute(common: readonly string[], dir: string): Promise<RouteFigures> {
+  const out = join(dir, 'blocks');
+  const r = await run([...common, '--out', out]);
+  if (r.code !== 0) throw new Error(`backfill (blocks) exited ${String(r.code)}:\n${r.stdout}\n${r.stderr.slice(-4000)}`);
+  const om = figure(r.stdout, /openmetrics: (\d+) samples, (\d+) bytes in \d+ file\(s\), ([\d.]+)s, peak RSS (\d+) MB; promtool: \d+ run\(s\) in ([\d.]+)s/, 'openmetrics and promtool line');
+  const blocks = readdirSync(out).filter((n) => /^[0-9A-Z]{26}$/.test(n));
+  const blockBytes = blocks.reduce((n, b) => n + du(join(out, b)), 0);
+  return {
+    route: 'blocks',
+    samples: Number(om[1]),
+    wallSeconds: r.seconds,
+    generateSeconds: Number(om[3]),
+    peakRssBytes: Number(om[4]) * 2 ** 20,
+    textBytes: Number(om[2]),
+    storedBytes: blockBytes,
+    stateBytes: du(out) - blockBytes,
+    promtoolSeconds: Number(om[5]),
+    blocks: blocks.length,
+  };
+}
+
+async function remoteWriteRoute(common: readonly string[], dir: string): Promise<RouteFigures> {
+  const storage = join(dir, 'victoria');
+  const vm = await startVictoria(storage);
+  try {
+    const out = join(dir, 'remote-write-state');
+    const r = await run([...common, '--out', out, '--remote-write.url', `${vm.url}/api/v1/write`]);
+    if (r.code !== 0) throw new Error(`backfill (remote write) exited ${String(r.code)}:\n${r.stdout}\n${r.stderr.slice(-4000)}`);
+    const rw = figure(r.stdout, /remote write: (\d+) samples in (\d+) request\(s\) \((\d+) bytes, \d+ retried\), ([\d.]+)s replaying, peak RSS (\d+) MB/, 'remote write line');
+    // What the target keeps once its in-memory parts are on disk.
+    await fetch(`${vm.url}/internal/force_flush`).catch(() => undefined);
+    return {
+      route: 'remote write',
+      samples: Number(rw[1]),
+      wallSeconds: r.seconds,
+      generateSeconds: Number(rw[4]),
+      peakRssBytes: Number(rw[5]) * 2 ** 20,
+      textBytes: 0,
+      storedBytes: du(storage),
+      stateBytes: du(out),
+      requests: Number(rw[2]),
+      requestBytes: Number(rw[3]),
+    };
+  } finally {
+    await stopChildProcess(vm.child);
+  }
 }
 
 export async function benchBackfill(opts: { days?: number; step?: string }, progress: (m: string) => void): Promise<BackfillFigures> {
@@ -111,19 +217,15 @@ export async function benchBackfill(opts: { days?: number; step?: string }, prog
     );
     const to = SIMULATOR_NOW - 3 * 3600;
     const iso = (s: number) => new Date(s * 1000).toISOString();
-    const out = join(dir, 'blocks');
-    await fetch(`${ready.url}/_admin/requests/reset`, { method: 'POST' }).catch(() => undefined);
-    progress(`backfill: ${days} days, ${ready.connectorProfiles} connector profiles, ${ready.actions} Actions${opts.step ? `, --step ${opts.step}` : ''}`);
-    const t0 = performance.now();
-    const args = ['backfill', '--config', config, '--from', iso(to - days * 86_400), '--to', iso(to), '--out', out, ...(opts.step ? ['--step', opts.step] : [])];
-    const result = await run(args);
-    const wallSeconds = (performance.now() - t0) / 1000;
-    if (result.code !== 0) throw new Error(`backfill exited ${String(result.code)}:\n${result.stdout}\n${result.stderr.slice(-4000)}`);
+    const common = ['backfill', '--config', config, '--from', iso(to - days * 86_400), '--to', iso(to), '--instance', 'bench:9873', ...(opts.step ? ['--step', opts.step] : [])];
+    await fetch(`${ready.url}/_admin/requests`, { method: 'DELETE' }).catch(() => undefined);
+    progress(`backfill: ${days} days, ${ready.connectorProfiles} connector profiles, ${ready.actions} Actions${opts.step ? `, --step ${opts.step}` : ''}: blocks`);
+    const blocks = await blocksRoute(common, dir);
     const requestsByEndpoint = await simulatorRequests(ready.url);
+    rmSync(join(dir, 'blocks'), { recursive: true, force: true });
+    progress('backfill: remote write into VictoriaMetrics');
+    const remote = await remoteWriteRoute(common, dir);
     const requests = Object.values(requestsByEndpoint).reduce((a, b) => a + b, 0);
-    const om = figure(result.stdout, /openmetrics: (\d+) samples, (\d+) bytes in (\d+) file\(s\), ([\d.]+)s, peak RSS (\d+) MB/, 'openmetrics line');
-    const pt = figure(result.stdout, /promtool: \d+ run\(s\) in ([\d.]+)s/, 'promtool line');
-    const blocks = readdirSync(out).filter((n) => /^[0-9A-Z]{26}$/.test(n));
     const rate = BUILTIN_SETTINGS.backfillRequestsPerMinute;
     return {
       size: medium.name,
@@ -136,15 +238,7 @@ export async function benchBackfill(opts: { days?: number; step?: string }, prog
       requestsByEndpoint,
       defaultRate: rate,
       secondsAtDefaultPace: secondsAtPace(requests, rate),
-      samples: Number(om[1]),
-      openMetricsBytes: Number(om[2]),
-      files: Number(om[3]),
-      generateSeconds: Number(om[4]),
-      peakRssBytes: Number(om[5]) * 2 ** 20,
-      promtoolSeconds: Number(pt[1]),
-      blocks: blocks.length,
-      blockBytes: du(out),
-      wallSeconds,
+      routes: [blocks, remote],
       ...(opts.step ? { step: opts.step } : {}),
     };
   } finally {
@@ -173,11 +267,11 @@ export function backfillSection(f: BackfillFigures, markdownTable: (t: Table) =>
   return [
     BACKFILL_START,
     '## Backfill\n',
-    `\`cmdb-exporter backfill\` (docs/backfill.md) over ${f.days} days of the ${f.size} size's history: the simulator's connectors run once a day with ${f.days} runs each, Action jobs and ingestion runs spread over the ${f.days} days. The command runs as users run it, in a process of its own, with the real promtool; it reads at a raised pace (waiting for the default pace measures nothing), and the time at the default pace is what the token bucket makes of the requests. Run alone with \`npm run bench -- --only backfill --write\`.\n`,
+    `\`cmdb-exporter backfill\` (docs/backfill.md) over ${f.days} days of the ${f.size} size's history: the simulator's connectors run once a day with ${f.days} runs each, Action jobs and ingestion runs spread over the ${f.days} days. The command runs as users run it, in a process of its own, by both routes on the same range: blocks through the real promtool, and remote write into a real VictoriaMetrics on loopback. It reads at a raised pace (waiting for the default pace measures nothing); the time at the default pace is what the token bucket makes of the requests. Run alone with \`npm run bench -- --only backfill --write\`${f.step ? ` (here with \`--backfill-step ${f.step}\`)` : ''}.\n`,
     `${t.title}:\n`,
     markdownTable(t),
     '',
-    `Producing the text is the replay (each unit's collector run again only around its changes, its lines repeated otherwise) and writing it; promtool then reads each 18-hour file once. Both grow with the samples: series × steps (the default step is each group's interval, at most 5 minutes).`,
+    `Both routes replay the same way (each unit's collector run again only around its changes, its lines repeated otherwise). The blocks route writes the samples as text, 6 hours a file, and promtool reads each file once into a block while the next is written; remote write encodes them as protobuf straight into requests of 10,000 samples, four in flight, and writes no text: its disk is the state in --out and what the receiver keeps. Both grow with the samples: series × steps (the default step is each group's interval, at most 5 minutes).`,
     BACKFILL_END,
     '',
   ].join('\n');
@@ -188,19 +282,23 @@ export function backfillTable(f: BackfillFigures): Table {
     .sort((a, b) => b[1] - a[1])
     .map(([e, n]) => `${e} ${count(n)}`)
     .join(', ');
+  const [blocks, remote] = [f.routes.find((r) => r.route === 'blocks'), f.routes.find((r) => r.route === 'remote write')];
+  const both = (what: (r: RouteFigures) => string): [string, string] => [blocks ? what(blocks) : '-', remote ? what(remote) : '-'];
   return {
-    title: `Backfill of ${f.days} days, ${f.size} size (${count(f.connectorProfiles)} connector profiles with a run a day, ${count(f.actions)} Actions, ${count(f.trackedNames)} tracked names), ${f.step ? `--step ${f.step}` : 'default steps'}`,
-    head: ['what', 'figure'],
+    title: `Backfill of ${f.days} days, ${f.size} size (${count(f.connectorProfiles)} connector profiles with a run a day, ${count(f.actions)} Actions, ${count(f.trackedNames)} tracked names), ${f.step ? `--step ${f.step}` : 'default steps'}; requests ${count(f.requests)} (${byEndpoint}), ${seconds(f.secondsAtDefaultPace)} at the default pace (${f.defaultRate} a minute)`,
+    head: ['what', 'blocks (promtool)', 'remote write (VictoriaMetrics)'],
     numericFrom: 1,
     rows: [
-      ['requests', `${count(f.requests)} (${byEndpoint})`],
-      [`time at the default pace (${f.defaultRate} a minute)`, seconds(f.secondsAtDefaultPace)],
-      ['OpenMetrics text', `${count(f.samples)} samples, ${bytes(f.openMetricsBytes)} in ${f.files} files of 18 h`],
-      ['producing it (replay and writing)', seconds(f.generateSeconds)],
-      ['peak RSS of the backfill process', bytes(f.peakRssBytes)],
-      ['promtool (all files)', seconds(f.promtoolSeconds)],
-      ['blocks written', `${f.blocks}, ${bytes(f.blockBytes)}`],
-      ['whole command, wall time', seconds(f.wallSeconds)],
+      ['samples', ...both((r) => count(r.samples))],
+      ['whole command, wall time', ...both((r) => seconds(r.wallSeconds))],
+      ['samples a second (wall time)', ...both((r) => count(Math.round(r.samples / r.wallSeconds)))],
+      ['replaying and writing', ...both((r) => seconds(r.generateSeconds))],
+      ['promtool', ...both((r) => (r.promtoolSeconds === undefined ? '-' : seconds(r.promtoolSeconds)))],
+      ['peak RSS of the backfill process', ...both((r) => bytes(r.peakRssBytes))],
+      ['text written (at most two 6 h windows on disk)', ...both((r) => (r.textBytes ? bytes(r.textBytes) : 'none'))],
+      ['requests to the target', ...both((r) => (r.requests === undefined ? '-' : `${count(r.requests)}, ${bytes(r.requestBytes ?? 0)}`))],
+      ['kept: blocks / the target\'s storage', ...both((r) => `${bytes(r.storedBytes)}${r.blocks === undefined ? '' : ` in ${r.blocks} blocks`}`)],
+      ['state in --out', ...both((r) => bytes(r.stateBytes))],
     ],
   };
 }

@@ -43,7 +43,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --fleet-seconds N   CPU window of each fleet size (default 20)
   --no-fleet          skip the fleet cell
   --only backfill     run only the backfill cell (30 days of the medium size through
-                      cmdb-exporter backfill and promtool); with --write, its section of
+                      cmdb-exporter backfill by both routes: blocks with promtool, and remote
+                      write into VictoriaMetrics); with --write, its section of
                       docs/performance.md is replaced in place
   --backfill-days N   days of the backfill cell (default 30)
   --backfill-step D   --step of the backfill cell (default: the command's default steps)

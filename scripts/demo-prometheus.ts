@@ -113,6 +113,8 @@ export async function startDemoPrometheus(opts: DemoPrometheusOptions): Promise<
   const config = {
     global: { scrape_interval: every, evaluation_interval: every },
     rule_files: [...rules.keys()],
+    // Takes the simulator's 14 days of history from a backfill over remote write (docs/backfill.md).
+    storage: { tsdb: { out_of_order_time_window: '15d' } },
     ...(opts.alertmanager ? { alerting: { alertmanagers: [{ static_configs: [{ targets: [opts.alertmanager] }] }] } } : {}),
     scrape_configs: [
       {
@@ -131,7 +133,14 @@ export async function startDemoPrometheus(opts: DemoPrometheusOptions): Promise<
   const child: ServerChild = await startServerChild(
     'prometheus',
     opts.binary,
-    [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--storage.tsdb.retention.time=1d', '--log.level=warn'],
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--storage.tsdb.retention.time=15d',
+      '--web.enable-remote-write-receiver',
+      '--log.level=warn',
+    ],
     dir,
     url,
   );

@@ -233,9 +233,16 @@ schedule and a scrape never asks the CMDB. Here the connector history is polled 
 the license every ${every('license')}, so allow up to about twice that (the first poll after the change,
 plus the spread of the schedule); the status page's "last poll" column shows when each poll ran.
 
-The simulator also serves 14 days of history (daily counts, Action jobs, ingestion runs); see what a
-backfill of it would read (docs/backfill.md):
-  DEMO_LISTEN_ADDRESS=127.0.0.1:0 DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --dry-run
+The simulator also serves 14 days of history (daily counts, Action jobs, ingestion runs); ${
+  prometheus
+    ? `backfill it into the demo's Prometheus
+(docs/backfill.md; the same listen address makes the backfilled series the scraped ones):
+  DEMO_LISTEN_ADDRESS=${new URL(exporter.url ?? '').host} DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --out /tmp/cmdb-demo-backfill --remote-write.url ${prometheus.url}/api/v1/write
+  then ${prometheus.url}/graph?g0.expr=cmdb_assets&g0.range_input=2w`
+    : `see what a backfill of it would read
+(docs/backfill.md):
+  DEMO_LISTEN_ADDRESS=127.0.0.1:0 DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --dry-run`
+}
 `);
 
 }

@@ -3,15 +3,21 @@
  * token, budget, the connector reader's page sizes) paced at `backfillRequestsPerMinute`: one
  * `data?date=` per day of the range, one scan of every connector run, the ingestion run list, the
  * Action list and every Action's jobs, and the change history of the tracked names. Nothing here
- * reads the CMDB but through src/cmdb/readers. An endpoint that fails is logged once and left out;
- * the others go on.
+ * reads the CMDB but through src/cmdb/readers. Each is a unit of unit-reader.ts: kept in --out once
+ * read, read again by no later run; one that fails is listed as missing, and the fail-fast policy
+ * stops the stack's reading when the failures say no more can succeed.
  */
 import { runKey, runTime } from '../api/connector-runs.js';
 import type { Action, ActionJob, ChangeEntry, ConnectorRun, IngestionRun, MetricsRecord } from '../api/schemas.js';
 import type { StackReaders } from '../cmdb/readers/index.js';
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
+import type { StackAnswers } from './answers.js';
+import type { StopReason } from './fail-fast.js';
 import { dayKeys } from './plan.js';
+import { UnitReader, type MissingUnit, type ReadProgress } from './unit-reader.js';
+
+export type { ReadProgress };
 
 export interface StackHistory {
   /** Counts per UTC day, by the day's start in unix seconds. */
@@ -23,15 +29,13 @@ export interface StackHistory {
   /** Job lists by Action id; an Action whose jobs could not be read is absent. */
   readonly actionJobs: Map<string, ActionJob[]>;
   readonly changes: { readonly asset: Map<string, ChangeEntry[]>; readonly user: Map<string, ChangeEntry[]> };
-  /** Endpoints that failed: the first error and how many requests of it failed. */
-  readonly failures: Array<{ endpoint: string; error: string; count: number }>;
-}
-
-export interface ReadProgress {
-  /** One request-level step done (a day, a page, an Action, a name). */
-  step(what: string): void;
-  /** The answers say there is more to read (further pages, the Actions' job lists). */
-  grow(requests: number): void;
+  /** Units without an answer, in the order they were due: they have no samples. */
+  readonly missing: readonly MissingUnit[];
+  /** Why the stack's reading stopped early, if it did. */
+  readonly stopped?: StopReason;
+  /** Units read by a request in this run, and taken from earlier runs' answers. */
+  readonly read: number;
+  readonly reused: number;
 }
 
 /**
@@ -82,69 +86,53 @@ export interface ReadOptions {
   readonly to: number;
   readonly progress?: ReadProgress;
   readonly signal?: AbortSignal;
+  /** The answers of earlier runs, where this run's go too. */
+  readonly answers: StackAnswers;
+  /** The days whose counts are read (default: every day from `from` to `to`). */
+  readonly days?: ReadonlyArray<{ start: number; text: string }>;
 }
 
 export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
   const { stack, readers, logger, from, to, signal } = opts;
   const ctx = { signal };
   const progress = opts.progress ?? { step: () => undefined, grow: () => undefined };
-  const failures: StackHistory['failures'] = [];
-  const attempt = async <T>(endpoint: string, what: string, read: () => Promise<T>): Promise<T | undefined> => {
-    try {
-      return await read();
-    } catch (err) {
-      if (signal?.aborted) throw err;
-      const error = (err as Error).message;
-      const known = failures.find((f) => f.endpoint === endpoint);
-      if (known) {
-        // Logged once per endpoint: a failing endpoint fails for every day, Action or name alike.
-        known.count += 1;
-      } else {
-        failures.push({ endpoint, error, count: 1 });
-        logger.error({ endpoint, err: error }, `${what} could not be read; what it feeds is left out of the backfill (check the endpoint and run the backfill again)`);
-      }
-      return undefined;
-    } finally {
-      progress.step(what);
-    }
-  };
+  const reader = new UnitReader({ stack: stack.name, answers: opts.answers, logger, progress, signal });
   const disabled = new Set<string>(stack.disabledEndpoints);
 
   const days = new Map<number, MetricsRecord>();
   if (!disabled.has('metrics_data')) {
-    for (const day of dayKeys(from, to)) {
-      const record = await attempt('metrics_data', `counts of ${day.text}`, () => readers.countsOn(day.text, ctx));
+    for (const day of opts.days ?? dayKeys(from, to)) {
+      const record = await reader.unit(`counts/${day.text}`, 'metrics_data', `counts of ${day.text}`, () => readers.countsOn(day.text, ctx));
       if (record) days.set(day.start, record);
-      // One day failing loses that day only; the whole endpoint failing every day is reported once.
     }
   }
 
   let connectorRows: ConnectorRun[] | undefined;
   if (!disabled.has('connector')) {
-    const kept = new RangeRows(from, to, stack.timezone);
-    let seen = 0;
-    const walked = await attempt('connector', 'connector run history', () =>
-      readers.everyConnectorRun((rows) => {
+    connectorRows = await reader.unit('connector-history', 'connector', 'connector run history', async () => {
+      const kept = new RangeRows(from, to, stack.timezone);
+      let seen = 0;
+      await readers.everyConnectorRun((rows) => {
         kept.add(rows);
         // The first page is the planned request; each further one was not known in advance.
         if (++seen > 1) {
           progress.grow(1);
           progress.step('connector page');
         }
-      }, ctx),
-    );
-    if (walked !== undefined) connectorRows = kept.rows();
+      }, ctx);
+      return kept.rows();
+    });
   }
 
-  const ingestionRuns = disabled.has('data_ingestion') ? undefined : await attempt('data_ingestion', 'ingestion run list', () => readers.get('data_ingestion', undefined, ctx));
+  const ingestionRuns = disabled.has('data_ingestion') ? undefined : await reader.unit('ingestion-runs', 'data_ingestion', 'ingestion run list', () => readers.get('data_ingestion', undefined, ctx));
 
   const actionJobs = new Map<string, ActionJob[]>();
-  const actions = disabled.has('actions') ? undefined : await attempt('actions', 'Action list', () => readers.get('actions', undefined, ctx));
+  const actions = disabled.has('actions') ? undefined : await reader.unit('actions', 'actions', 'Action list', () => readers.get('actions', undefined, ctx));
   if (actions && !disabled.has('action_jobs')) {
     const ids = new Set(actions.map((a) => a.actionId));
     progress.grow(ids.size);
     for (const id of ids) {
-      const jobs = await attempt('action_jobs', `jobs of Action ${id}`, () => readers.actionJobs(id, ctx));
+      const jobs = await reader.unit(`action-jobs/${id}`, 'action_jobs', `jobs of Action ${id}`, () => readers.actionJobs(id, ctx));
       if (jobs) actionJobs.set(id, jobs);
     }
   }
@@ -156,9 +144,9 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
   ] as const) {
     if (disabled.has(endpoint)) continue;
     for (const name of names) {
-      const entries = await attempt(endpoint, `change history of ${type} ${name}`, () => readers.changes(endpoint, name, ctx));
+      const entries = await reader.unit(`${type}-changes/${name}`, endpoint, `change history of ${type} ${name}`, () => readers.changes(endpoint, name, ctx));
       if (entries) changes[type].set(name, entries);
     }
   }
-  return { days, connectorRows, ingestionRuns, actions, actionJobs, changes, failures };
+  return { days, connectorRows, ingestionRuns, actions, actionJobs, changes, missing: reader.missing, stopped: reader.stopped, read: reader.read, reused: reader.reused };
 }

@@ -1,12 +1,24 @@
 /**
  * What a backfill will ask of each stack, before it asks: requests per endpoint and the time they
- * take at the backfill's pace. Counts that depend on the CMDB's answers (pages of the connector
+ * take, at the backfill's pace and at the service's own speed (a page of rows takes the real
+ * service about 2.3 s per 100 rows: a 2,000-row connector page ~47 s, far longer than the pace
+ * leaves between requests). Counts that depend on the CMDB's answers (pages of the connector
  * history and of the Action list, the number of Actions) are given per unit, since a plan sends nothing.
  */
 import { formatDuration } from '../config/durations.js';
 import type { StackConfig } from '../config/types.js';
 
 const DAY = 86_400;
+
+/** The real service's round trip for a small answer (0.4–0.8 s observed). */
+export const SERVICE_SECONDS_PER_REQUEST = 0.6;
+/** …and what each row of a page adds (about 2.3 s per 100 records observed). */
+export const SERVICE_SECONDS_PER_ROW = 0.023;
+
+/** Seconds the real service takes for a page of `rows` rows. */
+export function serviceSeconds(rows = 0): number {
+  return SERVICE_SECONDS_PER_REQUEST + rows * SERVICE_SECONDS_PER_ROW;
+}
 
 /** The UTC days the range touches, each as its start (unix seconds) and `yyyy-mm-dd`. */
 export function dayKeys(from: number, to: number): Array<{ start: number; text: string }> {
@@ -21,6 +33,10 @@ export interface PlanLine {
   readonly requests: number;
   /** What the count depends on, when the CMDB's answer decides it (`+1 per page of 2000 rows`). */
   readonly more?: string;
+  /** Seconds the service takes for one of its requests. */
+  readonly serviceSeconds: number;
+  /** Seconds each further request adds (the pace or the service, whichever is slower). */
+  readonly moreSeconds?: number;
 }
 
 export interface StackPlan {
@@ -29,31 +45,60 @@ export interface StackPlan {
   readonly lines: readonly PlanLine[];
   /** Requests known in advance, the token request included. */
   readonly knownRequests: number;
-  /** Seconds the known requests take at the pace. */
+  /** Seconds the known requests take at the pace and the service's speed. */
   readonly knownSeconds: number;
-  /** Seconds each request that depends on the answers adds. */
+  /** Seconds each request that depends on the answers adds, at the least (the pace). */
   readonly secondsPerMoreRequest: number;
 }
 
-export function planStack(stack: StackConfig, from: number, to: number): StackPlan {
+/** `days`: the days whose counts are read, when not every day of [from, to] (--fill-gaps). */
+export function planStack(stack: StackConfig, from: number, to: number, days?: number): StackPlan {
   const off = new Set<string>(stack.disabledEndpoints);
-  const lines: PlanLine[] = [];
-  const add = (endpoint: string, requests: number, more?: string) => {
-    if (!off.has(endpoint)) lines.push({ endpoint, requests, ...(more ? { more } : {}) });
-  };
-  if (stack.auth.kind === 'client') lines.push({ endpoint: 'access_token', requests: 1 });
-  add('metrics_data', dayKeys(from, to).length, undefined);
-  add('connector', 1, `+1 per further page of ${stack.paging.connectorPageSize} rows (one full scan)`);
-  add('data_ingestion', 1);
-  add('actions', 1, `+1 per further page of ${stack.paging.actionPageSize} Actions`);
-  if (!off.has('actions')) add('action_jobs', 0, '+1 per Action');
-  add('asset_change', stack.track.assets.length);
-  add('user_change', stack.track.users.length);
-  // Said, not asked: the data query answers for the data as it is now only.
-  if (stack.queries.length > 0) add('data_query', 0, 'saved queries are left out: the data query endpoint has no "as of" date, so a past count cannot be asked for');
   const rate = stack.backfillRequestsPerMinute;
+  const lines: PlanLine[] = [];
+  const add = (endpoint: string, requests: number, service: number, more?: string) => {
+    if (off.has(endpoint)) return;
+    const moreSeconds = Math.max(60 / rate, service);
+    lines.push({ endpoint, requests, serviceSeconds: service, ...(more ? { more: `${more}, ~${formatDuration(Math.round(moreSeconds))} each` } : {}), ...(more ? { moreSeconds } : {}) });
+  };
+  if (stack.auth.kind === 'client') lines.push({ endpoint: 'access_token', requests: 1, serviceSeconds: serviceSeconds() });
+  add('metrics_data', days ?? dayKeys(from, to).length, serviceSeconds());
+  const { connectorPageSize, actionPageSize } = stack.paging;
+  add('connector', 1, serviceSeconds(connectorPageSize), `+1 per further page of ${connectorPageSize} rows (one full scan)`);
+  add('data_ingestion', 1, serviceSeconds());
+  add('actions', 1, serviceSeconds(actionPageSize), `+1 per further page of ${actionPageSize} Actions`);
+  if (!off.has('actions')) add('action_jobs', 0, serviceSeconds(), '+1 per Action');
+  add('asset_change', stack.track.assets.length, serviceSeconds());
+  add('user_change', stack.track.users.length, serviceSeconds());
+  // Said, not asked: the data query answers for the data as it is now only.
+  if (stack.queries.length > 0 && !off.has('data_query')) {
+    lines.push({ endpoint: 'data_query', requests: 0, serviceSeconds: 0, more: 'saved queries are left out: the data query endpoint has no "as of" date, so a past count cannot be asked for' });
+  }
   const knownRequests = lines.reduce((n, l) => n + l.requests, 0);
-  return { stack: stack.name, ratePerMinute: rate, lines, knownRequests, knownSeconds: secondsAtPace(knownRequests, rate), secondsPerMoreRequest: 60 / rate };
+  const services = lines.flatMap((l) => Array.from({ length: l.requests }, () => l.serviceSeconds));
+  return { stack: stack.name, ratePerMinute: rate, lines, knownRequests, knownSeconds: secondsAtServicePace(services, rate), secondsPerMoreRequest: 60 / rate };
+}
+
+/**
+ * Seconds requests sent one after the other take, each `services[i]` seconds at the service,
+ * through the token bucket of src/cmdb/budget.ts (a burst of ten seconds' worth, at most 10, then
+ * `ratePerMinute`): a request waits for a token, and tokens come back while the one before is served.
+ */
+export function secondsAtServicePace(services: readonly number[], ratePerMinute: number): number {
+  const burst = Math.max(1, Math.min(10, Math.ceil(ratePerMinute / 6)));
+  const perSecond = ratePerMinute / 60;
+  let t = 0;
+  let tokens = burst;
+  for (const s of services) {
+    if (tokens < 1) {
+      t += (1 - tokens) / perSecond;
+      tokens = 1;
+    }
+    tokens -= 1;
+    t += s;
+    tokens = Math.min(burst, tokens + s * perSecond);
+  }
+  return t;
 }
 
 /**
@@ -72,7 +117,7 @@ export function formatPlan(plan: StackPlan, range: { from: number; to: number })
   const width = Math.max(...plan.lines.map((l) => l.endpoint.length));
   for (const l of plan.lines) out.push(`  ${l.endpoint.padEnd(width)}  ${String(l.requests).padStart(6)}${l.more ? `  ${l.more}` : ''}`);
   out.push(
-    `  ${'total'.padEnd(width)}  ${String(plan.knownRequests).padStart(6)}  known in advance: ${formatDuration(Math.ceil(plan.knownSeconds))} at the pace, plus ${formatDuration(Math.round(plan.secondsPerMoreRequest * 10) / 10)} per request the answers add`,
+    `  ${'total'.padEnd(width)}  ${String(plan.knownRequests).padStart(6)}  known in advance: ${formatDuration(Math.ceil(plan.knownSeconds))} at the pace and the service's speed (~${SERVICE_SECONDS_PER_REQUEST} s a request, ~${SERVICE_SECONDS_PER_ROW * 100} s per 100 rows of a page), plus what the answers add as above`,
   );
   return out.join('\n');
 }

@@ -68,11 +68,22 @@ export const BACKFILLED_FAMILIES: readonly MetricFamily[] = CATALOGUE.filter(
 );
 const FAMILY_INDEX = new Map(BACKFILLED_FAMILIES.map((f, i) => [f.name, i]));
 
-/** One formatted series of a unit: its family's index and `name{labels} value`. */
+/**
+ * One formatted series of a unit: its family's index and `name{labels} value`, and the same as
+ * data for a sink that does not write text (remote write).
+ */
 export interface Line {
   readonly family: number;
   readonly key: string;
   readonly text: string;
+  readonly value: number;
+  /** Every label of the series but the name, the target labels and `stack` included. */
+  readonly labels: Readonly<Record<string, string>>;
+  /**
+   * The read unit the line comes from (answers.ts keys: `counts/2026-11-03`, `action-jobs/<id>`):
+   * a later run that reads a unit missing before writes the lines of that unit only.
+   */
+  readonly source: string;
 }
 
 interface Unit {
@@ -81,6 +92,8 @@ interface Unit {
   readonly states: StateMemory;
   /** The collector over the input as known at `t`, given the number of events up to `t`. */
   readonly collect: (t: number, known: number, ctx: CollectorContext) => Sample[];
+  /** The read unit its lines at `t` come from. */
+  readonly source: (t: number) => string;
   known: number;
   ranAt: number | undefined;
   lines: Line[];
@@ -89,8 +102,11 @@ interface Unit {
 export interface GroupReplay {
   readonly group: GroupName;
   readonly step: number;
-  /** Hands the lines of every unit at `t` to `emit`; call with increasing `t`. */
-  linesAt(t: number, emit: (line: Line) => void): void;
+  /**
+   * Hands the lines of every unit at `t` to `emit`; call with increasing `t`. Without `emit` the
+   * units only move on to `t` (a step of a window already written).
+   */
+  linesAt(t: number, emit?: (line: Line) => void): void;
 }
 
 function ascending(times: Iterable<number | undefined>): number[] {
@@ -106,9 +122,11 @@ function countUpTo(times: readonly number[], t: number, from: number): number {
   return i;
 }
 
-function unit(events: number[], collect: Unit['collect']): Unit {
-  return { events, states: new StateMemory(), collect, known: 0, ranAt: undefined, lines: [] };
+function unit(events: number[], collect: Unit['collect'], source: string | Unit['source']): Unit {
+  return { events, states: new StateMemory(), collect, source: typeof source === 'string' ? () => source : source, known: 0, ranAt: undefined, lines: [] };
 }
+
+const dayText = (t: number) => new Date(Math.floor(t / DAY) * DAY * 1000).toISOString().slice(0, 10);
 
 function byTime<T>(items: readonly T[], time: (item: T) => number | undefined): Array<{ item: T; t: number }> {
   const out: Array<{ item: T; t: number }> = [];
@@ -132,6 +150,7 @@ function connectorUnits(rows: readonly ConnectorRun[], tz: string): Unit[] {
     return unit(
       sorted.map((s) => s.t),
       (_t, known, ctx) => collectConnectors(sorted.slice(0, known).map((s) => s.item), ctx),
+      'connector-history',
     );
   });
 }
@@ -149,6 +168,7 @@ function ingestionUnit(runs: readonly IngestionRun[], tz: string): Unit {
         timed.filter((r) => r.start <= t).map((r) => (r.end !== undefined && r.end > t ? { ...r.run, status: 'running', end_date: null } : r.run)),
         ctx,
       ),
+    'ingestion-runs',
   );
 }
 
@@ -156,7 +176,11 @@ function jobTimes(jobs: readonly ActionJob[], tz: string): Array<{ item: ActionJ
   return byTime(jobs, (j) => parseTimestamp(j.action_run_date, tz));
 }
 
-/** An Action as listed at `t`: there once created; lastRunAt its newest job by then. */
+/**
+ * An Action as listed at `t`: there once created; lastRunAt its newest job by then. Its source is
+ * its jobs when they are read (an Action whose jobs could not be read has no unit at all: its
+ * last run before the newest is unknown), the list when the jobs endpoint is off.
+ */
 function actionUnit(action: Action, jobs: readonly ActionJob[] | undefined, tz: string): Unit {
   const created = parseTimestamp(action.createdAt, tz) ?? -Infinity;
   const timed = jobs ? jobTimes(jobs, tz) : [];
@@ -170,7 +194,7 @@ function actionUnit(action: Action, jobs: readonly ActionJob[] | undefined, tz: 
       lastRunAt = newest?.item.action_run_date ?? null;
     } else if (lastRun !== undefined && lastRun <= t) lastRunAt = action.lastRunAt;
     return collectActions([{ ...action, lastRunAt: lastRunAt as Action['lastRunAt'], status: null, nextRunAt: null }], ctx);
-  });
+  }, jobs ? `action-jobs/${action.actionId}` : 'actions');
 }
 
 function jobsUnit(id: string, jobs: readonly ActionJob[], tz: string): Unit {
@@ -178,6 +202,7 @@ function jobsUnit(id: string, jobs: readonly ActionJob[], tz: string): Unit {
   return unit(
     timed.map((j) => j.t),
     (_t, known, ctx) => (known === 0 ? [] : collectActionJobs([{ id, value: timed.slice(0, known).map((j) => j.item) }], ctx)),
+    `action-jobs/${id}`,
   );
 }
 
@@ -187,20 +212,27 @@ function changeUnit(type: 'asset' | 'user', name: string, entries: readonly Chan
   return unit(
     timed.map((e) => e.t),
     (_t, known, ctx) => (known === 0 ? [] : collect([{ id: name, value: timed.slice(0, known).map((e) => e.item) }], ctx)),
+    `${type}-changes/${name}`,
   );
 }
 
+/**
+ * The day's counts at every step of a day that was read, nothing on a day that was not: a day
+ * whose counts are missing is a hole, never the day before's counts carried on. The start of each
+ * read day and of the day after it are its events, so the lines change exactly at midnight UTC.
+ */
 function inventoryUnit(days: StackHistory['days']): Unit {
   return unit(
-    ascending([...days.keys()]),
+    ascending(new Set([...days.keys()].flatMap((d) => [d, d + DAY]))),
     (t, _known, ctx) => {
       const record = days.get(Math.floor(t / DAY) * DAY);
       return record ? collectMetricsData(record, ctx) : [];
     },
+    (t) => `counts/${dayText(t)}`,
   );
 }
 
-function unitsOf(group: GroupName, h: StackHistory, tz: string): Unit[] {
+function unitsOf(group: GroupName, h: StackHistory, tz: string, jobsOff: boolean): Unit[] {
   switch (group) {
     case 'inventory':
       return h.days.size > 0 ? [inventoryUnit(h.days)] : [];
@@ -210,7 +242,11 @@ function unitsOf(group: GroupName, h: StackHistory, tz: string): Unit[] {
       return h.ingestionRuns ? [ingestionUnit(h.ingestionRuns, tz)] : [];
     case 'actions': {
       const seen = new Set<string>();
-      return (h.actions ?? []).filter((a) => !seen.has(a.actionId) && seen.add(a.actionId)).map((a) => actionUnit(a, h.actionJobs.get(a.actionId), tz));
+      const jobsRead = !jobsOff;
+      return (h.actions ?? [])
+        .filter((a) => !seen.has(a.actionId) && seen.add(a.actionId))
+        .filter((a) => !jobsRead || h.actionJobs.has(a.actionId))
+        .map((a) => actionUnit(a, h.actionJobs.get(a.actionId), tz));
     }
     case 'actionJobs':
       return [...h.actionJobs].map(([id, jobs]) => jobsUnit(id, jobs, tz));
@@ -249,22 +285,24 @@ export function replayStack(opts: ReplayOptions): GroupReplay[] {
   const target = opts.targetLabels ?? {};
   return REPLAYED.map(({ group }) => {
     const step = stepOf(stack, group, opts.step);
-    const units = unitsOf(group, history, tz);
+    const units = unitsOf(group, history, tz, stack.disabledEndpoints.includes('action_jobs'));
     /** Series key → the unit that holds it: the first unit to export a series keeps it, as the store keeps the first. */
     const owners = new Map<string, Unit>();
     const run = (u: Unit, t: number) => {
       for (const line of u.lines) if (owners.get(line.key) === u) owners.delete(line.key);
       const ctx: CollectorContext = { now: t, timeZone: tz, states: u.states, debug };
       const lines: Line[] = [];
+      const source = u.source(t);
       for (const s of u.collect(t, u.known, ctx)) {
         const family = FAMILY_INDEX.get(s.name);
         if (family === undefined) continue;
         const f = BACKFILLED_FAMILIES[family] as MetricFamily;
-        const key = `${s.name}${formatLabels(f.labels, { ...target, stack: stack.name, ...s.labels })}`;
+        const labels = { ...target, stack: stack.name, ...s.labels };
+        const key = `${s.name}${formatLabels(f.labels, labels)}`;
         const owner = owners.get(key);
         if (owner !== undefined && owner !== u) continue;
         owners.set(key, u);
-        lines.push({ family, key, text: `${key} ${formatValue(s.value)}` });
+        lines.push({ family, key, text: `${key} ${formatValue(s.value)}`, value: s.value, labels, source });
       }
       u.lines = lines;
       u.ranAt = t;
@@ -272,7 +310,7 @@ export function replayStack(opts: ReplayOptions): GroupReplay[] {
     return {
       group,
       step,
-      linesAt(t: number, emit: (line: Line) => void) {
+      linesAt(t: number, emit?: (line: Line) => void) {
         for (const u of units) {
           const known = countUpTo(u.events, t, u.known);
           const changed = known !== u.known || u.ranAt === undefined;
@@ -282,7 +320,7 @@ export function replayStack(opts: ReplayOptions): GroupReplay[] {
           const beforeChange = next !== undefined && next <= t + step;
           const forgetting = last !== undefined && t - last <= FORGET_STATE_AFTER_SECONDS + step;
           if (changed || beforeChange || forgetting) run(u, t);
-          for (const line of u.lines) emit(line);
+          if (emit) for (const line of u.lines) emit(line);
         }
       },
     };

@@ -21,6 +21,8 @@ export interface FlagSpec {
   readonly value?: string;
   /** The value when the flag is not given (value flags; switches are off). */
   readonly default?: string;
+  /** Given any number of times, its values in order (`--remote-write.header`); none: an empty list. */
+  readonly multiple?: true;
   /** One line of help, wrapped when printed. An alias has none: its flag's help names it. */
   readonly help?: string;
   /** Per command, when the text differs (the backfill logs less by default). */
@@ -45,7 +47,12 @@ export const FLAGS = {
     commands: BACKFILL,
   },
   to: { type: 'string', value: '<time>', help: 'end (default now-3h: Prometheus is still writing the last hours itself)', commands: BACKFILL },
-  out: { type: 'string', value: '<dir>', help: 'where the blocks go (created if missing); without promtool, the OpenMetrics files go here', commands: BACKFILL },
+  out: {
+    type: 'string',
+    value: '<dir>',
+    help: "the backfill's state (answers read, windows written) and, without --remote-write.url, the blocks (created if missing); without promtool, the OpenMetrics files go here",
+    commands: BACKFILL,
+  },
   stack: { type: 'string', value: '<name>', help: 'only this stack (default: every configured stack)', commands: BACKFILL },
   job: {
     type: 'string',
@@ -57,18 +64,60 @@ export const FLAGS = {
   instance: {
     type: 'string',
     value: '<addr>',
-    help: 'the instance label of the scraped series (the target as Prometheus lists it, e.g. cmdb-exporter:9873); default none',
+    help: "the instance label of the scraped series (default: with --prometheus.url the live target's; else the address /sd hands out: --web.external-url's host and port, else the listen address)",
     commands: BACKFILL,
   },
   step: { type: 'string', value: '<duration>', help: "one sample per series every <duration>, at least 1s (default: each poll group's interval, at most 5m)", commands: BACKFILL },
-  'dry-run': { type: 'boolean', help: 'print the plan (requests per endpoint, time at the pace) and send nothing', commands: BACKFILL },
+  'fill-gaps': {
+    type: 'boolean',
+    help: "backfill only where this exporter's series are missing in --prometheus.url (from up of --job and its own cmdb_endpoint_up) within --from/--to",
+    commands: BACKFILL,
+  },
+  'prometheus.url': {
+    type: 'string',
+    value: '<url>',
+    help: 'the Prometheus that scrapes the exporter: for --fill-gaps, the default --instance, and the check of a remote-write target',
+    commands: BACKFILL,
+  },
+  'remote-write.url': {
+    type: 'string',
+    value: '<url>',
+    help: 'send over Prometheus remote write 1.0 (protobuf, snappy) instead of writing blocks, e.g. http://prometheus:9090/api/v1/write',
+    commands: BACKFILL,
+  },
+  'remote-write.basic-auth.username': { type: 'string', value: '<name>', help: 'basic auth user of the remote-write target (with the password file)', commands: BACKFILL },
+  'remote-write.basic-auth.password-file': { type: 'string', value: '<file>', help: 'file holding the basic auth password of the remote-write target', commands: BACKFILL },
+  'remote-write.bearer-token-file': { type: 'string', value: '<file>', help: 'file holding a bearer token for the remote-write target', commands: BACKFILL },
+  'remote-write.tls.ca-file': { type: 'string', value: '<file>', help: "CA certificate(s) that sign the remote-write target's certificate", commands: BACKFILL },
+  'remote-write.tls.cert-file': { type: 'string', value: '<file>', help: 'client certificate for the remote-write target (with the key file)', commands: BACKFILL },
+  'remote-write.tls.key-file': { type: 'string', value: '<file>', help: 'key of the client certificate', commands: BACKFILL },
+  'remote-write.tls.insecure-skip-verify': { type: 'boolean', help: "do not verify the remote-write target's certificate", commands: BACKFILL },
+  'remote-write.header': {
+    type: 'string',
+    value: '<header>',
+    multiple: true,
+    help: "an extra header on every remote-write request, 'Name: value', e.g. 'X-Scope-OrgID: tenant-1' (repeatable)",
+    commands: BACKFILL,
+  },
+  'remote-write.max-samples-per-send': { type: 'string', value: '<n>', help: 'samples in one remote-write request at most (default 10000)', commands: BACKFILL },
+  'dry-run': {
+    type: 'boolean',
+    help: "print the plan (requests per endpoint, time at the pace and the service's speed) and send nothing",
+    commands: BACKFILL,
+  },
   promtool: {
     type: 'string',
     value: '<path>',
     help: 'promtool to run (default: promtool on PATH; without one, the OpenMetrics files are written and the command to run is printed)',
     commands: BACKFILL,
   },
-  'web.listen-address': { type: 'string', value: '<addr>', help: 'host:port to serve on (env EXPORTER_LISTEN_ADDRESS, default :9873)', commands: DAEMON },
+  'web.listen-address': {
+    type: 'string',
+    value: '<addr>',
+    help: 'host:port to serve on (env EXPORTER_LISTEN_ADDRESS, default :9873)',
+    helpFor: { backfill: "the daemon's listen address, for the default --instance (env EXPORTER_LISTEN_ADDRESS, default :9873)" },
+    commands: BOTH,
+  },
   'web.telemetry-path': { type: 'string', value: '<path>', help: 'path of the metrics (default /metrics)', commands: DAEMON },
   'web.config.file': {
     type: 'string',
@@ -80,7 +129,8 @@ export const FLAGS = {
     type: 'string',
     value: '<url>',
     help: 'the URL Prometheus reaches this exporter at (a Service name, an ingress), for the targets /sd lists (env EXPORTER_WEB_EXTERNAL_URL; default: the listen address)',
-    commands: DAEMON,
+    helpFor: { backfill: "the daemon's external URL, for the default --instance (env EXPORTER_WEB_EXTERNAL_URL)" },
+    commands: BOTH,
   },
   'web.max-requests': { type: 'string', value: '<n>', help: 'concurrent scrapes served at once; more get 503 (default 40, 0: no limit)', commands: DAEMON },
   'web.disable-exporter-metrics': { type: 'boolean', help: 'leave out the process_* and nodejs_* metrics of the exporter itself', commands: DAEMON },
@@ -110,7 +160,7 @@ type Table = typeof FLAGS;
 export type FlagName = keyof Table;
 type Alias = { [K in FlagName]: Table[K] extends { aliasOf: string } ? K : never }[FlagName];
 type TakenBy<C extends Command> = { [K in FlagName]: C extends Table[K]['commands'][number] ? K : never }[FlagName];
-type ValueOf<S> = S extends { type: 'boolean' } ? boolean : S extends { default: string } ? string : string | undefined;
+type ValueOf<S> = S extends { type: 'boolean' } ? boolean : S extends { multiple: true } ? readonly string[] : S extends { default: string } ? string : string | undefined;
 
 /** What a command's parser returns: every flag it takes, aliases merged into their flag. */
 export type FlagValues<C extends Command> = { readonly [K in Exclude<TakenBy<C>, Alias>]: ValueOf<Table[K]> };
@@ -127,19 +177,21 @@ function takenBy(command: Command): Array<[FlagName, FlagSpec]> {
 /** The flags `command` takes, parsed from `argv` (no positionals). Throws FlagError. */
 export function parseFlags<C extends Command>(command: C, argv: readonly string[]): FlagValues<C> {
   const options = Object.fromEntries(
-    takenBy(command).map(([name, spec]) => [name, { type: spec.type, ...(spec.short ? { short: spec.short } : {}), ...(spec.default === undefined ? {} : { default: spec.default }) }]),
+    takenBy(command).map(([name, spec]) => [
+      name,
+      { type: spec.type, ...(spec.short ? { short: spec.short } : {}), ...(spec.multiple ? { multiple: true } : {}), ...(spec.default === undefined ? {} : { default: spec.default }) },
+    ]),
   );
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, string | boolean | string[] | undefined>;
   try {
-    // Every option is single-valued (no `multiple`), so no value is an array.
-    values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values as Record<string, string | boolean | undefined>;
+    values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values as Record<string, string | boolean | string[] | undefined>;
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
-  const out: Record<string, string | boolean | undefined> = {};
+  const out: Record<string, string | boolean | readonly string[] | undefined> = {};
   for (const [name, spec] of takenBy(command)) {
     if (spec.aliasOf !== undefined) continue;
-    out[name] = spec.type === 'boolean' ? values[name] === true : values[name];
+    out[name] = spec.type === 'boolean' ? values[name] === true : spec.multiple ? (values[name] ?? []) : values[name];
   }
   for (const [name, spec] of takenBy(command)) {
     const target = spec.aliasOf;

@@ -206,8 +206,8 @@ export interface ScenarioControls {
 }
 
 export interface SimulatorControls {
-  /** `path` limits the rule to one raw path (one spelling of an endpoint). */
-  addFault(rule: FaultRule & { path?: string }): void;
+  /** `path` limits the rule to one raw path (one spelling of an endpoint), `query` to one raw query string. */
+  addFault(rule: FaultRule & { path?: string; query?: string }): void;
   clearFaults(): void;
   faults(): FaultRule[];
   /** Tokens stop being accepted after N authorised requests or S seconds (401 afterwards, until a new token is fetched). Undefined clears. */

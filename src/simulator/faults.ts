@@ -9,15 +9,20 @@ import { ConfigError } from '../errors.js';
 import type { FaultRule } from './api.js';
 import { errorReply, json, type Reply } from './http-io.js';
 
-/** A FaultRule that may also name one raw path, to fault one spelling of an endpoint only. */
+/**
+ * A FaultRule that may also name one raw path, to fault one spelling of an endpoint only, and one
+ * raw query (as sent, without '?'), to fault one request of an endpoint only (`date=2026-11-03`).
+ */
 export interface SimulatorFaultRule extends FaultRule {
   path?: string;
+  query?: string;
 }
 
 export const FaultRuleSchema = z
   .object({
     endpoint: z.enum([...ENDPOINTS, '*']),
     path: z.string().startsWith('/').optional(),
+    query: z.string().optional(),
     status: z.number().int().min(100).max(599).optional(),
     body: z.string().optional(),
     retryAfterSeconds: z.number().int().min(0).optional(),
@@ -82,10 +87,10 @@ export class FaultBook {
   }
 
   /** The rule for this request, if any, counting it as used. */
-  take(endpoint: EndpointName | null, rawPath: string): SimulatorFaultRule | undefined {
+  take(endpoint: EndpointName | null, rawPath: string, rawQuery = ''): SimulatorFaultRule | undefined {
     if (endpoint === null) return undefined;
     const index = this.rules.findIndex(
-      (r) => (r.endpoint === '*' || r.endpoint === endpoint) && (r.path === undefined || r.path === rawPath),
+      (r) => (r.endpoint === '*' || r.endpoint === endpoint) && (r.path === undefined || r.path === rawPath) && (r.query === undefined || r.query === rawQuery),
     );
     const rule = this.rules[index];
     if (!rule) return undefined;

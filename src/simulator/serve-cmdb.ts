@@ -86,7 +86,7 @@ async function answer(core: Core, req: IncomingMessage, { route, rawPath, rawQue
   if (route.kind !== 'cmdb') return errorReply(404, 'Not Found');
   if (req.method !== route.method) return { ...errorReply(405, 'Method Not Allowed'), headers: { Allow: route.method } };
 
-  const rule = core.faults.take(route.endpoint, rawPath);
+  const rule = core.faults.take(route.endpoint, rawPath, rawQuery);
   const reply = await answerWith(core, req, route, new URLSearchParams(rawQuery), rule, body);
   // A fault's Content-Encoding applies to whatever is answered (the normal answer included).
   const encoding = rule?.contentEncoding;

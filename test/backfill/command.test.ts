@@ -1,28 +1,21 @@
 /**
  * The backfill command in-process against the simulator (a real HTTP server on loopback): the dry
- * run sends nothing, bad flags stop it with exit 2 naming the flag, and without promtool the
- * OpenMetrics files are written and the command to run is printed.
+ * run sends nothing, bad flags stop it with exit 2 naming the flag, without promtool the
+ * OpenMetrics files are written and the command to run is printed, the state in --out makes the
+ * same command run again a no-op and another command on the same --out a refusal, and a stack the
+ * CMDB does not let in or does not answer stops at once with what to do.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { runBackfill } from '../../src/backfill/command.js';
+import { ANSWERS_FILE } from '../../src/backfill/answers.js';
+import { STATE_FILE } from '../../src/backfill/state.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
+import { runCommand as run } from '../helpers/backfill.js';
 import { runDaemon } from '../helpers/daemon.js';
-
-class Sink extends Writable {
-  text = '';
-  constructor(readonly isTTY = false) {
-    super();
-  }
-  override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.text += chunk.toString('utf8');
-    done();
-  }
-}
+import { freePort } from '../e2e/harness/tools.js';
 
 let sim: SimulatorServer;
 let dir: string;
@@ -30,7 +23,7 @@ let config: string;
 
 beforeAll(async () => {
   sim = await startSimulator({ live: false, connectorPeriodSeconds: 86_400, historyDays: 3, size: { runsPerConnector: 3, connectors: 3, actions: 2, jobsPerAction: 6 } });
-  dir = mkdtempSync(join(tmpdir(), 'backfill-cmd-'));
+  dir = mkdtempSync(join(tmpdir(), 'cmdb-backfill-cmd-'));
   config = join(dir, 'exporter.yaml');
   const state = sim.state();
   writeFileSync(
@@ -67,12 +60,7 @@ function printedWindow(stdout: string): [number, number] {
   return [Date.parse(m[1]!), Date.parse(m[2]!)];
 }
 
-async function run(args: string[], env: NodeJS.ProcessEnv = { PATH: '' }) {
-  const stdout = new Sink();
-  const stderr = new Sink();
-  const code = await runBackfill(args, { stdout, stderr, env, now: Date.now });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const simRequests = async () => ((await (await fetch(`${sim.url}/_admin/requests`)).json()) as Array<{ endpoint: string | null; rawQuery: string }>);
 
 describe('cmdb-exporter backfill', () => {
   it('--dry-run prints the plan per endpoint with the time at the pace, and sends nothing', async () => {
@@ -89,8 +77,7 @@ describe('cmdb-exporter backfill', () => {
     expect(r.stdout).toMatch(/asset_change\s+1\b/);
     expect(r.stdout).toMatch(/total\s+\d+\s+known in advance: \S+ at the pace/);
     expect(r.stdout).not.toContain('stack two');
-    const requests = (await (await fetch(`${sim.url}/_admin/requests`)).json()) as unknown[];
-    expect(requests).toEqual([]);
+    expect(await simRequests()).toEqual([]);
   });
 
   it.each([
@@ -102,6 +89,14 @@ describe('cmdb-exporter backfill', () => {
     [['--from', '1d', '--promtool', '/nonexistent/promtool'], '--promtool: '],
     [['--from', '1d', '--frm', 'x'], 'Unknown option'],
     [['--from', '1d', '--config.file', '/elsewhere.yaml'], '--config and --config.file are the same option'],
+    [['--from', '1d', '--fill-gaps'], '--fill-gaps: needs --prometheus.url'],
+    [['--from', '1d', '--remote-write.basic-auth.username', 'u'], '--remote-write.basic-auth.username: only with --remote-write.url'],
+    [['--from', '1d', '--remote-write.url', 'ftp://x/api/v1/write'], '--remote-write.url: must be http:// or https://'],
+    [['--from', '1d', '--remote-write.url', 'http://127.0.0.1:9/api/v1/write', '--remote-write.header', 'Authorization: Bearer x'], '--remote-write.header: Authorization is set by the protocol'],
+    [['--from', '1d', '--remote-write.url', 'http://127.0.0.1:9/api/v1/write', '--remote-write.max-samples-per-send', '0'], '--remote-write.max-samples-per-send: '],
+    [['--from', '1d', '--remote-write.url', 'http://127.0.0.1:9/api/v1/write', '--remote-write.bearer-token-file', '/nonexistent/token'], '--remote-write.bearer-token-file: cannot read /nonexistent/token'],
+    [['--from', '1d', '--remote-write.url', 'http://127.0.0.1:9/api/v1/write'], '--remote-write.url: cannot reach http://127.0.0.1:9/api/v1/write'],
+    [['--from', '1d', '--web.external-url', 'cmdb-exporter:9873'], '--web.external-url: must be an absolute http(s) URL'],
   ])('refuses %j with exit 2 and a message naming the flag', async (args, message) => {
     const r = await run(['--config', config, '--out', join(dir, 'never'), ...args]);
     expect(r.code).toBe(2);
@@ -127,7 +122,7 @@ describe('cmdb-exporter backfill', () => {
     }
   });
 
-  it('an endpoint that fails is logged once, left out and named; the rest is written (exit 1)', async () => {
+  it('an endpoint that fails is logged once, has no samples, and the summary names its days (exit 1)', async () => {
     sim.addFault({ endpoint: 'metrics_data', status: 500 });
     try {
       const out = join(dir, 'partial');
@@ -136,12 +131,84 @@ describe('cmdb-exporter backfill', () => {
       const errors = r.stderr.split('\n').filter((l) => l.includes('"level":"error"'));
       expect(errors).toHaveLength(1);
       expect(errors[0]).toContain('"endpoint":"metrics_data"');
-      expect(r.stdout).toContain(`left out, since their history could not be read: one/metrics_data (${daysInPrintedWindow(r.stdout)} failed)`);
-      const text = readdirSync(out).map((f) => readFileSync(join(out, f), 'utf8')).join('');
+      const days = daysInPrintedWindow(r.stdout);
+      expect(r.stdout).toMatch(new RegExp(`missing .*\\n  stack one: counts \\(cmdb_assets, cmdb_users\\) of \\d{4}-\\d\\d-\\d\\d to \\d{4}-\\d\\d-\\d\\d \\(${days} days\\): GET /CMDB/v2/system/metrics/data: 500`));
+      expect(r.stdout).toContain(`to read what is missing: cmdb-exporter backfill --config ${config} --from 3d --stack one --out ${out}`);
+      const text = readdirSync(out).filter((f) => f.endsWith('.om')).map((f) => readFileSync(join(out, f), 'utf8')).join('');
       expect(text).toContain('cmdb_connector_info{');
       expect(text).not.toContain('cmdb_assets{');
+      // What is missing stays known in --out: the answers are kept for the run that reads it.
+      expect(existsSync(join(out, ANSWERS_FILE))).toBe(true);
     } finally {
       await fetch(`${sim.url}/_admin/faults`, { method: 'DELETE' });
+    }
+  });
+
+  it('the same command again after a complete run asks nothing and writes nothing; another command on the same --out is refused', async () => {
+    const out = join(dir, 'again');
+    const args = ['--config', config, '--from', '2d', '--stack', 'one', '--out', out];
+    const first = await run(args);
+    expect(first.code).toBe(0);
+    expect(existsSync(join(out, STATE_FILE))).toBe(true);
+    // Complete: the answers are no longer needed.
+    expect(existsSync(join(out, ANSWERS_FILE))).toBe(false);
+    const files = readdirSync(out).sort();
+    await fetch(`${sim.url}/_admin/requests`, { method: 'DELETE' });
+    const second = await run(args);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('this backfill is complete');
+    expect(await simRequests()).toEqual([]);
+    expect(readdirSync(out).sort()).toEqual(files);
+    const other = await run(['--config', config, '--from', '1d', '--stack', 'one', '--out', out]);
+    expect(other.code).toBe(2);
+    expect(other.stderr).toContain('holds another backfill (--from: "2d" then, "1d" now)');
+    expect(await simRequests()).toEqual([]);
+  });
+
+  it('rejected credentials stop the stack at the first answer, with a credentials hint, and nothing is written', async () => {
+    const bad = join(dir, 'bad-secret.yaml');
+    writeFileSync(bad, stringify({ stacks: [{ name: 'bad', baseUrl: sim.url, clientId: sim.clientId, secret: 'wrong-secret', backfillRequestsPerMinute: 6000, retries: { max: 0 } }] }));
+    await fetch(`${sim.url}/_admin/requests`, { method: 'DELETE' });
+    const r = await run(['--config', bad, '--from', '3d', '--out', join(dir, 'bad')]);
+    expect(r.code).toBe(1);
+    const sent = await simRequests();
+    // The token request (in both spellings of the client id key at most), nothing after it.
+    expect(sent.every((q) => q.endpoint === 'access_token')).toBe(true);
+    expect(sent.length).toBeLessThanOrEqual(2);
+    expect(r.stdout).toContain('stack bad: reading stopped early: credentials rejected');
+    expect(r.stdout).toContain('Check the credentials of stack bad');
+    expect(r.stdout).toContain('nothing was written');
+    expect(r.stdout).not.toContain('next:');
+    expect(r.stderr).not.toContain('wrong-secret');
+  });
+
+  it('a CMDB that cannot be reached stops the stack after a few attempts, not one per unit', async () => {
+    const port = await freePort();
+    const gone = join(dir, 'gone.yaml');
+    writeFileSync(gone, stringify({ stacks: [{ name: 'gone', baseUrl: `http://127.0.0.1:${port}`, token: 't', backfillRequestsPerMinute: 6000, retries: { max: 0 }, track: { assets: ['a', 'b'] } }] }));
+    const r = await run(['--config', gone, '--from', '10d', '--out', join(dir, 'gone')]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('stack gone: reading stopped early: 3 requests could not reach the CMDB in a row');
+    expect(r.stdout).toMatch(/stack gone: counts \(cmdb_assets, cmdb_users\) of \S+ to \S+ \(\d+ days\): not read: 3 requests could not reach/);
+    expect(r.stdout).toContain('nothing was written');
+  });
+
+  it('a token endpoint that keeps failing (the road pauses the stack for it) stops the stack after three, not one unit per endpoint', async () => {
+    const broken = join(dir, 'token-503.yaml');
+    writeFileSync(broken, stringify({ stacks: [{ name: 'broken', baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, backfillRequestsPerMinute: 6000, retries: { max: 0, minDelaySeconds: 0.1, maxDelaySeconds: 0.2 } }] }));
+    await fetch(`${sim.url}/_admin/requests`, { method: 'DELETE' });
+    sim.addFault({ endpoint: 'access_token', status: 503 });
+    try {
+      const r = await run(['--config', broken, '--from', '10d', '--out', join(dir, 'token-503')]);
+      expect(r.code).toBe(1);
+      const sent = await simRequests();
+      expect(sent.every((q) => q.endpoint === 'access_token')).toBe(true);
+      expect(sent).toHaveLength(3);
+      expect(r.stdout).toContain('stack broken: reading stopped early: 3 token requests failed in a row');
+      expect(r.stdout).toContain('and its token endpoint is reachable');
+      expect(r.stdout).toContain('nothing was written');
+    } finally {
+      sim.clearFaults();
     }
   });
 
@@ -151,15 +218,15 @@ describe('cmdb-exporter backfill', () => {
     expect(r.stderr).not.toMatch(/"level":"(error|fatal)"/);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('promtool not found');
-    expect(r.stdout).toContain(`promtool tsdb create-blocks-from openmetrics --max-block-duration=18h "$f" ${out}`);
-    const files = readdirSync(out);
+    expect(r.stdout).toContain(`promtool tsdb create-blocks-from openmetrics --max-block-duration=6h "$f" ${out}`);
+    const files = readdirSync(out).filter((f) => f.endsWith('.om'));
     expect(files.length).toBeGreaterThanOrEqual(2);
     for (const f of files) {
       const text = readFileSync(join(out, f), 'utf8');
       expect(text.endsWith('# EOF\n')).toBe(true);
       expect(text).toMatch(/^# HELP cmdb_/);
       // Timestamps in seconds; the job label as Prometheus would add it.
-      expect(text).toMatch(/^cmdb_assets\{stack="one",job="cmdb-exporter"\} \d+ \d{10}$/m);
+      expect(text).toMatch(/^cmdb_assets\{stack="one",instance="[^"]+",job="cmdb-exporter"\} \d+ \d{10}$/m);
     }
     // Plain progress lines, no terminal control codes, when stderr is not a terminal.
     expect(r.stderr).toMatch(/^writing \[#+\] 100% /m);

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StackHistory } from '../../src/backfill/history.js';
 import { BACKFILLED_FAMILIES, OMITTED_FAMILIES, replayStack } from '../../src/backfill/replay.js';
-import type { ActionJob, ConnectorRun, IngestionRun } from '../../src/api/schemas.js';
+import type { Action, ActionJob, ConnectorRun, IngestionRun } from '../../src/api/schemas.js';
 import { collectActionJobs } from '../../src/collectors/action-jobs.js';
 import { collectConnectors } from '../../src/collectors/connectors.js';
 import { collectIngestionRuns } from '../../src/collectors/ingestion-runs.js';
@@ -25,7 +25,7 @@ const STACK = testStack({ name: 'st' });
 const iso = (s: number) => new Date(s * 1000).toISOString();
 
 function emptyHistory(over: Partial<StackHistory>): StackHistory {
-  return { days: new Map(), connectorRows: undefined, ingestionRuns: undefined, actions: undefined, actionJobs: new Map(), changes: { asset: new Map(), user: new Map() }, failures: [], ...over };
+  return { days: new Map(), connectorRows: undefined, ingestionRuns: undefined, actions: undefined, actionJobs: new Map(), changes: { asset: new Map(), user: new Map() }, missing: [], read: 0, reused: 0, ...over };
 }
 
 function lines(samples: Sample[]): string[] {
@@ -118,6 +118,26 @@ describe('replay over the history as known at each step', () => {
       T0 - 600,
       T0 + 20 * 3000 + 7200,
     );
+  });
+
+  it('an Action whose jobs could not be read has no series at all; with the jobs endpoint off, the list says its last run', () => {
+    const action = (id: string) => ({ actionId: id, actionName: `A ${id}`, actionType: 'webhook', actionGroup: 'g', scheduleType: 'daily', createdAt: iso(T0 - 86_400), lastRunAt: iso(T0 + 600), status: 'IDLE', nextRunAt: null }) as unknown as Action;
+    const job = { action_run_date: iso(T0 + 600), action_status: 'SUCCESS', results: 3 } as unknown as ActionJob;
+    const history = emptyHistory({ actions: [action('read'), action('failed')], actionJobs: new Map([['read', [job]]]) });
+    const seen = (stack = STACK, h = history) => {
+      const replay = replayStack({ stack, history: h, step: STEP }).find((r) => r.group === 'actions');
+      const got: Array<{ text: string; source: string }> = [];
+      replay?.linesAt(T0 + 900, (l) => got.push({ text: l.text, source: l.source }));
+      return got;
+    };
+    const lines = seen();
+    expect(lines.some((l) => l.text.includes('action_id="read"'))).toBe(true);
+    expect(lines.filter((l) => l.text.includes('action_id="failed"'))).toEqual([]);
+    expect(new Set(lines.map((l) => l.source))).toEqual(new Set(['action-jobs/read']));
+    // The jobs endpoint off: no jobs are read, and the list's lastRunAt is what is known.
+    const listOnly = seen(testStack({ name: 'st', disabledEndpoints: ['action_jobs'] }), { ...history, actionJobs: new Map() });
+    expect(listOnly.some((l) => l.text.startsWith('cmdb_action_last_run_timestamp_seconds{') && l.text.includes('action_id="failed"'))).toBe(true);
+    expect(new Set(listOnly.map((l) => l.source))).toEqual(new Set(['actions']));
   });
 
   it('writes no family it leaves out, and only snapshot families of the CMDB', () => {

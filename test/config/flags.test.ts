@@ -29,7 +29,7 @@ describe('the flag table', () => {
         continue;
       }
       const values = parseFlags(command, argv) as Record<string, unknown>;
-      expect(values[spec.aliasOf ?? name], name).toBe(spec.type === 'boolean' ? true : 'x');
+      expect(values[spec.aliasOf ?? name], name).toEqual(spec.type === 'boolean' ? true : spec.multiple ? ['x'] : 'x');
       if (spec.aliasOf === undefined) expect(helpOf(command, name), name).not.toBe('');
       else expect(helpOf(command, spec.aliasOf), name).toContain(`--${name}`);
     }
@@ -58,6 +58,12 @@ describe('the flag table', () => {
     expect(parseFlags('daemon', ['--config.check'])['check-config']).toBe(true);
     expect(parseFlags('daemon', ['--check-config', '--config.check'])['check-config']).toBe(true);
     expect(parseFlags('daemon', [])['check-config']).toBe(false);
+  });
+
+  it('a repeatable flag gives its values in order, and none when it is not given', () => {
+    const values = parseFlags('backfill', ['--remote-write.header', 'X-Scope-OrgID: a', '--remote-write.header', 'X-Other: b']);
+    expect(values['remote-write.header']).toEqual(['X-Scope-OrgID: a', 'X-Other: b']);
+    expect(parseFlags('backfill', [])['remote-write.header']).toEqual([]);
   });
 
   it('refuses positionals and missing values as a usage error', () => {

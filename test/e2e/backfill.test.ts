@@ -1,11 +1,13 @@
 /**
  * End to end for `cmdb-exporter backfill`: the simulator (in-process) with 14 days of history, the
- * BUILT command reading it and running the real promtool, and a real Prometheus started on the
- * blocks it wrote. Asks Prometheus about past times (the counts of a day, a connector's health after
- * one of its runs, an Action's last job), runs the shipped dashboards' queries inside the range,
- * and compares the backfilled families and label sets with a live scrape of the built exporter.
+ * BUILT command reading it three times: through the real promtool into blocks that a real
+ * Prometheus is started on, and over remote write into a running Prometheus (remote-write receiver,
+ * out-of-order window) and a running VictoriaMetrics. Asks each about past times (the counts of a
+ * day, a connector's health and last run after one of its runs, an Action's last job) and expects
+ * the same answers from all three; runs the shipped dashboards' queries inside the range, and
+ * compares the backfilled families and label sets with a live scrape of the built exporter.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runKey, runTime } from '../../src/api/connector-runs.js';
@@ -22,6 +24,8 @@ import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type PrometheusApi, type Series } from './harness/prometheus.js';
 import { allDashboardQueries } from './harness/queries.js';
 import { baseEnv, http, makeTempDir, removeDir, REPO_ROOT, requireBuild, requireExecutable } from './harness/tools.js';
+import { startVictoria } from './harness/victoria.js';
+import { done, notYet, waitFor } from './harness/wait.js';
 
 const STACK = 'backfill-sim';
 const INSTANCE = 'cmdb-exporter:9873';
@@ -33,15 +37,38 @@ let sim: SimulatorServer;
 let api: PrometheusApi;
 let configFile: string;
 let backfillOutput = '';
+let blockMetas: Array<{ minTime: number; maxTime: number }> = [];
+/** The query APIs of the remote-write targets: a Prometheus and a VictoriaMetrics. */
+const written: Array<{ name: string; url: string; output: string }> = [];
 const nowS = Math.floor(Date.now() / 1000);
 
-/** An instant query at `time` (unix seconds). */
-async function queryAt(expr: string, time: number): Promise<Series[]> {
-  const r = await http(`${api.url}/api/v1/query?query=${encodeURIComponent(expr)}&time=${time}`);
+/** An instant query at `time` (unix seconds), of the Prometheus on the blocks or of `url`. */
+async function queryAt(expr: string, time: number, url = api.url): Promise<Series[]> {
+  const r = await http(`${url}/api/v1/query?query=${encodeURIComponent(expr)}&time=${time}`);
   const body = JSON.parse(r.text) as { status: string; data: { resultType: string; result: unknown }; error?: string };
   if (body.status !== 'success') throw new Error(`${expr} at ${time}: ${body.error ?? r.text}`);
   if (body.data.resultType === 'scalar') return [{ metric: {}, value: body.data.result as [number, string] }];
   return body.data.result as Series[];
+}
+
+/** What a result says, whoever answered: each series' labels but the name, and its value. */
+const answer = (series: Series[]) => series.map((s) => ({ labels: { ...s.metric, __name__: undefined }, value: s.value[1] })).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+
+/** The blocks' answer, after checking that both remote-write targets answer the same. */
+async function sameEverywhere(expr: string, time: number): Promise<Series[]> {
+  const blocks = await queryAt(expr, time);
+  for (const target of written) expect([target.name, expr, answer(await queryAt(expr, time, target.url))]).toEqual([target.name, expr, answer(blocks)]);
+  return blocks;
+}
+
+// One range for the three runs (a relative --from would move between them).
+const backfillArgs = ['dist/main.js', 'backfill', '--from', String(nowS - 14 * DAY), '--to', String(nowS - 3 * 3600), '--instance', INSTANCE];
+
+/** Samples of the backfilled families a target holds (count_over_time drops the name, so one family at a time). */
+async function samplesHeld(url: string): Promise<number> {
+  let n = 0;
+  for (const f of BACKFILLED_FAMILIES) n += Number((await queryAt(`sum(count_over_time(${f.name}[15d]))`, nowS, url))[0]?.value[1] ?? 0);
+  return n;
 }
 
 beforeAll(async () => {
@@ -75,17 +102,46 @@ beforeAll(async () => {
     ],
   });
   // The blocks go where the Prometheus below keeps its TSDB.
-  const run = await runToCompletion(
-    process.execPath,
-    ['dist/main.js', 'backfill', '--config', configFile, '--from', '14d', '--out', join(dir, 'data'), '--instance', INSTANCE, '--promtool', promtool],
-    { cwd: REPO_ROOT, env: baseEnv(), timeoutMs: 170_000 },
-  );
+  const run = await runToCompletion(process.execPath, [...backfillArgs, '--config', configFile, '--out', join(dir, 'data'), '--promtool', promtool], { cwd: REPO_ROOT, env: baseEnv(), timeoutMs: 170_000 });
   backfillOutput = `${run.stdout}\n${run.stderr}`;
   if (run.code !== 0) throw new Error(`backfill exited ${String(run.code)}:\n${backfillOutput}`);
+  // As written, before Prometheus compacts them into longer ones.
+  blockMetas = readdirSync(join(dir, 'data'))
+    .filter((n) => /^[0-9A-Z]{26}$/.test(n))
+    .map((n) => JSON.parse(readFileSync(join(dir as string, 'data', n, 'meta.json'), 'utf8')) as { minTime: number; maxTime: number });
   // Scrapes nothing that answers: every series it holds comes from the backfill.
   const prometheus = await startPrometheus({ dir, target: '127.0.0.1:9', ruleFiles: new Map() });
   api = prometheus.api;
-}, 240_000);
+
+  // The same backfill over remote write, into a running Prometheus and a running VictoriaMetrics.
+  const receiverDir = join(dir, 'receiver');
+  mkdirSync(receiverDir);
+  const receiver = await startPrometheus({ dir: receiverDir, target: '127.0.0.1:9', ruleFiles: new Map(), noScrape: true, remoteWrite: { outOfOrderTimeWindow: '30d' } });
+  const victoria = await startVictoria(dir);
+  for (const [name, url] of [
+    ['Prometheus (remote write)', receiver.api.url],
+    ['VictoriaMetrics', victoria.url],
+  ] as const) {
+    const out = join(dir, `state-${written.length}`);
+    const r = await runToCompletion(process.execPath, [...backfillArgs, '--config', configFile, '--out', out, '--remote-write.url', `${url}/api/v1/write`], { cwd: REPO_ROOT, env: baseEnv(), timeoutMs: 170_000 });
+    const output = `${r.stdout}\n${r.stderr}`;
+    if (r.code !== 0) throw new Error(`backfill into ${name} exited ${String(r.code)}:\n${output}`);
+    written.push({ name, url, output });
+  }
+  // What was sent is searchable (VictoriaMetrics makes new data visible within a second or so).
+  const total = Number(/all runs: (\d+) samples/.exec(written[0]?.output ?? '')?.[1]);
+  for (const target of written) {
+    await waitFor(
+      `${target.name} to hold every sample`,
+      async () => {
+        const got = await samplesHeld(target.url);
+        return got === total ? done(undefined) : notYet(`${got} of ${total}`);
+      },
+      // Generous: on a loaded two-core machine a freshly written VictoriaMetrics takes a while to merge and answer.
+      { timeoutMs: 180_000, intervalMs: 2000 },
+    );
+  }
+}, 600_000);
 
 afterAll(async () => {
   await stopAllAndCheck(async () => {
@@ -100,14 +156,32 @@ describe('cmdb-exporter backfill into a real Prometheus', () => {
     expect(backfillOutput).toMatch(/promtool: \d+ run\(s\)/);
   });
 
+  it('blocks of 6 h aligned to UTC days: none crosses midnight or exceeds a day', () => {
+    const metas = blockMetas;
+    expect(metas.length).toBeGreaterThan(14 * 3);
+    for (const m of metas) {
+      expect(m.maxTime - m.minTime).toBeLessThanOrEqual(6 * 3600 * 1000);
+      expect(Math.floor(m.minTime / 86_400_000)).toBe(Math.floor((m.maxTime - 1) / 86_400_000));
+    }
+    // One block per window: none written twice.
+    expect(new Set(metas.map((m) => m.minTime)).size).toBe(metas.length);
+  });
+
+  it('remote write checked each target first, then sent every sample over the protocol', () => {
+    expect(written[0]?.output).toMatch(/target: Prometheus 2\.42\S*: takes samples up to 15d old \(retention 15d\)/);
+    expect(written[1]?.output).toContain('target: VictoriaMetrics: keeps');
+    const blocksSamples = Number(/openmetrics: (\d+) samples/.exec(backfillOutput)?.[1]);
+    for (const t of written) expect(Number(/remote write: (\d+) samples/.exec(t.output)?.[1])).toBe(blocksSamples);
+  });
+
   it('answers cmdb_assets 10 days ago with the simulator\'s count for that day', async () => {
     const t = nowS - 10 * DAY;
     const day = startOfDay(t * 1000);
     const expected = pastMetrics(SEED, initialInventory(SEED), day, startOfDay(sim.dataset.startMs));
-    const got = await queryAt(`cmdb_assets{stack="${STACK}"}`, t);
+    const got = await sameEverywhere(`cmdb_assets{stack="${STACK}"}`, t);
     expect(got.map((s) => s.metric)).toEqual([{ __name__: 'cmdb_assets', job: JOB, instance: INSTANCE, stack: STACK }]);
     expect(Number(got[0]?.value[1])).toBe(expected.assetCount);
-    const users = await queryAt(`cmdb_users{stack="${STACK}"}`, t);
+    const users = await sameEverywhere(`cmdb_users{stack="${STACK}"}`, t);
     expect(Number(users[0]?.value[1])).toBe(expected.userCount);
     // A visible trend: fewer assets then than 2 days ago.
     const later = await queryAt(`cmdb_assets{stack="${STACK}"}`, nowS - 2 * DAY);
@@ -134,9 +208,9 @@ describe('cmdb-exporter backfill into a real Prometheus', () => {
     if (!pick) return;
     const profile = typeof pick.run.profile === 'string' ? pick.run.profile : (pick.run.profile?.profile_name ?? '');
     const sel = `stack="${STACK}", connector=${JSON.stringify(pick.run.bridge_name)}, profile=${JSON.stringify(profile)}`;
-    const got = await queryAt(`cmdb_connector_health{${sel}} == 1`, pick.t);
+    const got = await sameEverywhere(`cmdb_connector_health{${sel}} == 1`, pick.t);
     expect(got.map((s) => s.metric.health)).toEqual([healthOf(pick.run.status)]);
-    const ts = await queryAt(`cmdb_connector_last_run_timestamp_seconds{${sel}}`, pick.t);
+    const ts = await sameEverywhere(`cmdb_connector_last_run_timestamp_seconds{${sel}}`, pick.t);
     expect(Number(ts[0]?.value[1])).toBe(runTime(pick.run, 'UTC'));
   });
 
@@ -155,9 +229,11 @@ describe('cmdb-exporter backfill into a real Prometheus', () => {
     const pick = jobs.find((j) => j.job.row.action_status === 'FAILED') ?? jobs[0];
     expect(pick, 'an Action job 2 to 12 days back').toBeDefined();
     if (!pick) return;
-    const got = await queryAt(`cmdb_action_last_job_status{stack="${STACK}", action_id=${JSON.stringify(pick.id)}} == 1`, pick.t);
+    const got = await sameEverywhere(`cmdb_action_last_job_status{stack="${STACK}", action_id=${JSON.stringify(pick.id)}} == 1`, pick.t);
     expect(got.map((s) => s.metric.status)).toEqual([pick.job.row.action_status]);
-    const at = await queryAt(`cmdb_action_last_job_timestamp_seconds{stack="${STACK}", action_id=${JSON.stringify(pick.id)}}`, pick.t);
+    const at = await sameEverywhere(`cmdb_action_last_job_timestamp_seconds{stack="${STACK}", action_id=${JSON.stringify(pick.id)}}`, pick.t);
+    const byStatus = await sameEverywhere(`cmdb_action_jobs{stack="${STACK}", action_id=${JSON.stringify(pick.id)}}`, pick.t);
+    expect(byStatus.length).toBeGreaterThan(0);
     expect(Number(at[0]?.value[1])).toBe(Math.floor(pick.job.atMs / 1000));
   });
 

@@ -71,20 +71,26 @@ describe('backfill at the real service pace', () => {
     expect(sizes.filter((s) => s === 2000)).toHaveLength(1);
     expect(sizes.slice(1).every((s) => s < 2000)).toBe(true);
     expect(stderr.text).toContain('a connector history page timed out: asking for smaller pages');
-    expect(stdout.text, said).not.toContain('left out');
+    expect(stdout.text, said).not.toContain('missing');
     expect(code).toBe(0);
 
-    const text = readdirSync(out)
-      .map((f) => readFileSync(join(out, f), 'utf8'))
-      .join('');
-    for (const family of ['cmdb_connector_info', 'cmdb_connector_last_run_timestamp_seconds', 'cmdb_merger_last_run_timestamp_seconds']) {
-      expect(text, family).toMatch(new RegExp(`^${family}\\{`, 'm'));
+    // File by file: together they are over 500 MB, more than one string holds.
+    const families = new Set<string>();
+    const values = new Map<string, Set<string>>();
+    for (const file of readdirSync(out).filter((f) => f.endsWith('.om'))) {
+      const text = readFileSync(join(out, file), 'utf8');
+      for (const family of ['cmdb_connector_info', 'cmdb_connector_last_run_timestamp_seconds', 'cmdb_merger_last_run_timestamp_seconds']) {
+        if (new RegExp(`^${family}\\{`, 'm').test(text)) families.add(family);
+      }
+      for (const m of text.matchAll(/^cmdb_connector_last_run_timestamp_seconds\{([^}]*)\} (\d+) \d+$/gm)) {
+        const seen = values.get(m[1] as string) ?? new Set<string>();
+        values.set(m[1] as string, seen.add(m[2] as string));
+      }
     }
+    expect([...families].sort()).toEqual(['cmdb_connector_info', 'cmdb_connector_last_run_timestamp_seconds', 'cmdb_merger_last_run_timestamp_seconds']);
     // Every run of the range, not only the newest per connector: one connector's last run moves daily.
-    const oneKey = /^cmdb_connector_last_run_timestamp_seconds\{([^}]*)\} (\d+) \d+$/m.exec(text)?.[1] ?? '';
-    const values = new Set(
-      [...text.matchAll(/^cmdb_connector_last_run_timestamp_seconds\{([^}]*)\} (\d+) \d+$/gm)].filter((m) => m[1] === oneKey).map((m) => m[2]),
-    );
-    expect(values.size).toBeGreaterThanOrEqual(9);
+    const oneKey = [...values.keys()][0] ?? '';
+    const runs = values.get(oneKey) ?? new Set<string>();
+    expect(runs.size).toBeGreaterThanOrEqual(9);
   });
 });

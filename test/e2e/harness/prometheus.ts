@@ -37,6 +37,10 @@ export interface PrometheusSetup {
   readonly job?: Readonly<Record<string, unknown>>;
   /** More scrape jobs next to `cmdb-exporter` (each with its own job_name, targets and keys). */
   readonly extraJobs?: ReadonlyArray<Readonly<Record<string, unknown>>>;
+  /** Takes remote write (--web.enable-remote-write-receiver), with this out-of-order window (`30d`). */
+  readonly remoteWrite?: { readonly outOfOrderTimeWindow: string };
+  /** No scrape job at all (a Prometheus that only holds what is written into it). */
+  readonly noScrape?: boolean;
   /** host:port of Alertmanagers to send the alerts to. */
   readonly alertmanagers?: readonly string[];
 }
@@ -118,8 +122,9 @@ function writeConfig(setup: PrometheusSetup): string {
   const config = {
     global: { scrape_interval: interval, evaluation_interval: interval },
     rule_files: ruleNames,
+    ...(setup.remoteWrite ? { storage: { tsdb: { out_of_order_time_window: setup.remoteWrite.outOfOrderTimeWindow } } } : {}),
     ...(setup.alertmanagers ? { alerting: { alertmanagers: [{ static_configs: [{ targets: [...setup.alertmanagers] }] }] } } : {}),
-    scrape_configs: [
+    scrape_configs: setup.noScrape ? [] : [
       setup.job
         ? { ...setup.job, job_name: JOB, scrape_interval: interval, scrape_timeout: interval }
         : { job_name: JOB, scrape_interval: interval, scrape_timeout: interval, static_configs: [{ targets: [setup.target] }], ...setup.scrape },
@@ -140,6 +145,7 @@ export async function startPrometheus(setup: PrometheusSetup): Promise<RunningPr
     `--storage.tsdb.path=${join(setup.dir, 'data')}`,
     `--web.listen-address=127.0.0.1:${port}`,
     '--log.level=warn',
+    ...(setup.remoteWrite ? ['--web.enable-remote-write-receiver'] : []),
   ], { cwd: setup.dir, env: baseEnv() });
   const api = new PrometheusApi(`http://127.0.0.1:${port}`);
   await waitUntilServing(proc, api.url);

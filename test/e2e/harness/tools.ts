@@ -17,6 +17,7 @@ export const INSTALL_HINTS = {
   prometheus: 'apt-get update && apt-get install -y prometheus',
   promtool: 'apt-get update && apt-get install -y prometheus',
   chromium: 'apt-get update && apt-get install -y chromium',
+  'victoria-metrics': 'apt-get update && apt-get install -y victoria-metrics',
   'prometheus-alertmanager': 'apt-get update && apt-get install -y prometheus-alertmanager',
   amtool: 'apt-get update && apt-get install -y prometheus-alertmanager',
 } as const;

@@ -1,0 +1,114 @@
+/**
+ * When a stack's reading stops early, and why. A backfill reads hundreds of units one after the
+ * other at a few a minute; when the CMDB refuses the credentials, or cannot be reached, every unit
+ * fails the same way, each after its retries, and the ETA grows to an hour of nothing. So:
+ *
+ * - rejected credentials (the token endpoint refuses the client id and secret, or a 401 with a
+ *   token) stop the stack's reading at the first one: no request after it can succeed;
+ * - the CMDB unreachable or not answering (network errors, timeouts) `stackLimit` times in a row
+ *   stops the stack's reading: that is the service, not one endpoint. So does the token endpoint
+ *   failing otherwise (a 5xx after its retries): every request needs a token, and the road pauses
+ *   the whole stack for it (src/cmdb/policy.ts), whichever endpoint's unit was being read;
+ * - the same failure of one endpoint (5xx, rate limited past the retries, a body that does not
+ *   validate) `endpointLimit` times in a row stops that endpoint; a 403 stops it at once (a scoped
+ *   token lacks that right); the other endpoints go on.
+ *
+ * An answer in between starts a count again. What was read is kept (answers.ts) and what was not
+ * is listed as missing: running the same command again later reads only that. Pure: the caller
+ * reports the outcomes.
+ */
+import { TOKEN_PATH } from '../api/endpoints.js';
+import { CmdbError, CmdbHttpError, CmdbTokenRejectedError, CmdbUnauthorizedError } from '../errors.js';
+
+/** Network errors or timeouts in a row (any endpoint) that stop a stack's reading. */
+export const DEFAULT_STACK_FAILURES_LIMIT = 3;
+/** The same failure of one endpoint in a row that stops that endpoint. */
+export const DEFAULT_ENDPOINT_FAILURES_LIMIT = 5;
+
+export interface StopReason {
+  /** What happened, for the summary: `credentials rejected`, `3 timeouts in a row`. */
+  readonly why: string;
+  /** What to do about it. */
+  readonly hint: string;
+}
+
+export type Verdict = { readonly action: 'go-on' } | { readonly action: 'skip-endpoint'; readonly why: string } | ({ readonly action: 'stop-stack' } & StopReason);
+
+/** The kind of a failure: what repeats when the CMDB, or one endpoint of it, is the problem. */
+export function failureKind(err: unknown): string {
+  if (err instanceof CmdbHttpError) return err.status >= 500 ? '5xx' : String(err.status);
+  if (err instanceof CmdbError) return err.outcome;
+  return 'error';
+}
+
+const STACK_KINDS: Record<string, string> = {
+  timeout: 'requests timed out',
+  network: 'requests could not reach the CMDB',
+  token: 'token requests failed',
+};
+
+/** A failure of the token request itself (`POST …/access_token`), whatever unit needed the token. */
+function ofTokenEndpoint(err: unknown): boolean {
+  return err instanceof CmdbError && err.request.endsWith(` ${TOKEN_PATH}`);
+}
+
+interface Run {
+  kind: string | undefined;
+  count: number;
+}
+
+function count(run: Run, kind: string): number {
+  run.count = run.kind === kind ? run.count + 1 : 1;
+  run.kind = kind;
+  return run.count;
+}
+
+export class FailFast {
+  private readonly stackRun: Run = { kind: undefined, count: 0 };
+  private readonly endpointRuns = new Map<string, Run>();
+  private stopped: StopReason | undefined;
+
+  constructor(
+    private readonly stack: string,
+    private readonly stackLimit = DEFAULT_STACK_FAILURES_LIMIT,
+    private readonly endpointLimit = DEFAULT_ENDPOINT_FAILURES_LIMIT,
+  ) {}
+
+  /** Set once the stack's reading has stopped. */
+  get stop(): StopReason | undefined {
+    return this.stopped;
+  }
+
+  succeeded(endpoint: string): void {
+    this.stackRun.kind = undefined;
+    this.stackRun.count = 0;
+    this.endpointRuns.delete(endpoint);
+  }
+
+  failed(err: unknown, endpoint: string): Verdict {
+    const message = (err as Error).message;
+    if (err instanceof CmdbTokenRejectedError || err instanceof CmdbUnauthorizedError || (err instanceof CmdbHttpError && err.status === 401)) {
+      this.stopped = {
+        why: `credentials rejected (${message})`,
+        hint: `Check the credentials of stack ${this.stack} (clientId and secret, or token) in the configuration or its environment variables, then run the same command again.`,
+      };
+      return { action: 'stop-stack', ...this.stopped };
+    }
+    if (err instanceof CmdbHttpError && err.status === 403) return { action: 'skip-endpoint', why: `forbidden (${message}): the token lacks the right for ${endpoint}` };
+    const own = failureKind(err);
+    const kind = own in STACK_KINDS || !ofTokenEndpoint(err) ? own : 'token';
+    if (kind in STACK_KINDS) {
+      const n = count(this.stackRun, kind);
+      if (n < this.stackLimit) return { action: 'go-on' };
+      this.stopped = {
+        why: `${n} ${STACK_KINDS[kind]} in a row (last: ${message})`,
+        hint: `Check that stack ${this.stack}'s CMDB${kind === 'token' ? ' and its token endpoint' : ''} is reachable and answering (baseUrl, proxy, timeoutSeconds), then run the same command again: what was read is kept.`,
+      };
+      return { action: 'stop-stack', ...this.stopped };
+    }
+    const run = this.endpointRuns.get(endpoint) ?? { kind: undefined, count: 0 };
+    this.endpointRuns.set(endpoint, run);
+    const n = count(run, kind);
+    return n < this.endpointLimit ? { action: 'go-on' } : { action: 'skip-endpoint', why: `${n} failures of ${endpoint} in a row (last: ${message})` };
+  }
+}

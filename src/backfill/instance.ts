@@ -1,0 +1,43 @@
+/**
+ * The `instance` label of backfilled series when --instance is not given: a backfilled series
+ * joins the live one only when every label is the same, and Prometheus sets `instance` to the
+ * target's address. So:
+ *
+ * - with --prometheus.url, the instance the live target of the job carries in that Prometheus
+ *   (per stack when /sd gives each stack a target of its own);
+ * - else the address the exporter's /sd hands out: --web.external-url's host and port (or
+ *   EXPORTER_WEB_EXTERNAL_URL), else the listen address, every interface shown as the host name.
+ */
+import { parseListenAddress } from '../config/load.js';
+import { listenBase, parseExternalUrl } from '../config/scrape-base.js';
+import type { PrometheusApi } from './prometheus-api.js';
+
+export class InstanceError extends Error {}
+
+/** The address /sd would hand out for this configuration (throws ConfigError on a bad URL or address). */
+export function sdInstance(opts: { externalUrl?: string; externalUrlName: string; listenAddress: string }, host?: string): string {
+  if (opts.externalUrl !== undefined) return parseExternalUrl(opts.externalUrl, opts.externalUrlName).address;
+  const { host: listenHost, port } = parseListenAddress(opts.listenAddress, 'listenAddress');
+  return listenBase(listenHost, port, false, host).address;
+}
+
+/**
+ * Per stack, the instance label of the live target of `job` in Prometheus: a target labelled with
+ * the stack (/sd) first, else one without a stack label; undefined when the job has no target there.
+ * Throws InstanceError when several targets could be the stack's.
+ */
+export async function liveInstances(api: PrometheusApi, job: string, stacks: readonly string[]): Promise<Map<string, string> | undefined> {
+  const targets = (await api.targets()).filter((t) => t.job === job && t.instance !== undefined);
+  if (targets.length === 0) return undefined;
+  const out = new Map<string, string>();
+  for (const stack of stacks) {
+    const own = targets.filter((t) => t.stack === stack);
+    const shared = targets.filter((t) => t.stack === undefined || t.stack === '');
+    const candidates = [...new Set((own.length > 0 ? own : shared).map((t) => t.instance as string))].sort();
+    if (candidates.length === 1) out.set(stack, candidates[0] as string);
+    else if (candidates.length > 1) {
+      throw new InstanceError(`--instance: ${candidates.length} targets of job ${job} in ${api.url} could be stack ${stack}'s (${candidates.join(', ')}): give --instance (and --stack) for the one to fill`);
+    }
+  }
+  return out.size > 0 ? out : undefined;
+}

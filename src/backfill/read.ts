@@ -1,0 +1,81 @@
+/**
+ * Reads every stack's history at once (one road each, the daemon's own client and readers, its
+ * budget set to the backfill's share), into the answers of --out, with one progress line for all
+ * of them.
+ */
+import { Registry } from 'prom-client';
+import { openRoad } from '../cmdb/road.js';
+import type { StackConfig } from '../config/types.js';
+import type { Logger } from '../logger.js';
+import { createInstruments } from '../metrics/instruments.js';
+import type { SecretScrubber } from '../secrets.js';
+import { stackAnswers, type AnswerJournal } from './answers.js';
+import { readHistory, type StackHistory } from './history.js';
+import { dayKeys, type StackPlan } from './plan.js';
+import { Progress } from './progress.js';
+
+/** The days whose counts a stack's ranges need. */
+export function daysOf(ranges: ReadonlyArray<readonly [number, number]>): Array<{ start: number; text: string }> {
+  const byStart = new Map<number, { start: number; text: string }>();
+  for (const [a, b] of ranges) for (const d of dayKeys(a, b)) byStart.set(d.start, d);
+  return [...byStart.values()].sort((x, y) => x.start - y.start);
+}
+
+export interface ReadAll {
+  readonly histories: StackHistory[];
+  /** Requests sent (every outcome), as the roads' request events report them. */
+  readonly requests: number;
+  readonly seconds: number;
+}
+
+export async function readStacks(opts: {
+  readonly stacks: readonly StackConfig[];
+  readonly ranges: ReadonlyMap<string, ReadonlyArray<readonly [number, number]>>;
+  readonly plans: readonly StackPlan[];
+  readonly journal: AnswerJournal;
+  readonly logger: Logger;
+  readonly scrubber: SecretScrubber;
+  readonly signal: AbortSignal;
+  readonly progressOut: { isTTY?: boolean; write(text: string): unknown };
+}): Promise<ReadAll> {
+  const started = Date.now();
+  const registry = new Registry();
+  const instruments = createInstruments(registry, { defaultMetrics: false });
+  const reading = new Progress('reading history', opts.plans.reduce((n, p) => n + p.knownRequests, 0), 'requests', opts.progressOut);
+  // The backfill's own figure: requests that left, as the roads report them (not read back from a registry).
+  let requests = 0;
+  try {
+    const histories = await Promise.all(
+      opts.stacks.map(async (stack) => {
+        const ranges = opts.ranges.get(stack.name) ?? [];
+        const from = Math.min(...ranges.map((r) => r[0]));
+        const to = Math.max(...ranges.map((r) => r[1]));
+        const logger = opts.logger.child({ stack: stack.name });
+        // The daemon's client and readers, the budget set to the backfill's share.
+        const paced: StackConfig = { ...stack, rateLimitPerMinute: stack.backfillRequestsPerMinute };
+        const road = openRoad({ stack: paced, instruments, logger, scrubber: opts.scrubber });
+        road.client.events.requests.on(() => requests++);
+        try {
+          return await readHistory({
+            stack,
+            readers: road.readers,
+            logger,
+            from,
+            to,
+            days: daysOf(ranges),
+            answers: stackAnswers(opts.journal, stack.name),
+            signal: opts.signal,
+            progress: { step: () => reading.advance(), grow: (n) => reading.grow(n) },
+          });
+        } finally {
+          await road.close();
+        }
+      }),
+    );
+    reading.finish(`(${requests} sent, ${opts.journal.size - opts.journal.readThisRun} answers from earlier runs)`);
+    return { histories, requests, seconds: (Date.now() - started) / 1000 };
+  } catch (e) {
+    (e as { requests?: number }).requests = requests;
+    throw e;
+  }
+}

@@ -1,0 +1,270 @@
+/**
+ * One backfill after its flags and configuration are checked (command.ts): the state in --out
+ * (continue the same command, or start), the instance label and the ranges (the whole range, or
+ * the gaps a Prometheus shows), the target's check, the reading, the writing, and the summary that
+ * says what was read, what was written, what is missing and how to continue.
+ */
+import type { StackConfig } from '../config/types.js';
+import type { Logger } from '../logger.js';
+import type { SecretScrubber } from '../secrets.js';
+import { AnswerJournal } from './answers.js';
+import type { StackHistory } from './history.js';
+import { BlocksSink } from './blocks.js';
+import { formatGap, scrapeIntervalOf, stackGaps, TOLERATED_MISSED_SCRAPES } from './gaps.js';
+import { liveInstances } from './instance.js';
+import { formatPlan, planStack } from './plan.js';
+import type { PrometheusApi } from './prometheus-api.js';
+import { daysOf, readStacks, type ReadAll } from './read.js';
+import { RemoteWriteClient, shownUrl, type RemoteWriteSettings } from './remote-write.js';
+import { RemoteWriteSink } from './remote-write-sink.js';
+import { MAX_DEFAULT_STEP_SECONDS, replayStack } from './replay.js';
+import { BackfillState, type Fingerprint } from './state.js';
+import { stopOnSignals, type StopSignals } from './stop.js';
+import { describeMissing, rangeText } from './summary.js';
+import { checkTarget, TargetRefusal } from './target-check.js';
+import type { MissingUnit } from './unit-reader.js';
+import { writeWindows, type Sink, type WriteResult } from './write.js';
+import { formatDuration } from '../config/durations.js';
+
+type Ranges = Array<[number, number]>;
+
+export interface SessionOptions {
+  readonly argv: readonly string[];
+  readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  readonly now: number;
+  readonly stacks: readonly StackConfig[];
+  readonly range: { readonly from: number; readonly to: number; readonly step: number | undefined };
+  readonly out: string;
+  readonly job: string;
+  readonly instance?: string;
+  /** The address /sd hands out, and how it was found. */
+  readonly sdInstance: { readonly address: string; readonly from: string };
+  readonly prometheus?: PrometheusApi;
+  readonly fillGaps: boolean;
+  readonly remote?: RemoteWriteSettings;
+  readonly promtool?: string;
+  readonly fingerprint: Fingerprint;
+  readonly logger: Logger;
+  readonly scrubber: SecretScrubber;
+}
+
+/** A word of the command line as a shell reads it back. */
+export function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+export async function runSession(o: SessionOptions): Promise<number> {
+  const say = (text: string) => o.stdout.write(`${text}\n`);
+  const err = (text: string) => o.stderr.write(`cmdb-exporter backfill: ${text}\n`);
+  const again = `cmdb-exporter backfill ${o.argv.map(shellQuote).join(' ')}`;
+  // From here on a signal stops the backfill cleanly, whatever it is doing.
+  const stop = stopOnSignals((text) => err(text));
+  try {
+    return await session(o, stop, say, err, again);
+  } finally {
+    stop.dispose();
+  }
+}
+
+async function session(o: SessionOptions, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string): Promise<number> {
+  // Before anything else: a target that would refuse or drop the range is said at once.
+  let sink: Sink;
+  if (o.remote) {
+    const client = new RemoteWriteClient(o.remote);
+    try {
+      say(`target: ${(await checkTarget(client, { oldestSeconds: o.range.from, now: o.now, statusUrl: o.prometheus?.url })).note}`);
+    } catch (e) {
+      await client.close();
+      if (!(e instanceof TargetRefusal)) throw e;
+      err(e.message);
+      return 2;
+    }
+    sink = new RemoteWriteSink(client);
+  } else sink = new BlocksSink(o.out, o.promtool);
+  try {
+    return await sinkSession(o, sink, stop, say, err, again);
+  } finally {
+    await sink.close(true);
+  }
+}
+
+interface Context {
+  readonly o: SessionOptions;
+  readonly sink: Sink;
+  readonly stop: StopSignals;
+  readonly say: (t: string) => void;
+  readonly err: (t: string) => void;
+  /** The same command, to continue. */
+  readonly again: string;
+  readonly state: BackfillState;
+  readonly journal: AnswerJournal;
+}
+
+async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string): Promise<number> {
+  const state = BackfillState.open(o.out, o.fingerprint);
+  const journal = new AnswerJournal(o.out);
+  if (!state.resumed) journal.remove();
+  if (state.complete) {
+    say(`this backfill is complete (${state.path}): nothing to read or write. Remove that file to run it again.`);
+    return 0;
+  }
+  if (state.resumed) say(`continuing the backfill in ${o.out}: ${journal.size} answers read and ${state.totals().windows} windows written before`);
+  const c: Context = { o, sink, stop, say, err, again, state, journal };
+
+  const instances = await instanceLabels(o, state, say);
+  const ranges = await rangesOf(o, state, instances, say);
+  state.plan(Object.fromEntries(ranges), Object.fromEntries([...instances].map(([s, i]) => [`instance/${s}`, i])));
+  state.save();
+  const stacks = o.stacks.filter((s) => (ranges.get(s.name) ?? []).length > 0);
+  if (stacks.length === 0) {
+    say('no gaps: nothing to read or write');
+    state.finish(true);
+    journal.remove();
+    return 0;
+  }
+  const span = (name: string) => {
+    const r = ranges.get(name) ?? [];
+    return { from: Math.min(...r.map((x) => x[0])), to: Math.max(...r.map((x) => x[1])), days: daysOf(r).length };
+  };
+  const plans = stacks.map((s) => planStack(s, span(s.name).from, span(s.name).to, span(s.name).days));
+  for (const p of plans) say(formatPlan(p, span(p.stack)));
+
+  let read: ReadAll;
+  try {
+    read = await readStacks({ stacks, ranges, plans, journal, logger: o.logger, scrubber: o.scrubber, signal: stop.signal, progressOut: o.stderr });
+  } catch (e) {
+    if (!stop.signal.aborted) throw e;
+    say(stoppedReading(c, (e as { requests?: number }).requests ?? 0));
+    return 130;
+  }
+  return writeAndReport(c, stacks, ranges, instances, read);
+}
+
+async function writeAndReport(c: Context, stacks: readonly StackConfig[], ranges: ReadonlyMap<string, Ranges>, instances: ReadonlyMap<string, string>, read: ReadAll): Promise<number> {
+  const { o, state, journal, say, again } = c;
+  const missing = new Map<string, readonly MissingUnit[]>(stacks.map((s, i) => [s.name, read.histories[i]?.missing ?? []]));
+  const missingNow = new Set([...missing].flatMap(([stack, units]) => units.map((u) => `${stack}:${u.key}`)));
+  let result: WriteResult;
+  try {
+    result = await writeWindows({
+      stacks: stacks.map((stack, i) => ({
+        stack: stack.name,
+        ranges: ranges.get(stack.name) ?? [],
+        replays: replayStack({
+          stack,
+          history: read.histories[i] as StackHistory,
+          step: o.range.step,
+          targetLabels: { job: o.job, instance: instances.get(stack.name) as string },
+          debug: (msg, fields) => o.logger.debug({ stack: stack.name, ...fields }, msg),
+        }),
+      })),
+      sink: c.sink,
+      state,
+      missingNow,
+      stopping: c.stop.signal,
+      progressOut: o.stderr,
+    });
+  } catch (e) {
+    c.err(`writing failed: ${o.scrubber.scrub((e as Error).message)}`);
+    say(`${writtenLine(state, c.sink, undefined)}\nto continue (after fixing the cause): ${again}`);
+    return 1;
+  }
+  const lines = [`requests: ${read.requests} in ${formatDuration(Math.round(read.seconds))} (answers: ${journal.readThisRun} read by this run, ${journal.size - journal.readThisRun} from earlier runs)`, writtenLine(state, c.sink, result)];
+  const missingLines = stacks.flatMap((s) => describeMissing(s.name, missing.get(s.name) ?? [], rangeText(ranges.get(s.name) ?? [])));
+  if (missingLines.length > 0) lines.push('missing (no samples where the CMDB did not answer; run the same command again to read only these):', ...missingLines.map((l) => `  ${l}`));
+  for (const [i, s] of stacks.entries()) {
+    const stopped = read.histories[i]?.stopped;
+    if (stopped) lines.push(`stack ${s.name}: reading stopped early: ${stopped.why}. ${stopped.hint}`);
+  }
+  if (result.stopped) {
+    say([...lines, `stopped (${c.stop.why}) while writing: the windows written are recorded in ${state.path}.`, `to continue: ${again}`].join('\n'));
+    return 130;
+  }
+  const complete = missingLines.length === 0;
+  state.finish(complete);
+  if (complete) journal.remove();
+  lines.push(state.totals().samples === 0 ? 'nothing was written: there are no samples for the range (see what is missing above)' : nextStep(o));
+  if (!complete) lines.push(`to read what is missing: ${again}`);
+  say(lines.join('\n'));
+  return complete ? 0 : 1;
+}
+
+function stoppedReading(c: Context, requests: number): string {
+  const { journal } = c;
+  return (
+    `stopped (${c.stop.why}) while reading: ${journal.readThisRun} answers read by this run and ${journal.size - journal.readThisRun} before are kept in ${journal.path}` +
+    ` (${requests} requests sent); nothing was written by this run.\nto continue: ${c.again}`
+  );
+}
+
+function writtenLine(state: BackfillState, sink: Sink, result: WriteResult | undefined): string {
+  const totals = state.totals();
+  const before = result ? `; ${result.skipped} window(s) written before were left as they are` : '';
+  const rss = `peak RSS ${Math.round(process.resourceUsage().maxRSS / 1024)} MB`;
+  if (sink instanceof RemoteWriteSink) {
+    const now = result ? `${result.samples} samples in ${sink.requests} request(s) (${sink.bytes} bytes, ${sink.retries} retried), ${result.generateSeconds.toFixed(1)}s replaying, ${rss}` : `${sink.requests} request(s) taken`;
+    return `remote write: ${now}${before}; all runs: ${totals.samples} samples in ${totals.windows} window(s)`;
+  }
+  const blocks = sink as BlocksSink;
+  const now = result ? `openmetrics: ${result.samples} samples, ${result.bytes} bytes in ${blocks.files} file(s), ${result.generateSeconds.toFixed(1)}s, ${rss}` : `openmetrics: ${blocks.files} file(s)`;
+  const promtool = blocks.runs > 0 ? `; promtool: ${blocks.runs} run(s) in ${blocks.promtoolSeconds.toFixed(1)}s` : '';
+  return `${now}${promtool}${before}; all runs: ${totals.samples} samples in ${totals.windows} window(s)`;
+}
+
+function nextStep(o: SessionOptions): string {
+  if (o.remote) return `the samples are in ${shownUrl(o.remote.url)}`;
+  if (!o.promtool) return `promtool not found: the OpenMetrics files are in ${o.out}; turn them into blocks with\n  ${BlocksSink.commandFor(o.out)}`;
+  return `blocks in ${o.out} (6 h each, aligned to UTC days); next: copy them into Prometheus's data directory, or upload them to Mimir or Thanos (docs/backfill.md)`;
+}
+
+/** The instance label per stack: --instance, the state's, the live target's, or /sd's address. */
+async function instanceLabels(o: SessionOptions, state: BackfillState, say: (t: string) => void): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const names = o.stacks.map((s) => s.name);
+  if (o.instance !== undefined) {
+    for (const n of names) out.set(n, o.instance);
+    return out;
+  }
+  if (names.every((n) => state.resolved(`instance/${n}`) !== undefined)) {
+    for (const n of names) out.set(n, state.resolved(`instance/${n}`) as string);
+    return out;
+  }
+  const live = o.prometheus ? await liveInstances(o.prometheus, o.job, names) : undefined;
+  for (const n of names) {
+    const found = live?.get(n);
+    out.set(n, found ?? o.sdInstance.address);
+    say(
+      found
+        ? `instance label of stack ${n}: ${found} (the live target of job ${o.job} in ${o.prometheus?.url})`
+        : `instance label of stack ${n}: ${o.sdInstance.address} (the address /sd hands out: ${o.sdInstance.from}${o.prometheus ? `; ${o.prometheus.url} has no target of job ${o.job}` : ''}); give --instance if Prometheus names the target otherwise`,
+    );
+  }
+  return out;
+}
+
+/** The ranges per stack: the state's, the gaps Prometheus shows, or the whole range. */
+async function rangesOf(o: SessionOptions, state: BackfillState, instances: ReadonlyMap<string, string>, say: (t: string) => void): Promise<Map<string, Ranges>> {
+  const out = new Map<string, Ranges>();
+  for (const stack of o.stacks) {
+    const kept = state.ranges(stack.name);
+    if (kept) {
+      out.set(stack.name, kept);
+      continue;
+    }
+    if (!o.fillGaps || !o.prometheus) {
+      out.set(stack.name, [[o.range.from, o.range.to]]);
+      continue;
+    }
+    const instance = instances.get(stack.name) as string;
+    const interval = await scrapeIntervalOf(o.prometheus, o.job, instance, [o.now, o.range.to]);
+    const backfillStep = o.range.step ?? MAX_DEFAULT_STEP_SECONDS;
+    const gaps = await stackGaps(o.prometheus, { job: o.job, instance, stack: stack.name, from: o.range.from, to: o.range.to, interval: interval.seconds, backfillStep });
+    say(
+      `gaps of stack ${stack.name} (job ${o.job}, instance ${instance}) in ${o.prometheus.url}, scrape interval ${formatDuration(interval.seconds)} (${interval.from}); holes of ${TOLERATED_MISSED_SCRAPES} missed scrapes or fewer are not gaps:` +
+        (gaps.length === 0 ? ' none' : gaps.map((g) => `\n  ${formatGap(g, formatDuration)}`).join('')),
+    );
+    out.set(stack.name, gaps.map((g) => [g[0], g[1]]));
+  }
+  return out;
+}

@@ -1,0 +1,112 @@
+/**
+ * Reads one stack's history unit by unit (a day's counts, the connector history, an Action's
+ * jobs, a name's change history): each unit is taken from the answers of earlier runs when they
+ * hold it, else read and kept at once; a failure is logged once per endpoint, counted by the
+ * fail-fast policy and listed as missing; once the policy stops the stack (or an endpoint), the
+ * units after it are listed as missing without a request.
+ */
+import type { Logger } from '../logger.js';
+import type { StackAnswers } from './answers.js';
+import { FailFast, type StopReason } from './fail-fast.js';
+
+/** A unit that has no samples in the backfill, and why. */
+export interface MissingUnit {
+  /** The unit's key: `counts/2026-11-03`, `action-jobs/<id>`. */
+  readonly key: string;
+  readonly endpoint: string;
+  /** `counts of 2026-11-03`, `jobs of Action 42`. */
+  readonly what: string;
+  readonly reason: string;
+}
+
+export interface ReadProgress {
+  /** One request-level step done (a day, a page, an Action, a name). */
+  step(what: string): void;
+  /** The answers say there is more to read (further pages, the Actions' job lists). */
+  grow(requests: number): void;
+}
+
+export class UnitReader {
+  readonly missing: MissingUnit[] = [];
+  private readonly policy: FailFast;
+  private readonly skipped = new Map<string, string>();
+  private readonly logged = new Set<string>();
+  /** Units read by a request in this run, and taken from the answers of earlier runs. */
+  read = 0;
+  reused = 0;
+
+  constructor(
+    private readonly opts: {
+      readonly stack: string;
+      readonly answers: StackAnswers;
+      readonly logger: Logger;
+      readonly progress: ReadProgress;
+      readonly signal?: AbortSignal;
+    },
+  ) {
+    this.policy = new FailFast(opts.stack);
+  }
+
+  /** Why the stack's reading stopped early, if it did. */
+  get stopped(): StopReason | undefined {
+    return this.policy.stop;
+  }
+
+  /** Was the unit read, in this run or an earlier one? */
+  known(key: string): boolean {
+    return this.opts.answers.has(key);
+  }
+
+  /**
+   * The unit's answer: kept, read now, or undefined (then listed as missing). Throws only when
+   * the signal stopped the run (the answer in flight is then lost, and asked again next time).
+   */
+  async unit<T>(key: string, endpoint: string, what: string, read: () => Promise<T>): Promise<T | undefined> {
+    const { answers, signal, progress } = this.opts;
+    if (answers.has(key)) {
+      this.reused += 1;
+      progress.step(what);
+      return answers.get<T>(key) as T;
+    }
+    signal?.throwIfAborted();
+    const stop = this.policy.stop?.why ?? this.skipped.get(endpoint);
+    if (stop !== undefined) {
+      this.missing.push({ key, endpoint, what, reason: `not read: ${stop}` });
+      progress.step(what);
+      return undefined;
+    }
+    try {
+      const value = await read();
+      answers.record(key, value);
+      this.read += 1;
+      this.policy.succeeded(endpoint);
+      return value;
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      this.failed(key, endpoint, what, err);
+      return undefined;
+    } finally {
+      progress.step(what);
+    }
+  }
+
+  private failed(key: string, endpoint: string, what: string, err: unknown): void {
+    const error = (err as Error).message;
+    this.missing.push({ key, endpoint, what, reason: error });
+    const verdict = this.policy.failed(err, endpoint);
+    const { logger } = this.opts;
+    if (verdict.action === 'stop-stack') {
+      logger.error({ endpoint, err: error }, `${what} could not be read: ${verdict.why}; stopped reading this stack. ${verdict.hint}`);
+      return;
+    }
+    if (verdict.action === 'skip-endpoint') {
+      this.skipped.set(endpoint, verdict.why);
+      logger.error({ endpoint, err: error }, `${what} could not be read: ${verdict.why}; the rest of ${endpoint} is not asked for`);
+      return;
+    }
+    // Once per endpoint: a failing endpoint fails for every day, Action or name alike.
+    if (this.logged.has(endpoint)) return;
+    this.logged.add(endpoint);
+    logger.error({ endpoint, err: error }, `${what} could not be read; it has no samples in the backfill (the summary lists what is missing; run the same command again to read it)`);
+  }
+}

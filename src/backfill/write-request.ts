@@ -1,0 +1,131 @@
+/**
+ * Prometheus remote write 1.0 bodies: a `prometheus.WriteRequest` in protobuf, snappy-compressed
+ * (block format), as every receiver of that protocol reads it (Prometheus, VictoriaMetrics, Mimir,
+ * Thanos receive).
+ *
+ * The schema is small and fixed (remote.proto / types.proto of Prometheus):
+ *
+ *     WriteRequest { repeated TimeSeries timeseries = 1; }
+ *     TimeSeries   { repeated Label labels = 1; repeated Sample samples = 2; }
+ *     Label        { string name = 1; string value = 2; }
+ *     Sample       { double value = 1; int64 timestamp = 2; }   // timestamp in ms
+ *
+ * so it is encoded here by hand, straight into one buffer per request: a general protobuf library
+ * would want an object per sample, and a backfill sends hundreds of millions of them. A series'
+ * labels are encoded once (`encodeLabels`) and reused for every request that carries the series.
+ * test/backfill/write-request.test.ts decodes the output with protobufjs against the .proto text.
+ */
+import { compressSync } from 'snappy';
+
+const WIRE_VARINT = 0;
+const WIRE_FIXED64 = 1;
+const WIRE_LEN = 2;
+const tag = (field: number, wire: number) => (field << 3) | wire;
+
+const TAG_TIMESERIES = tag(1, WIRE_LEN);
+const TAG_LABEL = tag(1, WIRE_LEN);
+const TAG_SAMPLE = tag(2, WIRE_LEN);
+const TAG_NAME = tag(1, WIRE_LEN);
+const TAG_VALUE_STRING = tag(2, WIRE_LEN);
+const TAG_VALUE_DOUBLE = tag(1, WIRE_FIXED64);
+const TAG_TIMESTAMP = tag(2, WIRE_VARINT);
+
+/** Bytes of `n` (a non-negative integer up to 2^53) as a varint. */
+export function varintLength(n: number): number {
+  let len = 1;
+  while (n >= 128) {
+    n = Math.floor(n / 128);
+    len++;
+  }
+  return len;
+}
+
+function writeVarint(buf: Buffer, pos: number, n: number): number {
+  while (n >= 128) {
+    buf[pos++] = (n % 128) | 128;
+    n = Math.floor(n / 128);
+  }
+  buf[pos++] = n;
+  return pos;
+}
+
+/**
+ * The `Label` entries of a TimeSeries (each with its field tag), sorted by name as the protocol
+ * requires. `__name__` is an ordinary label here: the caller puts the metric name in it.
+ */
+export function encodeLabels(labels: Readonly<Record<string, string>>): Buffer {
+  const names = Object.keys(labels).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const parts: Buffer[] = [];
+  for (const name of names) {
+    const n = Buffer.from(name, 'utf8');
+    const v = Buffer.from(labels[name] as string, 'utf8');
+    const inner = 1 + varintLength(n.length) + n.length + 1 + varintLength(v.length) + v.length;
+    const buf = Buffer.allocUnsafe(1 + varintLength(inner) + inner);
+    let pos = 0;
+    buf[pos++] = TAG_LABEL;
+    pos = writeVarint(buf, pos, inner);
+    buf[pos++] = TAG_NAME;
+    pos = writeVarint(buf, pos, n.length);
+    pos += n.copy(buf, pos);
+    buf[pos++] = TAG_VALUE_STRING;
+    pos = writeVarint(buf, pos, v.length);
+    v.copy(buf, pos);
+    parts.push(buf);
+  }
+  return Buffer.concat(parts);
+}
+
+/** One series of a request: its encoded labels and its samples (ms timestamps), in time order. */
+export interface SeriesSamples {
+  readonly labels: Buffer;
+  readonly timestamps: ArrayLike<number>;
+  readonly values: ArrayLike<number>;
+  /** The samples [start, end) of the arrays go into this request (default: all). */
+  readonly start?: number;
+  readonly end?: number;
+}
+
+function sampleLength(timestampMs: number): number {
+  return 1 + 8 + 1 + varintLength(timestampMs);
+}
+
+function seriesLength(s: SeriesSamples): number {
+  let len = s.labels.length;
+  const end = s.end ?? s.timestamps.length;
+  for (let i = s.start ?? 0; i < end; i++) {
+    const inner = sampleLength(s.timestamps[i] as number);
+    len += 1 + varintLength(inner) + inner;
+  }
+  return len;
+}
+
+/** The uncompressed WriteRequest holding `series`. */
+export function encodeWriteRequest(series: readonly SeriesSamples[]): Buffer {
+  const lengths = series.map(seriesLength);
+  const total = lengths.reduce((n, len) => n + 1 + varintLength(len) + len, 0);
+  const buf = Buffer.allocUnsafe(total);
+  let pos = 0;
+  series.forEach((s, k) => {
+    buf[pos++] = TAG_TIMESERIES;
+    pos = writeVarint(buf, pos, lengths[k] as number);
+    pos += s.labels.copy(buf, pos);
+    const end = s.end ?? s.timestamps.length;
+    for (let i = s.start ?? 0; i < end; i++) {
+      const t = s.timestamps[i] as number;
+      buf[pos++] = TAG_SAMPLE;
+      pos = writeVarint(buf, pos, sampleLength(t));
+      buf[pos++] = TAG_VALUE_DOUBLE;
+      buf.writeDoubleLE(s.values[i] as number, pos);
+      pos += 8;
+      buf[pos++] = TAG_TIMESTAMP;
+      pos = writeVarint(buf, pos, t);
+    }
+  });
+  if (pos !== total) throw new Error(`WriteRequest encoding wrote ${pos} of ${total} bytes`);
+  return buf;
+}
+
+/** The request body: the WriteRequest, snappy-compressed in the block format. */
+export function writeRequestBody(series: readonly SeriesSamples[]): Buffer {
+  return compressSync(encodeWriteRequest(series));
+}

@@ -1,0 +1,132 @@
+/**
+ * A backfill stopped by SIGTERM while reading, then again while writing, then run to its end with
+ * the same command, into a real VictoriaMetrics over remote write (through a proxy that decodes
+ * every request it passes on and can hold the writes in flight):
+ *
+ * - no request the first runs had an answer to is sent again (the simulator's request log), the
+ *   one in flight at the stop aside; the last run asks the CMDB nothing at all;
+ * - no sample reaches the target twice (the proxy counts every series and timestamp);
+ * - the result is complete: the same samples as one uninterrupted run of the same backfill;
+ * - each stop says what was read and written, and how to continue.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import type { RequestRecord } from '../../src/simulator/api.js';
+import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
+import { startProcess, stopAllAndCheck, type ManagedProcess } from './harness/processes.js';
+import { baseEnv, makeTempDir, removeDir, REPO_ROOT, requireBuild } from './harness/tools.js';
+import { startVictoria } from './harness/victoria.js';
+import { done, notYet, waitFor } from './harness/wait.js';
+import { WriteProxy } from './harness/write-proxy.js';
+
+const DAY = 86_400;
+// Absolute, so that the reference run covers the very same range as the stopped one.
+const NOW = Math.floor(Date.now() / 1000);
+const FROM = String(NOW - 4 * DAY);
+const TO = String(NOW - 3 * 3600);
+let dir: string | undefined;
+let sim: SimulatorServer;
+let proxy: WriteProxy;
+let config: string;
+
+beforeAll(async () => {
+  requireBuild();
+  dir = makeTempDir('backfill-resume');
+  sim = await startSimulator({ seed: 7, live: false, connectorPeriodSeconds: DAY, historyDays: 4, size: { runsPerConnector: 5, jobsPerAction: 12, actions: 8 } });
+  const victoria = await startVictoria(dir);
+  proxy = new WriteProxy(victoria.url);
+  await proxy.start();
+  const state = sim.state();
+  config = join(dir, 'exporter.yaml');
+  writeFileSync(
+    config,
+    stringify({
+      stacks: [{ name: 'resume', baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, rateLimitPerMinute: 6000, backfillRequestsPerMinute: 6000, track: { assets: state.trackedAssets, users: state.trackedUsers } }],
+    }),
+  );
+}, 60_000);
+
+afterAll(async () => {
+  await stopAllAndCheck(async () => {
+    await proxy?.close();
+    await sim?.close();
+    removeDir(dir);
+  });
+});
+
+function backfill(out: string, job = 'cmdb-exporter'): ManagedProcess {
+  const args = ['dist/main.js', 'backfill', '--config', config, '--from', FROM, '--to', TO, '--out', out, '--job', job, '--instance', 'exporter:9873', '--remote-write.url', `${proxy.url}/api/v1/write`, '--remote-write.max-samples-per-send', '2000'];
+  return startProcess(`backfill ${job}`, process.execPath, args, { cwd: REPO_ROOT, env: baseEnv() });
+}
+
+const requestId = (r: RequestRecord) => `${r.method} ${r.rawPath}?${r.rawQuery}`;
+const cmdbRequests = (from: number) => sim.requests().slice(from).filter((r) => r.endpoint !== 'access_token');
+
+describe('a backfill stopped while reading and while writing, then run again', () => {
+  it('repeats no request and no sample, and ends complete', async () => {
+    const out = join(dir as string, 'stopped');
+    // 1. Stopped while reading: the first change-history request (read after the days, the
+    // connector history and every Action's jobs) is held by the CMDB until the stop.
+    sim.addFault({ endpoint: 'user_change', latencyMs: 600_000, times: 1 });
+    const first = backfill(out);
+    const inFlight = await waitFor(
+      'the held change-history request',
+      async () => {
+        const held = sim.requests().find((r) => r.endpoint === 'user_change' && r.status === 0);
+        return held ? done(held) : notYet(`${sim.requests().length} requests`);
+      },
+      { timeoutMs: 120_000, intervalMs: 200 },
+    );
+    const firstExit = await first.stop(60_000);
+    expect([firstExit.code, firstExit.killed]).toEqual([130, false]);
+    const firstOut = first.lines('stdout').join('\n');
+    expect(firstOut).toMatch(/stopped \(SIGTERM\) while reading: \d+ answers read by this run and 0 before are kept in /);
+    expect(firstOut).toContain('nothing was written by this run');
+    expect(firstOut).toContain(`to continue: cmdb-exporter backfill --config ${config} --from ${FROM} --to ${TO} --out ${out}`);
+    const afterFirst = sim.requests().length;
+    const answeredFirst = new Set(cmdbRequests(0).filter((r) => r.status === 200).map(requestId));
+    expect(answeredFirst.size).toBeGreaterThan(10);
+
+    // 2. Stopped while writing: the target holds every write after the third until the stop.
+    proxy.holdAfter(3);
+    const second = backfill(out);
+    await Promise.race([proxy.waitHeld(), second.exited.then(() => Promise.reject(new Error(`backfill ended before a write was held\n${second.tail()}`)))]);
+    const stopping = second.stop(120_000);
+    // The batches in flight are answered after the signal: the stop waits for them and keeps them.
+    await waitFor('the signal to be handled', async () => (second.lines('stderr').some((l) => l.includes('SIGTERM: stopping cleanly')) ? done(undefined) : notYet(second.tail(5))), { timeoutMs: 30_000, intervalMs: 100 });
+    proxy.release();
+    const secondExit = await stopping;
+    expect([secondExit.code, secondExit.killed], second.tail()).toEqual([130, false]);
+    const secondOut = second.lines('stdout').join('\n');
+    expect(secondOut).toContain('stopped (SIGTERM) while writing');
+    expect(secondOut).toContain(`to continue: cmdb-exporter backfill --config ${config} --from ${FROM} --to ${TO} --out ${out}`);
+    const secondRequests = cmdbRequests(afterFirst);
+    const afterSecond = sim.requests().length;
+    // Only what the first run had no answer to: the held request, and what came after it.
+    expect(secondRequests.filter((r) => answeredFirst.has(requestId(r))).map(requestId)).toEqual([]);
+    expect(secondRequests.map(requestId)).toContain(requestId(inFlight));
+
+    // 3. The same command to its end: nothing left to ask the CMDB.
+    const third = backfill(out);
+    const thirdExit = await third.exited;
+    expect(thirdExit.code, third.tail()).toBe(0);
+    expect(third.lines('stdout').join('\n')).toMatch(/continuing the backfill in .*: \d+ answers read and \d+ windows written before/);
+    expect(cmdbRequests(afterSecond)).toEqual([]);
+    expect(proxy.duplicates()).toEqual([]);
+
+    // 4. The same backfill uninterrupted, under another job label: the same samples.
+    const reference = backfill(join(dir as string, 'reference'), 'reference');
+    expect((await reference.exited).code, reference.tail()).toBe(0);
+    expect(proxy.duplicates()).toEqual([]);
+    const byJob = (job: string) =>
+      [...proxy.samples.keys()]
+        .filter((k) => k.includes(`job=${job},`) || k.endsWith(`job=${job}`))
+        .map((k) => k.replace(`job=${job}`, 'job=*'))
+        .sort();
+    const resumed = byJob('cmdb-exporter');
+    expect(resumed.length).toBeGreaterThan(10_000);
+    expect(resumed).toEqual(byJob('reference'));
+  });
+});
