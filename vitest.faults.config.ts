@@ -8,6 +8,8 @@ export default defineConfig({
   test: {
     include: ['test/faults/**/*.test.ts'],
     environment: 'node',
+    // A listener-leak warning fails the test it happened in.
+    setupFiles: ['test/helpers/no-leak-warnings.ts'],
     testTimeout: 120_000,
     hookTimeout: 60_000,
     maxConcurrency: Number(process.env.FAULTS_CONCURRENCY ?? 5),

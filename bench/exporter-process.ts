@@ -241,6 +241,44 @@ async function idleLoopDelay(): Promise<number> {
   return lag.stop();
 }
 
+/** A stall of the exporter's event loop: when it began (ms since the epoch), how long, and the process CPU meanwhile. */
+interface Block {
+  readonly at: number;
+  readonly ms: number;
+  readonly cpuMs: number;
+}
+
+/** Stalls longer than this are kept; shorter ones cannot make a scrape slow. */
+const BLOCK_MIN_MS = 20;
+let watch: { blocks: Block[]; timer?: NodeJS.Timeout } | undefined;
+
+/**
+ * Records every stall of the event loop (a 2 ms timer chain's gaps) with the CPU the process used
+ * meanwhile (the main thread and the page worker; Node 20 has no per-thread figure): a stall with
+ * little CPU is the machine running other work, one with CPU is the exporter's own.
+ */
+async function watchBlocks(): Promise<void> {
+  const state: { blocks: Block[]; timer?: NodeJS.Timeout } = { blocks: [] };
+  watch = state;
+  let last = performance.now();
+  let cpu = process.cpuUsage();
+  const tick = () => {
+    const now = performance.now();
+    const used = process.cpuUsage(cpu);
+    const stall = now - last - 2;
+    if (stall > BLOCK_MIN_MS) state.blocks.push({ at: Date.now() - stall, ms: stall, cpuMs: (used.user + used.system) / 1000 });
+    last = now;
+    cpu = process.cpuUsage();
+    state.timer = setTimeout(tick, 2);
+  };
+  state.timer = setTimeout(tick, 2);
+}
+
+async function blocks(): Promise<Block[]> {
+  clearTimeout(watch?.timer);
+  return watch?.blocks ?? [];
+}
+
 /** Polls back to back, the clock moving on `advanceSeconds` each time, for `seconds` or `maxPolls`. */
 async function pollLoop(args: { seconds: number; maxPolls: number; advanceSeconds: number }): Promise<number> {
   const a = running();
@@ -259,6 +297,8 @@ const commands: Record<string, (args: never) => Promise<unknown>> = {
   poll,
   swap,
   pollLoop,
+  watchBlocks,
+  blocks,
   memory: async () => memory(),
   // VmHWM of this process (Linux): the peak resident set since it started.
   peakRss: async () => (await residentBytes(process.pid))?.hwm ?? null,

@@ -187,6 +187,13 @@ Figures vary from run to run by some ten percent, more for the maxima; compare r
 `;
 }
 
+/**
+ * The scrape maximum before and after the connector mapping went into steps (issue 25), measured on
+ * the shared 2-core machine; kept here so that a rewrite of the doc keeps it.
+ */
+const HISTORY_MAX_NOTE =
+  'The scrape maximum (issue 25, 2026-11-26, the shared 2-core development machine with other work on it; five runs of each, alternating, the 1-minute load average 1.2–7.8 during them): on the code before the mapping went into steps, max 220–446 ms, the exporter\'s own longest stall 46–100 ms (the mapping of the first full scan: ~50 ms of JavaScript and ~80 ms of garbage collection), p99 2.1–6.5 ms, VmHWM 244–260 MB; with it, max 162–279 ms, own longest stall 31–60 ms, p99 3.7–5.5 ms, VmHWM 243–255 MB. The max goal (150 ms) is not met on this machine: the slowest scrapes are now the exporter or the scraper waiting for a core (the three processes of the cell and other work share 2 cores), or a scrape that arrives while the first full scan\'s series are swapped into the store: it waits for the swap (127 ms in the run it was traced in; the swap is sliced, the wait is not) because a scrape never returns data older than the last completed poll. Serving the previous response until the new one is made (a poll complete once its response is) would take that wait off the scrape path; it changes what "completed" means for the store and the poller, so it is left to a decision of its own.';
+
 /** The connector-history cell: the three goals of issue 8 with the goal beside each figure. */
 function historySection(r: BenchResult): string {
   const h = r.history;
@@ -197,9 +204,11 @@ function historySection(r: BenchResult): string {
     `Simulator \`--connectors ${HISTORY_KNOBS.connectors} --runs-per-connector ${HISTORY_KNOBS.runsPerConnector}\`, exporter with \`paging.connectorPageSize: ${HISTORY_SETTINGS.connectorPageSize}\` and \`intervals.connectors: ${HISTORY_SETTINGS.connectorIntervalSeconds}s\`, the scheduler running as in the daemon; one client scrapes /metrics with gzip back to back for ${h.seconds} s from start-up (the first full scan included). Peak RSS is the exporter process's VmHWM; bytes per poll come from the simulator's request log.\n`,
     ...lines.map((l) => `- ${l}`),
     '',
-    'How it gets there: the first poll and one every `connectorFullScanInterval` read every page; the polls in between ask for `sort=_time,desc` from a 25-row page, doubling, and stop at the first page with nothing new or older than the newest run held minus 15 minutes (500-row pages until issue 21, when this cell was measured). Each page is parsed in a worker thread, which keeps only the newest row per (connector, profile) across the pages of a scan; the main thread gets the kept rows once, validates them in slices of 200 rows, and maps them only when something changed. The last line above is why the parse left the event loop: JSON.parse of one big page alone holds it for that long, while through the worker the loop stays free. A streaming JSON parser on the main thread would also free the loop, but parses several times slower in JavaScript and still costs the main thread the CPU; chunking cannot split a JSON.parse.',
+    'How it gets there: the first poll and one every `connectorFullScanInterval` read every page; the polls in between ask for `sort=_time,desc` from a 25-row page, doubling, and stop at the first page with nothing new or older than the newest run held minus 15 minutes (500-row pages until issue 21, when this cell was measured). Each page is parsed in a worker thread, which keeps only the newest row per (connector, profile) across the pages of a scan; the main thread gets the kept rows once, validates them in slices of 200 rows, and maps them only when something changed, 100 runs at a time with scrapes answered in between (all at once, the mapping and the garbage collection of what it allocated held the event loop ~130 ms). The stalls line tells what held the slow scrapes up: a stall of the exporter\'s event loop in which the process used the CPU for at least half of it is its own work, one with little CPU is the exporter waiting for a core the machine\'s other processes had; the scraper\'s own stalls are measured the same way, and the slowest answer less them is what a scraper on a machine of its own would have seen. The last line above is why the parse left the event loop: JSON.parse of one big page alone holds it for that long, while through the worker the loop stays free. A streaming JSON parser on the main thread would also free the loop, but parses several times slower in JavaScript and still costs the main thread the CPU; chunking cannot split a JSON.parse.',
     '',
     'Before this design (the same cell on the code before it, 2026-11-23): scrape p99 144.5 ms (max 717 ms), VmHWM 702.6 MB, every poll 15 full pages.',
+    '',
+    HISTORY_MAX_NOTE,
     '',
   ].join('\n');
 }

@@ -217,6 +217,33 @@ export interface HistoryResult {
   readonly laterPollShare: number | null;
   /** One big page (20,000 rows), reduced on the event loop and in the worker thread. */
   readonly bigPage?: BigPage;
+  /** What held the slow scrapes up (bench/history-run.ts stallsOf); absent in figures saved before it. */
+  readonly stalls?: HistoryStalls;
+}
+
+/**
+ * The exporter's event-loop stalls during the cell (gaps of a 2 ms timer chain over 20 ms), told
+ * apart by the process CPU used in them: "own" when it used the CPU for at least half the stall.
+ */
+export interface HistoryStalls {
+  readonly longestMs: number;
+  /** Process CPU during the longest stall: near 0 when other processes had the cores. */
+  readonly longestCpuMs: number;
+  readonly longestOwnMs: number;
+  readonly slowestScrapeMs: number;
+  /** The part of the slowest scrape (ms) that the exporter's own stalls and its other stalls took. */
+  readonly slowestScrapeOwnMs: number;
+  readonly slowestScrapeOtherMs: number;
+  /** The part of the slowest scrape (ms) the scraping process itself stalled: the machine delayed the client. */
+  readonly slowestScrapeClientMs: number;
+  /** Scrapes that took scrapeMaxMs (150 ms) or more. */
+  readonly overMaxGoal: number;
+  /**
+   * The slowest scrape less the time the scraper itself stalled during it (ms): the exporter's
+   * answer as a scraper on a machine of its own (Prometheus) would see it. Under scrapeP99Ms when
+   * no recorded scrape exceeds that (only slower ones are recorded).
+   */
+  readonly slowestAnswerMs: number;
 }
 
 export interface BigPage {

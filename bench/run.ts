@@ -280,7 +280,7 @@ async function main(): Promise<void> {
     return;
   }
   const t0 = performance.now();
-  const history = options.history === 'skip' ? undefined : await benchHistory(options.historySeconds, progress);
+  const history = options.history === 'skip' ? undefined : await benchHistory(options.historySeconds, progress, options.exporterNodeArgs);
   if (history) for (const line of historyLines(history)) console.log(line);
   if (options.history === 'only') {
     if (options.json) writeFileSync(options.json, `${JSON.stringify({ history }, null, 2)}\n`);

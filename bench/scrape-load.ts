@@ -13,11 +13,45 @@ export interface ScrapeLoad {
   readonly gzip: boolean;
   readonly maxRequests: number;
   readonly maxMs: number;
+  /** Also keep when each scrape slower than this began (ms since the epoch) and how long it took. */
+  readonly slowerThanMs?: number;
+}
+
+export interface SlowScrape {
+  readonly at: number;
+  readonly ms: number;
+}
+
+/** A stall of this (the scraping) process's event loop: when it began (ms since the epoch) and how long. */
+export interface ClientStall {
+  readonly at: number;
+  readonly ms: number;
+}
+
+/** Stalls of the scraping process over 20 ms, from a 2 ms timer chain; stop() returns them. */
+function watchClient(): { stop(): ClientStall[] } {
+  const stalls: ClientStall[] = [];
+  let last = performance.now();
+  let timer: NodeJS.Timeout;
+  const tick = () => {
+    const now = performance.now();
+    const stall = now - last - 2;
+    if (stall > 20) stalls.push({ at: Date.now() - stall, ms: stall });
+    last = now;
+    timer = setTimeout(tick, 2);
+  };
+  timer = setTimeout(tick, 2);
+  return {
+    stop: () => {
+      clearTimeout(timer);
+      return stalls;
+    },
+  };
 }
 
 const WARM_UP_REQUESTS = 3;
 
-export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell> {
+export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow: SlowScrape[]; clientStalls: ClientStall[] }> {
   const target = new URL(load.url);
   const origin = target.origin;
   // A URL with a path or query is scraped as given (/metrics?stack=NAME); a bare origin at /metrics.
@@ -35,20 +69,27 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell> {
     for (let i = 0; i < WARM_UP_REQUESTS; i++) responseBytes = (await scrape()).bytes;
 
     const latencies: number[] = [];
+    const slow: SlowScrape[] = [];
+    // Only when slow scrapes are asked for: a scrape can also be slow because this process waited.
+    const client = load.slowerThanMs === undefined ? undefined : watchClient();
     let sent = 0;
     let errors = 0;
     const started = performance.now();
     const deadline = started + load.maxMs;
-    const client = async () => {
+    const scraper = async () => {
       while (sent < load.maxRequests && performance.now() < deadline) {
         sent++;
         const t0 = performance.now();
+        const at = Date.now();
         const { status } = await scrape();
-        latencies.push(performance.now() - t0);
+        const ms = performance.now() - t0;
+        latencies.push(ms);
+        if (load.slowerThanMs !== undefined && ms > load.slowerThanMs) slow.push({ at, ms });
         if (status !== 200) errors++;
       }
     };
-    await Promise.all(Array.from({ length: load.clients }, client));
+    await Promise.all(Array.from({ length: load.clients }, scraper));
+    const clientStalls = client?.stop() ?? [];
     const seconds = (performance.now() - started) / 1000;
     return {
       clients: load.clients,
@@ -59,6 +100,8 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell> {
       perSecond: latencies.length / seconds,
       latency: distribution(latencies),
       responseBytes,
+      slow,
+      clientStalls,
     };
   } finally {
     await pool.close();

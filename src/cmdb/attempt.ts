@@ -17,6 +17,7 @@ import {
   CmdbTooLargeError,
   errorCode,
 } from '../errors.js';
+import { followAbort } from '../signals.js';
 
 export interface AttemptRequest {
   method: 'GET' | 'POST';
@@ -93,15 +94,15 @@ export async function attempt(req: AttemptRequest, limits: AttemptLimits): Promi
     timedOut = true;
     ctl.abort(new Error('deadline'));
   }, limits.timeoutSeconds * 1000);
-  const onAbort = () => ctl.abort(new Error('aborted'));
-  signal?.addEventListener('abort', onAbort, { once: true });
+  // followAbort: up to maxConcurrency (64) attempts share one poll's signal, one listener on it.
+  const leave = signal ? followAbort(signal, () => ctl.abort(new Error('aborted'))) : undefined;
   try {
     return await follow(req, limits, ctl.signal);
   } catch (err) {
     throw classify(err, req.request, limits, timedOut);
   } finally {
     clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
+    leave?.();
   }
 }
 

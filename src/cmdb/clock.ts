@@ -2,6 +2,8 @@
  * Time source of the client. Waits (back-off, rate budget, Retry-After) go through `sleep` so tests
  * can run them on a fake clock; per-attempt deadlines use real timers because they bound real I/O.
  */
+import { followAbort } from '../signals.js';
+
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
@@ -21,15 +23,17 @@ export const realClock: Clock = {
         reject(abortReason(signal));
         return;
       }
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(abortReason(signal as AbortSignal));
-      };
       const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
+        leave();
         resolve();
       }, Math.max(0, ms));
-      signal?.addEventListener('abort', onAbort, { once: true });
+      // followAbort: the sleeps of many requests on one poll's signal share one listener.
+      const leave = signal
+        ? followAbort(signal, () => {
+            clearTimeout(timer);
+            reject(abortReason(signal));
+          })
+        : () => undefined;
     });
   },
 };
@@ -39,15 +43,15 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefine
   if (!signal) return promise;
   if (signal.aborted) return Promise.reject(abortReason(signal));
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
+    // Many requests may wait for one token on one poll's signal: followAbort keeps it at one listener.
+    const leave = followAbort(signal, () => reject(abortReason(signal)));
     promise.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        leave();
         resolve(v);
       },
       (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        leave();
         reject(e instanceof Error ? e : new Error(String(e)));
       },
     );

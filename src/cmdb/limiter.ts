@@ -4,7 +4,7 @@
  * in the request budget (budget.ts).
  */
 import { setMaxListeners } from 'node:events';
-import { eitherSignal } from '../signals.js';
+import { eitherSignal, followAbort } from '../signals.js';
 import { RequestBudget, type BudgetState, type Place } from './budget.js';
 import { abortReason, type Clock } from './clock.js';
 import type { GatePass, PauseKey, Pauses } from './pauses.js';
@@ -37,16 +37,18 @@ export class Semaphore {
     }
     return new Promise((resolve, reject) => {
       const grant = () => {
-        signal?.removeEventListener('abort', onAbort);
+        leave();
         resolve();
       };
-      const onAbort = () => {
-        const i = this.waiters.indexOf(grant);
-        if (i >= 0) this.waiters.splice(i, 1);
-        reject(abortReason(signal as AbortSignal));
-      };
       this.waiters.push(grant);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      // followAbort: every request of a poll waiting for a slot shares one listener on its signal.
+      const leave = signal
+        ? followAbort(signal, () => {
+            const i = this.waiters.indexOf(grant);
+            if (i >= 0) this.waiters.splice(i, 1);
+            reject(abortReason(signal));
+          })
+        : () => undefined;
     });
   }
 

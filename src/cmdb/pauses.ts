@@ -8,6 +8,7 @@
 import { groupOf, type EndpointName, type GroupName } from '../api/endpoints.js';
 import type { PauseScope, StackView } from './policy.js';
 import { abortReason, type Clock } from './clock.js';
+import { followAbort } from '../signals.js';
 
 /** The token endpoint has a pause key of its own; its pauses are the stack's anyway (policy.ts). */
 export type PauseKey = GroupName | 'token';
@@ -169,16 +170,18 @@ export class Pauses {
 
   private nextChange(signal: AbortSignal | undefined): Promise<void> {
     return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        this.listeners.delete(wake);
-        reject(abortReason(signal as AbortSignal));
-      };
       const wake = () => {
-        signal?.removeEventListener('abort', onAbort);
+        leave();
         resolve();
       };
       this.listeners.add(wake);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      // followAbort: every request waiting on a pause shares one listener on its poll's signal.
+      const leave = signal
+        ? followAbort(signal, () => {
+            this.listeners.delete(wake);
+            reject(abortReason(signal));
+          })
+        : () => undefined;
     });
   }
 }

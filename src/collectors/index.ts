@@ -43,4 +43,5 @@ export type { Collector, CollectorContext, CollectorTable, EndpointInputs } from
 export { detailRun, newestRun } from './ingestion-runs.js';
 export { jobStatus, newestJob } from './action-jobs.js';
 export { healthOf } from './connector-run.js';
+export { connectorSteps } from './connectors.js';
 export { SampleSet } from './emit.js';

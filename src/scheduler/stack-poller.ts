@@ -30,7 +30,7 @@ import type { Action, ActionJob, ChangeEntry, IngestionRun } from '../api/schema
 import type { RequestContext } from '../api/request-context.js';
 import { eitherSignal } from '../signals.js';
 import { rebuildsOf } from '../api/connector-runs.js';
-import { COLLECTORS, detailRun, jobStatus, newestJob } from '../collectors/index.js';
+import { COLLECTORS, connectorSteps, detailRun, jobStatus, newestJob } from '../collectors/index.js';
 import { StateMemory } from '../collectors/state-memory.js';
 import type { Collector, CollectorContext } from '../collectors/types.js';
 import type { StackConfig } from '../config/types.js';
@@ -266,9 +266,22 @@ export class StackPoller {
       this.queries.noteRebuilds(rebuildsOf(read.runs, this.opts.stack.timezone));
       const held = this.runner.status().some((s) => s.endpoint === 'connector' && s.state === 'ok');
       if (!read.changed && held) return { kind: 'unchanged' };
-      return this.map('connector', read.runs);
+      return this.mapConnectors(read.runs);
     }, ctx.signal);
     return runs;
+  }
+
+  /**
+   * The connector history's mapping, a step of runs at a time with the event loop free between
+   * steps: scrapes are answered meanwhile (mapping ~1,000 runs at once held it ~130 ms).
+   */
+  private async mapConnectors(runs: ResultOf<'connector'>): Promise<PollResult> {
+    const steps = connectorSteps(runs, this.context('connector'));
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return { kind: 'samples', samples: step.value };
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   private async pollIngestion(ctx: PollContext): Promise<void> {

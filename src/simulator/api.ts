@@ -108,6 +108,12 @@ export interface ConnectorPace {
   baseMs?: number;
   /** New runs written after each connector page is built (default 0). */
   insertsPerPage?: number;
+  /**
+   * Pages of more rows than this are held 10 minutes (longer than any timeout lets a client wait),
+   * pages of fewer answer at the pace above: a page size the client must halve, without betting on
+   * the margins of msPerRow against its timeout.
+   */
+  holdAboveRows?: number;
 }
 
 /** Endpoint a fault applies to: one of the exporter's endpoint names, or '*' for all. */
@@ -127,6 +133,12 @@ export interface FaultRule {
   retryAfterDate?: boolean;
   /** Delay before answering (applies together with the other effects or alone). */
   latencyMs?: number;
+  /**
+   * Hold the answer until the faults are cleared (clearFaults, DELETE /_admin/faults), then answer
+   * as the rule's other effects say (alone: the normal answer). A test waits for an event instead of
+   * betting on a latency: "the exporter is still waiting for this answer" lasts until it says so.
+   */
+  hold?: boolean;
   /** Answer 200 with a body that is not valid JSON. */
   malformedJson?: boolean;
   /** Answer 200 with valid JSON of the wrong shape (e.g. an object where a list is expected, required fields missing). */

@@ -62,6 +62,7 @@ const SIZE_FLAGS: Record<string, keyof SimulatorSize> = {
 const FAULT_KEYS: Record<string, (rule: Record<string, unknown>, value: string | undefined) => void> = {
   status: (r, v) => (r.status = Number(v)),
   latency: (r, v) => (r.latencyMs = Number(v)),
+  hold: (r, v) => (r.hold = v === undefined || v === 'true'),
   times: (r, v) => (r.times = Number(v)),
   'retry-after': (r, v) => (r.retryAfterSeconds = Number(v)),
   'retry-after-date': (r, v) => (r.retryAfterDate = v === undefined || v === 'true'),

@@ -88,7 +88,7 @@ export type SimulatorState = ReturnType<typeof stateSummary>;
 /** A connector pace with every number finite and at least 0 (ms at most 10 minutes a row). */
 export function checkConnectorPace(pace: ConnectorPace | undefined): ConnectorPace {
   const out: ConnectorPace = {};
-  for (const key of ['msPerRow', 'baseMs', 'insertsPerPage'] as const) {
+  for (const key of ['msPerRow', 'baseMs', 'insertsPerPage', 'holdAboveRows'] as const) {
     const v = pace?.[key];
     if (v === undefined) continue;
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 600_000) {

@@ -28,6 +28,7 @@ export const FaultRuleSchema = z
     retryAfterSeconds: z.number().int().min(0).optional(),
     retryAfterDate: z.boolean().optional(),
     latencyMs: z.number().int().min(0).max(600_000).optional(),
+    hold: z.boolean().optional(),
     malformedJson: z.boolean().optional(),
     wrongShape: z.boolean().optional(),
     reset: z.boolean().optional(),
@@ -44,6 +45,7 @@ export const FaultRuleSchema = z
     (r) =>
       r.status !== undefined ||
       r.latencyMs !== undefined ||
+      r.hold ||
       r.malformedJson ||
       r.wrongShape ||
       r.reset ||
@@ -51,7 +53,7 @@ export const FaultRuleSchema = z
       r.dripMs !== undefined ||
       r.oversizeBytes !== undefined ||
       r.contentEncoding !== undefined,
-    { message: 'a fault needs at least one of status, latencyMs, malformedJson, wrongShape, reset, redirectTo, dripMs, oversizeBytes, contentEncoding' },
+    { message: 'a fault needs at least one of status, latencyMs, hold, malformedJson, wrongShape, reset, redirectTo, dripMs, oversizeBytes, contentEncoding' },
   )
   .refine((r) => r.chunked === undefined || r.oversizeBytes !== undefined, {
     message: 'chunked applies to oversizeBytes only',
@@ -72,6 +74,8 @@ export function parseFaultRule(input: unknown): SimulatorFaultRule {
 
 export class FaultBook {
   private rules: SimulatorFaultRule[] = [];
+  /** Answers held by a `hold` rule, let go when the faults are cleared. */
+  private held: Array<() => void> = [];
 
   add(rule: unknown): void {
     this.rules.push(parseFaultRule(rule));
@@ -79,6 +83,12 @@ export class FaultBook {
 
   clear(): void {
     this.rules = [];
+    for (const release of this.held.splice(0)) release();
+  }
+
+  /** Resolves once the faults are next cleared (or at once with none held, for a closed simulator). */
+  released(): Promise<void> {
+    return new Promise((resolve) => this.held.push(resolve));
   }
 
   /** Active rules, with `times` counting what is left. */

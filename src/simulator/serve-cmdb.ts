@@ -101,6 +101,7 @@ async function answerWith(
   rule: SimulatorFaultRule | undefined,
   body: string | undefined,
 ): Promise<Reply | Streamed | 'reset'> {
+  if (rule?.hold) await core.faults.released();
   if (rule?.latencyMs) await delay(core, rule.latencyMs);
   if (rule) {
     const effect = faultEffect(rule, route.endpoint, () => normalBody(core, route.endpoint, query, route.arg, body), core.timeline.now());
@@ -120,9 +121,12 @@ async function answerWith(
   return reply;
 }
 
+/** How long connectorPace.holdAboveRows holds a page: longer than any client timeout (the timer ends on close). */
+const HELD_PAGE_MS = 600_000;
+
 /** The real service's pace on the connector history: rows written during the read, time per row. */
 async function connectorPace(core: Core, reply: Reply): Promise<void> {
-  const { msPerRow = 0, baseMs = 0, insertsPerPage = 0 } = core.connectorPace;
+  const { msPerRow = 0, baseMs = 0, insertsPerPage = 0, holdAboveRows } = core.connectorPace;
   const names = [...core.data.connectors.keys()];
   for (let i = 0; i < insertsPerPage && names.length > 0; i++) {
     // On a stopped clock each write moves it on a second: rows written during a read are newer than every row before.
@@ -130,7 +134,7 @@ async function connectorPace(core: Core, reply: Reply): Promise<void> {
     core.scenario.runConnector(names[core.insertCursor++ % names.length] as string, 'Success');
   }
   const rows = reply.rows ?? 0;
-  const ms = baseMs + msPerRow * rows;
+  const ms = holdAboveRows !== undefined && rows > holdAboveRows ? HELD_PAGE_MS : baseMs + msPerRow * rows;
   if (ms > 0) await delay(core, ms);
 }
 

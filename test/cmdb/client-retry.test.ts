@@ -273,7 +273,8 @@ describe('retries', () => {
 describe('timeouts', () => {
   it('a response slower than timeoutSeconds is CmdbTimeoutError, retried like a network error', async () => {
     const s = await sim();
-    s.addFault({ endpoint: 'license', latencyMs: 1500 });
+    // Held: slower than any timeout, whatever the machine's speed.
+    s.addFault({ endpoint: 'license', hold: true });
     const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 0.2, retries: { max: 1 } }));
     const err = await rejection(client.get('license'));
     expect(err).toBeInstanceOf(CmdbTimeoutError);
@@ -284,8 +285,9 @@ describe('timeouts', () => {
 
   it('a slow answer followed by a fast one succeeds on the retry', async () => {
     const s = await sim();
-    s.addFault({ endpoint: 'license', latencyMs: 1500, times: 1 });
-    const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 0.2 }));
+    s.addFault({ endpoint: 'license', hold: true, times: 1 });
+    // Long enough for the fast answer on a loaded machine (the held one never comes).
+    const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 2 }));
     await expect(client.get('license')).resolves.toBeDefined();
     expect(await metrics.outcomes('license')).toEqual({ timeout: 1, '200': 1 });
   });
@@ -354,7 +356,9 @@ describe('abort', () => {
   });
 });
 
+/** Until `cond` holds (an event of the simulator's request log), bounded against a hang. */
 async function waitFor(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
-  if (!cond()) throw new Error('condition not reached within 2 s');
+  const deadline = Date.now() + 60_000;
+  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  if (!cond()) throw new Error('condition not reached within 60 s');
 }

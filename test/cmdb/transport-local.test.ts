@@ -177,16 +177,26 @@ describe('maxConcurrency', () => {
   it('never has more requests in flight than the cap', async () => {
     let inFlight = 0;
     let peak = 0;
+    // The server answers only when the test lets it: one answer each time the cap is full (or
+    // only the last request is left), so the peak does not depend on the machine's speed.
+    const held: Array<() => void> = [];
     const s = await local((_req, res) => {
       inFlight++;
       peak = Math.max(peak, inFlight);
-      setTimeout(() => {
+      held.push(() => {
         inFlight--;
         sendJson(res, 200, LICENSE);
-      }, 20);
+      });
     });
     const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxConcurrency: 2 }));
-    await Promise.all(Array.from({ length: 8 }, () => client.get('license')));
+    const all = Promise.all(Array.from({ length: 8 }, () => client.get('license')));
+    for (let answered = 0; answered < 8; answered++) {
+      const full = Math.min(2, 8 - answered);
+      for (const deadline = Date.now() + 60_000; held.length < full && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
+      expect(held.length, `requests in flight before answer ${answered + 1}`).toBe(full);
+      held.shift()?.();
+    }
+    await all;
     expect(s.seen).toHaveLength(8);
     expect(peak).toBe(2);
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConnectorPageSchema } from '../../src/api/schemas.js';
-import { collectConnectors } from '../../src/collectors/connectors.js';
+import { collectConnectors, connectorSteps, newestRuns } from '../../src/collectors/connectors.js';
 import { StateMemory } from '../../src/collectors/state-memory.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import type { TestContext } from './helpers.js';
@@ -267,5 +267,23 @@ describe('connector collector: rows shaped like the real service', () => {
     expect(text).not.toContain('gAAAAABfake-secret');
     expect(text).not.toContain('abc123');
     expect(text).not.toContain('ListAccounts');
+  });
+});
+
+describe('connectorSteps: the same mapping a step of runs at a time (the poller answers scrapes between steps)', () => {
+  it('yields after every step and returns what collectConnectors returns, state memory included', () => {
+    const runs = rows('history.json');
+    const whole = context();
+    const expected = collectConnectors(runs, whole);
+    const stepped = context();
+    const steps = connectorSteps(runs, stepped, 1);
+    let pauses = 0;
+    let step = steps.next();
+    for (; !step.done; step = steps.next()) pauses++;
+    expect(step.value).toEqual(expected);
+    // One pause after each kept run (the newest of each key), the last one included.
+    expect(pauses).toBe([...newestRuns(runs, 'UTC')].length);
+    expect(pauses).toBeGreaterThan(1);
+    expect(stepped.states).toEqual(whole.states);
   });
 });

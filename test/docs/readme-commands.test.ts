@@ -19,6 +19,7 @@ import { dirname, join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../helpers/daemon.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -63,11 +64,30 @@ function offline(code: string): string {
   return code.replace(/\bnpm ci\b/g, 'test -f package-lock.json');
 }
 
+/**
+ * The README's fixed ports (`127.0.0.1:18480`, `--port 18480`) replaced by ports free now, the same
+ * port for the same number within a block: another checkout's test run on this machine may hold
+ * the README's ones.
+ */
+async function freshPorts(code: string): Promise<string> {
+  const fixed = new Set([...code.matchAll(/(?:127\.0\.0\.1:|--port )(\d{4,5})\b/g)].map((m) => m[1] as string));
+  let out = code;
+  for (const port of fixed) out = out.replace(new RegExp(`\\b${port}\\b`, 'g'), String(await freePort()));
+  return out;
+}
+
+/** The demo's ports (DEMO_*_PORT, documented in the README), free now rather than its defaults. */
+async function demoPorts(): Promise<NodeJS.ProcessEnv> {
+  const env: NodeJS.ProcessEnv = {};
+  for (const name of ['DEMO_SIMULATOR_PORT', 'DEMO_EXPORTER_PORT', 'DEMO_PROMETHEUS_PORT', 'DEMO_ALERTMANAGER_PORT']) env[name] = String(await freePort());
+  return env;
+}
+
 /** The environment of a newcomer's shell: none of the CMDB, EXPORTER, DEMO, LOG or npm variables of this one. */
-function cleanEnv(): NodeJS.ProcessEnv {
+function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!/^(npm_|CMDB_|EXPORTER_|DEMO_|LOG_)/i.test(k)) env[k] = v;
-  return env;
+  return { ...env, ...extra };
 }
 
 interface Ran {
@@ -75,10 +95,10 @@ interface Ran {
   output: string;
 }
 
-function runBlock(cwd: string, code: string, timeoutMs: number, until?: string): Promise<Ran> {
+function runBlock(cwd: string, code: string, timeoutMs: number, until?: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<Ran> {
   return new Promise((resolve) => {
     // Its own process group, so that stopping it reaches every process the block started.
-    const child = spawn('bash', ['-euo', 'pipefail', '-c', code], { cwd, env: cleanEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-euo', 'pipefail', '-c', code], { cwd, env: cleanEnv(extraEnv), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {
@@ -156,12 +176,12 @@ describe('the README commands', () => {
     const marker = block.marker;
     if (marker?.kind === 'run') {
       it(`README.md:${block.line} runs and exits 0`, async () => {
-        const ran = await runBlock(scratch, offline(block.code), 240_000);
+        const ran = await runBlock(scratch, await freshPorts(offline(block.code)), 240_000);
         expect(ran.code, ran.output.slice(-4000)).toBe(0);
       }, 300_000);
     } else if (marker?.kind === 'daemon') {
       it(`README.md:${block.line} starts and prints "${marker.expect}"`, async () => {
-        const ran = await runBlock(scratch, offline(block.code), 180_000, marker.expect);
+        const ran = await runBlock(scratch, await freshPorts(offline(block.code)), 180_000, marker.expect, await demoPorts());
         expect(ran.output, ran.output.slice(-4000)).toContain(marker.expect);
       }, 240_000);
     }

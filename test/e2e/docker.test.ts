@@ -210,10 +210,13 @@ describe("the image's commands outside a container", () => {
     expect((await run(await freePort())).code).toBe(1);
   });
 
-  it('SIGTERM makes the daemon exit 0 within 10 s', async () => {
+  it('SIGTERM makes the daemon exit 0 within its 10 s shutdown deadline', async () => {
     expect(daemon, 'the ENTRYPOINT test started the daemon').toBeDefined();
-    const stopped = await daemon.proc.stop(15_000);
+    // Generous before the SIGKILL: the deadline is the daemon's own (10 s on its clock; past it, it
+    // exits 1 "exiting anyway"), not this process's view of the time on a loaded machine.
+    const stopped = await daemon.proc.stop(60_000);
     expect(stopped).toMatchObject({ code: 0, signal: null, killed: false });
-    expect(stopped.ms).toBeLessThan(10_000);
+    expect(daemon.proc.output()).toContain('"msg":"stopped"');
+    expect(daemon.proc.output()).not.toContain('shutdown deadline passed');
   });
 });

@@ -48,8 +48,18 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Poll `check` every 100 ms until it returns a value, for at most `ms`. */
-export async function waitFor<T>(check: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
+/**
+ * How long a test waits for an event (a process up, a poll done) before it gives up: a bound
+ * against hangs, not a measure of speed. On a loaded 2-core machine starting the daemon through
+ * tsx alone takes 10–20 s, so the bound is generous; a wait ends as soon as its event happened.
+ */
+export const WAIT_MS = 90_000;
+
+/**
+ * Poll `check` every 100 ms until it returns a value, for at most `ms`. With `daemon`, a daemon that
+ * exits meanwhile ends the wait at once, with its output (it will never answer).
+ */
+export async function waitFor<T>(check: () => Promise<T | undefined>, ms: number, what: string, daemon?: Daemon): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     try {
@@ -57,6 +67,10 @@ export async function waitFor<T>(check: () => Promise<T | undefined>, ms: number
       if (value !== undefined) return value;
     } catch {
       // not up yet
+    }
+    const child = daemon?.child;
+    if (child && (child.exitCode !== null || child.signalCode !== null)) {
+      throw new Error(`the daemon exited (${String(child.exitCode ?? child.signalCode)}) while waiting for ${what}:\n${daemon.output().slice(-4000)}`);
     }
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { freePort, runDaemon, waitFor } from '../helpers/daemon.js';
+import { freePort, runDaemon, WAIT_MS, waitFor } from '../helpers/daemon.js';
 
 const SECRETS = {
   clientSecret: 'sweep-client-secret-Ha71Qz',
@@ -90,7 +90,7 @@ describe('secrets sweep', () => {
     const daemon = runDaemon(['--config', configFile, '--log.level', 'trace', '--web.listen-address', `127.0.0.1:${port}`], {});
     try {
       const base = `http://127.0.0.1:${port}`;
-      await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 45_000, '/readyz 200');
+      await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), WAIT_MS, '/readyz 200', daemon);
       const pages: Record<string, string> = {};
       for (const path of ['/metrics', '/', '/readyz']) pages[path] = await (await fetch(`${base}${path}`)).text();
       // The sweep is only worth something if the daemon met every planted text: data was read and refused.
@@ -110,19 +110,19 @@ describe('secrets sweep', () => {
     } finally {
       await daemon.stop('SIGKILL');
     }
-  }, 90_000);
+  });
 
   it('--once: the exposition and the log hold no secret', async () => {
     const daemon = runDaemon(['--config', configFile, '--log.level', 'trace', '--once'], {});
     expect(await daemon.exited).toBe(1); // endpoints of the hostile stacks fail
     expect(daemon.output()).toMatch(/^cmdb_endpoint_up\{stack="good",endpoint="license"\} 1$/m);
     expect(leaksIn(daemon.output())).toEqual([]);
-  }, 60_000);
+  });
 
   it('--check-config: the report holds no secret', async () => {
     const daemon = runDaemon(['--config', configFile, '--log.level', 'trace', '--check-config'], {});
     expect(await daemon.exited).toBe(0);
     expect(daemon.output()).toContain('configuration OK: 4 stack(s)');
     expect(leaksIn(daemon.output())).toEqual([]);
-  }, 60_000);
+  });
 });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { freePort, runDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
+import { freePort, runDaemon, WAIT_MS, waitFor, type Daemon } from '../helpers/daemon.js';
 
 const SECRET = 'shard-secret-Q7x2Lm';
 const TOTAL = 3;
@@ -60,7 +60,7 @@ describe('three sharded replicas', () => {
       const args = ['--config', file, '--shard', String(shard), '--total-shards', String(TOTAL)];
       running.push(runDaemon(args, { EXPORTER_LISTEN_ADDRESS: `127.0.0.1:${ports[shard]}`, LOG_LEVEL: 'info' }));
     }
-    for (const b of bases) await waitFor(async () => ((await fetch(`${b}/readyz`)).status === 200 ? true : undefined), 60_000, `${b}/readyz`);
+    for (const [i, b] of bases.entries()) await waitFor(async () => ((await fetch(`${b}/readyz`)).status === 200 ? true : undefined), WAIT_MS, `${b}/readyz`, running[i]);
 
     const first = await scrapeAll(bases);
     const owned = first.map(stacksIn);
@@ -84,10 +84,10 @@ describe('three sharded replicas', () => {
         const counts = texts.map((t) => Number(/^cmdb_exporter_stacks (\d+)$/m.exec(t)?.[1] ?? 'NaN'));
         return counts.reduce((a, b) => a + b, 0) === 30 ? texts : undefined;
       },
-      30_000,
+      WAIT_MS,
       'the reload to reach every replica',
     );
-    await Promise.all(bases.map((b) => waitFor(async () => ((await fetch(`${b}/readyz`)).status === 200 ? true : undefined), 60_000, `${b}/readyz after reload`)));
+    await Promise.all(bases.map((b, i) => waitFor(async () => ((await fetch(`${b}/readyz`)).status === 200 ? true : undefined), WAIT_MS, `${b}/readyz after reload`, running[i])));
     const reloaded = (await scrapeAll(bases)).map(stacksIn);
     expect(after).toHaveLength(TOTAL);
     expect(reloaded.flat().sort()).toEqual(Array.from({ length: 30 }, (_, i) => `stack-${String(i).padStart(2, '0')}`));
@@ -96,7 +96,7 @@ describe('three sharded replicas', () => {
       for (const name of owned[shard] ?? []) expect(reloaded[shard]).toContain(name);
     }
     for (const d of running) expect(d.output()).not.toContain(SECRET);
-  }, 150_000);
+  }, 300_000);
 
   it('a bad shard flag stops start-up with exit code 2 naming the flag', async () => {
     const d = runDaemon(['--shard', '3', '--total-shards', '3', '--check-config'], { CMDB_BASE_URL: sim.url, CMDB_CLIENT_ID: 'x', CMDB_SECRET: 'y' });

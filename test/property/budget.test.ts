@@ -151,5 +151,9 @@ describe('request budget under aborts', () => {
     // Every request either left or gave up: none is lost in the limiter.
     expect(sends.length + aborted).toBe(requested);
     expect(busiestMinute(sends)).toBeLessThanOrEqual(rate);
-  });
+  },
+  // Time is virtual, so a run costs CPU only (~15 ms, ~400 requests); the bound is the pipeline
+  // test's 500 ms a run, which holds with a few percent of a core (npm test on a loaded machine
+  // gave it ~10 % and it ran past vitest's default 20 s).
+  RUNS * 500);
 });

@@ -48,11 +48,17 @@ beforeAll(async () => {
   sim = await startSimulator({ seed: 11, now: () => NOW_MS });
   stack = stackFor(sim, {
     name: 'prop',
-    // Long timeouts: the property is about bodies, not about a loaded machine's event-loop lag.
-    timeoutSeconds: 30,
-    connectTimeoutSeconds: 10,
+    // Timeouts beyond the test's own: the property is about bodies, not about a loaded machine's
+    // event-loop lag. At 30 s and 10 s, a connect or an answer that waited behind a hostile body's
+    // parsing on a loaded machine ended a run in `network` or left the Action jobs `blocked`.
+    timeoutSeconds: 600,
+    connectTimeoutSeconds: 600,
     retries: { max: 0, minDelaySeconds: 0, maxDelaySeconds: 0, maxRetryAfterSeconds: 0 },
-    paging: { connectorPageSize: 2000, actionPageSize: 100, maxPages: 3 },
+    // Pages of the simulator's own size (its valid bodies hold 20 runs): the connector reader caps a
+    // scan at maxPages × connectorPageSize ROWS, so with 2000 a hostile 20-row body claiming many
+    // pages was read 300 times a run (a few such runs took most of the test's time under load).
+    // At 20, every run reads at most maxPages pages, as every other paged endpoint does.
+    paging: { connectorPageSize: 20, actionPageSize: 100, maxPages: 3 },
     maxResponseBytes: 16 * 1024 * 1024,
     queries: exampleQueries(),
   });

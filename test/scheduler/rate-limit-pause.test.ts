@@ -27,10 +27,11 @@ describe('a stack paused by Retry-After', () => {
     expect(p.cmdb.rateLimitPausedUntil()).toBeCloseTo(until, 0);
     expect(p.status('license')).toMatchObject({ state: 'failing', outcome: 'rate_limited' });
 
+    // Rendered at the moment the pause began (its end less the cap), however long the poll took.
     const html = renderLanding({
       version: 't',
       ready: true,
-      now: before,
+      now: until - CAP_SECONDS,
       stacks: [{ name: 'test', baseUrl: s.url, unauthorized: false, pauses: p.cmdb.pauses().map((x) => ({ ...x, until: x.until / 1000 })), endpoints: p.poller.runner.status() }],
     });
     // The status that set the pause, and the request that got it.
@@ -50,18 +51,26 @@ describe('a stack paused by Retry-After', () => {
 
   it('endpoints whose polls wait on the pause go down when their interval runs out, without a request', async () => {
     const s = await sim();
-    // A pause the client is willing to wait out (Retry-After below maxRetryAfterSeconds: 5 s)...
-    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 4, times: 1 });
-    // ...but longer than the ingestion interval: its poll cannot run and must not leave it up.
-    const p = simPoller(simStack(s, { intervals: { ...BUILTIN_SETTINGS.intervals, ingestion: 1, license: 1 } }));
+    // A pause of 5 minutes (below maxRetryAfterSeconds: the client would wait it out)...
+    s.addFault({ endpoint: 'license', status: 429, retryAfterSeconds: 300, times: 1 });
+    // The license polled every minute: the 5-minute wait does not fit in its poll, which ends at once.
+    const stack = simStack(s, { retries: { maxRetryAfterSeconds: CAP_SECONDS }, intervals: { ...BUILTIN_SETTINGS.intervals, license: 60 } });
+    const p = simPoller(stack);
     await p.poller.poll('ingestion');
     expect(p.status('data_ingestion')).toMatchObject({ state: 'ok' });
     await p.poller.poll('license');
+    const pausedUntil = p.cmdb.rateLimitPausedUntil() as number;
+    expect(pausedUntil).toBeGreaterThan(Date.now() / 1000 + 60);
+    // ...longer than the ingestion interval (1 s from now on, as a reload would set it): its poll
+    // cannot run and must not leave it up. The first poll ran on the default interval, so that it
+    // was up before whatever the machine's speed.
+    p.poller.reconfigure({ ...stack, intervals: { ...stack.intervals, ingestion: 1 } });
     const asked = requestsTo(s, 'data_ingestion').length;
     await p.poller.poll('ingestion');
     expect(p.status('data_ingestion')).toMatchObject({ state: 'failing', outcome: 'timeout' });
     expect(p.store.snapshot('test', 'data_ingestion')).toMatchObject({ up: 0 });
     expect(requestsTo(s, 'data_ingestion')).toHaveLength(asked);
-    expect(p.cmdb.rateLimitPausedUntil()).toBeGreaterThan(Date.now() / 1000);
+    // Cut off by its interval, not by the pause ending: the pause still holds, unchanged.
+    expect(p.cmdb.rateLimitPausedUntil()).toBe(pausedUntil);
   });
 });

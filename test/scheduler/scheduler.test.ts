@@ -276,17 +276,21 @@ describe('nextScheduledRun', () => {
     const { nextScheduledRun } = await import('../../src/scheduler/scheduler.js');
     const expressions = cronExpressions(interval, spreadOffset('prod/connectors', interval));
     const tasks = expressions.map((e) => nodeCronLib.createTask(e, () => undefined, { timezone: 'UTC' }));
+    // Both read one frozen clock (node-cron asks `new Date()`): no firing second can pass between
+    // the two computations, however slow the machine. Instants across two intervals, on and off
+    // the firing seconds.
+    vi.useFakeTimers({ toFake: ['Date'] });
     try {
-      // Retried once in case a firing second passes between the two computations.
-      for (let attempt = 0; ; attempt++) {
+      const start = Date.UTC(2027, 0, 1, 0, 0, 0);
+      for (let k = 0; k < 40; k++) {
+        const at = start + Math.floor((k * 2 * interval * 1000) / 40) + (k % 3 === 0 ? 0 : 250);
+        vi.setSystemTime(at);
         const ours = nextScheduledRun('prod', 'connectors', interval, Date.now() / 1000);
         const theirs = Math.min(...tasks.map((t) => (t.getNextRuns(1)[0]?.getTime() ?? NaN) / 1000));
-        if (ours === theirs || attempt === 1) {
-          expect(ours).toBe(theirs);
-          break;
-        }
+        expect(ours, new Date(at).toISOString()).toBe(theirs);
       }
     } finally {
+      vi.useRealTimers();
       await Promise.all(tasks.map((t) => t.destroy()));
     }
   });

@@ -11,7 +11,7 @@ import type { GroupName } from '../../src/api/endpoints.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import { Scheduler, type CronLike, type Pollable } from '../../src/scheduler/scheduler.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { waitFor } from '../helpers/daemon.js';
+import { WAIT_MS, waitFor } from '../helpers/daemon.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { captureLogger } from '../helpers/log.js';
 import { testStack } from '../helpers/stack.js';
@@ -20,6 +20,20 @@ const sims: SimulatorServer[] = [];
 afterEach(async () => {
   await Promise.all(sims.splice(0).map((s) => s.close()));
 });
+
+/**
+ * Closes the app with a grace of 120 s and says whether it closed before half of that: "at once"
+ * (milliseconds) and "after the grace" (two minutes) are far apart, whatever the machine's load.
+ */
+async function closedLongBeforeGrace(app: { close(graceMs: number): Promise<void> }): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const half = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), 60_000)));
+  const closing = app.close(120_000);
+  const early = await Promise.race([closing.then(() => true as const), half]);
+  clearTimeout(timer);
+  await closing;
+  return early;
+}
 
 /** The exporter's JSON log lines. */
 const logLines = (text: string) =>
@@ -30,7 +44,7 @@ const logLines = (text: string) =>
 
 describe('shutdown while Action jobs are fetched', () => {
   it.each([
-    // A grace far longer than the test may take: the poll must end by itself, not by the abort after it.
+    // A grace of 2 minutes: the poll must end by itself, not by the abort after it.
     ['a long grace period', 120_000],
     // A short one: the abort after it must not read as an error of the exporter.
     ['a short grace period', 300],
@@ -40,12 +54,17 @@ describe('shutdown while Action jobs are fetched', () => {
     // One job fetch every 10 s: the job poll spends nearly all of its time waiting for its pace.
     const stack = stackFor(sim, { actionJobsPerMinute: 6 });
     const { app, logText } = await startExporter(configFor([stack], { logLevel: 'info' }), { schedule: true, initialJitterMs: 0 });
-    await waitFor(async () => (sim.requests().filter((r) => r.endpoint === 'action_jobs').length >= 2 ? true : undefined), 20_000, 'two job fetches');
-    await app.close(graceMs);
+    const jobFetches = () => sim.requests().filter((r) => r.endpoint === 'action_jobs').length;
+    await waitFor(async () => (jobFetches() >= 2 ? true : undefined), WAIT_MS, 'two job fetches');
+    const fetched = jobFetches();
+    if (graceMs > 60_000) expect(await closedLongBeforeGrace(app), 'closed at once, not after the grace period').toBe(true);
+    else await app.close(graceMs);
+    // A poll pacing on through the grace period would also have fetched on (one every 10 s).
+    expect(jobFetches(), 'job fetches after the stop').toBeLessThanOrEqual(fetched + 1);
     const lines = logLines(logText());
     expect(lines.filter((l) => l.level >= 50), 'error lines').toEqual([]);
     expect(logText()).not.toContain('please report');
-  }, 30_000);
+  });
 });
 
 describe('shutdown while requests wait for the rate budget', () => {
@@ -55,13 +74,13 @@ describe('shutdown while requests wait for the rate budget', () => {
     // One request a minute: after the token request every group's first request waits ~60 s.
     const stack = stackFor(sim, { rateLimitPerMinute: 1 });
     const { app, logText } = await startExporter(configFor([stack], { logLevel: 'info' }), { schedule: true, initialJitterMs: 0 });
-    await waitFor(async () => (sim.requests().length >= 1 ? true : undefined), 20_000, 'the first request');
-    // A grace far longer than the test may take: the waiting polls must end by themselves.
-    await app.close(120_000);
+    await waitFor(async () => (sim.requests().length >= 1 ? true : undefined), WAIT_MS, 'the first request');
+    // A grace of 2 minutes: polls that waited on would hold the close, or send their requests ~60 s in.
+    expect(await closedLongBeforeGrace(app), 'closed at once, not after the grace period').toBe(true);
     expect(sim.requests().length, 'nothing more was sent').toBeLessThanOrEqual(2);
     const lines = logLines(logText());
     expect(lines.filter((l) => l.level >= 40), 'warning and error lines').toEqual([]);
-  }, 30_000);
+  });
 });
 
 describe('a stack removed during its start-up Action-list poll', () => {
@@ -82,7 +101,7 @@ describe('a stack removed during its start-up Action-list poll', () => {
       },
     };
     scheduler.add(poller);
-    await waitFor(async () => (calls.includes('actions') ? true : undefined), 5_000, 'the Action-list poll');
+    await waitFor(async () => (calls.includes('actions') ? true : undefined), WAIT_MS, 'the Action-list poll');
     const removed = scheduler.remove('s1', 60_000);
     // The Action list answers within the grace period, after the removal began.
     finishActions();

@@ -46,8 +46,10 @@ async function heldServer(maxRequests: number) {
   };
 }
 
+/** Until `condition` holds, bounded against a hang (not a measure of speed). */
 async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !condition(); i++) await new Promise((r) => setTimeout(r, 10));
+  const deadline = Date.now() + 60_000;
+  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   expect(condition()).toBe(true);
 }
 

@@ -109,7 +109,7 @@ describe('TLS and basic auth', () => {
   it('counts refusals and never logs a password', async () => {
     // The exporter's own metrics may be up to 1 s old (SELF_METRICS_MAX_AGE_MS): scrape until they catch up.
     let refused = 0;
-    for (const deadline = Date.now() + 5000; refused < 12 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+    for (const deadline = Date.now() + 60_000; refused < 12 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
       const r = await get(port, '/metrics', { headers: { authorization: basic('prometheus', PASSWORD) } });
       refused = Number(/^cmdb_exporter_http_requests_refused_total\{reason="unauthorized"\} (\d+)/m.exec(r.body)?.[1]);
     }
@@ -187,8 +187,8 @@ describe('client certificates (RequireAnyClientCert)', () => {
   });
 });
 
-/** Waits, bounded (the certificate check runs every 5 s), for a condition. */
-async function waitUntil(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
+/** Waits, bounded against a hang (the certificate check runs every 5 s), for a condition. */
+async function waitUntil(condition: () => boolean, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');

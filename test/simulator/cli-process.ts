@@ -3,7 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const START_TIMEOUT_MS = 20_000;
+/** A bound against a hang: starting through tsx takes 10–20 s on a loaded 2-core machine. */
+const START_TIMEOUT_MS = 90_000;
 
 export interface CliProcess {
   url: string;

@@ -105,6 +105,30 @@ describe('latency', () => {
   });
 });
 
+describe('hold', () => {
+  it('holds the answer until the faults are cleared, then answers as the rule says', async () => {
+    const s = await sim();
+    const token = await fetchToken(s);
+    s.addFault({ endpoint: 'license', hold: true, times: 1 });
+    s.addFault({ endpoint: 'license', hold: true, status: 503, times: 1 });
+    let answered = 0;
+    const plain = get(s, LICENSE, token).finally(() => answered++);
+    const failing = get(s, LICENSE, token).finally(() => answered++);
+    // Both arrived and wait: held by the rules, which are used up (`times`).
+    for (let i = 0; i < 1000 && s.requests().length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(s.faults()).toEqual([]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(answered).toBe(0);
+    s.clearFaults();
+    expect((await plain).status).toBe(200);
+    expect((await failing).status).toBe(503);
+  });
+
+  it('is a fault on its own, also on the command line', () => {
+    expect(parseFaultRule({ endpoint: 'license', hold: true })).toEqual({ endpoint: 'license', hold: true });
+  });
+});
+
 describe('broken bodies', () => {
   it.each(DATA_ENDPOINTS)('malformedJson on %s answers 200 with the real body cut short', async (endpoint: DataEndpoint) => {
     const s = await sim();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PATHS } from '../../src/api/endpoints.js';
+import { ConfigError } from '../../src/errors.js';
 import type { SimulatorServer } from '../../src/simulator/server.js';
 import { profileName } from '../../src/simulator/data/connector-history.js';
 import type { ActionRow, ConnectorRow } from '../../src/simulator/data/types.js';
@@ -164,5 +165,18 @@ describe('connector pace (issue 21)', () => {
     // A run of every profile of one connector, newer than anything before.
     expect(Math.max(...s.dataset.history.all().map((r) => r._time))).toBeGreaterThan(newest);
     expect(s.state().counts.connectorRuns).toBeGreaterThanOrEqual(before);
+  });
+
+  it('holds a page of more rows than holdAboveRows, and answers one of fewer at once', async () => {
+    const s = await sim({ connectorPace: { holdAboveRows: 30 } });
+    const token = await fetchToken(s);
+    expect((await page(s, token, 'size=30&sort=_time,desc')).content).toHaveLength(30);
+    const held = page(s, token, 'size=31&sort=_time,desc');
+    let answered = false;
+    void held.then(() => (answered = true), () => (answered = true));
+    for (let i = 0; i < 1000 && s.requests().filter((r) => r.endpoint === 'connector').length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(answered).toBe(false);
+    expect(() => s.setConnectorPace({ holdAboveRows: -1 })).toThrow(ConfigError);
   });
 });

@@ -45,7 +45,8 @@ export async function startExporter(launch: ExporterLaunch): Promise<RunningExpo
     cwd: REPO_ROOT,
     env: baseEnv({ EXPORTER_LISTEN_ADDRESS: '127.0.0.1:0', ...launch.env }),
   });
-  const line = await proc.waitForLine('"listening on" log line', (l) => listeningUrl(l) !== undefined, 20_000);
+  // A bound against a hang (the wait ends with the line): on a loaded 2-core machine a start takes seconds.
+  const line = await proc.waitForLine('"listening on" log line', (l) => listeningUrl(l) !== undefined, 90_000);
   const url = new URL(listeningUrl(line) ?? '');
   return { proc, url: `${url.protocol}//127.0.0.1:${url.port}`, port: Number(url.port) };
 }
@@ -75,7 +76,7 @@ export const FAST_INTERVALS = {
  * have answered) and the status page shows no pending row (Action jobs and change history, which
  * fill in after readiness, have too).
  */
-export async function waitUntilReady(exporter: RunningExporter, timeoutMs = 30_000): Promise<void> {
+export async function waitUntilReady(exporter: RunningExporter, timeoutMs = 90_000): Promise<void> {
   await waitFor(
     `${exporter.proc.name} /readyz 200 and no pending endpoint`,
     async () => {
