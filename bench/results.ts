@@ -1,6 +1,7 @@
 import type { PaceResult } from './pace-run.js';
 /** The shapes of the figures, shared by the benchmark, its exporter process and its reports. */
 import type { BackfillFigures } from './backfill-run.js';
+import type { QueriesFigures } from './queries-run.js';
 import type { SizeName } from './sizes.js';
 import type { Distribution } from './stats.js';
 
@@ -194,6 +195,8 @@ export interface BenchResult {
   readonly requestBudget?: RequestBudgetFigures;
   /** The backfill cell (bench/backfill-run.ts), when it ran. */
   readonly backfill?: BackfillFigures;
+  /** The saved-queries cell (bench/queries-run.ts), when it ran. */
+  readonly queries?: QueriesFigures;
 }
 
 // ---- the connector history cell (bench/history-run.ts) ----
