@@ -20,6 +20,7 @@ import { benchPace, paceLines, type PaceOptions } from './pace-run.js';
 import { benchFleet, FLEET_DEFAULTS, fleetLines, type FleetOptions } from './fleet-run.js';
 import { benchRestarts, restartLines, restartSection, RESTART_END, RESTART_START, type RestartFigures } from './restart-run.js';
 import { benchState } from './state-run.js';
+import { measureQueries, QUERIES_DEFAULTS, QUERIES_END, QUERIES_START, queriesSection, queriesTable } from './queries-run.js';
 
 const USAGE = `Usage: npm run bench -- [options]
 
@@ -50,6 +51,11 @@ const USAGE = `Usage: npm run bench -- [options]
   --backfill-days N   days of the backfill cell (default 30)
   --backfill-step D   --step of the backfill cell (default: the command's default steps)
   --no-backfill       skip the backfill cell
+  --only queries      run only the saved-queries cell (a simulated day of the worked example queries
+                      while the mergers rebuild every 4 h and every 10 min: requests per query per
+                      rebuild from the simulator's log); with --write, its section of
+                      docs/performance.md is replaced in place
+  --no-queries        skip the saved-queries cell
   --only swap         run only the swap cell at each size: a first poll, then --repeats changes of
                       every series of the largest endpoint swapped in; prints each one's figures
   --repeats N         swaps of --only swap (default 3)
@@ -68,11 +74,11 @@ const USAGE = `Usage: npm run bench -- [options]
                       --trace-gc (its lines go to stderr, with the measured changes marked)
   -h, --help          show this help`;
 
-/** The doc with the section between `startMark` and `endMark` replaced (or added before "What the figures mean"). */
-export function spliceSection(doc: string, section: string, startMark: string, endMark: string): string {
-  const start = doc.indexOf(startMark);
-  const end = doc.indexOf(endMark);
-  if (start >= 0 && end > start) return `${doc.slice(0, start)}${section.trimEnd()}${doc.slice(end + endMark.length)}`;
+/** The doc with the section between `startMarker` and `endMarker` replaced (or added before "What the figures mean"). */
+export function spliceSection(doc: string, section: string, startMarker: string, endMarker: string): string {
+  const start = doc.indexOf(startMarker);
+  const end = doc.indexOf(endMarker);
+  if (start >= 0 && end > start) return `${doc.slice(0, start)}${section.trimEnd()}${doc.slice(end + endMarker.length)}`;
   const at = doc.indexOf('## What the figures mean');
   return at < 0 ? `${doc.trimEnd()}\n\n${section}` : `${doc.slice(0, at)}${section}\n${doc.slice(at)}`;
 }
@@ -94,13 +100,15 @@ interface Options {
   /** Simulated hours of the request-budget cell; 0 skips it. */
   readonly budgetHours: number;
   /** Run only this cell. */
-  readonly only?: 'swap' | 'pace' | 'fleet' | 'backfill' | 'restart';
+  readonly only?: 'swap' | 'pace' | 'fleet' | 'backfill' | 'restart' | 'queries';
   /** The restart cell's page pace; undefined skips it. */
   readonly restart?: { readonly msPerRow: number; readonly baseMs: number };
   readonly pace: PaceOptions;
   readonly noPace: boolean;
   readonly fleet?: FleetOptions;
   readonly backfill: { readonly run: boolean; readonly days: number; readonly step?: string };
+  /** Run the saved-queries cell. */
+  readonly queries: boolean;
   readonly repeats: number;
   /** Extra options of the exporter's Node process. */
   readonly exporterNodeArgs: readonly string[];
@@ -146,6 +154,7 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
       'backfill-days': { type: 'string' },
       'backfill-step': { type: 'string' },
       'no-backfill': { type: 'boolean', default: false },
+      'no-queries': { type: 'boolean', default: false },
       repeats: { type: 'string' },
       'pace-ms-per-row': { type: 'string' },
       'pace-base-ms': { type: 'string' },
@@ -166,7 +175,7 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
         return size;
       })
     : SIZES;
-  const cells = ['swap', 'pace', 'fleet', 'backfill', 'restart'];
+  const cells = ['swap', 'pace', 'fleet', 'backfill', 'restart', 'queries'];
   if (values.only !== undefined && !cells.includes(values.only)) {
     throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: ${cells.join(', ')})`);
   }
@@ -184,6 +193,7 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
       days: Math.floor(positive('backfill-days', values['backfill-days'], BACKFILL_DAYS)),
       ...(values['backfill-step'] ? { step: values['backfill-step'] } : {}),
     },
+    queries: !values['no-queries'],
     repeats: Math.floor(positive('repeats', values.repeats, 3)),
     exporterNodeArgs: values['node-option'] ?? [],
     write: values.write,
@@ -299,6 +309,16 @@ async function main(): Promise<void> {
     }
     return;
   }
+  if (options.only === 'queries') {
+    const figures = await measureQueries(QUERIES_DEFAULTS, progress);
+    console.log(`${textTable(queriesTable(figures))}\n`);
+    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), queries: figures }, null, 2)}\n`);
+    if (options.write) {
+      writeFileSync(DOC, spliceSection(readFileSync(DOC, 'utf8'), queriesSection(figures, markdownTable), QUERIES_START, QUERIES_END));
+      console.log('wrote the saved-queries section of docs/performance.md');
+    }
+    return;
+  }
   const t0 = performance.now();
   const history = options.history === 'skip' ? undefined : await benchHistory(options.historySeconds, progress, options.exporterNodeArgs);
   if (history) for (const line of historyLines(history)) console.log(line);
@@ -315,7 +335,8 @@ async function main(): Promise<void> {
     options.budgetHours > 0 && medium ? await measureRequestBudget({ knobs: medium.knobs, hours: options.budgetHours, maxWallSeconds: 1800 }, progress) : undefined;
   const backfill = options.backfill.run ? await benchBackfill(options.backfill, progress) : undefined;
   const restart = options.restart ? await restartCell(options.restart) : undefined;
-  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, pace, requestBudget, backfill, restart, totalSeconds: (performance.now() - t0) / 1000 };
+  const queries = options.queries ? await measureQueries(QUERIES_DEFAULTS, progress) : undefined;
+  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, pace, requestBudget, backfill, restart, queries, totalSeconds: (performance.now() - t0) / 1000 };
 
   const m = result.machine;
   console.log(`cmdb-exporter benchmark — ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, ${m.date}\n`);
@@ -328,6 +349,7 @@ async function main(): Promise<void> {
   if (pace) for (const line of paceLines(pace)) console.log(line);
   if (backfill) console.log(`${textTable(backfillTable(backfill))}\n`);
   if (restart) for (const line of restartLines(restart.runs)) console.log(line);
+  if (queries) console.log(`${textTable(queriesTable(queries))}\n`);
   for (const s of sizes) for (const w of s.warnings) console.log(`exporter log (${s.size}): ${w}`);
   const fleet = options.fleet ? await benchFleet(options.fleet, progress) : undefined;
   if (fleet) console.log(`${fleetLines(fleet).join('\n')}\n`);

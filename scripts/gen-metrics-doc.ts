@@ -22,6 +22,13 @@ const NOTES: Record<string, string> = {
     '`cmdb_endpoint_response_bytes_total` show what that saves.',
     '',
   ].join('\n'),
+  'Saved inventory queries': [
+    'One series set per saved query of the configuration (label `query`, its name), counted once per rebuild',
+    'of the data (docs/queries.md). A query that is refused (it does not fit the field metadata) or whose',
+    'last run failed has no `cmdb_query_records`: never the count of an earlier run. The rebuild times come',
+    'from the merger rows of the connector history (`cmdb_data_as_of_timestamp_seconds`, above).',
+    '',
+  ].join('\n'),
 };
 
 const SECTIONS: Array<[title: string, match: (f: MetricFamily) => boolean]> = [
@@ -34,6 +41,10 @@ const SECTIONS: Array<[title: string, match: (f: MetricFamily) => boolean]> = [
   ],
   ['Actions — GET …/actions, …/action-jobs/<action_id>', (f) => f.endpoint === 'actions' || f.endpoint === 'action_jobs'],
   ['Change history — GET /CMDB/v2/data/metadata/cmdb/{asset,user}/change', (f) => f.endpoint === 'asset_change'],
+  [
+    'Saved inventory queries — POST /CMDB/v2/data/cmdb, GET /CMDB/v2/data/metadata/{asset,user}',
+    (f) => f.endpoint === 'data_query' || f.endpoint === 'data_metadata',
+  ],
   ['The exporter itself', (f) => f.endpoint === undefined],
 ];
 

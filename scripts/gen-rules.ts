@@ -61,6 +61,10 @@ export const THRESHOLDS: Thresholds = {
     CmdbLicenseExpired: '10m',
     CmdbAssetsDropped: '30m',
     CmdbUsersDropped: '30m',
+    // A count changes once per rebuild and then holds for hours: a short wait is enough.
+    CmdbQueryCountRose: '5m',
+    // A refusal holds until the query is fixed and reloaded: it does not flap.
+    CmdbQueryRefused: '15m',
     CmdbConnectorError: '5m',
     CmdbConnectorNotRun: '30m',
     CmdbMergerStale: '30m',

@@ -109,6 +109,12 @@ async function main(argv: string[]): Promise<number> {
     const names = config.stacks.map((s) => s.name).join(', ');
     process.stdout.write(`configuration OK: ${config.stacks.length} stack(s) (${names}); listen ${config.listenAddress}\n`);
     if (webConfig) process.stdout.write(`web config OK: ${webConfig.tls ? 'TLS' : 'no TLS'}, ${webConfig.basicAuthUsers.size} basic auth user(s)\n`);
+    const queries = config.stacks.reduce((n, s) => n + s.queries.length, 0);
+    if (queries > 0) {
+      process.stdout.write(
+        `saved queries OK without the CMDB: ${queries} (shape, operators, value kinds, relative days); field names and types are checked against each stack's field metadata before each run\n`,
+      );
+    }
     if (shard) {
       const mine = filterStacks(config, shard).stacks.map((s) => s.name);
       process.stdout.write(`shard ${shard.shard} of ${shard.total} (from ${shard.source}) polls ${mine.length}: ${mine.join(', ')}\n`);

@@ -289,7 +289,7 @@ export class Stacks {
       });
       const skipped = DATA_ENDPOINTS.filter((e) => !r.poller.runner.enabled(e)).map((endpoint) => ({
         endpoint,
-        reason: disabledEndpoints.includes(endpoint) ? ('disabled' as const) : ('untracked' as const),
+        reason: disabledEndpoints.includes(endpoint) ? ('disabled' as const) : groupOf(endpoint) === 'queries' ? ('unqueried' as const) : ('untracked' as const),
       }));
       const samples = DATA_ENDPOINTS.flatMap((e) => store.snapshot(name, e)?.samples ?? []);
       const pauses = r.client.pauses().map((p) => ({ scope: p.scope, ...(p.group ? { group: p.group } : {}), until: p.until / 1000, ...(p.status === undefined ? {} : { status: p.status }), endpoint: p.endpoint, request: p.request }));
@@ -297,8 +297,9 @@ export class Stacks {
       const plan = r.plan.plan();
       const demand = { perHour: plan.total, budgetPerHour: plan.budgetPerHour, ratio: plan.ratio };
       const connectorScan = r.poller.runner.enabled('connector') ? r.readers.connectorScan() : undefined;
+      const queries = r.poller.queryStatus();
       const joining = r.joined && this.firstPollsDue(r).length > 0 ? { joining: true } : {};
-      return this.status.remember({ name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pauses, endpoints, skipped, samples, jobBacklog, demand, connectorScan, ...joining }, at);
+      return this.status.remember({ name, baseUrl: r.config.baseUrl, unauthorized: r.client.unauthorized, pauses, endpoints, skipped, samples, jobBacklog, demand, connectorScan, queries, ...joining }, at);
     });
   }
 

@@ -186,3 +186,21 @@ function zonedWallToUtcMs(localMs: number, timeZone: string): number | undefined
 export function daysUntilExpiry(expiryTimestamp: number, nowSeconds: number): number {
   return (expiryTimestamp - nowSeconds) / 86_400;
 }
+
+/**
+ * The calendar day of the instant `unixSeconds` in `timeZone`, as `yyyy-mm-dd`, moved by `addDays`
+ * whole days (calendar days: no daylight-saving arithmetic is involved); undefined for an unknown zone.
+ */
+export function dayInZone(unixSeconds: number, timeZone: string, addDays = 0): string | undefined {
+  const ms = unixSeconds * 1000;
+  let offset = 0;
+  if (timeZone !== 'UTC') {
+    const f = formatterFor(timeZone);
+    const zoned = f === undefined ? undefined : zoneOffsetMs(f, ms);
+    if (zoned === undefined) return undefined;
+    offset = zoned;
+  }
+  const wall = new Date(ms + offset);
+  const day = new Date(Date.UTC(wall.getUTCFullYear(), wall.getUTCMonth(), wall.getUTCDate() + addDays));
+  return day.toISOString().slice(0, 10);
+}

@@ -1,8 +1,9 @@
-/** CMDB overview: inventory, license, connectors, data ingestion and Actions of the chosen stacks. */
+/** CMDB overview: inventory, license, saved queries, connectors, data ingestion and Actions of the chosen stacks. */
 import { HEALTH_COLORS, colorByName, fieldOverride, m, mj, row, stat, timeseries } from './builders.js';
 import { Board, commonVariables, dashboard } from './layout.js';
 import { FROM_NOW, stateCell, table } from './tables.js';
 import { actionsSection, ingestionSection } from './overview-runs.js';
+import { queriesSection } from './overview-queries.js';
 import { MIXIN_DEFAULTS, type MixinConfig } from '../mixin.js';
 import type { Dashboard } from './types.js';
 import { CONNECTOR_DETAIL_UID, OVERVIEW_UID } from './uids.js';
@@ -134,13 +135,14 @@ export function overviewDashboard(mixin: MixinConfig = MIXIN_DEFAULTS): Dashboar
   const board = new Board();
   alerts(board);
   inventory(board);
+  queriesSection(board);
   connectors(board);
   ingestionSection(board);
   actionsSection(board);
   return dashboard({
     uid: OVERVIEW_UID,
     title: 'CMDB overview',
-    description: 'Inventory, license, connectors, data ingestion and Actions of the CMDB, from cmdb-exporter.',
+    description: 'Inventory, license, saved inventory queries, connectors, data ingestion and Actions of the CMDB, from cmdb-exporter.',
     variables: [...commonVariables(mixin)],
     panels: board.panels(),
   });

@@ -1,4 +1,7 @@
-/** Alerts on the inventory itself: license expiry and a sudden drop in asset or user counts. */
+/**
+ * Alerts on the inventory itself: license expiry, a sudden drop in asset or user counts, the
+ * opt-in rise of a saved query's count between two rebuilds, and a saved query refused.
+ */
 import { STACK, alertFactory, selector } from './model.js';
 import type { AlertRule, RuleGroup, Thresholds } from './model.js';
 
@@ -42,6 +45,24 @@ export function inventoryAlerts(t: Thresholds): RuleGroup<AlertRule> {
       ),
       drop('assets', 'CmdbAssetsDropped'),
       drop('users', 'CmdbUsersDropped'),
+      // Opt-in per saved query (alertRiseRatio in the exporter's configuration, exported as
+      // cmdb_query_alert_rise_ratio): only queries that set it have the series this joins with.
+      // The value is the rise as a share of the count at the rebuild before (+Inf from 0).
+      alert(
+        'CmdbQueryCountRose',
+        'warning',
+        `(\n  ${selector(t, 'cmdb_query_records')}\n  - ${selector(t, 'cmdb_query_previous_records')}\n)\n/ ${selector(t, 'cmdb_query_previous_records')}\n> ${selector(t, 'cmdb_query_alert_rise_ratio')}`,
+        `The count of saved query {{ $labels.query }} of ${STACK} rose since the rebuild before`,
+        `The saved query {{ $labels.query }} of stack {{ $labels.stack }} counts {{ $value | humanizePercentage }} more records than at the rebuild before, above the share it opted in to alert on (alertRiseRatio).`,
+      ),
+      // Info: the configuration's to fix, shown on the status page and the dashboard, notified to no one.
+      alert(
+        'CmdbQueryRefused',
+        'info',
+        `${selector(t, 'cmdb_query_refused')} == 1`,
+        `Saved query {{ $labels.query }} of ${STACK} is refused and not sent`,
+        `The saved query {{ $labels.query }} of stack {{ $labels.stack }} does not fit the stack's field metadata (an unknown field, a type that is not the field's, a quoted number, an operator its type does not take, or a windowed Datetime operator), so the exporter does not send it and exports no count for it: the service would answer a confident 0. The exporter log and the status page name the criterion and what to write instead; fix the query under queries and reload.`,
+      ),
     ],
   };
 }

@@ -20,6 +20,60 @@ export function rowKind(run: Pick<ConnectorRun, 'platform'>): RowKind {
   return 'connector';
 }
 
+export type Health = 'ok' | 'warning' | 'error' | 'unknown';
+
+/** metrics.md: SUCCESS in any case → ok, WARNING in any case → warning, other text → error, none → unknown. */
+export function healthOf(status: string | null | undefined): Health {
+  const s = (status ?? '').trim().toUpperCase();
+  if (s === '') return 'unknown';
+  if (s === 'SUCCESS') return 'ok';
+  if (s === 'WARNING') return 'warning';
+  return 'error';
+}
+
+/**
+ * The internal mergers by their exact names, and the table each rebuilds. Matched exactly on
+ * purpose (as the only other public client does): a renamed merger is a platform change to
+ * notice, not to guess at; its runs still count for the stack's "data as of".
+ */
+export const MERGER_TABLES: Readonly<Record<string, 'asset' | 'user'>> = {
+  'Lucidum Asset Merger': 'asset',
+  'Lucidum User Merger': 'user',
+};
+
+/** When the data was rebuilt, as the merger rows of the run history tell it (unix seconds). */
+export interface Rebuilds {
+  /** The newest merger run that did not fail, of any merger: the stack's "data as of". */
+  readonly newest?: number;
+  /** Per table: its own merger's newest run that did not fail; the stack's newest when the history has no merger of that name. */
+  readonly asset?: number;
+  readonly user?: number;
+}
+
+/**
+ * A rebuild is a merger run that did not fail: Success or Warning (a demo stack's merger rows are
+ * all Warning, and its counts match them); Error, Warning&Error, FAILED or an empty status is none.
+ */
+export function rebuildsOf(runs: readonly ConnectorRun[], timeZone: string): Rebuilds {
+  let newest: number | undefined;
+  const byTable: Partial<Record<'asset' | 'user', number>> = {};
+  const seen = new Set<string>();
+  for (const run of runs) {
+    if (rowKind(run) !== 'merger') continue;
+    const table = MERGER_TABLES[run.bridge_name];
+    if (table !== undefined) seen.add(table);
+    const health = healthOf(run.status);
+    const time = health === 'ok' || health === 'warning' ? runTime(run, timeZone) : undefined;
+    if (time === undefined) continue;
+    newest = Math.max(newest ?? time, time);
+    if (table !== undefined) byTable[table] = Math.max(byTable[table] ?? time, time);
+  }
+  const forTable = (table: 'asset' | 'user') => (seen.has(table) ? byTable[table] : newest);
+  const asset = forTable('asset');
+  const user = forTable('user');
+  return { ...(newest === undefined ? {} : { newest }), ...(asset === undefined ? {} : { asset }), ...(user === undefined ? {} : { user }) };
+}
+
 /** profile.profile_name for an object, the text itself for a string, "" for null/absent (merger rows). */
 export function profileName(run: Pick<ConnectorRun, 'profile'>): string {
   const p = run.profile;

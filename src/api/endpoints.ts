@@ -19,7 +19,11 @@ import {
   LicenseRecordSchema,
   MetricsRecordSchema,
   NextRunSchema,
+  FieldMetadataListSchema,
+  QueryCountSchema,
+  type FieldMetadata,
 } from './schemas.js';
+import type { QueryOutcome, QueryTable, SentCriterion } from './query.js';
 
 export const BASE = '/CMDB';
 export const TOKEN_PATH = `${BASE}/v1/access_token`;
@@ -37,7 +41,7 @@ export function pathSegment(id: string): string {
 }
 
 /** Poll groups: each is one scheduler job per stack with its own interval (`intervals.<group>`). */
-export const GROUP_NAMES = ['inventory', 'license', 'connectors', 'ingestion', 'actions', 'actionJobs', 'changes'] as const;
+export const GROUP_NAMES = ['inventory', 'license', 'connectors', 'ingestion', 'actions', 'actionJobs', 'changes', 'queries'] as const;
 export type GroupName = (typeof GROUP_NAMES)[number];
 
 /** Page fields every paged list may carry (Spring-style; all optional). */
@@ -69,6 +73,8 @@ interface Common<F extends FanOut = FanOut> {
   readonly idName?: string;
   /** Documentation text of the path when the first spelling would mislead (shared families). */
   readonly docPath?: string;
+  /** POST with a JSON body (the data query); GET when absent. */
+  readonly method?: 'POST';
 }
 
 interface Single<Body, Result, F extends FanOut = FanOut> extends Common<F> {
@@ -166,6 +172,28 @@ export const ENDPOINT_TABLE = {
     schema: ChangeListSchema,
     extract: whole,
   }),
+  // Saved inventory queries, both asked by their reader (QueryReader, src/cmdb/readers/queries.ts):
+  // the field metadata of a table (the id is the table; a record like any other), and one count per
+  // saved query (the id is its name; a POST whose query travels in the body, the path the same for
+  // every query: never asked through get()).
+  data_metadata: single({
+    group: 'queries',
+    fanOut: 'each',
+    idName: 'table',
+    docPath: `${BASE}/v2/data/metadata/{asset,user}`,
+    paths: (table) => [`${BASE}/v2/data/metadata/${table}`],
+    schema: FieldMetadataListSchema,
+    extract: (b) => b.metadata,
+  }),
+  data_query: single({
+    group: 'queries',
+    fanOut: 'each',
+    idName: 'query',
+    method: 'POST',
+    paths: () => [`${BASE}/v2/data/cmdb`],
+    schema: QueryCountSchema,
+    extract: (b): QueryOutcome => ({ state: 'ok', records: b.totalRecords }),
+  }),
 } as const;
 
 /** Endpoints polled for data (everything but the token endpoint), in table order. */
@@ -217,8 +245,20 @@ export interface ConnectorHistoryRead {
   readonly runs: ResultOf<'connector'>;
 }
 
+/**
+ * What the poller needs to count saved queries (QueryReader in src/cmdb/readers/queries.ts): the
+ * field metadata of a table (`data_metadata`), and the count of one query (`data_query`, a POST whose
+ * query travels in the body, so it is not asked through `get`).
+ */
+export interface QueryCounting {
+  fields(table: QueryTable, ctx?: RequestContext): Promise<FieldMetadata[]>;
+  count(table: QueryTable, query: ReadonlyArray<ReadonlyArray<SentCriterion>>, ctx?: RequestContext): Promise<number>;
+}
+
 /** What the poller needs of a stack's readers (StackReaders in src/cmdb/readers implements it; tests fake it). */
 export interface CmdbApi {
+  /** The saved queries' reader; without it, saved queries cannot run. */
+  readonly queries?: QueryCounting;
   get<E extends DataEndpoint>(endpoint: E, ...args: GetArgs<E>): Promise<ResultOf<E>>;
   /** The connector history with whether it changed since the last read; without it, `get('connector')` counts as changed. */
   readConnectors?(ctx?: RequestContext): Promise<ConnectorHistoryRead>;
@@ -236,6 +276,12 @@ export function descriptor<E extends DataEndpoint>(endpoint: E): Descriptor<E> {
 export function pathsOf(endpoint: DataEndpoint, id?: string): readonly string[] {
   const d: Common = ENDPOINT_TABLE[endpoint];
   return d.paths(id === undefined || d.idInQuery ? '' : pathSegment(id));
+}
+
+/** The HTTP method of an endpoint's requests. */
+export function methodOf(endpoint: DataEndpoint): 'GET' | 'POST' {
+  const d: Common = ENDPOINT_TABLE[endpoint];
+  return d.method ?? 'GET';
 }
 
 /** The path as documentation shows it: `…/action-jobs/<action_id>`. */

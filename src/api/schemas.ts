@@ -272,6 +272,29 @@ export const ChangeListSchema = z.preprocess(
 );
 export type ChangeList = z.output<typeof ChangeListSchema>;
 
+// ---- 9 data query endpoint (saved inventory queries) -------------------------------------------
+export const FieldMetadataSchema = z.object({
+  fieldName: idText,
+  dataType: optText,
+});
+export type FieldMetadata = z.output<typeof FieldMetadataSchema>;
+
+/** `GET /CMDB/v2/data/metadata/{asset,user}`: `{metadata: [...]}` (a bare list is taken too). */
+export const FieldMetadataListSchema = z.preprocess(
+  listEnvelope('metadata'),
+  z.object({ metadata: z.array(FieldMetadataSchema) }),
+);
+export type FieldMetadataList = z.output<typeof FieldMetadataListSchema>;
+
+/**
+ * A count of `POST /CMDB/v2/data/cmdb`: `totalRecords` only. The records (`data`) are stripped
+ * here and never read; a body without a whole count is invalid (the reader then asks page 0).
+ */
+export const QueryCountSchema = z.object({
+  totalRecords: num.pipe(z.number().int().nonnegative()),
+});
+export type QueryCount = z.output<typeof QueryCountSchema>;
+
 // ---- validation helper -------------------------------------------------------------------------
 export type Validated<T> = { ok: true; value: T } | { ok: false; field: string; message: string };
 

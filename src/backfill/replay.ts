@@ -47,7 +47,12 @@ export const OMITTED_FAMILIES: ReadonlySet<string> = new Set([
   'cmdb_action_next_run_timestamp_seconds',
 ]);
 
-/** The endpoints replayed, by poll group; every other endpoint's families are left out. */
+/**
+ * The endpoints replayed, by poll group; every other endpoint's families are left out. The saved
+ * queries (`queries`: cmdb_query_*) are: the data query endpoint answers for the data as it is now and
+ * has no "as of" date, so no past count can be asked for (cmdb_data_as_of_timestamp_seconds comes
+ * from the connector history and is replayed with it).
+ */
 export const REPLAYED: ReadonlyArray<{ group: GroupName; endpoints: readonly string[] }> = [
   { group: 'inventory', endpoints: ['metrics_data'] },
   { group: 'connectors', endpoints: ['connector'] },

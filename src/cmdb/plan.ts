@@ -43,8 +43,10 @@ export interface StackPlan {
  *   + 3600/ingestion × 2 (list and next) + D
  *   + 3600/actions × P + min(J, actionJobsPerMinute × 60)
  *   + 3600/changes × T
+ *   + 3600/queries × (Q + M)
  *
- * C: connector pages (1 until seen), P: Action pages (1 until seen), T: tracked names, D: ingestion
+ * C: connector pages (1 until seen), P: Action pages (1 until seen), T: tracked names, Q: saved
+ * queries, M: the tables they count (field metadata, read with each rebuild), D: ingestion
  * detail fetches an hour (until seen: one per ingestion poll), J: Action job fetches an hour (until
  * seen: each Action once per refresh, actionJobsRefresh).
  */
@@ -69,6 +71,9 @@ export function planFor(stack: StackConfig, enabled: ReadonlySet<DataEndpoint>, 
   set('action_jobs', Math.min(stack.actionJobsPerMinute * 60, seen.actionJobsPerHour ?? refresh));
   set('asset_change', per(i.changes) * stack.track.assets.length);
   set('user_change', per(i.changes) * stack.track.users.length);
+  // Saved queries run once per rebuild, at most every intervals.queries: planned at that bound.
+  set('data_metadata', per(i.queries) * new Set(stack.queries.map((q) => q.table)).size);
+  set('data_query', per(i.queries) * stack.queries.length);
   const total = Object.values(perHour).reduce((a, b) => a + b, 0);
   const budgetPerHour = stack.rateLimitPerMinute * 60;
   return { stack: stack.name, perHour, total, budgetPerHour, ratio: budgetPerHour > 0 ? total / budgetPerHour : Number.POSITIVE_INFINITY };

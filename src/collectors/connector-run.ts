@@ -4,17 +4,10 @@
  */
 import type { ConnectorRun } from '../api/schemas.js';
 
-export type Health = 'ok' | 'warning' | 'error' | 'unknown';
-export const HEALTH_STATES: readonly Health[] = ['ok', 'warning', 'error', 'unknown'];
+export { healthOf, type Health } from '../api/connector-runs.js';
+import type { Health } from '../api/connector-runs.js';
 
-/** metrics.md: SUCCESS in any case → ok, WARNING in any case → warning, other text → error, none → unknown. */
-export function healthOf(status: string | null | undefined): Health {
-  const s = (status ?? '').trim().toUpperCase();
-  if (s === '') return 'unknown';
-  if (s === 'SUCCESS') return 'ok';
-  if (s === 'WARNING') return 'warning';
-  return 'error';
-}
+export const HEALTH_STATES: readonly Health[] = ['ok', 'warning', 'error', 'unknown'];
 
 export type FieldKind = 'expected' | 'raw' | 'actual_input' | 'output';
 

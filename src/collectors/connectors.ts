@@ -5,7 +5,7 @@
  * runs share the endpoint and get families of their own: the internal mergers (platform ML-ENGINE)
  * and outbound Scheduled Action runs (platform action).
  */
-import { newestRuns, profileName, rowKind, runTime } from '../api/connector-runs.js';
+import { newestRuns, profileName, rebuildsOf, rowKind, runTime } from '../api/connector-runs.js';
 import type { ConnectorRun } from '../api/schemas.js';
 import type { Labels, Sample } from '../metrics/sample.js';
 import type { Collector, CollectorContext } from './types.js';
@@ -100,6 +100,7 @@ export function* connectorSteps(runs: readonly ConnectorRun[], ctx: CollectorCon
     BY_KIND[rowKind(run)](run, out, ctx);
     if (++n % perStep === 0) yield;
   }
+  out.gauge('cmdb_data_as_of_timestamp_seconds', {}, rebuildsOf(runs, ctx.timeZone).newest);
   return out.finish([STATUS, MERGER_STATUS, ACTION_RUN_STATUS]);
 }
 

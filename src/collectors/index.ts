@@ -12,8 +12,9 @@ import { connectorsArea } from './connectors.js';
 import { ingestionArea } from './ingestion.js';
 import { actionsArea } from './actions.js';
 import { changesArea } from './changes.js';
+import { queriesArea } from './queries.js';
 
-const AREA_LIST = [inventoryArea, licenseArea, connectorsArea, ingestionArea, actionsArea, changesArea] as const;
+const AREA_LIST = [inventoryArea, licenseArea, connectorsArea, ingestionArea, actionsArea, changesArea, queriesArea] as const;
 
 /** Every area: its endpoints and the catalogue families they feed. */
 export const AREAS: readonly AreaInfo[] = AREA_LIST;

@@ -1,6 +1,8 @@
 /** Checks for the values of the CMDB domain: addresses, stack names, endpoints, intervals, the listen address. */
 import { isIPv4, isIPv6 } from 'node:net';
 import { DATA_ENDPOINTS, type DataEndpoint } from '../api/endpoints.js';
+import type { SavedQuery } from '../api/query.js';
+import { parseSavedQueries } from '../api/query-shape.js';
 import { ConfigError } from '../errors.js';
 import { type Check, describeValue, fail, ok, text, andThen } from './checks.js';
 import { intervalProblem, parseDuration } from './durations.js';
@@ -173,3 +175,10 @@ export const endpointList = nameList<DataEndpoint>((name) => {
   const hint = match === undefined ? '' : ` (did you mean "${match}"?)`;
   return `unknown endpoint ${describeValue(name)}${hint}; valid names: ${DATA_ENDPOINTS.join(', ')}`;
 });
+
+/**
+ * Saved inventory queries: checked as far as they can be without the CMDB (the shape of the API's
+ * body, operators, types, value kinds, relative days); field names and their types are checked
+ * against the stack's field metadata before each run.
+ */
+export const savedQueries: Check<SavedQuery[]> = (input) => parseSavedQueries(input);

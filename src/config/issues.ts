@@ -1,8 +1,9 @@
 /** Problems found while loading, where they are (paths) and what may have been meant (did you mean). */
 import { ConfigError, formatPath, type ConfigIssue } from '../errors.js';
-
-export { formatPath };
+import { closest } from '../api/closest.js';
 import { SecretScrubber } from '../secrets.js';
+
+export { closest, formatPath };
 
 export type { PathSegment } from '../errors.js';
 
@@ -72,41 +73,6 @@ export class IssueList {
       hints,
     );
   }
-}
-
-/** "Did you mean …?" for unknown keys and names: case, `_` and `-` are ignored, then edit distance. */
-
-function normalise(word: string): string {
-  return word.toLowerCase().replace(/[_-]/g, '');
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current.push(Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution));
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
-
-/** The known word closest to `word`, if it is close enough to be a likely typo. */
-export function closest(word: string, known: readonly string[]): string | undefined {
-  const target = normalise(word);
-  let best: string | undefined;
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const candidate of known) {
-    const distance = editDistance(target, normalise(candidate));
-    if (distance < bestDistance) {
-      best = candidate;
-      bestDistance = distance;
-    }
-  }
-  const allowed = Math.max(1, Math.min(3, Math.floor(target.length / 3)));
-  return bestDistance <= allowed ? best : undefined;
 }
 
 /** '; did you mean "baseUrl"?' or ''. */

@@ -22,6 +22,7 @@ import {
   nameList,
   proxyUrl,
   runbookBase,
+  savedQueries,
   secretText,
   stackName,
   timezone,
@@ -178,6 +179,11 @@ export const SETTINGS = {
    * while the daemon keeps polling on the same account, so it leaves the daemon most of the budget.
    */
   backfillRequestsPerMinute: key(numberIn(1, 6000, whole), 15, { env: 'CMDB_BACKFILL_REQUESTS_PER_MINUTE' }),
+  /**
+   * Pace of the saved queries' counts, a share of rateLimitPerMinute: a stack with many queries
+   * sends them one every 60/n seconds after a rebuild, like the Action jobs.
+   */
+  queriesPerMinute: key(numberIn(1, 6000, whole), 20, { env: 'CMDB_QUERIES_PER_MINUTE' }),
   /** Total time for one request attempt, body included. */
   timeoutSeconds: key(secondsIn(0.1, 3600), 30),
   connectTimeoutSeconds: key(secondsIn(0.1, 600), 10),
@@ -215,6 +221,11 @@ export const SETTINGS = {
     assets: key(nameList(), [], { env: 'CMDB_TRACK_ASSETS' }),
     users: key(nameList(), [], { env: 'CMDB_TRACK_USERS' }),
   },
+  /**
+   * Saved inventory queries (docs/queries.md): each counted once per rebuild into
+   * cmdb_query_records{query=<name>}. A stack's own list replaces the list under `defaults`.
+   */
+  queries: key(savedQueries, []),
   /** Poll intervals in seconds, one per scheduler group, plus the slow refresh of Action jobs. */
   intervals: {
     inventory: key(interval, 300),
@@ -225,6 +236,12 @@ export const SETTINGS = {
     actionJobs: key(interval, 300),
     actionJobsRefresh: key(interval, 3600),
     changes: key(interval, 900),
+    /**
+     * Saved queries run when the data is rebuilt, at most this often, and at least daily. The real
+     * service rebuilds from daily to every 4 h, so an hour never delays a rebuild's counts; it caps a
+     * stack whose merger rows move more often (24 runs a day, one request per query each).
+     */
+    queries: key(interval, 3600),
   } satisfies { [G in GroupName | 'actionJobsRefresh']: Key<number, false> },
   /** Series of a failing endpoint are dropped once its last success is older than this many intervals. */
   staleIntervals: key(numberIn(1, 100, whole), 3),

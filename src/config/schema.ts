@@ -111,8 +111,13 @@ function without(raw: unknown, path: readonly PropertyKey[], keys: readonly stri
     for (const k of keys) delete target[k];
     return copy;
   }
-  if (rest.length === 0 && keys.length === 0) delete target[head];
-  else target[head] = without(target[head], rest, keys);
+  // A list item is taken out, not left a hole: a check maps a hole to nothing and would read
+  // undefined where the YAML had an item (a saved query's problem is reported at queries[i]).
+  // A field's check reports one problem, so no other index of the same list shifts.
+  if (rest.length === 0 && keys.length === 0) {
+    if (Array.isArray(copy) && typeof head === 'number') copy.splice(head, 1);
+    else delete target[head];
+  } else target[head] = without(target[head], rest, keys);
   return copy;
 }
 

@@ -9,7 +9,7 @@
  *   per change; always carries `stack` as its first label.
  * - `registry`: a prom-client instrument (counters, histograms) rendered by the registry.
  */
-import { docPathOf, type DataEndpoint } from '../api/endpoints.js';
+import { docPathOf, methodOf, type DataEndpoint } from '../api/endpoints.js';
 
 export type MetricType = 'gauge' | 'counter' | 'histogram';
 
@@ -39,7 +39,7 @@ function cmdb(
     name,
     type,
     labels: ['stack', ...labels],
-    help: `${text} (${field} of GET ${docPathOf(endpoint)}, polled).`,
+    help: `${text} (${field} of ${methodOf(endpoint)} ${docPathOf(endpoint)}, polled).`,
     origin: 'snapshot' as const,
     endpoint,
     ...(stateSet ? { stateSet: true } : {}),
@@ -82,6 +82,7 @@ export const CATALOGUE: readonly MetricFamily[] = [
     ['cmdb_merger_status', 'gauge', ['merger', 'status'], 'Status of the newest merger run exactly as sent, 1 for the current one', 'platform ML-ENGINE rows: status', true],
     ['cmdb_merger_health', 'gauge', ['merger', 'health'], 'Normalised status of the newest merger run (ok, warning, error, unknown), 1 for the current one', 'platform ML-ENGINE rows: status', true],
     ['cmdb_merger_output_records', 'gauge', ['merger'], 'Records written by the newest merger run', 'platform ML-ENGINE rows: output_records'],
+    ['cmdb_data_as_of_timestamp_seconds', 'gauge', [], 'When the CMDB\'s data was last rebuilt, as unix time: the newest merger run that did not fail (status Success or Warning in any case); absent while every merger\'s newest run failed', 'platform ML-ENGINE rows: _time, else _utc, else end_time, else start_time'],
     // Rows with platform action: outbound Scheduled Action runs, not connectors.
     ['cmdb_action_history_last_run_timestamp_seconds', 'gauge', ['action_type', 'action_name'], 'When the newest run of the Scheduled Action was written, as unix time', 'platform action rows: _time, else _utc, else end_time, else start_time'],
     ['cmdb_action_history_status', 'gauge', ['action_type', 'action_name', 'status'], 'Status of the newest Scheduled Action run exactly as sent, 1 for the current one', 'platform action rows: status', true],
@@ -124,6 +125,17 @@ export const CATALOGUE: readonly MetricFamily[] = [
     ['cmdb_record_changes', 'gauge', ['type', 'id', 'field'], 'Change-log entries per field of a tracked asset or user', 'change entries'],
     ['cmdb_record_last_change_timestamp_seconds', 'gauge', ['type', 'id', 'field'], 'Newest change per field of a tracked asset or user as unix time', 'changeTimeEpoch'],
   ]),
+  // ---- saved inventory queries (counted once per rebuild) ----
+  ...cmdb('data_metadata', [['cmdb_query_fields', 'gauge', ['table'], 'Queryable fields in the field metadata of the table, read before its saved queries run', 'metadata[]']]),
+  ...queryFamilies([
+    ['cmdb_query_records', 'Records the saved query counts (totalRecords of POST /CMDB/v2/data/cmdb, asked once per rebuild); absent while the query is refused or its last run failed'],
+    ['cmdb_query_data_as_of_timestamp_seconds', 'When the data the count of the saved query was taken from was rebuilt, as unix time: the newest merger run of its table that had not failed when the count was taken; absent with the count, or when no merger run was known'],
+    ['cmdb_query_last_run_success', '1 if the last run of the saved query counted its records, 0 if it was refused or its request failed'],
+    ['cmdb_query_refused', '1 while the saved query is refused, not sent, because it does not fit the stack\'s field metadata (an unknown field, a wrong type, a quoted number, an operator its type does not take); the log and the status page say why'],
+    ['cmdb_query_last_run_timestamp_seconds', 'When the saved query was last run or refused, as unix time'],
+    ['cmdb_query_previous_records', 'The count of the saved query at the rebuild before the one cmdb_query_records belongs to (its change across rebuilds is the difference); absent with the count, and until two rebuilds were counted since the exporter started'],
+    ['cmdb_query_alert_rise_ratio', 'The alertRiseRatio the saved query opted in to CmdbQueryCountRose with: the alert fires when the count rises by more than this share between two rebuilds; absent for queries that did not opt in'],
+  ]),
   // ---- the exporter itself ----
   self('cmdb_endpoint_up', 'gauge', ['stack', 'endpoint'], '1 if the newest poll of the CMDB endpoint succeeded, 0 if it failed or none has finished yet.', 'snapshot'),
   self('cmdb_endpoint_forbidden', 'gauge', ['stack', 'endpoint'], '1 while the newest poll of the CMDB endpoint was refused with 403 (the token lacks the permission), else 0.', 'snapshot'),
@@ -164,6 +176,11 @@ export const CATALOGUE: readonly MetricFamily[] = [
   self('cmdb_exporter_state_last_write_timestamp_seconds', 'gauge', ['stack'], 'When the stack\'s state was last written to --storage.path, as unix time.', 'registry', STORAGE),
   self('cmdb_exporter_http_requests_refused_total', 'counter', ['reason'], 'Requests and connections the exporter\'s own HTTP server refused, by reason: unauthorized (401), auth_busy and max_requests (503), max_connections (dropped), tls_handshake (failed or refused TLS handshake).', 'registry'),
 ];
+
+/** The families of the saved queries: one series per configured query, label `query`. */
+function queryFamilies(list: ReadonlyArray<[name: string, help: string]>): MetricFamily[] {
+  return list.map(([name, help]) => ({ name, type: 'gauge' as const, labels: ['stack', 'query'], help: `${help}.`, origin: 'snapshot' as const, endpoint: 'data_query' as const }));
+}
 
 function self(name: string, type: MetricType, labels: string[], help: string, origin: 'snapshot' | 'registry', only?: string): MetricFamily {
   return { name, type, labels, help, origin, ...(only === undefined ? {} : { only }) };

@@ -1,10 +1,13 @@
 /**
- * Spaces the job fetches of one stack: one start every 60/ratePerMinute seconds, kept across polls,
- * so that hundreds of Actions that ran at the same moment become a steady trickle within the stack's
- * request budget instead of a burst that holds the whole budget for minutes.
+ * Spaces the job fetches of one stack (and its saved queries' counts): one start every
+ * 60/ratePerMinute seconds, kept across polls, so that hundreds of Actions that ran at the same
+ * moment become a steady trickle within the stack's request budget instead of a burst that holds
+ * the whole budget for minutes.
  */
 
 import type { Clock } from '../cmdb/clock.js';
+import { CmdbAbortedError } from '../errors.js';
+import { eitherSignal } from '../signals.js';
 
 /** Waits `ms`; rejects when `signal` aborts (the client's clock waits the same way). */
 export type Sleep = Clock['sleep'];
@@ -34,5 +37,24 @@ export class Pacer {
     this.nextAt = slot + this.spacingMs;
     if (slot > now) await this.sleep(slot - now, signal);
     return true;
+  }
+
+  /**
+   * take() within a poll: a wait ends when the stack stops (`stop`: shutdown, reload), and the poll
+   * ends then at once (false) instead of pacing on through the removal's grace period; the poll's
+   * own abort (its deadline, a removal's end) throws CmdbAbortedError naming `request`, the runner's
+   * to judge.
+   */
+  async takeWithin(deadlineMs: number, poll: AbortSignal, stop: AbortSignal | undefined, request: string): Promise<boolean> {
+    if (stop?.aborted) return false;
+    const waiting = eitherSignal(poll, stop);
+    try {
+      return await this.take(deadlineMs, waiting.signal);
+    } catch {
+      if (poll.aborted) throw new CmdbAbortedError(`pacing of ${request}`);
+      return false;
+    } finally {
+      waiting.dispose();
+    }
   }
 }

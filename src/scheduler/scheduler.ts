@@ -1,6 +1,7 @@
 /**
  * One node-cron job per (stack, group). Every group polls once at start-up, spread out by a small
- * jitter (Action jobs right after the Action list, which they need); after that on its interval,
+ * jitter (Action jobs right after the Action list, which they need; saved queries after every
+ * connector poll, whose merger rows tell when the data was rebuilt); after that on its interval,
  * at an offset within the interval derived from the stack and group names so that groups and
  * stacks do not all fire in the same second. A poll never overlaps the previous poll of the same
  * group: an overlapping start is skipped and counted.
@@ -102,6 +103,7 @@ export class Scheduler {
     const random = this.opts.random ?? Math.random;
     for (const group of groups) {
       if (group === 'actionJobs' && groups.includes('actions')) continue; // chained below
+      if (group === 'queries' && groups.includes('connectors')) continue; // follows every connector poll (trigger)
       const timer = setTimeout(() => {
         const first = this.trigger(entry, group);
         if (group === 'actions' && groups.includes('actionJobs')) void first.then(() => this.trigger(entry, 'actionJobs'));
@@ -174,8 +176,16 @@ export class Scheduler {
         end();
         job.running = undefined;
         this.settle(entry, group, job);
+        // The saved queries run when the data was rebuilt, which the connector history tells.
+        if (group === 'connectors') this.follow(entry, 'queries');
       });
     return job.running;
+  }
+
+  /** Starts `group` after another group's poll unless it is running (a following poll is no skipped start). */
+  private follow(entry: Entry, group: GroupName): void {
+    const job = entry.jobs.get(group);
+    if (job && !job.running && !entry.stopping.signal.aborted) void this.trigger(entry, group);
   }
 
   /** When the group's retry is due (unix seconds), while it waits for one. */
@@ -268,9 +278,10 @@ export function nextScheduledRun(stack: string, group: GroupName, intervalSecond
   return base + (wait === 0 ? intervalSeconds : wait);
 }
 
-/** Poll every group once, Action jobs after the Action list (for --once). */
+/** Poll every group once, Action jobs after the Action list and saved queries after the connector history (for --once). */
 export async function pollAllOnce(poller: Pollable, signal?: AbortSignal): Promise<void> {
   const groups = poller.groups();
-  await Promise.all(groups.filter((g) => g !== 'actionJobs').map((g) => poller.poll(g, signal)));
-  if (groups.includes('actionJobs')) await poller.poll('actionJobs', signal);
+  await Promise.all(groups.filter((g) => g !== 'actionJobs' && g !== 'queries').map((g) => poller.poll(g, signal)));
+  // The queries after the connector history, which dates the rebuild their counts belong to.
+  await Promise.all((['actionJobs', 'queries'] as const).filter((g) => groups.includes(g)).map((g) => poller.poll(g, signal)));
 }

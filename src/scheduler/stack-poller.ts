@@ -11,7 +11,9 @@
  * - job fetches are paced (actionJobsPerMinute, Pacer): what does not fit in one poll stays as a
  *   backlog for the next, and each slice of a poll publishes what it fetched, so the first Action
  *   jobs show (and the endpoint is ready) seconds after the Action list, not after every Action;
- * - change history is fetched for the configured names only.
+ * - change history is fetched for the configured names only;
+ * - saved queries are counted once per rebuild of the data (query-poller.ts), which the merger rows
+ *   of the connector history date.
  */
 import {
   DATA_ENDPOINTS,
@@ -27,6 +29,7 @@ import {
 import type { Action, ChangeEntry, IngestionRun } from '../api/schemas.js';
 import type { RequestContext } from '../api/request-context.js';
 import { eitherSignal } from '../signals.js';
+import { rebuildsOf } from '../api/connector-runs.js';
 import { COLLECTORS, connectorSteps, detailRun, jobStatus, newestJob } from '../collectors/index.js';
 import { StateMemory } from '../collectors/state-memory.js';
 import type { Collector, CollectorContext } from '../collectors/types.js';
@@ -40,6 +43,7 @@ import { EndpointRunner, type ForbiddenState, type PollResult } from './endpoint
 import { fanOut, type Cached } from './fan-out.js';
 import { pollDeadline, progressDeadline } from './deadline.js';
 import { Pacer, type Sleep } from './pacer.js';
+import { QueryPoller, type QueryStatus } from './query-poller.js';
 import { spreadOffset } from './spread.js';
 import { POLLER_STATE_VERSION, type JobsCacheEntry, type PollerState } from './poller-state.js';
 import type { RestoredEndpoint } from './runner-state.js';
@@ -52,6 +56,7 @@ export function enabledEndpoints(stack: StackConfig): DataEndpoint[] {
     if (stack.disabledEndpoints.includes(e)) return false;
     if (e === 'asset_change') return stack.track.assets.length > 0;
     if (e === 'user_change') return stack.track.users.length > 0;
+    if (e === 'data_query' || e === 'data_metadata') return stack.queries.length > 0;
     return true;
   });
 }
@@ -111,12 +116,31 @@ export class StackPoller {
   private readonly jobs = new Map<string, Cached<JobsCacheEntry>>();
   private readonly changeLog = { asset_change: new Map<string, Cached<ChangeEntry[]>>(), user_change: new Map<string, Cached<ChangeEntry[]>>() };
   private pacer: Pacer;
+  private readonly queries: QueryPoller;
+  /** The waits of the paced job fetches and saved queries: the options' or real timers. */
+  private readonly sleep: Sleep;
 
   constructor(private opts: StackPollerOptions) {
     this.name = opts.stack.name;
     this.runner = new EndpointRunner({ ...opts, endpoints: enabledEndpoints(opts.stack), restored: opts.restored?.runner });
     if (opts.restored?.poller) this.restore(opts.restored.poller);
-    this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal)));
+    this.sleep = opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal));
+    this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, this.sleep);
+    this.queries = new QueryPoller({
+      ...opts,
+      stack: () => this.opts.stack,
+      reader: opts.api.queries,
+      runner: this.runner,
+      sleep: this.sleep,
+      paced: opts.paced !== false,
+      rebuildPending: () => this.runner.enabled('connector') && this.runner.pending().includes('connector'),
+      map: (endpoint, input) => this.map(endpoint, input),
+    });
+  }
+
+  /** Each saved query's state, for the status page. */
+  queryStatus(): QueryStatus[] {
+    return this.runner.enabled('data_query') ? this.queries.status() : [];
   }
 
   /**
@@ -175,8 +199,10 @@ export class StackPoller {
     this.opts = { ...this.opts, stack };
     this.runner.reconfigure(stack, enabledEndpoints(stack));
     if (before.actionJobsPerMinute !== stack.actionJobsPerMinute) {
-      this.pacer = new Pacer(stack.actionJobsPerMinute, () => this.opts.now() * 1000, this.opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal)));
+      this.pacer = new Pacer(stack.actionJobsPerMinute, () => this.opts.now() * 1000, this.sleep);
     }
+    // The saved queries keep what they counted, but for queries that changed or went.
+    this.queries.reconfigure(before, stack);
   }
 
   /** Groups with at least one enabled endpoint. */
@@ -224,6 +250,8 @@ export class StackPoller {
       case 'changes':
         await this.pollChanges('asset_change', ctx);
         return this.pollChanges('user_change', ctx);
+      case 'queries':
+        return this.queries.poll(ctx, stop);
       default:
         for (const endpoint of GROUPS[group]) await this.pollOnce(endpoint as OnceEndpoint, ctx);
     }
@@ -256,6 +284,8 @@ export class StackPoller {
     await this.runner.run('connector', async () => {
       const read = api.readConnectors ? await api.readConnectors(ctx) : { changed: true, runs: await api.get('connector', undefined, ctx) };
       runs = read.runs;
+      // Kept whether or not the stack has saved queries now: a reload may add some.
+      this.queries.noteRebuilds(rebuildsOf(read.runs, this.opts.stack.timezone));
       const held = this.runner.status().some((s) => s.endpoint === 'connector' && s.state === 'ok');
       if (!read.changed && held) return { kind: 'unchanged' };
       return this.mapConnectors(read.runs);
@@ -419,7 +449,7 @@ export class StackPoller {
     };
   }
 
-  private map<E extends DataEndpoint>(endpoint: E, input: EndpointInputs[E]): PollResult {
+  private map<E extends DataEndpoint>(endpoint: E, input: EndpointInputs[E]): PollResult & { kind: 'samples' } {
     const collect: Collector<E> = COLLECTORS[endpoint];
     return { kind: 'samples', samples: collect(input, this.context(endpoint)) };
   }

@@ -14,9 +14,9 @@ export type Severity = 'critical' | 'warning';
 
 export interface Problem {
   readonly severity: Severity;
-  /** What kind of problem: connector, action, license, ingestion, merger, endpoint. */
-  readonly area: 'connector' | 'action' | 'license' | 'ingestion' | 'merger' | 'endpoint';
-  /** The name or id it is about (connector/profile, Action name, endpoint), if any. */
+  /** What kind of problem: connector, action, license, ingestion, merger, endpoint, query (a saved query). */
+  readonly area: 'connector' | 'action' | 'license' | 'ingestion' | 'merger' | 'endpoint' | 'query';
+  /** The name or id it is about (connector/profile, Action name, endpoint, saved query), if any. */
   readonly subject?: string;
   /** More about the subject, shown on hover: an Action's id. */
   readonly subjectTitle?: string;
@@ -240,6 +240,26 @@ function mergerProblems(f: Families, now: number, t: AttentionThresholds): Probl
 }
 
 /**
+ * Saved queries refused by the field metadata check: not sent and without a count until the query
+ * is fixed, whatever the CMDB does (a stack's cause does not explain them). The query's name is the
+ * configuration's; why it is refused (the criterion) is in the stack's saved queries table.
+ */
+function queryProblems(f: Families): Problem[] {
+  return f
+    .all('cmdb_query_refused')
+    .filter((s) => s.value === 1)
+    .map((s) =>
+      problem('cmdb_query_refused', {
+        severity: 'warning',
+        area: 'query',
+        subject: s.labels.query ?? '?',
+        text: 'refused, not sent: it does not fit the field metadata, so no count is exported (the saved queries table says why)',
+        alert: 'CmdbQueryRefused',
+      }),
+    );
+}
+
+/**
  * Endpoint groups held back by the CMDB's word (a 5xx with Retry-After): the cause of their endpoints
  * going down. A pause of the whole stack is the stack's cause line instead (src/server/cause.ts).
  */
@@ -289,6 +309,7 @@ export function attention(input: AttentionInput, t: AttentionThresholds = ATTENT
     ...licenseProblems(expiry, licenseDays, now, t),
     ...ingestionProblems(f, endpoints, now, t),
     ...mergerProblems(f, now, t),
+    ...queryProblems(f),
     ...groupPauseProblems(input.pauses, now),
     ...endpointProblems(endpoints, now),
   ].sort((a, b) => ORDER[a.severity] - ORDER[b.severity]);

@@ -15,6 +15,8 @@ import { anchor, attentionSection } from './attention-html.js';
 import type { RecentRequests } from './cause.js';
 import { escapeHtml } from './html.js';
 import { stackView, type StackView } from './stack-view.js';
+import { queriesTable } from './landing-queries.js';
+import type { QueryStatus } from '../scheduler/query-poller.js';
 
 export { relativeTime, escapeHtml };
 export { runbookUrl } from './attention-html.js';
@@ -33,8 +35,8 @@ export interface LandingEndpoint extends EndpointStatus {
 /** An endpoint that is not polled, and why. */
 export interface SkippedEndpoint {
   readonly endpoint: DataEndpoint;
-  /** disabled: listed in disabledEndpoints; untracked: a change history without tracked names. */
-  readonly reason: 'disabled' | 'untracked';
+  /** disabled: listed in disabledEndpoints; untracked: a change history without tracked names; unqueried: no saved queries. */
+  readonly reason: 'disabled' | 'untracked' | 'unqueried';
 }
 
 /** Where the connector history's scan stands (what the client reports; the same shape as its ScanProgress). */
@@ -65,6 +67,8 @@ export interface LandingStack {
   readonly demand?: { readonly perHour: number; readonly budgetPerHour: number; readonly ratio: number };
   /** The connector history's scan in progress (or the last one) and until when incremental reads are off. */
   readonly connectorScan?: { readonly progress?: LandingScanProgress; readonly incrementalOffUntil?: number };
+  /** The saved queries: state, count, rebuild, last and next run, and why one is refused or failing. */
+  readonly queries?: readonly QueryStatus[];
   /** Added after start (a reload, stacksDir) and its first polls still running: it does not hold readiness back. */
   readonly joining?: boolean;
   /** What became of the stack's recent requests: whether the CMDB is unreachable (src/server/cause.ts). */
@@ -101,6 +105,7 @@ const STATE_LABEL: Record<EndpointStatus['state'], string> = {
 const SKIPPED_LABEL: Record<SkippedEndpoint['reason'], string> = {
   disabled: 'disabled (disabledEndpoints)',
   untracked: 'not polled: no tracked names',
+  unqueried: 'not polled: no saved queries',
 };
 
 function iso(at: number): string {
@@ -250,7 +255,7 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
   const joining = s.joining ? `<p class="hint joining">${JOINING_TEXT}</p>` : '';
   return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${joining}${auth}${paused}${demandLine(s)}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
 <table class="endpoints"><thead><tr>${COLUMNS.map((c) => `<th>${c}</th>`).join('')}</tr></thead>
-<tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table></section>`;
+<tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table>${queriesTable(now, s.queries)}</section>`;
 }
 
 /** `telemetryPath`: where /metrics is served (--web.telemetry-path). */

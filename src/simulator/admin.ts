@@ -27,6 +27,7 @@ export const SCENARIO_ARGS: Record<keyof ScenarioControls, readonly string[]> = 
   setAssetCount: ['count'],
   setUserCount: ['count'],
   advance: ['seconds'],
+  rebuild: [],
 };
 
 const TokenExpiryBody = z

@@ -18,6 +18,9 @@ export interface SimulatorSize {
   trackedUsers: number;
   /** Change-log entries per tracked asset or user. */
   changesPerRecord: number;
+  /** Records behind the data query endpoint (POST /CMDB/v2/data/cmdb), rebuilt by the mergers. */
+  assetRecords: number;
+  userRecords: number;
 }
 
 export const DEFAULT_SIZE: SimulatorSize = {
@@ -31,6 +34,8 @@ export const DEFAULT_SIZE: SimulatorSize = {
   trackedAssets: 3,
   trackedUsers: 2,
   changesPerRecord: 6,
+  assetRecords: 400,
+  userRecords: 150,
 };
 
 export interface SimulatorOptions {
@@ -173,6 +178,8 @@ export interface RequestRecord {
   at: number; // ms, simulator clock
   /** Bytes of the response body sent (0 for a reset connection). */
   bytes: number;
+  /** The request body of a data query (POST /CMDB/v2/data/cmdb): which query a count was for. */
+  body?: string;
 }
 
 /** Scenario controls: each takes effect at once (visible on the next poll). */
@@ -202,6 +209,12 @@ export interface ScenarioControls {
   setUserCount(count: number): void;
   /** Advance simulated time by this many seconds (runs what is due, also when not live). */
   advance(seconds: number): void;
+  /**
+   * Rebuild the data now: every internal merger (platform ML-ENGINE) writes a new run with status
+   * Success, which rebuilds its table's records (the counts of the data query change) and moves the
+   * merger rows of the connector history. Without a merger in the dataset it throws.
+   */
+  rebuild(): void;
 }
 
 export interface SimulatorControls {

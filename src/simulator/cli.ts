@@ -30,7 +30,7 @@ Serves a simulated CMDB API (all endpoints of the spec) with seeded, realistic d
                             a read meets rows written during it (default 0)
   --connectors N --profiles-per-connector N --runs-per-connector N --actions N
   --jobs-per-action N --ingestion-runs N --tasks-per-run N --tracked-assets N
-  --tracked-users N --changes-per-record N
+  --tracked-users N --changes-per-record N --asset-records N --user-records N
                             data size knobs
   --churn-ms N              soak churn every N ms: connectors and Actions replaced by new ones,
                             status texts never seen before (default: no churn)
@@ -55,6 +55,8 @@ const SIZE_FLAGS: Record<string, keyof SimulatorSize> = {
   'tracked-assets': 'trackedAssets',
   'tracked-users': 'trackedUsers',
   'changes-per-record': 'changesPerRecord',
+  'asset-records': 'assetRecords',
+  'user-records': 'userRecords',
 };
 
 const FAULT_KEYS: Record<string, (rule: Record<string, unknown>, value: string | undefined) => void> = {

@@ -75,6 +75,11 @@ export function stateSummary(core: Core) {
     rateLimit: core.limiter.current() ?? null,
     forbidden: [...core.forbidden],
     connectorPace: core.connectorPace,
+    /** The data query's records: how many, and when the mergers last rebuilt each table. */
+    records: {
+      asset: { count: data.records.asset.records().length, rebuiltAt: isoUtc(data.records.asset.rebuiltAtMs) },
+      user: { count: data.records.user.records().length, rebuiltAt: isoUtc(data.records.user.rebuiltAtMs) },
+    },
   };
 }
 

@@ -125,6 +125,8 @@ const WRONG_SHAPES: Record<EndpointName, unknown> = {
   action_jobs: { unexpected: true },
   asset_change: { unexpected: true },
   user_change: { unexpected: true },
+  data_metadata: { metadata: { unexpected: true } },
+  data_query: { totalRecords: 'many', data: [] },
 };
 
 export type FaultEffect =

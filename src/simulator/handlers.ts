@@ -7,6 +7,8 @@ import { SORTABLE_FIELDS, type SortDirection } from './data/connector-history.js
 import { ingestionRunRow, nextRunRow, taskRows } from './data/ingestion.js';
 import { currentMetrics, initialInventory, pastMetrics } from './data/inventory.js';
 import type { Dataset } from './data/dataset.js';
+import { metadataOf } from './data/records.js';
+import { dataQuery } from './query-engine.js';
 
 export interface HandlerContext {
   data: Dataset;
@@ -17,7 +19,8 @@ export interface HandlerContext {
   ignoreSort: boolean;
 }
 
-type Handler = (ctx: HandlerContext, query: URLSearchParams, arg: string | undefined) => Reply;
+/** `body`: the request body of a POST (the data query). */
+type Handler = (ctx: HandlerContext, query: URLSearchParams, arg: string | undefined, body?: string) => Reply;
 
 const metricsData: Handler = (ctx, query) => {
   const date = query.get('date');
@@ -109,8 +112,10 @@ const HANDLERS: Record<DataEndpoint, Handler> = {
   action_jobs: actionJobs,
   asset_change: changes('assets'),
   user_change: changes('users'),
+  data_metadata: (_ctx, _query, table) => (table === 'asset' || table === 'user' ? json(200, metadataOf(table)) : errorReply(404, 'No metadata for this table')),
+  data_query: (ctx, _query, _arg, body) => dataQuery(ctx.data.records, body ?? ''),
 };
 
-export function dataReply(endpoint: DataEndpoint, ctx: HandlerContext, query: URLSearchParams, arg?: string): Reply {
-  return HANDLERS[endpoint](ctx, query, arg);
+export function dataReply(endpoint: DataEndpoint, ctx: HandlerContext, query: URLSearchParams, arg?: string, body?: string): Reply {
+  return HANDLERS[endpoint](ctx, query, arg, body);
 }

@@ -4,7 +4,7 @@
  * list of what the client requests; everything else (for instance GET
  * /CMDB/v2/system/data-ingestion/run, which starts an ingestion on the real service) is unknown.
  */
-import { DATA_ENDPOINTS, PATHS, TOKEN_PATH, type EndpointName } from '../api/endpoints.js';
+import { DATA_ENDPOINTS, PATHS, TOKEN_PATH, methodOf, type EndpointName } from '../api/endpoints.js';
 
 export type Route =
   | { kind: 'cmdb'; endpoint: EndpointName; method: 'GET' | 'POST'; arg?: string }
@@ -24,7 +24,7 @@ interface Pattern {
 const PATTERNS: Pattern[] = [
   { endpoint: 'access_token', method: 'POST', segments: TOKEN_PATH.split('/') },
   ...DATA_ENDPOINTS.flatMap((endpoint) =>
-    PATHS[endpoint](ARG).map((path) => ({ endpoint, method: 'GET' as const, segments: path.split('/') })),
+    PATHS[endpoint](ARG).map((path) => ({ endpoint, method: methodOf(endpoint), segments: path.split('/') })),
   ),
 ];
 

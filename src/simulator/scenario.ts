@@ -11,6 +11,7 @@ import { profileName } from './data/connector-history.js';
 import { runningRun, scheduledRunId } from './data/ingestion.js';
 import type { ActionState, ConnectorRow, ConnectorSpec, IngestionRun } from './data/types.js';
 import type { Timeline } from './timeline.js';
+import { addRuns } from './data/dataset.js';
 
 /** Ten years: more than any test needs, and a guard against a unit slip (ms for s). */
 const MAX_ADVANCE_S = 10 * 365 * 86_400;
@@ -56,7 +57,7 @@ export function createScenario(timeline: Timeline): ScenarioControls {
     let rows: ConnectorRow[] = cycleRows(data.seed, spec, now, { exactly: status });
     const behind = Math.max(0, ...rows.map((r) => (newest.get(profileName(r)) ?? -Infinity) - r._time + 1));
     if (behind > 0) rows = cycleRows(data.seed, spec, now + behind * 1000 + 6000, { exactly: status });
-    for (const row of rows) data.history.add(row, timeline.rng);
+    addRuns(data, spec, rows, timeline.rng);
   };
 
   const startIngestion = (outcome: 'success' | 'failed' | 'running'): void => {
@@ -138,6 +139,11 @@ export function createScenario(timeline: Timeline): ScenarioControls {
     },
     setUserCount(count) {
       data.inventory.userCount = requireCount('count', count);
+    },
+    rebuild() {
+      const mergers = [...data.connectors.values()].filter((s) => s.profileKind === 'merger');
+      if (mergers.length === 0) reject('rebuild', 'the dataset has no merger (platform ML-ENGINE): give it at least 7 connectors');
+      for (const spec of mergers) appendCycle(spec, 'Success');
     },
     advance(seconds) {
       if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0 || seconds > MAX_ADVANCE_S) {

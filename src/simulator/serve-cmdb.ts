@@ -17,6 +17,8 @@ import { sendDrip, sendOversize } from './streams.js';
 type Streamed = { kind: 'drip'; reply: Reply; everyMs: number } | { kind: 'oversize'; bytes: number; chunked: boolean; encoding?: string };
 
 const TOKEN_BODY_LIMIT = 64 * 1024;
+/** A data query body: a few criteria, never megabytes. */
+const QUERY_BODY_LIMIT = 256 * 1024;
 const INVALID_TOKEN = { code: 401001, message: 'Invalid token' };
 
 function delay(core: Core, ms: number): Promise<void> {
@@ -50,10 +52,10 @@ async function tokenReply(core: Core, req: IncomingMessage): Promise<Reply> {
   return json(200, { code: 200, data: { token: core.tokens.issue() }, message: 'success' });
 }
 
-function normalBody(core: Core, endpoint: EndpointName, query: URLSearchParams, arg?: string): string {
+function normalBody(core: Core, endpoint: EndpointName, query: URLSearchParams, arg?: string, body?: string): string {
   // A cut-short token answer must not carry a token that works.
   if (endpoint === 'access_token') return JSON.stringify({ code: 200, data: { token: 'x'.repeat(32) }, message: 'success' });
-  return dataReply(endpoint, handlerContext(core), query, arg).body;
+  return dataReply(endpoint, handlerContext(core), query, arg, body).body;
 }
 
 function handlerContext(core: Core) {
@@ -74,9 +76,10 @@ function rateLimited(core: Core): Reply | undefined {
   return reply;
 }
 
-type Target = { route: Route; rawPath: string; rawQuery: string };
+/** `body`: the request body of a data query, read before anything else is decided. */
+type Target = { route: Route; rawPath: string; rawQuery: string; body?: string };
 
-async function answer(core: Core, req: IncomingMessage, { route, rawPath, rawQuery }: Target): Promise<Reply | Streamed | 'reset'> {
+async function answer(core: Core, req: IncomingMessage, { route, rawPath, rawQuery, body }: Target): Promise<Reply | Streamed | 'reset'> {
   if (route.kind === 'bad_path') return errorReply(400, 'Malformed percent-encoding in path');
   const limited = rateLimited(core);
   if (limited) return limited;
@@ -84,7 +87,7 @@ async function answer(core: Core, req: IncomingMessage, { route, rawPath, rawQue
   if (req.method !== route.method) return { ...errorReply(405, 'Method Not Allowed'), headers: { Allow: route.method } };
 
   const rule = core.faults.take(route.endpoint, rawPath, rawQuery);
-  const reply = await answerWith(core, req, route, new URLSearchParams(rawQuery), rule);
+  const reply = await answerWith(core, req, route, new URLSearchParams(rawQuery), rule, body);
   // A fault's Content-Encoding applies to whatever is answered (the normal answer included).
   const encoding = rule?.contentEncoding;
   return encoding !== undefined && reply !== 'reset' && !('kind' in reply) ? { ...reply, encoding } : reply;
@@ -96,11 +99,12 @@ async function answerWith(
   route: Extract<Route, { kind: 'cmdb' }>,
   query: URLSearchParams,
   rule: SimulatorFaultRule | undefined,
+  body: string | undefined,
 ): Promise<Reply | Streamed | 'reset'> {
   if (rule?.hold) await core.faults.released();
   if (rule?.latencyMs) await delay(core, rule.latencyMs);
   if (rule) {
-    const effect = faultEffect(rule, route.endpoint, () => normalBody(core, route.endpoint, query, route.arg), core.timeline.now());
+    const effect = faultEffect(rule, route.endpoint, () => normalBody(core, route.endpoint, query, route.arg, body), core.timeline.now());
     if (effect.kind === 'reset') return 'reset';
     if (effect.kind === 'reply') return effect.reply;
     if (effect.kind === 'drip' || effect.kind === 'oversize') return effect;
@@ -112,7 +116,7 @@ async function answerWith(
   }
   const endpoint: DataEndpoint = route.endpoint;
   if (core.forbidden.has(endpoint)) return errorReply(403, 'Forbidden');
-  const reply = dataReply(endpoint, handlerContext(core), query, route.arg);
+  const reply = dataReply(endpoint, handlerContext(core), query, route.arg, body);
   if (endpoint === 'connector' && reply.status === 200) await connectorPace(core, reply);
   return reply;
 }
@@ -146,7 +150,19 @@ export async function serveCmdb(core: Core, req: IncomingMessage, res: ServerRes
     bytes: 0,
   };
   core.log.add(record);
-  const reply = await answer(core, req, target);
+  let read = target;
+  if (target.route.kind === 'cmdb' && target.route.endpoint === 'data_query' && req.method === 'POST') {
+    const body = await readBody(req, QUERY_BODY_LIMIT);
+    if (body === undefined) {
+      record.status = 413;
+      record.bytes = await sendEncoded(res, errorReply(413, 'Request body too large'), undefined, false);
+      return;
+    }
+    // The query a count was asked for: tests and the benchmark count requests per query.
+    record.body = body;
+    read = { ...target, body };
+  }
+  const reply = await answer(core, req, read);
   if (reply === 'reset') {
     req.socket.destroy();
     return;

@@ -10,7 +10,7 @@ import { addJob, makeJob } from './data/actions.js';
 import { cycleRows } from './data/connectors.js';
 import { INGESTION_PERIOD_MS, finishRun, runningRun, scheduledRun } from './data/ingestion.js';
 import { driftMinute } from './data/inventory.js';
-import type { Dataset } from './data/dataset.js';
+import { addRuns, type Dataset } from './data/dataset.js';
 import type { ActionState, ConnectorSpec, IngestionRun } from './data/types.js';
 
 const MINUTE_MS = 60_000;
@@ -132,7 +132,7 @@ export class Timeline {
     spec.nextRunMs = next;
     for (const at of due) {
       const status = spec.held !== undefined && at <= spec.held.untilMs ? { exactly: spec.held.status } : 'usual';
-      for (const row of cycleRows(this.data.seed, spec, at, status)) this.data.history.add(row, this.rng);
+      addRuns(this.data, spec, cycleRows(this.data.seed, spec, at, status), this.rng);
     }
     if (spec.held !== undefined && spec.held.untilMs < t) delete spec.held;
   }

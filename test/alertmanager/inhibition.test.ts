@@ -4,7 +4,8 @@
  * of them. A stack's cause (the CMDB unreachable, the credentials rejected, every request paused)
  * holds back that stack's endpoint, staleness and data alerts and nothing of another stack; a
  * connector's error holds back its empty output and missing fields (that profile's only); the
- * exporter down holds back what it serves. Each problem makes one notification.
+ * exporter down holds back what it serves; a saved query's rise is a data alert like the others.
+ * Each problem makes one notification.
  * Receivers and timings come from a generated copy (withWebhookReceivers); the shipped file is read only.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -40,10 +41,17 @@ for (const [cause, problem, stack] of CAUSE_CASES) {
     alert('CmdbEndpointDataStale', 'warning', 'endpoints', { stack, endpoint: 'data_ingestion' }),
     alert('CmdbIngestionOverdue', 'warning', 'ingestion', { stack }),
     alert('CmdbLicenseExpired', 'critical', 'license', { stack }),
+    // A saved query's rise is a data alert: the counts of a stack whose CMDB cannot be asked are frozen, not news.
+    alert('CmdbQueryCountRose', 'warning', 'queries', { stack, query: 'servers-without-edr' }),
   );
 }
 // The cause of one stack says nothing of another.
 active.push(alert('CmdbEndpointDown', 'warning', 'endpoints', { stack: 'fine', endpoint: 'license' }));
+// Two saved queries of one stack rising at the same rebuild: one notification.
+active.push(
+  alert('CmdbQueryCountRose', 'warning', 'queries', { stack: 'fine', query: 'servers-without-edr' }),
+  alert('CmdbQueryCountRose', 'warning', 'queries', { stack: 'fine', query: 'high-risk-users' }),
+);
 // A connector's error: its other alerts on that profile are its effects; another profile's are not.
 const connector = { stack: 'fine', connector: 'jamf' };
 active.push(alert('CmdbConnectorError', 'warning', 'connector', { ...connector, profile: 'prod', health: 'error' }));
@@ -94,7 +102,7 @@ describe('the shipped Alertmanager configuration, in Alertmanager', () => {
   });
 
   it('sends one notification per problem of a stack, to the receiver of its severity, and none for the effects', async () => {
-    const expected = 3 + 1 + 1 + 1; // three causes, the exporter down, endpoints of "fine", connector jamf of "fine"
+    const expected = 3 + 1 + 1 + 1 + 1; // three causes, the exporter down, endpoints of "fine", connector jamf of "fine", queries of "fine"
     const got = await waitFor(
       `${expected} notifications`,
       async () => (receiver.notifications.length >= expected ? done([...receiver.notifications]) : notYet(receiver.notifications.map((n) => n.groupLabels))),
@@ -113,6 +121,7 @@ describe('the shipped Alertmanager configuration, in Alertmanager', () => {
       `${RECEIVERS.critical} refused/credentials: CmdbTokenRejected`,
       `${RECEIVERS.warning} fine/connector/jamf: CmdbConnectorError,CmdbConnectorNoOutput`,
       `${RECEIVERS.warning} fine/endpoints: CmdbEndpointDown`,
+      `${RECEIVERS.warning} fine/queries: CmdbQueryCountRose,CmdbQueryCountRose`,
     ]);
   });
 });

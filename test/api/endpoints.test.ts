@@ -5,7 +5,7 @@
  * key of ENDPOINT_TABLE; this test covers what it cannot see.
  */
 import { describe, expect, it } from 'vitest';
-import { DATA_ENDPOINTS, ENDPOINT_TABLE, GROUPS, GROUP_NAMES, docPathOf, groupOf, pathsOf } from '../../src/api/endpoints.js';
+import { DATA_ENDPOINTS, ENDPOINT_TABLE, GROUPS, GROUP_NAMES, docPathOf, groupOf, methodOf, pathsOf } from '../../src/api/endpoints.js';
 import { AREAS, COLLECTORS } from '../../src/collectors/index.js';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
 import { route } from '../../src/simulator/routes.js';
@@ -32,8 +32,14 @@ describe.each(DATA_ENDPOINTS.map((e) => [e]))('endpoint %s', (endpoint) => {
 
   it('is routed by the simulator on every spelling', () => {
     for (const path of pathsOf(endpoint, 'an id/with:odd+chars')) {
-      expect(route(path)).toMatchObject({ kind: 'cmdb', endpoint, method: 'GET' });
+      expect(route(path)).toMatchObject({ kind: 'cmdb', endpoint, method: methodOf(endpoint) });
     }
+  });
+});
+
+describe('the data query', () => {
+  it('is the one POST among the data endpoints; every other is a GET', () => {
+    expect(DATA_ENDPOINTS.filter((e) => methodOf(e) === 'POST')).toEqual(['data_query']);
   });
 });
 

@@ -37,6 +37,14 @@ describe('backfill plan', () => {
     expect(formatPlan(plan, { from: T0, to: T0 + 29 * 86_400 })).toContain('paced at 15 requests a minute');
   });
 
+  it('asks nothing for saved queries and says why they are left out', () => {
+    const queries = [{ name: 'q', table: 'asset' as const, query: [[{ searchFieldName: 'Asset_Type', operator: '==', value: 'Server' }]] }];
+    const plan = planStack(testStack({ queries }), T0, T0 + 86_400);
+    expect(plan.lines.find((l) => l.endpoint === 'data_query')).toEqual({ endpoint: 'data_query', requests: 0, serviceSeconds: 0, more: expect.stringContaining('no "as of" date') });
+    expect(formatPlan(plan, { from: T0, to: T0 + 86_400 })).toContain('saved queries are left out: the data query endpoint has no "as of" date');
+    expect(planStack(testStack(), T0, T0 + 86_400).lines.map((l) => l.endpoint)).not.toContain('data_query');
+  });
+
   it('leaves out disabled endpoints and the token request of a pre-issued token', () => {
     const stack = testStack({ auth: { kind: 'token', token: 't' }, disabledEndpoints: ['actions', 'user_change'] });
     const names = planStack(stack, T0, T0 + 3600).lines.map((l) => l.endpoint);

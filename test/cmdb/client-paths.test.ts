@@ -309,18 +309,49 @@ describe('only the spec paths', () => {
     await client.get('asset_change', trackedAsset());
     await client.get('user_change', trackedUser());
     await client.get('user_change', 'no-such-user');
+    // The saved queries' reader, on the same client.
+    await client.queries.fields('asset');
+    await client.queries.count('asset', [[{ searchFieldName: 'Asset_Type', operator: '==', type: 'String', value: 'Server' }]]);
     const allowed = new Set<string>([
       TOKEN_PATH,
       ...DATA_ENDPOINTS.flatMap((e) => PATHS[e]('')),
+      ...PATHS.data_metadata('asset'),
       ...PATHS.data_ingestion_detail(runs[0]?.id ?? 'none'),
       ...PATHS.action_jobs(actions[0]?.actionId ?? 'none'),
     ]);
     const requested = s.requests().map((r) => r.rawPath);
-    expect(requested.length).toBeGreaterThanOrEqual(11);
+    expect(requested.length).toBeGreaterThanOrEqual(13);
     expect(requested.filter((p) => !allowed.has(p))).toEqual([]);
     expect(requested.some((p) => p.includes('/data-ingestion/run'))).toBe(false);
     expect(new Set(s.requests().map((r) => r.endpoint))).toEqual(
       new Set(['access_token', ...DATA_ENDPOINTS]),
     );
+  });
+});
+
+describe('the saved queries\' reader: a POST on the same road as every GET', () => {
+  it('POSTs the count as JSON with the bearer token, validates the answer, counts the request', async () => {
+    const s = await sim();
+    const { client, metrics } = makeClient(simStack(s));
+    const count = await client.queries.count('asset', [[{ searchFieldName: 'Asset_Name', operator: 'exists', type: 'String', value: null }]]);
+    // Every asset has a name: the count of all assets (the simulator's default, --asset-records 400).
+    expect(count).toBe(400);
+    const sent = requestsTo(s, 'data_query');
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ method: 'POST', rawPath: '/CMDB/v2/data/cmdb', status: 200 });
+    expect(sent[0]?.headers['content-type']).toBe('application/json');
+    expect(sent[0]?.headers.authorization).toMatch(/^Bearer \S+$/);
+    expect(JSON.parse(sent[0]?.body ?? '{}')).toMatchObject({ table: 'asset', paging: { page: 99_999, recordsPerPage: 1 } });
+    expect(await metrics.outcomes('data_query')).toEqual({ '200': 1 });
+  });
+
+  it('throws CmdbHttpError with the POST named for a non-2xx answer', async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'data_query', status: 503 });
+    const { client } = makeClient(simStack(s, { retries: { max: 0 } }));
+    const err = await rejection(client.queries.count('asset', []));
+    expect(err).toBeInstanceOf(CmdbHttpError);
+    expect((err as CmdbHttpError).message).toContain('POST /CMDB/v2/data/cmdb');
+    expect((err as CmdbHttpError).status).toBe(503);
   });
 });

@@ -10,6 +10,7 @@ import {
   LicenseRecordSchema,
   MetricsRecordSchema,
   NextRunSchema,
+  FieldMetadataListSchema,
 } from '../../src/api/schemas.js';
 import { AREAS, COLLECTORS, newestRun } from '../../src/collectors/index.js';
 import type { CollectorContext, EndpointInputs } from '../../src/collectors/types.js';
@@ -39,6 +40,11 @@ function inputs(): EndpointInputs {
     action_jobs: byName('actions/jobs.json', ActionJobListSchema).map(({ id, body }) => ({ id, value: body })),
     asset_change: byName('changes/asset.json', ChangeListSchema).map(({ id, body }) => ({ id, value: body })),
     user_change: byName('changes/user.json', ChangeListSchema).map(({ id, body }) => ({ id, value: body })),
+    data_metadata: [{ id: 'asset', value: validated(FieldMetadataListSchema, fixture('queries/metadata-asset.json')).metadata }],
+    data_query: [
+      { id: 'edr-missing', value: { state: 'ok', records: 42, rebuiltAt: 1_714_600_000, ranAt: 1_714_600_300, previousRecords: 40, alertRiseRatio: 0.2 } },
+      { id: 'misspelt', value: { state: 'refused', ranAt: 1_714_600_300 } },
+    ],
   };
 }
 

@@ -61,6 +61,13 @@ describe('config/exporter.example.yaml', () => {
     expect(exampleText).toMatch(new RegExp(`(^|[\\s#{,])${leaf}:`, 'm'));
   });
 
+  it('carries the worked saved queries, and the demo runs the same ones', () => {
+    const example = (parse(exampleText) as { stacks: Array<{ queries?: unknown }> }).stacks[0]?.queries;
+    const demo = (parse(readFileSync(new URL('../../config/demo.yaml', import.meta.url), 'utf8')) as { stacks: Array<{ queries?: unknown }> }).stacks[0]?.queries;
+    expect((example as Array<{ name: string }>).map((q) => q.name)).toEqual(['servers-without-edr', 'assets-not-seen-30d', 'public-assets-open-ports', 'high-risk-users']);
+    expect(demo).toEqual(example);
+  });
+
   it('holds no literal secret or token, only ${VAR} references (falling back to the placeholder change-me)', () => {
     const values = exampleText
       .split('\n')
@@ -73,7 +80,10 @@ describe('config/exporter.example.yaml', () => {
   it('passes --check-config as shipped, with nothing set: the documented defaults', () => {
     const check = spawnSync(process.execPath, ['--import', 'tsx', MAIN, '--check-config', '--config', EXAMPLE.pathname], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 30_000 });
     expect(check.stderr).toBe('');
-    expect(check.stdout).toBe('configuration OK: 2 stack(s) (prod, eu); listen :9873\n');
+    expect(check.stdout).toBe(
+      'configuration OK: 2 stack(s) (prod, eu); listen :9873\n' +
+        "saved queries OK without the CMDB: 4 (shape, operators, value kinds, relative days); field names and types are checked against each stack's field metadata before each run\n",
+    );
     expect(check.status).toBe(0);
   });
 });

@@ -50,6 +50,7 @@ describe('defaults', () => {
           maxConcurrency: 4,
           actionJobsPerMinute: 30,
           backfillRequestsPerMinute: 15,
+          queriesPerMinute: 20,
           timeoutSeconds: 30,
           connectTimeoutSeconds: 10,
           retries: { max: 3, minDelaySeconds: 0.5, maxDelaySeconds: 30, maxRetryAfterSeconds: 120 },
@@ -58,6 +59,7 @@ describe('defaults', () => {
           paging: { connectorPageSize: 2000, actionPageSize: 100, maxPages: 100 },
           connectorFullScanInterval: 86400,
           track: { assets: [], users: [] },
+          queries: [],
           intervals: DEFAULT_INTERVALS,
           staleIntervals: 3,
           forbiddenBackoffSeconds: 900,
@@ -257,5 +259,24 @@ describe('configWarnings', () => {
     [61, [{ stack: 'prod', key: 'rateLimitPerMinute', message: expect.stringContaining('above the 60 requests a minute') }]],
   ])('rateLimitPerMinute %d gives %j', (rate, expected) => {
     expect(configWarnings(loadYaml(scratch, one(`rateLimitPerMinute: ${rate}`)))).toEqual(expected);
+  });
+});
+
+describe('saved queries', () => {
+  const scratch = new Scratch();
+  afterAll(() => scratch.remove());
+
+  it('are refused at load where they can be told wrong without the CMDB, at the key of the criterion', () => {
+    const queries = `queries: [{ name: recent, table: asset, query: [[{ searchFieldName: Last_Discovered_Datetime, operator: "within past", type: Datetime, value: "30 days" }]] }]`;
+    const issues = issuesOf(() => loadYaml(scratch, `stacks:\n  - ${stackYaml(queries)}\n`));
+    expect(issues).toEqual([
+      { path: 'stacks[0].queries[0].query[0][0].operator', message: expect.stringMatching(/operator "within past" is refused.*write the absolute form: operator ">=" with a relative value such as "-30d"/) },
+    ]);
+  });
+
+  it('under defaults apply to every stack; a stack\'s own list replaces them', () => {
+    const q = (name: string) => `{ name: ${name}, table: user, query: [[{ searchFieldName: Risk_Score, operator: ">=", value: 80 }]] }`;
+    const config = loadYaml(scratch, `defaults:\n  queries: [${q('shared')}]\nstacks:\n  - ${stackYaml('', 'a')}\n  - ${stackYaml(`queries: [${q('own')}]`, 'b')}\n`);
+    expect(config.stacks.map((s) => s.queries.map((x) => x.name))).toEqual([['shared'], ['own']]);
   });
 });

@@ -30,6 +30,16 @@ describe('one round of validation', () => {
     expect(issuesOf(() => loadYaml(scratch, yaml)).map((i) => i.path).sort()).toEqual(['stacks[0].name', 'stacks[0].secretFile']);
   });
 
+  // A problem inside a list item (a saved query that is not a mapping) once left a hole in the
+  // list for the second round, and the query check read undefined: a TypeError, not a ConfigError.
+  it('reports a saved query that is not a mapping together with timeouts out of order', () => {
+    const q = '{ name: a, table: asset, query: [[{ searchFieldName: OS, operator: "==", value: Linux }]] }';
+    const yaml = `stacks:\n  - ${stackYaml(`connectTimeoutSeconds: 40, timeoutSeconds: 20, queries: [null, ${q}]`)}\n`;
+    const issues = issuesOf(() => loadYaml(scratch, yaml));
+    expect(issues.map((i) => i.path).sort()).toEqual(['stacks[0].queries[0]', 'stacks[0].timeoutSeconds']);
+    expect(issues.find((i) => i.path === 'stacks[0].queries[0]')?.message).toContain('must be a mapping with name, table, query');
+  });
+
   it('reports a bad CMDB_* value together with an unreadable CMDB_CA_FILE', () => {
     const env = { CMDB_BASE_URL: 'https://cmdb.example.com', CMDB_TOKEN: 'tok-env-1234', CMDB_TIMEZONE: 'Mars/Olympus', CMDB_CA_FILE: '/nonexistent/ca.pem' };
     expect(issuesOf(() => loadConfig({ env })).map((i) => i.path).sort()).toEqual(['CMDB_CA_FILE', 'CMDB_TIMEZONE']);

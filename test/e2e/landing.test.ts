@@ -1,8 +1,9 @@
 /**
  * The status page at / in a real headless Chromium (playwright-core). Two stacks against two
  * in-process simulators: `primary` answers everything but `license` (503 from the start) and
- * `metrics_data` (403, so it backs off for 14.5 minutes), with `data_ingestion_next` disabled; and
- * `hostile` refuses the token with a message full of markup and tracks no names. The page must put
+ * `metrics_data` (403, so it backs off for 14.5 minutes), with `data_ingestion_next` disabled and
+ * the example saved queries plus one the field metadata refuses; and `hostile` refuses the token
+ * with a message full of markup and tracks no names and no queries. The page must put
  * what needs attention first, show each stack's endpoints with their state (disabled and untracked
  * ones too), the failure with its outcome, error and hint, a future time as "in 14m", never show
  * the CMDB's own words (the markup neither as text nor as elements), link to the other endpoints,
@@ -20,6 +21,10 @@ import { startSimulator, type SimulatorServer } from '../../src/simulator/server
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { INSTALL_HINTS, leakedSecrets, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
+import { exampleQueries } from '../helpers/queries.js';
+
+/** A saved query the field metadata refuses: a quoted number on an Integer field. */
+const QUOTED = { name: 'quoted-number', table: 'asset', query: [[{ searchFieldName: 'High_CVE', operator: '==', value: '5' }]] };
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -87,6 +92,7 @@ beforeAll(async () => {
         secret: '${E2E_PRIMARY_SECRET}',
         track,
         disabledEndpoints: ['data_ingestion_next'],
+        queries: [...exampleQueries(), QUOTED],
         // 14.5 minutes: the next attempt reads "in 14m" during the first minute after the 403.
         forbiddenBackoffSeconds: 870,
       },
@@ -115,7 +121,7 @@ function readTables(): Promise<StackTable[]> {
   return page.$$eval('section.stack', (sections) =>
     sections.map((section) => ({
       heading: section.querySelector('h2')?.textContent ?? '',
-      rows: [...section.querySelectorAll('tbody tr')].map((tr) => {
+      rows: [...section.querySelectorAll('table.endpoints tbody tr')].map((tr) => {
         const cells = [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '');
         return { endpoint: cells[0] ?? '', state: cells[1] ?? '', rowClass: tr.className, outcome: cells[2] ?? '', details: cells[8] ?? '' };
       }),
@@ -155,8 +161,40 @@ describe('the status page in headless Chromium', () => {
     const untracked = table(await readTables(), 'hostile').rows.filter((r) => r.rowClass === 'skipped');
     expect(untracked.map((r) => [r.endpoint, r.state]).sort()).toEqual([
       ['asset_change', 'not polled: no tracked names'],
+      ['data_metadata', 'not polled: no saved queries'],
+      ['data_query', 'not polled: no saved queries'],
       ['user_change', 'not polled: no tracked names'],
     ]);
+  });
+
+  it('lists the saved queries with their counts, and the refused one with the query, the criterion and what to write', async () => {
+    // The first counts follow the first read of the connector history: wait for them on the page.
+    const rows = async () => {
+      await page.reload();
+      return page.$$eval('section.stack table.queries tbody tr', (trs) => trs.map((tr) => ({ rowClass: tr.className, cells: [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '') })));
+    };
+    let seen = await rows();
+    for (let i = 0; i < 30 && seen.some((r) => r.rowClass === 'pending'); i++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      seen = await rows();
+    }
+    expect(seen.map((r) => r.cells[0])).toEqual([...exampleQueries().map((q) => q.name), QUOTED.name]);
+    for (const r of seen.slice(0, -1)) {
+      expect(r.rowClass).toBe('ok');
+      expect(r.cells[3]).toMatch(/^\d[\d,]*$/);
+    }
+    const refused = seen.at(-1);
+    expect(refused?.rowClass).toBe('failing');
+    expect(refused?.cells[2]).toBe('refused: not sent, fix the query');
+    expect(refused?.cells[3]).toBe('—');
+    expect(refused?.cells[7]).toContain('query "quoted-number": criterion [0][0] (High_CVE ==): "5" is a quoted number');
+    expect(refused?.cells[7]).toContain('write 5 without quotes');
+    // And up top, in what needs attention: a line of its own, linked to its runbook section.
+    const attention = await page.$$eval('#attention li', (lis) => lis.map((li) => ({ text: li.textContent ?? '', runbook: li.querySelector('a.runbook')?.getAttribute('href') ?? '' })));
+    const line = attention.find((l) => l.text.includes(`query ${QUOTED.name}: refused, not sent`));
+    expect(line, JSON.stringify(attention)).toBeDefined();
+    expect(line?.runbook).toBe('docs/alerts#cmdbqueryrefused');
+    await page.screenshot({ path: join(artifacts, 'landing-queries.png'), fullPage: true });
   });
 
   it('reads the next attempt of the forbidden endpoint as "in 14m …", never "from now"', async () => {

@@ -15,6 +15,7 @@ import { fastRuleFiles, JOB, startPrometheus, type Alert, type PrometheusApi, ty
 import { allDashboardQueries, grafanaValues, healthyConnector, isoDay, succeededAction } from './harness/queries.js';
 import { baseEnv, http, leakedSecrets, makeTempDir, removeDir, REPO_ROOT, requireExecutable } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
+import { exampleQueries } from '../helpers/queries.js';
 
 const STACK = 'e2e-sim';
 const STALE_CONNECTOR = 'stale_source';
@@ -54,6 +55,7 @@ beforeAll(async () => {
       retries: { max: 1, minDelaySeconds: 0.1, maxDelaySeconds: 0.5 },
       intervals: FAST_INTERVALS,
       track: { assets: state.trackedAssets, users: state.trackedUsers },
+      queries: exampleQueries(),
     },
   });
   exporter = await startExporter({
@@ -128,8 +130,18 @@ describe('the built exporter under a real Prometheus', () => {
     expect(lint.code).toBe(3);
   });
 
-  it('every dashboard query returns at least one series once the running ingestion run has finished', async () => {
+  it('every dashboard query returns at least one series once the running ingestion run has finished and the data was rebuilt', async () => {
     sim.scenario.finishIngestion('success');
+    // A rebuild gives the saved queries a count at the rebuild before (their change across rebuilds).
+    sim.scenario.rebuild();
+    await waitFor(
+      'cmdb_query_previous_records after a rebuild',
+      async () => {
+        const s = await api.query(`cmdb_query_previous_records{stack="${STACK}"}`);
+        return s.length === exampleQueries().length ? done(undefined) : notYet(s);
+      },
+      { timeoutMs: 60_000, intervalMs: 1000 },
+    );
     await waitFor(
       'cmdb_ingestion_next_run_timestamp_seconds after finishIngestion',
       async () => {

@@ -59,7 +59,7 @@ describe('connector history at the real service pace', () => {
     const stack = stackFor(s, {
       timeoutSeconds: 10,
       paging: { connectorPageSize: 100, actionPageSize: 100, maxPages: 100 },
-      intervals: { inventory: i, license: i, connectors: i, ingestion: i, actions: i, actionJobs: i, actionJobsRefresh: i, changes: i },
+      intervals: { inventory: i, license: i, connectors: i, ingestion: i, actions: i, actionJobs: i, actionJobsRefresh: i, changes: i, queries: i },
     });
     const exporter = await startExporter(configFor([stack]), { schedule: true, initialJitterMs: 100 });
     const app: App = exporter.app;

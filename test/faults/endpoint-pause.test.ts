@@ -41,7 +41,7 @@ describe('one endpoint answering 503 with Retry-After for good', () => {
       connectTimeoutSeconds: 1,
       paging: { connectorPageSize: 500, actionPageSize: 100, maxPages: 100 },
       retries: { max: 3, minDelaySeconds: 0.5, maxDelaySeconds: 5, maxRetryAfterSeconds: 60 },
-      intervals: { inventory: 10, license: 60, connectors: 10, ingestion: 10, actions: 10, actionJobs: 10, actionJobsRefresh: 3600, changes: 10 },
+      intervals: { inventory: 10, license: 60, connectors: 10, ingestion: 10, actions: 10, actionJobs: 10, actionJobsRefresh: 3600, changes: 10, queries: 3600 },
     });
     ({ app } = await startExporter(configFor([stack]), { schedule: true, initialJitterMs: 100 }));
     const a = app;

@@ -11,7 +11,9 @@
  * Real time: ~4 minutes per case, both cases at once; every wait is bounded.
  */
 import { describe, expect, it } from 'vitest';
-import { DATA_ENDPOINTS, type DataEndpoint } from '../../src/api/endpoints.js';
+import type { DataEndpoint } from '../../src/api/endpoints.js';
+import { enabledEndpoints } from '../../src/scheduler/stack-poller.js';
+import { exampleQueries } from '../helpers/queries.js';
 import { BUILTIN_SETTINGS } from '../../src/config/rules.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
@@ -47,7 +49,11 @@ describe.concurrent('outage of every endpoint for 90 s, then healthy, at the def
         connectTimeoutSeconds: BUILTIN_SETTINGS.connectTimeoutSeconds,
         retries: BUILTIN_SETTINGS.retries,
         intervals: BUILTIN_SETTINGS.intervals,
+        queriesPerMinute: BUILTIN_SETTINGS.queriesPerMinute,
+        // The saved queries too: their metadata and counts fail through the outage and heal after it.
+        queries: exampleQueries(),
       });
+      const DATA_ENDPOINTS = enabledEndpoints(stack);
       const lag = watchLag();
       const { app } = await startExporter(configFor([stack]), { serve: false, schedule: true });
       const scrape = async () => parseExposition(await app.metricsText());

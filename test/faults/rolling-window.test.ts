@@ -32,7 +32,7 @@ describe('the request budget and a server counting any rolling 60 s', () => {
       rateLimitPerMinute: 60,
       actionJobsPerMinute: 60,
       retries: { max: 3, minDelaySeconds: 0.5, maxDelaySeconds: 5, maxRetryAfterSeconds: 60 },
-      intervals: { inventory: i, license: i, connectors: i, ingestion: i, actions: i, actionJobs: i, actionJobsRefresh: 60, changes: i },
+      intervals: { inventory: i, license: i, connectors: i, ingestion: i, actions: i, actionJobs: i, actionJobsRefresh: 60, changes: i, queries: 3600 },
     });
     ({ app } = await startExporter(configFor([stack]), { schedule: true, initialJitterMs: 100 }));
     const started = Date.now();

@@ -23,7 +23,7 @@ async function daemon(sim: SimulatorServer, retries: { max: number; minDelaySeco
     rateLimitPerMinute: 600,
     retries,
     // The license polled every 2 minutes: its poll has the time to wait what the server asks.
-    intervals: { inventory: 120, license: 120, connectors: 120, ingestion: 120, actions: 120, actionJobs: 120, actionJobsRefresh: 3600, changes: 120 },
+    intervals: { inventory: 120, license: 120, connectors: 120, ingestion: 120, actions: 120, actionJobs: 120, actionJobsRefresh: 3600, changes: 120, queries: 120 },
   });
   const { app } = await startExporter(configFor([stack]), { serve: false, schedule: true, initialJitterMs: 0 });
   open.push(() => app.close(1000));

@@ -10,8 +10,10 @@ import { startSimulator, type SimulatorServer } from '../../src/simulator/server
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
 import type { App } from '../../src/app.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
+import { exampleQueries } from '../helpers/queries.js';
 
 const GOLDEN = new URL('./metrics.prom', import.meta.url);
+/** The clock at the first poll; the second poll, after a rebuild, is an hour later. */
 const CLOCK = Date.parse('2026-11-21T12:00:00Z');
 
 /** Families whose values are measured durations, and labels that name the machine: not reproducible. */
@@ -39,11 +41,24 @@ let sim: SimulatorServer;
 let app: App;
 let text: string;
 
+/** The example queries (one opted in to CmdbQueryCountRose) and one the field metadata refuses: every query family shows. */
+function goldenQueries() {
+  const [first, ...rest] = exampleQueries();
+  if (!first) throw new Error('no example queries');
+  const misspelt = { name: 'misspelt-field', table: 'asset' as const, query: [[{ searchFieldName: 'EP_Not_Instaled', operator: '==', value: 'True' }]] };
+  return [{ ...first, alertRiseRatio: 0.2 }, ...rest, misspelt];
+}
+
 beforeAll(async () => {
-  sim = await startSimulator({ seed: 42, now: () => CLOCK, live: false });
+  let clock = CLOCK;
+  sim = await startSimulator({ seed: 42, now: () => clock, live: false });
   // The newest run starts out running; finish it so the next-run time (and so every family) is there.
   sim.scenario.finishIngestion('success');
-  ({ app } = await startExporter(configFor([stackFor(sim, { name: 'golden' })]), { nowMs: () => CLOCK }));
+  ({ app } = await startExporter(configFor([stackFor(sim, { name: 'golden', queries: goldenQueries() })]), { nowMs: () => clock }));
+  expect(await app.pollOnce()).toBe(true);
+  // A rebuild an hour later (intervals.queries): the saved queries count again, with the count before.
+  clock += 3600_000;
+  sim.scenario.rebuild();
   expect(await app.pollOnce()).toBe(true);
   text = normalise(await app.metricsText());
 });

@@ -20,6 +20,7 @@ export function testStack(overrides: StackOverrides = {}): StackConfig {
     auth: { kind: 'client', clientId: 'demo-client', secret: 'demo-secret', clientIdKey: 'clientID' },
     rateLimitPerMinute: 6000,
     actionJobsPerMinute: 6000,
+    queriesPerMinute: 6000,
     timeoutSeconds: 5,
     connectTimeoutSeconds: 2,
     ...rest,

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
@@ -66,14 +67,16 @@ describe('the daemon against the simulator', () => {
     sim.clearFaults();
     await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), WAIT_MS, '/readyz 200', daemon);
     // Ready once the lists answered; the per-id endpoints (Action jobs, change history) fill in after.
-    // Families served only under a condition (`only`, e.g. with --storage.path) are not expected here.
-    const always = CATALOGUE.filter((f) => f.only === undefined);
-    const served = (text: string) => always.every((f) => new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm').test(text));
+    // Saved queries need a configuration file (a list has no environment variable): test/golden and
+    // test/e2e/queries.test.ts prove those families served. Families served only under a condition
+    // (`only`, e.g. with --storage.path) are not expected here.
+    const families = CATALOGUE.filter((f) => f.endpoint !== 'data_query' && f.endpoint !== 'data_metadata' && f.only === undefined);
+    const served = (text: string) => families.every((f) => new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm').test(text));
     const metrics = await waitFor(async () => {
       const text = await (await fetch(`${base}/metrics`)).text();
       return served(text) ? text : undefined;
     }, WAIT_MS, 'every catalogued family', daemon);
-    for (const f of always) expect(metrics, f.name).toMatch(new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm'));
+    for (const f of families) expect(metrics, f.name).toMatch(new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm'));
     expect(metrics).toMatch(/^process_resident_memory_bytes /m);
     const landing = await (await fetch(`${base}/`)).text();
     const leaks = [SECRET, ...PLANTED_SECRETS, ...sim.issuedTokens()];
@@ -163,6 +166,23 @@ describe('command line', () => {
     const d = runDaemon(['--check-config'], envFor(9873));
     expect(await d.exited).toBe(0);
     expect(d.output()).toContain('configuration OK: 1 stack(s) (default)');
+  });
+
+  it('--check-config checks saved queries without the CMDB: the example ones pass, a windowed operator exits 2 at its key', async () => {
+    const good = join(tmp, 'queries-good.yaml');
+    const example = (parse(readFileSync(new URL('../../config/exporter.example.yaml', import.meta.url), 'utf8')) as { stacks: Array<{ queries: unknown }> }).stacks[0]?.queries;
+    writeFileSync(good, stringify({ stacks: [{ name: 'q', baseUrl: sim.url, token: 'tok-q-1234', queries: example }] }));
+    const ok = runDaemon(['--check-config', '--config.file', good], {});
+    expect(await ok.exited).toBe(0);
+    expect(ok.output()).toContain('saved queries OK without the CMDB: 4');
+
+    const bad = join(tmp, 'queries-bad.yaml');
+    const windowed = [{ name: 'stale', table: 'asset', query: [[{ searchFieldName: 'Last_Discovered_Datetime', operator: 'not within past', value: '30 days' }]] }];
+    writeFileSync(bad, stringify({ stacks: [{ name: 'q', baseUrl: sim.url, token: 'tok-q-1234', queries: windowed }] }));
+    const refused = runDaemon(['--check-config', '--config.file', bad], {});
+    expect(await refused.exited).toBe(2);
+    expect(refused.output()).toContain('stacks[0].queries[0].query[0][0].operator: operator "not within past" is refused');
+    expect(refused.output()).toContain('operator "<" with a relative value such as "-30d"');
   });
 
   it('--config.check warns about a mistyped CMDB_* variable with a did-you-mean, and still says OK', async () => {

@@ -20,6 +20,7 @@ import { enabledEndpoints, StackPoller } from '../../src/scheduler/stack-poller.
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { stackFor } from '../helpers/exporter.js';
+import { exampleQueries } from '../helpers/queries.js';
 import { parseExposition } from '../helpers/exposition.js';
 import { captureLogger } from '../helpers/log.js';
 import { hostileBody, withKey } from './bodies.js';
@@ -59,6 +60,7 @@ beforeAll(async () => {
     // At 20, every run reads at most maxPages pages, as every other paged endpoint does.
     paging: { connectorPageSize: 20, actionPageSize: 100, maxPages: 3 },
     maxResponseBytes: 16 * 1024 * 1024,
+    queries: exampleQueries(),
   });
   for (const secret of secretsOfStack(stack)) log.scrubber.add(secret);
   const instruments = createInstruments(new Registry(), { defaultMetrics: false });
@@ -74,11 +76,15 @@ beforeAll(async () => {
   const arg: Partial<Record<DataEndpoint, string>> = {
     data_ingestion_detail: state.ingestionRunIds.at(-1),
     action_jobs: state.actionIds[0],
+    data_metadata: 'asset',
   };
+  // The data query is a POST: its valid body is a count's answer (the exporter's own request body).
+  const count = JSON.stringify({ table: 'asset', query: [[{ searchFieldName: 'Asset_Name', operator: 'exists', type: 'String', value: null }]], paging: { page: 0, recordsPerPage: 1 } });
   for (const endpoint of DATA_ENDPOINTS) {
     const path = PATHS[endpoint](arg[endpoint])[0] as string;
     const query = endpoint === 'asset_change' ? `?id=${encodeURIComponent(state.trackedAssets[0] ?? '')}` : endpoint === 'user_change' ? `?id=${encodeURIComponent(state.trackedUsers[0] ?? '')}` : '';
-    const res = await fetch(`${sim.url}${path}${query}`, { headers: { Authorization: `Bearer ${token}` } });
+    const post = endpoint === 'data_query' ? { method: 'POST', body: count } : {};
+    const res = await fetch(`${sim.url}${path}${query}`, { headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, ...post });
     if (res.status !== 200) throw new Error(`${endpoint}: the simulator answered ${res.status}`);
     valid.set(endpoint, await res.text());
   }
@@ -94,6 +100,8 @@ afterAll(async () => {
 function groupsFor(endpoint: DataEndpoint): GroupName[] {
   if (endpoint === 'action_jobs') return ['actions', 'actionJobs'];
   if (endpoint === 'actions') return ['actions', 'actionJobs'];
+  // Saved queries run once the connector history, which dates the rebuilds, was read.
+  if (groupOf(endpoint) === 'queries') return ['connectors', 'queries'];
   return [groupOf(endpoint)];
 }
 

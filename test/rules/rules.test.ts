@@ -31,6 +31,8 @@ const OBJECT_LABELS: Readonly<Record<string, readonly string[]>> = {
   CmdbLicenseExpired: ['stack'],
   CmdbAssetsDropped: ['stack'],
   CmdbUsersDropped: ['stack'],
+  CmdbQueryCountRose: ['stack', 'query'],
+  CmdbQueryRefused: ['stack', 'query'],
   CmdbConnectorError: ['stack', 'connector', 'profile'],
   // Per connector over all its profiles: no profile label.
   CmdbConnectorNotRun: ['stack', 'connector'],

@@ -47,6 +47,13 @@ function fakeApi() {
     },
     asset_change: (id) => change('asset', id),
     user_change: (id) => change('user', id),
+    // Saved queries are read through the readers' `queries`, never get(): test/scheduler/query-poller.test.ts.
+    data_metadata: () => {
+      throw new Error('data_metadata is read through queries.fields()');
+    },
+    data_query: () => {
+      throw new Error('data_query is read through queries.count()');
+    },
   };
   // Like the client, build the path first: an id no URL can carry throws there (URIError).
   const get = async (endpoint: DataEndpoint, id?: string) => (pathsOf(endpoint, id), answers[endpoint]?.(id));

@@ -231,7 +231,13 @@ describe('what to do', () => {
       s('cmdb_ingestion_run_in_progress', 1),
       s('cmdb_ingestion_last_run_start_timestamp_seconds', NOW - 7 * 3600),
       s('cmdb_merger_last_run_timestamp_seconds', NOW - 3 * 86400, { merger: 'asset_merger', connector: 'asset_merger' }),
+      s('cmdb_query_refused', 1, { query: 'quoted-number' }),
+      s('cmdb_query_refused', 0, { query: 'servers' }),
     ],
+  });
+
+  it('names a refused saved query, and only a refused one', () => {
+    expect(every.problems.filter((p) => p.area === 'query').map((p) => [p.subject, p.alert, p.source])).toEqual([['quoted-number', 'CmdbQueryRefused', 'data_query']]);
   });
 
   it('names an Action by its name, with its id on hover; by its id when the list has no name for it', () => {

@@ -69,6 +69,19 @@ describe('the cause of a stack', () => {
     expect(view.lines.map((l) => l.key)).toEqual(['CmdbConnectorError:ldap/p']);
   });
 
+  it('does not explain a refused saved query: the configuration\'s to fix, a line of its own under any cause', () => {
+    const refused: Sample[] = [
+      { name: 'cmdb_query_refused', labels: { query: 'quoted-number' }, value: 1 },
+      { name: 'cmdb_query_refused', labels: { query: 'servers' }, value: 0 },
+    ];
+    for (const over of [{ endpoints: failing('network', 120), requests: down }, { unauthorized: true }, { pauses: [{ scope: 'stack', until: NOW + 60, status: 429, endpoint: 'license', request: 'GET /x' }] as const }]) {
+      const view = stackView(stack('eu', over, refused), NOW);
+      expect(view.cause).toBeDefined();
+      expect(view.lines.map((l) => [l.key, l.alert, l.subject])).toEqual([['CmdbQueryRefused:quoted-number', 'CmdbQueryRefused', 'quoted-number']]);
+      expect(view.folded.map((l) => l.key)).not.toContain('CmdbQueryRefused:quoted-number');
+    }
+  });
+
   it('is not there for endpoints that fail for reasons of their own', () => {
     const view = stackView(stack('eu', { endpoints: failing('503', 120), requests: { failures: 0, lastAnswerAt: NOW - 5 } }), NOW);
     expect(view.cause).toBeUndefined();
@@ -121,7 +134,8 @@ describe('the status page', () => {
     expect(block).toContain('<b class="cause-title">CMDB unreachable</b>: none of the last 9 requests got an answer: each failed to connect or timed out.');
     expect(block).toContain('since <time datetime="2026-11-23T06:49:17Z" title="2026-11-23T06:49:17Z">06:49 UTC</time> (2m 30s)');
     expect(block).toContain('The data below is from 06:48 UTC (3m 20s old).');
-    expect(block).toMatch(/<details><summary>10 line\(s\) it explains<\/summary><ul>(<li class="warning">.*?<\/li>){10}<\/ul><\/details>/);
+    const n = DATA_ENDPOINTS.length;
+    expect(block).toMatch(new RegExp(`<details><summary>${n} line\\(s\\) it explains</summary><ul>(<li class="warning">.*?</li>){${n}}</ul></details>`));
     expect(block).toContain('<a class="runbook" href="docs/alerts#cmdbunreachable"');
     // The connector's own problem is not explained by it: a line of its own, after the cause.
     expect(block.indexOf('ldap/p')).toBeGreaterThan(block.indexOf('</details>'));
@@ -144,6 +158,24 @@ describe('the status page', () => {
     });
     expect(page.indexOf('data-stack="eu"')).toBeGreaterThan(0);
     expect(page.indexOf('data-stack="eu"')).toBeLessThan(page.indexOf('data-stack="calm"'));
+  });
+
+  it('shows a refused saved query in what needs attention, and its reason in the stack\'s saved queries table', () => {
+    const page = renderLanding({
+      version: '1',
+      ready: true,
+      now: NOW,
+      stacks: [
+        stack('eu', { queries: [{ name: 'quoted-number', table: 'asset', state: 'refused', ranAt: NOW - 60, next: 'current', reason: 'query "quoted-number": criterion [0][0] (High_CVE ==): "5" is a quoted number' }] }, [
+          { name: 'cmdb_query_refused', labels: { query: 'quoted-number' }, value: 1 },
+        ]),
+      ],
+    });
+    const block = page.slice(page.indexOf('data-stack="eu"'), page.indexOf('</div>', page.indexOf('data-stack="eu"')));
+    expect(block).toContain('<li class="warning"><span class="sev">warning</span> query <code>quoted-number</code>: refused, not sent: it does not fit the field metadata');
+    expect(block).toContain('<a class="runbook" href="docs/alerts#cmdbqueryrefused"');
+    const table = page.slice(page.indexOf('<table class="queries">'));
+    expect(table).toMatch(/<tr class="failing"><td><code>quoted-number<\/code>.*refused: not sent, fix the query.*&#34;5&#34; is a quoted number/);
   });
 
   it('says when it was made, in UTC', () => {

@@ -3,7 +3,7 @@ import { DATA_ENDPOINTS, PATHS, pathSegment } from '../../src/api/endpoints.js';
 import { MetricsRecordSchema, validate } from '../../src/api/schemas.js';
 import type { SimulatorSize } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { FIXED_NOW, fetchToken, get, rawGet, sim, spellings } from './helpers.js';
+import { FIXED_NOW, ask, fetchToken, get, rawGet, sim, spellings } from './helpers.js';
 import { SCHEMAS } from './schemas.js';
 
 
@@ -18,6 +18,8 @@ const TINY: SimulatorSize = {
   trackedAssets: 1,
   trackedUsers: 1,
   changesPerRecord: 1,
+  assetRecords: 1,
+  userRecords: 1,
 };
 const LARGE: SimulatorSize = {
   connectors: 400,
@@ -30,6 +32,8 @@ const LARGE: SimulatorSize = {
   trackedAssets: 30,
   trackedUsers: 30,
   changesPerRecord: 40,
+  assetRecords: 5000,
+  userRecords: 2000,
 };
 
 const SIZES: Array<[string, Partial<SimulatorSize>]> = [
@@ -53,7 +57,7 @@ describe.each(SIZES)('every endpoint at %s size', (_name, size) => {
   );
   it.each(cases)('%s (spelling %i) answers 200 JSON that passes its schema', async (endpoint, spelling) => {
     const path = spellings(s, endpoint)[spelling] as string;
-    const a = await get(s, path, token);
+    const a = await ask(s, endpoint, path, token);
     expect(a.status, a.text.slice(0, 200)).toBe(200);
     expect(a.headers.get('content-type')).toBe('application/json');
     const result = validate(SCHEMAS[endpoint], a.body);

@@ -5,7 +5,7 @@ import { ConfigError } from '../../src/errors.js';
 import type { FaultRule } from '../../src/simulator/api.js';
 import { parseFaultRule } from '../../src/simulator/faults.js';
 import { SCHEMAS } from './schemas.js';
-import { fetchToken, get, post, sim, spellings } from './helpers.js';
+import { ask, fetchToken, get, post, sim, spellings } from './helpers.js';
 
 const LICENSE = PATHS.license()[0] as string;
 
@@ -59,7 +59,7 @@ describe('status faults', () => {
     s.addFault({ endpoint: '*', status: 500 });
     expect((await post(s, TOKEN_PATH, { clientID: s.clientId, secret: s.secret })).status).toBe(500);
     for (const endpoint of DATA_ENDPOINTS) {
-      expect((await get(s, spellings(s, endpoint)[0] as string, token)).status).toBe(500);
+      expect((await ask(s, endpoint, spellings(s, endpoint)[0] as string, token)).status).toBe(500);
     }
   });
 
@@ -134,9 +134,9 @@ describe('broken bodies', () => {
     const s = await sim();
     const token = await fetchToken(s);
     const path = spellings(s, endpoint)[0] as string;
-    const normal = await get(s, path, token);
+    const normal = await ask(s, endpoint, path, token);
     s.addFault({ endpoint, malformedJson: true, times: 1 });
-    const a = await get(s, path, token);
+    const a = await ask(s, endpoint, path, token);
     expect(a.status).toBe(200);
     expect(() => JSON.parse(a.text)).toThrow();
     expect(normal.text.startsWith(a.text)).toBe(true);
@@ -146,7 +146,7 @@ describe('broken bodies', () => {
     const s = await sim();
     const token = await fetchToken(s);
     s.addFault({ endpoint, wrongShape: true, times: 1 });
-    const a = await get(s, spellings(s, endpoint)[0] as string, token);
+    const a = await ask(s, endpoint, spellings(s, endpoint)[0] as string, token);
     expect(a.status).toBe(200);
     expect(a.body).toBeDefined();
     expect(validate(SCHEMAS[endpoint], a.body).ok).toBe(false);

@@ -1,7 +1,7 @@
 /** Helpers for the simulator tests: real loopback HTTP against a simulator with a fixed clock. */
 import { request as httpRequest } from 'node:http';
 import { afterEach } from 'vitest';
-import { PATHS, TOKEN_PATH, type DataEndpoint } from '../../src/api/endpoints.js';
+import { PATHS, TOKEN_PATH, methodOf, type DataEndpoint } from '../../src/api/endpoints.js';
 import type { SimulatorOptions } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 
@@ -78,12 +78,22 @@ export function spellings(s: SimulatorServer, endpoint: DataEndpoint): string[] 
   const arg: Partial<Record<DataEndpoint, string>> = {
     data_ingestion_detail: state.ingestionRunIds.at(-1),
     action_jobs: state.actionIds[0],
+    data_metadata: 'asset',
   };
   const query: Partial<Record<DataEndpoint, string>> = {
     asset_change: `?id=${encodeURIComponent(state.trackedAssets[0] ?? '')}`,
     user_change: `?id=${encodeURIComponent(state.trackedUsers[0] ?? '')}`,
   };
   return PATHS[endpoint](arg[endpoint] ?? '').map((p) => `${p}${query[endpoint] ?? ''}`);
+}
+
+/** A count of every asset, as the exporter's query reader asks it: the first page, one record. */
+export const COUNT_BODY = { table: 'asset', query: [[{ searchFieldName: 'Asset_Name', operator: 'exists', type: 'String', value: null }]], paging: { page: 0, recordsPerPage: 1 } };
+
+/** A request of `endpoint` at `path` as the client sends it: a GET, or for the data query a POST of COUNT_BODY. */
+export async function ask(s: { url: string }, endpoint: DataEndpoint, path: string, token?: string): Promise<Answer> {
+  if (methodOf(endpoint) === 'GET') return get(s, path, token);
+  return post(s, path, COUNT_BODY, token ? { Authorization: `Bearer ${token}` } : {});
 }
 
 /** Every string inside a JSON value, with the key path that leads to it. */

@@ -11,6 +11,8 @@ import {
   LicenseRecordSchema,
   MetricsRecordSchema,
   NextRunSchema,
+  FieldMetadataListSchema,
+  QueryCountSchema,
 } from '../../src/api/schemas.js';
 
 export const SCHEMAS: Record<DataEndpoint, z.ZodType> = {
@@ -24,4 +26,6 @@ export const SCHEMAS: Record<DataEndpoint, z.ZodType> = {
   action_jobs: ActionJobListSchema,
   asset_change: ChangeListSchema,
   user_change: ChangeListSchema,
+  data_metadata: FieldMetadataListSchema,
+  data_query: QueryCountSchema,
 };

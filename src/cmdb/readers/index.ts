@@ -18,6 +18,7 @@ import type { HistoryReaderState } from './connector-history-state.js';
 import { connectorIo } from './connector-io.js';
 import { readCounts } from './counts.js';
 import { readList } from './list.js';
+import { QueryReader } from './queries.js';
 import type { Walked } from './pages.js';
 import { readRecord } from './record.js';
 
@@ -47,6 +48,8 @@ export function historySettings(stack: StackConfig): HistorySettings {
 
 export class StackReaders implements CmdbApi {
   readonly client: CmdbClient;
+  /** The saved queries' field metadata and counts (`data_metadata`, `data_query`). */
+  readonly queries: QueryReader;
   private readonly instruments: Instruments;
   private readonly logger: Logger;
   private readonly history: ConnectorHistoryReader;
@@ -59,6 +62,7 @@ export class StackReaders implements CmdbApi {
     this.client = opts.client;
     this.instruments = opts.instruments;
     this.logger = opts.logger;
+    this.queries = new QueryReader(opts.client, opts.logger);
     this.ownsPages = !opts.pageReducer;
     this.pages = opts.pageReducer ?? new PageReducer();
     const settings = historySettings(opts.client.settings);
@@ -89,6 +93,9 @@ export class StackReaders implements CmdbApi {
       case 'asset_change':
       case 'user_change':
         return this.changes(endpoint, id as string, ctx) as Promise<ResultOf<E>>;
+      case 'data_query':
+        // A count needs its query, which travels in the body: `queries.count` asks it.
+        throw new TypeError('data_query is asked through StackReaders.queries.count, not get()');
       default:
         return readRecord(this.client, endpoint as Exclude<E, 'connector' | 'actions'>, id, ctx) as Promise<ResultOf<E>>;
     }

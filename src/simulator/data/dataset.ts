@@ -8,6 +8,7 @@ import { ConnectorHistory } from './connector-history.js';
 import { cycleRows, generatedConnectorSpec } from './connectors.js';
 import { initialIngestion } from './ingestion.js';
 import { initialInventory, initialLicense } from './inventory.js';
+import { initialRecords, mergerNames, noteMergerRuns, type Records } from './records.js';
 import type { ActionState, ConnectorRow, ConnectorSpec, IngestionState, Inventory, LicenseRow } from './types.js';
 
 /** Far beyond any test or benchmark; keeps a typo from eating the machine's memory. */
@@ -61,13 +62,14 @@ export function buildDataset(seed: number, size: SimulatorSize, nowMs: number, c
     actions.set(action.key, action);
   }
   const inventory = initialInventory(seed);
+  const history = connectorHistory(seed, specs, size);
   return {
     seed,
     size,
     ...(connectorPeriodS === undefined ? {} : { connectorPeriodS }),
     startMs: nowMs,
     connectors: new Map(specs.map((s) => [s.bridgeName, s])),
-    history: connectorHistory(seed, specs, size),
+    history,
     ingestion: initialIngestion(seed, size.ingestionRuns, nowMs, historyMs === undefined || size.ingestionRuns < 2 ? undefined : historyMs / (size.ingestionRuns - 1)),
     actions,
     changes: {
@@ -76,7 +78,14 @@ export function buildDataset(seed: number, size: SimulatorSize, nowMs: number, c
     },
     inventory,
     license: initialLicense(nowMs),
+    records: initialRecords(seed, { asset: size.assetRecords, user: size.userRecords }, nowMs, history.all(), mergerNames(specs)),
   };
+}
+
+/** New runs of a connector go into the history; a merger's run that did not fail rebuilds its table's records. */
+export function addRuns(data: Dataset, spec: ConnectorSpec, rows: readonly ConnectorRow[], rng: Rng): void {
+  for (const row of rows) data.history.add(row, rng);
+  if (spec.profileKind === 'merger') noteMergerRuns(data.records, rows, mergerNames(data.connectors.values()));
 }
 
 /** Everything one simulated stack holds; built by buildDataset, advanced by the timeline. */
@@ -93,4 +102,6 @@ export interface Dataset {
   changes: { assets: ChangeLog; users: ChangeLog };
   inventory: Inventory;
   license: LicenseRow;
+  /** The asset and user records of the data query endpoint, as the mergers last rebuilt them. */
+  records: Records;
 }

@@ -68,6 +68,7 @@ export const FAST_INTERVALS = {
   actionJobs: '10s',
   actionJobsRefresh: '10s',
   changes: '10s',
+  queries: '10s',
 } as const;
 
 /**

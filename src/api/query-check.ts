@@ -1,0 +1,180 @@
+/**
+ * The rules a criterion must meet before it is sent, so that a malformed query is refused with a
+ * reason instead of answered by the service with a confident 0 (docs/cmdb-api-notes.md: a quoted
+ * number, a wrong `type`, a misspelt field, an operator the type does not take). The configuration
+ * checks what it can without the CMDB (query-shape.ts); `prepareQuery` checks the rest against the
+ * stack's field metadata before each run and builds what is sent.
+ */
+import { closest } from './closest.js';
+import { datetimeProblem, resolveDatetime } from './query-dates.js';
+import {
+  DATA_TYPES,
+  KNOWN_OPERATORS,
+  OPERATORS,
+  PRESENCE_OPERATORS,
+  WINDOWED_OPERATORS,
+  windowedOperator,
+  type Criterion,
+  type CriterionValue,
+  type DataType,
+  type FieldTypes,
+  type SavedQuery,
+  type SentCriterion,
+} from './query.js';
+
+const quote = (text: string): string => JSON.stringify(text);
+
+/** A value for a message: short, since it is the user's own text. */
+function show(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** Why `operator` may never be sent (windowed, unknown), or undefined. */
+export function operatorProblem(operator: string): string | undefined {
+  const windowed = windowedOperator(operator);
+  if (windowed !== undefined) {
+    return (
+      `operator ${quote(operator)} is refused: the service answers "within past" and "not within past" with 400 and ` +
+      `ignores the window of the other windowed operators (a confident wrong count); write the absolute form: ${WINDOWED_OPERATORS[windowed]}`
+    );
+  }
+  if (KNOWN_OPERATORS.includes(operator)) return undefined;
+  const match = closest(operator, KNOWN_OPERATORS);
+  return `unknown operator ${quote(operator)}${match === undefined ? '' : `; did you mean ${quote(match)}?`}; the service takes ${KNOWN_OPERATORS.join(', ')}`;
+}
+
+/** Why `operator` does not fit a field of `type`, or undefined. */
+export function operatorTypeProblem(operator: string, type: DataType): string | undefined {
+  if (OPERATORS[type].includes(operator)) return undefined;
+  return `operator ${quote(operator)} is not one the service takes for a ${type} field (it takes ${OPERATORS[type].join(', ')})`;
+}
+
+const BINARY_WORDS: ReadonlySet<string> = new Set(['true', 'false', 'yes', 'no']);
+const NUMERIC_TEXT = /^\s*[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?\s*$/;
+
+function quotedNumber(value: CriterionValue, what: string): string | undefined {
+  if (typeof value !== 'string' || !NUMERIC_TEXT.test(value)) return undefined;
+  return `${show(value)} is a quoted number: the service answers 0 for a quoted number on ${what}; write ${value.trim()} without quotes`;
+}
+
+function numberProblem(type: 'Integer' | 'Float', value: CriterionValue): string | undefined {
+  const quoted = quotedNumber(value, type === 'Integer' ? 'an Integer field' : 'a Float field');
+  if (quoted !== undefined) return quoted;
+  if (typeof value !== 'number' || !Number.isFinite(value)) return `${show(value)} is not a number (the field is ${type})`;
+  return type === 'Integer' && !Number.isInteger(value) ? `${show(value)} is not a whole number (the field is Integer)` : undefined;
+}
+
+function binaryProblem(value: CriterionValue): string | undefined {
+  if (typeof value === 'boolean' || value === 1 || value === 0) return undefined;
+  if (typeof value === 'string' && BINARY_WORDS.has(value.trim().toLowerCase())) return undefined;
+  return `${show(value)} is not a Binary value: write "True" or "False" ("Yes"/"No" and 1/0 work too)`;
+}
+
+function listProblem(operator: string, value: CriterionValue): string | undefined {
+  if (operator.startsWith('length ')) {
+    const quoted = quotedNumber(value, `"${operator}"`);
+    if (quoted !== undefined) return quoted;
+    return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? undefined : `${show(value)} is not a count: "${operator}" takes a whole number`;
+  }
+  if (operator === 'in' || operator === 'not in') {
+    if (typeof value === 'string') return value.trim() === '' ? `"${operator}" needs at least one value` : undefined;
+    if (!Array.isArray(value) || value.length === 0) return `${show(value)} is not a list of values: "${operator}" takes a list of text or comma-separated text`;
+    const number = value.find((v) => typeof v !== 'string');
+    // Values of a List field are text and compared exactly: 22 never equals "22".
+    return number === undefined ? undefined : `${show(number)} is not text: the values of a List field are text, compared exactly; write ${quote(String(number))}`;
+  }
+  return typeof value === 'string' ? undefined : `${show(value)} is not text: "${operator}" takes text`;
+}
+
+/** Why `value` is not of the kind `operator` on a field of `type` takes, or undefined. */
+export function valueProblem(type: DataType, operator: string, value: CriterionValue | undefined): string | undefined {
+  if (PRESENCE_OPERATORS.has(operator)) return value == null ? undefined : `"${operator}" takes value: null, got ${show(value)}`;
+  if (value == null) return `operator ${quote(operator)} needs a value`;
+  switch (type) {
+    case 'Binary':
+      return binaryProblem(value);
+    case 'Integer':
+    case 'Float':
+      return numberProblem(type, value);
+    case 'String':
+      return typeof value === 'string' ? undefined : `${show(value)} is not text (the field is String): quote it`;
+    case 'List':
+      return listProblem(operator, value);
+    case 'Datetime':
+      return typeof value === 'string' ? datetimeProblem(value) : `${show(value)} is not a time: write "yyyy-mm-dd HH:MM:SS" or a day relative to today ("today", "-30d", "+90d")`;
+  }
+}
+
+/**
+ * What can be told of a value without the field's type (the configuration's check): the operator
+ * alone says what kind it needs, or at least what it cannot be.
+ */
+export function valueProblemWithoutType(operator: string, value: CriterionValue | undefined): string | undefined {
+  if (PRESENCE_OPERATORS.has(operator) || operator === 'in' || operator === 'not in' || operator.startsWith('length ')) {
+    return valueProblem('List', operator, value);
+  }
+  if (value == null) return `operator ${quote(operator)} needs a value`;
+  if (operator === 'match' || operator === 'not match') return typeof value === 'string' ? undefined : `${show(value)} is not text: "${operator}" takes text`;
+  if (['>', '>=', '<', '<='].includes(operator)) {
+    // A number field (Integer, Float) or a Datetime: a quoted number is wrong for both.
+    const quoted = quotedNumber(value, 'a number field');
+    if (quoted !== undefined) return quoted;
+    if (typeof value === 'number') return undefined;
+    return typeof value === 'string' ? datetimeProblem(value) : `${show(value)} is neither a number nor a time`;
+  }
+  return undefined;
+}
+
+/** Where a criterion is, for messages: `[1][0] (EP_Not_Installed ==)`. */
+export function criterionName(group: number, index: number, c: Pick<Criterion, 'searchFieldName' | 'operator'>): string {
+  return `criterion [${group}][${index}] (${c.searchFieldName} ${c.operator})`;
+}
+
+function isDataType(type: string): type is DataType {
+  return (DATA_TYPES as readonly string[]).includes(type);
+}
+
+/** Why one criterion cannot be sent against these fields, or undefined. */
+function criterionRefusal(c: Criterion, fields: FieldTypes, table: string): string | undefined {
+  const fieldType = fields.get(c.searchFieldName);
+  if (fieldType === undefined) {
+    const match = closest(c.searchFieldName, [...fields.keys()]);
+    const hint = match === undefined ? '' : `; did you mean ${quote(match)}?`;
+    return `no field ${quote(c.searchFieldName)} in this stack's ${table} metadata (names are exact and case-sensitive; the service answers 0 for a misspelt field)${hint}`;
+  }
+  if (!isDataType(fieldType)) return `the field's dataType ${quote(fieldType)} is not one whose values can be checked (${DATA_TYPES.join(', ')})`;
+  if (c.type !== undefined && c.type !== fieldType) {
+    return `type ${quote(c.type)} is not the field's: ${c.searchFieldName} is ${fieldType} in the metadata (the service answers 0 for a wrong type); write "${fieldType}" or leave type out`;
+  }
+  return operatorProblem(c.operator) ?? operatorTypeProblem(c.operator, fieldType) ?? valueProblem(fieldType, c.operator, c.value);
+}
+
+/** A value as sent: a relative day resolved, a Binary YAML boolean as the service's "True"/"False", `exists`/`empty` with null. */
+function sentValue(c: Criterion, type: DataType, nowSeconds: number, timeZone: string): CriterionValue {
+  if (PRESENCE_OPERATORS.has(c.operator)) return null;
+  if (type === 'Binary' && typeof c.value === 'boolean') return c.value ? 'True' : 'False';
+  if (type === 'Datetime' && typeof c.value === 'string') return resolveDatetime(c.value, nowSeconds, timeZone);
+  return c.value;
+}
+
+export type Prepared = { readonly ok: true; readonly query: SentCriterion[][] } | { readonly ok: false; readonly reason: string };
+
+/**
+ * The query as it is sent at `nowSeconds`, each criterion with its field's type and its value
+ * resolved; or why it is refused, naming the query and the first criterion that fails.
+ */
+export function prepareQuery(saved: SavedQuery, fields: FieldTypes, nowSeconds: number, timeZone: string): Prepared {
+  const sent: SentCriterion[][] = [];
+  for (const [g, group] of saved.query.entries()) {
+    const out: SentCriterion[] = [];
+    for (const [i, c] of group.entries()) {
+      const problem = criterionRefusal(c, fields, saved.table);
+      if (problem !== undefined) return { ok: false, reason: `query ${quote(saved.name)}: ${criterionName(g, i, c)}: ${problem}` };
+      const type = fields.get(c.searchFieldName) as DataType;
+      out.push({ searchFieldName: c.searchFieldName, operator: c.operator, type, value: sentValue(c, type, nowSeconds, timeZone) });
+    }
+    sent.push(out);
+  }
+  return { ok: true, query: sent };
+}

@@ -1,0 +1,45 @@
+/**
+ * Datetime values of saved queries. The service compares `yyyy-mm-dd HH:MM:SS` text in its own
+ * zone (the stack's `timezone`); a date without a time lands at an unspecified point of the day,
+ * so only the full form is sent. A relative value is resolved at each run, to a day boundary:
+ *
+ * - `today`: 00:00:00 of the current day in the stack's time zone;
+ * - `-30d`: 00:00:00 of the day 30 days before today; `+90d`: of the day 90 days after today.
+ *
+ * Day boundaries keep a count the same for every run of one day (between two rebuilds a count
+ * must not move because the clock did).
+ */
+import { dayInZone, parseTimestamp } from '../time.js';
+
+const RELATIVE = /^(?:(today)|([+-])(\d{1,5})d)$/i;
+const ABSOLUTE = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Days from today the relative value names, or undefined when it is not one. */
+export function relativeDays(value: string): number | undefined {
+  const m = RELATIVE.exec(value.trim());
+  if (!m) return undefined;
+  if (m[1] !== undefined) return 0;
+  const days = Number(m[3]);
+  return m[2] === '-' && days > 0 ? -days : days;
+}
+
+/** Why `value` cannot be a Datetime value of a query, or undefined when it can. */
+export function datetimeProblem(value: string): string | undefined {
+  const text = value.trim();
+  if (relativeDays(text) !== undefined) return undefined;
+  if (ABSOLUTE.test(text)) return parseTimestamp(text) === undefined ? `${JSON.stringify(value)} is not a real time` : undefined;
+  if (DATE_ONLY.test(text)) {
+    return `${JSON.stringify(value)} has no time: the service places a bare date at an unspecified point of the day; write "${text} 00:00:00"`;
+  }
+  return `${JSON.stringify(value)} is not a time: write "yyyy-mm-dd HH:MM:SS", or a day relative to today: "today", "-30d", "+90d"`;
+}
+
+/** The value as sent at `nowSeconds`: a relative day resolved to `yyyy-mm-dd 00:00:00` in `timeZone`, anything else as it is. */
+export function resolveDatetime(value: string, nowSeconds: number, timeZone: string): string {
+  const days = relativeDays(value);
+  if (days === undefined) return value.trim();
+  const day = dayInZone(nowSeconds, timeZone, days);
+  // The zone was validated at load; UTC is the honest fallback for a zone Intl no longer knows.
+  return `${day ?? (dayInZone(nowSeconds, 'UTC', days) as string)} 00:00:00`;
+}

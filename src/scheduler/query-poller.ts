@@ -1,0 +1,271 @@
+/**
+ * The saved inventory queries of one stack, counted once per rebuild (query-schedule.ts says when).
+ * A poll of the `queries` group (chained after each connector poll, whose merger rows date the
+ * rebuilds, and on its own interval): the queries that are due are checked against their table's
+ * field metadata (read again with the rebuilds) and counted, one request each, paced at
+ * queriesPerMinute like the Action jobs; what each query's last run left is its snapshot
+ * (QueryOutcome): a count with the rebuild it belongs to, or a refusal or failure without a count.
+ * A query that is refused or fails costs only itself: the others go on.
+ */
+import type { EndpointInputs, QueryCounting } from '../api/endpoints.js';
+import type { Rebuilds } from '../api/connector-runs.js';
+import { prepareQuery } from '../api/query-check.js';
+import type { QueryOutcome, QueryTable, SavedQuery } from '../api/query.js';
+import type { FieldMetadata } from '../api/schemas.js';
+import type { StackConfig } from '../config/types.js';
+import { CmdbAbortedError, CmdbError, CmdbHttpError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { SecretScrubber } from '../secrets.js';
+import type { PollDeadline } from './deadline.js';
+import type { EndpointRunner, PollResult } from './endpoint-runner.js';
+import { Pacer, type Sleep } from './pacer.js';
+import { QueryLedger } from './query-ledger.js';
+import { metadataDue, whenToRun, type RunEnd, type When } from './query-schedule.js';
+
+/** Seconds of one slice of a paced round: what a slice counted is published when it ends. */
+const SLICE_SECONDS = 15;
+/** A paced round ends by this share of the interval, so it never runs into the next poll. */
+const ROUND_SHARE = 0.8;
+
+/** What the status page shows of one saved query. */
+export interface QueryStatus {
+  readonly name: string;
+  readonly table: QueryTable;
+  readonly state: 'pending' | QueryOutcome['state'];
+  readonly records?: number;
+  readonly rebuiltAt?: number;
+  readonly ranAt?: number;
+  /** Why it is refused or failing (scrubbed), or what it waits for. */
+  readonly reason?: string;
+  /** Whether it runs at the next poll, and why (query-schedule.ts When). */
+  readonly next: When['reason'];
+}
+
+export interface QueryPollerOptions {
+  /** The stack's settings now (a reload that keeps the stack's road keeps this poller: reconfigure()). */
+  readonly stack: () => StackConfig;
+  /** The stack's query reader (src/cmdb/readers/queries.ts); undefined when the readers have none: every query then fails. */
+  readonly reader: QueryCounting | undefined;
+  readonly runner: EndpointRunner;
+  readonly logger: Logger;
+  readonly scrubber: SecretScrubber;
+  /** Unix seconds. */
+  readonly now: () => number;
+  /** Waits between paced counts (queriesPerMinute). */
+  readonly sleep: Sleep;
+  readonly paced: boolean;
+  /** The first read of the connector history has not finished (the rebuilds may still come). */
+  readonly rebuildPending: () => boolean;
+  readonly map: <E extends 'data_query' | 'data_metadata'>(endpoint: E, input: EndpointInputs[E]) => PollResult & { kind: 'samples' };
+}
+
+interface TableFields {
+  readonly list: FieldMetadata[];
+  readonly types: ReadonlyMap<string, string>;
+  readonly at: number;
+  readonly rebuild?: number;
+}
+
+/**
+ * The CMDB refusing the query itself (400 on page 0 too, 422) is asked again at the next rebuild:
+ * the same query would get the same answer. Anything else (network, timeout, 5xx, 429, 401, a 404
+ * of a proxy, an answer cut short or of the wrong shape) at the next poll, on the group's back-off.
+ */
+function endOf(err: unknown): RunEnd {
+  return err instanceof CmdbHttpError && (err.status === 400 || err.status === 422) ? 'final' : 'retry';
+}
+
+/** What a poll's requests carry: its signal (always set) and its deadline. */
+type PollContext = PollDeadline['context'];
+
+export class QueryPoller {
+  private readonly ledger = new QueryLedger();
+  private readonly fields = new Map<QueryTable, TableFields>();
+  private readonly fieldErrors = new Map<QueryTable, string>();
+  private rebuilds: Rebuilds = {};
+  private pacer: Pacer;
+  /** A reload changed what the data_query series say (a query went, or its alertRiseRatio changed): published at the next poll. */
+  private republish = false;
+
+  constructor(private readonly opts: QueryPollerOptions) {
+    this.pacer = this.pacerFor(opts.stack());
+  }
+
+  private pacerFor(stack: StackConfig): Pacer {
+    return new Pacer(stack.queriesPerMinute, () => this.opts.now() * 1000, this.opts.sleep);
+  }
+
+  /**
+   * A reload that keeps the stack's road (src/stacks.ts): the queries it left as they were keep what
+   * they counted and a refusal (QueryLedger.reconcile); the others are counted as new at the next
+   * poll, which publishes the series as the configuration names them now.
+   */
+  reconfigure(before: StackConfig, after: StackConfig): void {
+    if (before.queriesPerMinute !== after.queriesPerMinute) this.pacer = this.pacerFor(after);
+    if (this.ledger.reconcile(before.queries, after.queries)) this.republish = true;
+  }
+
+  /** What the connector history says of the rebuilds now; a time never moves back (an older row read later). */
+  noteRebuilds(seen: Rebuilds): void {
+    const later = (a?: number, b?: number) => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+    const { newest, asset, user } = this.rebuilds;
+    const next = { newest: later(newest, seen.newest), asset: later(asset, seen.asset), user: later(user, seen.user) };
+    this.rebuilds = Object.fromEntries(Object.entries(next).filter(([, v]) => v !== undefined));
+  }
+
+  /** One poll of the `queries` group. Never throws but for an abort (the runner records the rest). */
+  async poll(ctx: PollContext, stop?: AbortSignal): Promise<void> {
+    const at = this.opts.now();
+    const queries = this.opts.stack().queries;
+    const due = queries.filter((q) => this.when(q, at).due);
+    await this.readFields([...new Set(due.map((q) => q.table))], ctx);
+    // A query whose table's metadata could never be read cannot be checked, so it is not sent.
+    const unchecked = due.filter((q) => !this.fields.has(q.table) || this.opts.reader === undefined);
+    for (const q of unchecked) this.uncheckable(q, at);
+    const ready = due.filter((q) => !unchecked.includes(q));
+    if (ready.length > 0) await this.countAll(ready, at, ctx, stop);
+    // Every due query waits on the metadata: the endpoint reads down, quietly (data_metadata says why).
+    else if (unchecked.length > 0) this.opts.runner.blocked('data_query', 'the field metadata (data_metadata) could not be read: no query can be checked');
+    // Nothing was due: what the store holds is still current (an endpoint that never ran stays pending), but for a reload's changes.
+    else if (this.ledger.size > 0) await this.opts.runner.run('data_query', async () => (this.republish ? this.published() : { kind: 'unchanged' }), ctx.signal);
+  }
+
+  /** The data_query series of every query's last run, as the configuration names them now. */
+  private published(): PollResult & { kind: 'samples' } {
+    this.republish = false;
+    return this.opts.map('data_query', this.ledger.all(this.opts.stack().queries));
+  }
+
+  /** Not sent: the table's field metadata was never read. Asked again at the next poll, on the group's back-off. */
+  private uncheckable(q: SavedQuery, roundAt: number): void {
+    const why = this.opts.reader === undefined ? 'the stack has no query reader' : (this.fieldErrors.get(q.table) ?? 'not read yet');
+    const ranAt = this.opts.now();
+    this.ledger.record(q, { at: roundAt, end: 'retry' }, { state: 'failed', ranAt }, `the field metadata of table ${q.table} could not be read: ${why}`);
+  }
+
+  status(): QueryStatus[] {
+    const at = this.opts.now();
+    return this.opts.stack().queries.map((q) => {
+      const o = this.ledger.outcome(q.name);
+      const when = this.when(q, at);
+      const reason = this.ledger.reason(q.name) ?? (when.reason === 'waiting' ? 'waiting for the first read of the connector history (its merger rows date the rebuilds)' : undefined);
+      return { name: q.name, table: q.table, state: o?.state ?? 'pending', ...o, ...(reason === undefined ? {} : { reason }), next: when.reason };
+    });
+  }
+
+  private when(q: SavedQuery, now: number): When {
+    const { stack, rebuildPending } = this.opts;
+    return whenToRun({ now, rebuild: this.rebuilds[q.table], rebuildPending: rebuildPending(), last: this.ledger.lastRun(q.name), minSeconds: stack().intervals.queries });
+  }
+
+  /** The field metadata of `tables`, read where it is due (a rebuild since, or a day old); a table that cannot be read keeps what was read before. */
+  private async readFields(tables: readonly QueryTable[], ctx: PollContext): Promise<void> {
+    const { runner, reader, now, map } = this.opts;
+    const due = tables.filter((t) => metadataDue(this.fields.get(t), this.rebuilds[t], now()));
+    if (due.length === 0 || reader === undefined) {
+      if (this.fields.size > 0) await runner.run('data_metadata', async () => ({ kind: 'unchanged' }), ctx.signal);
+      return;
+    }
+    await runner.run(
+      'data_metadata',
+      async () => {
+        let error: unknown;
+        for (const table of due) {
+          try {
+            const list = await reader.fields(table, ctx);
+            const types = new Map(list.map((f) => [f.fieldName, f.dataType ?? '']));
+            this.fields.set(table, { list, types, at: now(), ...(this.rebuilds[table] === undefined ? {} : { rebuild: this.rebuilds[table] }) });
+            this.fieldErrors.delete(table);
+          } catch (err) {
+            if (err instanceof CmdbAbortedError) throw err;
+            error ??= err;
+            this.fieldErrors.set(table, this.message(err));
+          }
+        }
+        const result = map('data_metadata', [...this.fields].map(([id, f]) => ({ id, value: f.list })));
+        return error === undefined ? result : { kind: 'partial', samples: result.samples, error };
+      },
+      ctx.signal,
+    );
+  }
+
+  /**
+   * Counts `due` in slices, each published when it ends (or at a failed count); paced rounds stop by their share of the
+   * interval (the rest stays due). Every query of the round is spaced from `roundAt`, the round's
+   * start: paced seconds apart, they stay due together, so the next round reads each table's
+   * metadata once.
+   */
+  private async countAll(due: readonly SavedQuery[], roundAt: number, ctx: PollContext, stop?: AbortSignal): Promise<void> {
+    const { paced, now, stack, runner } = this.opts;
+    const { signal } = ctx;
+    const deadline = paced ? now() + stack().intervals.queries * ROUND_SHARE : Infinity;
+    let next = 0;
+    // A failure in one slice keeps the later slices of the round partial: the endpoint stays down until a round counts every query.
+    let error: unknown;
+    while (next < due.length && !signal.aborted && !stop?.aborted && now() < deadline) {
+      const sliceEnd = Math.min(deadline, now() + SLICE_SECONDS);
+      const started = next;
+      await runner.run(
+        'data_query',
+        async () => {
+          while (next < due.length) {
+            if (paced && !(await this.pacer.takeWithin(sliceEnd * 1000, signal, stop, 'POST /CMDB/v2/data/cmdb'))) break;
+            const failed = await this.runOne(due[next++] as SavedQuery, roundAt, ctx);
+            // Published at once: the endpoint reads down as soon as a count failed, not at the slice's end.
+            if (failed !== undefined) {
+              error = failed;
+              break;
+            }
+          }
+          const result = this.published();
+          return error === undefined ? result : { kind: 'partial', samples: result.samples, error };
+        },
+        signal,
+      );
+      // A slice that could not start a single count before the deadline ends the round.
+      if (next === started && sliceEnd >= deadline) break;
+    }
+  }
+
+  /** Checks and counts one query; returns the request's error when it failed (a refusal is not an error of the endpoint). */
+  private async runOne(q: SavedQuery, roundAt: number, ctx: PollContext): Promise<unknown> {
+    const { now, reader, stack } = this.opts;
+    const ranAt = now();
+    const rebuild = this.rebuilds[q.table];
+    const fields = this.fields.get(q.table);
+    // poll() sends only queries whose table's metadata is held.
+    if (fields === undefined || reader === undefined) return undefined;
+    const last = { at: roundAt, ...(rebuild === undefined ? {} : { rebuild }) };
+    const prepared = prepareQuery(q, fields.types, ranAt, stack().timezone);
+    if (!prepared.ok) {
+      // Checked again at the next rebuild (the metadata is read again with it) or a reload that changes it.
+      this.ledger.record(q, { ...last, end: 'refused' }, { state: 'refused', ranAt }, prepared.reason);
+      this.logRefusal(q.name, prepared.reason);
+      return undefined;
+    }
+    try {
+      const records = await reader.count(q.table, prepared.query, ctx);
+      const previous = this.ledger.counts(q.name, records, rebuild);
+      const extra = { ...(rebuild === undefined ? {} : { rebuiltAt: rebuild }), ...(previous === undefined ? {} : { previousRecords: previous }) };
+      this.ledger.record(q, { ...last, end: 'ok' }, { state: 'ok', records, ranAt, ...extra });
+      return undefined;
+    } catch (err) {
+      if (err instanceof CmdbAbortedError) throw err;
+      this.ledger.record(q, { ...last, end: endOf(err) }, { state: 'failed', ranAt }, this.message(err));
+      return err;
+    }
+  }
+
+  /** A refusal is the configuration's to fix: logged once, with what to do, until its reason changes. */
+  private logRefusal(name: string, reason: string): void {
+    if (!this.ledger.firstRefusal(name, reason)) return;
+    this.opts.logger.warn(
+      { endpoint: 'data_query', query: name, hint: 'fix the query under queries in the configuration and reload; the other queries go on' },
+      `saved query refused, not sent: ${reason}`,
+    );
+  }
+
+  private message(err: unknown): string {
+    return this.opts.scrubber.scrub(err instanceof CmdbError || err instanceof Error ? err.message : String(err));
+  }
+}
