@@ -90,6 +90,14 @@ export function spliceBackfill(doc: string, section: string): string {
 
 const DOC = new URL('../docs/performance.md', import.meta.url);
 
+/** A cell run alone: its figures to --json, and with --write its section spliced into docs/performance.md. */
+function saveCell(options: Options, figures: Record<string, unknown>, section: () => string, marks: readonly [string, string], what: string): void {
+  if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), ...figures }, null, 2)}\n`);
+  if (!options.write) return;
+  writeFileSync(DOC, spliceSection(readFileSync(DOC, 'utf8'), section(), marks[0], marks[1]));
+  console.log(`wrote the ${what} section of docs/performance.md`);
+}
+
 interface Options {
   readonly write: boolean;
   readonly sizes: readonly BenchSize[];
@@ -292,31 +300,19 @@ async function main(): Promise<void> {
     const figures = await restartCell(options.restart ?? { msPerRow: 10, baseMs: 600 });
     for (const line of restartLines(figures.runs)) console.log(line);
     console.log(`${textTable(stateTable(figures))}\n`);
-    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), restart: figures }, null, 2)}\n`);
-    if (options.write) {
-      writeFileSync(DOC, spliceSection(readFileSync(DOC, 'utf8'), restartSection(figures, markdownTable), RESTART_START, RESTART_END));
-      console.log('wrote the restart section of docs/performance.md');
-    }
+    saveCell(options, { restart: figures }, () => restartSection(figures, markdownTable), [RESTART_START, RESTART_END], 'restart');
     return;
   }
   if (options.only === 'backfill') {
     const figures = await benchBackfill(options.backfill, progress);
     console.log(`${textTable(backfillTable(figures))}\n`);
-    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), backfill: figures }, null, 2)}\n`);
-    if (options.write) {
-      writeFileSync(DOC, spliceBackfill(readFileSync(DOC, 'utf8'), backfillSection(figures, markdownTable)));
-      console.log('wrote the backfill section of docs/performance.md');
-    }
+    saveCell(options, { backfill: figures }, () => backfillSection(figures, markdownTable), [BACKFILL_START, BACKFILL_END], 'backfill');
     return;
   }
   if (options.only === 'queries') {
     const figures = await measureQueries(QUERIES_DEFAULTS, progress);
     console.log(`${textTable(queriesTable(figures))}\n`);
-    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), queries: figures }, null, 2)}\n`);
-    if (options.write) {
-      writeFileSync(DOC, spliceSection(readFileSync(DOC, 'utf8'), queriesSection(figures, markdownTable), QUERIES_START, QUERIES_END));
-      console.log('wrote the saved-queries section of docs/performance.md');
-    }
+    saveCell(options, { queries: figures }, () => queriesSection(figures, markdownTable), [QUERIES_START, QUERIES_END], 'saved-queries');
     return;
   }
   const t0 = performance.now();
