@@ -13,6 +13,7 @@ import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
 import { SecretScrubber } from '../src/secrets.js';
+import { loopDelay } from './loop-delay.js';
 import { residentBytes } from './proc.js';
 import type { ChangeFigures, ExporterInput, Memory, PollFigures, SwapFigures } from './results.js';
 
@@ -131,38 +132,6 @@ async function poll(args: { advanceSeconds?: number }): Promise<PollFigures> {
     textBytes: Buffer.byteLength(text),
     memory: memory(),
     maxLoopDelayMs,
-  };
-}
-
-/**
- * The event loop's longest stall from now until stop(): the largest gap between the turns of a 1 ms
- * timer chain, minus its 1 ms. (monitorEventLoopDelay misses a block that starts before its first
- * sample: it reported 1 ms for a 5 s synchronous swap.)
- */
-function loopDelay(): { stop(): Promise<number>; at(): number } {
-  let last = performance.now();
-  let max = 0;
-  let maxAt = last;
-  let timer: NodeJS.Timeout | undefined;
-  const tick = () => {
-    const now = performance.now();
-    if (now - last - 1 > max) {
-      max = now - last - 1;
-      maxAt = last;
-    }
-    last = now;
-    timer = setTimeout(tick, 1);
-  };
-  timer = setTimeout(tick, 1);
-  return {
-    stop: async () => {
-      // Let the timer run once more, so that a block that just ended is counted.
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      clearTimeout(timer);
-      return Math.max(0, max);
-    },
-    /** When the longest block started (performance.now()). */
-    at: () => maxAt,
   };
 }
 

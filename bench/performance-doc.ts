@@ -11,6 +11,7 @@ import { HISTORY_KNOBS, HISTORY_SETTINGS, historyLines } from './history-run.js'
 import { paceLines } from './pace-run.js';
 import type { BenchResult, SizeResult } from './results.js';
 import { backfillSection } from './backfill-run.js';
+import { restartSection } from './restart-run.js';
 import { queriesSection } from './queries-run.js';
 import { BENCH_MAX_SERIES, RAISED_RATE } from './sizes.js';
 import { scrapeCostText, scrapeGoals, scrapeMethod } from './scrape-doc.js';
@@ -258,6 +259,7 @@ export function renderPerformanceDoc(r: BenchResult): string {
     ),
     requestBudgetSection(r),
     r.backfill ? backfillSection(r.backfill, markdownTable) : '',
+    r.restart ? restartSection(r.restart, markdownTable) : '',
     r.queries ? queriesSection(r.queries, markdownTable) : '',
     meaning(r),
     reproduce(r),

@@ -1,6 +1,7 @@
 import type { PaceResult } from './pace-run.js';
 /** The shapes of the figures, shared by the benchmark, its exporter process and its reports. */
 import type { BackfillFigures } from './backfill-run.js';
+import type { RestartFigures } from './restart-run.js';
 import type { QueriesFigures } from './queries-run.js';
 import type { SizeName } from './sizes.js';
 import type { Distribution } from './stats.js';
@@ -195,6 +196,8 @@ export interface BenchResult {
   readonly requestBudget?: RequestBudgetFigures;
   /** The backfill cell (bench/backfill-run.ts), when it ran. */
   readonly backfill?: BackfillFigures;
+  /** The restart cell (bench/restart-run.ts), when it ran. */
+  readonly restart?: RestartFigures;
   /** The saved-queries cell (bench/queries-run.ts), when it ran. */
   readonly queries?: QueriesFigures;
 }

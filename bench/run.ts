@@ -18,6 +18,8 @@ import { SIZES, sizeByName, type BenchSize } from './sizes.js';
 import { allTables } from './tables.js';
 import { benchPace, paceLines, type PaceOptions } from './pace-run.js';
 import { benchFleet, FLEET_DEFAULTS, fleetLines, type FleetOptions } from './fleet-run.js';
+import { benchRestarts, restartLines, restartSection, RESTART_END, RESTART_START, type RestartFigures } from './restart-run.js';
+import { benchState } from './state-run.js';
 import { measureQueries, QUERIES_DEFAULTS, QUERIES_END, QUERIES_START, queriesSection, queriesTable } from './queries-run.js';
 
 const USAGE = `Usage: npm run bench -- [options]
@@ -61,6 +63,13 @@ const USAGE = `Usage: npm run bench -- [options]
                       rows): time to the first connector data, bytes a day at the defaults
   --pace-ms-per-row N ms a row of the pace cell (default 23); --pace-base-ms N ms a page (default 600)
   --no-pace           skip the pace cell (it takes a few minutes: that is the point of it)
+  --only restart      run only the restart cell: the daemon stopped and started again at the pace
+                      cell's size, without and with --storage.path (SIGTERM, SIGKILL), and the
+                      state file's size and write cost at the large size; with --write, its section
+                      of docs/performance.md is replaced in place
+  --restart-ms-per-row N  ms a row of the restart cell (default 10: a 2,000-row page ~20 s);
+                      --restart-base-ms N ms a page (default 600)
+  --no-restart        skip the restart cell (it takes about 8 minutes)
   --node-option OPT   run the exporter's process with this Node option (repeatable), e.g.
                       --trace-gc (its lines go to stderr, with the measured changes marked)
   -h, --help          show this help`;
@@ -81,6 +90,14 @@ export function spliceBackfill(doc: string, section: string): string {
 
 const DOC = new URL('../docs/performance.md', import.meta.url);
 
+/** A cell run alone: its figures to --json, and with --write its section spliced into docs/performance.md. */
+function saveCell(options: Options, figures: Record<string, unknown>, section: () => string, marks: readonly [string, string], what: string): void {
+  if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), ...figures }, null, 2)}\n`);
+  if (!options.write) return;
+  writeFileSync(DOC, spliceSection(readFileSync(DOC, 'utf8'), section(), marks[0], marks[1]));
+  console.log(`wrote the ${what} section of docs/performance.md`);
+}
+
 interface Options {
   readonly write: boolean;
   readonly sizes: readonly BenchSize[];
@@ -91,7 +108,9 @@ interface Options {
   /** Simulated hours of the request-budget cell; 0 skips it. */
   readonly budgetHours: number;
   /** Run only this cell. */
-  readonly only?: 'swap' | 'pace' | 'fleet' | 'backfill' | 'queries';
+  readonly only?: 'swap' | 'pace' | 'fleet' | 'backfill' | 'restart' | 'queries';
+  /** The restart cell's page pace; undefined skips it. */
+  readonly restart?: { readonly msPerRow: number; readonly baseMs: number };
   readonly pace: PaceOptions;
   readonly noPace: boolean;
   readonly fleet?: FleetOptions;
@@ -148,6 +167,9 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
       'pace-ms-per-row': { type: 'string' },
       'pace-base-ms': { type: 'string' },
       'no-pace': { type: 'boolean', default: false },
+      'restart-ms-per-row': { type: 'string' },
+      'restart-base-ms': { type: 'string' },
+      'no-restart': { type: 'boolean', default: false },
       'node-option': { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -161,7 +183,7 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
         return size;
       })
     : SIZES;
-  const cells = ['swap', 'pace', 'fleet', 'backfill', 'queries'];
+  const cells = ['swap', 'pace', 'fleet', 'backfill', 'restart', 'queries'];
   if (values.only !== undefined && !cells.includes(values.only)) {
     throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: ${cells.join(', ')})`);
   }
@@ -169,6 +191,9 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
   return {
     only: values.only as Options['only'],
     noPace: values['no-pace'],
+    ...(values['no-restart'] && values.only !== 'restart'
+      ? {}
+      : { restart: { msPerRow: nonNegative('restart-ms-per-row', values['restart-ms-per-row'], 10), baseMs: nonNegative('restart-base-ms', values['restart-base-ms'], 600) } }),
     pace: { msPerRow: nonNegative('pace-ms-per-row', values['pace-ms-per-row'], 23), baseMs: nonNegative('pace-base-ms', values['pace-base-ms'], 600), maxSeconds: 900 },
     fleet: values['no-fleet'] ? undefined : { ...FLEET_DEFAULTS, counts: fleetCounts, cpuSeconds: positive('fleet-seconds', values['fleet-seconds'], FLEET_DEFAULTS.cpuSeconds) },
     backfill: {
@@ -216,6 +241,18 @@ function machine(): Machine {
 
 const progress = (message: string) => console.error(`bench: ${message}`);
 
+/** The restart cell: the restarts at the pace cell's size, and the state file at the large size. */
+async function restartCell(pace: { readonly msPerRow: number; readonly baseMs: number }): Promise<RestartFigures> {
+  const runs = await benchRestarts({ ...pace, maxSeconds: 900 }, progress);
+  const large = sizeByName('large');
+  const state = large ? [await benchState(large, progress)] : [];
+  return { ...pace, runs, state };
+}
+
+function stateTable(f: RestartFigures) {
+  return { title: 'state file', head: ['size', 'series', 'bytes', 'write ms', 'CPU ms', 'longest block ms', 'start() ms', 'served ms'], numericFrom: 1, rows: f.state.map((x) => [x.size, String(x.series), String(x.fileBytes), x.writeMs.toFixed(0), x.writeCpuMs.toFixed(0), x.writeMaxBlockMs.toFixed(1), x.startMs.toFixed(0), x.restoredMs.toFixed(0)]) };
+}
+
 /** `--only swap`: each size's first poll and swaps, one line each (not written to the doc). */
 async function swapOnly(options: Options): Promise<void> {
   const results = [];
@@ -259,24 +296,23 @@ async function main(): Promise<void> {
     if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), fleet }, null, 2)}\n`);
     return;
   }
+  if (options.only === 'restart') {
+    const figures = await restartCell(options.restart ?? { msPerRow: 10, baseMs: 600 });
+    for (const line of restartLines(figures.runs)) console.log(line);
+    console.log(`${textTable(stateTable(figures))}\n`);
+    saveCell(options, { restart: figures }, () => restartSection(figures, markdownTable), [RESTART_START, RESTART_END], 'restart');
+    return;
+  }
   if (options.only === 'backfill') {
     const figures = await benchBackfill(options.backfill, progress);
     console.log(`${textTable(backfillTable(figures))}\n`);
-    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), backfill: figures }, null, 2)}\n`);
-    if (options.write) {
-      writeFileSync(DOC, spliceBackfill(readFileSync(DOC, 'utf8'), backfillSection(figures, markdownTable)));
-      console.log('wrote the backfill section of docs/performance.md');
-    }
+    saveCell(options, { backfill: figures }, () => backfillSection(figures, markdownTable), [BACKFILL_START, BACKFILL_END], 'backfill');
     return;
   }
   if (options.only === 'queries') {
     const figures = await measureQueries(QUERIES_DEFAULTS, progress);
     console.log(`${textTable(queriesTable(figures))}\n`);
-    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), queries: figures }, null, 2)}\n`);
-    if (options.write) {
-      writeFileSync(DOC, spliceSection(readFileSync(DOC, 'utf8'), queriesSection(figures, markdownTable), QUERIES_START, QUERIES_END));
-      console.log('wrote the saved-queries section of docs/performance.md');
-    }
+    saveCell(options, { queries: figures }, () => queriesSection(figures, markdownTable), [QUERIES_START, QUERIES_END], 'saved-queries');
     return;
   }
   const t0 = performance.now();
@@ -294,8 +330,9 @@ async function main(): Promise<void> {
   const requestBudget =
     options.budgetHours > 0 && medium ? await measureRequestBudget({ knobs: medium.knobs, hours: options.budgetHours, maxWallSeconds: 1800 }, progress) : undefined;
   const backfill = options.backfill.run ? await benchBackfill(options.backfill, progress) : undefined;
+  const restart = options.restart ? await restartCell(options.restart) : undefined;
   const queries = options.queries ? await measureQueries(QUERIES_DEFAULTS, progress) : undefined;
-  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, pace, requestBudget, backfill, queries, totalSeconds: (performance.now() - t0) / 1000 };
+  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, pace, requestBudget, backfill, restart, queries, totalSeconds: (performance.now() - t0) / 1000 };
 
   const m = result.machine;
   console.log(`cmdb-exporter benchmark — ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, ${m.date}\n`);
@@ -307,6 +344,7 @@ async function main(): Promise<void> {
   if (requestBudget) for (const table of requestBudgetTables(requestBudget)) console.log(`${textTable(table)}\n`);
   if (pace) for (const line of paceLines(pace)) console.log(line);
   if (backfill) console.log(`${textTable(backfillTable(backfill))}\n`);
+  if (restart) for (const line of restartLines(restart.runs)) console.log(line);
   if (queries) console.log(`${textTable(queriesTable(queries))}\n`);
   for (const s of sizes) for (const w of s.warnings) console.log(`exporter log (${s.size}): ${w}`);
   const fleet = options.fleet ? await benchFleet(options.fleet, progress) : undefined;

@@ -70,7 +70,8 @@ export function renderMetricsDoc(): string {
     out.push('| metric | type | labels | description |', '|---|---|---|---|');
     for (const f of CATALOGUE.filter(match)) {
       const type = f.stateSet ? 'gauge (state set)' : f.type;
-      out.push(`| \`${f.name}\` | ${type} | ${f.labels.map((l) => `\`${l}\``).join(', ')} | ${cell(f.help)} |`);
+      const only = f.only === undefined ? '' : ` Served only ${f.only}.`;
+      out.push(`| \`${f.name}\` | ${type} | ${f.labels.map((l) => `\`${l}\``).join(', ')} | ${cell(f.help)}${only} |`);
     }
     out.push('');
   }

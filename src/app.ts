@@ -9,7 +9,7 @@ import type { ExporterConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
-import { createInstruments, registerShardInstruments, type Instruments } from './metrics/instruments.js';
+import { createInstruments, createStateInstruments, registerShardInstruments, type Instruments } from './metrics/instruments.js';
 import { nodeCron, Scheduler, type CronLike } from './scheduler/scheduler.js';
 import type { WebConfig } from './config/web-config.js';
 import { REFUSAL_REASONS } from './server/auth.js';
@@ -24,6 +24,8 @@ import { PerStackResponses } from './store/per-stack.js';
 import { GzipPieces, ScrapeResponses, type ScrapeResponse } from './store/scrape-response.js';
 import { SnapshotStore } from './store/snapshot-store.js';
 import { Stacks, type ApplySummary } from './stacks.js';
+import { Storage } from './persist/storage.js';
+import { startingPoint } from './stack-state.js';
 import { VERSION } from './version.js';
 
 export interface StartOptions {
@@ -67,6 +69,8 @@ export interface App {
   metrics(): Promise<ScrapeResponse>;
   landing(): LandingModel;
   reload(): Promise<ReloadOutcome>;
+  /** With --storage.path: writes a stack's state now (the benchmark and tests); undefined without. */
+  writeState?(stack: string): Promise<{ bytes: number; seconds: number } | undefined>;
   /** Poll every endpoint of every stack once; true when every enabled endpoint succeeded. */
   pollOnce(): Promise<boolean>;
   close(graceMs?: number): Promise<void>;
@@ -89,6 +93,11 @@ export async function start(opts: StartOptions): Promise<App> {
     initialJitterMs: opts.initialJitterMs,
     nowMs,
   });
+  // --storage.path (src/persist/); --once starts without it (src/main.ts).
+  const storage =
+    config.storagePath === undefined
+      ? undefined
+      : await Storage.open({ dir: config.storagePath, logger, now, instruments: createStateInstruments(instruments, () => store.restoredAges(now())) });
   const stacks = new Stacks({
     instruments,
     store,
@@ -96,6 +105,7 @@ export async function start(opts: StartOptions): Promise<App> {
     scrubber,
     scheduler: opts.schedule !== false ? scheduler : undefined,
     now,
+    ...(storage ? { recordSend: (stack: string, atMs: number) => storage.recordSend(stack, atMs) } : {}),
   });
 
   registerShardInstruments([registry, instruments.registries.exporter], opts.shard ?? UNSHARDED, () => stacks.count);
@@ -103,7 +113,18 @@ export async function start(opts: StartOptions): Promise<App> {
   stacks.registerSecrets(config);
   logger.info({ version: VERSION, shard: opts.shard, config: redactConfig(config) }, 'cmdb-exporter starting');
   for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
-  for (const stack of config.stacks) stacks.add(stack);
+  for (const stack of config.stacks) {
+    const start = storage && startingPoint(storage, stack, logger, nowMs());
+    stacks.add(stack, start?.carried);
+    // Served from the first scrape: the store applies them before it renders anything.
+    if (start?.series) store.restoreStack(stack.name, start.series);
+    if (start?.problemsSeen) stacks.restoreStatus(stack.name, start.problemsSeen);
+  }
+  storage?.start(
+    { stacks: () => stacks.configs(), marks: (s) => store.changeMarks(s), settled: (s) => store.view(s).settled(), parts: (s) => stacks.stateParts(s) },
+    () => stacks.sendTimes(),
+  );
+  if (config.storagePath !== undefined && storage) logger.info({ storagePath: config.storagePath }, 'keeping state across restarts');
 
   const readiness = () => stacks.readiness();
   // The whole exposition and the per-stack ones share their compressed pieces (the same Buffers).
@@ -180,6 +201,9 @@ export async function start(opts: StartOptions): Promise<App> {
     if (next.listenAddress !== config.listenAddress) {
       logger.warn({ listenAddress: next.listenAddress }, 'listenAddress changed: it takes effect at the next restart');
     }
+    if (next.storagePath !== config.storagePath) {
+      logger.warn({ storagePath: next.storagePath }, 'storagePath changed: it takes effect at the next restart');
+    }
     return summary;
   };
 
@@ -220,11 +244,15 @@ export async function start(opts: StartOptions): Promise<App> {
   const close = (graceMs = 5000) =>
     (closing ??= (async () => {
       await server?.close();
+      // Polls end first, the runtimes stay: what they know is written, then they are closed.
+      await stacks.stopPolling(graceMs);
+      await storage?.close();
       await stacks.closeAll(graceMs);
       await scheduler.stop(0);
       store.close();
     })());
 
   const pollOnce = () => stacks.pollOnce();
-  return { url: server?.url, registry, store, logger, readiness, metricsText, metrics, landing, reload, pollOnce, close };
+  const writeState = storage && ((stack: string) => storage.writeNow(stack));
+  return { url: server?.url, registry, store, logger, readiness, metricsText, metrics, landing, reload, pollOnce, close, ...(writeState ? { writeState } : {}) };
 }

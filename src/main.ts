@@ -84,7 +84,7 @@ async function main(argv: string[]): Promise<number> {
     loadConfig({
       configFile,
       env: process.env,
-      overrides: { listenAddress: flags['web.listen-address'], logLevel: flags['log.level'], logFormat: flags['log.format'] },
+      overrides: { listenAddress: flags['web.listen-address'], logLevel: flags['log.level'], logFormat: flags['log.format'], storagePath: flags['storage.path'] },
     });
   let shard: ShardAssignment | undefined;
   // Sharding wraps the loader, so a reload (SIGHUP, POST /-/reload) keeps only this shard's stacks too.
@@ -136,8 +136,9 @@ async function main(argv: string[]): Promise<number> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection (this is a bug; the exporter keeps running)'));
 
   if (flags.once) {
+    // One poll, printed: nothing to keep, and a state directory shared with a daemon is not touched.
     const began = performance.now();
-    const app = await start({ config, logger, scrubber, serve: false, schedule: false, shard, defaultMetrics });
+    const app = await start({ config: { ...config, storagePath: undefined }, logger, scrubber, serve: false, schedule: false, shard, defaultMetrics });
     const ok = await app.pollOnce();
     process.stdout.write(await app.metricsText());
     const summary = onceSummary(app.landing().stacks, (performance.now() - began) / 1000);
@@ -153,6 +154,11 @@ async function main(argv: string[]): Promise<number> {
     app = await start({ config, logger, scrubber, loadConfig: load, shard, defaultMetrics, telemetryPath, webConfig, limits: { maxRequests }, externalUrl });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
+    if (err instanceof ConfigError) {
+      // --storage.path that cannot be made or written: a bad configuration, named in the message.
+      console.error(`cmdb-exporter: ${err.message}`);
+      return 2;
+    }
     if (e.code === 'EADDRINUSE' || e.code === 'EACCES' || e.code === 'EADDRNOTAVAIL') {
       logger.fatal({ listenAddress: config.listenAddress, code: e.code }, `cannot listen on ${config.listenAddress}: ${e.message}; choose another address with --web.listen-address`);
       return 1;

@@ -7,6 +7,7 @@ import { DATA_ENDPOINTS, groupOf, type DataEndpoint, type GroupName } from './ap
 import type { BudgetState } from './cmdb/budget.js';
 import { tokenSlot } from './cmdb/auth.js';
 import { sameCredentials, type CmdbClient, type ClientCarry } from './cmdb/client.js';
+import type { Pause } from './cmdb/pauses.js';
 import type { PlanSeen, PollPlan } from './cmdb/plan.js';
 import type { ConnectorHistoryReader, StackReaders } from './cmdb/readers/index.js';
 import { openRoad, type Road } from './cmdb/road.js';
@@ -16,11 +17,12 @@ import type { Logger } from './logger.js';
 import { initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
 import { nextScheduledRun, pollAllOnce, type Scheduler } from './scheduler/scheduler.js';
 import type { ForbiddenState } from './scheduler/endpoint-runner.js';
-import { enabledEndpoints, StackPoller } from './scheduler/stack-poller.js';
+import { enabledEndpoints, StackPoller, type StackPollerOptions } from './scheduler/stack-poller.js';
 import type { SecretScrubber } from './secrets.js';
 import type { Readiness } from './server/http.js';
 import type { LandingStack } from './server/landing.js';
 import type { EndpointSettings, SnapshotStore } from './store/snapshot-store.js';
+import { stackParts } from './stack-state.js';
 import { StatusMemory } from './status-memory.js';
 
 export interface StacksOptions {
@@ -32,6 +34,8 @@ export interface StacksOptions {
   readonly scheduler: Scheduler | undefined;
   /** Unix seconds. */
   readonly now: () => number;
+  /** Told every request a stack's budget lets leave (--storage.path keeps a record of them). */
+  readonly recordSend?: (stack: string, atMs: number) => void;
 }
 
 /** What a reload did to the stacks. */
@@ -72,6 +76,10 @@ export interface Carried {
   readonly forbidden?: ForbiddenState;
   /** What the old runtime's client saw (connector pages, Actions, fetch rates): the new one plans with it. */
   readonly seen?: PlanSeen;
+  /** What an earlier process kept (--storage.path, src/stack-state.ts): the runner's endpoints, the poller's caches. */
+  readonly restored?: StackPollerOptions['restored'];
+  /** The pauses an earlier process was told of and had not ended (--storage.path). */
+  readonly pauses?: readonly Pause[];
 }
 
 /**
@@ -135,11 +143,17 @@ export class Stacks {
     // What became of the stack's requests, for the status page's "CMDB unreachable" cause line.
     const record = this.status.recorder(stack.name);
     client.events.requests.on((e) => record(e.outcome));
+    // --storage.path: every request is recorded as it leaves, so that a restart counts it (journal.ts).
+    const { recordSend } = this.opts;
+    if (recordSend) client.events.sends.on((e) => recordSend(stack.name, e.sentAt));
     store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
-    const poller = new StackPoller({ stack, api: readers, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden });
+    const poller = new StackPoller({ stack, api: readers, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden, restored: carried.restored });
     initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
+    if (carried.pauses) client.restorePauses(carried.pauses);
+    // Restored Actions whose jobs are due (--storage.path): the backlog shows from the first scrape.
+    if (carried.restored?.poller) onBacklog(poller.jobBacklog());
     this.runtimes.set(stack.name, { config: stack, road, client, readers, plan, poller, startedAt: now(), joined });
     scheduler?.add(poller);
   }
@@ -294,6 +308,39 @@ export class Stacks {
     const all = [...this.runtimes.values()];
     await Promise.all(all.map((r) => pollAllOnce(r.poller)));
     return all.every((r) => r.poller.runner.status().every((s) => s.state === 'ok'));
+  }
+
+  /**
+   * Since when an earlier process saw each of the stack's problems (--storage.path), once its
+   * restored series are queued in the store: the status page goes on from it.
+   */
+  restoreStatus(name: string, seen: ReadonlyMap<string, number>): void {
+    this.status.restore(name, seen, this.opts.store.view(name).settled());
+  }
+
+  /** The configurations of the stacks running now. */
+  configs(): StackConfig[] {
+    return [...this.runtimes.values()].map((r) => r.config);
+  }
+
+  /** The parts of a running stack's state file (src/stack-state.ts); undefined when it does not run. */
+  stateParts(name: string): Record<string, unknown> | undefined {
+    const r = this.runtimes.get(name);
+    return r && { ...stackParts(name, r, this.opts.store), status: this.status.exportState(name) };
+  }
+
+  /** Every stack's budget: the send times of its last minute (and of requests still waiting), in ms. */
+  sendTimes(): Map<string, readonly number[]> {
+    return new Map([...this.runtimes].map(([name, r]) => [name, r.client.budgetState().sendTimes]));
+  }
+
+  /**
+   * Shutting down, first step: polls end (those with a request in flight get `graceMs`), the
+   * runtimes stay, so that what they know can be written before closeAll().
+   */
+  async stopPolling(graceMs?: number): Promise<void> {
+    for (const r of this.runtimes.values()) r.client.stopWaiting();
+    await this.opts.scheduler?.stop(graceMs);
   }
 
   async closeAll(graceMs?: number): Promise<void> {

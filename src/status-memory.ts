@@ -4,13 +4,38 @@
  * (src/server/problem-memory.ts: since when, and what is new). The problems are observed after every
  * poll the store applies, not only when someone looks, so that "new" means new in the newest poll.
  * Both outlive a stack's restart on reload; a stack removed from the configuration is forgotten.
+ * Since when each problem is seen outlives a restart of the process too (--storage.path: the
+ * `status` part of the stack's file, StatusState), so that a problem that was there before the
+ * restart is not shown as new after it. The recent requests are not kept: they are the last
+ * minute's, and the new process's own requests say more.
  */
+import { z } from 'zod';
 import { RecentRequests } from './cmdb/recent.js';
 import type { RequestOutcome } from './errors.js';
 import type { LandingStack } from './server/landing.js';
 import { ProblemMemory } from './server/problem-memory.js';
 import { stackView, viewKeys } from './server/stack-view.js';
 import type { SnapshotStore } from './store/snapshot-store.js';
+
+export const STATUS_STATE_VERSION = 1;
+
+/** What a restart keeps of the status page's memory of a stack: each problem's key and since when (unix seconds). */
+export interface StatusState {
+  readonly v: typeof STATUS_STATE_VERSION;
+  readonly seen: ReadonlyArray<readonly [string, number]>;
+}
+
+const StatusStateSchema = z.object({
+  v: z.literal(STATUS_STATE_VERSION),
+  // A key is an alert's name and its subject (an endpoint, a connector, an Action id): no free text.
+  seen: z.array(z.tuple([z.string().max(500), z.number().finite()])),
+});
+
+/** The problems seen in `state`, or undefined when it is not a valid status state of this version. */
+export function statusStateFrom(state: unknown): Map<string, number> | undefined {
+  const parsed = StatusStateSchema.safeParse(state);
+  return parsed.success ? new Map(parsed.data.seen) : undefined;
+}
 
 export class StatusMemory {
   private readonly requests = new Map<string, RecentRequests>();
@@ -47,6 +72,21 @@ export class StatusMemory {
   remember(stack: LandingStack, at: number): LandingStack {
     const withRequests = { ...stack, requests: this.requests.get(stack.name)?.snapshot() };
     return { ...withRequests, seen: this.memory.observe(stack.name, viewKeys(stackView(withRequests, at)), at) };
+  }
+
+  /** What a restart keeps of `stack` (--storage.path). */
+  exportState(stack: string): StatusState {
+    return { v: STATUS_STATE_VERSION, seen: this.memory.seenOf(stack) };
+  }
+
+  /**
+   * Since when an earlier process saw each problem of `stack`: a problem seen again keeps it. Looks
+   * made while the restored series are still being applied (`settled`) do not forget the others;
+   * once they are all served, a problem not there any more has gone.
+   */
+  restore(stack: string, seen: ReadonlyMap<string, number>, settled: Promise<void>): void {
+    this.memory.restore(stack, seen);
+    void settled.then(() => this.memory.settled(stack));
   }
 
   forget(stack: string): void {

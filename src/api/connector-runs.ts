@@ -153,3 +153,21 @@ function sameRun(a: ConnectorRun, b: ConnectorRun): boolean {
 export function newestRuns(runs: readonly ConnectorRun[], timeZone: string): ConnectorRun[] {
   return new NewestRuns(timeZone).addAll(runs).runs();
 }
+
+/**
+ * A row as it may be kept on disk (--storage.path): what the reader and the collectors read of it,
+ * and none of the free text the service writes into it. Event messages keep their number and level
+ * (what cmdb_connector_event_messages counts) but not their texts, where a password or key can
+ * stand; the profile is already reduced to its names by the schema.
+ */
+export function runForDisk(run: ConnectorRun): ConnectorRun {
+  const messages = run.event_messages;
+  if (messages == null) return run;
+  if (typeof messages === 'string') return { ...run, event_messages: messages.trim() === '' ? '' : '-' };
+  const counted = messages.flatMap((m): unknown[] => {
+    if (m === null || m === undefined) return [];
+    if (typeof m === 'object' && !Array.isArray(m)) return [Object.fromEntries(Object.keys(m).map((level) => [level, '']))];
+    return [0];
+  });
+  return { ...run, event_messages: counted };
+}

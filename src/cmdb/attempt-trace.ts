@@ -42,6 +42,7 @@ export class AttemptTrace {
     this.left = true;
     this.sentAt = this.clock.now();
     this.markSent(this.sentAt);
+    this.events.sends.emit({ endpoint: this.report.endpoint, sentAt: this.sentAt });
   }
 
   /** A hop was answered with a redirect: reported as a request of its own; the next hop is charged to the budget (`charge`). */

@@ -30,6 +30,26 @@ export interface BudgetState {
   readonly sendTimes: readonly number[];
 }
 
+/**
+ * The budget as an earlier process left it, from the send times it recorded (--storage.path): the
+ * sends of the last window fill it, and the bucket is taken as empty at the newest of them (it
+ * refills from there), so a restart never adds a burst to a minute that was already spent.
+ */
+export function budgetFromSends(sendTimes: readonly number[], now: number): BudgetState {
+  const recent = sendTimes.filter((at) => at > now - WINDOW_MS).sort((a, b) => a - b);
+  const newest = recent.length > 0 ? (recent[recent.length - 1] as number) : undefined;
+  return { tokens: 0, updatedAt: newest === undefined ? now - WINDOW_MS : Math.min(now, newest), sendTimes: recent };
+}
+
+/**
+ * The budget when what an earlier process sent is not known (its record was lost or unreadable): as
+ * if it had sent a whole minute's worth just now. No request leaves for a window, and no minute
+ * around the restart goes over the rate.
+ */
+export function spentBudget(ratePerMinute: number, now: number): BudgetState {
+  return { tokens: 0, updatedAt: now, sendTimes: Array.from({ length: Math.max(1, Math.floor(ratePerMinute)) }, () => now) };
+}
+
 /** One request's place in line: when it may leave at the earliest. Handed back by `cancel` if it never does. */
 export interface Place {
   at: number;

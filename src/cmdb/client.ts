@@ -22,6 +22,8 @@ import { createDispatcher } from './dispatcher.js';
 import { RoadEvents } from './events.js';
 import { observeRoad } from './observers.js';
 import type { Pause } from './pauses.js';
+import type { PlanSeen } from './plan.js';
+import { CLIENT_STATE_VERSION, type ClientState } from './client-state.js';
 import { Transport, requestName, type Decoder, type Outcome } from './transport.js';
 
 export type { Clock };
@@ -161,6 +163,27 @@ export class CmdbClient {
     if (!sameService(this.stack, next)) return {};
     const token = sameCredentials(this.stack, next) && this.tokens instanceof FetchedToken ? this.tokens.state() : undefined;
     return { spellings: new Map(this.spellings), ...(token ? { token } : {}) };
+  }
+
+  /**
+   * What a restart keeps of this client (--storage.path), never a token: the path spellings that
+   * answered, the pauses still running, and `seen` (the poll plan's, PollPlan.seen()).
+   */
+  exportState(seen: PlanSeen): ClientState {
+    return { v: CLIENT_STATE_VERSION, spellings: [...this.spellings], seen, pauses: this.pauses() };
+  }
+
+  /**
+   * Pauses an earlier process was told of and that have not ended: requests wait them out, and the
+   * pause is reported (gauge, log line) as when it was set.
+   */
+  restorePauses(pauses: readonly Pause[]): void {
+    const now = this.clock.now();
+    for (const pause of pauses) {
+      if (pause.until <= now) continue;
+      const began = this.transport.pauses.set(pause);
+      this.events.pauses.emit({ pause, began });
+    }
   }
 
   /** Ends every pause of this stack at once (a reload asks the CMDB again). */

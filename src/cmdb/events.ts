@@ -1,7 +1,8 @@
 /**
  * What the road to one stack's CMDB reports as it goes, for whoever needs the figures: one event
  * per request that left (the request metrics, the debug log line, the poll plan's fetch rates, a
- * backfill's request count), one per read a reader finished (the poll plan's pages and Actions),
+ * backfill's request count), one as each request leaves (the record of sends a restart reads, with
+ * --storage.path), one per read a reader finished (the poll plan's pages and Actions),
  * one per pause set or ended (the pause gauge and the log line naming the status). Observers are
  * called in turn and their failures are theirs: a request never fails because an observer did.
  */
@@ -34,6 +35,17 @@ export interface RequestEvent {
   readonly sentAt: number;
   /** This hop was answered with a redirect that was followed. */
   readonly redirected?: boolean;
+}
+
+/**
+ * A request leaves now (an attempt, or a hop of a redirect): told synchronously before it is handed
+ * to the connection, so that a record kept of it (--storage.path's budget.log) is written before
+ * the CMDB can have seen it, also when the process is killed right after.
+ */
+export interface SendEvent {
+  readonly endpoint: EndpointName;
+  /** ms since the epoch: the time the budget's window counts it from. */
+  readonly sentAt: number;
 }
 
 /** One read a reader finished: a full or incremental scan of the connector history, a paged list. */
@@ -74,6 +86,7 @@ class Channel<E> {
 
 export class RoadEvents {
   readonly requests = new Channel<RequestEvent>();
+  readonly sends = new Channel<SendEvent>();
   readonly reads = new Channel<ReadEvent>();
   readonly pauses = new Channel<PauseEvent>();
 }

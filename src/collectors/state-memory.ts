@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Labels } from '../metrics/sample.js';
 
 /** A state not seen for this long is forgotten (its 0-valued series goes). */
@@ -55,6 +56,25 @@ export class StateMemory {
     return [...base, ...others];
   }
 
+  /**
+   * What a restart keeps (--storage.path): the states seen per metric and entity, and when, so that
+   * the first poll after a restart exports the same 0-valued states as one before it would have.
+   */
+  exportState(): StateMemoryState {
+    const seen = [...this.seen].map(([metric, byKey]) => [metric, [...byKey].map(([key, states]) => [key, [...states]] as const)] as const);
+    return { v: STATE_MEMORY_VERSION, seen };
+  }
+
+  /** Takes over what an earlier process remembered (exportState); false, and nothing taken, when `state` is not valid. */
+  restoreState(state: unknown): boolean {
+    const parsed = StateMemorySchema.safeParse(state);
+    if (!parsed.success) return false;
+    for (const [metric, keys] of parsed.data.seen) {
+      this.seen.set(metric, new Map(keys.map(([key, states]) => [key, new Map(states)])));
+    }
+    return true;
+  }
+
   /** Forget the entities of `metric` whose key is not among `live`. */
   retain(metric: string, live: readonly Labels[]): void {
     const byKey = this.seen.get(metric);
@@ -63,6 +83,19 @@ export class StateMemory {
     for (const k of byKey.keys()) if (!keep.has(k)) byKey.delete(k);
   }
 }
+
+export const STATE_MEMORY_VERSION = 1;
+
+/** StateMemory as kept on disk: metric → entity key → [state, last seen (unix seconds)], oldest first. */
+export interface StateMemoryState {
+  readonly v: typeof STATE_MEMORY_VERSION;
+  readonly seen: ReadonlyArray<readonly [string, ReadonlyArray<readonly [string, ReadonlyArray<readonly [string, number]>]>]>;
+}
+
+const StateMemorySchema = z.object({
+  v: z.literal(STATE_MEMORY_VERSION),
+  seen: z.array(z.tuple([z.string(), z.array(z.tuple([z.string(), z.array(z.tuple([z.string(), z.number().finite()]))]))])),
+});
 
 function keyOf(labels: Labels): string {
   return JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));

@@ -134,6 +134,12 @@ export const FLAGS = {
   },
   'web.max-requests': { type: 'string', value: '<n>', help: 'concurrent scrapes served at once; more get 503 (default 40, 0: no limit)', commands: DAEMON },
   'web.disable-exporter-metrics': { type: 'boolean', help: 'leave out the process_* and nodejs_* metrics of the exporter itself', commands: DAEMON },
+  'storage.path': {
+    type: 'string',
+    value: '<dir>',
+    help: 'keep what the exporter knew (series, connector history cursor, request budget, back-offs) in this directory, so that a restart serves every series at once and reads on where it stopped (env EXPORTER_STORAGE_PATH; default: none, every start is a cold start; see docs/restarts.md)',
+    commands: DAEMON,
+  },
   'log.level': {
     type: 'string',
     value: '<level>',

@@ -23,7 +23,7 @@ export interface LoadConfigOptions {
   configFile?: string;
   env: Env;
   /** Command-line overrides, highest precedence. */
-  overrides?: { listenAddress?: string; logLevel?: string; logFormat?: string };
+  overrides?: { listenAddress?: string; logLevel?: string; logFormat?: string; storagePath?: string };
 }
 
 type Overrides = NonNullable<LoadConfigOptions['overrides']>;
@@ -90,6 +90,12 @@ function dirStacks(dir: string, configFile: string | undefined, file: FileConfig
   return out;
 }
 
+function storagePathOf(value: string | undefined, configFile: string | undefined, file: FileConfig | undefined, opts: LoadConfigOptions): string | undefined {
+  if (value === undefined) return undefined;
+  const fromFile = opts.overrides?.storagePath === undefined && envValue(opts.env, 'EXPORTER_STORAGE_PATH') === undefined && file?.top?.storagePath !== undefined;
+  return fromFile && configFile !== undefined ? resolve(dirname(configFile), value) : resolve(value);
+}
+
 /** Synchronous (start-up and reload). Throws ConfigError (src/errors.ts) listing ALL problems. */
 export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
   const issues = new IssueList();
@@ -117,8 +123,11 @@ export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
   }
   // A misspelt variable (CMDB_SECERT) is most often why a setting is missing: said in the same report.
   issues.throwIfAny(unknownVariables(opts.env, [...referenced]).map((v) => ({ path: v.name, message: v.message })));
+  // As stacksDir: set in the file, relative to the file's directory; from a flag or variable, to the working directory.
+  const storagePath = storagePathOf(globals.storagePath, configFile, file, opts);
   return {
     ...globals,
+    ...(storagePath === undefined ? {} : { storagePath }),
     stacks,
     ...(configFile === undefined ? {} : { configFile }),
     ...(referenced.size === 0 ? {} : { fileVariables: [...referenced].sort() }),

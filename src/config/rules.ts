@@ -122,6 +122,11 @@ export const GLOBALS = {
   enableReload: key(bool, false),
   /** A directory of stack files (stacks-dir.ts); relative to the config file's directory. */
   stacksDir: optional(filePath, { env: 'EXPORTER_STACKS_DIR' }),
+  /**
+   * Where the exporter keeps what it knew across restarts (src/persist/, docs/restarts.md); relative
+   * to the config file's directory. Unset: nothing is kept, every start is a cold start.
+   */
+  storagePath: optional(filePath, { env: 'EXPORTER_STORAGE_PATH', flag: '--storage.path' }),
   /** Base of the status page's "what to do" links; unset: the runbooks the exporter serves itself. */
   runbookBaseUrl: optional(runbookBase, { env: 'EXPORTER_RUNBOOK_BASE_URL' }),
 } satisfies Table;

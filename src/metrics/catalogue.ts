@@ -23,7 +23,12 @@ export interface MetricFamily {
   readonly endpoint?: DataEndpoint;
   /** A state set: one series per known state, 1 for the current state and 0 for the others. */
   readonly stateSet?: boolean;
+  /** Served only under this condition (otherwise always). */
+  readonly only?: string;
 }
+
+/** The families of --storage.path: served only when the exporter keeps state. */
+const STORAGE = 'with --storage.path';
 
 /** HELP names the field and the path it comes from (the path from the endpoint's descriptor). */
 function cmdb(
@@ -165,6 +170,10 @@ export const CATALOGUE: readonly MetricFamily[] = [
   self('cmdb_exporter_shard', 'gauge', ['shard', 'total'], 'This replica\'s shard and the number of shards sharing the configuration\'s stacks (0 and 1 when not sharded), value 1.', 'registry'),
   self('cmdb_exporter_request_demand_ratio', 'gauge', ['stack'], 'Requests an hour the stack\'s poll plan asks of the CMDB (its intervals, paging and tracked names, and the connector pages, Actions and fan-out fetches it last saw; retries aside) divided by its budget, rateLimitPerMinute × 60. Above 1 the polls cannot all run at their intervals: see docs/scaling.md.', 'registry'),
   self('cmdb_exporter_stacks', 'gauge', [], 'Stacks this replica polls (its share of the configuration when sharded).', 'registry'),
+  self('cmdb_endpoint_restored_age_seconds', 'gauge', ['stack', 'endpoint'], 'Present while the CMDB endpoint\'s series are served from the state kept across a restart (--storage.path): how old they are, seconds since the poll that made them; gone at the endpoint\'s first successful poll.', 'registry', STORAGE),
+  self('cmdb_exporter_state_writes_total', 'counter', ['stack', 'result'], 'Writes of the stack\'s state to --storage.path by result (success, error); a failed write is logged and never stops a poll.', 'registry', STORAGE),
+  self('cmdb_exporter_state_bytes', 'gauge', ['stack'], 'Size of the stack\'s state file in --storage.path (gzip), at its last successful write.', 'registry', STORAGE),
+  self('cmdb_exporter_state_last_write_timestamp_seconds', 'gauge', ['stack'], 'When the stack\'s state was last written to --storage.path, as unix time.', 'registry', STORAGE),
   self('cmdb_exporter_http_requests_refused_total', 'counter', ['reason'], 'Requests and connections the exporter\'s own HTTP server refused, by reason: unauthorized (401), auth_busy and max_requests (503), max_connections (dropped), tls_handshake (failed or refused TLS handshake).', 'registry'),
 ];
 
@@ -173,8 +182,8 @@ function queryFamilies(list: ReadonlyArray<[name: string, help: string]>): Metri
   return list.map(([name, help]) => ({ name, type: 'gauge' as const, labels: ['stack', 'query'], help: `${help}.`, origin: 'snapshot' as const, endpoint: 'data_query' as const }));
 }
 
-function self(name: string, type: MetricType, labels: string[], help: string, origin: 'snapshot' | 'registry'): MetricFamily {
-  return { name, type, labels, help, origin };
+function self(name: string, type: MetricType, labels: string[], help: string, origin: 'snapshot' | 'registry', only?: string): MetricFamily {
+  return { name, type, labels, help, origin, ...(only === undefined ? {} : { only }) };
 }
 
 export const FAMILIES: ReadonlyMap<string, MetricFamily> = new Map(CATALOGUE.map((f) => [f.name, f]));

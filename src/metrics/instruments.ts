@@ -62,6 +62,19 @@ export interface SelfRegistries {
   readonly exporter: Registry;
   /** Drops a stack's instruments with its registry (removeStackInstruments). */
   forget(name: string): void;
+  /**
+   * Per-stack families made only in some configurations (--storage.path's): each in every stack's
+   * registry, now and later, and gathered on the whole /metrics as the others are.
+   */
+  extend(families: readonly ExtraFamily[]): Array<StackCounter<string> & StackGauge<string>>;
+}
+
+/** A per-stack family added by SelfRegistries.extend. */
+export interface ExtraFamily {
+  readonly name: string;
+  readonly kind: 'counter' | 'gauge';
+  /** A gauge read when rendered: the stack's series and values then. */
+  readonly read?: (stack: string) => ReadonlyArray<{ readonly labels: Labels<string>; readonly value: number }>;
 }
 
 type PerStackKey = { [K in keyof Instruments]: Instruments[K] extends StackCounter<string> | StackGauge<string> | StackHistogram<string> ? K : never }[keyof Instruments];
@@ -107,21 +120,22 @@ function spec<T extends string>(name: string, registers: Registry[]) {
  * (StackedFamily), which gathers every stack's series when it is rendered.
  */
 class PerStack {
-  private readonly stacks = new Map<string, { registry: Registry; metrics: Record<PerStackKey, AnyMetric> }>();
+  private readonly stacks = new Map<string, { registry: Registry; metrics: Record<PerStackKey, AnyMetric>; extra: Map<string, AnyMetric> }>();
+  private readonly extraFamilies: ExtraFamily[] = [];
 
   of(stack: string): Record<PerStackKey, AnyMetric> {
-    let entry = this.stacks.get(stack);
-    if (!entry) {
-      const registry = new Registry();
-      const metrics = {} as Record<PerStackKey, AnyMetric>;
-      for (const [key, name, kind, buckets] of PER_STACK) {
-        const options = spec<string>(name, [registry]);
-        metrics[key] = kind === 'counter' ? new Counter(options) : kind === 'gauge' ? new Gauge(options) : new Histogram({ ...options, buckets });
-      }
-      entry = { registry, metrics };
-      this.stacks.set(stack, entry);
-    }
-    return entry.metrics;
+    return this.entry(stack).metrics;
+  }
+
+  /** The stack's metric of an extra family (extend). */
+  extraOf(stack: string, name: string): AnyMetric {
+    return this.entry(stack).extra.get(name) as AnyMetric;
+  }
+
+  /** Adds families to every stack's registry, and to those made later. */
+  extend(families: readonly ExtraFamily[]): void {
+    this.extraFamilies.push(...families);
+    for (const [stack, e] of this.stacks) for (const f of families) e.extra.set(f.name, extraMetric(f, stack, e.registry));
   }
 
   registry(stack: string): Registry | undefined {
@@ -135,12 +149,47 @@ class PerStack {
   all(): Array<Record<PerStackKey, AnyMetric>> {
     return [...this.stacks.values()].map((e) => e.metrics);
   }
+
+  /** Every stack's metric of an extra family. */
+  allExtra(name: string): AnyMetric[] {
+    return [...this.stacks.values()].flatMap((e) => e.extra.get(name) ?? []);
+  }
+
+  private entry(stack: string) {
+    let entry = this.stacks.get(stack);
+    if (!entry) {
+      const registry = new Registry();
+      const metrics = {} as Record<PerStackKey, AnyMetric>;
+      for (const [key, name, kind, buckets] of PER_STACK) {
+        const options = spec<string>(name, [registry]);
+        metrics[key] = kind === 'counter' ? new Counter(options) : kind === 'gauge' ? new Gauge(options) : new Histogram({ ...options, buckets });
+      }
+      const extra = new Map(this.extraFamilies.map((f) => [f.name, extraMetric(f, stack, registry)] as const));
+      entry = { registry, metrics, extra };
+      this.stacks.set(stack, entry);
+    }
+    return entry;
+  }
+}
+
+function extraMetric(f: ExtraFamily, stack: string, registry: Registry): AnyMetric {
+  const options = spec<string>(f.name, [registry]);
+  if (f.kind === 'counter') return new Counter(options);
+  const read = f.read;
+  if (!read) return new Gauge(options);
+  return new Gauge({
+    ...options,
+    collect() {
+      this.reset();
+      for (const v of read(stack)) this.set(v.labels, v.value);
+    },
+  });
 }
 
 const stackOf = (labels: Labels<string>): string => String(labels.stack ?? '');
 
-function router(perStack: PerStack, key: PerStackKey): StackCounter<string> & StackGauge<string> & StackHistogram<string> {
-  const metric = (labels: Labels<string>) => perStack.of(stackOf(labels))[key];
+function router(metricOf: (stack: string) => AnyMetric): StackCounter<string> & StackGauge<string> & StackHistogram<string> {
+  const metric = (labels: Labels<string>) => metricOf(stackOf(labels));
   return {
     inc: (labels, value) => (metric(labels) as Counter<string>).inc(labels, value ?? 1),
     set: (labels, value) => (metric(labels) as Gauge<string>).set(labels, value),
@@ -157,8 +206,8 @@ class StackedFamily {
   constructor(
     readonly name: string,
     readonly type: 'counter' | 'gauge' | 'histogram',
-    private readonly key: PerStackKey,
-    private readonly perStack: PerStack,
+    /** The family's metric of every stack. */
+    private readonly ofEveryStack: () => AnyMetric[],
   ) {
     const f = family(name);
     this.help = f.help;
@@ -167,7 +216,7 @@ class StackedFamily {
 
   async get() {
     const values = [];
-    for (const metrics of this.perStack.all()) values.push(...(await metrics[this.key].get()).values);
+    for (const metric of this.ofEveryStack()) values.push(...(await metric.get()).values);
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 }
@@ -193,9 +242,9 @@ export function createInstruments(registry: Registry, opts: { defaultMetrics?: b
   const perStack = new PerStack();
   const stacked = {} as Record<PerStackKey, StackCounter<string> & StackGauge<string> & StackHistogram<string>>;
   for (const [key, name, kind] of PER_STACK) {
-    stacked[key] = router(perStack, key);
+    stacked[key] = router((stack) => perStack.of(stack)[key]);
     // prom-client renders any object with a name and get(); this one gathers the stacks' series.
-    registry.registerMetric(new StackedFamily(name, kind, key, perStack) as unknown as Counter<string>);
+    registry.registerMetric(new StackedFamily(name, kind, () => perStack.all().map((m) => m[key])) as unknown as Counter<string>);
   }
   const both = [registry, exporter];
   const ins: Instruments = {
@@ -204,7 +253,16 @@ export function createInstruments(registry: Registry, opts: { defaultMetrics?: b
     reloadSuccessTimestamp: new Gauge(spec<never>('cmdb_config_last_reload_success_timestamp_seconds', both)),
     buildInfo: new Gauge(spec<'version' | 'node_version'>('cmdb_exporter_build_info', both)),
     httpRefused: new Counter(spec<'reason'>('cmdb_exporter_http_requests_refused_total', both)),
-    registries: { stack: (name) => perStack.registry(name), exporter, forget: (name) => perStack.drop(name) },
+    registries: {
+      stack: (name) => perStack.registry(name),
+      exporter,
+      forget: (name) => perStack.drop(name),
+      extend: (families) => {
+        perStack.extend(families);
+        for (const f of families) registry.registerMetric(new StackedFamily(f.name, f.kind, () => perStack.allExtra(f.name)) as unknown as Counter<string>);
+        return families.map((f) => router((stack) => perStack.extraOf(stack, f.name)));
+      },
+    },
   };
   ins.buildInfo.set({ version: VERSION, node_version: process.version }, 1);
   ins.reloadSuccessful.set(1);
@@ -268,4 +326,34 @@ export function registerShardInstruments(
       this.set(stacks());
     },
   });
+}
+
+/** The instruments of --storage.path (src/persist/): only registered when state is kept. */
+export interface StateInstruments {
+  readonly stateWrites: StackCounter<L<'stack' | 'result'>>;
+  readonly stateBytes: StackGauge<L<'stack'>>;
+  readonly stateLastWrite: StackGauge<L<'stack'>>;
+}
+
+/**
+ * cmdb_exporter_state_* and cmdb_endpoint_restored_age_seconds, in each stack's registry (and so on
+ * the whole /metrics and the stack's own target alike). `restored` is read at scrape time: the age
+ * of each endpoint's series still served from restored state grows until its first successful
+ * poll, then its series goes.
+ */
+export function createStateInstruments(
+  ins: Instruments,
+  restored: () => ReadonlyArray<{ readonly stack: string; readonly endpoint: string; readonly ageSeconds: number }>,
+): StateInstruments {
+  const ages = (stack: string) =>
+    restored()
+      .filter((r) => r.stack === stack)
+      .map((r) => ({ labels: { stack, endpoint: r.endpoint }, value: Math.max(0, Math.round(r.ageSeconds * 1000) / 1000) }));
+  const [, stateWrites, stateBytes, stateLastWrite] = ins.registries.extend([
+    { name: 'cmdb_endpoint_restored_age_seconds', kind: 'gauge', read: ages },
+    { name: 'cmdb_exporter_state_writes_total', kind: 'counter' },
+    { name: 'cmdb_exporter_state_bytes', kind: 'gauge' },
+    { name: 'cmdb_exporter_state_last_write_timestamp_seconds', kind: 'gauge' },
+  ]);
+  return { stateWrites, stateBytes, stateLastWrite } as StateInstruments;
 }

@@ -18,6 +18,7 @@ import type { Sample } from '../metrics/sample.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import { deadlineReached, PollTimeoutError } from './deadline.js';
 import { hintFor } from './hints.js';
+import { RUNNER_STATE_VERSION, type RestoredEndpoint, type RunnerState } from './runner-state.js';
 
 /** What a poll produced. */
 export type PollResult =
@@ -74,10 +75,17 @@ export class EndpointRunner {
       now: () => number;
       /** The 403 back-offs of the stack's previous runtime: those endpoints wait them out here too. */
       forbidden?: ForbiddenState;
+      /** What an earlier process knew of the endpoints (--storage.path, runnerStateFrom). */
+      restored?: ReadonlyMap<DataEndpoint, RestoredEndpoint>;
     },
   ) {
     for (const endpoint of opts.endpoints) {
       const carried = opts.forbidden?.get(endpoint);
+      const restored = carried ? undefined : opts.restored?.get(endpoint);
+      if (restored) {
+        this.restore(restored);
+        continue;
+      }
       this.statuses.set(endpoint, carried ? { ...carried.status } : { endpoint, state: 'pending', consecutiveFailures: 0 });
       if (carried) {
         this.forbidden.set(endpoint, { until: carried.until, backoff: carried.backoff });
@@ -85,6 +93,35 @@ export class EndpointRunner {
         this.lastLogged.set(endpoint, { outcome: 'forbidden', at: carried.status.lastPollAt ?? opts.now() });
       }
     }
+  }
+
+  /** What a restart keeps (--storage.path): each endpoint's state and 403 back-off, no error text. */
+  exportState(): RunnerState {
+    const endpoints = [...this.statuses.values()].map((s): RestoredEndpoint => {
+      const gate = s.state === 'forbidden' ? this.forbidden.get(s.endpoint) : undefined;
+      const { endpoint, state, lastPollAt, lastDurationSeconds, outcome, consecutiveFailures } = s;
+      return { endpoint, state, lastPollAt, lastDurationSeconds, outcome, consecutiveFailures, ...(gate ? { forbidden: { ...gate } } : {}) };
+    });
+    return { v: RUNNER_STATE_VERSION, endpoints };
+  }
+
+  /** An endpoint as an earlier process left it: its failure is shown as restored, its 403 back-off waited out. */
+  private restore(r: RestoredEndpoint): void {
+    const failed = r.outcome !== undefined && r.outcome !== 'success';
+    const status: Mutable = {
+      endpoint: r.endpoint,
+      state: r.state,
+      consecutiveFailures: r.consecutiveFailures,
+      ...(r.lastPollAt === undefined ? {} : { lastPollAt: r.lastPollAt }),
+      ...(r.lastDurationSeconds === undefined ? {} : { lastDurationSeconds: r.lastDurationSeconds }),
+      ...(r.outcome === undefined ? {} : { outcome: r.outcome }),
+      ...(failed ? { error: `the last poll before the restart failed (${r.outcome})`, hint: hintFor(r.outcome as PollOutcome, r.endpoint) } : {}),
+    };
+    this.statuses.set(r.endpoint, status);
+    if (r.state !== 'forbidden' || !r.forbidden) return;
+    this.forbidden.set(r.endpoint, { ...r.forbidden });
+    status.retryAt = r.forbidden.until;
+    this.lastLogged.set(r.endpoint, { outcome: 'forbidden', at: r.lastPollAt ?? this.opts.now() });
   }
 
   /**

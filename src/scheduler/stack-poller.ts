@@ -26,7 +26,7 @@ import {
   type GroupName,
   type ResultOf,
 } from '../api/endpoints.js';
-import type { Action, ActionJob, ChangeEntry, IngestionRun } from '../api/schemas.js';
+import type { Action, ChangeEntry, IngestionRun } from '../api/schemas.js';
 import type { RequestContext } from '../api/request-context.js';
 import { eitherSignal } from '../signals.js';
 import { rebuildsOf } from '../api/connector-runs.js';
@@ -45,6 +45,8 @@ import { pollDeadline, progressDeadline } from './deadline.js';
 import { Pacer, type Sleep } from './pacer.js';
 import { QueryPoller, type QueryStatus } from './query-poller.js';
 import { spreadOffset } from './spread.js';
+import { POLLER_STATE_VERSION, type JobsCacheEntry, type PollerState } from './poller-state.js';
+import type { RestoredEndpoint } from './runner-state.js';
 
 export type { CmdbApi };
 
@@ -65,14 +67,6 @@ type PollContext = RequestContext & { readonly signal: AbortSignal };
 /** Endpoints asked once per poll, whose collector takes the result as it is. */
 type OnceEndpoint = 'metrics_data' | 'license' | 'connector' | 'data_ingestion' | 'data_ingestion_next' | 'actions';
 
-interface JobsCacheEntry {
-  readonly jobs: ActionJob[];
-  readonly lastRunAt: unknown;
-  /** When the slow refresh is due (unix seconds). */
-  readonly refreshAt: number;
-  /** The newest job was still running: fetched once more at this time (unix seconds). */
-  readonly recheckAt?: number;
-}
 
 /** Job statuses that mean the run has not finished yet. */
 const UNFINISHED = /RUNNING|PROGRESS|PENDING|QUEUED|STARTED|SCHEDULED/;
@@ -101,6 +95,8 @@ export interface StackPollerOptions {
   readonly onBacklog?: (actions: number) => void;
   /** The 403 back-offs of the stack's previous runtime (a reload with the same service and credentials). */
   readonly forbidden?: ForbiddenState;
+  /** What an earlier process knew (--storage.path): the runner's endpoints, and the poller's caches. */
+  readonly restored?: { readonly runner?: ReadonlyMap<DataEndpoint, RestoredEndpoint>; readonly poller?: PollerState };
 }
 
 export interface PollOptions {
@@ -126,7 +122,8 @@ export class StackPoller {
 
   constructor(private opts: StackPollerOptions) {
     this.name = opts.stack.name;
-    this.runner = new EndpointRunner({ ...opts, endpoints: enabledEndpoints(opts.stack) });
+    this.runner = new EndpointRunner({ ...opts, endpoints: enabledEndpoints(opts.stack), restored: opts.restored?.runner });
+    if (opts.restored?.poller) this.restore(opts.restored.poller);
     this.sleep = opts.sleep ?? ((ms, signal) => realClock.sleep(ms, signal));
     this.pacer = new Pacer(opts.stack.actionJobsPerMinute, () => opts.now() * 1000, this.sleep);
     this.queries = new QueryPoller({
@@ -144,6 +141,31 @@ export class StackPoller {
   /** Each saved query's state, for the status page. */
   queryStatus(): QueryStatus[] {
     return this.runner.enabled('data_query') ? this.queries.status() : [];
+  }
+
+  /**
+   * What a restart keeps (--storage.path): which Action's jobs were read when, the Actions' last
+   * runs, the last good change history, the ingestion detail read, and the remembered states.
+   */
+  exportState(): PollerState {
+    const actions = this.actionList?.map(({ actionId, lastRunAt }) => ({ actionId, ...(lastRunAt === undefined ? {} : { lastRunAt }) }));
+    return {
+      v: POLLER_STATE_VERSION,
+      ...(actions ? { actions } : {}),
+      jobs: [...this.jobs],
+      changes: { asset_change: [...this.changeLog.asset_change], user_change: [...this.changeLog.user_change] },
+      ...(this.detailOf ? { detailOf: { ...this.detailOf } } : {}),
+      states: this.states.exportState(),
+    };
+  }
+
+  private restore(state: PollerState): void {
+    if (state.actions) this.actionList = state.actions.map((a) => ({ ...a, lastRunAt: a.lastRunAt as Action['lastRunAt'] }));
+    for (const [id, entry] of state.jobs) this.jobs.set(id, entry);
+    for (const endpoint of ['asset_change', 'user_change'] as const) for (const [id, entry] of state.changes[endpoint]) this.changeLog[endpoint].set(id, entry);
+    if (state.detailOf) this.detailOf = { ...state.detailOf };
+    // Not valid: the states are forgotten, as at a cold start (0-valued states come back as they are seen).
+    this.states.restoreState(state.states);
   }
 
   /**

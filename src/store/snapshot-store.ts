@@ -28,6 +28,8 @@ import type { Logger } from '../logger.js';
 import { daysUntilExpiry } from '../time.js';
 import { formatLabels, renderFamily, type Series } from './exposition.js';
 import { header, joinSmall, renderLines, sameLines, sortedByLabels, SLICE, type FamilyLines } from './lines.js';
+import { JsonList } from '../json-list.js';
+import { sampleToJson, STORE_STATE_VERSION, type StoredEndpoint, type StoreState } from './store-state.js';
 
 export interface EndpointSettings {
   readonly intervalSeconds: number;
@@ -42,6 +44,8 @@ export interface EndpointSnapshot {
   /** 1 while the newest poll was refused with 403. */
   readonly forbidden?: 0 | 1;
   readonly lastSuccess?: number;
+  /** Served from the state an earlier process kept (--storage.path) until the endpoint's first successful poll. */
+  readonly restored?: true;
 }
 
 interface EndpointState extends EndpointSnapshot {
@@ -132,6 +136,9 @@ export class SnapshotStore {
   private readonly pendingOf = new Map<string, number>();
   private draining: Promise<void> | null = null;
 
+  /** Per stack, the change count at its last change of series, up or forbidden (data), and of anything (status). */
+  private readonly marks = new Map<string, { data: number; status: number }>();
+  private changes = 0;
   /** Told of every change applied to an endpoint's snapshot (a poll's outcome, expired series). */
   private readonly appliedListeners = new Set<(stack: string, endpoint: DataEndpoint) => void>();
 
@@ -164,6 +171,7 @@ export class SnapshotStore {
 
   removeStack(stack: string): void {
     this.flush();
+    this.marks.delete(stack);
     if (this.stacks.delete(stack)) this.invalidate(true);
     this.scheduleExpiry();
   }
@@ -186,12 +194,61 @@ export class SnapshotStore {
 
   /** A successful poll: `samples` replace the endpoint's series wholesale. */
   succeed(stack: string, endpoint: DataEndpoint, samples: readonly Sample[], at: number): void {
-    this.enqueue(stack, this.swapIn(stack, endpoint, samples, { up: 1, forbidden: 0, lastSuccess: at }), samples.length <= SLICE);
+    this.enqueue(stack, this.swapIn(stack, endpoint, samples, { up: 1, forbidden: 0, lastSuccess: at, restored: undefined }), samples.length <= SLICE);
   }
 
   /** A successful poll that needed no request: the series already held are still current. */
   confirm(stack: string, endpoint: DataEndpoint, at: number): void {
-    this.enqueue(stack, this.swapIn(stack, endpoint, undefined, { up: 1, forbidden: 0, lastSuccess: at }), true);
+    this.enqueue(stack, this.swapIn(stack, endpoint, undefined, { up: 1, forbidden: 0, lastSuccess: at, restored: undefined }), true);
+  }
+
+  /**
+   * What a restart keeps of `stack` (--storage.path): each endpoint's series, up, forbidden and last
+   * success as served now (an update still being prepared is not in it). The sample arrays are the
+   * store's own: they are replaced whole, never changed, so they stay as they were while written;
+   * each sample is encoded as it is written (JsonList, sampleToJson).
+   */
+  exportStack(stack: string): StoreState | undefined {
+    const state = this.stacks.get(stack);
+    if (!state) return undefined;
+    const endpoints = [...state.endpoints].map(([endpoint, s]): StoreState['endpoints'][number] => {
+      const { up, forbidden, lastSuccess, samples } = s;
+      return { endpoint, samples: new JsonList(samples, sampleToJson), ...(up === undefined ? {} : { up }), ...(forbidden === undefined ? {} : { forbidden }), ...(lastSuccess === undefined ? {} : { lastSuccess }) };
+    });
+    return { v: STORE_STATE_VERSION, endpoints };
+  }
+
+  /**
+   * Serves what an earlier process kept (storeStateFrom) for the endpoints `stack` has now: its
+   * series under their original last-success times, up and forbidden as its newest poll left them,
+   * marked restored until a poll succeeds. Through the same preparation as a poll's series
+   * (duplicates, the series cap), in slices.
+   */
+  restoreStack(stack: string, endpoints: readonly StoredEndpoint[]): void {
+    for (const e of endpoints) {
+      if (!this.stacks.get(stack)?.endpoints.has(e.endpoint)) continue;
+      const status = { up: e.up, forbidden: e.forbidden, lastSuccess: e.lastSuccess, restored: true as const };
+      this.enqueue(stack, this.swapIn(stack, e.endpoint, e.samples, status), e.samples.length <= SLICE);
+    }
+  }
+
+  /** Per endpoint still served from restored state: how old its series are (now − last success). */
+  restoredAges(now: number): Array<{ stack: string; endpoint: DataEndpoint; ageSeconds: number }> {
+    const out: Array<{ stack: string; endpoint: DataEndpoint; ageSeconds: number }> = [];
+    for (const [stack, state] of this.stacks) {
+      for (const [endpoint, s] of state.endpoints) if (s.restored && s.lastSuccess !== undefined) out.push({ stack, endpoint, ageSeconds: now - s.lastSuccess });
+    }
+    return out;
+  }
+
+  /** Change counts of `stack` (see marks): a writer of its state compares them with those it last wrote. */
+  changeMarks(stack: string): { readonly data: number; readonly status: number } | undefined {
+    return this.marks.get(stack);
+  }
+
+  private marked(stack: string, data: boolean): void {
+    const n = ++this.changes;
+    this.marks.set(stack, { data: data ? n : (this.marks.get(stack)?.data ?? n), status: n });
   }
 
   /**
@@ -261,7 +318,8 @@ export class SnapshotStore {
       if (s.up !== 0 || s.samples.length === 0) continue;
       const age = now - (s.lastSuccess ?? -Infinity);
       if (age > s.settings.staleAfterSeconds) {
-        state.endpoints.set(endpoint, { ...s, samples: [], lines: NO_LINES });
+        state.endpoints.set(endpoint, { ...s, samples: [], lines: NO_LINES, restored: undefined });
+        this.marked(stack, true);
         state.view.rendered = state.view.dataRuns = null;
         this.invalidate(true);
         this.opts.logger.info(
@@ -405,6 +463,7 @@ export class SnapshotStore {
     if (!state || !current) return; // stack removed or endpoint disabled while the poll ran
     const next = update(current);
     state.endpoints.set(endpoint, next);
+    this.marked(stack, next.lines !== current.lines || next.up !== current.up || next.forbidden !== current.forbidden);
     state.view.rendered = null;
     if (next.lines !== current.lines) state.view.dataRuns = null;
     this.invalidate(next.lines !== current.lines);

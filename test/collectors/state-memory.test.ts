@@ -57,3 +57,23 @@ describe('a connector whose status text changes every poll', () => {
     expect(Math.max(...series)).toBeLessThanOrEqual(series[0]! + MAX_EXTRA_STATES - 1);
   });
 });
+
+describe('across a restart (--storage.path)', () => {
+  it('remembers the states an earlier process saw, with their times', () => {
+    const a = new StateMemory();
+    a.states('s', KEY, 'queued', 100);
+    a.states('s', KEY, 'running', 200);
+    const b = new StateMemory();
+    expect(b.restoreState(JSON.parse(JSON.stringify(a.exportState())))).toBe(true);
+    expect(b.states('s', KEY, 'success', 300)).toEqual(['queued', 'running', 'success']);
+    // Forgotten as they would have been: an hour after they were last seen.
+    expect(b.states('s', KEY, 'success', 100 + FORGET_STATE_AFTER_SECONDS + 1)).toEqual(['running', 'success']);
+  });
+
+  it('takes nothing from a state that is not valid', () => {
+    const m = new StateMemory();
+    expect(m.restoreState({ v: 1, seen: [['s', [['k', [['a', 'soon']]]]]] })).toBe(false);
+    expect(m.restoreState({ v: 2, seen: [] })).toBe(false);
+    expect(m.states('s', KEY, 'b', 1)).toEqual(['b']);
+  });
+});

@@ -97,6 +97,34 @@ describe.each(KUSTOMIZATIONS)('kubectl kustomize %s', (dir) => {
     expect(c?.resources.limits.memory).toBeDefined();
   });
 
+  it('keeps the state on a persistent volume mounted writable at --storage.path: a claim of its own for each replica', () => {
+    const w = workloadOf(objs());
+    const pod = w.spec.template.spec as Obj;
+    const [c] = pod.containers as Obj[];
+    const args = c?.args as string[];
+    const path = args[args.indexOf('--storage.path') + 1];
+    expect(path).toBe('/var/lib/cmdb-exporter');
+    const mount = (c?.volumeMounts as Obj[]).find((m) => m.mountPath === path);
+    expect(mount?.readOnly).toBeUndefined();
+    const templates = (w.spec.volumeClaimTemplates ?? []) as Obj[];
+    const volume = (pod.volumes as Obj[]).find((v) => v.name === mount?.name);
+    if (w.kind === 'StatefulSet') {
+      // Each pod gets the template's claim: no volume of that name in the pod, no shared claim.
+      expect(volume).toBeUndefined();
+      expect(templates.map((t) => t.metadata.name)).toEqual([mount?.name]);
+      expect(templates[0]?.spec.accessModes).toEqual(['ReadWriteOnce']);
+      expect(find(objs(), 'PersistentVolumeClaim')).toEqual([]);
+    } else {
+      expect(w.spec.replicas).toBe(1);
+      expect(w.spec.strategy.type).toBe('Recreate');
+      const [claim] = find(objs(), 'PersistentVolumeClaim', volume?.persistentVolumeClaim?.claimName);
+      expect(claim?.spec.accessModes).toEqual(['ReadWriteOnce']);
+      expect(templates).toEqual([]);
+    }
+    // The pod's group may write it (the files the exporter writes there are its user's alone).
+    expect(pod.securityContext.fsGroup).toBe(pod.securityContext.runAsGroup);
+  });
+
   it('probes, ports, Service and ServiceMonitor agree with the exporter', () => {
     const w = workloadOf(objs());
     const [c] = w.spec.template.spec.containers as Obj[];
@@ -207,6 +235,8 @@ describe('the sharded overlay', () => {
       const [c] = copy.containers as Obj[];
       delete c?.env;
       if (c) c.args = (c.args as string[]).filter((a) => a !== '--shard-from-pod-name');
+      // The state volume: the base's one claim, the StatefulSet's claim per replica (volumeClaimTemplates).
+      copy.volumes = (copy.volumes as Obj[]).filter((v) => !v.persistentVolumeClaim);
       return copy;
     };
     expect(strip(sharded.spec.template.spec)).toEqual(strip(base.spec.template.spec));

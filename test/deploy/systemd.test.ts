@@ -64,7 +64,7 @@ describe('deploy/systemd/cmdb-exporter.service', () => {
   });
 
   it('starts the installed command, reloads with SIGHUP and runs under a dynamic user with the secret as a credential', () => {
-    expect(directives('ExecStart')).toEqual([`${COMMAND} --config /etc/cmdb-exporter/exporter.yaml`]);
+    expect(directives('ExecStart')).toEqual([`${COMMAND} --config /etc/cmdb-exporter/exporter.yaml --storage.path /var/lib/cmdb-exporter`]);
     expect(directives('ExecReload')).toEqual(['/bin/kill -HUP $MAINPID']);
     expect(directives('DynamicUser')).toEqual(['yes']);
     expect(directives('LoadCredential')).toEqual(['cmdb_secret:/etc/cmdb-exporter/cmdb_secret']);
@@ -74,6 +74,14 @@ describe('deploy/systemd/cmdb-exporter.service', () => {
     expect(directives('RestrictAddressFamilies')).toEqual(['AF_INET AF_INET6 AF_UNIX']);
     // V8's JIT needs W+X memory: this protection would crash Node.js at start-up.
     expect(directives('MemoryDenyWriteExecute')).toEqual([]);
+  });
+
+  it('keeps the state in the directory systemd makes for it, readable by the service alone', () => {
+    // StateDirectory=NAME is /var/lib/NAME (a link into /var/lib/private with DynamicUser=yes).
+    expect(directives('StateDirectory')).toEqual(['cmdb-exporter']);
+    expect(directives('StateDirectoryMode')).toEqual(['0700']);
+    const path = /--storage\.path (\S+)/.exec(directives('ExecStart')[0] ?? '')?.[1];
+    expect(path).toBe(`/var/lib/${directives('StateDirectory')[0]}`);
   });
 
   // The README installs with `npm install --global`, which puts the command in $(npm prefix -g)/bin:

@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import { contextSources, execForm, finalStageEnv, healthcheckCommand, isIgnored, parseDockerfile, type Instruction } from './harness/dockerfile.js';
 import { startExporter, waitUntilReady, type RunningExporter } from './harness/exporter.js';
 import { runToCompletion, startProcess, stopAllAndCheck, type ManagedProcess } from './harness/processes.js';
-import { baseEnv, freePort, http, REPO_ROOT, requireBuild, requireExecutable } from './harness/tools.js';
+import { baseEnv, freePort, http, makeTempDir, removeDir, REPO_ROOT, requireBuild, requireExecutable } from './harness/tools.js';
 
 interface Service {
   build?: string | { context?: string; dockerfile?: string };
@@ -45,6 +45,8 @@ const exporterEnv = () => service('exporter').environment ?? {};
 const secretFile = (name: string) => compose.secrets?.[name]?.file ?? '';
 
 let simulator: ManagedProcess;
+/** The image's state directory, outside a container: a temporary one. */
+const stateDir = makeTempDir('docker-state');
 let simulatorUrl: string;
 let daemon: RunningExporter;
 
@@ -59,7 +61,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await stopAllAndCheck();
+  await stopAllAndCheck(() => removeDir(stateDir));
 });
 
 describe('Dockerfile', () => {
@@ -71,6 +73,18 @@ describe('Dockerfile', () => {
     expect(instructions.filter((i) => i.keyword === 'EXPOSE').map((i) => i.args)).toEqual(['9873']);
     expect(healthcheckCommand(instructions)).toEqual(['node', 'dist/healthcheck.js']);
     expect(execForm(instructions.find((i) => i.keyword === 'ENTRYPOINT')?.args ?? '')).toEqual(['node', 'dist/main.js']);
+  });
+
+  it('declares the state directory: EXPORTER_STORAGE_PATH, made for the user it runs as, and a VOLUME there', () => {
+    const path = finalStageEnv(instructions).EXPORTER_STORAGE_PATH;
+    expect(path).toBe('/var/lib/cmdb-exporter');
+    const volumes = instructions.filter((i) => i.keyword === 'VOLUME').map((i) => execForm(i.args));
+    expect(volumes).toEqual([[path]]);
+    const userAt = instructions.findLastIndex((i) => i.keyword === 'USER');
+    const user = instructions[userAt]?.args;
+    const made = instructions.findIndex((i) => i.keyword === 'RUN' && i.args.includes(`mkdir -p ${path}`) && i.args.includes(`chown ${user}:${user} ${path}`));
+    expect(made, 'made and given to the user before USER').toBeGreaterThan(instructions.findLastIndex((i) => i.keyword === 'FROM'));
+    expect(made).toBeLessThan(userAt);
   });
 
   it('copies only sources that exist in the build context and that .dockerignore lets through', () => {
@@ -132,6 +146,14 @@ describe('docker-compose.yml', () => {
     expect(exporterEnv().EXPORTER_LISTEN_ADDRESS ?? finalStageEnv(instructions).EXPORTER_LISTEN_ADDRESS).toBe(':9873');
   });
 
+  it("keeps the exporter's state in a named volume at the image's EXPORTER_STORAGE_PATH", () => {
+    const path = exporterEnv().EXPORTER_STORAGE_PATH ?? finalStageEnv(instructions).EXPORTER_STORAGE_PATH;
+    const mounts = (service('exporter').volumes ?? []).map((v) => v.split(':'));
+    const state = mounts.find(([, target]) => target === path);
+    expect(state, `a volume at ${path}`).toBeDefined();
+    expect(compose.volumes).toHaveProperty(state?.[0] ?? '');
+  });
+
   it('gives the exporter its secret only through a compose secret file, never in the compose file', () => {
     const env = exporterEnv();
     expect(service('exporter').secrets).toEqual(['cmdb_secret']);
@@ -174,13 +196,14 @@ describe('docker-compose.yml', () => {
 });
 
 describe("the image's commands outside a container", () => {
-  /** The exporter's compose environment, with the secret file and the simulator on this machine. */
+  /** The exporter's compose environment, with the secret file, the state directory and the simulator on this machine. */
   const localEnv = () => ({
     ...finalStageEnv(instructions),
     ...exporterEnv(),
     CMDB_BASE_URL: simulatorUrl,
     CMDB_SECRET_FILE: repo(secretFile('cmdb_secret')),
     EXPORTER_LISTEN_ADDRESS: '127.0.0.1:0',
+    EXPORTER_STORAGE_PATH: stateDir,
   });
 
   it('the compose environment is a valid configuration (--check-config)', async () => {
@@ -218,5 +241,7 @@ describe("the image's commands outside a container", () => {
     expect(stopped).toMatchObject({ code: 0, signal: null, killed: false });
     expect(daemon.proc.output()).toContain('"msg":"stopped"');
     expect(daemon.proc.output()).not.toContain('shutdown deadline passed');
+    // It kept its state where the image says.
+    expect(existsSync(join(stateDir, 'stacks', 'default.json.gz'))).toBe(true);
   });
 });

@@ -34,10 +34,12 @@
  * of a full scan to a visitor, page by page, with the same page sizes and the same halving of a
  * timed-out page. Every loop here is the one paging loop (pages.ts); the IO is connector-io.ts.
  */
-import { NewestRuns } from '../../api/connector-runs.js';
+import { NewestRuns, runForDisk } from '../../api/connector-runs.js';
+import { JsonList } from '../../json-list.js';
 import type { PageFields } from '../../api/endpoints.js';
 import type { ConnectorRun } from '../../api/schemas.js';
 import type { KnownTimes, PageTimes } from '../scan-reducers.js';
+import { HISTORY_STATE_VERSION, HistoryReaderStateSchema, type HistoryReaderState } from './connector-history-state.js';
 import { sizeDividing, walkPages, type Walked } from './pages.js';
 
 /**
@@ -167,6 +169,45 @@ export class ConnectorHistoryReader {
     this.settings = settings;
     this.fullPageSize = Math.min(this.fullPageSize, settings.pageSize);
     return this;
+  }
+
+  /**
+   * What a restart keeps (--storage.path): the rows held, when the last full scan ran, the learned
+   * page size and whether incremental reads are off; undefined before a first full scan. Between
+   * reads the rows are those of the last read; during one, those before it.
+   */
+  exportState(): HistoryReaderState | undefined {
+    if (!this.held || this.lastFullScanAt === undefined) return undefined;
+    return {
+      v: HISTORY_STATE_VERSION,
+      timeZone: this.settings.timeZone,
+      // Reduced as they are written, a slice at a time (JsonList): not all 10,000 at once here.
+      runs: new JsonList(this.held.runs(), runForDisk),
+      lastFullScanAt: this.lastFullScanAt,
+      ...(this.offUntil === undefined ? {} : { offUntil: this.offUntil }),
+      unsortedStreak: this.unsortedStreak,
+      pageSize: this.fullPageSize,
+    };
+  }
+
+  /**
+   * A reader that goes on from `state` (exportState of an earlier process) under `settings`, as
+   * reconfigure() goes on from an earlier runtime: its first read is incremental unless a full scan
+   * is due. Undefined when `state` is not a valid state of this version, or its times were read in
+   * another time zone.
+   */
+  static fromState(settings: HistorySettings, state: unknown): ConnectorHistoryReader | undefined {
+    const parsed = HistoryReaderStateSchema.safeParse(state);
+    if (!parsed.success || parsed.data.timeZone !== settings.timeZone) return undefined;
+    const s = parsed.data;
+    const reader = new ConnectorHistoryReader(settings);
+    reader.held = new NewestRuns(settings.timeZone).addAll(s.runs);
+    reader.lastRuns = reader.held.runs();
+    reader.lastFullScanAt = s.lastFullScanAt;
+    reader.offUntil = s.offUntil;
+    reader.unsortedStreak = s.unsortedStreak;
+    reader.fullPageSize = Math.min(s.pageSize, settings.pageSize);
+    return reader;
   }
 
   /** The scan in progress, or the last one (ended). */

@@ -14,6 +14,7 @@ import type { Logger } from '../../logger.js';
 import type { CmdbClient } from '../client.js';
 import { PageReducer } from '../page-reducer.js';
 import { ConnectorHistoryReader, type HistorySettings, type ScanProgress } from './connector-history.js';
+import type { HistoryReaderState } from './connector-history-state.js';
 import { connectorIo } from './connector-io.js';
 import { readCounts } from './counts.js';
 import { readList } from './list.js';
@@ -32,7 +33,8 @@ export interface StackReadersOptions {
   readonly history?: ConnectorHistoryReader;
 }
 
-function historySettings(stack: StackConfig): HistorySettings {
+/** The connector history reader's settings under a stack's configuration. */
+export function historySettings(stack: StackConfig): HistorySettings {
   return {
     pageSize: stack.paging.connectorPageSize,
     maxPages: stack.paging.maxPages,
@@ -162,6 +164,11 @@ export class StackReaders implements CmdbApi {
   handOver(previous: StackConfig, next: StackConfig): ConnectorHistoryReader | undefined {
     const same = previous.baseUrl === next.baseUrl && JSON.stringify(previous.auth) === JSON.stringify(next.auth) && previous.timezone === next.timezone;
     return same ? this.history : undefined;
+  }
+
+  /** The connector history reader's cursor, for a restart (--storage.path); undefined before a first full scan. */
+  historyState(): HistoryReaderState | undefined {
+    return this.history.exportState();
   }
 
   /** Stops the page worker the readers started. */

@@ -7,7 +7,7 @@
 import { afterEach } from 'vitest';
 import type { CmdbClient, CmdbClientOptions } from '../../../src/cmdb/client.js';
 import type { PlanSeen, PollPlan } from '../../../src/cmdb/plan.js';
-import type { StackReaders } from '../../../src/cmdb/readers/index.js';
+import type { ConnectorHistoryReader, StackReaders } from '../../../src/cmdb/readers/index.js';
 import { openRoad } from '../../../src/cmdb/road.js';
 import type { DataEndpoint } from '../../../src/api/endpoints.js';
 import { secretsOfStack } from '../../../src/config/redact.js';
@@ -34,6 +34,8 @@ export interface ExtraOptions extends Partial<Pick<CmdbClientOptions, 'clock' | 
   /** Build the poll plan of these endpoints, with what was seen before. */
   readonly enabled?: readonly DataEndpoint[];
   readonly seen?: PlanSeen;
+  /** The connector history reader to go on from (a reload's, or one restored: ConnectorHistoryReader.fromState). */
+  readonly history?: ConnectorHistoryReader;
 }
 
 export function makeClient(stack: StackConfig, extra: ExtraOptions = {}): TestClient {

@@ -1,0 +1,106 @@
+/**
+ * The state file at a benchmark size (issue 27): the exporter in this process (so that the event
+ * loop measured is its own; the simulator runs in a child process) polls every endpoint once with
+ * --storage.path, then its state is written SAMPLES times: the file's size, the wall time of a
+ * write, its CPU (gzip in zlib's threads included) and the longest event-loop block meanwhile (the
+ * figures of the median write by block). Then the exporter starts again from that directory: how
+ * long start() takes to read and check the state, and until every restored series is applied.
+ */
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { start, type App } from '../src/app.js';
+import { BUILTIN_SETTINGS } from '../src/config/rules.js';
+import type { ExporterConfig, StackConfig } from '../src/config/types.js';
+import { createLogger } from '../src/logger.js';
+import { stateFileOf } from '../src/persist/state-file.js';
+import { SecretScrubber } from '../src/secrets.js';
+import { startChild } from './children.js';
+import { loopDelay } from './loop-delay.js';
+import type { SimulatorReady } from './simulator-process.js';
+import { BENCH_MAX_SERIES, RAISED_RATE, type BenchSize } from './sizes.js';
+
+const STACK = 'bench';
+const SAMPLES = 3;
+
+export interface StateFigures {
+  readonly size: string;
+  readonly series: number;
+  readonly fileBytes: number;
+  /** The median write (by longest block) of SAMPLES. */
+  readonly writeMs: number;
+  readonly writeCpuMs: number;
+  readonly writeMaxBlockMs: number;
+  /** start() with the state present: reading, checking, restoring the runtime. */
+  readonly startMs: number;
+  /** From start() until every restored series is applied (served). */
+  readonly restoredMs: number;
+  readonly restoredSeries: number;
+}
+
+function config(sim: SimulatorReady, dir: string): ExporterConfig {
+  const { clientIdKey, ...settings } = BUILTIN_SETTINGS;
+  const stack: StackConfig = {
+    ...settings,
+    name: STACK,
+    baseUrl: sim.url,
+    auth: { kind: 'client', clientId: sim.clientId, secret: sim.secret, clientIdKey },
+    rateLimitPerMinute: RAISED_RATE,
+    actionJobsPerMinute: RAISED_RATE,
+    tls: { insecureSkipVerify: false },
+    track: { assets: [...sim.trackedAssets], users: [...sim.trackedUsers] },
+    maxSeries: BENCH_MAX_SERIES,
+  };
+  return { listenAddress: '127.0.0.1:0', logLevel: 'silent', logFormat: 'json', enableReload: false, stacks: [stack], storagePath: dir };
+}
+
+async function app(cfg: ExporterConfig): Promise<App> {
+  const scrubber = new SecretScrubber();
+  // Polled by hand (pollOnce): no scheduler, no server; the state writer runs as in the daemon.
+  return start({ config: cfg, logger: createLogger({ level: 'silent', format: 'json', scrubber }), scrubber, serve: false, schedule: false, defaultMetrics: false });
+}
+
+async function timedWrite(a: App): Promise<{ ms: number; cpuMs: number; blockMs: number }> {
+  const lag = loopDelay();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const written = await a.writeState?.(STACK);
+  const ms = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const blockMs = await lag.stop();
+  if (!written) throw new Error('the state was not written');
+  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, blockMs };
+}
+
+export async function benchState(size: BenchSize, progress: (line: string) => void = () => undefined): Promise<StateFigures> {
+  const sim = await startChild('simulator-process.ts', [JSON.stringify(size.knobs)]);
+  const dir = mkdtempSync(join(tmpdir(), 'cmdb-bench-state-'));
+  const cfg = config(sim.ready as SimulatorReady, dir);
+  try {
+    const first = await app(cfg);
+    progress(`state (${size.name}): first poll`);
+    await first.pollOnce();
+    await first.store.settled();
+    const series = first.store.seriesCount(STACK);
+    await first.writeState?.(STACK);
+    const writes = [];
+    for (let i = 0; i < SAMPLES; i++) writes.push(await timedWrite(first));
+    writes.sort((a, b) => a.blockMs - b.blockMs);
+    const median = writes[Math.floor(SAMPLES / 2)] as (typeof writes)[number];
+    const fileBytes = statSync(stateFileOf(dir, STACK)).size;
+    progress(`state (${size.name}): ${series} series, ${fileBytes} bytes, a write ${median.ms.toFixed(0)} ms, longest block ${median.blockMs.toFixed(1)} ms`);
+    await first.close(0);
+
+    const t0 = performance.now();
+    const second = await app(cfg);
+    const startMs = performance.now() - t0;
+    await second.store.settled();
+    const restoredMs = performance.now() - t0;
+    const restoredSeries = second.store.seriesCount(STACK);
+    await second.close(0);
+    return { size: size.name, series, fileBytes, writeMs: median.ms, writeCpuMs: median.cpuMs, writeMaxBlockMs: median.blockMs, startMs, restoredMs, restoredSeries };
+  } finally {
+    await sim.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

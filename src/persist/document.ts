@@ -1,0 +1,61 @@
+/**
+ * The envelope of one stack's state file: what it is, which format version, which stack and which
+ * CMDB account it belongs to, when it was written, and the parts (each component's own versioned
+ * state, see src/stack-state.ts). Only state that belongs to the stack as configured now is used:
+ * another format or version, another stack name, another base URL or client id is discarded.
+ */
+import { createHash } from 'node:crypto';
+import type { StackConfig } from '../config/types.js';
+
+export const STATE_FORMAT = 'cmdb-exporter-state';
+export const STATE_VERSION = 1;
+
+/**
+ * State older than this is still served (its series, under their own last-success times) but not
+ * continued from: the connector history is read in full, every Action's jobs are due, 403
+ * back-offs end. An hour is the longest default interval (license, Action jobs refresh): by then
+ * everything the state knew would be due anyway, and an incremental read would have to page back
+ * over more new runs than a full scan costs. docs/restarts.md.
+ */
+export const REFRESH_AFTER_SECONDS = 3600;
+
+export interface StackDocument {
+  readonly format: typeof STATE_FORMAT;
+  readonly version: typeof STATE_VERSION;
+  readonly stack: string;
+  /** serviceOf(stack): the CMDB and account the state was read from. */
+  readonly service: string;
+  /** Unix seconds. */
+  readonly writtenAt: number;
+  readonly parts: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Who the state was read from: a hash of the base URL, the kind of credentials and the client id,
+ * never of a secret or token (a rotated secret or token keeps the state; another account does not).
+ * Hashed because a base URL may carry user:password.
+ */
+export function serviceOf(stack: StackConfig): string {
+  const who = [stack.baseUrl, stack.auth.kind, stack.auth.kind === 'client' ? stack.auth.clientId : ''];
+  return createHash('sha256').update(JSON.stringify(who)).digest('hex');
+}
+
+export type Verdict =
+  | { readonly ok: true; readonly doc: StackDocument }
+  | { readonly ok: false; readonly corrupt: boolean; readonly reason: string };
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/** Whether `value` (a parsed file) is state of `stack` as configured now, and if not, why. */
+export function checkDocument(value: unknown, stack: StackConfig): Verdict {
+  if (!isRecord(value) || value.format !== STATE_FORMAT) return { ok: false, corrupt: true, reason: 'not a state file of cmdb-exporter' };
+  if (value.version !== STATE_VERSION) return { ok: false, corrupt: false, reason: `written in state format ${String(value.version)}, this exporter reads ${STATE_VERSION}` };
+  if (typeof value.writtenAt !== 'number' || !Number.isFinite(value.writtenAt) || !isRecord(value.parts) || typeof value.service !== 'string') {
+    return { ok: false, corrupt: true, reason: 'its header is incomplete' };
+  }
+  if (value.stack !== stack.name) return { ok: false, corrupt: false, reason: `it holds the state of stack ${JSON.stringify(value.stack)}` };
+  if (value.service !== serviceOf(stack)) return { ok: false, corrupt: false, reason: 'it was read from another base URL or client id' };
+  return { ok: true, doc: value as unknown as StackDocument };
+}

@@ -1,0 +1,127 @@
+/**
+ * A stack's state as the parts of its state file (--storage.path, src/persist/), and back: what a
+ * reload hands to a stack's next runtime (Carried), a restart keeps too, each component in a small
+ * versioned form of its own, made and read next to the component:
+ *
+ * | part      | component (class)                          | made by                      | read by                     |
+ * |-----------|--------------------------------------------|------------------------------|-----------------------------|
+ * | `store`   | SnapshotStore (series, up, last success)   | exportStack                  | storeStateFrom, restoreStack|
+ * | `runner`  | EndpointRunner (state, 403 back-off)       | exportState                  | runnerStateFrom             |
+ * | `poller`  | StackPoller (Action jobs cache, change log, ingestion detail read, StateMemory) | exportState | pollerStateFrom |
+ * | `client`  | CmdbClient (path spellings, pauses) and PollPlan (seen); never the token | exportState | clientStateFrom |
+ * | `history` | ConnectorHistoryReader in StackReaders (rows held, last full scan, page size, incremental off) | historyState | fromState |
+ * | `status`  | StatusMemory (since when each problem is seen; src/stacks.ts adds it) | exportState | statusStateFrom |
+ *
+ * The request budget's sends are not a part: the request record (src/persist/journal.ts) has them
+ * to the last request, also after a kill -9 (each written as the request leaves: RoadEvents.sends).
+ */
+import type { BudgetState } from './cmdb/budget.js';
+import { budgetFromSends, spentBudget } from './cmdb/budget.js';
+import type { CmdbClient } from './cmdb/client.js';
+import { clientStateFrom } from './cmdb/client-state.js';
+import type { PollPlan } from './cmdb/plan.js';
+import { ConnectorHistoryReader, historySettings, type StackReaders } from './cmdb/readers/index.js';
+import type { StackConfig } from './config/types.js';
+import type { Logger } from './logger.js';
+import type { RestoredState, SendsRead, Storage } from './persist/storage.js';
+import { pollerStateFrom } from './scheduler/poller-state.js';
+import { runnerStateFrom, type RestoredEndpoint } from './scheduler/runner-state.js';
+import type { StackPoller } from './scheduler/stack-poller.js';
+import { statusStateFrom } from './status-memory.js';
+import type { SnapshotStore } from './store/snapshot-store.js';
+import { storeStateFrom, type StoredEndpoint } from './store/store-state.js';
+import type { Carried } from './stacks.js';
+
+/** The components of a running stack whose state is kept. */
+export interface StackComponents {
+  readonly client: CmdbClient;
+  readonly readers: StackReaders;
+  readonly plan: PollPlan;
+  readonly poller: StackPoller;
+}
+
+/** The parts of a running stack's state file. */
+export function stackParts(name: string, stack: StackComponents, store: SnapshotStore): Record<string, unknown> {
+  return {
+    store: store.exportStack(name),
+    runner: stack.poller.runner.exportState(),
+    poller: stack.poller.exportState(),
+    client: stack.client.exportState(stack.plan.seen()),
+    history: stack.readers.historyState(),
+  };
+}
+
+/** What a stack starts from: what it carries over into its runtime, the series to serve again, and since when its problems were seen. */
+export interface Restored {
+  readonly carried: Carried;
+  readonly series?: readonly StoredEndpoint[];
+  readonly problemsSeen?: ReadonlyMap<string, number>;
+}
+
+/**
+ * The stack's budget from the request record: its sends of the last minute, or, when the record was
+ * lost, a whole minute's worth as of now (no request for a minute, none over the rate).
+ */
+export function budgetOf(stack: StackConfig, sends: SendsRead | undefined, nowMs: number): BudgetState | undefined {
+  if (sends === undefined) return undefined;
+  return sends === 'unknown' ? spentBudget(stack.rateLimitPerMinute, nowMs) : budgetFromSends(sends, nowMs);
+}
+
+/**
+ * `state` (taken from the storage) as the stack's starting point under its configuration now, or
+ * the name of the first part that does not validate (the stack then starts cold). State older than
+ * the restore bound is served but not continued from (see REFRESH_AFTER_SECONDS).
+ */
+export function restoredStack(stack: StackConfig, state: RestoredState): Restored | { invalid: string } {
+  const { parts } = state.doc;
+  const series = parts.store === undefined ? [] : storeStateFrom(parts.store);
+  if (!series) return { invalid: 'store' };
+  const runner = parts.runner === undefined ? new Map<never, never>() : runnerStateFrom(parts.runner);
+  if (!runner) return { invalid: 'runner' };
+  const poller = parts.poller === undefined ? undefined : pollerStateFrom(parts.poller, state.refresh);
+  if (parts.poller !== undefined && !poller) return { invalid: 'poller' };
+  const client = parts.client === undefined ? undefined : clientStateFrom(parts.client);
+  if (parts.client !== undefined && !client) return { invalid: 'client' };
+  const problemsSeen = parts.status === undefined ? undefined : statusStateFrom(parts.status);
+  if (parts.status !== undefined && !problemsSeen) return { invalid: 'status' };
+  const settings = historySettings(stack);
+  // A history read in another time zone is not restored: its next read is a full scan, as after a reload.
+  const history = parts.history === undefined || state.refresh ? undefined : ConnectorHistoryReader.fromState(settings, parts.history);
+  const restored = {
+    runner: state.refresh ? withoutBackOffs(runner) : runner,
+    ...(poller ? { poller } : {}),
+  };
+  const carried: Carried = {
+    restored,
+    ...(history ? { history } : {}),
+    ...(client ? { client: { spellings: client.spellings }, seen: client.seen } : {}),
+    ...(client && client.pauses.length > 0 && !state.refresh ? { pauses: client.pauses } : {}),
+  };
+  // Past the restore bound the exporter was away too long to say a problem went on meanwhile.
+  return { carried, series, ...(problemsSeen && problemsSeen.size > 0 && !state.refresh ? { problemsSeen } : {}) };
+}
+
+/** State past the restore bound: 403 back-offs end, the endpoints are asked again at once. */
+function withoutBackOffs(runner: ReadonlyMap<string, RestoredEndpoint>): Map<RestoredEndpoint['endpoint'], RestoredEndpoint> {
+  return new Map([...runner.values()].map((e) => [e.endpoint, e.forbidden ? { ...e, forbidden: undefined } : e]));
+}
+
+/**
+ * Where `stack` starts from when state is kept: its restored runtime and series (unless there is
+ * none, it is not the stack's, or it does not validate: a cold start, logged by the storage), and
+ * its budget from the request record.
+ */
+export function startingPoint(storage: Storage, stack: StackConfig, logger: Logger, nowMs: number): Restored | undefined {
+  const state = storage.take(stack);
+  const restored = state && restoredStack(stack, state);
+  if (restored && 'invalid' in restored) storage.invalid(stack.name, restored.invalid);
+  const ok = restored && !('invalid' in restored) ? restored : undefined;
+  if (ok && state) {
+    const series = ok.series?.reduce((n, e) => n + e.samples.length, 0) ?? 0;
+    const what = state.refresh ? 'served, but older than an hour: everything is read again' : 'polls go on from it';
+    logger.info({ stack: stack.name, series, ageSeconds: Math.round(state.ageSeconds) }, `state kept at the last stop restored: ${what}`);
+  }
+  const budget = budgetOf(stack, storage.sendsOf(stack.name), nowMs);
+  if (!ok && !budget) return undefined;
+  return { carried: { ...ok?.carried, ...(budget ? { budget } : {}) }, ...(ok?.series ? { series: ok.series } : {}), ...(ok?.problemsSeen ? { problemsSeen: ok.problemsSeen } : {}) };
+}
