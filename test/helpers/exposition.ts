@@ -35,7 +35,9 @@ function fail(lineNo: number, message: string): never {
 }
 
 function parseValue(text: string, lineNo: number): number {
-  if (text === 'NaN') return Number.NaN;
+  // Any case, as Prometheus reads it (Go's ParseFloat): prom-client writes a NaN as `Nan` (its
+  // event-loop lag gauges are NaN when two scrapes come within one sampling interval).
+  if (text.toLowerCase() === 'nan') return Number.NaN;
   if (text === '+Inf' || text === 'Inf') return Number.POSITIVE_INFINITY;
   if (text === '-Inf') return Number.NEGATIVE_INFINITY;
   if (!FLOAT.test(text)) fail(lineNo, `not a float: ${JSON.stringify(text)}`);
