@@ -15,6 +15,26 @@ export function abortReason(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error('aborted');
 }
 
+/**
+ * Waits until the wake that `enlist` files is called, or rejects when `signal` aborts, after
+ * taking the wake back (the function `enlist` returns). Every wait on one poll's signal shares
+ * one listener on it (followAbort): many requests wait on one signal at once.
+ */
+export function wakeOrAbort(signal: AbortSignal | undefined, enlist: (wake: () => void) => () => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const withdraw = enlist(() => {
+      leave();
+      resolve();
+    });
+    const leave = signal
+      ? followAbort(signal, () => {
+          withdraw();
+          reject(abortReason(signal));
+        })
+      : () => undefined;
+  });
+}
+
 export const realClock: Clock = {
   now: () => Date.now(),
   sleep(ms: number, signal?: AbortSignal): Promise<void> {

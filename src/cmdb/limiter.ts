@@ -4,9 +4,9 @@
  * in the request budget (budget.ts).
  */
 import { setMaxListeners } from 'node:events';
-import { eitherSignal, followAbort } from '../signals.js';
+import { eitherSignal } from '../signals.js';
 import { RequestBudget, type BudgetState, type Place } from './budget.js';
-import { abortReason, type Clock } from './clock.js';
+import { abortReason, wakeOrAbort, type Clock } from './clock.js';
 import type { GatePass, PauseKey, Pauses } from './pauses.js';
 
 /** FIFO counting semaphore for the in-flight cap. */
@@ -35,20 +35,12 @@ export class Semaphore {
       this.active++;
       return Promise.resolve();
     }
-    return new Promise((resolve, reject) => {
-      const grant = () => {
-        leave();
-        resolve();
-      };
+    return wakeOrAbort(signal, (grant) => {
       this.waiters.push(grant);
-      // followAbort: every request of a poll waiting for a slot shares one listener on its signal.
-      const leave = signal
-        ? followAbort(signal, () => {
-            const i = this.waiters.indexOf(grant);
-            if (i >= 0) this.waiters.splice(i, 1);
-            reject(abortReason(signal));
-          })
-        : () => undefined;
+      return () => {
+        const i = this.waiters.indexOf(grant);
+        if (i >= 0) this.waiters.splice(i, 1);
+      };
     });
   }
 

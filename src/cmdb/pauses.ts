@@ -7,8 +7,7 @@
  */
 import { groupOf, type EndpointName, type GroupName } from '../api/endpoints.js';
 import type { PauseScope, StackView } from './policy.js';
-import { abortReason, type Clock } from './clock.js';
-import { followAbort } from '../signals.js';
+import { abortReason, wakeOrAbort, type Clock } from './clock.js';
 
 /** The token endpoint has a pause key of its own; its pauses are the stack's anyway (policy.ts). */
 export type PauseKey = GroupName | 'token';
@@ -169,19 +168,9 @@ export class Pauses {
   }
 
   private nextChange(signal: AbortSignal | undefined): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const wake = () => {
-        leave();
-        resolve();
-      };
+    return wakeOrAbort(signal, (wake) => {
       this.listeners.add(wake);
-      // followAbort: every request waiting on a pause shares one listener on its poll's signal.
-      const leave = signal
-        ? followAbort(signal, () => {
-            this.listeners.delete(wake);
-            reject(abortReason(signal));
-          })
-        : () => undefined;
+      return () => this.listeners.delete(wake);
     });
   }
 }
