@@ -183,9 +183,14 @@ describe('cmdb-exporter backfill into a real Prometheus', () => {
     expect(Number(got[0]?.value[1])).toBe(expected.assetCount);
     const users = await sameEverywhere(`cmdb_users{stack="${STACK}"}`, t);
     expect(Number(users[0]?.value[1])).toBe(expected.userCount);
-    // A visible trend: fewer assets then than 2 days ago.
-    const later = await queryAt(`cmdb_assets{stack="${STACK}"}`, nowS - 2 * DAY);
-    expect(Number(later[0]?.value[1])).toBeGreaterThan(expected.assetCount);
+    // Another day answers that day's count, not the same one: the first day 2 to 9 days back whose
+    // count the simulator made different (its days move up and down, so no direction is assumed).
+    const other = [2, 3, 4, 5, 6, 7, 8, 9]
+      .map((back) => ({ t: nowS - back * DAY, count: pastMetrics(SEED, initialInventory(SEED), startOfDay((nowS - back * DAY) * 1000), startOfDay(sim.dataset.startMs)).assetCount }))
+      .find((d) => d.count !== expected.assetCount);
+    expect(other, 'a day 2 to 9 days back whose count differs from 10 days back').toBeDefined();
+    const later = await queryAt(`cmdb_assets{stack="${STACK}"}`, other?.t ?? nowS);
+    expect(Number(later[0]?.value[1])).toBe(other?.count);
   });
 
   it("answers a connector's cmdb_connector_health at a past time with the status of its run then", async () => {
