@@ -315,7 +315,7 @@ export class Stacks {
    * restored series are queued in the store: the status page goes on from it.
    */
   restoreStatus(name: string, seen: ReadonlyMap<string, number>): void {
-    this.status.restore(name, seen, this.opts.store.view(name).settled());
+    this.status.restore(name, seen, this.opts.store.settledOf(name));
   }
 
   /** The configurations of the stacks running now. */

@@ -300,7 +300,7 @@ describe('Action jobs', () => {
     const succeed = s.store.succeed.bind(s.store);
     s.store.succeed = (stack, endpoint, samples, at) => {
       if (endpoint === 'action_jobs') published.push(samples.filter((x) => x.name === 'cmdb_action_last_job_results').length);
-      succeed(stack, endpoint, samples, at);
+      return succeed(stack, endpoint, samples, at);
     };
     await s.poller.poll('actions');
     await s.poller.poll('actionJobs');
