@@ -16,7 +16,6 @@
  *   of the connector history date.
  */
 import {
-  DATA_ENDPOINTS,
   descriptor,
   GROUPS,
   GROUP_NAMES,
@@ -33,6 +32,7 @@ import { rebuildsOf } from '../api/connector-runs.js';
 import { COLLECTORS, connectorSteps, detailRun, jobStatus, newestJob } from '../collectors/index.js';
 import { StateMemory } from '../collectors/state-memory.js';
 import type { Collector, CollectorContext } from '../collectors/types.js';
+import { enabledEndpoints } from '../config/endpoints.js';
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
@@ -49,17 +49,6 @@ import { POLLER_STATE_VERSION, type JobsCacheEntry, type PollerState } from './p
 import type { RestoredEndpoint } from './runner-state.js';
 
 export type { CmdbApi };
-
-/** Data endpoints this stack polls: not disabled, and change history only for configured names. */
-export function enabledEndpoints(stack: StackConfig): DataEndpoint[] {
-  return DATA_ENDPOINTS.filter((e) => {
-    if (stack.disabledEndpoints.includes(e)) return false;
-    if (e === 'asset_change') return stack.track.assets.length > 0;
-    if (e === 'user_change') return stack.track.users.length > 0;
-    if (e === 'data_query' || e === 'data_metadata') return stack.queries.length > 0;
-    return true;
-  });
-}
 
 /** What a poll's requests carry: its signal (always set) and its deadline. */
 type PollContext = RequestContext & { readonly signal: AbortSignal };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { StackPoller, enabledEndpoints, type CmdbApi } from '../../src/scheduler/stack-poller.js';
+import { enabledEndpoints } from '../../src/config/endpoints.js';
+import { StackPoller, type CmdbApi } from '../../src/scheduler/stack-poller.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import { CmdbHttpError } from '../../src/errors.js';
