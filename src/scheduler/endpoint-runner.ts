@@ -19,7 +19,7 @@ import type { Sample } from '../metrics/sample.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import { deadlineReached, PollTimeoutError } from './deadline.js';
 import { hintFor } from './hints.js';
-import { RUNNER_STATE_VERSION, type RestoredEndpoint, type RunnerState } from './runner-state.js';
+import { RUNNER_STATE_VERSION, type EndpointState, type RestoredEndpoint, type RunnerState } from './runner-state.js';
 
 /** What a poll produced. */
 export type PollResult =
@@ -29,9 +29,6 @@ export type PollResult =
   | { readonly kind: 'unchanged' }
   /** Some ids failed: fresh results merged with the last good ones; the endpoint reports down. */
   | { readonly kind: 'partial'; readonly samples: readonly Sample[]; readonly error: unknown };
-
-/** `forbidden`: a 403, retried on the doubling back-off only (retryAt). */
-export type EndpointState = 'pending' | 'ok' | 'failing' | 'forbidden' | 'blocked';
 
 export interface EndpointStatus {
   readonly endpoint: DataEndpoint;
