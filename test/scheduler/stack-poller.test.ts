@@ -144,7 +144,7 @@ describe('connector history: an explicit {changed, runs} contract', () => {
     let mapped = 0;
     const api: CmdbApi = {
       get: s.api.get,
-      readConnectors: async () => ({ changed, runs }),
+      scan: { read: async () => ({ changed, runs }) },
     };
     const log = captureLogger();
     const stack = testStack({ name: 's', track: { assets: [], users: [] } });
