@@ -25,7 +25,8 @@ import { budgetSeconds, DEFAULT_RATE, summarise, BUDGET_CONNECTOR_PERIOD_S, BUDG
 import { textTable } from './format.js';
 import { startChild, type Child } from './children.js';
 import type { BudgetFigures, RequestBudgetFigures } from './results.js';
-import { exporterInput, pollRun, startSimulatorProcess, type Progress } from './size-run.js';
+import type { Progress } from './results.js';
+import { exporterInput, pollRun, startSimulatorProcess } from './size-run.js';
 import { BENCH_MAX_SERIES, sizeByName, type BenchSize } from './sizes.js';
 import { countingDispatcher, settle, VirtualTime } from './virtual-time.js';
 
