@@ -196,3 +196,21 @@ describe('a body over 1 MiB', () => {
     expect(gunzipSync(zipped.body).equals(plain.body)).toBe(true);
   });
 });
+
+describe('a scrape while a large poll is being applied', () => {
+  it('gets the previous response at once, and the new one once the poll is complete', async () => {
+    const plainText = async () => Buffer.concat((await responses.current()).plain.parts).toString('utf8');
+    // 20,000 series: prepared in slices over many turns of the event loop.
+    const applied = store.succeed('s1', 'connector', connectors(20_000, 9), NOW + 180);
+    let complete = false;
+    void applied.then(() => (complete = true));
+    const during = await plainText();
+    expect(complete).toBe(false);
+    expect(during).toContain('connector="Zürich-连接器-19999",profile="p"} 3\n');
+    expect(during).not.toMatch(/^cmdb_connector_input_records\{.*\} 9$/m);
+    await applied;
+    const after = await plainText();
+    expect(after).toContain('connector="Zürich-连接器-19999",profile="p"} 9\n');
+    expect(after).not.toMatch(/^cmdb_connector_input_records\{.*\} 3$/m);
+  });
+});
