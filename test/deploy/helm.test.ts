@@ -7,7 +7,8 @@
  * into its pods (--check-config). There is no cluster here: nothing is applied (docs/kubernetes.md).
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,6 +70,23 @@ describe.each(CI_FILES)('ci/%s', (file) => {
     const r = await helm(major, ['lint', '--strict', CHART, '--namespace', NAMESPACE, '-f', join(CHART, 'ci', file)]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('0 chart(s) failed');
+  });
+});
+
+describe('helm package', () => {
+  it.each(HELM_MAJORS)('Helm %i packages the chart, and the package renders what the folder renders', async (major) => {
+    const dir = mkdtempSync(join(tmpdir(), 'cmdb-helm-package-'));
+    try {
+      const r = await helm(major, ['package', CHART, '--destination', dir]);
+      expect(r.code, r.stderr).toBe(0);
+      const [tgz] = readdirSync(dir);
+      expect(tgz).toBe(`cmdb-exporter-${(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}.tgz`);
+      const packaged = await helm(major, ['template', 'cmdb-exporter', join(dir, tgz ?? ''), '--namespace', NAMESPACE]);
+      expect(packaged.code, packaged.stderr).toBe(0);
+      expect(packaged.stdout).toBe(texts.get(key(major, 'default-values.yaml')));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
