@@ -118,9 +118,11 @@ export function withValuesReference(doc: string, config = configSchema()): strin
     'The exporter\'s configuration file, every key but `listenAddress` and `storagePath` (the chart sets',
     'them); what each does: [configuration.md](configuration.md). Types are what the exporter accepts (a',
     'duration may be `300` or `"5m"`); ranges, URLs and names are checked when the exporter starts, with',
-    'a message naming the key (`helm install` does not run it: check with `--check-config`, below).',
+    'a message naming the key (`helm install` does not run it: check with `--check-config` as in',
+    '[step 4](#step-by-step)).',
     '',
     configReference(config),
+    '',
     '',
   ].join('\n');
   return doc.slice(0, start) + body + doc.slice(end);

@@ -98,23 +98,24 @@ export function chartReference(nodes: Readonly<Record<string, ValueNode>>): stri
 /** The table of the configuration's keys under `config`, per-stack settings once for defaults and stacks. */
 export function configReference(config: JsonSchema): string {
   const rows = ['| key | type | default |', '|---|---|---|'];
-  const walk = (schema: JsonSchema, prefix: string, skip: readonly string[] = []) => {
+  /** Leaf rows of `schema`: each name its paths get (one, or defaults.X and stacks[].X together). */
+  const walk = (schema: JsonSchema, names: (path: string) => string, prefix = '', skip: readonly string[] = []) => {
     for (const [key, s] of Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>)) {
       if (skip.includes(key)) continue;
-      if (s.properties) walk(s, `${prefix}${key}.`);
-      else rows.push(`| \`${prefix}${key}\` | ${typeOf(s)} | ${code(s.default)} |`);
+      if (s.properties) walk(s, names, `${prefix}${key}.`);
+      else rows.push(`| ${names(prefix + key)} | ${typeOf(s)} | ${code(s.default)} |`);
     }
   };
   const props = config.properties as Record<string, JsonSchema>;
-  walk(config, '', ['defaults', 'stacks']);
+  const defaults = props.defaults ?? {};
   const stack = (props.stacks?.items ?? {}) as JsonSchema;
-  const settings = Object.keys((props.defaults?.properties ?? {}) as object);
+  const settings = Object.keys((defaults.properties ?? {}) as object);
   const required = (stack.required ?? []) as string[];
+  walk(config, (path) => `\`${path}\``, '', ['defaults', 'stacks']);
+  // A stack's own keys (identity, credentials), then the settings a stack shares with defaults.
   for (const [key, s] of Object.entries((stack.properties ?? {}) as Record<string, JsonSchema>)) {
     if (!settings.includes(key)) rows.push(`| \`stacks[].${key}\` | ${typeOf(s)} | ${required.includes(key) ? 'required' : '—'} |`);
   }
-  walk(props.defaults ?? {}, 'defaults.' as string);
-  return rows
-    .map((r) => r.replace(/^\| `defaults\.([^`]+)`/, '| `defaults.$1`, `stacks[].$1`'))
-    .join('\n');
+  walk(defaults, (path) => `\`defaults.${path}\`, \`stacks[].${path}\``);
+  return rows.join('\n');
 }

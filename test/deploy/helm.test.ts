@@ -253,6 +253,21 @@ describe('the modes', () => {
   });
 });
 
+describe('docs/kubernetes.md', () => {
+  it('its my-values.yaml renders, and its commands create the Secret the defaults mount, with the key the stack reads', async () => {
+    const doc = readFileSync(join(ROOT, 'docs/kubernetes.md'), 'utf8');
+    const helmPart = doc.slice(doc.indexOf('## With Helm'), doc.indexOf('## With kustomize'));
+    const example = /```yaml\n([\s\S]*?)```/.exec(helmPart)?.[1] ?? '';
+    const objs = await render(4, { values: parse(example) as Obj });
+    const pod = workloadOf(objs).spec.template.spec as Obj;
+    const secretName = (pod.volumes as Obj[]).find((v) => v.name === 'secrets')?.secret.secretName as string;
+    const config = parse(find(objs, 'ConfigMap', 'cmdb-exporter-config')[0]?.data['exporter.yaml']) as Obj;
+    expect(helmPart).toContain(`helm install cmdb-exporter deploy/helm/cmdb-exporter -n ${NAMESPACE} -f my-values.yaml`);
+    expect(helmPart).toContain(`kubectl -n ${NAMESPACE} create secret generic ${secretName} --from-file=${(config.stacks[0].secretFile as string).split('/').pop()}=`);
+    expect(find(objs, 'ServiceMonitor')[0]?.metadata.labels.release).toBe('kube-prometheus-stack');
+  });
+});
+
 describe('the configuration schema', () => {
   it('takes the complete example configuration of the repository as it is (but the keys the chart sets)', async () => {
     const example = parse(readFileSync(join(ROOT, 'config/exporter.example.yaml'), 'utf8')) as Obj;
