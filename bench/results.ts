@@ -246,6 +246,13 @@ export interface HistoryStalls {
    * no recorded scrape exceeds that (only slower ones are recorded).
    */
   readonly slowestAnswerMs: number;
+  /**
+   * The longest time a scrape waited (ms) while neither the exporter's event loop nor the scraper's
+   * was held (no stall of either overlapped it): what the exporter itself made it wait for, such as
+   * a swap into the store or its compression threads. Under scrapeP99Ms as slowestAnswerMs is.
+   * Missing in figures saved before issue 33.
+   */
+  readonly longestWaitMs?: number;
 }
 
 export interface BigPage {
