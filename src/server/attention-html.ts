@@ -7,7 +7,7 @@
  */
 import { escapeHtml } from './html.js';
 import { relativeTime, shortDuration } from './attention.js';
-import type { LandingStack } from './landing.js';
+import type { LandingStack } from './landing-model.js';
 import type { CauseLine, Line, StackView } from './stack-view.js';
 
 /** Where the runbooks are when the configuration names no other place: the exporter serves docs/alerts.md itself. */

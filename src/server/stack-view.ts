@@ -5,7 +5,7 @@
  */
 import { attention, type Attention, type Problem } from './attention.js';
 import { stackCause, type RecentRequests, type StackCause } from './cause.js';
-import type { LandingStack } from './landing.js';
+import type { LandingStack } from './landing-model.js';
 
 export interface Line extends Problem {
   /** Since when: as the data says, else when the page first saw it (undefined before it has). */
