@@ -142,7 +142,7 @@ export class Stacks {
     const plan = road.plan as PollPlan;
     // What became of the stack's requests, for the status page's "CMDB unreachable" cause line.
     const record = this.status.recorder(stack.name);
-    client.events.requests.on((e) => record(e.outcome));
+    client.events.requests.on(record);
     // --storage.path: every request is recorded as it leaves, so that a restart counts it (journal.ts).
     const { recordSend } = this.opts;
     if (recordSend) client.events.sends.on((e) => recordSend(stack.name, e.sentAt));
