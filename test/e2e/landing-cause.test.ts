@@ -66,6 +66,17 @@ beforeAll(async () => {
     },
     { timeoutMs: 180_000, intervalMs: 500 },
   );
+  // The cause leads from the first failed poll; the browser checks below want the other groups'
+  // endpoints down too (each fails at its next poll, 10 s apart), folded under it.
+  await waitFor(
+    'more than three endpoint lines folded under the cause',
+    async () => {
+      const page = (await http(`${exporter.url}/`)).text;
+      const folded = Number(/<summary>(\d+) line\(s\) it explains<\/summary>/.exec(page)?.[1] ?? 0);
+      return folded > 3 ? done(undefined) : notYet(`${folded} folded`);
+    },
+    { timeoutMs: 180_000, intervalMs: 1000 },
+  );
   browser = await launchChromium();
 }, 240_000);
 
