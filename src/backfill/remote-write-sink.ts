@@ -5,7 +5,8 @@
  * in the state as soon as the target takes it: a stop in the middle of a window sends none of those
  * again, whatever else the next run writes into the window.
  */
-import { BACKFILLED_FAMILIES, type Line } from './replay.js';
+import { WRITTEN_FAMILIES } from './coverage.js';
+import type { Line } from './replay.js';
 import { RemoteWriteError, type RemoteWriteClient } from './remote-write.js';
 import { encodeLabels, writeRequestBody, type SeriesSamples } from './write-request.js';
 import { sourceOf, type PassOptions, type Sink, type SinkWindow } from './write.js';
@@ -97,7 +98,7 @@ export class RemoteWriteSink implements Sink {
   private labelsOf(line: Line): Buffer {
     let encoded = this.labels.get(line.key);
     if (!encoded) {
-      encoded = encodeLabels({ ...line.labels, __name__: (BACKFILLED_FAMILIES[line.family] as { name: string }).name });
+      encoded = encodeLabels({ ...line.labels, __name__: (WRITTEN_FAMILIES[line.family] as { name: string }).name });
       this.labels.set(line.key, encoded);
     }
     return encoded;

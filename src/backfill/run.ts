@@ -17,7 +17,7 @@ import type { PrometheusApi } from './prometheus-api.js';
 import { daysOf, readStacks, type ReadAll } from './read.js';
 import { RemoteWriteClient, shownUrl, type RemoteWriteSettings } from './remote-write.js';
 import { RemoteWriteSink } from './remote-write-sink.js';
-import { MAX_DEFAULT_STEP_SECONDS, replayStack } from './replay.js';
+import { replayStack } from './replay.js';
 import { BackfillState, type Fingerprint } from './state.js';
 import { stopOnSignals, type StopSignals } from './stop.js';
 import { describeMissing, rangeText } from './summary.js';
@@ -151,6 +151,7 @@ async function writeAndReport(c: Context, stacks: readonly StackConfig[], ranges
       stacks: stacks.map((stack, i) => ({
         stack: stack.name,
         ranges: ranges.get(stack.name) ?? [],
+        coverageLabels: { job: o.job, instance: instances.get(stack.name) as string, stack: stack.name },
         replays: replayStack({
           stack,
           history: read.histories[i] as StackHistory,
@@ -258,8 +259,7 @@ async function rangesOf(o: SessionOptions, state: BackfillState, instances: Read
     }
     const instance = instances.get(stack.name) as string;
     const interval = await scrapeIntervalOf(o.prometheus, o.job, instance, [o.now, o.range.to]);
-    const backfillStep = o.range.step ?? MAX_DEFAULT_STEP_SECONDS;
-    const gaps = await stackGaps(o.prometheus, { job: o.job, instance, stack: stack.name, from: o.range.from, to: o.range.to, interval: interval.seconds, backfillStep });
+    const gaps = await stackGaps(o.prometheus, { job: o.job, instance, stack: stack.name, from: o.range.from, to: o.range.to, interval: interval.seconds });
     say(
       `gaps of stack ${stack.name} (job ${o.job}, instance ${instance}) in ${o.prometheus.url}, scrape interval ${formatDuration(interval.seconds)} (${interval.from}); holes of ${TOLERATED_MISSED_SCRAPES} missed scrapes or fewer are not gaps:` +
         (gaps.length === 0 ? ' none' : gaps.map((g) => `\n  ${formatGap(g, formatDuration)}`).join('')),
