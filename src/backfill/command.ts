@@ -20,7 +20,7 @@ import { sdInstance } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import { PrometheusApi, PrometheusApiError } from './prometheus-api.js';
 import { BackfillRangeError, parseRange, type BackfillRange } from './range.js';
-import { RemoteWriteFlagError, remoteWriteSecrets, remoteWriteSettings, shownUrl, type RemoteWriteSettings } from './remote-write.js';
+import { RemoteWriteFlagError, remoteWriteSecrets, remoteWriteSettings, shownUrl, type RemoteWriteSettings } from './remote-write-settings.js';
 import { REPLAYED } from './replay.js';
 import { runSession } from './run.js';
 import { StateMismatchError, type Fingerprint } from './state.js';

@@ -15,7 +15,8 @@ import { liveInstances } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import type { PrometheusApi } from './prometheus-api.js';
 import { daysOf, readStacks, type ReadAll } from './read.js';
-import { RemoteWriteClient, shownUrl, type RemoteWriteSettings } from './remote-write.js';
+import { RemoteWriteClient, RemoteWriteError } from './remote-write.js';
+import { shownUrl, type RemoteWriteSettings } from './remote-write-settings.js';
 import { RemoteWriteSink } from './remote-write-sink.js';
 import { replayStack } from './replay.js';
 import { BackfillState, type Fingerprint } from './state.js';
@@ -71,14 +72,26 @@ async function session(o: SessionOptions, stop: StopSignals, say: (t: string) =>
   // Before anything else: a target that would refuse or drop the range is said at once.
   let sink: Sink;
   if (o.remote) {
-    const client = new RemoteWriteClient(o.remote);
+    const retryFor = formatDuration(o.remote.retryForSeconds);
+    const client = new RemoteWriteClient(o.remote, {
+      // The first retry of a request and then every doubling: a target down for minutes is not a line per attempt.
+      onRetry: (n) => {
+        if ((n.attempt & (n.attempt - 1)) === 0) err(`remote write: ${n.what}: ${n.why}; asking again in ${formatDuration(Math.ceil(n.waitMs / 1000))} (attempt ${n.attempt + 1}, for up to ${retryFor}: --remote-write.retry-for)`);
+      },
+    });
     try {
-      say(`target: ${(await checkTarget(client, { oldestSeconds: o.range.from, now: o.now, statusUrl: o.prometheus?.url })).note}`);
+      say(`target: ${(await checkTarget(client, { oldestSeconds: o.range.from, now: o.now, statusUrl: o.prometheus?.url, stopping: stop.signal })).note}`);
     } catch (e) {
       await client.close();
-      if (!(e instanceof TargetRefusal)) throw e;
-      err(e.message);
-      return 2;
+      if (e instanceof TargetRefusal) {
+        err(e.message);
+        return 2;
+      }
+      if (!(e instanceof RemoteWriteError)) throw e;
+      // Down or restarting the whole time: not the flags' fault, and nothing was sent.
+      err(`--remote-write.url: ${e.message}`);
+      say(`nothing was read or written.\nto continue: ${again}`);
+      return stop.signal.aborted ? 130 : 1;
     }
     sink = new RemoteWriteSink(client);
   } else sink = new BlocksSink(o.out, o.promtool);

@@ -61,7 +61,7 @@ beforeAll(async () => {
   const times = [];
   for (let t = FROM; t <= TO; t += SCRAPE) if (t < HOLE[0] || t > HOLE[1]) times.push(t * 1000);
   const ones = times.map(() => 1);
-  const client = new RemoteWriteClient({ url: `${api.url}/api/v1/write`, headers: {}, tls: { insecureSkipVerify: false }, timeoutSeconds: 30, maxSamplesPerSend: 100_000, maxAttempts: 3 });
+  const client = new RemoteWriteClient({ url: `${api.url}/api/v1/write`, headers: {}, tls: { insecureSkipVerify: false }, timeoutSeconds: 30, maxSamplesPerSend: 100_000, retryForSeconds: 60 });
   await client.send(
     writeRequestBody([
       { labels: encodeLabels({ __name__: 'up', job: JOB, instance }), timestamps: times, values: ones },
