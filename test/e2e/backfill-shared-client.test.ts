@@ -26,7 +26,7 @@ let config: string;
 beforeAll(async () => {
   requireBuild();
   dir = makeTempDir('backfill-shared-client');
-  sim = await startSimulator({ seed: 5, live: false, oneTokenPerClient: true, connectorPeriodSeconds: DAY, historyDays: 3, size: { runsPerConnector: 4, connectors: 4, actions: 4, jobsPerAction: 20 } });
+  sim = await startSimulator({ seed: 5, live: false, oneTokenPerClient: true, connectorPeriodSeconds: DAY, historyDays: 3, size: { runsPerConnector: 4, actions: 4, jobsPerAction: 20 } });
   const state = sim.state();
   config = writeExporterConfig(dir, {
     logLevel: 'info',
