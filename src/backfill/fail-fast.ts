@@ -93,6 +93,16 @@ export class FailFast {
     return this.stopped;
   }
 
+  /**
+   * The run of failures of the stack that the rule stops at `limit`, while one is under way: how
+   * many so far and what they are (`requests timed out`). The progress line's ETA counts with it.
+   */
+  streak(): { count: number; limit: number; what: string } | undefined {
+    const { kind, count: n } = this.stackRun;
+    if (this.stopped || kind === undefined || n === 0 || !(kind in STACK_KINDS)) return undefined;
+    return { count: n, limit: this.stackLimit, what: STACK_KINDS[kind] as string };
+  }
+
   succeeded(endpoint: string): void {
     this.stackRun.kind = undefined;
     this.stackRun.count = 0;

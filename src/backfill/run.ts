@@ -7,6 +7,7 @@
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
+import { continueCommand } from './again.js';
 import { AnswerJournal } from './answers.js';
 import type { StackHistory } from './history.js';
 import { BlocksSink } from './blocks.js';
@@ -30,7 +31,10 @@ import { formatDuration } from '../config/durations.js';
 type Ranges = Array<[number, number]>;
 
 export interface SessionOptions {
+  /** The backfill's flags, and the program and environment variables it was started with: the command to continue (again.ts). */
   readonly argv: readonly string[];
+  readonly program: readonly string[];
+  readonly environment: readonly string[];
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly now: number;
@@ -50,15 +54,10 @@ export interface SessionOptions {
   readonly scrubber: SecretScrubber;
 }
 
-/** A word of the command line as a shell reads it back. */
-export function shellQuote(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
 export async function runSession(o: SessionOptions): Promise<number> {
   const say = (text: string) => o.stdout.write(`${text}\n`);
   const err = (text: string) => o.stderr.write(`cmdb-exporter backfill: ${text}\n`);
-  const again = `cmdb-exporter backfill ${o.argv.map(shellQuote).join(' ')}`;
+  const again = continueCommand(o.program, o.argv, o.environment);
   // From here on a signal stops the backfill cleanly, whatever it is doing.
   const stop = stopOnSignals((text) => err(text));
   try {
