@@ -81,20 +81,21 @@ export class UnitReader {
       return undefined;
     }
     const started = Date.now();
+    let failedAfter: number | undefined;
     try {
       const value = await read();
       answers.record(key, value);
       this.read += 1;
       this.policy.succeeded(endpoint);
-      this.foresee(undefined);
       return value;
     } catch (err) {
       if (signal?.aborted) throw err;
       this.failed(key, endpoint, what, err);
-      this.foresee(Date.now() - started);
+      failedAfter = Date.now() - started;
       return undefined;
     } finally {
       progress.step(what);
+      if (!signal?.aborted) this.foresee(failedAfter);
     }
   }
 

@@ -16,22 +16,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import protobuf from 'protobufjs';
-import { uncompressSync } from 'snappy';
-
-const WriteRequest = protobuf
-  .parse(
-    `syntax = "proto3"; package prometheus;
-     message WriteRequest { repeated TimeSeries timeseries = 1; }
-     message TimeSeries { repeated Label labels = 1; repeated Sample samples = 2; }
-     message Label { string name = 1; string value = 2; }
-     message Sample { double value = 1; int64 timestamp = 2; }`,
-  )
-  .root.lookupType('prometheus.WriteRequest');
-
-interface Decoded {
-  timeseries?: Array<{ labels: Array<{ name: string; value: string }>; samples: Array<{ value: number; timestamp: number }> }>;
-}
+import { decodeWriteRequest, seriesKey } from './write-request-decode.js';
 
 export interface OrderReceiverOptions {
   readonly answerAfterMs: number;
@@ -90,10 +75,10 @@ export class OrderReceiver {
       res.writeHead(404).end('not found');
       return;
     }
-    const decoded = WriteRequest.toObject(WriteRequest.decode(uncompressSync(Buffer.concat(chunks)) as Buffer), { longs: Number }) as Decoded;
+    const decoded = decodeWriteRequest(Buffer.concat(chunks));
     const series = new Set<string>();
     for (const ts of decoded.timeseries ?? []) {
-      const key = ts.labels.map((l) => `${l.name}=${l.value}`).join(',');
+      const key = seriesKey(ts.labels);
       if (!series.has(key) && (this.inFlight.get(key) ?? 0) > 0) this.seriesInFlightTwice += 1;
       series.add(key);
       for (const s of ts.samples) {
