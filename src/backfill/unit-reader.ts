@@ -105,6 +105,8 @@ export class UnitReader {
    * the progress line's ETA; nothing once an answer came.
    */
   private foresee(failedAfterMs: number | undefined): void {
+    // Stopped: the units left are listed as missing at once, the last outlook stands until then.
+    if (this.policy.stop) return;
     const streak = this.policy.streak();
     if (failedAfterMs === undefined || !streak) {
       if (this.failing.length > 0) this.opts.progress.outlook?.(undefined);
