@@ -126,6 +126,13 @@ export class FetchedToken implements TokenProvider {
     if (this.credential?.generation === used.generation) {
       this.credential = undefined;
       this.refusedInARow += 1;
+      // Once a streak: the operator learns why requests take two tries, and what ends it.
+      if (this.refusedInARow === 2) {
+        this.deps.logger?.warn(
+          { renewals: TAKEN_RENEWALS },
+          'the CMDB refused a token its token endpoint had just granted (401): another process with the same client id is taking the tokens (a CMDB that keeps one token per client); asking for a new one with back-off. Give each process a client id of its own',
+        );
+      }
     }
     if (this.refusedInARow > TAKEN_RENEWALS) return Promise.resolve(undefined);
     // The first renewal is at once (a token that worked expired); past it each token was taken at once.

@@ -91,6 +91,10 @@ describe('fetched token', () => {
     expect(clock.sleeps).toEqual([750, 1500, 3000, 6000]);
     expect(cmdb.unauthorized).toBe(false);
     expect(log.text()).not.toMatch(/rejected/i);
+    // Said once, with what ends it.
+    const said = log.lines().filter((l) => String(l.msg).includes('had just granted'));
+    expect(said).toHaveLength(1);
+    expect(said[0]?.msg).toContain('Give each process a client id of its own');
   });
 
   it('two clients of one client id against a CMDB that keeps one token per client: each takes the other\'s token, and every request succeeds', async () => {
