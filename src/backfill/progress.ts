@@ -20,11 +20,13 @@ export interface ProgressSink {
   write(text: string): unknown;
 }
 
-/** The fail-fast rule stops a part within `seconds` if its failures go on, and why. */
+/** The fail-fast rule stops a part within `seconds` if its failures go on, and why; or it has stopped it. */
 export interface Outlook {
   readonly seconds: number;
-  /** `2 requests timed out in a row (3 stop the reading)`. */
+  /** `requests timed out: 2 in a row, 3 stop the reading`; once stopped, the rule's reason. */
   readonly why: string;
+  /** The rule has stopped the part: what is left of it is listed as missing without a request. */
+  readonly stopped?: boolean;
 }
 
 /** One stack's share of a phase: what history.ts reports its reading to. */
@@ -32,7 +34,7 @@ export interface ProgressPart {
   step(): void;
   /** The answers say there is more to read (pages, Actions). */
   grow(more: number): void;
-  /** The part's outlook, or undefined once an answer came. */
+  /** The part's outlook, or undefined once an answer came; drawn with the next step. */
   outlook(o: Outlook | undefined): void;
 }
 
@@ -40,7 +42,7 @@ interface PartState {
   done: number;
   total: number;
   /** When the rule stops the part if the failures go on (ms, the progress clock), and why. */
-  stopsAt?: { at: number; why: string };
+  stopsAt?: { at: number; why: string; stopped: boolean };
 }
 
 export class Progress {
@@ -83,9 +85,8 @@ export class Progress {
         this.grow(more);
       },
       outlook: (o) => {
-        if (o) state.stopsAt = { at: this.now() + o.seconds * 1000, why: o.why };
+        if (o) state.stopsAt = { at: this.now() + o.seconds * 1000, why: o.why, stopped: o.stopped === true };
         else delete state.stopsAt;
-        this.draw(false);
       },
     };
   }
@@ -128,7 +129,9 @@ export class Progress {
     const eta = `ETA ${Number.isFinite(latest) ? formatDuration(Math.ceil(latest)) : '-'}`;
     const failing = [...this.parts].filter(([, p]) => p.stopsAt !== undefined && p.done < p.total);
     if (failing.length === 0) return eta;
-    const why = failing.map(([name, p]) => `stack ${name} stops reading within ${formatDuration(Math.ceil(left(p)))} unless its CMDB answers: ${p.stopsAt?.why}`);
+    const why = failing.map(([name, p]) =>
+      p.stopsAt?.stopped ? `stack ${name} stopped reading: ${p.stopsAt.why}` : `stack ${name} stops reading within ${formatDuration(Math.ceil(left(p)))} unless its CMDB answers: ${p.stopsAt?.why}`,
+    );
     return `${eta} (${why.join('; ')})`;
   }
 

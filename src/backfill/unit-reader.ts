@@ -94,8 +94,9 @@ export class UnitReader {
       failedAfter = Date.now() - started;
       return undefined;
     } finally {
-      progress.step(what);
+      // The outlook first: the step draws the line with it.
       if (!signal?.aborted) this.foresee(failedAfter);
+      progress.step(what);
     }
   }
 
@@ -105,8 +106,12 @@ export class UnitReader {
    * the progress line's ETA; nothing once an answer came.
    */
   private foresee(failedAfterMs: number | undefined): void {
-    // Stopped: the units left are listed as missing at once, the last outlook stands until then.
-    if (this.policy.stop) return;
+    // Stopped: the units left are listed as missing at once.
+    const stop = this.policy.stop;
+    if (stop) {
+      this.opts.progress.outlook?.({ seconds: 0, why: stop.why, stopped: true });
+      return;
+    }
     const streak = this.policy.streak();
     if (failedAfterMs === undefined || !streak) {
       if (this.failing.length > 0) this.opts.progress.outlook?.(undefined);

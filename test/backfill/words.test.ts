@@ -63,6 +63,9 @@ describe('a CMDB that accepts connections and never answers', () => {
     // The ETA is the rule's, not the pace of the failing requests times the 10 days left.
     for (const f of failing) expect(f.eta).toBe(f.within);
     expect(new Set(failing.map((f) => f.inARow))).toEqual(new Set([1, 2]));
+    // Drawn with the step of the failing unit, never a step behind; then the rule's stop, said as such.
+    expect(lines.some((l) => /^reading history \S+ \d+% 1\/\d+ requests, ETA \S+ \(stack hang stops reading within \S+ unless its CMDB answers: requests timed out: 1 in a row/.test(l)), said).toBe(true);
+    expect(lines.some((l) => l.includes('(stack hang stopped reading: 3 requests timed out in a row')), said).toBe(true);
 
     expect(r.stdout).toContain(`to read what is missing: cmdb-exporter backfill --config ${config} --from 10d --out ${join(dir, 'out')} --instance x:1\n  (with HANG_TOKEN, HANG_URL and LOG_LEVEL set as for this run; their values are not shown)`);
     expect(said).not.toContain('sekrit-token-value');
