@@ -7,6 +7,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { formatDuration } from '../config/durations.js';
+import { envValue, KNOWN_VARS } from '../config/env.js';
 import { FlagError, flagsHelp, parseFlags, type FlagValues } from '../config/flags.js';
 import { loadConfig } from '../config/load.js';
 import { secretsOf } from '../config/redact.js';
@@ -15,12 +16,13 @@ import { ConfigError } from '../errors.js';
 import { onPath } from '../executables.js';
 import { createLogger } from '../logger.js';
 import { SecretScrubber } from '../secrets.js';
+import { invocationOf, programWords } from './again.js';
 import { PROMTOOL_BLOCK_DURATION } from './blocks.js';
 import { sdInstance } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import { PrometheusApi, PrometheusApiError } from './prometheus-api.js';
 import { BackfillRangeError, parseRange, type BackfillRange } from './range.js';
-import { RemoteWriteFlagError, remoteWriteSecrets, remoteWriteSettings, shownUrl, type RemoteWriteSettings } from './remote-write.js';
+import { RemoteWriteFlagError, remoteWriteSecrets, remoteWriteSettings, shownUrl, type RemoteWriteSettings } from './remote-write-settings.js';
 import { REPLAYED } from './replay.js';
 import { runSession } from './run.js';
 import { StateMismatchError, type Fingerprint } from './state.js';
@@ -48,6 +50,14 @@ export interface BackfillIo {
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
   readonly now: () => number;
+  /** The words that start the program, before `backfill`, for the command to continue (default: as this process was started). */
+  readonly program?: readonly string[];
+}
+
+/** The environment variables the run read: the configuration's (CMDB_*, EXPORTER_*, LOG_*) and the file's ${VAR}s that were set. */
+function environmentUsed(env: NodeJS.ProcessEnv, config: ExporterConfig): string[] {
+  const set = (name: string) => envValue(env, name) !== undefined;
+  return [...new Set([...KNOWN_VARS.filter(set), ...(config.fileVariables ?? []).filter(set)])].sort();
 }
 
 class UsageError extends Error {}
@@ -173,6 +183,8 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
   try {
     return await runSession({
       argv,
+      program: io.program ?? programWords(invocationOf(process, io.env)),
+      environment: environmentUsed(io.env, config),
       stdout: io.stdout,
       stderr: io.stderr,
       now: Math.floor(io.now() / 1000),
