@@ -24,6 +24,7 @@ import { PrometheusApi, PrometheusApiError } from './prometheus-api.js';
 import { BackfillRangeError, parseRange, type BackfillRange } from './range.js';
 import { RemoteWriteFlagError, remoteWriteSecrets, remoteWriteSettings, shownUrl, type RemoteWriteSettings } from './remote-write.js';
 import { REPLAYED } from './replay.js';
+import { loadCompression } from './write-request.js';
 import { runSession } from './run.js';
 import { StateMismatchError, type Fingerprint } from './state.js';
 import { InstanceError } from './instance.js';
@@ -119,6 +120,14 @@ function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber): Checked 
   for (const s of secretsOf(config)) scrubber.add(s);
   const remote = remoteWriteSettings(flags);
   for (const s of remoteWriteSecrets(remote)) scrubber.add(s);
+  // Only remote write needs the compression: said before anything is sent, and only then.
+  if (remote && !flags['dry-run']) {
+    try {
+      loadCompression();
+    } catch (e) {
+      throw new UsageError(`--remote-write.url: ${(e as Error).message}`);
+    }
+  }
   const external = flags['web.external-url'] ?? (io.env.EXPORTER_WEB_EXTERNAL_URL || undefined);
   const externalName = flags['web.external-url'] !== undefined ? '--web.external-url' : 'EXPORTER_WEB_EXTERNAL_URL';
   const address = sdInstance({ externalUrl: external, externalUrlName: externalName, listenAddress: config.listenAddress });
