@@ -171,7 +171,8 @@ export class QueryPoller {
     const { runner, reader, now, map } = this.opts;
     const due = tables.filter((t) => metadataDue(this.fields.get(t), this.rebuilds[t], now()));
     if (due.length === 0 || reader === undefined) {
-      if (this.fields.size > 0) await runner.run('data_metadata', async () => ({ kind: 'unchanged' }), ctx.signal);
+      // Read before (by this process, or by the one whose ledger it restored): what the store holds is current.
+      if (this.fields.size > 0 || this.ledger.size > 0) await runner.run('data_metadata', async () => ({ kind: 'unchanged' }), ctx.signal);
       return;
     }
     await runner.run(
