@@ -236,9 +236,10 @@ plus the spread of the schedule); the status page's "last poll" column shows whe
 The simulator also serves 14 days of history (daily counts, Action jobs, ingestion runs); ${
   prometheus
     ? `backfill it into the demo's Prometheus
-(docs/backfill.md; the same listen address makes the backfilled series the scraped ones):
-  DEMO_LISTEN_ADDRESS=${new URL(exporter.url ?? '').host} DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --out /tmp/cmdb-demo-backfill --remote-write.url ${prometheus.url}/api/v1/write
-  then ${prometheus.url}/graph?g0.expr=cmdb_assets&g0.range_input=2w`
+(docs/backfill.md; --prometheus.url gives the backfilled series the instance label Prometheus gives
+the live target, so that they join the scraped ones: the command prints which it took):
+  DEMO_LISTEN_ADDRESS=${new URL(exporter.url ?? '').host} DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --out /tmp/cmdb-demo-backfill --prometheus.url ${prometheus.url} --remote-write.url ${prometheus.url}/api/v1/write
+  then ${prometheus.url}/graph?g0.expr=cmdb_assets&g0.range_input=2w (one series, the scraped one: count(count_over_time(cmdb_assets[2w])) is 1)`
     : `see what a backfill of it would read
 (docs/backfill.md):
   DEMO_LISTEN_ADDRESS=127.0.0.1:0 DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --dry-run`

@@ -181,6 +181,14 @@ export class CmdbUnauthorizedError extends CmdbError {
   }
 }
 
+/**
+ * 401 on every token the token endpoint had just granted, renewed with back-off a few times: the
+ * credentials are good (the token endpoint takes them), but another process with the same client
+ * id takes the tokens (a CMDB that keeps one token per client), or the CMDB does not take the
+ * tokens it grants. Not "credentials rejected": that is the token endpoint's word alone.
+ */
+export class CmdbTokensTakenError extends CmdbUnauthorizedError {}
+
 /** The request was cancelled because the exporter is shutting down or reloading. */
 export class CmdbAbortedError extends CmdbError {
   readonly outcome = 'aborted' as const;

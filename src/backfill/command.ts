@@ -7,6 +7,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { formatDuration } from '../config/durations.js';
+import { envValue, KNOWN_VARS } from '../config/env.js';
 import { FlagError, flagsHelp, parseFlags, type FlagValues } from '../config/flags.js';
 import { loadConfig } from '../config/load.js';
 import { secretsOf } from '../config/redact.js';
@@ -17,12 +18,13 @@ import { createLogger } from '../logger.js';
 import { serviceOf } from '../persist/document.js';
 import { Folder, FolderError } from '../persist/folder.js';
 import { SecretScrubber } from '../secrets.js';
+import { invocationOf, programWords } from './again.js';
 import { PROMTOOL_BLOCK_DURATION } from './blocks.js';
 import { sdInstance } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import { PrometheusApi, PrometheusApiError } from './prometheus-api.js';
 import { BackfillRangeError, parseRange, type BackfillRange } from './range.js';
-import { RemoteWriteFlagError, remoteWriteSecrets, remoteWriteSettings, shownUrl, type RemoteWriteSettings } from './remote-write.js';
+import { RemoteWriteFlagError, remoteWriteSecrets, remoteWriteSettings, shownUrl, type RemoteWriteSettings } from './remote-write-settings.js';
 import { REPLAYED } from './replay.js';
 import { loadCompression } from './write-request.js';
 import { runSession } from './run.js';
@@ -51,6 +53,14 @@ export interface BackfillIo {
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
   readonly now: () => number;
+  /** The words that start the program, before `backfill`, for the command to continue (default: as this process was started). */
+  readonly program?: readonly string[];
+}
+
+/** The environment variables the run read: the configuration's (CMDB_*, EXPORTER_*, LOG_*) and the file's ${VAR}s that were set. */
+function environmentUsed(env: NodeJS.ProcessEnv, config: ExporterConfig): string[] {
+  const set = (name: string) => envValue(env, name) !== undefined;
+  return [...new Set([...KNOWN_VARS.filter(set), ...(config.fileVariables ?? []).filter(set)])].sort();
 }
 
 class UsageError extends Error {}
@@ -189,6 +199,8 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
     folder = await Folder.open({ dir: out, command: 'backfill', flag: '--out', logger, lost: () => logger.error({ out }, 'the lock of --out was removed or taken by another process: stop it, or this backfill, before they overwrite each other\'s state') });
     return await runSession({
       argv,
+      program: io.program ?? programWords(invocationOf(process, io.env)),
+      environment: environmentUsed(io.env, config),
       stdout: io.stdout,
       stderr: io.stderr,
       now: Math.floor(io.now() / 1000),

@@ -70,7 +70,7 @@ export async function readStacks(opts: {
             days: daysOf(ranges),
             answers: stackAnswers(opts.journal, stack.name),
             signal: opts.signal,
-            progress: { step: () => reading.advance(), grow: (n) => reading.grow(n) },
+            progress: reading.part(stack.name, opts.plans.find((p) => p.stack === stack.name)?.knownRequests ?? 0),
           });
         } finally {
           await road.close();

@@ -7,59 +7,22 @@
  * There is no cluster here: nothing is applied. What these checks do not cover is listed in
  * docs/kubernetes.md ("What was validated").
  */
-import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { runDaemon } from '../helpers/daemon.js';
 import { DEFAULT_PORT } from '../../src/config/types.js';
+import { find, kustomize, modelFor, ROOT, workloadOf, type Obj } from './manifests.js';
 
-const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PER_STACK = 'deploy/kubernetes/overlays/per-stack';
 const KUSTOMIZATIONS = ['deploy/kubernetes', 'deploy/kubernetes/base', 'deploy/kubernetes/overlays/sharded', PER_STACK] as const;
 /** What scrapes the exporter: a ServiceMonitor, or in the per-stack overlay a ScrapeConfig of /sd. */
 const scraperOf = (dir: string) => (dir === PER_STACK ? 'ScrapeConfig/cmdb-exporter' : 'ServiceMonitor/cmdb-exporter');
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rendered YAML, checked field by field
 const rendered = new Map<string, Obj[]>();
 let tmp: string;
-
-async function kustomize(dir: string): Promise<Obj[]> {
-  try {
-    const { stdout } = await run('kubectl', ['kustomize', join(ROOT, dir)], { timeout: 60_000, maxBuffer: 32 << 20 });
-    return parseAllDocuments(stdout).map((d) => d.toJS() as Obj);
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code === 'ENOENT') {
-      throw new Error('kubectl not found: install it (apt-get install -y --no-install-recommends kubectl); CI does this in .ci/run. These checks must not be skipped.');
-    }
-    throw new Error(`kubectl kustomize ${dir} failed: ${e.stderr ?? e.message}`);
-  }
-}
-
-/** The kubernetes-models class for an object's apiVersion and kind. */
-async function modelFor(apiVersion: string, kind: string): Promise<new (o: Obj) => { validate(): void }> {
-  const group = apiVersion.includes('/') ? apiVersion : `core/${apiVersion}`;
-  const spec = group.startsWith('monitoring.coreos.com/')
-    ? `@kubernetes-models/prometheus-operator/${group}`
-    : `kubernetes-models/${group.replace(/^core\//, '')}`;
-  const mod = (await import(spec)) as Record<string, new (o: Obj) => { validate(): void }>;
-  const model = mod[kind];
-  if (!model) throw new Error(`no schema for ${apiVersion} ${kind} in ${spec}`);
-  return model;
-}
-
-const find = (objs: Obj[], kind: string, name?: string) => objs.filter((o) => o.kind === kind && (name === undefined || o.metadata?.name === name));
-const workloadOf = (objs: Obj[]) => {
-  const w = [...find(objs, 'Deployment'), ...find(objs, 'StatefulSet')];
-  expect(w, 'exactly one workload (Deployment or StatefulSet)').toHaveLength(1);
-  return w[0] as Obj;
-};
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'cmdb-k8s-'));

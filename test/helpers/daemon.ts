@@ -12,7 +12,10 @@ const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
 export interface Daemon {
   readonly child: ChildProcess;
+  /** stdout and stderr as they arrived, together: for what the output mentions, never for order. */
   output(): string;
+  stdout(): string;
+  stderr(): string;
   /** Resolves with the exit code (or the signal name). */
   readonly exited: Promise<number | string>;
   stop(signal?: NodeJS.Signals): Promise<number | string>;
@@ -24,13 +27,26 @@ export function runDaemon(args: string[], env: Record<string, string | undefined
     env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_PROXY: '*', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // Both streams in arrival order (for "does the output mention X"), and each stream alone: how the
+  // two interleave depends on the machine's load, so no test may assert on it.
   let out = '';
-  child.stdout?.on('data', (d: Buffer) => (out += d.toString('utf8')));
-  child.stderr?.on('data', (d: Buffer) => (out += d.toString('utf8')));
-  const exited = once(child, 'exit').then(([code, signal]) => (code ?? signal) as number | string);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    out += d.toString('utf8');
+    stdout += d.toString('utf8');
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    out += d.toString('utf8');
+    stderr += d.toString('utf8');
+  });
+  // 'close', not 'exit': the last lines of a stream may arrive after the process has exited.
+  const exited = once(child, 'close').then(([code, signal]) => (code ?? signal) as number | string);
   return {
     child,
     output: () => out,
+    stdout: () => stdout,
+    stderr: () => stderr,
     exited,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);

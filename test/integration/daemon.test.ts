@@ -262,16 +262,17 @@ describe('command line', () => {
   it('--once prints the exposition and exits 0 when every endpoint succeeded, ending with one summary line', async () => {
     const d = runDaemon(['--once'], envFor(9873));
     expect(await d.exited).toBe(0);
-    expect(d.output()).toContain('cmdb_assets{stack="default"}');
-    expect(d.output().trimEnd().split('\n').at(-1)).toMatch(/^--once: (\d+) of \1 endpoints ok, 0 failed, 1 stack, in \d+\.\ds$/);
+    expect(d.stdout()).toContain('cmdb_assets{stack="default"}');
+    // The summary is the last line of stderr; the exposition is stdout (their interleaving is the machine's).
+    expect(d.stderr().trimEnd().split('\n').at(-1)).toMatch(/^--once: (\d+) of \1 endpoints ok, 0 failed, 1 stack, in \d+\.\ds$/);
   });
 
   it('--once exits 1 when an endpoint failed, and its summary line names it', async () => {
     sim.addFault({ endpoint: 'connector', status: 500 });
     const d = runDaemon(['--once'], envFor(9873));
     expect(await d.exited).toBe(1);
-    expect(d.output()).toContain('cmdb_endpoint_up{stack="default",endpoint="connector"} 0');
-    expect(d.output().trimEnd().split('\n').at(-1)).toMatch(/^--once: \d+ of \d+ endpoints ok, 1 failed \(default\/connector: 500\), 1 stack, in \d+\.\ds$/);
+    expect(d.stdout()).toContain('cmdb_endpoint_up{stack="default",endpoint="connector"} 0');
+    expect(d.stderr().trimEnd().split('\n').at(-1)).toMatch(/^--once: \d+ of \d+ endpoints ok, 1 failed \(default\/connector: 500\), 1 stack, in \d+\.\ds$/);
   });
 
   it.each([
