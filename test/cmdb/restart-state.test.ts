@@ -81,6 +81,22 @@ describe('the connector history cursor across a restart', () => {
     expect(second.historyState()?.scan).toBeUndefined();
   });
 
+  it('a full scan that fails half-way goes on from its next page at the next read, and a stop keeps that for the next process', async () => {
+    const s = await sim({ size: SIZE, connectorPeriodSeconds: 86_400 });
+    const stack = simStack(s, { paging: { connectorPageSize: 100 } });
+    const whole = (await makeClient(stack).client.readConnectors()).runs;
+    s.clearRequests();
+    s.addFault({ endpoint: 'connector', query: 'page=3&size=100&sort=_time%2Cdesc', status: 400, times: 1 });
+    const client = makeClient(stack).client;
+    await expect(client.readConnectors()).rejects.toThrow(/400/);
+    // What a shutdown in the middle of the scan writes: its pages so far and the next one.
+    expect((json(client.historyState()) as { scan?: unknown }).scan).toMatchObject({ page: 3, size: 100, pagesRead: 3 });
+    s.clearRequests();
+    const read = await client.readConnectors();
+    expect(new URLSearchParams(requestsTo(s, 'connector')[0]?.rawQuery).get('page')).toBe('3');
+    expect(collected(read.runs)).toEqual(collected(whole.map(runForDisk)));
+  });
+
   it('keeps nothing of it under another time zone, another version, or a broken state', async () => {
     const s = await sim({ size: SIZE, connectorPeriodSeconds: 86_400 });
     const stack = simStack(s);

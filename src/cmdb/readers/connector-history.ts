@@ -30,10 +30,10 @@
  * Memory is proportional to the number of keys, never to the history: each page is reduced as it
  * arrives (scan-reducers.ts) and only the kept rows survive it.
  *
- * A restart (--storage.path) goes on from what a full scan in progress read: prepareState() takes
- * the newest row per key of its pages so far from the page worker, exportState() writes them with
- * the next page's position (connector-history-state.ts), and the restarted reader's first full scan
- * asks from that page on.
+ * A restart (--storage.path) goes on from what a full scan in progress read: prepareState() takes its
+ * pages' newest row per key from the page worker, exportState() writes them with the next page's
+ * position (connector-history-state.ts); the next full scan asks from that page on (so does one
+ * that failed in this process).
  *
  * A backfill needs every run of its range, not only the newest per key: `everyRun` hands every row
  * of a full scan to a visitor, page by page, with the same page sizes and the same halving of a
@@ -46,7 +46,6 @@ import type { HistoryIo, HistoryPage, HistoryResult, HistoryScan, HistorySetting
 import { HISTORY_STATE_VERSION, HistoryReaderStateSchema, type HistoryReaderState, type ScanPosition } from './connector-history-state.js';
 import { sizeDividing, walkPages, type WalkPosition, type Walked } from './pages.js';
 import { ScanTracker } from './scan-tracker.js';
-
 export type { EveryRunPage, HistoryIo, HistoryPage, HistoryResult, HistoryScan, HistorySettings, ScanKind, ScanProgress } from './connector-history-types.js';
 
 /**
@@ -68,12 +67,11 @@ const CLOCK_SLACK_SECONDS = 60;
 /** Incremental reads off after a second unsorted page in a row: this long, doubling per further one. */
 export const UNSORTED_BACKOFF_SECONDS = 3600;
 
-/** A full scan in progress: its session and where its next page is. */
+/** A full scan in progress: its session, where its next page is, and what its earlier part read (`base`). */
 interface FullScan {
   readonly scan: HistoryScan;
   readonly sort: string;
   next: { page: number; size: number };
-  /** What an earlier process's scan read (a restart continued it). */
   readonly base?: NewestRuns;
 }
 
@@ -90,7 +88,7 @@ export class ConnectorHistoryReader {
   /** The full scan in progress, and the last look at what its pages kept (prepareState). */
   private scanning: FullScan | undefined;
   private kept: { readonly position: ScanPosition; readonly runs: ConnectorRun[] } | undefined;
-  /** A full scan an earlier process left half-way: the next full scan goes on from it. */
+  /** A full scan left half-way (by an earlier process, or failed): the next full scan goes on from it. */
   private resume: { readonly position: ScanPosition; readonly runs: NewestRuns } | undefined;
 
   constructor(private settings: HistorySettings) {
@@ -137,10 +135,8 @@ export class ConnectorHistoryReader {
    */
   async prepareState(): Promise<void> {
     const s = this.scanning;
-    const c = this.tracker.current;
-    if (!s || !c || c.kind !== 'full' || c.endedAt !== undefined || this.kept?.position.pagesRead === c.pagesRead) return;
-    const { pagesRead, rowsRead, bytes, pagesTotal, startedAt } = c;
-    const position: ScanPosition = { sort: s.sort, ...s.next, startedAt, pagesRead, rowsRead, bytes, ...(pagesTotal === undefined ? {} : { pagesTotal }) };
+    const position = s && this.tracker.current?.endedAt === undefined ? this.tracker.position(s.sort, s.next) : undefined;
+    if (!s || !position || this.kept?.position.pagesRead === position.pagesRead) return;
     const rows = await s.scan.peek();
     if (this.scanning !== s) return;
     this.kept = { position, runs: new NewestRuns(this.settings.timeZone).addAll(s.base?.runs() ?? []).addAll(rows).runs() };
@@ -230,6 +226,8 @@ export class ConnectorHistoryReader {
       const from = resume && { rows: resume.position.rowsRead, pages: resume.position.pagesRead };
       walked = await this.walkFull(io, (page, size) => scan.fetchPage(page, size, sort), (p) => (slowest = Math.max(slowest, p.seconds ?? 0)), scanning, from);
     } catch (err) {
+      // A failed or stopped scan (a page that kept failing, a shutdown) goes on from here next time.
+      await this.keepForLater(scanning);
       scan.drop();
       this.endFull(io);
       throw err;
@@ -246,6 +244,17 @@ export class ConnectorHistoryReader {
     this.growBack(io, slowest);
     io.scanned('full', walked.pages);
     return fresh;
+  }
+
+  /** What the scan read so far becomes what the next full scan goes on from (in this process, or the next: exportState). */
+  private async keepForLater(s: FullScan): Promise<void> {
+    const position = this.tracker.position(s.sort, s.next);
+    if (!position || (position.pagesRead === 0 && !s.base)) return;
+    try {
+      this.resume = { position, runs: new NewestRuns(this.settings.timeZone).addAll(s.base?.runs() ?? []).addAll(await s.scan.peek()) };
+    } catch {
+      // The page worker is gone: the next scan reads those pages again.
+    }
   }
 
   private endFull(io: HistoryIo): void {

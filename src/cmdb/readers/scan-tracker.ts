@@ -43,6 +43,14 @@ export class ScanTracker {
     io.progress(this.current);
   }
 
+  /** Where the scan in progress stands, as a restart goes on from it: `next` is its next page. */
+  position(sort: string, next: { readonly page: number; readonly size: number }): ScanPosition | undefined {
+    const c = this.current;
+    if (!c || c.kind !== 'full') return undefined;
+    const { pagesRead, rowsRead, bytes, pagesTotal, startedAt } = c;
+    return { sort, ...next, startedAt, pagesRead, rowsRead, bytes, ...(pagesTotal === undefined ? {} : { pagesTotal }) };
+  }
+
   end(io: HistoryIo): void {
     if (!this.current) return;
     this.current = { ...this.current, endedAt: io.now() };
