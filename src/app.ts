@@ -111,7 +111,9 @@ export async function start(opts: StartOptions): Promise<App> {
   registerShardInstruments([registry, instruments.registries.exporter], opts.shard ?? UNSHARDED, () => stacks.count);
 
   stacks.registerSecrets(config);
-  logger.info({ version: VERSION, shard: opts.shard, config: redactConfig(config) }, 'cmdb-exporter starting');
+  // One short line at info; the whole effective configuration (a few kB for one stack) at debug.
+  logger.info({ version: VERSION, shard: opts.shard, stacks: config.stacks.length }, 'cmdb-exporter starting');
+  logger.debug({ config: redactConfig(config) }, 'effective configuration (secrets redacted)');
   for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
   for (const stack of config.stacks) {
     const start = storage && startingPoint(storage, stack, logger, nowMs());

@@ -309,7 +309,7 @@ export class CmdbClient {
 /** Only where it means something: an http:// base URL has no certificate to skip. */
 function warnInsecure(stack: StackConfig, logger: Logger): void {
   if (!stack.tls.insecureSkipVerify || !stack.baseUrl.startsWith('https:')) return;
-  // The origin only: a base URL may carry user:password.
+  // The origin: the host whose certificate goes unchecked (a base URL carries no credentials: the configuration refuses user:password@).
   logger.warn({ origin: new URL(stack.baseUrl).origin }, 'TLS certificate verification is off for this stack (tls.insecureSkipVerify)');
 }
 
