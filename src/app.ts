@@ -123,7 +123,7 @@ export async function start(opts: StartOptions): Promise<App> {
     if (start?.problemsSeen) stacks.restoreStatus(stack.name, start.problemsSeen);
   }
   storage?.start(
-    { stacks: () => stacks.configs(), marks: (s) => store.changeMarks(s), settled: (s) => store.view(s).settled(), parts: (s) => stacks.stateParts(s) },
+    { stacks: () => stacks.configs(), marks: (s) => stacks.stateMarks(s), settled: (s) => store.view(s).settled(), prepare: (s) => stacks.prepareState(s), parts: (s) => stacks.stateParts(s) },
     () => stacks.sendTimes(),
   );
   if (config.storagePath !== undefined && storage) logger.info({ storagePath: config.storagePath }, 'keeping state across restarts');

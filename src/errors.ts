@@ -17,7 +17,8 @@ export type ErrorCode =
   | 'CMDB_TOKEN_REJECTED'
   | 'CMDB_UNAUTHORIZED'
   | 'CMDB_ABORTED'
-  | 'CONFIG_INVALID';
+  | 'CONFIG_INVALID'
+  | 'FOLDER_IN_USE';
 
 /** An HTTP status as the `outcome` label writes it: `'404'`, `'503'`. */
 export type StatusOutcome = `${1 | 2 | 3 | 4 | 5}${number}`;
@@ -235,4 +236,15 @@ export function formatConfigIssues(issues: readonly ConfigIssue[], hints: readon
   const report = `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`;
   if (hints.length === 0) return report;
   return `${report}\nperhaps behind them, variables the exporter does not read:\n${hints.map((h) => `  ${h.path}: ${h.message}`).join('\n')}`;
+}
+
+/**
+ * A folder the exporter keeps its files in (--storage.path, the backfill's --out) is locked by
+ * another process that is still running: this one does not start (exit 2). The message names the
+ * folder and the holder.
+ */
+export class FolderInUseError extends ExporterError {
+  constructor(message: string) {
+    super('FOLDER_IN_USE', message);
+  }
 }

@@ -12,9 +12,11 @@ import { FlagError, flagsHelp, parseFlags, type FlagValues } from '../config/fla
 import { loadConfig } from '../config/load.js';
 import { secretsOf } from '../config/redact.js';
 import type { ExporterConfig, StackConfig } from '../config/types.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, FolderInUseError } from '../errors.js';
 import { onPath } from '../executables.js';
 import { createLogger } from '../logger.js';
+import { serviceOf } from '../persist/document.js';
+import { Folder, FolderError } from '../persist/folder.js';
 import { SecretScrubber } from '../secrets.js';
 import { invocationOf, programWords } from './again.js';
 import { PROMTOOL_BLOCK_DURATION } from './blocks.js';
@@ -24,6 +26,7 @@ import { PrometheusApi, PrometheusApiError } from './prometheus-api.js';
 import { BackfillRangeError, parseRange, type BackfillRange } from './range.js';
 import { RemoteWriteFlagError, remoteWriteSecrets, remoteWriteSettings, shownUrl, type RemoteWriteSettings } from './remote-write-settings.js';
 import { REPLAYED } from './replay.js';
+import { loadCompression } from './write-request.js';
 import { runSession } from './run.js';
 import { StateMismatchError, type Fingerprint } from './state.js';
 import { InstanceError } from './instance.js';
@@ -96,12 +99,13 @@ function fingerprintOf(flags: Flags, stacks: readonly StackConfig[], remote: Rem
     '--job': flags.job,
     '--instance': flags.instance ?? 'default',
     '--fill-gaps': String(flags['fill-gaps'] === true),
-    '--prometheus.url': flags['prometheus.url'] ?? '',
+    // Never a secret in the state file: URLs without their credentials, the stacks' services as a hash.
+    '--prometheus.url': flags['prometheus.url'] === undefined ? '' : shownUrl(flags['prometheus.url']),
     route: remote ? `remote write to ${shownUrl(remote.url)}, ${remote.maxSamplesPerSend} samples a request` : 'blocks',
   };
   for (const s of stacks) {
     const intervals = Object.fromEntries(REPLAYED.map((r) => [r.group, s.intervals[r.group]]));
-    out[`stack ${s.name}`] = JSON.stringify({ baseUrl: s.baseUrl, timezone: s.timezone, intervals, track: s.track, disabledEndpoints: s.disabledEndpoints });
+    out[`stack ${s.name}`] = JSON.stringify({ service: serviceOf(s), timezone: s.timezone, intervals, track: s.track, disabledEndpoints: s.disabledEndpoints });
   }
   return out;
 }
@@ -126,6 +130,14 @@ function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber): Checked 
   for (const s of secretsOf(config)) scrubber.add(s);
   const remote = remoteWriteSettings(flags);
   for (const s of remoteWriteSecrets(remote)) scrubber.add(s);
+  // Only remote write needs the compression: said before anything is sent, and only then.
+  if (remote && !flags['dry-run']) {
+    try {
+      loadCompression();
+    } catch (e) {
+      throw new UsageError(`--remote-write.url: ${(e as Error).message}`);
+    }
+  }
   const external = flags['web.external-url'] ?? (io.env.EXPORTER_WEB_EXTERNAL_URL || undefined);
   const externalName = flags['web.external-url'] !== undefined ? '--web.external-url' : 'EXPORTER_WEB_EXTERNAL_URL';
   const address = sdInstance({ externalUrl: external, externalUrlName: externalName, listenAddress: config.listenAddress });
@@ -140,7 +152,7 @@ function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber): Checked 
   };
 }
 
-const EXIT_2 = [BackfillRangeError, UsageError, ConfigError, RemoteWriteFlagError, PrometheusApiError, StateMismatchError, InstanceError, TargetRefusal];
+const EXIT_2 = [BackfillRangeError, UsageError, ConfigError, RemoteWriteFlagError, PrometheusApiError, StateMismatchError, InstanceError, TargetRefusal, FolderError, FolderInUseError];
 
 /** Runs the command; returns the exit code (0 ok, 1 something missing or failed, 2 bad flags or configuration, 130 stopped). */
 export async function runBackfill(argv: string[], io: BackfillIo): Promise<number> {
@@ -180,7 +192,11 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
   }
 
   const logger = createLogger({ level: config.logLevel, format: config.logFormat, scrubber, destination: io.stderr });
+  const out = resolve(flags.out as string);
+  let folder: Folder | undefined;
   try {
+    // --out is this backfill's alone while it runs (0700 when made here, locked, naming this process).
+    folder = await Folder.open({ dir: out, command: 'backfill', flag: '--out', logger, lost: () => logger.error({ out }, 'the lock of --out was removed or taken by another process: stop it, or this backfill, before they overwrite each other\'s state') });
     return await runSession({
       argv,
       program: io.program ?? programWords(invocationOf(process, io.env)),
@@ -190,7 +206,7 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
       now: Math.floor(io.now() / 1000),
       stacks,
       range,
-      out: resolve(flags.out as string),
+      out,
       job: flags.job,
       ...(flags.instance !== undefined ? { instance: flags.instance } : {}),
       sdInstance: checked.sd,
@@ -208,5 +224,7 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
       return 2;
     }
     throw e;
+  } finally {
+    folder?.close();
   }
 }

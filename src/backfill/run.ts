@@ -116,6 +116,14 @@ interface Context {
 async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string): Promise<number> {
   const state = BackfillState.open(o.out, o.fingerprint);
   const journal = new AnswerJournal(o.out);
+  try {
+    return await readAndWrite(o, sink, stop, say, err, again, state, journal);
+  } finally {
+    journal.close();
+  }
+}
+
+async function readAndWrite(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string, state: BackfillState, journal: AnswerJournal): Promise<number> {
   if (!state.resumed) journal.remove();
   if (state.complete) {
     say(`this backfill is complete (${state.path}): nothing to read or write. Remove that file to run it again.`);
@@ -142,12 +150,9 @@ async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say
   const plans = stacks.map((s) => planStack(s, span(s.name).from, span(s.name).to, span(s.name).days));
   for (const p of plans) say(formatPlan(p, span(p.stack)));
 
-  let read: ReadAll;
-  try {
-    read = await readStacks({ stacks, ranges, plans, journal, logger: o.logger, scrubber: o.scrubber, signal: stop.signal, progressOut: o.stderr });
-  } catch (e) {
-    if (!stop.signal.aborted) throw e;
-    say(stoppedReading(c, (e as { requests?: number }).requests ?? 0));
+  const read = await readStacks({ stacks, ranges, plans, journal, logger: o.logger, scrubber: o.scrubber, signal: stop.signal, progressOut: o.stderr });
+  if ('stopped' in read) {
+    say(stoppedReading(c, read.requests));
     return 130;
   }
   return writeAndReport(c, stacks, ranges, instances, read);

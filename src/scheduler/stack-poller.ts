@@ -44,6 +44,7 @@ import { fanOut, type Cached } from './fan-out.js';
 import { pollDeadline, progressDeadline } from './deadline.js';
 import { Pacer, type Sleep } from './pacer.js';
 import { QueryPoller, type QueryStatus } from './query-poller.js';
+import type { QueryLedgerState } from './query-ledger.js';
 import { spreadOffset } from './spread.js';
 import { POLLER_STATE_VERSION, type JobsCacheEntry, type PollerState } from './poller-state.js';
 import type { RestoredEndpoint } from './runner-state.js';
@@ -96,7 +97,7 @@ export interface StackPollerOptions {
   /** The 403 back-offs of the stack's previous runtime (a reload with the same service and credentials). */
   readonly forbidden?: ForbiddenState;
   /** What an earlier process knew (--storage.path): the runner's endpoints, and the poller's caches. */
-  readonly restored?: { readonly runner?: ReadonlyMap<DataEndpoint, RestoredEndpoint>; readonly poller?: PollerState };
+  readonly restored?: { readonly runner?: ReadonlyMap<DataEndpoint, RestoredEndpoint>; readonly poller?: PollerState; readonly queries?: QueryLedgerState };
 }
 
 export interface PollOptions {
@@ -135,7 +136,13 @@ export class StackPoller {
       paced: opts.paced !== false,
       rebuildPending: () => this.runner.enabled('connector') && this.runner.pending().includes('connector'),
       map: (endpoint, input) => this.map(endpoint, input),
+      ...(opts.restored?.queries ? { ledger: opts.restored.queries } : {}),
     });
+  }
+
+  /** What a restart keeps of the saved queries (the `queries` part, src/stack-state.ts). */
+  queryState(): QueryLedgerState {
+    return this.queries.exportState();
   }
 
   /** Each saved query's state, for the status page. */
