@@ -271,7 +271,7 @@ export function backfillSection(f: BackfillFigures, markdownTable: (t: Table) =>
     `${t.title}:\n`,
     markdownTable(t),
     '',
-    `Both routes replay the same way (each unit's collector run again only around its changes, its lines repeated otherwise). The blocks route writes the samples as text, 6 hours a file, and promtool reads each file once into a block while the next is written; remote write encodes them as protobuf straight into requests of 10,000 samples, four in flight, and writes no text: its disk is the state in --out and what the receiver keeps. Both grow with the samples: series × steps (the default step is each group's interval, at most 5 minutes).`,
+    `Both routes replay the same way (each unit's collector run again only around its changes, its lines repeated otherwise). The blocks route writes the samples as text, 6 hours a file, and promtool reads each file once into a block while the next is written; remote write encodes them as protobuf straight into requests of 10,000 samples, four in flight (one per shard of series), and writes no text: its disk is the state in --out and what the receiver keeps. Both grow with the samples: series × steps (the default step is each group's interval, at most 5 minutes).`,
     BACKFILL_END,
     '',
   ].join('\n');

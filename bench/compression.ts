@@ -7,6 +7,7 @@
  * the time to fetch and decode it over loopback (median of --repeats), and the wire bytes of a
  * full scan and of an incremental poll as the exporter's client reads them; a day is one full
  * scan and the incremental polls of the other intervals. Every loop is bounded by count.
+ * With --remote-write: the share of snappy compression in a remote-write backfill (snappy-run.ts).
  */
 import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
@@ -22,12 +23,15 @@ import type { Compression } from '../src/simulator/api.js';
 import { startChild } from './children.js';
 import { HISTORY_KNOBS } from './history-run.js';
 import type { SimulatorReady } from './simulator-process.js';
+import { benchSnappy, snappyLines } from './snappy-run.js';
 
 const USAGE = `Usage: npm run bench:compression -- [options]
 
-  --repeats N   page fetches timed per mode (default 5)
-  --mbit N      link speed for the computed WAN transfer time (default 50)
-  -h, --help    show this help`;
+  --repeats N        page fetches timed per mode (default 5)
+  --mbit N           link speed for the computed WAN transfer time (default 50)
+  --remote-write     instead: compression's share of a remote-write backfill (30 days of the
+                     medium size, --step 1h), native snappy against pure-JS snappyjs
+  -h, --help         show this help`;
 
 interface LoggedRequest {
   readonly endpoint: string | null;
@@ -162,9 +166,14 @@ export function compressionLines(plain: CompressionFigures, gzip: CompressionFig
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { repeats: { type: 'string' }, mbit: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { repeats: { type: 'string' }, mbit: { type: 'string' }, 'remote-write': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
     console.log(USAGE);
+    return;
+  }
+  if (values['remote-write']) {
+    const figures = await benchSnappy({ rounds: Number(values.repeats ?? 5) || 5 }, (m) => console.error(`compression: ${m}`));
+    console.log(snappyLines(figures).join('\n'));
     return;
   }
   const repeats = Math.min(50, Math.max(1, Number(values.repeats ?? 5) || 5));

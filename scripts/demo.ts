@@ -17,6 +17,8 @@ import { loadConfig } from '../src/config/load.js';
 import type { ExporterConfig } from '../src/config/types.js';
 import { ConfigError } from '../src/errors.js';
 import { attention } from '../src/server/attention.js';
+import { JOB_FAILURE_CHANCE } from '../src/simulator/data/actions.js';
+import { INGESTION_PERIOD_MS, RUN_FAILURE_CHANCE } from '../src/simulator/data/ingestion.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { describeNotification, startWebhookReceiver, type WebhookReceiver } from './alert-receiver.js';
 import { DEMO_TIMING, findAlertmanager, startDemoAlertmanager, type DemoAlertmanager } from './demo-alertmanager.js';
@@ -95,10 +97,24 @@ function printNotification(n: Parameters<typeof describeNotification>[0]): void 
   console.log(`\nnotification ${at} UTC ${describeNotification(n)}`);
 }
 
-/** The exporter's "what needs attention" lines once every list endpoint has answered (at most 60 s). */
+/**
+ * Every list endpoint has answered, and so have the Action jobs they asked for (fetched after the
+ * lists, paced): a failed job there from the start notifies like a failed connector, so the banner
+ * must know it.
+ */
+function everythingRead(app: App): boolean {
+  if (!app.readiness().ready) return false;
+  return app.landing().stacks.every((s) => {
+    if (s.jobBacklog === undefined) return true;
+    const jobs = s.endpoints.find((e) => e.endpoint === 'action_jobs');
+    return s.jobBacklog === 0 && jobs?.lastPollAt !== undefined;
+  });
+}
+
+/** The exporter's "what needs attention" lines once everything has been read (at most 60 s). */
 async function problemsByDesign(app: App): Promise<string[]> {
   const deadline = Date.now() + 60_000;
-  while (!app.readiness().ready && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+  while (!everythingRead(app) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
   const model = app.landing();
   return model.stacks.flatMap((stack) =>
     attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now: model.now, pauses: stack.pauses }).problems.map(
@@ -165,6 +181,8 @@ async function main(): Promise<void> {
         target: new URL(exporter.url ?? '').host,
         port: Number(process.env.DEMO_PROMETHEUS_PORT ?? 9090),
         alertmanager: alertmanager?.address,
+        // Notifications link to the runbooks this exporter serves, not to the repository's copy.
+        runbookBaseUrl: `${exporter.url ?? ''}/docs/alerts`,
       });
       if (prometheus.movedPort) console.log(`port ${process.env.DEMO_PROMETHEUS_PORT ?? 9090} is taken; Prometheus uses a free one`);
     } catch (err) {
@@ -208,6 +226,16 @@ ${
 }
 Problems there by design (the simulated CMDB has them from the start${prometheus ? '; their alerts fire in Prometheus too' : ''}):
 ${byDesign.length === 0 ? '  none' : byDesign.map((line) => `  ${line}`).join('\n')}
+More come by themselves: the simulated CMDB lives on, runs a data ingestion every ${INGESTION_PERIOD_MS / 60_000} minutes and its
+Actions and connectors on their schedules; about 1 ingestion run in ${Math.round(1 / RUN_FAILURE_CHANCE)} and 1 Action job in ${Math.round(1 / JOB_FAILURE_CHANCE)} fail, and
+now and then a connector's run ends otherwise than usual (a failing one succeeds, a healthy one fails).
+${
+  alertmanager
+    ? 'Their alerts (CmdbIngestionRunFailed, CmdbActionJobFailed, CmdbConnectorError) fire and resolve, and are\nnotified below, as they happen.'
+    : prometheus
+      ? 'Their alerts (CmdbIngestionRunFailed, CmdbActionJobFailed, CmdbConnectorError) fire and resolve as they happen.'
+      : 'The status page shows them as they happen.'
+}
 
 Break a connector (it stays broken for ${BREAK_HOLD_SECONDS / 60} minutes, then its own runs heal it):
   curl -X POST ${sim.url}/_admin/scenario/runConnector -H 'content-type: application/json' -d '{"bridgeName":"${victim}","status":"Error","holdSeconds":${BREAK_HOLD_SECONDS}}'
@@ -236,9 +264,10 @@ plus the spread of the schedule); the status page's "last poll" column shows whe
 The simulator also serves 14 days of history (daily counts, Action jobs, ingestion runs); ${
   prometheus
     ? `backfill it into the demo's Prometheus
-(docs/backfill.md; the same listen address makes the backfilled series the scraped ones):
-  DEMO_LISTEN_ADDRESS=${new URL(exporter.url ?? '').host} DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --out /tmp/cmdb-demo-backfill --remote-write.url ${prometheus.url}/api/v1/write
-  then ${prometheus.url}/graph?g0.expr=cmdb_assets&g0.range_input=2w`
+(docs/backfill.md; --prometheus.url gives the backfilled series the instance label Prometheus gives
+the live target, so that they join the scraped ones: the command prints which it took):
+  DEMO_LISTEN_ADDRESS=${new URL(exporter.url ?? '').host} DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --out /tmp/cmdb-demo-backfill --prometheus.url ${prometheus.url} --remote-write.url ${prometheus.url}/api/v1/write
+  then ${prometheus.url}/graph?g0.expr=cmdb_assets&g0.range_input=2w (one series, the scraped one: count(count_over_time(cmdb_assets[2w])) is 1)`
     : `see what a backfill of it would read
 (docs/backfill.md):
   DEMO_LISTEN_ADDRESS=127.0.0.1:0 DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --dry-run`

@@ -120,7 +120,9 @@ export async function start(opts: StartOptions): Promise<App> {
   registerShardInstruments(instruments.registries.exporter, opts.shard ?? UNSHARDED, () => stacks.count);
 
   stacks.registerSecrets(config);
-  logger.info({ version: VERSION, shard: opts.shard, config: redactConfig(config) }, 'cmdb-exporter starting');
+  // One short line at info; the whole effective configuration (a few kB for one stack) at debug.
+  logger.info({ version: VERSION, shard: opts.shard, stacks: config.stacks.length }, 'cmdb-exporter starting');
+  logger.debug({ config: redactConfig(config) }, 'effective configuration (secrets redacted)');
   for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
   const restoring: Array<Promise<void>> = [];
   for (const stack of config.stacks) {
@@ -131,7 +133,7 @@ export async function start(opts: StartOptions): Promise<App> {
     if (start?.problemsSeen) stacks.restoreStatus(stack.name, start.problemsSeen);
   }
   storage?.start(
-    { stacks: () => stacks.configs(), marks: (s) => store.changeMarks(s), settled: (s) => store.settledOf(s), parts: (s) => stacks.stateParts(s) },
+    { stacks: () => stacks.configs(), marks: (s) => stacks.stateMarks(s), settled: (s) => store.settledOf(s), prepare: (s) => stacks.prepareState(s), parts: (s) => stacks.stateParts(s) },
     () => stacks.sendTimes(),
   );
   if (config.storagePath !== undefined && storage) logger.info({ storagePath: config.storagePath }, 'keeping state across restarts');

@@ -17,7 +17,8 @@ export type ErrorCode =
   | 'CMDB_TOKEN_REJECTED'
   | 'CMDB_UNAUTHORIZED'
   | 'CMDB_ABORTED'
-  | 'CONFIG_INVALID';
+  | 'CONFIG_INVALID'
+  | 'FOLDER_IN_USE';
 
 /** An HTTP status as the `outcome` label writes it: `'404'`, `'503'`. */
 export type StatusOutcome = `${1 | 2 | 3 | 4 | 5}${number}`;
@@ -180,6 +181,14 @@ export class CmdbUnauthorizedError extends CmdbError {
   }
 }
 
+/**
+ * 401 on every token the token endpoint had just granted, renewed with back-off a few times: the
+ * credentials are good (the token endpoint takes them), but another process with the same client
+ * id takes the tokens (a CMDB that keeps one token per client), or the CMDB does not take the
+ * tokens it grants. Not "credentials rejected": that is the token endpoint's word alone.
+ */
+export class CmdbTokensTakenError extends CmdbUnauthorizedError {}
+
 /** The request was cancelled because the exporter is shutting down or reloading. */
 export class CmdbAbortedError extends CmdbError {
   readonly outcome = 'aborted' as const;
@@ -227,4 +236,15 @@ export function formatConfigIssues(issues: readonly ConfigIssue[], hints: readon
   const report = `invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n${lines.join('\n')}`;
   if (hints.length === 0) return report;
   return `${report}\nperhaps behind them, variables the exporter does not read:\n${hints.map((h) => `  ${h.path}: ${h.message}`).join('\n')}`;
+}
+
+/**
+ * A folder the exporter keeps its files in (--storage.path, the backfill's --out) is locked by
+ * another process that is still running: this one does not start (exit 2). The message names the
+ * folder and the holder.
+ */
+export class FolderInUseError extends ExporterError {
+  constructor(message: string) {
+    super('FOLDER_IN_USE', message);
+  }
 }

@@ -4,12 +4,11 @@
  * Exit codes: 0 ok; 1 runtime failure (or --once with a failed endpoint); 2 bad flags or configuration.
  */
 import { start, type App } from './app.js';
-import { runBackfill } from './backfill/command.js';
 import { FlagError, flagsHelp, parseFlags, type FlagValues } from './config/flags.js';
 import { loadConfig, unknownVariables } from './config/load.js';
 import type { ExporterConfig } from './config/types.js';
 import { loadWebConfig, type WebConfig } from './config/web-config.js';
-import { ConfigError } from './errors.js';
+import { ConfigError, FolderInUseError } from './errors.js';
 import { createLogger } from './logger.js';
 import { onceSummary } from './once.js';
 import { SecretScrubber } from './secrets.js';
@@ -37,6 +36,9 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'backfill') {
+    // Loaded only for this command: the daemon, --version and --check-config never load the
+    // backfill's modules (nor what only the backfill needs, such as remote write's compression).
+    const { runBackfill } = await import('./backfill/command.js');
     return runBackfill(argv.slice(1), { stdout: process.stdout, stderr: process.stderr, env: process.env, now: Date.now });
   }
   let flags: FlagValues<'daemon'>;
@@ -154,8 +156,9 @@ async function main(argv: string[]): Promise<number> {
     app = await start({ config, logger, scrubber, loadConfig: load, shard, defaultMetrics, telemetryPath, webConfig, limits: { maxRequests }, externalUrl });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    if (err instanceof ConfigError) {
-      // --storage.path that cannot be made or written: a bad configuration, named in the message.
+    if (err instanceof ConfigError || err instanceof FolderInUseError) {
+      // --storage.path that cannot be made or written (a bad configuration), or that another
+      // running exporter holds (its lock names it): named in the message.
       console.error(`cmdb-exporter: ${err.message}`);
       return 2;
     }

@@ -1,36 +1,60 @@
 /**
- * A stack's state as the parts of its state file (--storage.path, src/persist/), and back: what a
- * reload hands to a stack's next runtime (Carried), a restart keeps too, each component in a small
- * versioned form of its own, made and read next to the component:
+ * A stack's starting point and its state as the parts of its state file (--storage.path,
+ * src/persist/), and back: what a reload hands to a stack's next runtime (Carried), a restart keeps
+ * too, each component in a small versioned form of its own, made and read next to the component:
  *
  * | part      | component (class)                          | made by                      | read by                     |
  * |-----------|--------------------------------------------|------------------------------|-----------------------------|
  * | `store`   | SnapshotStore (series, up, last success)   | exportStack                  | storeStateFrom, restoreStack|
  * | `runner`  | EndpointRunner (state, 403 back-off)       | exportState                  | runnerStateFrom             |
  * | `poller`  | StackPoller (Action jobs cache, change log, ingestion detail read, StateMemory) | exportState | pollerStateFrom |
+ * | `queries` | QueryLedger in QueryPoller (last run, outcome and counts per saved query) | exportState | queryLedgerStateFrom |
  * | `client`  | CmdbClient (path spellings, pauses) and PollPlan (seen); never the token | exportState | clientStateFrom |
- * | `history` | ConnectorHistoryReader in StackReaders (rows held, last full scan, page size, incremental off) | historyState | fromState |
+ * | `history` | ConnectorHistoryReader in StackReaders (rows held, last full scan, page size, incremental off, a full scan's pages read so far) | historyState | fromState |
  * | `status`  | StatusMemory (since when each problem is seen; src/stacks.ts adds it) | exportState | statusStateFrom |
  *
- * The request budget's sends are not a part: the request record (src/persist/journal.ts) has them
- * to the last request, also after a kill -9 (each written as the request leaves: RoadEvents.sends).
+ * The request budget's sends are not a part: the request record (src/persist/send-record.ts) has
+ * them to the last request, also after a kill -9 (each written as the request leaves:
+ * RoadEvents.sends); the storage hands them out with the stack's state (Storage.restore).
+ * docs/restarts.md has the same table; test/persist/state-table.test.ts holds every stateful
+ * component of a running stack to it.
  */
 import type { BudgetState } from './cmdb/budget.js';
 import { budgetFromSends, spentBudget } from './cmdb/budget.js';
-import type { CmdbClient } from './cmdb/client.js';
+import type { ClientCarry, CmdbClient } from './cmdb/client.js';
 import { clientStateFrom } from './cmdb/client-state.js';
-import type { PollPlan } from './cmdb/plan.js';
+import type { Pause } from './cmdb/pauses.js';
+import type { PlanSeen, PollPlan } from './cmdb/plan.js';
 import { ConnectorHistoryReader, historySettings, type StackReaders } from './cmdb/readers/index.js';
 import type { StackConfig } from './config/types.js';
 import type { Logger } from './logger.js';
 import type { RestoredState, SendsRead, Storage } from './persist/storage.js';
+import type { ForbiddenState } from './scheduler/endpoint-runner.js';
 import { pollerStateFrom } from './scheduler/poller-state.js';
+import { queryLedgerStateFrom } from './scheduler/query-ledger.js';
 import { runnerStateFrom, type RestoredEndpoint } from './scheduler/runner-state.js';
-import type { StackPoller } from './scheduler/stack-poller.js';
+import type { StackPoller, StackPollerOptions } from './scheduler/stack-poller.js';
 import { statusStateFrom } from './status-memory.js';
 import type { SnapshotStore } from './store/snapshot-store.js';
 import { storeStateFrom, type StoredEndpoint } from './store/store-state.js';
-import type { Carried } from './stacks.js';
+
+/** What a stack's runtime hands to the next one on reload, and what a restart restores: so that the stack goes on where it was. */
+export interface Carried {
+  /** What the request budget has spent (a reload does not refill it). */
+  readonly budget?: BudgetState;
+  /** Token and path spellings: what still holds (CmdbClient.handOver). */
+  readonly client?: ClientCarry;
+  /** The connector history reader (held newest runs, last full scan, learned page size, a scan's pages), when it still holds (StackReaders.handOver). */
+  readonly history?: ConnectorHistoryReader;
+  /** 403 back-offs: waited out by the new runtime too, unless the service or the credentials changed. */
+  readonly forbidden?: ForbiddenState;
+  /** What the old runtime's client saw (connector pages, Actions, fetch rates): the new one plans with it. */
+  readonly seen?: PlanSeen;
+  /** What an earlier process kept (--storage.path): the runner's endpoints, the poller's caches, the saved queries' ledger. */
+  readonly restored?: StackPollerOptions['restored'];
+  /** The pauses an earlier process was told of and had not ended (--storage.path). */
+  readonly pauses?: readonly Pause[];
+}
 
 /** The components of a running stack whose state is kept. */
 export interface StackComponents {
@@ -46,6 +70,7 @@ export function stackParts(name: string, stack: StackComponents, store: Snapshot
     store: store.exportStack(name),
     runner: stack.poller.runner.exportState(),
     poller: stack.poller.exportState(),
+    queries: stack.poller.queryState(),
     client: stack.client.exportState(stack.plan.seen()),
     history: stack.readers.historyState(),
   };
@@ -80,6 +105,8 @@ export function restoredStack(stack: StackConfig, state: RestoredState): Restore
   if (!runner) return { invalid: 'runner' };
   const poller = parts.poller === undefined ? undefined : pollerStateFrom(parts.poller, state.refresh);
   if (parts.poller !== undefined && !poller) return { invalid: 'poller' };
+  const queries = parts.queries === undefined ? undefined : queryLedgerStateFrom(parts.queries);
+  if (parts.queries !== undefined && !queries) return { invalid: 'queries' };
   const client = parts.client === undefined ? undefined : clientStateFrom(parts.client);
   if (parts.client !== undefined && !client) return { invalid: 'client' };
   const problemsSeen = parts.status === undefined ? undefined : statusStateFrom(parts.status);
@@ -87,9 +114,11 @@ export function restoredStack(stack: StackConfig, state: RestoredState): Restore
   const settings = historySettings(stack);
   // A history read in another time zone is not restored: its next read is a full scan, as after a reload.
   const history = parts.history === undefined || state.refresh ? undefined : ConnectorHistoryReader.fromState(settings, parts.history);
+  // Past the restore bound every query is due again (a day may have passed): its ledger is not continued from.
   const restored = {
     runner: state.refresh ? withoutBackOffs(runner) : runner,
     ...(poller ? { poller } : {}),
+    ...(queries && !state.refresh ? { queries } : {}),
   };
   const carried: Carried = {
     restored,
@@ -107,21 +136,19 @@ function withoutBackOffs(runner: ReadonlyMap<string, RestoredEndpoint>): Map<Res
 }
 
 /**
- * Where `stack` starts from when state is kept: its restored runtime and series (unless there is
- * none, it is not the stack's, or it does not validate: a cold start, logged by the storage), and
- * its budget from the request record.
+ * Where `stack` starts from when state is kept, asked of the storage once (Storage.restore): its
+ * restored runtime and series (unless there is none, it is not the stack's, or it does not
+ * validate: a cold start, logged by the storage), and its budget from the request record.
  */
 export function startingPoint(storage: Storage, stack: StackConfig, logger: Logger, nowMs: number): Restored | undefined {
-  const state = storage.take(stack);
-  const restored = state && restoredStack(stack, state);
-  if (restored && 'invalid' in restored) storage.invalid(stack.name, restored.invalid);
-  const ok = restored && !('invalid' in restored) ? restored : undefined;
-  if (ok && state) {
-    const series = ok.series?.reduce((n, e) => n + e.samples.length, 0) ?? 0;
-    const what = state.refresh ? 'served, but older than an hour: everything is read again' : 'polls go on from it';
-    logger.info({ stack: stack.name, series, ageSeconds: Math.round(state.ageSeconds) }, `state kept at the last stop restored: ${what}`);
+  const answer = storage.restore<Restored>(stack, (state) => restoredStack(stack, state));
+  const ok = answer.kind === 'restored' ? answer.value : undefined;
+  if (answer.kind === 'restored') {
+    const series = answer.value.series?.reduce((n, e) => n + e.samples.length, 0) ?? 0;
+    const what = answer.state.refresh ? 'served, but older than an hour: everything is read again' : 'polls go on from it';
+    logger.info({ stack: stack.name, series, ageSeconds: Math.round(answer.state.ageSeconds) }, `state kept at the last stop restored: ${what}`);
   }
-  const budget = budgetOf(stack, storage.sendsOf(stack.name), nowMs);
+  const budget = budgetOf(stack, answer.sends, nowMs);
   if (!ok && !budget) return undefined;
   return { carried: { ...ok?.carried, ...(budget ? { budget } : {}) }, ...(ok?.series ? { series: ok.series } : {}), ...(ok?.problemsSeen ? { problemsSeen: ok.problemsSeen } : {}) };
 }

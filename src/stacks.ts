@@ -4,12 +4,10 @@
  * (readiness, the status page's model, a poll of everything for --once).
  */
 import { DATA_ENDPOINTS, groupOf, type DataEndpoint, type GroupName } from './api/endpoints.js';
-import type { BudgetState } from './cmdb/budget.js';
 import { tokenSlot } from './cmdb/auth.js';
-import { sameCredentials, type CmdbClient, type ClientCarry } from './cmdb/client.js';
-import type { Pause } from './cmdb/pauses.js';
-import type { PlanSeen, PollPlan } from './cmdb/plan.js';
-import type { ConnectorHistoryReader, StackReaders } from './cmdb/readers/index.js';
+import { sameCredentials, type CmdbClient } from './cmdb/client.js';
+import type { PollPlan } from './cmdb/plan.js';
+import type { StackReaders } from './cmdb/readers/index.js';
 import { openRoad, type Road } from './cmdb/road.js';
 import { enabledEndpoints } from './config/endpoints.js';
 import { secretsOf } from './config/redact.js';
@@ -17,13 +15,12 @@ import type { ExporterConfig, StackConfig } from './config/types.js';
 import type { Logger } from './logger.js';
 import { initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
 import { nextScheduledRun, pollAllOnce, type Scheduler } from './scheduler/scheduler.js';
-import type { ForbiddenState } from './scheduler/endpoint-runner.js';
-import { StackPoller, type StackPollerOptions } from './scheduler/stack-poller.js';
+import { StackPoller } from './scheduler/stack-poller.js';
 import type { SecretScrubber } from './secrets.js';
 import type { Readiness } from './server/http.js';
 import type { LandingStack } from './server/landing.js';
 import type { EndpointSettings, SnapshotStore } from './store/snapshot-store.js';
-import { stackParts } from './stack-state.js';
+import { stackParts, type Carried } from './stack-state.js';
 import { StatusMemory } from './status-memory.js';
 
 export interface StacksOptions {
@@ -58,29 +55,13 @@ interface StackRuntime {
    * process started with, so its first polls never make it unready; it is shown as joining.
    */
   readonly joined: boolean;
+  /** Started from the state an earlier process kept (--storage.path): it served before, so it is ready at once. */
+  readonly restored: boolean;
   readonly road: Road;
   readonly client: CmdbClient;
   readonly readers: StackReaders;
   readonly plan: PollPlan;
   readonly poller: StackPoller;
-}
-
-/** What a stack's runtime hands to the next one on reload, so that the stack goes on where it was. */
-export interface Carried {
-  /** What the request budget has spent (a reload does not refill it). */
-  readonly budget?: BudgetState;
-  /** Token and path spellings: what still holds (CmdbClient.handOver). */
-  readonly client?: ClientCarry;
-  /** The connector history reader (held newest runs, last full scan, learned page size), when it still holds (StackReaders.handOver). */
-  readonly history?: ConnectorHistoryReader;
-  /** 403 back-offs: waited out by the new runtime too, unless the service or the credentials changed. */
-  readonly forbidden?: ForbiddenState;
-  /** What the old runtime's client saw (connector pages, Actions, fetch rates): the new one plans with it. */
-  readonly seen?: PlanSeen;
-  /** What an earlier process kept (--storage.path, src/stack-state.ts): the runner's endpoints, the poller's caches. */
-  readonly restored?: StackPollerOptions['restored'];
-  /** The pauses an earlier process was told of and had not ended (--storage.path). */
-  readonly pauses?: readonly Pause[];
 }
 
 /**
@@ -145,7 +126,7 @@ export class Stacks {
     const plan = road.plan as PollPlan;
     // What became of the stack's requests, for the status page's "CMDB unreachable" cause line.
     const record = this.status.recorder(stack.name);
-    client.events.requests.on((e) => record(e.outcome));
+    client.events.requests.on(record);
     // --storage.path: every request is recorded as it leaves, so that a restart counts it (journal.ts).
     const { recordSend } = this.opts;
     if (recordSend) client.events.sends.on((e) => recordSend(stack.name, e.sentAt));
@@ -157,7 +138,7 @@ export class Stacks {
     if (carried.pauses) client.restorePauses(carried.pauses);
     // Restored Actions whose jobs are due (--storage.path): the backlog shows from the first scrape.
     if (carried.restored?.poller) onBacklog(poller.jobBacklog());
-    this.runtimes.set(stack.name, { config: stack, road, client, readers, plan, poller, startedAt: now(), joined });
+    this.runtimes.set(stack.name, { config: stack, road, client, readers, plan, poller, startedAt: now(), joined, restored: carried.restored !== undefined });
     scheduler?.add(poller);
   }
 
@@ -254,8 +235,9 @@ export class Stacks {
 
   /**
    * Ready when every enabled endpoint of the stacks the process started with has finished a poll
-   * (of this runtime, or of the one a reload replaced), or its stack started more than one attempt
-   * timeout (timeoutSeconds) ago: a stack that cannot be reached must not keep the whole process
+   * (of this runtime, or of the one a reload replaced), or its stack was restored from the state an
+   * earlier process kept (it serves what that one served, and a full connector scan it left
+   * half-way goes on), or its stack started more than one attempt timeout (timeoutSeconds) ago: a stack that cannot be reached must not keep the whole process
    * unready while its first polls run out of retries; its endpoints read `cmdb_endpoint_up 0`
    * meanwhile. A stack added later (a reload, stacksDir) is listed as `joining` until its first
    * polls end and never makes the process unready: behind a Service, an unready pod stops every
@@ -266,7 +248,7 @@ export class Stacks {
     const joining: Array<{ stack: string; endpoint: string }> = [];
     const at = this.opts.now();
     for (const r of this.runtimes.values()) {
-      if (!r.joined && at - r.startedAt >= r.config.timeoutSeconds) continue;
+      if (!r.joined && (r.restored || at - r.startedAt >= r.config.timeoutSeconds)) continue;
       const due = this.firstPollsDue(r).map((endpoint) => ({ stack: r.config.name, endpoint }));
       (r.joined ? joining : pending).push(...due);
     }
@@ -331,6 +313,22 @@ export class Stacks {
   stateParts(name: string): Record<string, unknown> | undefined {
     const r = this.runtimes.get(name);
     return r && { ...stackParts(name, r, this.opts.store), status: this.status.exportState(name) };
+  }
+
+  /**
+   * The stack's change marks for its state's writer: the store's, with every page of a full
+   * connector scan counted as a change of data (a restart goes on from the pages kept).
+   */
+  stateMarks(name: string): { readonly data: number; readonly status: number } | undefined {
+    const marks = this.opts.store.changeMarks(name);
+    const pages = this.runtimes.get(name)?.readers.stateMark() ?? 0;
+    if (!marks && pages === 0) return undefined;
+    return { data: (marks?.data ?? 0) + pages, status: marks?.status ?? 0 };
+  }
+
+  /** Makes the stack's parts current where they are held off the main thread (a connector scan's pages in the page worker). */
+  async prepareState(name: string): Promise<void> {
+    await this.runtimes.get(name)?.readers.prepareState();
   }
 
   /** Every stack's budget: the send times of its last minute (and of requests still waiting), in ms. */

@@ -10,9 +10,8 @@
  * minute's, and the new process's own requests say more.
  */
 import { z } from 'zod';
-import { RecentRequests } from './cmdb/recent.js';
-import type { RequestOutcome } from './errors.js';
-import type { LandingStack } from './server/landing.js';
+import { RecentRequests, type RequestReport } from './cmdb/recent.js';
+import type { LandingStack } from './server/landing-model.js';
 import { ProblemMemory } from './server/problem-memory.js';
 import { stackView, viewKeys } from './server/stack-view.js';
 import type { SnapshotStore } from './store/snapshot-store.js';
@@ -49,7 +48,7 @@ export class StatusMemory {
    * finds (Stacks.landing calls remember()); `now`: unix seconds.
    */
   constructor(
-    store: SnapshotStore,
+    private readonly store: SnapshotStore,
     private readonly look: (stack: string) => void,
     private readonly now: () => number,
   ) {
@@ -60,17 +59,25 @@ export class StatusMemory {
     });
   }
 
-  /** Records the outcome of each request of `stack` that left. */
-  recorder(stack: string): (outcome: RequestOutcome) => void {
+  /** Records the outcome of each request of `stack` that left (its endpoint, when it left). */
+  recorder(stack: string): (report: RequestReport) => void {
     let recent = this.requests.get(stack);
     if (!recent) this.requests.set(stack, (recent = new RecentRequests()));
     const into = recent;
-    return (outcome) => into.record(outcome, this.now());
+    return (report) => into.record(report, this.now());
   }
 
-  /** The stack's model with what the page remembers of it: its requests, and when it saw each problem. */
+  /**
+   * The stack's model with what the page remembers of it: its requests, and when it saw each
+   * problem; and what the store serves of each endpoint: how many series, and whether they are
+   * still the ones an earlier process kept (--storage.path).
+   */
   remember(stack: LandingStack, at: number): LandingStack {
-    const withRequests = { ...stack, requests: this.requests.get(stack.name)?.snapshot() };
+    const endpoints = stack.endpoints.map((e) => {
+      const served = this.store.snapshot(stack.name, e.endpoint);
+      return served === undefined ? e : { ...e, series: served.samples.length, ...(served.restored ? { restored: true } : {}) };
+    });
+    const withRequests = { ...stack, endpoints, requests: this.requests.get(stack.name)?.snapshot() };
     return { ...withRequests, seen: this.memory.observe(stack.name, viewKeys(stackView(withRequests, at)), at) };
   }
 

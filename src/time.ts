@@ -3,6 +3,8 @@
  * ISO 8601 with ms/µs and offsets, `yyyy-mm-dd HH:mm:ss` without a zone, `yyyy-mm-dd`) and sometimes
  * a text where a time is expected ("After Next Data Ingestion"). Everything here returns unix seconds
  * or undefined: never NaN, never a throw, so a collector can drop one sample instead of failing.
+ * The one Retry-After reader of the project is here too: the CMDB's road and remote write read the
+ * server's word the same way.
  */
 
 /**
@@ -203,4 +205,27 @@ export function dayInZone(unixSeconds: number, timeZone: string, addDays = 0): s
   const wall = new Date(ms + offset);
   const day = new Date(Date.UTC(wall.getUTCFullYear(), wall.getUTCMonth(), wall.getUTCDate() + addDays));
   return day.toISOString().slice(0, 10);
+}
+
+/**
+ * Retry-After (RFC 9110 §10.2.3) as a wait in ms: delta-seconds, or an HTTP-date read against the
+ * answering server's own Date header, its clock (a server 10 minutes ahead of ours must not turn
+ * 30 s into 630 s, one behind must not turn them into none); against `nowMs` when it sent no
+ * readable Date. A date in the past means "now" (0). Undefined when absent or unreadable.
+ */
+export function retryAfterMs(value: string | string[] | undefined, serverDate: string | string[] | undefined, nowMs: number): number | undefined {
+  const raw = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!raw) return undefined;
+  if (/^\d+$/.test(raw)) return Number(raw) * 1000;
+  const at = httpDate(raw);
+  if (at === undefined) return undefined;
+  const date = httpDate((Array.isArray(serverDate) ? serverDate[0] : serverDate)?.trim() ?? '');
+  return Math.max(0, at - (date ?? nowMs));
+}
+
+/** An HTTP-date in ms, or undefined; only a date that names a weekday or month (Date.parse also takes "5.5" or "-1"). */
+function httpDate(text: string): number | undefined {
+  if (!/[a-z]{3}/i.test(text)) return undefined;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : at;
 }

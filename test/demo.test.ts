@@ -1,7 +1,15 @@
-/** `npm run demo` on ports of the user's choosing, saying when a scenario's change will show; SIGHUP reloads it. */
+/**
+ * `npm run demo` on ports of the user's choosing, saying when a scenario's change will show, what
+ * fails by design and what fails by itself later; SIGHUP reloads it. Its Prometheus' rules point the
+ * notifications' runbook links at the runbooks the demo's exporter serves.
+ */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { demoRuleFiles, DEMO_FOR_SECONDS, durationSeconds } from '../scripts/demo-prometheus.js';
+import { DocsPages } from '../src/server/docs.js';
 import { freePort, WAIT_MS } from './helpers/daemon.js';
 
 const DEMO = fileURLToPath(new URL('../scripts/demo.ts', import.meta.url));
@@ -20,7 +28,8 @@ describe('npm run demo', () => {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => ((out += c.toString('utf8')), (stdout += c.toString('utf8'))));
     child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
@@ -31,6 +40,22 @@ describe('npm run demo', () => {
       expect(out).toMatch(/connector history is polled every 30s,\s+the license every 60s/);
       expect(out).toContain(`kill -HUP ${child.pid} reloads config/demo.yaml`);
       expect((await fetch(`http://127.0.0.1:${exporterPort}/healthz`)).status).toBe(200);
+
+      // The first line is a short log line, not the effective configuration (that is logged at debug).
+      const first = stdout.split('\n')[0] ?? '';
+      expect(first).toMatch(/INFO\s+cmdb-exporter starting version=\S+ stacks=1$/);
+      expect(stdout).not.toContain('"stacks":[{');
+      // The banner names what fails by itself later, not only what fails from the start.
+      expect(out).toMatch(/More come by themselves: [^]*about 1 ingestion run in 10 and 1 Action job in 7 fail[^]*The status page shows them as they happen\./);
+      // Every Action whose newest job failed when the banner was printed is in it: the banner waited
+      // for the Action jobs, which are read after the lists.
+      const metrics = await (await fetch(`http://127.0.0.1:${exporterPort}/metrics`)).text();
+      const failedActions = [...metrics.matchAll(/^cmdb_action_last_job_status\{[^}]*status="(?!(?:success)")[^"]*"\} 1$/gim)].length;
+      const jobsRead = new Set([...metrics.matchAll(/^cmdb_action_last_job_status\{[^}]*action_id="([^"]+)"/gm)].map((m) => m[1]));
+      const actions = new Set([...metrics.matchAll(/^cmdb_action_info\{[^}]*action_id="([^"]+)"/gm)].map((m) => m[1]));
+      expect(actions.size).toBeGreaterThan(0);
+      expect(jobsRead).toEqual(actions);
+      expect(out.match(/^ {2}warning {2}action /gm) ?? []).toHaveLength(failedActions);
 
       // SIGHUP reloads the exporter's configuration as the daemon does; the demo runs on.
       child.kill('SIGHUP');
@@ -49,5 +74,28 @@ describe('npm run demo', () => {
         await exited;
       }
     }
+  });
+});
+
+describe("the demo's copy of the rules", () => {
+  it('cuts every for: and points every runbook_url at the runbooks the demo exporter serves, at a heading that exists there', () => {
+    const base = 'http://127.0.0.1:9873/docs/alerts';
+    const served = new DocsPages().page('alerts') ?? '';
+    let alerts = 0;
+    for (const text of demoRuleFiles(DEMO_FOR_SECONDS, base).values()) {
+      const doc = parse(text) as { groups: Array<{ rules: Array<{ alert?: string; for?: string; annotations?: Record<string, string> }> }> };
+      for (const rule of doc.groups.flatMap((g) => g.rules)) {
+        if (!rule.alert) continue;
+        alerts++;
+        expect(rule.annotations?.runbook_url, rule.alert).toBe(`${base}#${rule.alert.toLowerCase()}`);
+        expect(served, rule.alert).toContain(`id="${rule.alert.toLowerCase()}"`);
+        if (rule.for !== undefined) expect(durationSeconds(rule.for)).toBeLessThanOrEqual(DEMO_FOR_SECONDS);
+      }
+    }
+    expect(alerts).toBeGreaterThan(20);
+    // The shipped files keep their own base: the demo only changes its temporary copy.
+    const shipped = readFileSync(new URL('../config/prometheus/cmdb-alerts.yml', import.meta.url), 'utf8');
+    expect(shipped).not.toContain(base);
+    expect(shipped).toMatch(/runbook_url: https:\/\/github\.com\/\S+\/docs\/alerts\.md#cmdbconnectorerror/);
   });
 });

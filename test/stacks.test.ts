@@ -26,14 +26,24 @@ describe('secrets at start-up', () => {
   it.each([
     ['userAgent', { userAgent: `agent ${SECRET}` }],
     ['a tracked asset name', { track: { assets: [SECRET], users: [] } }],
-  ])('a secret pasted into %s never reaches the start-up log line', async (_where, overrides) => {
+  ])('a secret pasted into %s never reaches the effective configuration logged at start-up', async (_where, overrides) => {
     const stack = testStack({ name: 'a', baseUrl: 'http://127.0.0.1:9', auth: { kind: 'client', clientId: 'c', secret: SECRET, clientIdKey: 'clientID' }, ...overrides });
-    const { app, logText } = await startExporter(configFor([stack], { logLevel: 'info' }));
+    const { app, logText } = await startExporter(configFor([stack], { logLevel: 'debug' }));
     apps.push(app);
     const text = logText();
-    expect(text).toContain('cmdb-exporter starting');
+    expect(text).toContain('effective configuration (secrets redacted)');
     expect(text).toContain('[REDACTED]');
     expect(text).not.toContain(SECRET);
+  });
+
+  it('logs the effective configuration at debug only: at info the first line is a short "starting"', async () => {
+    const stack = testStack({ name: 'a', baseUrl: 'http://127.0.0.1:9', auth: { kind: 'client', clientId: 'c', secret: SECRET, clientIdKey: 'clientID' } });
+    const { app, logText } = await startExporter(configFor([stack], { logLevel: 'info' }));
+    apps.push(app);
+    const [first] = logText().split('\n').map((l) => JSON.parse(l || '{}') as Record<string, unknown>);
+    expect(first).toMatchObject({ level: 'info', msg: 'cmdb-exporter starting', stacks: 1 });
+    expect(first).not.toHaveProperty('config');
+    expect(logText()).not.toContain('effective configuration');
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EPOCH_MILLISECONDS_ABOVE, daysUntilExpiry, parseDay, parseTimestamp } from '../src/time.js';
+import { EPOCH_MILLISECONDS_ABOVE, daysUntilExpiry, parseDay, parseTimestamp, retryAfterMs } from '../src/time.js';
 
 const at = (text: string) => Date.parse(text) / 1000;
 
@@ -164,3 +164,37 @@ describe('daysUntilExpiry (the store derives cmdb_license_days_until_expiry with
     expect(daysUntilExpiry(expiry, now)).toBe(days);
   });
 });
+
+describe('retryAfterMs: the one Retry-After reader (the CMDB road and remote write)', () => {
+  const now = Date.parse('2025-03-01T12:00:00Z');
+  it.each<[string | string[] | undefined, number | undefined]>([
+    ['0', 0],
+    ['7', 7000],
+    [' 120 ', 120_000],
+    [['3', '9'], 3000],
+    ['Sat, 01 Mar 2025 12:00:30 GMT', 30_000],
+    ['Sat, 01 Mar 2025 11:00:00 GMT', 0],
+    [undefined, undefined],
+    ['', undefined],
+    ['soon', undefined],
+    ['-5', undefined],
+    ['1.5', undefined],
+  ])('reads %j without a Date header against our clock as %s ms', (value, ms) => {
+    expect(retryAfterMs(value, undefined, now)).toBe(ms);
+  });
+
+  it("reads an HTTP-date against the server's Date header, whatever our clock says", () => {
+    const server = Date.parse('2025-03-01T12:10:00Z');
+    const at = new Date(server + 30_000).toUTCString();
+    // The server is 10 minutes ahead: still 30 s, not 630 s.
+    expect(retryAfterMs(at, new Date(server).toUTCString(), now)).toBe(30_000);
+    // The server is 10 minutes behind: still 30 s, not none.
+    const behind = Date.parse('2025-03-01T11:50:00Z');
+    expect(retryAfterMs(new Date(behind + 30_000).toUTCString(), [new Date(behind).toUTCString()], now)).toBe(30_000);
+    // A Date that cannot be read: our clock.
+    expect(retryAfterMs('Sat, 01 Mar 2025 12:00:30 GMT', 'yesterday-ish', now)).toBe(30_000);
+    // Delta-seconds need no clock.
+    expect(retryAfterMs('5', new Date(server).toUTCString(), now)).toBe(5000);
+  });
+});
+

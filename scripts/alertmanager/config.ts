@@ -15,6 +15,12 @@ export const TIMING = { group_wait: '30s', group_interval: '5m', repeat_interval
 
 const EXPORTER_ALERTS = 'CmdbExporterDown|CmdbExporterAbsent';
 const causes = STACK_CAUSES.join('|');
+/**
+ * The license alerts: the exporter computes the days left at each scrape from the expiry date it
+ * holds, so they stay true while the CMDB is down, and a cause of the stack holds them back no more
+ * than the calendar waits for the CMDB.
+ */
+const LICENSE_ALERTS = 'CmdbLicense.+';
 
 /** The matchers that select this mixin's alerts: every Cmdb* alert of the selected job and stacks. */
 export function cmdbMatchers(mixin: MixinConfig): string[] {
@@ -24,8 +30,10 @@ export function cmdbMatchers(mixin: MixinConfig): string[] {
 export function inhibitRules(): Record<string, unknown>[] {
   return [
     {
-      // The whole exporter is not scraped: what it serves is stale or gone.
-      source_matchers: ['alertname="CmdbExporterDown"', 'stack=""'],
+      // The exporter is down (no target of its address answers): what it serves is stale or gone.
+      // Not its own /sd target failing alone (scope="target"): the stacks' targets still answer,
+      // their alerts are sound (the rule's scope label, scripts/rules/alerts-exporter.ts).
+      source_matchers: ['alertname="CmdbExporterDown"', 'stack=""', 'scope!="target"'],
       target_matchers: ['alertname=~"Cmdb.+"', `alertname!~"${EXPORTER_ALERTS}"`],
       equal: ['job', 'instance'],
     },
@@ -37,9 +45,10 @@ export function inhibitRules(): Record<string, unknown>[] {
     },
     {
       // The CMDB unreachable, the credentials rejected or every request paused: the stack's endpoint,
-      // staleness and data alerts are effects. The causes and the exporter's own alerts stay.
+      // staleness and data alerts are effects. The causes, the exporter's own alerts and the license
+      // (true whatever the CMDB does) stay.
       source_matchers: [`alertname=~"${causes}"`],
-      target_matchers: ['alertname=~"Cmdb.+"', `alertname!~"${causes}|${EXPORTER_ALERTS}|CmdbConfigReloadFailed"`],
+      target_matchers: ['alertname=~"Cmdb.+"', `alertname!~"${causes}|${EXPORTER_ALERTS}|CmdbConfigReloadFailed|${LICENSE_ALERTS}"`],
       equal: ['job', 'instance', 'stack'],
     },
     {

@@ -25,9 +25,14 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbExporterDown',
         'critical',
-        `${s('up')} == 0`,
-        'CMDB exporter {{ $labels.instance }} is down',
-        `Prometheus cannot scrape the CMDB exporter {{ $labels.instance }} (job {{ $labels.job }}) for ${t.for.CmdbExporterDown}: no CMDB metric of the stacks it serves is updated and the other CMDB alerts are blind.`,
+        // One series per scrape target: with /sd, one per stack and one for the exporter's own
+        // metrics, all on the exporter's address (instance). `scope` says whether the exporter
+        // itself is down (no target of its instance answers: every one of them fires) or one
+        // target fails while the others answer (a scrape timeout or sample_limit of that target):
+        // Alertmanager's inhibitions tell the two apart (scripts/alertmanager/config.ts).
+        `label_replace(\n  ${s('up')} == 0\n  unless on (job, instance)\n  ${s('up')} == 1,\n  "scope", "exporter", "", ""\n)\nor\nlabel_replace(\n  ${s('up')} == 0\n  and on (job, instance)\n  ${s('up')} == 1,\n  "scope", "target", "", ""\n)`,
+        `{{ if eq $labels.scope "target" }}A scrape target of CMDB exporter {{ $labels.instance }} fails{{ else }}CMDB exporter {{ $labels.instance }} is down{{ end }}`,
+        `{{ if eq $labels.scope "target" }}Prometheus cannot scrape {{ if $labels.stack }}the target of stack {{ $labels.stack }}{{ else }}the exporter's own target (its process and configuration metrics){{ end }} of the CMDB exporter {{ $labels.instance }} (job {{ $labels.job }}) for ${t.for.CmdbExporterDown}, while its other targets answer: the exporter runs, {{ if $labels.stack }}but this stack's CMDB metrics are not updated and its other alerts are blind{{ else }}and every stack's metrics are scraped{{ end }}. A scrape timeout or sample_limit of that target is the usual reason.{{ else }}Prometheus cannot scrape the CMDB exporter {{ $labels.instance }} (job {{ $labels.job }}) for ${t.for.CmdbExporterDown}: no CMDB metric of the stacks it serves is updated and the other CMDB alerts are blind.{{ end }}`,
       ),
       alert(
         'CmdbExporterAbsent',

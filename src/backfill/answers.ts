@@ -3,15 +3,20 @@
  * CMDB for none of them: at the service's pace reading is the expensive part (a day's counts, an
  * Action's jobs, pages of the connector history that take tens of seconds each).
  *
- * One JSON line per answer, appended as soon as it is read, keyed by stack and unit (`counts/
- * 2026-11-03`, `connector-history`, `action-jobs/<id>`, `asset-changes/<name>`): what a unit is
- * does not depend on how it is read, so the cache holds whatever reads it. A line cut short by a
- * kill is ignored (that unit is read again). Failures are not kept: a run again asks for them.
+ * A journal of the persistence module (src/persist/journal.ts: 0600, one record a line, each
+ * flushed to the disk as it is appended, a line cut short by a kill ignored), its first line saying
+ * what it is and in which version. One record per answer, appended as soon as it is read, keyed by
+ * stack and unit (`counts/2026-11-03`, `connector-history`, `action-jobs/<id>`,
+ * `asset-changes/<name>`): what a unit is does not depend on how it is read, so the cache holds
+ * whatever reads it. An answer is kept in its disk form only, made where it is read (history.ts):
+ * the endpoint's schema drops what is not read, and connector runs lose their event texts as in
+ * the daemon's own state (runForDisk). Failures are not kept: a run again asks for them.
  */
-import { appendFileSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { Journal, readLines } from '../persist/journal.js';
 
 export const ANSWERS_FILE = 'cmdb-backfill.answers.jsonl';
+const HEADER = JSON.stringify({ format: 'cmdb-backfill-answers', version: 2 });
 
 interface AnswerLine {
   readonly s: string;
@@ -21,20 +26,26 @@ interface AnswerLine {
 
 export class AnswerJournal {
   private readonly answers = new Map<string, unknown>();
+  private readonly journal: Journal;
+  /** The journal on disk starts with this version's header. */
+  private headed = false;
   /** Answers read by this run (the rest came from the journal). */
   readThisRun = 0;
   readonly path: string;
 
   constructor(dir: string) {
     this.path = join(dir, ANSWERS_FILE);
-    if (!existsSync(this.path)) return;
-    for (const line of readFileSync(this.path, 'utf8').split('\n')) {
-      if (line === '') continue;
+    this.journal = new Journal(this.path, 'disk');
+    const read = readLines(this.path);
+    // Not a journal of this version (or unreadable): its answers are read again.
+    if (read.kind !== 'read' || read.lines[0] !== HEADER) return;
+    this.headed = true;
+    for (const line of read.lines.slice(1)) {
       try {
         const a = JSON.parse(line) as AnswerLine;
         if (typeof a.s === 'string' && typeof a.k === 'string' && 'v' in a) this.answers.set(id(a.s, a.k), a.v);
       } catch {
-        // a line cut short when the process was killed: that unit is read again
+        // not a record: that unit is read again
       }
     }
   }
@@ -47,11 +58,14 @@ export class AnswerJournal {
     return this.answers.get(id(stack, key)) as T | undefined;
   }
 
-  /** Keeps an answer: in memory and, before anything else happens, on disk. */
+  /** Keeps an answer (its disk form): in memory and, before anything else happens, on disk. */
   record(stack: string, key: string, value: unknown): void {
+    // The header first, whenever the journal starts (new, removed, or of another version).
+    if (!this.headed) this.journal.replace([HEADER]);
+    this.headed = true;
     // JSON has no undefined: an endpoint that answered "nothing" is kept as null.
     const line: AnswerLine = { s: stack, k: key, v: value === undefined ? null : value };
-    appendFileSync(this.path, `${JSON.stringify(line)}\n`);
+    this.journal.append(JSON.stringify(line));
     this.answers.set(id(stack, key), line.v);
     this.readThisRun += 1;
   }
@@ -64,7 +78,12 @@ export class AnswerJournal {
   /** Forgets everything (the backfill is complete, or starts over). */
   remove(): void {
     this.answers.clear();
-    rmSync(this.path, { force: true });
+    this.headed = false;
+    this.journal.remove();
+  }
+
+  close(): void {
+    this.journal.close();
   }
 }
 

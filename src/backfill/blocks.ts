@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatDuration } from '../config/durations.js';
 import { OpenMetricsWriter } from './openmetrics.js';
-import { BACKFILLED_FAMILIES, type Line } from './replay.js';
+import { WRITTEN_FAMILIES } from './coverage.js';
+import type { Line } from './replay.js';
 import { WINDOW_SECONDS, type Sink, type SinkWindow } from './write.js';
 
 export const PROMTOOL_BLOCK_DURATION = formatDuration(WINDOW_SECONDS);
@@ -62,7 +63,7 @@ export class BlocksSink implements Sink {
   }
 
   open(start: number): SinkWindow {
-    const writer = new OpenMetricsWriter(BACKFILLED_FAMILIES, this.work);
+    const writer = new OpenMetricsWriter(WRITTEN_FAMILIES, this.work);
     // Several passes over one window (units read later) each make a file, and a block, of their own.
     const path = join(this.work, `cmdb-backfill-${iso(start).replace(/[:.]/g, '-')}-${Date.now().toString(36)}.om`);
     return {

@@ -7,21 +7,26 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { formatDuration } from '../config/durations.js';
+import { envValue, KNOWN_VARS } from '../config/env.js';
 import { FlagError, flagsHelp, parseFlags, type FlagValues } from '../config/flags.js';
 import { loadConfig } from '../config/load.js';
 import { secretsOf } from '../config/redact.js';
 import type { ExporterConfig, StackConfig } from '../config/types.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, FolderInUseError } from '../errors.js';
 import { onPath } from '../executables.js';
 import { createLogger } from '../logger.js';
+import { serviceOf } from '../persist/document.js';
+import { Folder, FolderError } from '../persist/folder.js';
 import { SecretScrubber } from '../secrets.js';
+import { invocationOf, programWords } from './again.js';
 import { PROMTOOL_BLOCK_DURATION } from './blocks.js';
 import { sdInstance } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import { PrometheusApi, PrometheusApiError } from './prometheus-api.js';
 import { BackfillRangeError, parseRange, type BackfillRange } from './range.js';
-import { RemoteWriteFlagError, remoteWriteSecrets, remoteWriteSettings, shownUrl, type RemoteWriteSettings } from './remote-write.js';
+import { RemoteWriteFlagError, remoteWriteSecrets, remoteWriteSettings, shownUrl, type RemoteWriteSettings } from './remote-write-settings.js';
 import { REPLAYED } from './replay.js';
+import { loadCompression } from './write-request.js';
 import { runSession } from './run.js';
 import { StateMismatchError, type Fingerprint } from './state.js';
 import { InstanceError } from './instance.js';
@@ -48,6 +53,14 @@ export interface BackfillIo {
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
   readonly now: () => number;
+  /** The words that start the program, before `backfill`, for the command to continue (default: as this process was started). */
+  readonly program?: readonly string[];
+}
+
+/** The environment variables the run read: the configuration's (CMDB_*, EXPORTER_*, LOG_*) and the file's ${VAR}s that were set. */
+function environmentUsed(env: NodeJS.ProcessEnv, config: ExporterConfig): string[] {
+  const set = (name: string) => envValue(env, name) !== undefined;
+  return [...new Set([...KNOWN_VARS.filter(set), ...(config.fileVariables ?? []).filter(set)])].sort();
 }
 
 class UsageError extends Error {}
@@ -86,12 +99,13 @@ function fingerprintOf(flags: Flags, stacks: readonly StackConfig[], remote: Rem
     '--job': flags.job,
     '--instance': flags.instance ?? 'default',
     '--fill-gaps': String(flags['fill-gaps'] === true),
-    '--prometheus.url': flags['prometheus.url'] ?? '',
+    // Never a secret in the state file: URLs without their credentials, the stacks' services as a hash.
+    '--prometheus.url': flags['prometheus.url'] === undefined ? '' : shownUrl(flags['prometheus.url']),
     route: remote ? `remote write to ${shownUrl(remote.url)}, ${remote.maxSamplesPerSend} samples a request` : 'blocks',
   };
   for (const s of stacks) {
     const intervals = Object.fromEntries(REPLAYED.map((r) => [r.group, s.intervals[r.group]]));
-    out[`stack ${s.name}`] = JSON.stringify({ baseUrl: s.baseUrl, timezone: s.timezone, intervals, track: s.track, disabledEndpoints: s.disabledEndpoints });
+    out[`stack ${s.name}`] = JSON.stringify({ service: serviceOf(s), timezone: s.timezone, intervals, track: s.track, disabledEndpoints: s.disabledEndpoints });
   }
   return out;
 }
@@ -116,6 +130,14 @@ function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber): Checked 
   for (const s of secretsOf(config)) scrubber.add(s);
   const remote = remoteWriteSettings(flags);
   for (const s of remoteWriteSecrets(remote)) scrubber.add(s);
+  // Only remote write needs the compression: said before anything is sent, and only then.
+  if (remote && !flags['dry-run']) {
+    try {
+      loadCompression();
+    } catch (e) {
+      throw new UsageError(`--remote-write.url: ${(e as Error).message}`);
+    }
+  }
   const external = flags['web.external-url'] ?? (io.env.EXPORTER_WEB_EXTERNAL_URL || undefined);
   const externalName = flags['web.external-url'] !== undefined ? '--web.external-url' : 'EXPORTER_WEB_EXTERNAL_URL';
   const address = sdInstance({ externalUrl: external, externalUrlName: externalName, listenAddress: config.listenAddress });
@@ -130,7 +152,7 @@ function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber): Checked 
   };
 }
 
-const EXIT_2 = [BackfillRangeError, UsageError, ConfigError, RemoteWriteFlagError, PrometheusApiError, StateMismatchError, InstanceError, TargetRefusal];
+const EXIT_2 = [BackfillRangeError, UsageError, ConfigError, RemoteWriteFlagError, PrometheusApiError, StateMismatchError, InstanceError, TargetRefusal, FolderError, FolderInUseError];
 
 /** Runs the command; returns the exit code (0 ok, 1 something missing or failed, 2 bad flags or configuration, 130 stopped). */
 export async function runBackfill(argv: string[], io: BackfillIo): Promise<number> {
@@ -170,15 +192,21 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
   }
 
   const logger = createLogger({ level: config.logLevel, format: config.logFormat, scrubber, destination: io.stderr });
+  const out = resolve(flags.out as string);
+  let folder: Folder | undefined;
   try {
+    // --out is this backfill's alone while it runs (0700 when made here, locked, naming this process).
+    folder = await Folder.open({ dir: out, command: 'backfill', flag: '--out', logger, lost: () => logger.error({ out }, 'the lock of --out was removed or taken by another process: stop it, or this backfill, before they overwrite each other\'s state') });
     return await runSession({
       argv,
+      program: io.program ?? programWords(invocationOf(process, io.env)),
+      environment: environmentUsed(io.env, config),
       stdout: io.stdout,
       stderr: io.stderr,
       now: Math.floor(io.now() / 1000),
       stacks,
       range,
-      out: resolve(flags.out as string),
+      out,
       job: flags.job,
       ...(flags.instance !== undefined ? { instance: flags.instance } : {}),
       sdInstance: checked.sd,
@@ -196,5 +224,7 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
       return 2;
     }
     throw e;
+  } finally {
+    folder?.close();
   }
 }

@@ -3,8 +3,12 @@
  * other at a few a minute; when the CMDB refuses the credentials, or cannot be reached, every unit
  * fails the same way, each after its retries, and the ETA grows to an hour of nothing. So:
  *
- * - rejected credentials (the token endpoint refuses the client id and secret, or a 401 with a
- *   token) stop the stack's reading at the first one: no request after it can succeed;
+ * - rejected credentials (the token endpoint refuses the client id and secret, or a pre-issued
+ *   token gets 401) stop the stack's reading at the first one: no request after it can succeed.
+ *   A 401 on tokens the token endpoint has just granted is not that: the client renews them with
+ *   back-off (src/cmdb/auth.ts), and when every new one is refused at once, another process with the
+ *   same client id takes them (a CMDB that keeps one token per client). That counts as a failure of
+ *   the stack like the ones below, with the hint to give the backfill a client id of its own;
  * - the CMDB unreachable or not answering (network errors, timeouts) `stackLimit` times in a row
  *   stops the stack's reading: that is the service, not one endpoint. So does the token endpoint
  *   failing otherwise (a 5xx after its retries): every request needs a token, and the road pauses
@@ -18,7 +22,7 @@
  * reports the outcomes.
  */
 import { TOKEN_PATH } from '../api/endpoints.js';
-import { CmdbError, CmdbHttpError, CmdbTokenRejectedError, CmdbUnauthorizedError } from '../errors.js';
+import { CmdbError, CmdbHttpError, CmdbTokenRejectedError, CmdbTokensTakenError, CmdbUnauthorizedError } from '../errors.js';
 
 /** Network errors or timeouts in a row (any endpoint) that stop a stack's reading. */
 export const DEFAULT_STACK_FAILURES_LIMIT = 3;
@@ -36,6 +40,7 @@ export type Verdict = { readonly action: 'go-on' } | { readonly action: 'skip-en
 
 /** The kind of a failure: what repeats when the CMDB, or one endpoint of it, is the problem. */
 export function failureKind(err: unknown): string {
+  if (err instanceof CmdbTokensTakenError) return 'taken';
   if (err instanceof CmdbHttpError) return err.status >= 500 ? '5xx' : String(err.status);
   if (err instanceof CmdbError) return err.outcome;
   return 'error';
@@ -45,7 +50,16 @@ const STACK_KINDS: Record<string, string> = {
   timeout: 'requests timed out',
   network: 'requests could not reach the CMDB',
   token: 'token requests failed',
+  taken: 'requests were refused (401) on every token just granted',
 };
+
+/** What to do when the stack's reading stopped on a run of `kind`. */
+function stackHint(stack: string, kind: string): string {
+  if (kind === 'taken') {
+    return `The token endpoint accepts stack ${stack}'s credentials, but another process with the same client id (the daemon?) takes each token it grants: give the backfill a client id of its own (docs/backfill.md), then run the same command again: what was read is kept.`;
+  }
+  return `Check that stack ${stack}'s CMDB${kind === 'token' ? ' and its token endpoint' : ''} is reachable and answering (baseUrl, proxy, timeoutSeconds), then run the same command again: what was read is kept.`;
+}
 
 /** A failure of the token request itself (`POST …/access_token`), whatever unit needed the token. */
 function ofTokenEndpoint(err: unknown): boolean {
@@ -79,6 +93,16 @@ export class FailFast {
     return this.stopped;
   }
 
+  /**
+   * The run of failures of the stack that the rule stops at `limit`, while one is under way: how
+   * many so far and what they are (`requests timed out`). The progress line's ETA counts with it.
+   */
+  streak(): { count: number; limit: number; what: string } | undefined {
+    const { kind, count: n } = this.stackRun;
+    if (this.stopped || kind === undefined || n === 0 || !(kind in STACK_KINDS)) return undefined;
+    return { count: n, limit: this.stackLimit, what: STACK_KINDS[kind] as string };
+  }
+
   succeeded(endpoint: string): void {
     this.stackRun.kind = undefined;
     this.stackRun.count = 0;
@@ -87,7 +111,8 @@ export class FailFast {
 
   failed(err: unknown, endpoint: string): Verdict {
     const message = (err as Error).message;
-    if (err instanceof CmdbTokenRejectedError || err instanceof CmdbUnauthorizedError || (err instanceof CmdbHttpError && err.status === 401)) {
+    const taken = err instanceof CmdbTokensTakenError;
+    if (!taken && (err instanceof CmdbTokenRejectedError || err instanceof CmdbUnauthorizedError || (err instanceof CmdbHttpError && err.status === 401))) {
       this.stopped = {
         why: `credentials rejected (${message})`,
         hint: `Check the credentials of stack ${this.stack} (clientId and secret, or token) in the configuration or its environment variables, then run the same command again.`,
@@ -100,10 +125,7 @@ export class FailFast {
     if (kind in STACK_KINDS) {
       const n = count(this.stackRun, kind);
       if (n < this.stackLimit) return { action: 'go-on' };
-      this.stopped = {
-        why: `${n} ${STACK_KINDS[kind]} in a row (last: ${message})`,
-        hint: `Check that stack ${this.stack}'s CMDB${kind === 'token' ? ' and its token endpoint' : ''} is reachable and answering (baseUrl, proxy, timeoutSeconds), then run the same command again: what was read is kept.`,
-      };
+      this.stopped = { why: `${n} ${STACK_KINDS[kind]} in a row (last: ${message})`, hint: stackHint(this.stack, kind) };
       return { action: 'stop-stack', ...this.stopped };
     }
     const run = this.endpointRuns.get(endpoint) ?? { kind: undefined, count: 0 };

@@ -1,13 +1,18 @@
 /**
  * `--fill-gaps`: where, inside the range, are this exporter's series missing in the Prometheus
- * that scrapes it? A stack is covered at a time when its target was scraped (`up` of the job and
- * instance is 1) and the stack's CMDB answered (its `cmdb_endpoint_up`, the exporter's own, is 1 for
- * some endpoint), or when a backfill already wrote it (a backfilled family of the stack has a
- * sample within a step); elsewhere it is a gap. Asked at the scrape interval with
- * `last_over_time(…[interval])`, so a point says whether a sample fell in the interval before it
- * (no 5-minute look-back blurs the edges). A gap of a scrape interval or two (a missed scrape, a
- * slow poll) is not a gap.
+ * that scrapes it? Only Prometheus' own evidence counts. A stack is covered at a time when a scrape
+ * of the live target succeeded then (`up` of the job and instance is 1, and some
+ * `cmdb_endpoint_up` of the stack, the exporter's own, is 1: its CMDB answered), or when a backfill
+ * wrote it (its coverage mark, coverage.ts: a series only the backfill writes). The families'
+ * samples themselves prove nothing about a time after them: the last live sample before a crash
+ * would "cover" Prometheus' 5-minute look-back, and a crash shorter than that would vanish.
+ *
+ * Asked at the scrape interval: a point says whether a good scrape fell in the interval before it
+ * (`last_over_time(…[interval])`, no look-back reaching forward). A hole is a run of missed scrapes
+ * (points not covered) longer than TOLERATED_MISSED_SCRAPES, from just after the last covered point
+ * (the first missed scrape) to its last missed point (before the next good scrape).
  */
+import { COVERAGE_METRIC, COVERAGE_SPACING_SECONDS } from './coverage.js';
 import { promString, type PrometheusApi } from './prometheus-api.js';
 
 /** Missed scrapes in a row that are not yet a gap. */
@@ -17,24 +22,36 @@ export const TOLERATED_MISSED_SCRAPES = 2;
 export type Gap = readonly [number, number];
 
 /**
- * The gaps of [from, to] given the covered points (ascending unix seconds, `interval` apart when
- * nothing is missing): each from just after the last sample before it to just before the covered
- * point after it, the range's ends standing in for points at its edges. A point covers `reach(t)`
- * seconds before it (the window it was asked with), so that is where the last sample may lie.
- * Runs of up to TOLERATED_MISSED_SCRAPES missing points are not gaps.
+ * The gaps of [from, to] given the covered points of the grid `interval` apart that starts at or
+ * before `from` (`floor(from / interval) * interval`): each run of more than TOLERATED_MISSED_SCRAPES
+ * points not covered, from just after the covered point before it (or `from`) to its last point (or
+ * `to` when it reaches the end of the range).
  */
-export function findGaps(covered: readonly number[], from: number, to: number, interval: number, reach: (t: number) => number = () => interval): Gap[] {
-  const longest = (TOLERATED_MISSED_SCRAPES + 1) * interval;
+export function findGaps(covered: readonly number[], from: number, to: number, interval: number): Gap[] {
+  const isCovered = new Set(covered);
   const gaps: Gap[] = [];
-  const points = covered.filter((t) => t >= from && t <= to);
-  // The range's edges count as covered only when a point is near them.
-  let prev: number | undefined;
-  let last = from - interval;
-  for (const t of [...points, to + interval]) {
-    if (t - last > longest) gaps.push([Math.max(from, prev === undefined ? from : prev - reach(prev) + 1), Math.min(to, t - 1)]);
-    prev = t;
+  let start: number | undefined;
+  let last = from;
+  let missed = 0;
+  const close = (end: number) => {
+    if (start !== undefined && missed > TOLERATED_MISSED_SCRAPES) gaps.push([start, Math.min(to, end)]);
+    start = undefined;
+    missed = 0;
+  };
+  let previous = from - 1;
+  for (let t = Math.floor(from / interval) * interval; t <= to; t += interval) {
+    // A point before the range only says where the scrape before it was.
+    if (t < from && !isCovered.has(t)) continue;
+    if (isCovered.has(t)) {
+      close(last);
+      previous = t;
+      continue;
+    }
+    start ??= Math.max(from, previous + 1);
+    missed += 1;
     last = t;
   }
+  close(to);
   return gaps;
 }
 
@@ -57,26 +74,20 @@ export async function scrapeIntervalOf(api: PrometheusApi, job: string, instance
   return { seconds: 60, from: 'nothing to go by: assumed' };
 }
 
-/** Families every backfill of a stack writes one of (whichever endpoints it reads). */
-const BACKFILL_MARKERS = 'cmdb_assets|cmdb_connector_info|cmdb_ingestion_runs|cmdb_action_info|cmdb_record_changes';
-
 /**
- * The gaps of one stack: covered where up is 1 and some cmdb_endpoint_up of the stack is 1 (a
- * point looking back one scrape interval), or where a backfilled family of the stack has a sample
- * (looking back `backfillStep`, the spacing of backfilled samples).
+ * The gaps of one stack: covered where up is 1 and some cmdb_endpoint_up of the stack is 1 (a point
+ * looking back one scrape interval), or where a backfill's coverage mark says it wrote that time.
  */
-export async function stackGaps(api: PrometheusApi, q: { job: string; instance: string; stack: string; from: number; to: number; interval: number; backfillStep: number }): Promise<Gap[]> {
+export async function stackGaps(api: PrometheusApi, q: { job: string; instance: string; stack: string; from: number; to: number; interval: number }): Promise<Gap[]> {
   const target = `job=${promString(q.job)},instance=${promString(q.instance)}`;
   const stack = `stack=${promString(q.stack)}`;
   const w = `${q.interval}s`;
-  const reach = Math.max(q.interval, q.backfillStep);
   const scrapedExpr = `(max(last_over_time(cmdb_endpoint_up{${target},${stack}}[${w}])) == 1) and on() (max(last_over_time(up{${target}}[${w}])) == 1)`;
-  const backfilledExpr = `count(last_over_time({__name__=~${promString(BACKFILL_MARKERS)},${target},${stack}}[${reach}s])) > 0`;
+  const backfilledExpr = `max(max_over_time(${COVERAGE_METRIC}{${target},${stack}}[${COVERAGE_SPACING_SECONDS}s])) >= time()`;
   const start = Math.floor(q.from / q.interval) * q.interval;
   const points = async (expr: string) => ((await api.queryRange(expr, start, q.to, q.interval))[0]?.values ?? []).map((v) => Number(v[0]));
-  const scraped = new Set(await points(scrapedExpr));
-  const covered = [...new Set([...scraped, ...(await points(backfilledExpr))])].sort((a, b) => a - b);
-  return findGaps(covered, q.from, q.to, q.interval, (t) => (scraped.has(t) ? q.interval : reach));
+  const covered = [...(await points(scrapedExpr)), ...(await points(backfilledExpr))];
+  return findGaps(covered, q.from, q.to, q.interval);
 }
 
 const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z');

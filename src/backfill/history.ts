@@ -5,9 +5,11 @@
  * Action list and every Action's jobs, and the change history of the tracked names. Nothing here
  * reads the CMDB but through src/cmdb/readers. Each is a unit of unit-reader.ts: kept in --out once
  * read, read again by no later run; one that fails is listed as missing, and the fail-fast policy
- * stops the stack's reading when the failures say no more can succeed.
+ * stops the stack's reading when the failures say no more can succeed. What a unit keeps is its
+ * disk form: the endpoint's schema has dropped what is not read, and connector runs are reduced as
+ * the daemon's state reduces them (runForDisk: the event messages' number and level, not their texts).
  */
-import { runKey, runTime } from '../api/connector-runs.js';
+import { runForDisk, runKey, runTime } from '../api/connector-runs.js';
 import type { Action, ActionJob, ChangeEntry, ConnectorRun, IngestionRun, MetricsRecord } from '../api/schemas.js';
 import type { StackReaders } from '../cmdb/readers/index.js';
 import type { StackConfig } from '../config/types.js';
@@ -120,7 +122,8 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
           progress.step('connector page');
         }
       }, ctx);
-      return kept.rows();
+      // Kept (and replayed, in this run as in the next) in the daemon's disk form: no event texts.
+      return kept.rows().map(runForDisk);
     });
   }
 

@@ -1,7 +1,7 @@
 /**
- * Reads every stack's history at once (one road each, the daemon's own client and readers, its
- * budget set to the backfill's share), into the answers of --out, with one progress line for all
- * of them.
+ * Reads every stack's history at once (one road each, the daemon's own client and readers, paced
+ * at the backfill's share), into the answers of --out, with one progress line for all of them.
+ * Stopped by the signal, it says how many requests it sent (ReadStopped).
  */
 import { Registry } from 'prom-client';
 import { openRoad } from '../cmdb/road.js';
@@ -28,6 +28,12 @@ export interface ReadAll {
   readonly seconds: number;
 }
 
+/** The reading was stopped by the signal: what was read is kept in the answers; `requests` were sent. */
+export interface ReadStopped {
+  readonly stopped: true;
+  readonly requests: number;
+}
+
 export async function readStacks(opts: {
   readonly stacks: readonly StackConfig[];
   readonly ranges: ReadonlyMap<string, ReadonlyArray<readonly [number, number]>>;
@@ -37,7 +43,7 @@ export async function readStacks(opts: {
   readonly scrubber: SecretScrubber;
   readonly signal: AbortSignal;
   readonly progressOut: { isTTY?: boolean; write(text: string): unknown };
-}): Promise<ReadAll> {
+}): Promise<ReadAll | ReadStopped> {
   const started = Date.now();
   const registry = new Registry();
   const instruments = createInstruments(registry, { defaultMetrics: false });
@@ -51,9 +57,8 @@ export async function readStacks(opts: {
         const from = Math.min(...ranges.map((r) => r[0]));
         const to = Math.max(...ranges.map((r) => r[1]));
         const logger = opts.logger.child({ stack: stack.name });
-        // The daemon's client and readers, the budget set to the backfill's share.
-        const paced: StackConfig = { ...stack, rateLimitPerMinute: stack.backfillRequestsPerMinute };
-        const road = openRoad({ stack: paced, instruments, logger, scrubber: opts.scrubber });
+        // The daemon's client and readers, paced at the backfill's share.
+        const road = openRoad({ stack, requestsPerMinute: stack.backfillRequestsPerMinute, instruments, logger, scrubber: opts.scrubber });
         road.client.events.requests.on(() => requests++);
         try {
           return await readHistory({
@@ -65,7 +70,7 @@ export async function readStacks(opts: {
             days: daysOf(ranges),
             answers: stackAnswers(opts.journal, stack.name),
             signal: opts.signal,
-            progress: { step: () => reading.advance(), grow: (n) => reading.grow(n) },
+            progress: reading.part(stack.name, opts.plans.find((p) => p.stack === stack.name)?.knownRequests ?? 0),
           });
         } finally {
           await road.close();
@@ -75,7 +80,7 @@ export async function readStacks(opts: {
     reading.finish(`(${requests} sent, ${opts.journal.size - opts.journal.readThisRun} answers from earlier runs)`);
     return { histories, requests, seconds: (Date.now() - started) / 1000 };
   } catch (e) {
-    (e as { requests?: number }).requests = requests;
+    if (opts.signal.aborted) return { stopped: true, requests };
     throw e;
   }
 }

@@ -1,20 +1,37 @@
 /**
- * The remote-write sink: a window's samples grouped by series (so a request carries each series
- * once with many samples), cut into chunks per unit and packed into requests of at most
- * `maxSamplesPerSend` samples, sent a few at a time. Each chunk is named (`stack:unit#n`) and kept
- * in the state as soon as the target takes it: a stop in the middle of a window sends none of those
- * again, whatever else the next run writes into the window.
+ * The remote-write sink, sharded by series as Prometheus' queue manager is: each series belongs to
+ * one of REMOTE_WRITE_SHARDS shards (a hash of its labels, modulo the shards), and each shard sends
+ * its requests one at a time, first in first out, retries included. So a series is never in two
+ * requests in flight at once and never sent older than a sample of it already sent, across windows
+ * too (windows are handed over in time order); requests of different shards, for different series,
+ * go out in parallel. (Remote write 1.0: "senders MUST send samples for any given series in
+ * timestamp order … MAY send multiple requests for different series in parallel".)
+ *
+ * A window's samples are grouped by series (a request carries each series once with many samples),
+ * cut per shard into chunks per unit and packed into requests of at most `maxSamplesPerSend`
+ * samples. Each chunk is named (`stack:unit#shard.n`) and kept in the state as soon as the target
+ * takes it: a stop in the middle of a window sends none of those again, whatever else the next run
+ * writes into the window.
  */
-import { BACKFILLED_FAMILIES, type Line } from './replay.js';
+import { WRITTEN_FAMILIES } from './coverage.js';
+import type { Line } from './replay.js';
 import { RemoteWriteError, type RemoteWriteClient } from './remote-write.js';
 import { encodeLabels, writeRequestBody, type SeriesSamples } from './write-request.js';
 import { sourceOf, type PassOptions, type Sink, type SinkWindow } from './write.js';
 
-/** Requests in flight at once: enough to keep a receiver busy while the next is encoded. */
-export const REMOTE_WRITE_CONCURRENCY = 4;
+/** Shards, each with one request in flight: enough to keep a receiver busy while the next is encoded. */
+export const REMOTE_WRITE_SHARDS = 4;
+
+/** FNV-1a (32 bits) of a series' encoded labels: which shard it belongs to, the same in every run. */
+export function shardOf(labels: Buffer, shards: number): number {
+  let h = 0x811c9dc5;
+  for (const byte of labels) h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+  return h % shards;
+}
 
 interface SeriesBuffer {
   readonly labels: Buffer;
+  readonly shard: number;
   readonly source: string;
   readonly timestamps: number[];
   readonly values: number[];
@@ -26,8 +43,8 @@ interface Chunk {
   readonly samples: number;
 }
 
-/** The chunks of one window: per unit (sorted), its series in order, cut every `max` samples. */
-export function chunksOf(series: Iterable<SeriesBuffer>, max: number): Chunk[] {
+/** The chunks of one shard of a window: per unit (sorted), its series in order, cut every `max` samples. */
+export function chunksOf(series: Iterable<SeriesBuffer>, max: number, shard = 0): Chunk[] {
   const bySource = new Map<string, SeriesBuffer[]>();
   for (const s of series) {
     const list = bySource.get(s.source);
@@ -41,7 +58,7 @@ export function chunksOf(series: Iterable<SeriesBuffer>, max: number): Chunk[] {
     let n = 0;
     const cut = () => {
       if (samples === 0) return;
-      chunks.push({ id: `${source}#${n++}`, parts, samples });
+      chunks.push({ id: `${source}#${shard}.${n++}`, parts, samples });
       parts = [];
       samples = 0;
     };
@@ -82,25 +99,27 @@ export class RemoteWriteSink implements Sink {
   requests = 0;
   retries = 0;
   bytes = 0;
-  private readonly labels = new Map<string, Buffer>();
-  private readonly queue: Array<() => void> = [];
-  private running = 0;
-  private readonly idle = new Set<() => void>();
+  private readonly labels = new Map<string, { labels: Buffer; shard: number }>();
+  /** Per shard, the end of its queue: the next request waits for it. */
+  private readonly tails: Array<Promise<void>>;
   private readonly stop = new AbortController();
   private failure: Error | undefined;
 
   constructor(
     private readonly client: RemoteWriteClient,
-    private readonly concurrency = REMOTE_WRITE_CONCURRENCY,
-  ) {}
+    private readonly shards = REMOTE_WRITE_SHARDS,
+  ) {
+    this.tails = Array.from({ length: shards }, () => Promise.resolve());
+  }
 
-  private labelsOf(line: Line): Buffer {
-    let encoded = this.labels.get(line.key);
-    if (!encoded) {
-      encoded = encodeLabels({ ...line.labels, __name__: (BACKFILLED_FAMILIES[line.family] as { name: string }).name });
-      this.labels.set(line.key, encoded);
+  private seriesOf(line: Line): { labels: Buffer; shard: number } {
+    let known = this.labels.get(line.key);
+    if (!known) {
+      const labels = encodeLabels({ ...line.labels, __name__: (WRITTEN_FAMILIES[line.family] as { name: string }).name });
+      known = { labels, shard: shardOf(labels, this.shards) };
+      this.labels.set(line.key, known);
     }
-    return encoded;
+    return known;
   }
 
   open(_start: number, pass: PassOptions): SinkWindow {
@@ -109,7 +128,7 @@ export class RemoteWriteSink implements Sink {
       add: (line, stack, t) => {
         let s = series.get(line.key);
         if (!s) {
-          s = { labels: this.labelsOf(line), source: sourceOf(stack, line), timestamps: [], values: [] };
+          s = { ...this.seriesOf(line), source: sourceOf(stack, line), timestamps: [], values: [] };
           series.set(line.key, s);
         }
         s.timestamps.push(t * 1000);
@@ -120,12 +139,17 @@ export class RemoteWriteSink implements Sink {
       },
       finish: async () => {
         const max = this.client.settings.maxSamplesPerSend;
-        const chunks = chunksOf(series.values(), max).filter((c) => !pass.skipChunks.has(c.id));
+        const byShard: SeriesBuffer[][] = Array.from({ length: this.shards }, () => []);
+        for (const s of series.values()) byShard[s.shard]?.push(s);
         series = new Map();
-        const batches = packChunks(chunks, max);
-        const samples = chunks.reduce((n, c) => n + c.samples, 0);
-        const safe = Promise.all(batches.map((batch) => this.enqueue(() => this.send(batch, pass)))).then(() => undefined);
-        return { samples, bytes: 0, safe };
+        let samples = 0;
+        const sent: Array<Promise<void>> = [];
+        byShard.forEach((list, shard) => {
+          const chunks = chunksOf(list, max, shard).filter((c) => !pass.skipChunks.has(c.id));
+          samples += chunks.reduce((n, c) => n + c.samples, 0);
+          for (const batch of packChunks(chunks, max)) sent.push(this.enqueue(shard, () => this.send(batch, pass)));
+        });
+        return { samples, bytes: 0, safe: Promise.all(sent).then(() => undefined) };
       },
     };
   }
@@ -150,22 +174,11 @@ export class RemoteWriteSink implements Sink {
     );
   }
 
-  /** Runs `task` when fewer than `concurrency` are running. */
-  private enqueue(task: () => Promise<void>): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const run = () => {
-        this.running += 1;
-        task()
-          .then(resolve, reject)
-          .finally(() => {
-            this.running -= 1;
-            this.queue.shift()?.();
-            if (this.running === 0) for (const done of this.idle) done();
-          });
-      };
-      if (this.running < this.concurrency) run();
-      else this.queue.push(run);
-    });
+  /** Runs `task` once every task queued before it on `shard` has ended: one request of a shard at a time, in order. */
+  private enqueue(shard: number, task: () => Promise<void>): Promise<void> {
+    const run = (this.tails[shard] as Promise<void>).then(task);
+    this.tails[shard] = run.catch(() => undefined);
+    return run;
   }
 
   private closing: Promise<void> | undefined;
@@ -179,14 +192,10 @@ export class RemoteWriteSink implements Sink {
   }
 
   private async drain(): Promise<void> {
-    while (this.running > 0 || this.queue.length > 0) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          this.idle.delete(done);
-          resolve();
-        };
-        this.idle.add(done);
-      });
+    // Tasks queued while waiting (none once the writer closes) would extend a tail: wait until none moves.
+    for (let before: Array<Promise<void>> = []; before.length !== this.tails.length || before.some((t, i) => t !== this.tails[i]); ) {
+      before = [...this.tails];
+      await Promise.all(before);
     }
     await this.client.close();
   }

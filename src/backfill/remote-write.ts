@@ -1,136 +1,28 @@
 /**
- * The HTTP side of remote write: one client for a receiver URL with the options of a Prometheus
- * `remote_write` section (basic auth, bearer token file, CA / client certificate and key, extra
- * headers such as a tenant id), sending WriteRequest bodies with retries and back-off.
+ * The HTTP side of remote write: one client for a receiver URL (remote-write-settings.ts has its
+ * options), sending WriteRequest bodies, probing the receiver and asking its status API.
  *
- * A batch is retried on what may pass (5xx, 429 with its Retry-After, network errors, timeouts), a
- * bounded number of times; any other 4xx is the target refusing the samples (too old, out of
- * order, a tenant limit), which sending again does not change: it stops the backfill with the
- * target's answer (RemoteWriteRefusedError).
+ * Every request is retried as Prometheus' own remote write retries: on what may pass (5xx, 429, a
+ * network error, a timeout), with back-off doubling from 500 ms to 30 s, or the wait the server's
+ * Retry-After asks for (read against its Date header, src/time.ts), for `retryForSeconds`
+ * (--remote-write.retry-for, 15 minutes by default: a Prometheus restarting and replaying its
+ * write-ahead log answers 503 or not at all for minutes). Any other 4xx is the target refusing the
+ * request, which sending again does not change: a batch refused stops the backfill with the
+ * target's answer (RemoteWriteError, `refused`).
  */
-import { readFileSync } from 'node:fs';
 import { Agent, request, type Dispatcher } from 'undici';
+import { formatDuration } from '../config/durations.js';
+import { retryAfterMs } from '../time.js';
 import { DEFAULT_USER_AGENT } from '../version.js';
+import { shownUrl, type RemoteWriteSettings } from './remote-write-settings.js';
 import { writeRequestBody } from './write-request.js';
 
-/** Headers the protocol sets; a `--remote-write.header` may not replace them (as in Prometheus). */
-const RESERVED_HEADERS = new Set(['authorization', 'content-encoding', 'content-type', 'content-length', 'host', 'user-agent', 'x-prometheus-remote-write-version']);
-
-export interface RemoteWriteSettings {
-  readonly url: string;
-  readonly basicAuth?: { readonly username: string; readonly password: string };
-  readonly bearerToken?: string;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly tls: { readonly ca?: Buffer; readonly cert?: Buffer; readonly key?: Buffer; readonly insecureSkipVerify: boolean };
-  readonly timeoutSeconds: number;
-  /** Samples in one request at most. */
-  readonly maxSamplesPerSend: number;
-  /** Attempts of one request before the backfill gives up on the target. */
-  readonly maxAttempts: number;
-}
-
-export const DEFAULT_MAX_SAMPLES_PER_SEND = 10_000;
-export const DEFAULT_REMOTE_WRITE_TIMEOUT_SECONDS = 30;
-export const DEFAULT_MAX_ATTEMPTS = 8;
 const FIRST_BACKOFF_MS = 500;
 const MAX_BACKOFF_MS = 30_000;
-const MAX_RETRY_AFTER_MS = 5 * 60_000;
+/** Even a server that says "now" is not asked again at once. */
+const MIN_WAIT_MS = 100;
 
-export class RemoteWriteFlagError extends Error {}
-
-/** The flags of the remote_write options, as parseArgs gives them. */
-export interface RemoteWriteFlags {
-  readonly 'remote-write.url'?: string;
-  readonly 'remote-write.basic-auth.username'?: string;
-  readonly 'remote-write.basic-auth.password-file'?: string;
-  readonly 'remote-write.bearer-token-file'?: string;
-  readonly 'remote-write.tls.ca-file'?: string;
-  readonly 'remote-write.tls.cert-file'?: string;
-  readonly 'remote-write.tls.key-file'?: string;
-  readonly 'remote-write.tls.insecure-skip-verify'?: boolean;
-  readonly 'remote-write.header'?: readonly string[];
-  readonly 'remote-write.max-samples-per-send'?: string;
-}
-
-function readSecretFile(flag: string, path: string): string {
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch (e) {
-    throw new RemoteWriteFlagError(`${flag}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-}
-
-function readPem(flag: string, path: string | undefined): Buffer | undefined {
-  if (path === undefined) return undefined;
-  try {
-    return readFileSync(path);
-  } catch (e) {
-    throw new RemoteWriteFlagError(`${flag}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-}
-
-function parseHeaders(lines: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const line of lines) {
-    const colon = line.indexOf(':');
-    const name = colon > 0 ? line.slice(0, colon).trim() : '';
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw new RemoteWriteFlagError(`--remote-write.header: ${JSON.stringify(line)} is not "Name: value"`);
-    if (RESERVED_HEADERS.has(name.toLowerCase())) throw new RemoteWriteFlagError(`--remote-write.header: ${name} is set by the protocol or by the auth flags and cannot be given`);
-    out[name] = line.slice(colon + 1).trim();
-  }
-  return out;
-}
-
-/** The settings from the flags (undefined without --remote-write.url); file contents are read here. */
-export function remoteWriteSettings(flags: RemoteWriteFlags): RemoteWriteSettings | undefined {
-  const url = flags['remote-write.url'];
-  if (url === undefined) {
-    const stray = Object.entries(flags).find(([k, v]) => k.startsWith('remote-write.') && v !== undefined && v !== false && !(Array.isArray(v) && v.length === 0));
-    if (stray) throw new RemoteWriteFlagError(`--${stray[0]}: only with --remote-write.url`);
-    return undefined;
-  }
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new RemoteWriteFlagError(`--remote-write.url: ${JSON.stringify(url)} is not a URL (e.g. http://prometheus:9090/api/v1/write)`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new RemoteWriteFlagError(`--remote-write.url: must be http:// or https://, got ${parsed.protocol}`);
-  if (parsed.username !== '' || parsed.password !== '') throw new RemoteWriteFlagError('--remote-write.url: give credentials with --remote-write.basic-auth.* or --remote-write.bearer-token-file, not in the URL');
-  const username = flags['remote-write.basic-auth.username'];
-  const passwordFile = flags['remote-write.basic-auth.password-file'];
-  const tokenFile = flags['remote-write.bearer-token-file'];
-  if ((username === undefined) !== (passwordFile === undefined)) throw new RemoteWriteFlagError('--remote-write.basic-auth.username and --remote-write.basic-auth.password-file go together');
-  if (username !== undefined && tokenFile !== undefined) throw new RemoteWriteFlagError('--remote-write.bearer-token-file: give basic auth or a bearer token, not both');
-  const certFile = flags['remote-write.tls.cert-file'];
-  const keyFile = flags['remote-write.tls.key-file'];
-  if ((certFile === undefined) !== (keyFile === undefined)) throw new RemoteWriteFlagError('--remote-write.tls.cert-file and --remote-write.tls.key-file go together');
-  const maxText = flags['remote-write.max-samples-per-send'];
-  const max = maxText === undefined ? DEFAULT_MAX_SAMPLES_PER_SEND : /^\d{1,7}$/.test(maxText) ? Number(maxText) : Number.NaN;
-  if (!Number.isInteger(max) || max < 1 || max > 1_000_000) throw new RemoteWriteFlagError(`--remote-write.max-samples-per-send: a whole number from 1 to 1000000, got ${JSON.stringify(maxText)}`);
-  return {
-    url: parsed.toString(),
-    ...(username !== undefined && passwordFile !== undefined ? { basicAuth: { username, password: readSecretFile('--remote-write.basic-auth.password-file', passwordFile) } } : {}),
-    ...(tokenFile !== undefined ? { bearerToken: readSecretFile('--remote-write.bearer-token-file', tokenFile) } : {}),
-    headers: parseHeaders(flags['remote-write.header'] ?? []),
-    tls: {
-      ca: readPem('--remote-write.tls.ca-file', flags['remote-write.tls.ca-file']),
-      cert: readPem('--remote-write.tls.cert-file', certFile),
-      key: readPem('--remote-write.tls.key-file', keyFile),
-      insecureSkipVerify: flags['remote-write.tls.insecure-skip-verify'] === true,
-    },
-    timeoutSeconds: DEFAULT_REMOTE_WRITE_TIMEOUT_SECONDS,
-    maxSamplesPerSend: max,
-    maxAttempts: DEFAULT_MAX_ATTEMPTS,
-  };
-}
-
-/** The secrets of the settings, for the scrubber. */
-export function remoteWriteSecrets(s: RemoteWriteSettings | undefined): string[] {
-  return [s?.basicAuth?.password, s?.bearerToken].filter((x): x is string => x !== undefined && x !== '');
-}
-
-/** The target kept refusing, or refused for good: what it said. */
+/** The target kept failing past the retries, or refused the request for good: what it said. */
 export class RemoteWriteError extends Error {
   constructor(
     message: string,
@@ -146,7 +38,29 @@ export class RemoteWriteError extends Error {
 export interface Answer {
   readonly status: number;
   readonly text: string;
+  /** The wait the server's Retry-After asks for, ms (5xx and 429). */
+  readonly retryAfterMs?: number;
 }
+
+/** A request that failed in a way that may pass, and is asked again after `waitMs`. */
+export interface RetryNote {
+  /** `POST /api/v1/write`, `GET /api/v1/status/config`. */
+  readonly what: string;
+  /** `503 Service Unavailable`, `connect ECONNREFUSED 127.0.0.1:9090`. */
+  readonly why: string;
+  /** Failed attempts of this request so far. */
+  readonly attempt: number;
+  readonly waitMs: number;
+}
+
+export interface ClientOptions {
+  /** Told of every retry (the pre-flight check says it waits for a target that is restarting). */
+  readonly onRetry?: (note: RetryNote) => void;
+  /** A draw in [0, 1) for the back-off's jitter. */
+  readonly random?: () => number;
+}
+
+const recoverable = (status: number) => status === 429 || status >= 500;
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -160,24 +74,14 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', done, { once: true });
   });
 
-function retryAfterMs(header: string | string[] | undefined, now: number): number | undefined {
-  const text = Array.isArray(header) ? header[0] : header;
-  if (text === undefined) return undefined;
-  const seconds = /^\s*\d+\s*$/.test(text) ? Number(text) * 1000 : Date.parse(text) - now;
-  return Number.isFinite(seconds) ? Math.min(Math.max(0, seconds), MAX_RETRY_AFTER_MS) : undefined;
-}
-
-/** The origin and path of a URL, for messages (no query: it may hold a token). */
-export function shownUrl(url: string): string {
-  const u = new URL(url);
-  return `${u.origin}${u.pathname}`;
-}
-
 export class RemoteWriteClient {
   private readonly dispatcher: Dispatcher;
   private readonly auth: string | undefined;
 
-  constructor(readonly settings: RemoteWriteSettings) {
+  constructor(
+    readonly settings: RemoteWriteSettings,
+    private readonly opts: ClientOptions = {},
+  ) {
     const { tls } = settings;
     this.dispatcher = new Agent({
       connect: { ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert ? { cert: tls.cert, key: tls.key } : {}), rejectUnauthorized: !tls.insecureSkipVerify },
@@ -196,57 +100,67 @@ export class RemoteWriteClient {
     return { ...this.settings.headers, 'User-Agent': DEFAULT_USER_AGENT, ...(this.auth ? { Authorization: this.auth } : {}), ...extra };
   }
 
-  /** One POST of a body; the answer, or a network error thrown. */
-  async post(body: Buffer, signal?: AbortSignal): Promise<Answer & { retryAfterMs?: number }> {
-    const r = await request(this.settings.url, {
-      method: 'POST',
-      body,
-      dispatcher: this.dispatcher,
-      signal,
-      headers: this.headers({ 'Content-Type': 'application/x-protobuf', 'Content-Encoding': 'snappy', 'X-Prometheus-Remote-Write-Version': '0.1.0' }),
-    });
-    const text = (await r.body.text()).slice(0, 1000);
-    const after = r.statusCode === 429 || r.statusCode === 503 ? retryAfterMs(r.headers['retry-after'], Date.now()) : undefined;
+  /** One request: its answer, or a network error (a timeout included) thrown. */
+  private async once(url: string, body: Buffer | undefined, limit: number): Promise<Answer> {
+    const signal = AbortSignal.timeout(this.settings.timeoutSeconds * 1000);
+    const headers = body ? this.headers({ 'Content-Type': 'application/x-protobuf', 'Content-Encoding': 'snappy', 'X-Prometheus-Remote-Write-Version': '0.1.0' }) : this.headers({});
+    const r = await request(url, { method: body ? 'POST' : 'GET', dispatcher: this.dispatcher, signal, headers, ...(body ? { body } : {}) });
+    const text = (await r.body.text()).slice(0, limit);
+    const after = recoverable(r.statusCode) ? retryAfterMs(r.headers['retry-after'], r.headers.date, Date.now()) : undefined;
     return { status: r.statusCode, text, ...(after !== undefined ? { retryAfterMs: after } : {}) };
   }
 
-  /** GET of another URL of the same server (its status API), with the same TLS and auth. */
-  async get(url: string, signal?: AbortSignal): Promise<Answer> {
-    const r = await request(url, { method: 'GET', dispatcher: this.dispatcher, signal: signal ?? AbortSignal.timeout(this.settings.timeoutSeconds * 1000), headers: this.headers({}) });
-    return { status: r.statusCode, text: (await r.body.text()).slice(0, 1_000_000) };
+  /**
+   * The request until it gets an answer that is not a failure which may pass: that answer (a 2xx,
+   * or a 4xx other than 429) with the attempts it took. Throws RemoteWriteError once retrying for
+   * `retryForSeconds` did not get one, or when `stopping` ends a wait.
+   */
+  private async retrying(url: string, body: Buffer | undefined, limit: number, stopping?: AbortSignal): Promise<{ answer: Answer; attempts: number }> {
+    const { retryForSeconds } = this.settings;
+    const what = `${body ? 'POST' : 'GET'} ${new URL(url).pathname}`;
+    const deadline = Date.now() + retryForSeconds * 1000;
+    const random = this.opts.random ?? Math.random;
+    for (let attempt = 1; ; attempt++) {
+      if (stopping?.aborted) throw new RemoteWriteError(`stopped before ${shownUrl(url)} answered`);
+      let why: string;
+      let asked: number | undefined;
+      try {
+        const answer = await this.once(url, body, limit);
+        if (!recoverable(answer.status)) return { answer, attempts: attempt };
+        why = `${answer.status} ${answer.text.trim().slice(0, 300)}`.trim();
+        asked = answer.retryAfterMs;
+      } catch (e) {
+        why = (e as Error).message;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new RemoteWriteError(`${shownUrl(url)} did not take the request within ${formatDuration(retryForSeconds)} (--remote-write.retry-for; ${attempt} attempts): ${why}`);
+      const backoff = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (attempt - 1)) * (0.5 + random() / 2);
+      const waitMs = Math.min(left, Math.max(MIN_WAIT_MS, asked ?? backoff));
+      this.opts.onRetry?.({ what, why, attempt, waitMs });
+      await sleep(waitMs, stopping);
+    }
   }
 
   /**
-   * Sends one WriteRequest body until the target takes it: retried with back-off on 5xx, 429 and
-   * network errors, at most `maxAttempts` times. `stopping` ends the waits between attempts (the
-   * batch then counts as not sent). Resolves with the attempts it took.
+   * Sends one WriteRequest body until the target takes it, retried as above; a 4xx other than 429
+   * is the target refusing the samples (RemoteWriteError, `refused`). `stopping` ends the waits
+   * between attempts (the batch then counts as not sent). Resolves with the attempts it took.
    */
-  async send(body: Buffer, stopping?: AbortSignal, random: () => number = Math.random): Promise<number> {
-    const { maxAttempts } = this.settings;
-    let last = '';
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      if (stopping?.aborted) throw new RemoteWriteError('stopped before the target took the batch');
-      let wait = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (attempt - 1)) * (0.5 + random() / 2);
-      try {
-        const answer = await this.post(body, AbortSignal.timeout(this.settings.timeoutSeconds * 1000));
-        if (answer.status >= 200 && answer.status < 300) return attempt;
-        last = `${answer.status} ${answer.text.trim()}`.trim();
-        if (answer.status !== 429 && answer.status < 500) {
-          throw new RemoteWriteError(`${shownUrl(this.settings.url)} refused the samples: ${last}`, answer.status, true);
-        }
-        if (answer.retryAfterMs !== undefined) wait = answer.retryAfterMs;
-      } catch (e) {
-        if (e instanceof RemoteWriteError) throw e;
-        last = (e as Error).message;
-      }
-      if (attempt < maxAttempts) await sleep(wait, stopping);
-    }
-    throw new RemoteWriteError(`${shownUrl(this.settings.url)} did not take a batch after ${maxAttempts} attempts: ${last}`);
+  async send(body: Buffer, stopping?: AbortSignal): Promise<number> {
+    const { answer, attempts } = await this.retrying(this.settings.url, body, 1000, stopping);
+    if (answer.status >= 200 && answer.status < 300) return attempts;
+    const said = `${answer.status} ${answer.text.trim()}`.trim();
+    throw new RemoteWriteError(`${shownUrl(this.settings.url)} refused the samples: ${said}`, answer.status, true);
   }
 
-  /** An empty WriteRequest: does the target take requests from us at all? */
-  probe(): Promise<Answer> {
-    return this.post(writeRequestBody([]), AbortSignal.timeout(this.settings.timeoutSeconds * 1000));
+  /** An empty WriteRequest, retried as above: does the target take requests from us at all? Its final answer. */
+  async probe(stopping?: AbortSignal): Promise<Answer> {
+    return (await this.retrying(this.settings.url, writeRequestBody([]), 1000, stopping)).answer;
+  }
+
+  /** GET of another URL of the same server (its status API), with the same TLS and auth, retried as above. */
+  async get(url: string, stopping?: AbortSignal): Promise<Answer> {
+    return (await this.retrying(url, undefined, 1_000_000, stopping)).answer;
   }
 
   close(): Promise<void> {

@@ -7,6 +7,7 @@
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
+import { continueCommand } from './again.js';
 import { AnswerJournal } from './answers.js';
 import type { StackHistory } from './history.js';
 import { BlocksSink } from './blocks.js';
@@ -15,9 +16,10 @@ import { liveInstances } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import type { PrometheusApi } from './prometheus-api.js';
 import { daysOf, readStacks, type ReadAll } from './read.js';
-import { RemoteWriteClient, shownUrl, type RemoteWriteSettings } from './remote-write.js';
+import { RemoteWriteClient, RemoteWriteError } from './remote-write.js';
+import { shownUrl, type RemoteWriteSettings } from './remote-write-settings.js';
 import { RemoteWriteSink } from './remote-write-sink.js';
-import { MAX_DEFAULT_STEP_SECONDS, replayStack } from './replay.js';
+import { replayStack } from './replay.js';
 import { BackfillState, type Fingerprint } from './state.js';
 import { stopOnSignals, type StopSignals } from './stop.js';
 import { describeMissing, rangeText } from './summary.js';
@@ -29,7 +31,10 @@ import { formatDuration } from '../config/durations.js';
 type Ranges = Array<[number, number]>;
 
 export interface SessionOptions {
+  /** The backfill's flags, and the program and environment variables it was started with: the command to continue (again.ts). */
   readonly argv: readonly string[];
+  readonly program: readonly string[];
+  readonly environment: readonly string[];
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean };
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly now: number;
@@ -49,15 +54,10 @@ export interface SessionOptions {
   readonly scrubber: SecretScrubber;
 }
 
-/** A word of the command line as a shell reads it back. */
-export function shellQuote(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
 export async function runSession(o: SessionOptions): Promise<number> {
   const say = (text: string) => o.stdout.write(`${text}\n`);
   const err = (text: string) => o.stderr.write(`cmdb-exporter backfill: ${text}\n`);
-  const again = `cmdb-exporter backfill ${o.argv.map(shellQuote).join(' ')}`;
+  const again = continueCommand(o.program, o.argv, o.environment);
   // From here on a signal stops the backfill cleanly, whatever it is doing.
   const stop = stopOnSignals((text) => err(text));
   try {
@@ -71,14 +71,26 @@ async function session(o: SessionOptions, stop: StopSignals, say: (t: string) =>
   // Before anything else: a target that would refuse or drop the range is said at once.
   let sink: Sink;
   if (o.remote) {
-    const client = new RemoteWriteClient(o.remote);
+    const retryFor = formatDuration(o.remote.retryForSeconds);
+    const client = new RemoteWriteClient(o.remote, {
+      // The first retry of a request and then every doubling: a target down for minutes is not a line per attempt.
+      onRetry: (n) => {
+        if ((n.attempt & (n.attempt - 1)) === 0) err(`remote write: ${n.what}: ${n.why}; asking again in ${formatDuration(Math.ceil(n.waitMs / 1000))} (attempt ${n.attempt + 1}, for up to ${retryFor}: --remote-write.retry-for)`);
+      },
+    });
     try {
-      say(`target: ${(await checkTarget(client, { oldestSeconds: o.range.from, now: o.now, statusUrl: o.prometheus?.url })).note}`);
+      say(`target: ${(await checkTarget(client, { oldestSeconds: o.range.from, now: o.now, statusUrl: o.prometheus?.url, stopping: stop.signal })).note}`);
     } catch (e) {
       await client.close();
-      if (!(e instanceof TargetRefusal)) throw e;
-      err(e.message);
-      return 2;
+      if (e instanceof TargetRefusal) {
+        err(e.message);
+        return 2;
+      }
+      if (!(e instanceof RemoteWriteError)) throw e;
+      // Down or restarting the whole time: not the flags' fault, and nothing was sent.
+      err(`--remote-write.url: ${e.message}`);
+      say(`nothing was read or written.\nto continue: ${again}`);
+      return stop.signal.aborted ? 130 : 1;
     }
     sink = new RemoteWriteSink(client);
   } else sink = new BlocksSink(o.out, o.promtool);
@@ -104,6 +116,14 @@ interface Context {
 async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string): Promise<number> {
   const state = BackfillState.open(o.out, o.fingerprint);
   const journal = new AnswerJournal(o.out);
+  try {
+    return await readAndWrite(o, sink, stop, say, err, again, state, journal);
+  } finally {
+    journal.close();
+  }
+}
+
+async function readAndWrite(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string, state: BackfillState, journal: AnswerJournal): Promise<number> {
   if (!state.resumed) journal.remove();
   if (state.complete) {
     say(`this backfill is complete (${state.path}): nothing to read or write. Remove that file to run it again.`);
@@ -130,12 +150,9 @@ async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say
   const plans = stacks.map((s) => planStack(s, span(s.name).from, span(s.name).to, span(s.name).days));
   for (const p of plans) say(formatPlan(p, span(p.stack)));
 
-  let read: ReadAll;
-  try {
-    read = await readStacks({ stacks, ranges, plans, journal, logger: o.logger, scrubber: o.scrubber, signal: stop.signal, progressOut: o.stderr });
-  } catch (e) {
-    if (!stop.signal.aborted) throw e;
-    say(stoppedReading(c, (e as { requests?: number }).requests ?? 0));
+  const read = await readStacks({ stacks, ranges, plans, journal, logger: o.logger, scrubber: o.scrubber, signal: stop.signal, progressOut: o.stderr });
+  if ('stopped' in read) {
+    say(stoppedReading(c, read.requests));
     return 130;
   }
   return writeAndReport(c, stacks, ranges, instances, read);
@@ -151,6 +168,7 @@ async function writeAndReport(c: Context, stacks: readonly StackConfig[], ranges
       stacks: stacks.map((stack, i) => ({
         stack: stack.name,
         ranges: ranges.get(stack.name) ?? [],
+        coverageLabels: { job: o.job, instance: instances.get(stack.name) as string, stack: stack.name },
         replays: replayStack({
           stack,
           history: read.histories[i] as StackHistory,
@@ -258,8 +276,7 @@ async function rangesOf(o: SessionOptions, state: BackfillState, instances: Read
     }
     const instance = instances.get(stack.name) as string;
     const interval = await scrapeIntervalOf(o.prometheus, o.job, instance, [o.now, o.range.to]);
-    const backfillStep = o.range.step ?? MAX_DEFAULT_STEP_SECONDS;
-    const gaps = await stackGaps(o.prometheus, { job: o.job, instance, stack: stack.name, from: o.range.from, to: o.range.to, interval: interval.seconds, backfillStep });
+    const gaps = await stackGaps(o.prometheus, { job: o.job, instance, stack: stack.name, from: o.range.from, to: o.range.to, interval: interval.seconds });
     say(
       `gaps of stack ${stack.name} (job ${o.job}, instance ${instance}) in ${o.prometheus.url}, scrape interval ${formatDuration(interval.seconds)} (${interval.from}); holes of ${TOLERATED_MISSED_SCRAPES} missed scrapes or fewer are not gaps:` +
         (gaps.length === 0 ? ' none' : gaps.map((g) => `\n  ${formatGap(g, formatDuration)}`).join('')),

@@ -9,12 +9,18 @@
  * Units that were missing when it was written are listed with it; a later run that reads one of
  * them writes that unit's samples into the window, nothing else. A remote-write window in progress
  * lists the chunks the target took, so that a stop in its middle sends none of them again.
+ *
+ * A document of the persistence module (src/persist/document.ts): versioned, 0600, replaced
+ * atomically and durably after each window (a power loss leaves the last window recorded, never a
+ * file that no longer reads). It holds no secret: the stacks' services as a hash, URLs without
+ * their credentials.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readDocumentSync, writeDocumentSync } from '../persist/document.js';
 
 export const STATE_FILE = 'cmdb-backfill.state.json';
-const VERSION = 1;
+const FORMAT = 'cmdb-backfill-state';
+const VERSION = 2;
 
 /** What must be the same for a run to continue another: flag texts and configuration, by name. */
 export type Fingerprint = Readonly<Record<string, string>>;
@@ -31,6 +37,7 @@ export interface WindowRecord {
 }
 
 interface StateData {
+  format: typeof FORMAT;
   version: number;
   about: string;
   command: Fingerprint;
@@ -58,16 +65,12 @@ export class BackfillState {
    * when there is none. Throws StateMismatchError naming what differs when it was another.
    */
   static open(dir: string, command: Fingerprint): BackfillState {
-    mkdirSync(dir, { recursive: true });
     const path = join(dir, STATE_FILE);
-    if (!existsSync(path)) return new BackfillState(path, { version: VERSION, about: ABOUT, command, ranges: {}, resolved: {}, windows: {}, complete: false }, false);
-    let data: StateData;
-    try {
-      data = JSON.parse(readFileSync(path, 'utf8')) as StateData;
-    } catch (e) {
-      throw new StateMismatchError(`${path} is not a backfill state file (${(e as Error).message}): remove it, or give another --out`);
-    }
-    if (data.version !== VERSION) throw new StateMismatchError(`${path} was written by another version of the backfill: remove it (and ${'cmdb-backfill.answers.jsonl'}) to start over, or give another --out`);
+    const read = readDocumentSync(path, FORMAT, VERSION);
+    if (read.kind === 'missing') return new BackfillState(path, { format: FORMAT, version: VERSION, about: ABOUT, command, ranges: {}, resolved: {}, windows: {}, complete: false }, false);
+    if (read.kind === 'unreadable') throw new StateMismatchError(`${path} is not a backfill state file (${read.reason}): remove it, or give another --out`);
+    if (read.kind === 'other') throw new StateMismatchError(`${path} was written by another version of the backfill (${read.reason}): remove it (and ${'cmdb-backfill.answers.jsonl'}) to start over, or give another --out`);
+    const data = read.value as unknown as StateData;
     const differs = [...new Set([...Object.keys(command), ...Object.keys(data.command)])].filter((k) => command[k] !== data.command[k]).sort();
     if (differs.length > 0) {
       const what = differs.map((k) => `${k}: ${show(data.command[k])} then, ${show(command[k])} now`).join('; ');
@@ -131,9 +134,7 @@ export class BackfillState {
   }
 
   save(): void {
-    const tmp = `${this.path}.tmp`;
-    writeFileSync(tmp, `${JSON.stringify(this.data, null, 1)}\n`);
-    renameSync(tmp, this.path);
+    writeDocumentSync(this.path, this.data);
   }
 }
 

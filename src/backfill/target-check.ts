@@ -9,7 +9,8 @@
  */
 import { parse } from 'yaml';
 import { formatDuration } from '../config/durations.js';
-import { shownUrl, type RemoteWriteClient } from './remote-write.js';
+import type { RemoteWriteClient } from './remote-write.js';
+import { shownUrl } from './remote-write-settings.js';
 
 const UNITS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86_400, w: 7 * 86_400, y: 365 * 86_400 };
 
@@ -53,21 +54,21 @@ export function statusBase(writeUrl: string): string | undefined {
   return m ? `${u.origin}${m[1]}` : undefined;
 }
 
-async function json(client: RemoteWriteClient, url: string): Promise<unknown> {
+async function json(client: RemoteWriteClient, url: string, stopping?: AbortSignal): Promise<unknown> {
   try {
-    const r = await client.get(url);
+    const r = await client.get(url, stopping);
     return r.status === 200 ? JSON.parse(r.text) : undefined;
   } catch {
     return undefined;
   }
 }
 
-async function prometheusFacts(client: RemoteWriteClient, base: string): Promise<TargetFacts | undefined> {
-  const info = (await json(client, `${base}/api/v1/status/buildinfo`)) as { data?: { version?: string } } | undefined;
+async function prometheusFacts(client: RemoteWriteClient, base: string, stopping?: AbortSignal): Promise<TargetFacts | undefined> {
+  const info = (await json(client, `${base}/api/v1/status/buildinfo`, stopping)) as { data?: { version?: string } } | undefined;
   const version = info?.data?.version;
   if (!version) return undefined;
-  const config = (await json(client, `${base}/api/v1/status/config`)) as { data?: { yaml?: string } } | undefined;
-  const flags = (await json(client, `${base}/api/v1/status/flags`)) as { data?: Record<string, string> } | undefined;
+  const config = (await json(client, `${base}/api/v1/status/config`, stopping)) as { data?: { yaml?: string } } | undefined;
+  const flags = (await json(client, `${base}/api/v1/status/flags`, stopping)) as { data?: Record<string, string> } | undefined;
   let ooo = 0;
   try {
     const tsdb = (parse(config?.data?.yaml ?? '') as { storage?: { tsdb?: { out_of_order_time_window?: string } } } | null)?.storage?.tsdb;
@@ -83,12 +84,12 @@ async function prometheusFacts(client: RemoteWriteClient, base: string): Promise
   return { kind: 'prometheus', acceptsBackSeconds: back, note: `Prometheus ${version}: takes samples up to ${formatDuration(back)} old (${why})` };
 }
 
-async function victoriaFacts(client: RemoteWriteClient, base: string): Promise<TargetFacts | undefined> {
+async function victoriaFacts(client: RemoteWriteClient, base: string, stopping?: AbortSignal): Promise<TargetFacts | undefined> {
   let flags: string;
   try {
-    const r = await client.get(`${base}/flags`);
+    const r = await client.get(`${base}/flags`, stopping);
     if (r.status !== 200 || !/^-\w/m.test(r.text)) return undefined;
-    const healthy = await client.get(`${base}/-/healthy`).catch(() => undefined);
+    const healthy = await client.get(`${base}/-/healthy`, stopping).catch(() => undefined);
     if (!healthy || !/victoria/i.test(healthy.text)) return undefined;
     flags = r.text;
   } catch {
@@ -101,17 +102,14 @@ async function victoriaFacts(client: RemoteWriteClient, base: string): Promise<T
 
 /**
  * Probes the target and, where it can tell, what it keeps; throws TargetRefusal (with what to do)
- * when it does not take requests or would drop samples of the range. `oldestSeconds` is the
- * range's first time, `now` unix seconds.
+ * when it refuses requests (a 4xx) or would drop samples of the range. A target that is down or
+ * restarting (5xx, 429, no connection) is asked again as a batch would be, for
+ * --remote-write.retry-for: then RemoteWriteError, which is not the flags' fault. `oldestSeconds`
+ * is the range's first time, `now` unix seconds; `stopping` ends the waits.
  */
-export async function checkTarget(client: RemoteWriteClient, opts: { oldestSeconds: number; now: number; statusUrl?: string }): Promise<TargetFacts> {
+export async function checkTarget(client: RemoteWriteClient, opts: { oldestSeconds: number; now: number; statusUrl?: string; stopping?: AbortSignal }): Promise<TargetFacts> {
   const url = shownUrl(client.settings.url);
-  let probe;
-  try {
-    probe = await client.probe();
-  } catch (e) {
-    throw new TargetRefusal(`--remote-write.url: cannot reach ${url}: ${(e as Error).message}`);
-  }
+  const probe = await client.probe(opts.stopping);
   if (probe.status === 404 || probe.status === 405) {
     throw new TargetRefusal(`--remote-write.url: no remote-write receiver at ${url} (${probe.status}): a Prometheus takes remote write when started with --web.enable-remote-write-receiver; VictoriaMetrics at /api/v1/write, Mimir at /api/v1/push, Thanos receive at /api/v1/receive`);
   }
@@ -122,7 +120,7 @@ export async function checkTarget(client: RemoteWriteClient, opts: { oldestSecon
     throw new TargetRefusal(`--remote-write.url: ${url} answered an empty write request with ${probe.status} ${probe.text.trim().slice(0, 300)}`);
   }
   const base = opts.statusUrl?.replace(/\/+$/, '') ?? statusBase(client.settings.url);
-  const facts = base ? ((await prometheusFacts(client, base)) ?? (await victoriaFacts(client, base))) : undefined;
+  const facts = base ? ((await prometheusFacts(client, base, opts.stopping)) ?? (await victoriaFacts(client, base, opts.stopping))) : undefined;
   if (!facts) return { kind: 'other', note: `${url} takes write requests; what it keeps cannot be asked (no Prometheus or VictoriaMetrics status API): a batch it refuses stops the backfill with its answer` };
   const needed = opts.now - opts.oldestSeconds;
   if (facts.acceptsBackSeconds !== undefined && facts.acceptsBackSeconds < needed) {

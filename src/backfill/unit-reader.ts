@@ -8,6 +8,7 @@
 import type { Logger } from '../logger.js';
 import type { StackAnswers } from './answers.js';
 import { FailFast, type StopReason } from './fail-fast.js';
+import type { Outlook } from './progress.js';
 
 /** A unit that has no samples in the backfill, and why. */
 export interface MissingUnit {
@@ -24,6 +25,8 @@ export interface ReadProgress {
   step(what: string): void;
   /** The answers say there is more to read (further pages, the Actions' job lists). */
   grow(requests: number): void;
+  /** While failures run towards the fail-fast rule's limit: when it stops the stack if they go on; undefined once one is answered. */
+  outlook?(o: Outlook | undefined): void;
 }
 
 export class UnitReader {
@@ -34,6 +37,8 @@ export class UnitReader {
   /** Units read by a request in this run, and taken from the answers of earlier runs. */
   read = 0;
   reused = 0;
+  /** How long each unit of the stack's current run of failures took, ms. */
+  private failing: number[] = [];
 
   constructor(
     private readonly opts: {
@@ -75,6 +80,8 @@ export class UnitReader {
       progress.step(what);
       return undefined;
     }
+    const started = Date.now();
+    let failedAfter: number | undefined;
     try {
       const value = await read();
       answers.record(key, value);
@@ -84,10 +91,36 @@ export class UnitReader {
     } catch (err) {
       if (signal?.aborted) throw err;
       this.failed(key, endpoint, what, err);
+      failedAfter = Date.now() - started;
       return undefined;
     } finally {
+      // The outlook first: the step draws the line with it.
+      if (!signal?.aborted) this.foresee(failedAfter);
       progress.step(what);
     }
+  }
+
+  /**
+   * After a unit: while the stack's failures run towards the rule's limit, when the rule stops the
+   * stack if they go on (the units left to the limit at the pace of the failing ones so far), for
+   * the progress line's ETA; nothing once an answer came.
+   */
+  private foresee(failedAfterMs: number | undefined): void {
+    // Stopped: the units left are listed as missing at once.
+    const stop = this.policy.stop;
+    if (stop) {
+      this.opts.progress.outlook?.({ seconds: 0, why: stop.why, stopped: true });
+      return;
+    }
+    const streak = this.policy.streak();
+    if (failedAfterMs === undefined || !streak) {
+      if (this.failing.length > 0) this.opts.progress.outlook?.(undefined);
+      this.failing = [];
+      return;
+    }
+    this.failing = [...(streak.count > 1 ? this.failing.slice(-(streak.count - 1)) : []), failedAfterMs];
+    const mean = this.failing.reduce((n, ms) => n + ms, 0) / this.failing.length / 1000;
+    this.opts.progress.outlook?.({ seconds: (streak.limit - streak.count) * mean, why: `${streak.what}: ${streak.count} in a row, ${streak.limit} stop the reading` });
   }
 
   private failed(key: string, endpoint: string, what: string, err: unknown): void {

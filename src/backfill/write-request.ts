@@ -15,7 +15,28 @@
  * labels are encoded once (`encodeLabels`) and reused for every request that carries the series.
  * test/backfill/write-request.test.ts decodes the output with protobufjs against the .proto text.
  */
-import { compressSync } from 'snappy';
+import { createRequire } from 'node:module';
+
+/** Snappy's block format, by the pure-JS `snappyjs` (docs/performance.md: why not the native `snappy`). */
+interface Snappy {
+  compress(input: Uint8Array): Uint8Array;
+}
+
+let snappy: Snappy | undefined;
+
+/**
+ * The compression, loaded at the first request body: only remote write needs it, so neither the
+ * daemon nor a backfill into blocks ever loads it. Throws, naming the package, when it cannot be.
+ */
+export function loadCompression(): Snappy {
+  if (snappy) return snappy;
+  try {
+    snappy = createRequire(import.meta.url)('snappyjs') as Snappy;
+  } catch (err) {
+    throw new Error(`remote write compresses its requests with the package snappyjs, which cannot be loaded (${(err as Error).message.split('\n')[0]}): install the exporter's dependencies again (npm ci)`);
+  }
+  return snappy;
+}
 
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
@@ -127,5 +148,6 @@ export function encodeWriteRequest(series: readonly SeriesSamples[]): Buffer {
 
 /** The request body: the WriteRequest, snappy-compressed in the block format. */
 export function writeRequestBody(series: readonly SeriesSamples[]): Buffer {
-  return compressSync(encodeWriteRequest(series));
+  const compressed = loadCompression().compress(encodeWriteRequest(series));
+  return Buffer.from(compressed.buffer, compressed.byteOffset, compressed.byteLength);
 }

@@ -16,6 +16,7 @@
  * once the sink says its samples are safe. A stop (`stopping`) ends the loop between windows, and
  * the window in the sink is finished first.
  */
+import { coverageLine, coverageTimes } from './coverage.js';
 import type { Line, GroupReplay } from './replay.js';
 import type { BackfillState } from './state.js';
 import { Progress } from './progress.js';
@@ -28,6 +29,8 @@ export interface StackReplay {
   readonly stack: string;
   readonly ranges: ReadonlyArray<readonly [number, number]>;
   readonly replays: readonly GroupReplay[];
+  /** The labels of its coverage mark (coverage.ts): the target's and the stack; none without. */
+  readonly coverageLabels?: Readonly<Record<string, string>>;
 }
 
 export interface PassOptions {
@@ -76,6 +79,19 @@ export function windowsOf(from: number, to: number): number[] {
 }
 
 const inRanges = (ranges: StackReplay['ranges'], t: number) => ranges.some(([a, b]) => t >= a && t <= b);
+
+/**
+ * The steps of a replay in [from, to] (unix seconds): every multiple of `step`, and the start of
+ * each range as well, so that a range shorter than a step (a crash of a minute at 5-minute steps)
+ * still gets its samples from its first second on. `write` says whether the step is inside a range;
+ * the others only move the replay on (its state memory needs every step).
+ */
+export function stepsOf(ranges: StackReplay['ranges'], step: number, from: number, to: number): Array<{ t: number; write: boolean }> {
+  const starts = ranges.map((r) => r[0]).filter((a) => a >= from && a <= to && a % step !== 0);
+  const grid: number[] = [];
+  for (let t = Math.ceil(from / step) * step; t <= to; t += step) grid.push(t);
+  return [...grid, ...starts].sort((a, b) => a - b).map((t) => ({ t, write: inRanges(ranges, t) }));
+}
 const touches = (ranges: StackReplay['ranges'], from: number, to: number) => ranges.some(([a, b]) => a <= to && b >= from);
 const DAY_KEY = /^([^:]*):counts\/(\d{4}-\d{2}-\d{2})$/;
 
@@ -105,6 +121,29 @@ function wanted(fill: ReadonlySet<string>, source: string): boolean {
   if (fill.has(source)) return true;
   const m = /^([^:]*):action-jobs\//.exec(source);
   return m !== null && fill.has(`${m[1]}:actions`);
+}
+
+/**
+ * Does this pass leave the stack complete in the window, for the first time? A full pass when none
+ * of the stack's units concerning the window is missing; a pass for units read later when it wrote
+ * the last of the stack's missing ones (a window written whole before has its marks already).
+ */
+function covers(stack: string, pass: ReadonlySet<string> | undefined, missing: readonly string[]): boolean {
+  const own = (key: string) => key.startsWith(`${stack}:`);
+  if (missing.some(own)) return false;
+  return pass === undefined || [...pass].some(own);
+}
+
+/** The coverage marks of the stack's ranges within window `w` (coverage.ts). */
+function addCoverage(window: SinkWindow, s: StackReplay, w: number, end: number): void {
+  if (!s.coverageLabels) return;
+  for (const [a, b] of s.ranges) {
+    const from = Math.max(a, w);
+    const to = Math.min(b, end);
+    if (from > to) continue;
+    const line = coverageLine(s.coverageLabels, to);
+    for (const t of coverageTimes(from, to)) window.add(line, s.stack, t);
+  }
 }
 
 /** The unit a line comes from, qualified with its stack: `prod:counts/2026-11-03`. */
@@ -159,8 +198,8 @@ export async function writeWindows(opts: {
       try {
         for (const s of stacks) {
           for (const replay of s.replays) {
-            for (let t = Math.ceil(Math.max(w, from) / replay.step) * replay.step; t <= Math.min(end, to); t += replay.step) {
-              if (!window || !inRanges(s.ranges, t)) {
+            for (const { t, write } of stepsOf(s.ranges, replay.step, Math.max(w, from), Math.min(end, to))) {
+              if (!window || !write) {
                 replay.linesAt(t);
                 continue;
               }
@@ -170,6 +209,7 @@ export async function writeWindows(opts: {
               else replay.linesAt(t, (line) => wanted(pass as ReadonlySet<string>, sourceOf(s.stack, line)) && sink.add(line, s.stack, t));
             }
           }
+          if (window && pass !== 'none' && covers(s.stack, pass, missingFor(w, missingNow))) addCoverage(window, s, w, end);
         }
       } catch (e) {
         window?.discard();

@@ -17,6 +17,8 @@ export class AttemptTrace {
   /** When it last left (ms since the epoch). */
   sentAt: number;
   private left = false;
+  /** Its first byte was written (firstByte): the send is told, its time fixed. */
+  private written = false;
   private started = performance.now();
   /** The budget's window counts each request from when it really left: the attempt's, then each hop's. */
   private markSent: (at: number) => void;
@@ -37,11 +39,27 @@ export class AttemptTrace {
     this.markSent = (at) => admitted.sent(at);
   }
 
-  /** The attempt, or a hop of it, leaves now. */
+  /** The attempt, or a hop of it, is handed to the dispatcher now (the budget let it through). */
   leaves(): void {
     this.left = true;
+    this.written = false;
     this.sentAt = this.clock.now();
     this.markSent(this.sentAt);
+  }
+
+  /**
+   * Its first byte is written to its connection now (first-byte.ts): that is when it left, and the
+   * budget's window counts it from then (a new connection may have taken seconds to open). Told as a
+   * send synchronously, before the byte is written, so that a record kept of it (--storage.path's
+   * budget.log) is written before the CMDB can have seen it. Once per request: written again on
+   * another connection, it keeps its first time.
+   */
+  firstByte(): void {
+    if (!this.left || this.written) return;
+    this.written = true;
+    this.sentAt = Math.max(this.sentAt, this.clock.now());
+    this.markSent(this.sentAt);
+    this.started = performance.now();
     this.events.sends.emit({ endpoint: this.report.endpoint, sentAt: this.sentAt });
   }
 

@@ -18,6 +18,7 @@ import {
   errorCode,
 } from '../errors.js';
 import { followAbort } from '../signals.js';
+import type { FirstByteOption } from './first-byte.js';
 
 export interface AttemptRequest {
   method: 'GET' | 'POST';
@@ -48,10 +49,17 @@ export interface AttemptLimits {
    */
   onRedirect?: (status: number, fromPath: string, toPath: string) => void | Promise<void>;
   /**
-   * Called as each request of the chain leaves (the first and every hop). A hop whose deadline passed
-   * while it waited for the budget is never sent, so it is never announced (and never counted).
+   * Called as each request of the chain is handed to the dispatcher (the first and every hop). A hop
+   * whose deadline passed while it waited for the budget is never sent, so it is never announced
+   * (and never counted).
    */
   onSend?: () => void;
+  /**
+   * Called as each request of the chain really leaves: its first byte is written to its connection
+   * (first-byte.ts; a dispatcher without that interceptor never calls it). Later than onSend by the
+   * time the connection took to open.
+   */
+  onFirstByte?: () => void;
 }
 
 export interface Reply {
@@ -112,7 +120,8 @@ async function follow(req: AttemptRequest, limits: AttemptLimits, signal: AbortS
   for (let hops = 0; ; hops++) {
     signal.throwIfAborted();
     limits.onSend?.();
-    const res = await limits.dispatcher.request({ origin, path, method, headers, body, signal });
+    const options: Dispatcher.RequestOptions & FirstByteOption = { origin, path, method, headers, body, signal, ...(limits.onFirstByte ? { onFirstByte: limits.onFirstByte } : {}) };
+    const res = await limits.dispatcher.request(options);
     const location = res.headers.location;
     if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string') {
       const ok = res.statusCode >= 200 && res.statusCode < 300;

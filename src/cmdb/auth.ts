@@ -1,6 +1,13 @@
 /**
  * Bearer tokens of one stack: fetched from the access_token endpoint (client id + secret) or
  * pre-issued. A 401 leads to at most one renewal per token, shared by every request that saw it.
+ *
+ * A fetched token refused (401) before any request took it was granted by the token endpoint a
+ * moment before: the credentials are good, and another process with the same client id took the
+ * token (a CMDB that keeps one token per client ends a client's older tokens when it grants a new
+ * one). So such a token is renewed again, after a back-off with jitter (1, 2, 4, 8 s: the two
+ * processes stop asking at the same moment), up to TAKEN_RENEWALS times in a row; only the token
+ * endpoint itself calls the credentials rejected (CmdbTokenRejectedError).
  */
 import { readFile } from 'node:fs/promises';
 import type { StackAuth, StackConfig } from '../config/types.js';
@@ -12,7 +19,7 @@ import { TOKEN_PATH } from '../api/endpoints.js';
 import { TokenResponseSchema, validate, type TokenResponse } from '../api/schemas.js';
 import { jsonDecoder } from './body.js';
 import type { Reply } from './attempt.js';
-import { raceAbort } from './clock.js';
+import { raceAbort, realClock, type Clock } from './clock.js';
 import { requestName, type Transport } from './transport.js';
 
 /** A token and its generation: a 401 for an older generation than the current one needs no renewal. */
@@ -25,7 +32,7 @@ export interface TokenProvider {
   /** True while a pre-issued token is being rejected. */
   readonly unauthorized: boolean;
   current(signal?: AbortSignal): Promise<Credential>;
-  /** After a 401 answered to `used`: the credential for the one retry, or undefined when there is none. */
+  /** After a 401 answered to `used`: the credential for the retry, or undefined when there is none. */
   renew(used: Credential, signal?: AbortSignal): Promise<Credential | undefined>;
   /** A request with the current token succeeded. */
   accepted(): void;
@@ -34,6 +41,15 @@ export interface TokenProvider {
 }
 
 const TOKEN_REQUEST = requestName('POST', TOKEN_PATH);
+
+/** Tokens refused in a row, each just granted, after which a fetched token is no longer renewed. */
+export const TAKEN_RENEWALS = 5;
+const TAKEN_FIRST_BACKOFF_MS = 1000;
+
+/** The wait before asking for the `n`th token in a row after the first was refused (n ≥ 1): doubling from 1 s, jittered to half. */
+export function takenBackoffMs(n: number, random: () => number): number {
+  return TAKEN_FIRST_BACKOFF_MS * 2 ** (n - 1) * (0.5 + Math.min(Math.max(random(), 0), 1) / 2);
+}
 
 /** The scrubber slot of a stack's bearer token: a renewed token replaces the one before the last. */
 export function tokenSlot(stack: string): string {
@@ -62,6 +78,8 @@ export class FetchedToken implements TokenProvider {
   private idKey: string;
   /** A token was issued with idKey, or the other spelling was tried: no other spelling is tried again. */
   private idKeySettled = false;
+  /** Tokens refused (401) in a row since a request last succeeded: past the first, each was just granted. */
+  private refusedInARow = 0;
 
   constructor(
     private readonly auth: Extract<StackAuth, { kind: 'client' }>,
@@ -74,6 +92,10 @@ export class FetchedToken implements TokenProvider {
       /** Aborted by close(): the shared fetch outlives any single caller's signal. */
       lifetime: AbortSignal;
       logger?: Logger;
+      /** The back-off's wait (default: real time). */
+      clock?: Clock;
+      /** A draw in [0, 1) for the back-off's jitter. */
+      random?: () => number;
     },
     inherited?: TokenState,
   ) {
@@ -95,18 +117,46 @@ export class FetchedToken implements TokenProvider {
     return this.credential ? Promise.resolve(this.credential) : this.shared(signal);
   }
 
-  renew(used: Credential, signal?: AbortSignal): Promise<Credential> {
+  /**
+   * A new token after `used` was refused; undefined once TAKEN_RENEWALS tokens in a row were
+   * refused, each just granted (another client of the same id keeps taking them).
+   */
+  renew(used: Credential, signal?: AbortSignal): Promise<Credential | undefined> {
     if (this.credential && this.credential.generation > used.generation) return Promise.resolve(this.credential);
-    if (this.credential?.generation === used.generation) this.credential = undefined;
-    return this.shared(signal);
+    if (this.credential?.generation === used.generation) {
+      this.credential = undefined;
+      this.refusedInARow += 1;
+      // Once a streak: the operator learns why requests take two tries, and what ends it.
+      if (this.refusedInARow === 2) {
+        this.deps.logger?.warn(
+          { renewals: TAKEN_RENEWALS },
+          'the CMDB refused a token its token endpoint had just granted (401): another process with the same client id is taking the tokens (a CMDB that keeps one token per client); asking for a new one with back-off. Give each process a client id of its own',
+        );
+      }
+    }
+    if (this.refusedInARow > TAKEN_RENEWALS) return Promise.resolve(undefined);
+    // The first renewal is at once (a token that worked expired); past it each token was taken at once.
+    const wait = this.refusedInARow > 1 ? takenBackoffMs(this.refusedInARow - 1, this.deps.random ?? Math.random) : 0;
+    return this.shared(signal, wait);
   }
 
-  accepted(): void {}
+  accepted(): void {
+    this.refusedInARow = 0;
+  }
+
   refused(): void {}
 
-  private async shared(signal?: AbortSignal): Promise<Credential> {
+  private async shared(signal?: AbortSignal, waitMs = 0): Promise<Credential> {
     if (!this.inflight) {
-      const p = this.fetch();
+      const p =
+        waitMs > 0
+          ? (this.deps.clock ?? realClock).sleep(waitMs, this.deps.lifetime).then(
+              () => this.fetch(),
+              () => {
+                throw new CmdbAbortedError(TOKEN_REQUEST);
+              },
+            )
+          : this.fetch();
       this.inflight = p;
       const clear = () => {
         if (this.inflight === p) this.inflight = undefined;

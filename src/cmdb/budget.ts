@@ -75,8 +75,8 @@ export class RequestBudget {
   private sent: Array<{ at: number }> = [];
   /** Places taken and not left yet, in order. */
   private line: Place[] = [];
-  /** The latest time a place was planned for or left at: a new place never goes before it (first come, first served). */
-  private latest = 0;
+  /** The latest time a place left at. */
+  private lastLeft = -Infinity;
 
   constructor(ratePerMinute: number, now: number, inherited?: BudgetState) {
     this.capacity = burstFor(ratePerMinute);
@@ -112,9 +112,10 @@ export class RequestBudget {
     this.trim(now);
     this.tokens -= 1;
     const deficitMs = this.tokens < 0 ? Math.ceil(-this.tokens / this.perMs) : 0;
-    const place: Place = { at: Math.max(now + deficitMs, this.latest) };
+    // First come, first served: never before a place still in line. A place given back (cancel)
+    // is out of the line, so it holds no later request back.
+    const place: Place = { at: Math.max(now + deficitMs, this.lastLeft, this.lastInLine()) };
     place.at = this.windowFree(place.at, now, this.line.length);
-    this.latest = place.at;
     this.line.push(place);
     return place;
   }
@@ -136,9 +137,9 @@ export class RequestBudget {
     const i = this.line.indexOf(place);
     // Places ahead that have not left yet will leave about now: the window counts them too.
     place.at = Math.max(place.at, this.windowFree(now, now, Math.max(0, i)));
-    this.latest = Math.max(this.latest, place.at);
     if (place.at > now) return place.at - now;
     if (i >= 0) this.line.splice(i, 1);
+    this.lastLeft = Math.max(this.lastLeft, now);
     place.sent = { at: now };
     this.insert(place.sent);
     return 0;
@@ -157,7 +158,10 @@ export class RequestBudget {
     }
   }
 
-  /** Gives back a place that was never used (its wait was aborted): its own, no other. */
+  /**
+   * Gives back a place that was never used (its wait was aborted, a pause began): its token, and
+   * its time, so that a later request is not planned after it. The places behind it keep theirs.
+   */
   cancel(place: Place, now: number): void {
     const i = this.line.indexOf(place);
     if (i < 0 || place.sent) return;
@@ -191,6 +195,13 @@ export class RequestBudget {
     const k = total - this.windowLimit;
     const before = k < this.sent.length ? (this.sent[k] as { at: number }).at : Math.max((this.line[k - this.sent.length] as Place).at, now);
     return Math.max(from, before + WINDOW_MS);
+  }
+
+  /** When the last place in line may leave (-Infinity with none): a new place does not go before it. */
+  private lastInLine(): number {
+    let latest = -Infinity;
+    for (const p of this.line) latest = Math.max(latest, p.at);
+    return latest;
   }
 
   private insert(entry: { at: number }): void {

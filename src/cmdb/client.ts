@@ -11,11 +11,11 @@ import type { StackConfig } from '../config/types.js';
 import type { Instruments } from '../metrics/instruments.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
-import { CmdbAbortedError, CmdbHttpError, CmdbUnauthorizedError } from '../errors.js';
+import { CmdbAbortedError, CmdbHttpError, CmdbTokensTakenError, CmdbUnauthorizedError } from '../errors.js';
 import { descriptor, pathsOf, type DataEndpoint } from '../api/endpoints.js';
 import type { RequestContext } from '../api/request-context.js';
 import type { Reply } from './attempt.js';
-import { FetchedToken, PreIssuedToken, jsonHeaders, type TokenProvider, type TokenState } from './auth.js';
+import { FetchedToken, PreIssuedToken, TAKEN_RENEWALS, jsonHeaders, type TokenProvider, type TokenState } from './auth.js';
 import type { BudgetState } from './budget.js';
 import { realClock, type Clock } from './clock.js';
 import { createDispatcher } from './dispatcher.js';
@@ -97,11 +97,12 @@ export class CmdbClient {
     warnInsecure(stack, logger);
     instruments.rateLimitBudget.set({ stack: stack.name }, stack.rateLimitPerMinute);
     observeRoad(this.events, instruments, stack.name, logger);
+    const random = opts.random ?? Math.random;
     this.transport = new Transport({
       stack,
       dispatcher: this.dispatcher,
       clock: this.clock,
-      random: opts.random ?? Math.random,
+      random,
       events: this.events,
       logger,
       onWait: (seconds) => instruments.rateLimitWait.inc({ stack: stack.name }, seconds),
@@ -111,7 +112,7 @@ export class CmdbClient {
     // (src/stacks.ts); tokens fetched later are registered by the token provider.
     this.tokens =
       stack.auth.kind === 'client'
-        ? new FetchedToken(stack.auth, { settings: () => this.stack, transport: this.transport, instruments, scrubber, lifetime: this.lifetime.signal, logger }, carried.token)
+        ? new FetchedToken(stack.auth, { settings: () => this.stack, transport: this.transport, instruments, scrubber, lifetime: this.lifetime.signal, logger, clock: this.clock, random }, carried.token)
         : new PreIssuedToken(stack.auth, { scrubber, logger, stack: stack.name });
   }
 
@@ -264,7 +265,11 @@ export class CmdbClient {
     return notFound as Answer<T>;
   }
 
-  /** One request with the current token; after a 401, one retry with a renewed token if there is one. */
+  /**
+   * One request with the current token; after a 401, a retry with a renewed token while the
+   * provider gives one (a pre-issued token: one re-read of its file; a fetched token: a new one, and
+   * again with back-off while each new one is refused at once, auth.ts).
+   */
   private async authorized<T>(
     method: 'GET' | 'POST',
     endpoint: DataEndpoint,
@@ -278,17 +283,23 @@ export class CmdbClient {
     // Checked before the token: an aborted poll must not start a token fetch either.
     if (signal?.aborted) throw new CmdbAbortedError(requestName(method, path));
     let credential = await this.tokens.current(signal);
-    for (let renewed = false; ; renewed = true) {
+    for (let renewals = 0; ; renewals++) {
       const headers = { ...jsonHeaders(this.stack.userAgent), Authorization: `Bearer ${credential.token}` };
       const exchange = { endpoint, method, path, query, headers, body, ...(req.retryTimeouts === false ? { retryTimeouts: false } : {}) };
       const outcome = await this.transport.send(exchange, req.decode, ctx);
       if (outcome.ok) this.tokens.accepted();
       if (outcome.ok || outcome.reply.status !== 401) return outcome;
-      const next = renewed ? undefined : await this.tokens.renew(credential, signal);
+      const next = renewals <= TAKEN_RENEWALS ? await this.tokens.renew(credential, signal) : undefined;
       if (!next) {
         this.tokens.refused();
-        const why = renewed ? 'still 401 after a new token' : 'the token is not accepted';
-        throw new CmdbUnauthorizedError(requestName(method, path), `401 Unauthorized (${why})`);
+        const request = requestName(method, path);
+        if (this.tokens instanceof FetchedToken) {
+          throw new CmdbTokensTakenError(
+            request,
+            `401 Unauthorized on ${TAKEN_RENEWALS} new tokens in a row, each refused as soon as the token endpoint granted it: another process with the same client id takes them (a CMDB that keeps one token per client); give each process a client id of its own`,
+          );
+        }
+        throw new CmdbUnauthorizedError(request, `401 Unauthorized (${renewals > 0 ? 'still 401 after a new token' : 'the token is not accepted'})`);
       }
       credential = next;
     }
@@ -298,7 +309,7 @@ export class CmdbClient {
 /** Only where it means something: an http:// base URL has no certificate to skip. */
 function warnInsecure(stack: StackConfig, logger: Logger): void {
   if (!stack.tls.insecureSkipVerify || !stack.baseUrl.startsWith('https:')) return;
-  // The origin only: a base URL may carry user:password.
+  // The origin: the host whose certificate goes unchecked (a base URL carries no credentials: the configuration refuses user:password@).
   logger.warn({ origin: new URL(stack.baseUrl).origin }, 'TLS certificate verification is off for this stack (tls.insecureSkipVerify)');
 }
 

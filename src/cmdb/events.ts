@@ -1,8 +1,8 @@
 /**
  * What the road to one stack's CMDB reports as it goes, for whoever needs the figures: one event
  * per request that left (the request metrics, the debug log line, the poll plan's fetch rates, a
- * backfill's request count), one as each request leaves (the record of sends a restart reads, with
- * --storage.path), one per read a reader finished (the poll plan's pages and Actions),
+ * backfill's request count), one as each request's first byte leaves (the record of sends a restart
+ * reads, with --storage.path), one per read a reader finished (the poll plan's pages and Actions),
  * one per pause set or ended (the pause gauge and the log line naming the status). Observers are
  * called in turn and their failures are theirs: a request never fails because an observer did.
  */
@@ -38,9 +38,10 @@ export interface RequestEvent {
 }
 
 /**
- * A request leaves now (an attempt, or a hop of a redirect): told synchronously before it is handed
- * to the connection, so that a record kept of it (--storage.path's budget.log) is written before
- * the CMDB can have seen it, also when the process is killed right after.
+ * A request leaves now (an attempt, or a hop of a redirect): told synchronously as its first byte is
+ * about to be written to its connection (src/cmdb/first-byte.ts), so that a record kept of it
+ * (--storage.path's budget.log) is written before the CMDB can have seen it, also when the process
+ * is killed right after. A request whose connection never opened is never told: the CMDB never saw it.
  */
 export interface SendEvent {
   readonly endpoint: EndpointName;

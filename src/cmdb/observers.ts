@@ -42,14 +42,15 @@ export function requestLog(logger: Logger): (e: RequestEvent) => void {
   };
 }
 
-/** What set a pause, for the log and the status page: `503 to GET /CMDB/…` or `the token endpoint failing`. */
+/** What set a pause, for the log: `a 503 to GET /CMDB/…` or `the token endpoint failing (POST /CMDB/v1/access_token)`. */
 export function pauseCause(p: Pause): string {
-  return p.status === undefined ? `the token endpoint failing (${p.request})` : `${p.status} to ${p.request}`;
+  return p.status === undefined ? `the token endpoint failing (${p.request})` : `a ${p.status} to ${p.request}`;
 }
 
-/** Who waits: the whole stack, or one endpoint group. */
+/** Who waits, until when: the whole stack, or one endpoint group. */
 export function pauseHolds(p: Pause): string {
-  return p.scope === 'stack' ? 'every request of this stack' : `the requests of the ${p.group} group (the other endpoints go on)`;
+  const until = new Date(p.until).toISOString();
+  return p.scope === 'stack' ? `no request of this stack leaves until ${until}` : `the requests of the ${p.group} group wait until ${until}; the other endpoints go on`;
 }
 
 /** cmdb_rate_limit_paused_until_timestamp_seconds (the stack's pause), and a log line when a pause begins. */
@@ -62,7 +63,7 @@ export function pauseReport(instruments: Instruments, stack: string, logger: Log
     if (pause.scope === 'stack') instruments.rateLimitPausedUntil.set({ stack }, pause.until / 1000);
     if (!began) return;
     const fields = { endpoint: pause.endpoint, status: pause.status, scope: pause.scope, ...(pause.group ? { group: pause.group } : {}), until: new Date(pause.until).toISOString() };
-    logger.warn(fields, `paused by a ${pauseCause(pause)}: ${pauseHolds(pause)} wait until the time given (a reload ends it)`);
+    logger.warn(fields, `paused by ${pauseCause(pause)}: ${pauseHolds(pause)} (a reload ends the pause)`);
   };
 }
 

@@ -29,7 +29,7 @@ type WorkerAnswer = { id: number; result?: unknown; failed?: string };
 export type WorkerRequest =
   | { op: 'begin'; scan: number; known: KnownTimes }
   | { op: 'page'; scan: number; bytes: Uint8Array }
-  | { op: 'finish' | 'drop'; scan: number };
+  | { op: 'finish' | 'peek' | 'drop'; scan: number };
 
 /**
  * The worker module next to this one: page-worker.js when running from the build (dist/); from
@@ -77,6 +77,13 @@ export class ScanSession {
   async finish(): Promise<unknown[]> {
     if (this.where === 'worker') return (await this.owner.call({ op: 'finish', scan: this.id })) as unknown[];
     return this.owner.inline.finish(this.id);
+  }
+
+  /** The rows kept so far (those of every page handed in before), the scan going on. */
+  async peek(): Promise<unknown[]> {
+    if (this.where === 'worker') return (await this.owner.call({ op: 'peek', scan: this.id })) as unknown[];
+    if (this.where === 'inline') return this.owner.inline.peek(this.id);
+    return [];
   }
 
   drop(): void {

@@ -17,6 +17,7 @@ port.on('message', (m: WorkerRequest & { id: number }) => {
     if (m.op === 'begin') result = reducers.begin(m.scan, m.known);
     else if (m.op === 'page') result = reducers.page(m.scan, Buffer.from(m.bytes.buffer, m.bytes.byteOffset, m.bytes.byteLength).toString('utf8'));
     else if (m.op === 'finish') result = reducers.finish(m.scan);
+    else if (m.op === 'peek') result = reducers.peek(m.scan);
     else result = reducers.drop(m.scan);
   } catch (err) {
     port.postMessage({ id: m.id, failed: String((err instanceof Error && err.message) || err).slice(0, 200) });

@@ -19,7 +19,8 @@
  */
 import type { EndpointName } from '../api/endpoints.js';
 import type { RetryConfig } from '../config/types.js';
-import { backoffDelayMs, parseRetryAfter } from './backoff.js';
+import { retryAfterMs } from '../time.js';
+import { backoffDelayMs } from './backoff.js';
 
 export type PauseScope = 'group' | 'stack';
 
@@ -109,8 +110,7 @@ export function decide(i: PolicyInput): Decision {
 
 /** The wait a Retry-After asks for (ms), measured against the server's Date header: a CMDB 10 minutes ahead must not turn 30 s into 630 s. */
 function askedMs(i: PolicyInput, a: Extract<Attempted, { kind: 'answer' }>): number | undefined {
-  const serverNow = a.date === undefined ? Number.NaN : Date.parse(a.date);
-  return parseRetryAfter(a.retryAfter, Number.isNaN(serverNow) ? i.now : serverNow);
+  return retryAfterMs(a.retryAfter, a.date, i.now);
 }
 
 const backoff = (i: PolicyInput) => backoffDelayMs(i.counts.retries, i.retries, () => i.jitter);

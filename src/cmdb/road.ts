@@ -10,6 +10,11 @@ import type { PageReducer } from './page-reducer.js';
 import { StackReaders, type ConnectorHistoryReader } from './readers/index.js';
 
 export interface RoadOptions extends CmdbClientOptions {
+  /**
+   * The pace of the road's requests, a minute: default the stack's rateLimitPerMinute (the daemon);
+   * a backfill reads at its own share, backfillRequestsPerMinute.
+   */
+  readonly requestsPerMinute?: number;
   /** The connector history reader of the stack's previous runtime (see StackReaders.handOver). */
   readonly history?: ConnectorHistoryReader;
   readonly pageReducer?: PageReducer;
@@ -28,7 +33,9 @@ export interface Road {
 }
 
 export function openRoad(opts: RoadOptions): Road {
-  const { history, pageReducer, enabled, seen, ...clientOptions } = opts;
+  const { history, pageReducer, enabled, seen, requestsPerMinute, ...rest } = opts;
+  // The client and its budget read the pace from the stack's settings: the road's own pace is given them there.
+  const clientOptions = requestsPerMinute === undefined ? rest : { ...rest, stack: { ...rest.stack, rateLimitPerMinute: requestsPerMinute } };
   const client = new CmdbClient(clientOptions);
   const readers = new StackReaders({ client, instruments: opts.instruments, logger: opts.logger, ...(history ? { history } : {}), ...(pageReducer ? { pageReducer } : {}) });
   const plan = enabled

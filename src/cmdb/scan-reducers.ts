@@ -45,6 +45,8 @@ export interface ScanReducers {
   page(scan: number, text: string): PageAnswer;
   /** The rows the scan kept, in the order they were read; the scan is forgotten. */
   finish(scan: number): unknown[];
+  /** The rows the scan kept so far, as finish() would give them; the scan goes on (a restart keeps them). */
+  peek(scan: number): unknown[];
   drop(scan: number): void;
 }
 
@@ -89,6 +91,15 @@ export function createScanReducers(): ScanReducers {
       scans.set(scan, state);
     }
     return state;
+  };
+  const keptRows = (scan: number): unknown[] => {
+    const state = scans.get(scan);
+    if (!state) return [];
+    const kept = state.loose.slice();
+    for (const v of state.newest.values()) kept.push(v);
+    // Read order, so that ties still go to the later row when the main thread reduces again.
+    kept.sort((a, b) => a.order - b.order);
+    return kept.map((k) => capDepth(k.row));
   };
   return {
     begin(scan, known) {
@@ -146,15 +157,11 @@ export function createScanReducers(): ScanReducers {
       return { kind: 'page', count: content.length, envelope, sorted, first, last, min, fresh, firstFresh };
     },
     finish(scan) {
-      const state = scans.get(scan);
+      const rows = keptRows(scan);
       scans.delete(scan);
-      if (!state) return [];
-      const kept = state.loose.slice();
-      for (const v of state.newest.values()) kept.push(v);
-      // Read order, so that ties still go to the later row when the main thread reduces again.
-      kept.sort((a, b) => a.order - b.order);
-      return kept.map((k) => capDepth(k.row));
+      return rows;
     },
+    peek: keptRows,
     drop(scan) {
       scans.delete(scan);
     },

@@ -14,6 +14,7 @@ import { eitherSignal } from '../signals.js';
 import { attempt, isRetryableNetworkError, type Reply } from './attempt.js';
 import { AttemptTrace } from './attempt-trace.js';
 import { bodyCap } from './body.js';
+import { withFirstByte } from './first-byte.js';
 import type { BudgetState } from './budget.js';
 import { StackLimiter } from './limiter.js';
 import type { Clock } from './clock.js';
@@ -78,7 +79,7 @@ export class Transport {
 
   constructor(opts: TransportOptions) {
     this.stack = opts.stack;
-    this.dispatcher = opts.dispatcher;
+    this.dispatcher = withFirstByte(opts.dispatcher);
     this.clock = opts.clock;
     this.random = opts.random;
     this.events = opts.events;
@@ -97,7 +98,7 @@ export class Transport {
   /** The stack's settings changed on a reload that keeps the runtime: later attempts use them. */
   reconfigure(stack: StackConfig, dispatcher: Dispatcher): void {
     this.stack = stack;
-    this.dispatcher = dispatcher;
+    this.dispatcher = withFirstByte(dispatcher);
     this.limiter.reconfigure(stack.rateLimitPerMinute, stack.maxConcurrency);
   }
 
@@ -202,6 +203,7 @@ export class Transport {
           capName: cap.name,
           signal,
           onSend: () => trace.leaves(),
+          onFirstByte: () => trace.firstByte(),
           onRedirect: async (status) => {
             this.logger.debug({ endpoint: ex.endpoint, status }, 'followed redirect');
             await trace.redirected(status, () => this.limiter.charge(signal));

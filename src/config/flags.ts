@@ -100,6 +100,12 @@ export const FLAGS = {
     commands: BACKFILL,
   },
   'remote-write.max-samples-per-send': { type: 'string', value: '<n>', help: 'samples in one remote-write request at most (default 10000)', commands: BACKFILL },
+  'remote-write.retry-for': {
+    type: 'string',
+    value: '<duration>',
+    help: 'how long a remote-write request that may pass (5xx, 429, a network error, a timeout) is retried with back-off, the pre-flight check included, before the backfill gives up (default 15m)',
+    commands: BACKFILL,
+  },
   'dry-run': {
     type: 'boolean',
     help: "print the plan (requests per endpoint, time at the pace and the service's speed) and send nothing",

@@ -188,11 +188,11 @@ export const SETTINGS = {
   timeoutSeconds: key(secondsIn(0.1, 3600), 30),
   connectTimeoutSeconds: key(secondsIn(0.1, 600), 10),
   retries: {
-    /** Retries after the first attempt, for network errors, 5xx and 429. */
+    /** Retries after the first attempt, for network errors, timeouts and 5xx; a 429 pauses instead (src/cmdb/policy.ts). */
     max: key(numberIn(0, 10, whole), 3),
     minDelaySeconds: key(secondsIn(0, 60), 0.5),
     maxDelaySeconds: key(secondsIn(0, 3600), 30),
-    /** A 429 Retry-After longer than this fails the request instead of waiting. */
+    /** A Retry-After (429, 502, 503, 504) longer than this fails the request instead of waiting. */
     maxRetryAfterSeconds: key(secondsIn(0, 3600), 120),
   },
   maxResponseBytes: key(bytesIn(1024, 2 * 1024 ** 3), 256 * 1024 * 1024),

@@ -1,11 +1,49 @@
 /**
+ * Documents: every file the exporter writes whole says what it is (`format`) and in which version
+ * of its form (`version`), and is written by the one recipe of atomic.ts. A document of another
+ * format or version is not read as this one.
+ *
  * The envelope of one stack's state file: what it is, which format version, which stack and which
  * CMDB account it belongs to, when it was written, and the parts (each component's own versioned
  * state, see src/stack-state.ts). Only state that belongs to the stack as configured now is used:
  * another format or version, another stack name, another base URL or client id is discarded.
  */
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import type { StackConfig } from '../config/types.js';
+import { writeAtomicSync } from './atomic.js';
+
+/** What every document says of itself. */
+export interface Versioned {
+  readonly format: string;
+  readonly version: number;
+}
+
+/** A document as read: its value, none (no file), unreadable (not JSON, cut short), or another format or version. */
+export type DocumentRead =
+  | { readonly kind: 'read'; readonly value: Readonly<Record<string, unknown>> & Versioned }
+  | { readonly kind: 'missing' }
+  | { readonly kind: 'unreadable'; readonly reason: string }
+  | { readonly kind: 'other'; readonly reason: string };
+
+/** The document at `path` when it is of `format` in `version`. */
+export function readDocumentSync(path: string, format: string, version: number): DocumentRead {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    return { kind: 'unreadable', reason: (err as Error).message };
+  }
+  if (!isRecord(value) || value.format !== format) return { kind: 'other', reason: `it is not a ${format} document` };
+  if (value.version !== version) return { kind: 'other', reason: `it is in version ${String(value.version)} of ${format}, this exporter reads version ${version}` };
+  return { kind: 'read', value: value as Record<string, unknown> & Versioned };
+}
+
+/** Writes a small document as JSON text (one key a line, for people to read), atomically and durably. */
+export function writeDocumentSync(path: string, doc: Versioned): void {
+  writeAtomicSync(path, `${JSON.stringify(doc, null, 1)}\n`);
+}
 
 export const STATE_FORMAT = 'cmdb-exporter-state';
 export const STATE_VERSION = 1;

@@ -1,32 +1,26 @@
 /**
- * The request record: `<dir>/budget.log`, one line per request the stacks' budgets let leave
- * (`<send time in ms>\t<stack>`), appended as it leaves, just before it is handed to the connection. A
- * restart reads it back so that the budget counts what the earlier process sent in its last minute,
- * also after a kill -9, which leaves no time to write anything: the lines are in the kernel's
- * hands once written. The file is cut back to the last minute's sends when it passes ROTATE_BYTES.
- *
- * Appends are synchronous (one small write(2) per request, at most rateLimitPerMinute a minute per
- * stack): an asynchronous one could still be queued when the request leaves, and a kill then would
- * lose it.
+ * A journal: a file of lines appended one record at a time (the daemon's request record, the
+ * backfill's answers), readable by the exporter's user only (0600). Each record is one line,
+ * written whole by one write(2): a process killed mid-write leaves at most its last line cut
+ * short, which a read ignores. Its durability is stated when it is opened:
+ * - `process`: a line is in the kernel's hands once appended, so a kill -9 keeps it; a power loss
+ *   may lose the last seconds of lines;
+ * - `disk`: each line is flushed to the disk (fsync) before append returns, so a power loss keeps it.
+ * A journal is cut back by replacing it whole, atomically (atomic.ts), and appended to from there.
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, fchmodSync, fsyncSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { FILE_MODE, writeAtomicSync } from './atomic.js';
 
-export const JOURNAL_FILE = 'budget.log';
-/** The record is cut back to the sends of the last minute once it grows past this. */
-export const ROTATE_BYTES = 64 * 1024;
-/** Sends kept when read and when cut back: more than the budget's window (60 s and a margin), which filters them again. */
-const WINDOW_MS = 120_000;
-const LINE = /^(\d{1,15})\t([A-Za-z0-9][A-Za-z0-9_.:-]*)$/;
+export type Durability = 'process' | 'disk';
 
-/** What the record said: the sends of the last minute per stack, none (no file), or not known (unreadable). */
-export type JournalRead = { readonly kind: 'read'; readonly sends: ReadonlyMap<string, number[]> } | { readonly kind: 'missing' } | { readonly kind: 'unreadable'; readonly reason: string };
+/** What a journal held: its whole lines, none (no file), or not known (unreadable). */
+export type LinesRead = { readonly kind: 'read'; readonly lines: readonly string[] } | { readonly kind: 'missing' } | { readonly kind: 'unreadable'; readonly reason: string };
 
-/** Reads the record; sends older than a minute before `nowMs` are left out. A last line cut short (a kill mid-write) is ignored. */
-export function readJournal(dir: string, nowMs: number): JournalRead {
+/** The whole lines of the journal at `path`; a last line cut short (a kill mid-write) is left out. */
+export function readLines(path: string): LinesRead {
   let text: string;
   try {
-    text = readFileSync(join(dir, JOURNAL_FILE), 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
     return { kind: 'unreadable', reason: (err as Error).message };
@@ -34,46 +28,43 @@ export function readJournal(dir: string, nowMs: number): JournalRead {
   const lines = text.split('\n');
   // Whatever follows the last newline was being written when the process ended.
   lines.pop();
-  const sends = new Map<string, number[]>();
-  for (const [i, line] of lines.entries()) {
-    const m = LINE.exec(line);
-    if (!m) return { kind: 'unreadable', reason: `line ${i + 1} is not <milliseconds><tab><stack>` };
-    const at = Number(m[1]);
-    if (at <= nowMs - WINDOW_MS) continue;
-    const stack = m[2] as string;
-    sends.set(stack, [...(sends.get(stack) ?? []), at]);
-  }
-  return { kind: 'read', sends };
+  return { kind: 'read', lines };
 }
 
-export interface JournalOptions {
-  readonly dir: string;
-  /** The sends of the last minute (and those still waiting) of every stack: what a cut-back record keeps. */
-  readonly current: () => ReadonlyMap<string, readonly number[]>;
-  /** A write failed: the writer counts and logs it. */
-  readonly failed: (stack: string, err: unknown) => void;
-}
-
-export class SendJournal {
+export class Journal {
   private fd: number | undefined;
-  private bytes = 0;
+  /** Bytes in the file since it was opened or cut back. */
+  bytes = 0;
 
-  constructor(private readonly opts: JournalOptions) {}
+  constructor(
+    readonly path: string,
+    readonly durability: Durability,
+  ) {}
 
-  /** Starts a fresh record with the sends of the last minute (those restored included). Throws when the directory is not writable. */
-  start(): void {
-    this.rotate();
+  /** Opens the journal to append to it (made when missing). */
+  open(): this {
+    if (this.fd !== undefined) return this;
+    this.fd = openSync(this.path, 'a', FILE_MODE);
+    // A file an earlier version made keeps its mode: the exporter's user's alone from now on.
+    fchmodSync(this.fd, FILE_MODE);
+    return this;
   }
 
-  /** A request of `stack` leaves at `atMs`. */
-  record(stack: string, atMs: number): void {
-    if (this.fd === undefined) return;
-    try {
-      this.bytes += writeSync(this.fd, `${Math.round(atMs)}\t${stack}\n`);
-      if (this.bytes > ROTATE_BYTES) this.rotate();
-    } catch (err) {
-      this.opts.failed(stack, err);
-    }
+  /** Appends one record (a line without a newline); throws when the write fails. */
+  append(line: string): void {
+    if (this.fd === undefined) this.open();
+    const fd = this.fd as number;
+    this.bytes += writeSync(fd, `${line}\n`);
+    if (this.durability === 'disk') fsyncSync(fd);
+  }
+
+  /** Replaces the journal with `lines`, atomically, and appends to it from there. */
+  replace(lines: readonly string[]): void {
+    const text = lines.map((l) => `${l}\n`).join('');
+    writeAtomicSync(this.path, text);
+    this.close();
+    this.open();
+    this.bytes = Buffer.byteLength(text);
   }
 
   close(): void {
@@ -81,22 +72,9 @@ export class SendJournal {
     this.fd = undefined;
   }
 
-  /** Replaces the record with the sends of the last minute, atomically, and appends to it from there. */
-  private rotate(): void {
-    const path = join(this.opts.dir, JOURNAL_FILE);
-    const tmp = `${path}.tmp`;
-    let text = '';
-    for (const [stack, times] of this.opts.current()) for (const at of times) text += `${Math.round(at)}\t${stack}\n`;
-    const fd = openSync(tmp, 'w', 0o600);
-    try {
-      writeSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, path);
+  /** Closes and deletes the journal. */
+  remove(): void {
     this.close();
-    this.fd = openSync(path, 'a', 0o600);
-    this.bytes = Buffer.byteLength(text);
+    rmSync(this.path, { force: true });
   }
 }

@@ -1,16 +1,14 @@
 /**
  * One stack's state file: `<dir>/stacks/<stack>.json.gz`, gzip-compressed JSON, readable by the
- * exporter's user only (0600). Written atomically: a temporary file beside it is written, flushed to
- * the disk (fsync) and renamed over the old one, and the directory is flushed too, so a crash or a
- * full disk leaves the old file or the new one, never a mix. gzip's CRC-32 makes a file cut short
+ * exporter's user only (0600), written by the one recipe (atomic.ts): a crash or a full disk leaves
+ * the old file or the new one, never a mix. gzip's CRC-32 makes a file cut short
  * or changed afterwards fail to read instead of reading wrong.
  */
-import { readdir, readFile, rename, rm, open } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { createGzip, gunzip } from 'node:zlib';
+import { gunzip } from 'node:zlib';
+import { writeAtomic } from './atomic.js';
 
 const gunzipAsync = promisify(gunzip);
 const SUFFIX = '.json.gz';
@@ -38,43 +36,9 @@ export async function stateFiles(dir: string): Promise<Map<string, string>> {
   return out;
 }
 
-/** Flushes a directory's entries (a rename in it) to the disk. */
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Writes `pieces` (JSON text) gzipped to `path` atomically; returns the bytes written. */
-export async function writeStateFile(path: string, pieces: AsyncIterable<string>): Promise<number> {
-  const tmp = `${path}.tmp`;
-  let bytes = 0;
-  try {
-    const handle = await open(tmp, 'w', 0o600);
-    try {
-      // A temporary file left by a crash keeps its old mode: set it again.
-      await handle.chmod(0o600);
-      const sink = new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          bytes += chunk.length;
-          handle.write(chunk).then(() => done(), done);
-        },
-      });
-      await pipeline(Readable.from(pieces), createGzip({ level: GZIP_LEVEL }), sink);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true }).catch(() => undefined);
-    throw err;
-  }
-  await syncDir(join(path, '..'));
-  return bytes;
+/** Writes `pieces` (JSON text) gzipped to `path` atomically (atomic.ts); returns the bytes written. */
+export function writeStateFile(path: string, pieces: AsyncIterable<string>): Promise<number> {
+  return writeAtomic(path, pieces, { gzipLevel: GZIP_LEVEL });
 }
 
 /** The parsed JSON of a state file; throws when it cannot be read, is cut short, corrupt or not JSON. */

@@ -1,22 +1,23 @@
 /**
  * --storage.path: the directory where the exporter keeps what it knew, so that a restart serves
- * every series at once and reads on where it stopped (docs/restarts.md). Opened once at start:
- * the directory is made (0700) and checked, every stack's state file is read, and the request
- * record (journal.ts) too. What belongs to a configured stack is handed out once (take); a file
+ * every series at once and reads on where it stopped (docs/restarts.md). Opened once at start
+ * (folder.ts): made (0700), checked, locked for this process (a second exporter on it is refused),
+ * every stack's state file read, and the request record (send-record.ts) too. Each configured stack
+ * asks one question, once: restore(stack), which answers what it starts from (restored, cold and
+ * why, or foreign: another stack's or account's state) with the sends of its last minute. A file
  * cut short, corrupt or unreadable means a cold start of its stack with one warning, never a crash.
  *
  * Layering: this folder reads and writes files and knows the configuration, the logger and the
  * metrics; it knows no component. What each part holds is src/stack-state.ts's business.
  */
-import { constants } from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { StackConfig } from '../config/types.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { StateInstruments } from '../metrics/instruments.js';
 import { checkDocument, REFRESH_AFTER_SECONDS, type StackDocument } from './document.js';
-import { readJournal, SendJournal, type JournalRead } from './journal.js';
+import { Folder, FolderError } from './folder.js';
+import { describeHolder, type LockHolder } from './lock.js';
+import { readJournal, SendJournal, type JournalRead } from './send-record.js';
 import { readStateFile, STACKS_DIR, stateFiles } from './state-file.js';
 import { StateWriter, type StateSource } from './writer.js';
 
@@ -40,31 +41,46 @@ export interface RestoredState {
 /** What the request record says of a stack's last minute: send times (ms), or not known (then assume the worst). */
 export type SendsRead = readonly number[] | 'unknown';
 
+/**
+ * What a stack starts from: its state, restored (`value`: what `read` made of it); a cold start and
+ * why (no state kept, or it cannot be read or does not validate); or state that is not this stack's
+ * as configured now (another account, stack or format). Each with what the stack sent in the
+ * minute before the restart, when anything.
+ */
+export type Restore<T> = ({ readonly kind: 'restored'; readonly value: T; readonly state: RestoredState } | { readonly kind: 'cold' | 'foreign'; readonly reason: string }) & {
+  readonly sends?: SendsRead;
+};
+
 type FileRead = { readonly value: unknown } | { readonly error: string };
 
 export class Storage {
   private writer: StateWriter | undefined;
   private journal: SendJournal | undefined;
+  /** Stacks that had a state file at start. */
+  private readonly onDisk: readonly string[];
 
   private constructor(
     private readonly opts: StorageOptions,
+    private readonly folder: Folder,
     private readonly files: Map<string, FileRead>,
     private readonly sends: JournalRead,
   ) {
     this.onDisk = [...files.keys()];
   }
 
-  /** Stacks that had a state file at start. */
-  private readonly onDisk: readonly string[];
-
-  /** Makes and checks the directory and reads what it holds. Throws ConfigError when it cannot be made or written. */
+  /**
+   * Makes, checks and locks the directory and reads what it holds. Throws ConfigError when it cannot
+   * be made or written, FolderInUseError when another running process holds it.
+   */
   static async open(opts: StorageOptions): Promise<Storage> {
-    const { dir } = opts;
+    const { dir, logger } = opts;
+    let lost: (holder: LockHolder | undefined) => void = () => undefined;
+    let folder: Folder;
     try {
-      await mkdir(join(dir, STACKS_DIR), { recursive: true, mode: 0o700 });
-      await access(join(dir, STACKS_DIR), constants.R_OK | constants.W_OK | constants.X_OK);
+      folder = await Folder.open({ dir, command: 'daemon', flag: '--storage.path', logger, subfolders: [STACKS_DIR], lost: (holder) => lost(holder) });
     } catch (err) {
-      throw new ConfigError([{ path: 'storagePath', message: `${dir} cannot be used to keep the exporter's state (--storage.path, EXPORTER_STORAGE_PATH): ${(err as Error).message}` }]);
+      if (!(err instanceof FolderError)) throw err;
+      throw new ConfigError([{ path: 'storagePath', message: `${err.message} (--storage.path, EXPORTER_STORAGE_PATH)` }]);
     }
     const files = new Map<string, FileRead>();
     for (const [stack, path] of await stateFiles(dir)) {
@@ -76,37 +92,42 @@ export class Storage {
     }
     const sends = readJournal(dir, opts.now() * 1000);
     if (sends.kind === 'unreadable') {
-      opts.logger.warn({ storagePath: dir, reason: sends.reason }, 'the record of the requests sent before the restart cannot be read: each stack sends nothing for a minute, so that none goes over its rate');
+      logger.warn({ storagePath: dir, reason: sends.reason }, 'the record of the requests sent before the restart cannot be read: each stack sends nothing for a minute, so that none goes over its rate');
     }
-    return new Storage(opts, files, sends);
+    const storage = new Storage(opts, folder, files, sends);
+    lost = (holder) => storage.lockLost(holder);
+    return storage;
   }
 
   /**
-   * The state kept for `stack`, once: undefined when there is none, or when it does not belong to
-   * the stack as configured now (one info line) or cannot be read (one warning; a cold start).
+   * What `stack` starts from, asked once per stack: its state (made into what the stack needs by
+   * `read`, which names the first part that does not validate), or why it starts cold or foreign;
+   * with the sends of its last minute. Logged here: a foreign state with one info line, a state that
+   * cannot be read or does not validate with one warning.
    */
-  take(stack: StackConfig): RestoredState | undefined {
-    const read = this.files.get(stack.name);
-    if (!read) return undefined;
+  restore<T>(stack: StackConfig, read: (state: RestoredState) => T | { readonly invalid: string }): Restore<T> {
+    const sends = this.sendsOf(stack.name);
+    const withSends = sends === undefined ? {} : { sends };
+    const file = this.files.get(stack.name);
+    if (!file) return { kind: 'cold', reason: 'no state kept', ...withSends };
     this.files.delete(stack.name);
     const { logger, dir, now } = this.opts;
-    if ('error' in read) {
-      logger.warn({ stack: stack.name, storagePath: dir, reason: read.error }, 'the state file of this stack cannot be read (cut short, corrupt or unreadable): it starts cold');
-      return undefined;
-    }
-    const verdict = checkDocument(read.value, stack);
+    const cold = (reason: string, message: string): Restore<T> => {
+      logger.warn({ stack: stack.name, storagePath: dir, reason }, message);
+      return { kind: 'cold', reason, ...withSends };
+    };
+    if ('error' in file) return cold(file.error, 'the state file of this stack cannot be read (cut short, corrupt or unreadable): it starts cold');
+    const verdict = checkDocument(file.value, stack);
+    if (!verdict.ok && verdict.corrupt) return cold(verdict.reason, 'the state file of this stack is not valid: it starts cold');
     if (!verdict.ok) {
-      if (verdict.corrupt) logger.warn({ stack: stack.name, storagePath: dir, reason: verdict.reason }, 'the state file of this stack is not valid: it starts cold');
-      else logger.info({ stack: stack.name, reason: verdict.reason }, 'state kept for this stack discarded: it does not belong to the stack as configured now');
-      return undefined;
+      logger.info({ stack: stack.name, reason: verdict.reason }, 'state kept for this stack discarded: it does not belong to the stack as configured now');
+      return { kind: 'foreign', reason: verdict.reason, ...withSends };
     }
     const ageSeconds = Math.max(0, now() - verdict.doc.writtenAt);
-    return { doc: verdict.doc, ageSeconds, refresh: ageSeconds > REFRESH_AFTER_SECONDS };
-  }
-
-  /** A restored stack's state turned out invalid in one of its parts: a cold start, one warning. */
-  invalid(stack: string, part: string): void {
-    this.opts.logger.warn({ stack, storagePath: this.opts.dir, part }, 'the state file of this stack is not valid: it starts cold');
+    const state: RestoredState = { doc: verdict.doc, ageSeconds, refresh: ageSeconds > REFRESH_AFTER_SECONDS };
+    const value = read(state);
+    if (isInvalid(value)) return cold(`part ${value.invalid} does not validate`, 'the state file of this stack is not valid: it starts cold');
+    return { kind: 'restored', value, state, ...withSends };
   }
 
   /**
@@ -114,7 +135,7 @@ export class Storage {
    * read, or is missing while the stack had a state file (it was lost): then the budget assumes the
    * worst. A stack without either has sent nothing.
    */
-  sendsOf(stack: string): SendsRead | undefined {
+  private sendsOf(stack: string): SendsRead | undefined {
     if (this.sends.kind === 'unreadable') return 'unknown';
     if (this.sends.kind === 'missing') return this.onDisk.includes(stack) ? 'unknown' : undefined;
     return this.sends.sends.get(stack);
@@ -146,9 +167,25 @@ export class Storage {
     return this.writer?.writeNow(stack) ?? Promise.resolve(undefined);
   }
 
-  /** Shutdown: every stack that changed since its last write is written; the record is closed. */
+  /** Shutdown: every stack that changed since its last write is written; the record is closed, the lock released. */
   async close(): Promise<void> {
     await this.writer?.close();
     this.journal?.close();
+    this.folder.close();
   }
+
+  /** The lock was removed or taken under this process: another process writes here now, so this one stops. */
+  private lockLost(holder: LockHolder | undefined): void {
+    this.opts.logger.error(
+      { storagePath: this.opts.dir, holder: describeHolder(holder) },
+      'the lock of --storage.path was removed or taken by another process: this exporter stops writing its state there (polling and serving go on); restart it once the folder is its own again',
+    );
+    this.writer?.abandon();
+    this.journal?.close();
+    this.journal = undefined;
+  }
+}
+
+function isInvalid(x: unknown): x is { readonly invalid: string } {
+  return typeof x === 'object' && x !== null && 'invalid' in x && typeof (x as { invalid: unknown }).invalid === 'string';
 }

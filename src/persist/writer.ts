@@ -24,10 +24,12 @@ export const STATUS_GAP_SECONDS = 300;
 export interface StateSource {
   /** The stacks configured now. */
   stacks(): readonly StackConfig[];
-  /** The store's change marks of the stack (SnapshotStore.changeMarks). */
+  /** The stack's change marks (SnapshotStore.changeMarks, and a connector scan's pages). */
   marks(stack: string): { readonly data: number; readonly status: number } | undefined;
   /** Resolves once the series that arrived for the stack so far are served (a large poll or a restore is applied in slices). */
   settled(stack: string): Promise<void>;
+  /** Resolves once parts() is current where a part is held off the main thread (a connector scan's pages). */
+  prepare?(stack: string): Promise<void>;
   /** The stack's parts, each component's own state (src/stack-state.ts); undefined when it is not running. */
   parts(stack: string): Readonly<Record<string, unknown>> | undefined;
 }
@@ -86,6 +88,12 @@ export class StateWriter {
     for (const stack of this.opts.source.stacks()) if (this.opts.source.marks(stack.name)) await this.write(stack);
   }
 
+  /** Stops writing at once, without a last write (the folder's lock was lost: another process writes there now). */
+  abandon(): void {
+    this.closed = true;
+    clearInterval(this.timer);
+  }
+
   /** Writes `stack` now, whatever its marks (the benchmark, tests). */
   async writeNow(name: string): Promise<WriteFigures | undefined> {
     while (this.busy) await this.busy;
@@ -126,6 +134,7 @@ export class StateWriter {
     const { source, dir, now, instruments, logger } = this.opts;
     // What is written is what is served, complete: never an endpoint whose series are still being applied.
     await source.settled(stack.name);
+    await source.prepare?.(stack.name);
     const marks = source.marks(stack.name) ?? { data: 0, status: 0 };
     const parts = source.parts(stack.name);
     if (!parts) return undefined;

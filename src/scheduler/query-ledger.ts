@@ -2,9 +2,46 @@
  * What each saved query's runs left (query-poller.ts keeps one per stack): the outcome its series
  * are made of, the last run the schedule decides from, the reason of a refusal or failure, and the
  * count of the rebuild before (kept across failed runs, for the change across rebuilds).
+ *
+ * A restart keeps it (--storage.path) in a small versioned form of its own (exportState, restore):
+ * per query its last run, its outcome and what it counted, under a hash of its table and query (a
+ * query changed meanwhile is counted as new). Never a reason's text (it may quote an error), so
+ * after a restart with no rebuild since, no query and no field metadata is asked again, and
+ * cmdb_query_previous_records goes on.
  */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import type { QueryOutcome, SavedQuery } from '../api/query.js';
 import type { LastRun } from './query-schedule.js';
+
+export const QUERY_LEDGER_VERSION = 1;
+
+const time = z.number().finite();
+const count = z.number().int().min(0);
+const QueryLedgerStateSchema = z.object({
+  v: z.literal(QUERY_LEDGER_VERSION),
+  queries: z.array(
+    z.object({
+      name: z.string(),
+      /** sha256 of the query's table and query: the count is this query's only while they stay. */
+      def: z.string().regex(/^[0-9a-f]{64}$/),
+      run: z.object({ at: time, rebuild: time.optional(), end: z.enum(['ok', 'refused', 'retry', 'final']) }),
+      outcome: z.object({ state: z.enum(['ok', 'refused', 'failed']), records: count.optional(), rebuiltAt: time.optional(), ranAt: time.optional(), previousRecords: count.optional() }),
+      counted: z.object({ records: count, rebuiltAt: time.optional(), previous: count.optional() }).optional(),
+    }),
+  ),
+});
+
+export type QueryLedgerState = z.output<typeof QueryLedgerStateSchema>;
+
+/** `state` validated as the ledger's state of this version, or undefined. */
+export function queryLedgerStateFrom(state: unknown): QueryLedgerState | undefined {
+  const parsed = QueryLedgerStateSchema.safeParse(state);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** What a restored refusal or failure says until the query runs again (its reason's text is not kept). */
+export const RESTORED_REASON = 'as before the restart (the reason is in the log of that run)';
 
 interface Counted {
   readonly records: number;
@@ -14,6 +51,7 @@ interface Counted {
 
 /** A query's definition as far as its count goes: a change of it makes an earlier count another query's. */
 const countedAs = (q: SavedQuery) => JSON.stringify([q.table, q.query]);
+const definitionOf = (q: SavedQuery) => createHash('sha256').update(countedAs(q)).digest('hex');
 
 export class QueryLedger {
   private readonly outcomes = new Map<string, QueryOutcome>();
@@ -96,5 +134,32 @@ export class QueryLedger {
     if (this.logged.get(name) === reason) return false;
     this.logged.set(name, reason);
     return true;
+  }
+
+  /** What a restart keeps of `queries` (those that ran). */
+  exportState(queries: readonly SavedQuery[]): QueryLedgerState {
+    const out: QueryLedgerState['queries'] = [];
+    for (const q of queries) {
+      const run = this.runs.get(q.name);
+      const outcome = this.outcomes.get(q.name);
+      if (!run || !outcome) continue;
+      const { alertRiseRatio: _configured, ...kept } = outcome;
+      const counted = this.counted.get(q.name);
+      out.push({ name: q.name, def: definitionOf(q), run, outcome: kept, ...(counted ? { counted } : {}) });
+    }
+    return { v: QUERY_LEDGER_VERSION, queries: out };
+  }
+
+  /** Takes over what an earlier process kept (queryLedgerStateFrom) of the queries configured now whose table and query are the same. */
+  restore(state: QueryLedgerState, queries: readonly SavedQuery[]): void {
+    const configured = new Map(queries.map((q) => [q.name, q]));
+    for (const e of state.queries) {
+      const q = configured.get(e.name);
+      if (!q || definitionOf(q) !== e.def) continue;
+      this.runs.set(q.name, e.run);
+      this.outcomes.set(q.name, e.outcome);
+      if (e.outcome.state !== 'ok') this.reasons.set(q.name, RESTORED_REASON);
+      if (e.counted) this.counted.set(q.name, e.counted);
+    }
   }
 }

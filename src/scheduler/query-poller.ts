@@ -19,7 +19,7 @@ import type { SecretScrubber } from '../secrets.js';
 import type { PollDeadline } from './deadline.js';
 import type { EndpointRunner, PollResult } from './endpoint-runner.js';
 import { Pacer, type Sleep } from './pacer.js';
-import { QueryLedger } from './query-ledger.js';
+import { QueryLedger, type QueryLedgerState } from './query-ledger.js';
 import { metadataDue, whenToRun, type RunEnd, type When } from './query-schedule.js';
 
 /** Seconds of one slice of a paced round: what a slice counted is published when it ends. */
@@ -57,6 +57,8 @@ export interface QueryPollerOptions {
   /** The first read of the connector history has not finished (the rebuilds may still come). */
   readonly rebuildPending: () => boolean;
   readonly map: <E extends 'data_query' | 'data_metadata'>(endpoint: E, input: EndpointInputs[E]) => PollResult & { kind: 'samples' };
+  /** What an earlier process's ledger kept (--storage.path): the queries' last runs and counts. */
+  readonly ledger?: QueryLedgerState;
 }
 
 interface TableFields {
@@ -89,6 +91,12 @@ export class QueryPoller {
 
   constructor(private readonly opts: QueryPollerOptions) {
     this.pacer = this.pacerFor(opts.stack());
+    if (opts.ledger) this.ledger.restore(opts.ledger, opts.stack().queries);
+  }
+
+  /** What a restart keeps (--storage.path): the ledger of the queries configured now. */
+  exportState(): QueryLedgerState {
+    return this.ledger.exportState(this.opts.stack().queries);
   }
 
   private pacerFor(stack: StackConfig): Pacer {
@@ -163,7 +171,8 @@ export class QueryPoller {
     const { runner, reader, now, map } = this.opts;
     const due = tables.filter((t) => metadataDue(this.fields.get(t), this.rebuilds[t], now()));
     if (due.length === 0 || reader === undefined) {
-      if (this.fields.size > 0) await runner.run('data_metadata', async () => ({ kind: 'unchanged' }), ctx.signal);
+      // Read before (by this process, or by the one whose ledger it restored): what the store holds is current.
+      if (this.fields.size > 0 || this.ledger.size > 0) await runner.run('data_metadata', async () => ({ kind: 'unchanged' }), ctx.signal);
       return;
     }
     await runner.run(

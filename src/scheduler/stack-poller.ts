@@ -9,7 +9,7 @@
  * | ingestion               | ingestion-poller.ts                   | detailOf                  |
  * | actions, actionJobs     | action-jobs-poller.ts                 | actions, jobs             |
  * | changes                 | change-poller.ts                      | changes                   |
- * | queries                 | query-poller.ts                       | (its ledger)              |
+ * | queries                 | query-poller.ts                       | its ledger: the `queries` part of the state file (queryState) |
  *
  * The collectors' remembered states (Mapper.states) are the stack's, shared by every poller.
  * The hand-off to the saved queries is one seam: the scan poller tells what each read of the
@@ -34,6 +34,7 @@ import { oncePoller, type OnceEndpoint } from './once-poller.js';
 import type { Sleep } from './pacer.js';
 import { POLLER_STATE_VERSION, type PollerState } from './poller-state.js';
 import { QueryPoller, type QueryStatus } from './query-poller.js';
+import type { QueryLedgerState } from './query-ledger.js';
 import type { RestoredEndpoint } from './runner-state.js';
 import { readThroughGet, ScanPoller } from './scan-poller.js';
 
@@ -59,7 +60,7 @@ export interface StackPollerOptions {
   /** The 403 back-offs of the stack's previous runtime (a reload with the same service and credentials). */
   readonly forbidden?: ForbiddenState;
   /** What an earlier process knew (--storage.path): the runner's endpoints, and the poller's caches. */
-  readonly restored?: { readonly runner?: ReadonlyMap<DataEndpoint, RestoredEndpoint>; readonly poller?: PollerState };
+  readonly restored?: { readonly runner?: ReadonlyMap<DataEndpoint, RestoredEndpoint>; readonly poller?: PollerState; readonly queries?: QueryLedgerState };
 }
 
 export interface PollOptions {
@@ -98,6 +99,7 @@ export class StackPoller {
       paced,
       rebuildPending: () => this.runner.enabled('connector') && this.runner.pending().includes('connector'),
       map: (endpoint, input) => this.mapper.map(endpoint, input),
+      ...(opts.restored?.queries ? { ledger: opts.restored.queries } : {}),
     });
     this.scan = new ScanPoller(parts, { reading: opts.api.scan ?? readThroughGet(opts.api), rebuilds: (seen) => this.queries.noteRebuilds(seen) });
     this.ingestion = new IngestionPoller(parts);
@@ -118,6 +120,11 @@ export class StackPoller {
 
   get stack(): StackConfig {
     return this.opts.stack;
+  }
+
+  /** What a restart keeps of the saved queries (the `queries` part, src/stack-state.ts). */
+  queryState(): QueryLedgerState {
+    return this.queries.exportState();
   }
 
   /** Each saved query's state, for the status page. */

@@ -3,11 +3,12 @@
  * first), its cause first
  * (one critical line: what, since when, how old the data below it is, the lines it explains folded
  * under it), then every other problem, critical first, each with since when, marked new when it
- * appeared in the newest poll of its endpoint, and a "what to do" link to its runbook section.
+ * appeared since the viewer last looked (on a first look: in the newest poll of its endpoint), and a
+ * "what to do" link to its runbook section.
  */
 import { escapeHtml } from './html.js';
 import { relativeTime, shortDuration } from './attention.js';
-import type { LandingStack } from './landing.js';
+import type { LandingStack } from './landing-model.js';
 import type { CauseLine, Line, StackView } from './stack-view.js';
 
 /** Where the runbooks are when the configuration names no other place: the exporter serves docs/alerts.md itself. */
@@ -36,7 +37,7 @@ export function sinceText(now: number, at: number | undefined): string {
   return ` <span class="since">since <time datetime="${utc(at)}" title="${utc(at)}">${clock(now, at)}</time>${age}</span>`;
 }
 
-const newBadge = (isNew: boolean) => (isNew ? ' <span class="new" title="appeared in the newest poll">new</span>' : '');
+const newBadge = (isNew: boolean) => (isNew ? ' <span class="new" title="appeared since you last looked at this page (on a first look: in the newest poll of its endpoint)">new</span>' : '');
 
 function whatToDo(alert: string, base: string | undefined): string {
   return ` <a class="runbook" href="${escapeHtml(runbookUrl(alert, base))}" title="${escapeHtml(alert)}">what to do</a>`;

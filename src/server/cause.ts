@@ -11,9 +11,11 @@ import { pauseCause, type PauseShown, type Problem } from './attention.js';
 
 /** What became of the stack's recent requests (the shape of src/cmdb/recent.ts's RequestRecord). */
 export interface RecentRequests {
-  /** The first of the requests in a row that failed to connect or timed out. */
+  /** When the first of the requests in a row that failed to connect or timed out was sent. */
   readonly failingSince?: number;
   readonly failures: number;
+  /** How many endpoints those failures were of. */
+  readonly failingEndpoints?: number;
   readonly lastAnswerAt?: number;
 }
 
@@ -44,9 +46,15 @@ export interface StackCause {
   explains(p: Problem): boolean;
 }
 
-/** "All of the last minute or so": failing for this long without an answer, and more than once. */
+/**
+ * Two requests in a row, to two endpoints, none answered: the CMDB is unreachable, whatever the
+ * intervals (the first poll after the cause shows it, well within one interval). The failures of
+ * one endpoint alone may be that endpoint's (a page too slow for timeoutSeconds): they count once
+ * they have lasted this long since the first of them was sent.
+ */
 export const UNREACHABLE_AFTER_SECONDS = 60;
 const UNREACHABLE_MIN_FAILURES = 2;
+const UNREACHABLE_MIN_ENDPOINTS = 2;
 
 /** Endpoint outcomes an unreachable CMDB produces (blocked: its dependency failed first). */
 const UNANSWERED = new Set(['network', 'timeout', 'blocked']);
@@ -55,12 +63,15 @@ const endpointDown = (p: Problem) => p.area === 'endpoint' && p.alert === 'CmdbE
 
 function unreachable(input: CauseInput): StackCause | undefined {
   const r = input.requests;
-  if (r?.failingSince === undefined || r.failures < UNREACHABLE_MIN_FAILURES || input.now - r.failingSince < UNREACHABLE_AFTER_SECONDS) return undefined;
+  if (r?.failingSince === undefined || r.failures < UNREACHABLE_MIN_FAILURES) return undefined;
+  const endpoints = r.failingEndpoints ?? 1;
+  if (endpoints < UNREACHABLE_MIN_ENDPOINTS && input.now - r.failingSince < UNREACHABLE_AFTER_SECONDS) return undefined;
+  const to = endpoints > 1 ? ` (to ${endpoints} endpoints)` : '';
   return {
     kind: 'unreachable',
     alert: 'CmdbUnreachable',
     title: 'CMDB unreachable',
-    text: `none of the last ${r.failures} requests got an answer: each failed to connect or timed out`,
+    text: `none of the last ${r.failures} requests${to} got an answer: each failed to connect or timed out`,
     since: r.failingSince,
     explains: (p) => endpointDown(p) && UNANSWERED.has(p.outcome ?? ''),
   };

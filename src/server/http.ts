@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import { GZIP_LEVEL } from '../exposition/gzip-pieces.js';
 import type { ScrapeBody, ScrapeResponse } from '../exposition/responses.js';
 import type { DocsPages } from './docs.js';
-import { renderLanding, type LandingModel } from './landing.js';
+import { lastLookOf, renderLanding, SEEN_PARAM, type LandingModel } from './landing.js';
 import type { TargetGroup } from './sd.js';
 import { pathOf } from './limits.js';
 import { guard, requestListener, secureServer, type Protection } from './protection.js';
@@ -181,7 +181,9 @@ export function createHttpApp(deps: ServerDeps): express.Express {
   });
 
   app.get('/', async (req: Request, res: Response) => {
-    const html = renderLanding(deps.landing(), telemetryPath);
+    const model = deps.landing();
+    // The page's own refresh says when the page it replaces was made: what appeared since is new.
+    const html = renderLanding(model, telemetryPath, lastLookOf(req.query[SEEN_PARAM], model.now));
     res.type('html');
     // At 200 stacks the page is about 0.9 MB of repetitive markup; gzip makes it under 2 % of that.
     await sendText(req, res, html, (body) => res.send(body));

@@ -7,156 +7,22 @@
  * Every dynamic value is HTML-escaped; error texts were scrubbed of secrets by the runner, and only
  * names, ids and statuses from the CMDB's data reach the page.
  */
-import type { DataEndpoint } from '../api/endpoints.js';
-import type { Sample } from '../metrics/sample.js';
-import type { EndpointStatus } from '../scheduler/endpoint-runner.js';
 import { pauseCause, relativeTime, shortDuration, type Attention, type PauseShown } from './attention.js';
 import { anchor, attentionSection } from './attention-html.js';
-import type { RecentRequests } from './cause.js';
+import { COLUMNS, endpointTable, iso, restoredLine, when } from './endpoint-table.js';
 import { escapeHtml } from './html.js';
+import type { LandingModel, LandingStack } from './landing-model.js';
 import { stackView, type StackView } from './stack-view.js';
 import { queriesTable } from './landing-queries.js';
-import type { QueryStatus } from '../scheduler/query-poller.js';
 
-export { relativeTime, escapeHtml };
+export { relativeTime, escapeHtml, when };
 export { runbookUrl } from './attention-html.js';
-
-export interface LandingEndpoint extends EndpointStatus {
-  /** The poll interval of the endpoint's group, in seconds. */
-  readonly intervalSeconds?: number;
-  /** When the group's next scheduled poll is due (unix seconds); undefined without a scheduler. */
-  readonly nextPollAt?: number;
-  /** The last successful poll (unix seconds). */
-  readonly lastSuccessAt?: number;
-  /** While a poll of the endpoint's group runs: when it started (unix seconds). */
-  readonly pollingSince?: number;
-}
-
-/** An endpoint that is not polled, and why. */
-export interface SkippedEndpoint {
-  readonly endpoint: DataEndpoint;
-  /** disabled: listed in disabledEndpoints; untracked: a change history without tracked names; unqueried: no saved queries. */
-  readonly reason: 'disabled' | 'untracked' | 'unqueried';
-}
-
-/** Where the connector history's scan stands (what the client reports; the same shape as its ScanProgress). */
-export interface LandingScanProgress {
-  readonly kind: 'full' | 'incremental';
-  /** Unix seconds. */
-  readonly startedAt: number;
-  readonly pagesRead: number;
-  readonly pagesTotal?: number;
-  readonly bytes: number;
-  readonly pageSize: number;
-  readonly endedAt?: number;
-}
-
-export interface LandingStack {
-  readonly name: string;
-  readonly baseUrl: string;
-  readonly unauthorized: boolean;
-  /** The pauses in force: the stack's (every request waits) and each endpoint group's. */
-  readonly pauses?: readonly PauseShown[];
-  readonly endpoints: readonly LandingEndpoint[];
-  readonly skipped?: readonly SkippedEndpoint[];
-  /** The stack's current samples (what /metrics serves of it). */
-  readonly samples?: readonly Sample[];
-  /** Listed Actions whose jobs are due but not fetched yet (paced); undefined when Action jobs are not polled. */
-  readonly jobBacklog?: number;
-  /** The stack's poll plan: requests an hour it asks of the CMDB against its budget. */
-  readonly demand?: { readonly perHour: number; readonly budgetPerHour: number; readonly ratio: number };
-  /** The connector history's scan in progress (or the last one) and until when incremental reads are off. */
-  readonly connectorScan?: { readonly progress?: LandingScanProgress; readonly incrementalOffUntil?: number };
-  /** The saved queries: state, count, rebuild, last and next run, and why one is refused or failing. */
-  readonly queries?: readonly QueryStatus[];
-  /** Added after start (a reload, stacksDir) and its first polls still running: it does not hold readiness back. */
-  readonly joining?: boolean;
-  /** What became of the stack's recent requests: whether the CMDB is unreachable (src/server/cause.ts). */
-  readonly requests?: RecentRequests;
-  /** Problem key → when the page first saw it (src/server/problem-memory.ts): since when, and what is new. */
-  readonly seen?: ReadonlyMap<string, number>;
-}
-
-export interface LandingModel {
-  readonly version: string;
-  readonly ready: boolean;
-  /** Unix seconds. */
-  readonly now: number;
-  readonly stacks: readonly LandingStack[];
-  /** The newest reload, when it was rejected (the previous configuration stays in force); cleared by a good one. */
-  readonly rejectedReload?: { readonly at: number; readonly message: string };
-  /** Base of the "what to do" links (runbookBaseUrl); default the runbooks this exporter serves (docs/alerts). */
-  readonly runbookBase?: string;
-}
+export type { LandingEndpoint, LandingModel, LandingScanProgress, LandingStack, SkippedEndpoint } from './landing-model.js';
 
 /** Seconds between the page's own reloads. */
 export const REFRESH_SECONDS = 30;
 /** From this many stacks on, a summary table with one row per stack comes first. */
 export const SUMMARY_MIN_STACKS = 2;
-
-const STATE_LABEL: Record<EndpointStatus['state'], string> = {
-  pending: 'pending',
-  ok: 'ok',
-  failing: 'failing',
-  forbidden: 'forbidden: grant the permission or disable the endpoint',
-  blocked: 'waiting on another endpoint',
-};
-
-const SKIPPED_LABEL: Record<SkippedEndpoint['reason'], string> = {
-  disabled: 'disabled (disabledEndpoints)',
-  untracked: 'not polled: no tracked names',
-  unqueried: 'not polled: no saved queries',
-};
-
-function iso(at: number): string {
-  return new Date(Math.round(at) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
-/** `2026-11-23T07:05:47Z (in 14m)` or `… (14m ago)`; a dash when unknown. */
-export function when(now: number, at: number | undefined): string {
-  if (at === undefined) return '—';
-  return `<time datetime="${iso(at)}">${iso(at)}</time> <span class="muted">(${relativeTime(now, at)})</span>`;
-}
-
-/** For table cells: `in 14m` / `14m ago`, the exact time on hover (keeps 200 stacks compact). */
-function cell(now: number, at: number | undefined): string {
-  return at === undefined ? '—' : `<span title="${iso(at)}">${relativeTime(now, at)}</span>`;
-}
-
-/** The next poll, or "polling now" while one runs (started when, on hover). */
-function nextPoll(now: number, e: LandingEndpoint): string {
-  if (e.pollingSince !== undefined) return `<span class="polling" title="started ${iso(e.pollingSince)}">polling now</span>`;
-  return cell(now, e.nextPollAt);
-}
-
-/** Column names, also shown beside each value when the table is stacked on a narrow screen (by CSS, not per cell: 200 stacks stay small). */
-const COLUMNS = ['endpoint', 'state', 'outcome', 'interval', 'last poll', 'last success', 'next poll', 'duration', 'details'] as const;
-
-function cells(values: readonly string[], classes: Partial<Record<(typeof COLUMNS)[number], string>> = {}): string {
-  return values
-    .map((v, i) => {
-      const cls = classes[COLUMNS[i] as (typeof COLUMNS)[number]];
-      return `<td${cls ? ` class="${cls}"` : ''}>${v}</td>`;
-    })
-    .join('');
-}
-
-function row(now: number, e: LandingEndpoint): string {
-  const detail = e.error
-    ? `<div class="err">${escapeHtml(e.error)}</div>${e.hint ? `<div class="hint">${escapeHtml(e.hint)}</div>` : ''}`
-    : '';
-  const retry = e.retryAt !== undefined ? `<div class="hint">next attempt ${when(now, e.retryAt)}</div>` : '';
-  const success = e.state !== 'ok' && e.lastSuccessAt === undefined && e.state !== 'pending' ? 'never' : cell(now, e.lastSuccessAt);
-  const duration = e.lastDurationSeconds === undefined ? '—' : `${e.lastDurationSeconds.toFixed(2)}s`;
-  const interval = e.intervalSeconds === undefined ? '—' : shortDuration(e.intervalSeconds);
-  const values = [`<code>${escapeHtml(e.endpoint)}</code>`, STATE_LABEL[e.state], escapeHtml(e.outcome ?? '—'), interval, cell(now, e.lastPollAt), success, nextPoll(now, e), duration, `${detail}${retry}`];
-  return `<tr class="${e.state}">${cells(values, { state: 'state', 'last poll': 'when', 'last success': 'when', 'next poll': 'when', details: 'details' })}</tr>`;
-}
-
-function skippedRow(s: SkippedEndpoint): string {
-  const values = [`<code>${escapeHtml(s.endpoint)}</code>`, SKIPPED_LABEL[s.reason], '—', '—', '—', '—', '—', '—', ''];
-  return `<tr class="skipped">${cells(values, { state: 'state', details: 'details' })}</tr>`;
-}
 
 function reloadBanner(now: number, r: LandingModel['rejectedReload']): string {
   if (r === undefined) return '';
@@ -253,24 +119,46 @@ function stackSection(now: number, s: LandingStack, a: Attention): string {
       : '';
   const paused = (s.pauses ?? []).map((p) => pauseLine(now, p)).join('');
   const joining = s.joining ? `<p class="hint joining">${JOINING_TEXT}</p>` : '';
-  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${joining}${auth}${paused}${demandLine(s)}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
-<table class="endpoints"><thead><tr>${COLUMNS.map((c) => `<th>${c}</th>`).join('')}</tr></thead>
-<tbody>${[...s.endpoints.map((e) => row(now, e)), ...(s.skipped ?? []).map(skippedRow)].join('\n')}</tbody></table>${queriesTable(now, s.queries)}</section>`;
+  return `<section class="stack" id="${anchor(s.name)}"><h2>Stack <code>${escapeHtml(s.name)}</code> <span class="muted">${escapeHtml(s.baseUrl)}</span></h2>${joining}${auth}${paused}${restoredLine(now, s)}${demandLine(s)}${facts(a, s)}${connectorScanLine(now, s.connectorScan)}
+${endpointTable(now, s)}${queriesTable(now, s.queries)}</section>`;
 }
 
-/** `telemetryPath`: where /metrics is served (--web.telemetry-path). */
-export function renderLanding(m: LandingModel, telemetryPath = '/metrics'): string {
-  const items = m.stacks.map((stack) => ({ stack, view: stackView(stack, m.now) }));
+/** The query parameter the page's own refresh carries: when the page it replaces was made (ms since the epoch). */
+export const SEEN_PARAM = 'seen';
+
+/**
+ * When the page the viewer looked at before was made (unix seconds), from the `seen` parameter of
+ * the page's own refresh; undefined when absent or not a time up to `now` (a first look).
+ */
+export function lastLookOf(value: unknown, now: number): number | undefined {
+  if (typeof value !== 'string' || !/^\d{1,15}$/.test(value)) return undefined;
+  const at = Number(value) / 1000;
+  return at <= now ? at : undefined;
+}
+
+/** What this page shows was seen by then: its time, or a problem first seen while it was made, if later. */
+function shownAt(m: LandingModel): number {
+  let at = m.now;
+  for (const s of m.stacks) for (const first of s.seen?.values() ?? []) at = Math.max(at, first);
+  return at;
+}
+
+/**
+ * `telemetryPath`: where /metrics is served (--web.telemetry-path); `lastLook`: when the page the
+ * viewer looked at before was made (lastLookOf), for what is new to them.
+ */
+export function renderLanding(m: LandingModel, telemetryPath = '/metrics', lastLook?: number): string {
+  const items = m.stacks.map((stack) => ({ stack, view: stackView(stack, m.now, lastLook) }));
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>cmdb-exporter</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="refresh" content="${REFRESH_SECONDS}">
+<meta http-equiv="refresh" content="${REFRESH_SECONDS};url=?${SEEN_PARAM}=${Math.ceil(shownAt(m) * 1000)}">
 <style>
 body{font-family:system-ui,sans-serif;margin:2rem;color:#1f2328;max-width:90rem}
 table{border-collapse:collapse;width:100%;margin-bottom:1.5rem}th,td{text-align:left;padding:.35rem .6rem;border-bottom:1px solid #d0d7de;vertical-align:top}
 th{background:#f6f8fa}td.when{white-space:nowrap}.muted{color:#6e7781;font-weight:normal;font-size:.9em}.err{color:#cf222e}.hint{color:#6e7781;font-size:.9em}
 tr.ok .state,b.ok,.okline{color:#1a7f37}tr.failing .state,tr.forbidden .state,tr.critical .state,b.critical{color:#cf222e}tr.pending .state,tr.blocked .state,tr.warning .state,b.warning{color:#9a6700}
-tr.skipped{color:#6e7781}#attention ul{margin:.2rem 0 1rem;padding-left:1.2rem}#attention h3{margin:.6rem 0 0;font-size:1.05rem}
+tr.skipped{color:#6e7781}tr.restored .state{color:#9a6700}#attention ul{margin:.2rem 0 1rem;padding-left:1.2rem}#attention h3{margin:.6rem 0 0;font-size:1.05rem}
 li .sev{display:inline-block;min-width:4.5rem;font-weight:600}li.critical .sev{color:#cf222e}li.warning .sev{color:#9a6700}
 .state.ok{color:#1a7f37}.state.critical{color:#cf222e}.state.warning,.state.pending{color:#9a6700}h3 .state{font-size:.9em;font-weight:600}
 li.cause{background:#ffebe9;border-left:4px solid #cf222e;padding:.35rem .5rem;margin:.2rem 0 .4rem -1.2rem;list-style:none}li.cause details{margin-top:.25rem}li.cause details ul{padding-left:1.2rem}

@@ -1,16 +1,17 @@
 /**
  * What the status page says of one stack: its cause (src/server/cause.ts) first, with the lines it
  * explains folded under it, then the other problems (src/server/attention.ts), each with since when
- * and whether it appeared in the newest poll of its endpoint.
+ * and whether it is new to the viewer: it appeared after the viewer's previous look (the page's own
+ * refresh says when that was), or, on a first look, in the newest poll of its endpoint.
  */
 import { attention, type Attention, type Problem } from './attention.js';
 import { stackCause, type RecentRequests, type StackCause } from './cause.js';
-import type { LandingStack } from './landing.js';
+import type { LandingStack } from './landing-model.js';
 
 export interface Line extends Problem {
   /** Since when: as the data says, else when the page first saw it (undefined before it has). */
   readonly since?: number;
-  /** It appeared in the newest poll of its endpoint. */
+  /** It appeared after the viewer's previous look; on a first look, in the newest poll of its endpoint. */
   readonly isNew: boolean;
 }
 
@@ -41,15 +42,22 @@ export type ViewInput = Pick<LandingStack, 'samples' | 'endpoints' | 'unauthoriz
 
 const causeKey = (c: StackCause) => `${c.alert}:`;
 
-export function stackView(stack: ViewInput, now: number): StackView {
+/**
+ * `lastLook`: when the page the viewer looked at before was made (unix seconds), if known. A problem
+ * first seen after it is new, however many polls of its endpoint came since: it stays new until
+ * the viewer has been shown it. Without it (a first look), what the newest poll of its endpoint
+ * brought is new.
+ */
+export function stackView(stack: ViewInput, now: number, lastLook?: number): StackView {
   const a = attention({ samples: stack.samples ?? [], endpoints: stack.endpoints, now, pauses: stack.pauses });
   const cause = stackCause({ now, unauthorized: stack.unauthorized, pause: stack.pauses?.find((p) => p.scope === 'stack'), endpoints: stack.endpoints, requests: stack.requests });
   const polledAt = new Map(stack.endpoints.map((e) => [e.endpoint, e.lastPollAt] as const));
   const seen = stack.seen;
+  const isNew = (first: number | undefined, poll: number | undefined) =>
+    first !== undefined && (lastLook !== undefined ? first > lastLook : poll !== undefined && first >= poll);
   const line = (p: Problem): Line => {
     const first = seen?.get(p.key);
-    const poll = polledAt.get(p.source);
-    return { ...p, since: p.since ?? first, isNew: first !== undefined && poll !== undefined && first >= poll };
+    return { ...p, since: p.since ?? first, isNew: isNew(first, polledAt.get(p.source)) };
   };
   const all = a.problems.map(line);
   if (!cause) return { attention: a, lines: all, folded: [] };
@@ -61,7 +69,7 @@ export function stackView(stack: ViewInput, now: number): StackView {
     ...cause,
     key,
     since: cause.since ?? first,
-    isNew: first !== undefined && first >= newestPoll,
+    isNew: isNew(first, newestPoll),
     ...(successes.length > 0 ? { dataAt: Math.max(...successes) } : {}),
   };
   return {

@@ -1,4 +1,7 @@
-/** Who may ask, and how often: issued tokens with optional expiry, and a rolling-minute rate limit. */
+/**
+ * Who may ask, and how often: issued tokens with optional expiry (and, in one-token-per-client mode,
+ * only the newest token of the client valid), and a rolling-minute rate limit.
+ */
 import { randomBytes } from 'node:crypto';
 import { ConfigError } from '../errors.js';
 
@@ -22,11 +25,20 @@ export class TokenStore {
   private readonly tokens = new Map<string, TokenRecord>();
   private expiry: TokenExpiry | undefined;
 
-  constructor(private readonly clock: () => number) {}
+  constructor(
+    private readonly clock: () => number,
+    /**
+     * Keep only the newest token of the client (the simulator has one): issuing a token ends every
+     * earlier one, as a service that keeps one token per client id does. Two processes sharing a
+     * client id then take each other's tokens.
+     */
+    private readonly oneTokenPerClient = false,
+  ) {}
 
   /** Random, not seeded: tokens are credentials, even in a simulator. */
   issue(): string {
     const token = randomBytes(24).toString('base64url');
+    if (this.oneTokenPerClient) for (const record of this.tokens.values()) record.expired = true;
     this.tokens.set(token, { sinceMs: this.clock(), uses: 0, expired: false });
     return token;
   }

@@ -80,6 +80,12 @@ export interface SimulatorOptions {
   compression?: Compression;
   /** How slowly the connector history is served and how it grows while read (setConnectorPace). */
   connectorPace?: ConnectorPace;
+  /**
+   * Keep one token per client: a token request ends every token issued before it (401 on them), as
+   * a service that keeps only a client's newest token does. Default false: every token issued
+   * stays valid (until an expiry policy ends it).
+   */
+  oneTokenPerClient?: boolean;
   /** Faults active from the start. */
   faults?: FaultRule[];
   /** Serve HTTPS with this PEM certificate and key (to test the client's TLS options). */

@@ -12,6 +12,8 @@ Serves a simulated CMDB API (all endpoints of the spec) with seeded, realistic d
   --host ADDR               address to bind (default 127.0.0.1)
   --seed N                  data seed (default 42)
   --client-id X --secret Y  credentials the token endpoint accepts (default demo-client / demo-secret)
+  --one-token-per-client    keep only the newest token: a token request ends every earlier token, as
+                            a service that keeps one token per client id does (default: all stay valid)
   --no-live                 freeze time (default: live, runs start and finish on a demo cadence)
   --now ISO                 start the clock at this time instead of now (with --no-live: a fixed clock)
   --page-size N             connector page size when a request has no size (default 20)
@@ -146,6 +148,7 @@ function readFlags(argv: readonly string[]): FlagValues {
         ...Object.fromEntries(STRING_FLAGS.map((f) => [f, { type: 'string' as const }])),
         'no-live': { type: 'boolean' },
         'ignore-sort': { type: 'boolean' },
+        'one-token-per-client': { type: 'boolean' },
         'no-churn-status': { type: 'boolean' },
         fault: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
@@ -206,6 +209,7 @@ export function parseCli(argv: readonly string[]): CliOptions | 'help' {
     faults: faultFlags((v.fault as string[] | undefined) ?? [], issues),
   };
   if (v['ignore-sort'] === true) options.ignoreSort = true;
+  if (v['one-token-per-client'] === true) options.oneTokenPerClient = true;
   const compression = text('compression') ?? 'gzip';
   if ((COMPRESSIONS as readonly string[]).includes(compression)) options.compression = compression as Compression;
   else issues.push({ path: '--compression', message: `must be one of ${COMPRESSIONS.join(', ')}` });

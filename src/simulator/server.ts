@@ -81,7 +81,7 @@ function buildCore(opts: SimulatorOptions): Core {
     data,
     timeline,
     scenario: createScenario(timeline),
-    tokens: new TokenStore(() => timeline.now()),
+    tokens: new TokenStore(() => timeline.now(), opts.oneTokenPerClient === true),
     limiter: new RateLimiter(() => timeline.now()),
     faults,
     forbidden: new Set<DataEndpoint>(),

@@ -2,9 +2,12 @@
  * The shipped routing and inhibition, in a real Alertmanager (prometheus-alertmanager): alerts are
  * posted to its API as Prometheus posts them, and its API and a webhook receiver say what became
  * of them. A stack's cause (the CMDB unreachable, the credentials rejected, every request paused)
- * holds back that stack's endpoint, staleness and data alerts and nothing of another stack; a
+ * holds back that stack's endpoint, staleness and data alerts and nothing of another stack, and never
+ * its license alerts (computed at each scrape from the stored date: true whatever the CMDB does); a
  * connector's error holds back its empty output and missing fields (that profile's only); the
- * exporter down holds back what it serves; a saved query's rise is a data alert like the others.
+ * exporter down holds back what it serves, but its own /sd target failing alone (scope="target")
+ * holds back nothing (issue 37: every /sd target has the same instance, so before, it held back
+ * every stack's alerts); a saved query's rise is a data alert like the others.
  * Each problem makes one notification.
  * Receivers and timings come from a generated copy (withWebhookReceivers); the shipped file is read only.
  */
@@ -40,11 +43,16 @@ for (const [cause, problem, stack] of CAUSE_CASES) {
     alert('CmdbEndpointDown', 'warning', 'endpoints', { stack, endpoint: 'connector' }),
     alert('CmdbEndpointDataStale', 'warning', 'endpoints', { stack, endpoint: 'data_ingestion' }),
     alert('CmdbIngestionOverdue', 'warning', 'ingestion', { stack }),
-    alert('CmdbLicenseExpired', 'critical', 'license', { stack }),
     // A saved query's rise is a data alert: the counts of a stack whose CMDB cannot be asked are frozen, not news.
     alert('CmdbQueryCountRose', 'warning', 'queries', { stack, query: 'servers-without-edr' }),
   );
 }
+// The license is true whatever the CMDB does: a cause of the stack holds none of its alerts back.
+for (const [, , stack] of CAUSE_CASES) active.push(alert('CmdbLicenseExpired', 'critical', 'license', { stack }));
+active.push(alert('CmdbLicenseExpiresSoon', 'warning', 'license', { stack: 'down' }));
+// With /sd, every target of the exporter has its address as instance: its own target failing alone
+// (the process answers its stacks' targets) holds back nothing, not even on its own instance.
+active.push(alert('CmdbExporterDown', 'critical', 'exporter', { scope: 'target' }));
 // The cause of one stack says nothing of another.
 active.push(alert('CmdbEndpointDown', 'warning', 'endpoints', { stack: 'fine', endpoint: 'license' }));
 // Two saved queries of one stack rising at the same rebuild: one notification.
@@ -57,10 +65,24 @@ const connector = { stack: 'fine', connector: 'jamf' };
 active.push(alert('CmdbConnectorError', 'warning', 'connector', { ...connector, profile: 'prod', health: 'error' }));
 inhibited.push(alert('CmdbConnectorNoOutput', 'warning', 'connector', { ...connector, profile: 'prod' }), alert('CmdbConnectorMissingFields', 'info', 'connector', { ...connector, profile: 'prod' }));
 active.push(alert('CmdbConnectorNoOutput', 'warning', 'connector', { ...connector, profile: 'staging' }));
-// Another exporter process, not scraped: what it serves is held back, its own alert is not.
+// Another exporter process, not scraped: what it serves is held back, its own alert is not. With
+// /sd, each target fires (scope="exporter": no target of its address answers); without the scope
+// label (rules from before it), the target without stack still holds back everything it serves.
 const other = { job: 'cmdb-exporter', instance: 'other:9873' };
-active.push({ ...alert('CmdbExporterDown', 'critical', 'exporter'), ...other });
+active.push({ ...alert('CmdbExporterDown', 'critical', 'exporter', { scope: 'exporter' }), ...other });
+active.push({ ...alert('CmdbExporterDown', 'critical', 'exporter', { scope: 'exporter', stack: 'served-by-other' }), ...other });
 inhibited.push({ ...alert('CmdbEndpointDown', 'warning', 'endpoints', { stack: 'served-by-other', endpoint: 'license' }), ...other });
+inhibited.push({ ...alert('CmdbEndpointDown', 'warning', 'endpoints', { stack: 'also-served-by-other', endpoint: 'license' }), ...other });
+// Its license data is not scraped either: the alert would soon read "resolved" without being so.
+inhibited.push({ ...alert('CmdbLicenseExpired', 'critical', 'license', { stack: 'served-by-other' }), ...other });
+const legacy = { job: 'cmdb-exporter', instance: 'legacy:9873' };
+active.push({ ...alert('CmdbExporterDown', 'critical', 'exporter'), ...legacy });
+inhibited.push({ ...alert('CmdbEndpointDown', 'warning', 'endpoints', { stack: 'served-by-legacy', endpoint: 'license' }), ...legacy });
+// One stack's own target failing alone (scope="target"): that stack's alerts, no other stack's.
+const sd = { job: 'cmdb-exporter', instance: 'sd:9873' };
+active.push({ ...alert('CmdbExporterDown', 'critical', 'exporter', { scope: 'target', stack: 'blind' }), ...sd });
+inhibited.push({ ...alert('CmdbEndpointDown', 'warning', 'endpoints', { stack: 'blind', endpoint: 'license' }), ...sd });
+active.push({ ...alert('CmdbEndpointDown', 'warning', 'endpoints', { stack: 'seen', endpoint: 'license' }), ...sd });
 
 let dir: string;
 let receiver: CollectingReceiver;
@@ -102,7 +124,10 @@ describe('the shipped Alertmanager configuration, in Alertmanager', () => {
   });
 
   it('sends one notification per problem of a stack, to the receiver of its severity, and none for the effects', async () => {
-    const expected = 3 + 1 + 1 + 1 + 1; // three causes, the exporter down, endpoints of "fine", connector jamf of "fine", queries of "fine"
+    // Three causes; the license of each of their stacks (two receivers for "down"); the exporters'
+    // own targets, with a stack and without; endpoints of "fine" and of "seen", connector jamf of
+    // "fine", queries of "fine".
+    const expected = 3 + 4 + 3 + 4;
     const got = await waitFor(
       `${expected} notifications`,
       async () => (receiver.notifications.length >= expected ? done([...receiver.notifications]) : notYet(receiver.notifications.map((n) => n.groupLabels))),
@@ -115,13 +140,20 @@ describe('the shipped Alertmanager configuration, in Alertmanager', () => {
     expect(speaking.length).toBe(expected);
     expect(got.length).toBe(expected);
     expect(summary).toEqual([
-      `${RECEIVERS.critical} -/exporter: CmdbExporterDown`,
+      `${RECEIVERS.critical} -/exporter: CmdbExporterDown,CmdbExporterDown,CmdbExporterDown`,
+      `${RECEIVERS.critical} blind/exporter: CmdbExporterDown`,
+      `${RECEIVERS.critical} down/license: CmdbLicenseExpired`,
       `${RECEIVERS.critical} down/unreachable: CmdbUnreachable`,
+      `${RECEIVERS.critical} paused/license: CmdbLicenseExpired`,
       `${RECEIVERS.critical} paused/paused: CmdbStackPaused`,
       `${RECEIVERS.critical} refused/credentials: CmdbTokenRejected`,
+      `${RECEIVERS.critical} refused/license: CmdbLicenseExpired`,
+      `${RECEIVERS.critical} served-by-other/exporter: CmdbExporterDown`,
+      `${RECEIVERS.warning} down/license: CmdbLicenseExpiresSoon`,
       `${RECEIVERS.warning} fine/connector/jamf: CmdbConnectorError,CmdbConnectorNoOutput`,
       `${RECEIVERS.warning} fine/endpoints: CmdbEndpointDown`,
       `${RECEIVERS.warning} fine/queries: CmdbQueryCountRose,CmdbQueryCountRose`,
+      `${RECEIVERS.warning} seen/endpoints: CmdbEndpointDown`,
     ]);
   });
 });

@@ -95,13 +95,21 @@ describe('cmdb-exporter backfill', () => {
     [['--from', '1d', '--remote-write.url', 'http://127.0.0.1:9/api/v1/write', '--remote-write.header', 'Authorization: Bearer x'], '--remote-write.header: Authorization is set by the protocol'],
     [['--from', '1d', '--remote-write.url', 'http://127.0.0.1:9/api/v1/write', '--remote-write.max-samples-per-send', '0'], '--remote-write.max-samples-per-send: '],
     [['--from', '1d', '--remote-write.url', 'http://127.0.0.1:9/api/v1/write', '--remote-write.bearer-token-file', '/nonexistent/token'], '--remote-write.bearer-token-file: cannot read /nonexistent/token'],
-    [['--from', '1d', '--remote-write.url', 'http://127.0.0.1:9/api/v1/write'], '--remote-write.url: cannot reach http://127.0.0.1:9/api/v1/write'],
+    [['--from', '1d', '--remote-write.url', 'http://127.0.0.1:9/api/v1/write', '--remote-write.retry-for', 'soon'], '--remote-write.retry-for: a duration of at least 1s'],
     [['--from', '1d', '--web.external-url', 'cmdb-exporter:9873'], '--web.external-url: must be an absolute http(s) URL'],
   ])('refuses %j with exit 2 and a message naming the flag', async (args, message) => {
     const r = await run(['--config', config, '--out', join(dir, 'never'), ...args]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(message);
     expect(r.stdout).toBe('');
+  });
+
+  it('a remote-write target that cannot be reached for --remote-write.retry-for is a failure to write (exit 1), not a bad flag (exit 2)', async () => {
+    const r = await run(['--config', config, '--out', join(dir, 'unreachable'), '--from', '1d', '--remote-write.url', 'http://127.0.0.1:9/api/v1/write', '--remote-write.retry-for', '1s']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/--remote-write.url: http:\/\/127.0.0.1:9\/api\/v1\/write did not take the request within 1s \(--remote-write.retry-for; \d+ attempts\): .*ECONNREFUSED/);
+    expect(r.stderr).toContain('remote write: POST /api/v1/write: connect ECONNREFUSED');
+    expect(r.stdout).toContain('nothing was read or written.');
   });
 
   it('--help describes the flags it shares with the daemon in the very words of the daemon\'s --help', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FailFast } from '../../src/backfill/fail-fast.js';
-import { CmdbHttpError, CmdbNetworkError, CmdbTimeoutError, CmdbTokenRejectedError, CmdbUnauthorizedError } from '../../src/errors.js';
+import { CmdbHttpError, CmdbNetworkError, CmdbTimeoutError, CmdbTokenRejectedError, CmdbTokensTakenError, CmdbUnauthorizedError } from '../../src/errors.js';
 
 const timeout = () => new CmdbTimeoutError('GET /CMDB/v2/system/metrics/data', 30);
 const network = () => new CmdbNetworkError('GET /CMDB/v2/system/metrics/data', 'ECONNREFUSED');
@@ -17,6 +17,18 @@ describe('fail fast', () => {
     expect(v.action).toBe('stop-stack');
     expect(p.stop?.why).toMatch(/^credentials rejected \(/);
     expect(p.stop?.hint).toContain('Check the credentials of stack prod');
+  });
+
+  it('401s on every token just granted are tokens taken by another client: not rejected credentials, a failure of the stack three times in a row, with the hint of a client id of its own', () => {
+    const p = new FailFast('prod');
+    const taken = () => new CmdbTokensTakenError('GET /CMDB/v2/system/metrics/data', '401 Unauthorized on 5 new tokens in a row, each refused as soon as the token endpoint granted it');
+    expect(p.failed(taken(), 'metrics_data').action).toBe('go-on');
+    expect(p.failed(taken(), 'connector').action).toBe('go-on');
+    expect(p.failed(taken(), 'actions').action).toBe('stop-stack');
+    expect(p.stop?.why).toMatch(/^3 requests were refused \(401\) on every token just granted in a row/);
+    expect(p.stop?.why).not.toContain('credentials rejected');
+    expect(p.stop?.hint).toContain('give the backfill a client id of its own');
+    expect(p.stop?.hint).not.toContain('Check the credentials');
   });
 
   it('stops the stack after three network errors or timeouts in a row, whatever the endpoint', () => {

@@ -37,4 +37,38 @@ describe('backfill progress', () => {
     expect(out.writes.length).toBeLessThanOrEqual(7);
     expect(out.writes.at(-1)).toMatch(/^writing \[#{30}\] 100% 100\/100 seconds of history, took 50s\n$/);
   });
+
+  it('a stack whose failures run towards the fail-fast limit ends when the rule stops it, not at the pace of its failures; the line says so', () => {
+    let now = 0;
+    const out = sink(true);
+    const p = new Progress('reading history', 35 + 10, 'requests', out, () => now);
+    const failing = p.part('real', 35);
+    const fine = p.part('other', 10);
+    // The first unit of 'real' fails after 130 s (a token request timing out, retries and all).
+    now = 130_000;
+    failing.step();
+    failing.outlook({ seconds: 260, why: 'requests timed out: 1 in a row, 3 stop the reading' });
+    for (let i = 0; i < 10; i++) fine.step();
+    // Not 34 × 130 s (1h13m40s): 260 s, until the rule stops it.
+    expect(p.line()).toBe('reading history [#######.......................] 24% 11/45 requests, ETA 4m20s (stack real stops reading within 4m20s unless its CMDB answers: requests timed out: 1 in a row, 3 stop the reading)');
+    now = 200_000;
+    expect(p.line()).toContain('ETA 3m10s (stack real stops reading within 3m10s');
+    // An answer: the outlook is gone, the pace counts again.
+    failing.outlook(undefined);
+    expect(p.line()).toMatch(/ETA 1h\d+m\d+s$/);
+  });
+
+  it('a healthy stack slower than the outlook of a failing one sets the ETA', () => {
+    let now = 0;
+    const p = new Progress('reading history', 20, 'requests', sink(false), () => now);
+    const failing = p.part('a', 10);
+    const slow = p.part('b', 10);
+    now = 60_000;
+    failing.step();
+    failing.outlook({ seconds: 30, why: 'x' });
+    slow.step();
+    // b: 9 more at 60 s each.
+    expect(p.line()).toContain('ETA 9m (stack a stops reading within 30s unless its CMDB answers: x)');
+  });
 });
+

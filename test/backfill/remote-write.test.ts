@@ -13,7 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { uncompressSync } from 'snappy';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RemoteWriteClient, RemoteWriteError, remoteWriteSettings, type RemoteWriteSettings } from '../../src/backfill/remote-write.js';
+import { RemoteWriteClient, RemoteWriteError, type RetryNote } from '../../src/backfill/remote-write.js';
+import { remoteWriteSettings, type RemoteWriteSettings } from '../../src/backfill/remote-write-settings.js';
+import { chunksOf, REMOTE_WRITE_SHARDS, shardOf } from '../../src/backfill/remote-write-sink.js';
 import { checkTarget, prometheusDuration, TargetRefusal, victoriaRetention } from '../../src/backfill/target-check.js';
 import { encodeLabels, writeRequestBody } from '../../src/backfill/write-request.js';
 import { makeCa, makeCert } from '../helpers/certs.js';
@@ -47,7 +49,7 @@ function listen(server: Server, handler: () => Handler, seen: Received[]): Promi
 }
 
 function settings(url: string, over: Partial<RemoteWriteSettings> = {}): RemoteWriteSettings {
-  return { url, headers: {}, tls: { insecureSkipVerify: false }, timeoutSeconds: 5, maxSamplesPerSend: 100, maxAttempts: 4, ...over };
+  return { url, headers: {}, tls: { insecureSkipVerify: false }, timeoutSeconds: 5, maxSamplesPerSend: 100, retryForSeconds: 60, ...over };
 }
 
 const body = writeRequestBody([{ labels: encodeLabels({ __name__: 'cmdb_assets', stack: 's' }), timestamps: [1_700_000_000_000], values: [42] }]);
@@ -108,8 +110,8 @@ describe('remote write client', () => {
     expect(seen[0]?.headers.authorization).toBe('Bearer s3cret-token');
     expect(seen[0]?.clientCert).toBe('backfill-client');
     // Without the CA the receiver's certificate is not trusted: the send fails, naming why.
-    const untrusted = new RemoteWriteClient(settings(`https://127.0.0.1:${port}/api/v1/write`, { maxAttempts: 1 }));
-    await expect(untrusted.send(body)).rejects.toThrow(/did not take a batch after 1 attempts: .*(certificate|self.signed)/i);
+    const untrusted = new RemoteWriteClient(settings(`https://127.0.0.1:${port}/api/v1/write`, { retryForSeconds: 1 }), { random: noWait });
+    await expect(untrusted.send(body)).rejects.toThrow(/did not take the request within 1s \(--remote-write.retry-for; \d+ attempts\): .*(certificate|self.signed)/i);
     await untrusted.close();
   });
 
@@ -124,8 +126,8 @@ describe('remote write client', () => {
       },
       seen,
     );
-    const client = new RemoteWriteClient(settings(`http://127.0.0.1:${port}/api/v1/write`));
-    expect(await client.send(body, undefined, noWait)).toBe(4);
+    const client = new RemoteWriteClient(settings(`http://127.0.0.1:${port}/api/v1/write`), { random: noWait });
+    expect(await client.send(body)).toBe(4);
     await client.close();
     expect(seen).toHaveLength(4);
     expect(new Set(seen.map((r) => r.body.toString('base64')))).toEqual(new Set([body.toString('base64')]));
@@ -134,8 +136,8 @@ describe('remote write client', () => {
   it('a 4xx is the target refusing the samples: no retry, its answer in the error', async () => {
     const seen: Received[] = [];
     const port = await listen(createHttp(), () => (_r, res) => res.writeHead(400).end('out of bounds'), seen);
-    const client = new RemoteWriteClient(settings(`http://127.0.0.1:${port}/api/v1/write`));
-    const e = await client.send(body, undefined, noWait).catch((x: unknown) => x);
+    const client = new RemoteWriteClient(settings(`http://127.0.0.1:${port}/api/v1/write`), { random: noWait });
+    const e = await client.send(body).catch((x: unknown) => x);
     await client.close();
     expect(e).toBeInstanceOf(RemoteWriteError);
     expect((e as RemoteWriteError).refused).toBe(true);
@@ -143,13 +145,37 @@ describe('remote write client', () => {
     expect(seen).toHaveLength(1);
   });
 
-  it('gives up after maxAttempts of a target that keeps failing', async () => {
+  it('gives up on a target that keeps failing once --remote-write.retry-for is over, not after a count of attempts', async () => {
     const seen: Received[] = [];
     const port = await listen(createHttp(), () => (_r, res) => res.writeHead(503).end('down'), seen);
-    const client = new RemoteWriteClient(settings(`http://127.0.0.1:${port}/api/v1/write`, { maxAttempts: 3 }));
-    await expect(client.send(body, undefined, noWait)).rejects.toThrow('did not take a batch after 3 attempts: 503 down');
+    const client = new RemoteWriteClient(settings(`http://127.0.0.1:${port}/api/v1/write`, { retryForSeconds: 2 }), { random: noWait });
+    const started = Date.now();
+    await expect(client.send(body)).rejects.toThrow(/did not take the request within 2s \(--remote-write.retry-for; \d+ attempts\): 503 down/);
     await client.close();
-    expect(seen).toHaveLength(3);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+    expect(seen.length).toBeGreaterThan(2);
+  });
+
+  it("reads Retry-After on any 5xx and 429 against the server's Date header, and waits what it asks", async () => {
+    // A server whose clock is an hour behind ours: against our clock its date would be long past.
+    const serverNow = Date.now() - 3_600_000;
+    const answers: Array<[number, Record<string, string>]> = [
+      [502, { Date: new Date(serverNow).toUTCString(), 'Retry-After': new Date(serverNow + 2000).toUTCString() }],
+      [429, { 'Retry-After': '1' }],
+      [204, {}],
+    ];
+    const port = await listen(createHttp(), () => (_r, res) => {
+      const [status, headers] = answers.shift() ?? [204, {}];
+      res.writeHead(status, headers).end();
+    }, []);
+    const notes: RetryNote[] = [];
+    const client = new RemoteWriteClient(settings(`http://127.0.0.1:${port}/api/v1/write`), { random: noWait, onRetry: (n) => notes.push(n) });
+    expect(await client.send(body)).toBe(3);
+    await client.close();
+    expect(notes.map((n) => [n.what, n.why, n.waitMs])).toEqual([
+      ['POST /api/v1/write', '502', 2000],
+      ['POST /api/v1/write', '429', 1000],
+    ]);
   });
 });
 
@@ -213,4 +239,42 @@ describe('what the target keeps', () => {
     await expect(checkTarget(client, { oldestSeconds: now - 86_400, now })).rejects.toThrow('no remote-write receiver');
     await client.close();
   });
+
+  it('the pre-flight check waits out a target that is restarting (503, no connection) as a batch would; only a 4xx is a refusal', async () => {
+    const seen: Received[] = [];
+    const answers = [503, 503, 503];
+    const port = await listen(createHttp(), () => (r, res) => res.writeHead(r.url === '/api/v1/push' ? (answers.shift() ?? 204) : 404).end(), seen);
+    const client = new RemoteWriteClient(settings(`http://127.0.0.1:${port}/api/v1/push`), { random: noWait });
+    expect((await checkTarget(client, { oldestSeconds: now - 86_400, now })).kind).toBe('other');
+    expect(seen.filter((r) => r.url === '/api/v1/push')).toHaveLength(4);
+    await client.close();
+    // Down for longer than --remote-write.retry-for: not a refusal (exit 2) but a failure to write.
+    const down = await listen(createHttp(), () => (_r, res) => res.writeHead(503).end('starting'), []);
+    const patient = new RemoteWriteClient(settings(`http://127.0.0.1:${down}/api/v1/push`, { retryForSeconds: 1 }), { random: noWait });
+    const e = await checkTarget(patient, { oldestSeconds: now - 86_400, now }).catch((x: unknown) => x);
+    await patient.close();
+    expect(e).toBeInstanceOf(RemoteWriteError);
+    expect(e).not.toBeInstanceOf(TargetRefusal);
+    expect((e as Error).message).toContain('within 1s');
+  });
 });
+
+describe('shards by series', () => {
+  it('a series is always in the same shard (a hash of its labels), and the series spread over the shards', () => {
+    const labels = Array.from({ length: 400 }, (_, i) => encodeLabels({ __name__: 'cmdb_connector_info', stack: 's', connector: `c${i}` }));
+    const shards = labels.map((l) => shardOf(l, REMOTE_WRITE_SHARDS));
+    expect(labels.map((l) => shardOf(Buffer.from(l), REMOTE_WRITE_SHARDS))).toEqual(shards);
+    for (let k = 0; k < REMOTE_WRITE_SHARDS; k++) expect(shards.filter((s) => s === k).length).toBeGreaterThan(60);
+  });
+
+  it("a shard's chunks are named by unit and shard, so that a window written again skips exactly those the target took", () => {
+    const series = (source: string, n: number) => ({ labels: encodeLabels({ __name__: 'x', source }), shard: 2, source, timestamps: Array.from({ length: n }, (_, i) => i * 1000), values: Array.from({ length: n }, () => 1) });
+    const chunks = chunksOf([series('s:counts/2026-11-01', 150), series('s:actions', 30)], 100, 2);
+    expect(chunks.map((c) => [c.id, c.samples])).toEqual([
+      ['s:actions#2.0', 30],
+      ['s:counts/2026-11-01#2.0', 100],
+      ['s:counts/2026-11-01#2.1', 50],
+    ]);
+  });
+});
+

@@ -11,7 +11,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StackHistory } from '../../src/backfill/history.js';
 import { replayStack, type Line } from '../../src/backfill/replay.js';
 import { BackfillState } from '../../src/backfill/state.js';
-import { missingFor, sourceOf, WINDOW_SECONDS, windowsOf, writeWindows, type PassOptions, type Sink } from '../../src/backfill/write.js';
+import { COVERAGE_METRIC } from '../../src/backfill/coverage.js';
+import { missingFor, sourceOf, stepsOf, WINDOW_SECONDS, windowsOf, writeWindows, type PassOptions, type Sink } from '../../src/backfill/write.js';
 import type { MetricsRecord } from '../../src/api/schemas.js';
 import { Sink as TextSink } from '../helpers/backfill.js';
 import { testStack } from '../helpers/stack.js';
@@ -60,11 +61,12 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-async function write(h: StackHistory, missing: string[], from = D0, to = D0 + 3 * DAY - 1, stopping = new AbortController().signal) {
+async function write(h: StackHistory, missing: string[], from = D0, to = D0 + 3 * DAY - 1, stopping = new AbortController().signal, more: { ranges?: Array<[number, number]>; coverage?: boolean } = {}) {
   const state = BackfillState.open(dir, { test: 'x' });
   const sink = new RecordingSink();
+  const coverageLabels = more.coverage ? { coverageLabels: { job: 'j', stack: 's' } } : {};
   const result = await writeWindows({
-    stacks: [{ stack: 's', ranges: [[from, to]], replays: replayStack({ stack: STACK, history: h, step: 300, targetLabels: { job: 'j' } }) }],
+    stacks: [{ stack: 's', ranges: more.ranges ?? [[from, to]], replays: replayStack({ stack: STACK, history: h, step: 300, targetLabels: { job: 'j' } }), ...coverageLabels }],
     sink,
     state,
     missingNow: new Set(missing),
@@ -131,4 +133,38 @@ describe('writing windows', () => {
     expect(missingFor(D0, missing)).toEqual(['s:connector-history']);
     expect(missingFor(D0 + DAY + 3 * WINDOW_SECONDS, missing)).toEqual(['s:counts/2026-11-02', 's:connector-history']);
   });
+
+  it('a range shorter than a step gets samples from its first second: its start is a step too', async () => {
+    expect(stepsOf([[D0 + 610, D0 + 690]], 300, D0, D0 + 1200)).toEqual([
+      { t: D0, write: false },
+      { t: D0 + 300, write: false },
+      { t: D0 + 600, write: false },
+      { t: D0 + 610, write: true },
+      { t: D0 + 900, write: false },
+      { t: D0 + 1200, write: false },
+    ]);
+    const crash = [D0 + DAY + 610, D0 + DAY + 690] as [number, number];
+    const { sink } = await write(history([D0, D0 + DAY]), [], D0, D0 + 2 * DAY - 1, undefined, { ranges: [crash] });
+    expect(sink.written.filter((w) => w.key.startsWith('cmdb_assets{')).map((w) => w.t)).toEqual([crash[0]]);
+  });
+
+  it('marks the stretches it wrote whole with their end, every minute; a stretch with a unit missing only once a later run writes it', async () => {
+    const day1 = `s:counts/${dayText(D0 + DAY)}`;
+    const marks = (w: { sink: RecordingSink }) => w.sink.written.filter((x) => x.key.startsWith(`${COVERAGE_METRIC}{`));
+    const first = await write(history([D0, D0 + 2 * DAY]), [day1], D0, D0 + 3 * DAY - 1, undefined, { coverage: true });
+    const firstMarks = marks(first);
+    // Days 0 and 2, each window's stretch marked from its first second to its last, every minute.
+    expect(firstMarks.filter((m) => m.t >= D0 + DAY && m.t < D0 + 2 * DAY)).toEqual([]);
+    const window0 = firstMarks.filter((m) => m.window === D0).map((m) => m.t);
+    expect(window0[0]).toBe(D0);
+    expect(window0.at(-1)).toBe(D0 + WINDOW_SECONDS - 1);
+    expect(window0).toHaveLength(WINDOW_SECONDS / 60 + 1);
+    expect(firstMarks.find((m) => m.window === D0)?.key).toBe(`${COVERAGE_METRIC}{stack="s",job="j"}`);
+    // The day read later: its marks now, and only its own.
+    const later = await write(history([D0, D0 + DAY, D0 + 2 * DAY]), [], D0, D0 + 3 * DAY - 1, undefined, { coverage: true });
+    const laterMarks = marks(later);
+    expect(laterMarks.length).toBe(4 * (WINDOW_SECONDS / 60 + 1));
+    expect(laterMarks.every((m) => m.t >= D0 + DAY && m.t < D0 + 2 * DAY)).toBe(true);
+  });
 });
+

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelayMs, parseRetryAfter } from '../../src/cmdb/backoff.js';
+import { backoffDelayMs } from '../../src/cmdb/backoff.js';
 
 const retries = { max: 5, minDelaySeconds: 1, maxDelaySeconds: 10, maxRetryAfterSeconds: 60 };
 
@@ -35,24 +35,5 @@ describe('backoffDelayMs', () => {
   it('clamps a jitter source outside [0, 1]', () => {
     expect(backoffDelayMs(0, retries, () => 7)).toBe(2000);
     expect(backoffDelayMs(0, retries, () => -1)).toBe(1000);
-  });
-});
-
-describe('parseRetryAfter', () => {
-  const now = Date.parse('2025-03-01T12:00:00Z');
-  it.each<[string | string[] | undefined, number | undefined]>([
-    ['0', 0],
-    ['7', 7000],
-    [' 120 ', 120_000],
-    [['3', '9'], 3000],
-    ['Sat, 01 Mar 2025 12:00:30 GMT', 30_000],
-    ['Sat, 01 Mar 2025 11:00:00 GMT', 0],
-    [undefined, undefined],
-    ['', undefined],
-    ['soon', undefined],
-    ['-5', undefined],
-    ['1.5', undefined],
-  ])('reads %j as %s ms', (value, ms) => {
-    expect(parseRetryAfter(value, now)).toBe(ms);
   });
 });

@@ -41,6 +41,28 @@ describe('RequestBudget', () => {
     b.cancel(waiting, 0);
     expect(b.reserve(0)).toBe(10_000);
   });
+
+  it('plans no request after a place that was given back: with a token in the bucket it leaves at once (issue 37)', () => {
+    const b = new RequestBudget(60, 0); // burst 10, one a second
+    for (let i = 0; i < 10; i++) expect(b.reserve(0)).toBe(0);
+    const waiting = [b.take(0), b.take(0), b.take(0)];
+    expect(waiting.map((p) => p.at)).toEqual([1000, 2000, 3000]);
+    // Their poll was aborted: every place given back.
+    for (const p of waiting) b.cancel(p, 0);
+    // 1.5 s later a token is back: the next request leaves now (before: at 3 s, behind the places given back).
+    expect(b.available(1500)).toBe(1);
+    expect(b.reserve(1500)).toBe(0);
+  });
+
+  it('a place given back from the middle of the line: the places behind it keep their time, the next new one does not wait for the one given back', () => {
+    const b = new RequestBudget(6, 0); // burst 1, one per 10 s
+    b.reserve(0);
+    const [second, third, fourth] = [b.take(0), b.take(0), b.take(0)];
+    expect([second.at, third.at, fourth.at]).toEqual([10_000, 20_000, 30_000]);
+    b.cancel(fourth, 0);
+    // The token comes back: the next place takes the given-back time, no later.
+    expect(b.take(0).at).toBe(30_000);
+  });
 });
 
 describe('RequestBudget rolling window', () => {
@@ -231,6 +253,31 @@ describe('StackLimiter', () => {
     await expect(limiter.acquire('license')).rejects.toThrow('the stack is stopping');
     expect(limiter.stopped.aborted).toBe(true);
     admitted.release(true); // the request in flight is not touched: its slot goes back as usual
+  });
+
+  it('an aborted poll\'s places waiting for the budget hold no later request back (issue 37: 2.5 s with a token available)', async () => {
+    // While `holding`, a wait lasts until its signal aborts (the poll's requests); after, waits pass on the fake clock.
+    const clock = new FakeClock(0);
+    let holding = true;
+    const held: Clock = {
+      now: () => clock.now(),
+      sleep: (ms, signal) =>
+        holding && signal ? new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted')), { once: true })) : clock.sleep(ms),
+    };
+    const { limiter } = limiterOf(held, 60, 64);
+    for (let i = 0; i < 10; i++) (await limiter.acquire('license')).release(true);
+    // Four requests of one poll wait for the budget (1 s to 4 s), then the poll is aborted.
+    const poll = new AbortController();
+    const waiting = Array.from({ length: 4 }, () => limiter.acquire('license', poll.signal));
+    await new Promise((r) => setImmediate(r));
+    poll.abort();
+    for (const w of waiting) await expect(w).rejects.toThrow();
+    holding = false;
+    clock.t = 1500; // a token and a half back in the bucket
+    (await limiter.acquire('license')).release(true);
+    // Before: it waited until 4 s, behind the places given back.
+    expect(clock.sleeps).toEqual([]);
+    expect(clock.now()).toBe(1500);
   });
 
   it('releases the concurrency slot when the wait is aborted', async () => {

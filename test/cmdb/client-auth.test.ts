@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { Agent } from 'undici';
-import { FetchedToken } from '../../src/cmdb/auth.js';
+import { FetchedToken, TAKEN_RENEWALS } from '../../src/cmdb/auth.js';
 import { Transport } from '../../src/cmdb/transport.js';
 import { RoadEvents } from '../../src/cmdb/events.js';
 import { realClock } from '../../src/cmdb/clock.js';
-import { CmdbUnauthorizedError } from '../../src/errors.js';
+import { CmdbTokensTakenError, CmdbUnauthorizedError } from '../../src/errors.js';
+import { FakeClock } from './helpers/clock.js';
 import type { Simulator } from '../../src/simulator/api.js';
 import { makeClient, rejection } from './helpers/client.js';
 import { captureLog } from './helpers/log.js';
@@ -71,24 +72,44 @@ describe('fetched token', () => {
     expect(retried.every((r) => r.headers.authorization === `Bearer ${newest}`)).toBe(true);
   });
 
-  it('a 401 that persists after one new token is CmdbUnauthorizedError, after exactly one re-auth', async () => {
+  it('a 401 on every token just granted is a token taken by another client, renewed with back-off a few times: CmdbTokensTakenError, not rejected credentials', async () => {
+    let issued = 0;
     const s = await startLocal((req, res) => {
-      if (req.url === '/CMDB/v1/access_token') sendJson(res, 200, { code: 200, data: { token: 'never-good-token' } });
+      if (req.url === '/CMDB/v1/access_token') sendJson(res, 200, { code: 200, data: { token: `taken-token-${++issued}` } });
       else sendJson(res, 401, { message: 'no' });
     });
     locals.push(s);
-    const { client, cmdb } = makeClient(testStack({ baseUrl: s.url }));
+    const clock = new FakeClock();
+    const { client, cmdb, log } = makeClient(testStack({ baseUrl: s.url }), { clock, random: () => 0.5 });
     const err = await rejection(client.get('license'));
-    expect(err).toBeInstanceOf(CmdbUnauthorizedError);
-    expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: 401 Unauthorized (still 401 after a new token)');
-    expect(s.seen.map((r) => r.url)).toEqual([
-      '/CMDB/v1/access_token',
-      '/CMDB/v2/system/metrics/license',
-      '/CMDB/v1/access_token',
-      '/CMDB/v2/system/metrics/license',
-    ]);
-    // Only a pre-issued token sets the flag.
+    expect(err).toBeInstanceOf(CmdbTokensTakenError);
+    expect(err.message).toContain('GET /CMDB/v2/system/metrics/license: 401 Unauthorized on 5 new tokens in a row');
+    expect(err.message).toContain('another process with the same client id takes them');
+    // The first token, the one renewal at once, then four more after 1, 2, 4 and 8 s (jittered to 3/4 here).
+    expect(s.seen.filter((r) => r.url === '/CMDB/v1/access_token')).toHaveLength(1 + TAKEN_RENEWALS);
+    expect(s.seen.filter((r) => r.url === '/CMDB/v2/system/metrics/license')).toHaveLength(1 + TAKEN_RENEWALS);
+    expect(clock.sleeps).toEqual([750, 1500, 3000, 6000]);
     expect(cmdb.unauthorized).toBe(false);
+    expect(log.text()).not.toMatch(/rejected/i);
+    // Said once, with what ends it.
+    const said = log.lines().filter((l) => String(l.msg).includes('had just granted'));
+    expect(said).toHaveLength(1);
+    expect(said[0]?.msg).toContain('Give each process a client id of its own');
+  });
+
+  it('two clients of one client id against a CMDB that keeps one token per client: each takes the other\'s token, and every request succeeds', async () => {
+    const s = await sim({ oneTokenPerClient: true });
+    const a = makeClient(simStack(s), { clock: new FakeClock() });
+    const b = makeClient(simStack(s), { clock: new FakeClock() });
+    for (let i = 0; i < 4; i++) {
+      await a.client.get('license');
+      await b.client.get('license');
+    }
+    const [x, y] = await Promise.all([a.client.get('metrics_data'), b.client.get('metrics_data')]);
+    expect([x, y].every((v) => v !== undefined)).toBe(true);
+    // Each request after the other client's token request met a taken token, and got a new one.
+    expect(requestsTo(s, 'license').filter((r) => r.status === 401)).toHaveLength(6);
+    expect(requestsTo(s, 'license').filter((r) => r.status === 200)).toHaveLength(8);
   });
 
   it('a request that failed with an older token retries with the current one, without a new fetch', async () => {
@@ -106,7 +127,7 @@ describe('fetched token', () => {
       const first = await tokens.current();
       const second = await tokens.renew(first);
       const again = await tokens.renew(first);
-      expect(second.token).not.toBe(first.token);
+      expect(second?.token).not.toBe(first.token);
       expect(again).toBe(second);
       expect(s.seen.filter((r) => r.url === '/CMDB/v1/access_token')).toHaveLength(2);
     } finally {

@@ -75,6 +75,11 @@ class FakeHistory implements HistoryIo {
         if (!result.ok) throw new Error(result.message);
         return result.value.content;
       },
+      peek: async () => {
+        const result = validate(ConnectorPageSchema, { content: reducers.peek(1) });
+        if (!result.ok) throw new Error(result.message);
+        return result.value.content;
+      },
       drop: () => reducers.drop(1),
     };
   }

@@ -1,6 +1,7 @@
 /** LOG_LEVEL=debug shows one line per CMDB request; trace adds the response's shape, never a value. */
 import { describe, expect, it } from 'vitest';
-import { makeClient } from './helpers/client.js';
+import { makeClient, rejection } from './helpers/client.js';
+import { FakeClock } from './helpers/clock.js';
 import { sim, simStack } from './helpers/sim.js';
 
 describe('request log lines', () => {
@@ -51,5 +52,27 @@ describe('request log lines', () => {
     log.logger.level = 'info';
     await client.get('license');
     expect(log.lines().filter((l) => l.msg === 'CMDB request' || l.msg === 'response shape')).toEqual([]);
+  });
+
+  it('says in a sentence when a pause begins: what set it, who waits and until when', async () => {
+    const s = await sim();
+    const clock = new FakeClock();
+    // One endpoint's backend asks to wait: its group waits, the others go on.
+    s.addFault({ endpoint: 'license', status: 503, retryAfterSeconds: 2, times: 1 });
+    const { client, log } = makeClient(simStack(s), { clock });
+    const until = new Date(clock.now() + 2000).toISOString();
+    await client.get('license', undefined, { signal: new AbortController().signal, deadline: clock.now() + 3_600_000 });
+    const group = log.lines().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('paused by'));
+    expect(group.map((l) => l.msg)).toEqual([
+      `paused by a 503 to GET /CMDB/v2/system/metrics/license: the requests of the license group wait until ${until}; the other endpoints go on (a reload ends the pause)`,
+    ]);
+
+    // The token endpoint failing without an answer: every request of the stack needs a token.
+    const t = await sim();
+    t.addFault({ endpoint: 'access_token', reset: true, times: 1 });
+    const token = makeClient(simStack(t, { retries: { max: 0 } }), { clock: new FakeClock() });
+    await rejection(token.client.get('license'));
+    const stack = token.log.lines().filter((l) => typeof l.msg === 'string' && l.msg.startsWith('paused by'));
+    expect(stack.map((l) => l.msg)).toEqual([expect.stringMatching(/^paused by the token endpoint failing \(POST \/CMDB\/v1\/access_token\): no request of this stack leaves until \d{4}-\d\d-\d\dT[\d:.]+Z \(a reload ends the pause\)$/)]);
   });
 });

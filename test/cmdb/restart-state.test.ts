@@ -45,6 +45,58 @@ describe('the connector history cursor across a restart', () => {
     expect(second.connectorScan().pageSize).toBe(100);
   });
 
+  it('a full scan stopped half-way goes on from its next page in the next process, with the same rows as a whole scan, and no message text kept', async () => {
+    const s = await sim({ size: SIZE, connectorPeriodSeconds: 86_400 });
+    const stack = simStack(s, { paging: { connectorPageSize: 100 } });
+    const wholeReader = makeClient(stack).client;
+    const whole = (await wholeReader.readConnectors()).runs;
+    // The first process: its fourth page is held until the "kill"; what the state says meanwhile is what a restart finds.
+    s.clearRequests();
+    s.addFault({ endpoint: 'connector', query: 'page=3&size=100&sort=_time%2Cdesc', hold: true });
+    const first = makeClient(stack).client;
+    const reading = first.readConnectors().catch(() => undefined);
+    for (let i = 0; i < 400 && !requestsTo(s, 'connector').some((r) => r.rawQuery.startsWith('page=3&')); i++) await new Promise((r) => setTimeout(r, 25));
+    expect(first.historyState()).toBeUndefined();
+    const marks = first.stateMark();
+    await first.prepareState();
+    const state = json(first.historyState()) as { scan?: Record<string, unknown> & { runs: unknown[] } };
+    expect(marks).toBe(3);
+    expect(state.scan).toMatchObject({ sort: '_time,desc', page: 3, size: 100, pagesRead: 3, rowsRead: 300 });
+    expect(state.scan?.runs.length).toBeGreaterThan(0);
+    for (const secret of PLANTED_SECRETS) expect(JSON.stringify(state)).not.toContain(secret);
+    s.clearFaults();
+    await reading;
+
+    const reader = ConnectorHistoryReader.fromState(historySettingsOf(stack), state);
+    const second = makeClient(stack, { history: reader }).client;
+    // Written again before its scan went on: the pages kept are kept still.
+    expect((json(second.historyState()) as typeof state).scan).toEqual(state.scan);
+    s.clearRequests();
+    const read = await second.readConnectors();
+    const pages = requestsTo(s, 'connector').map((r) => new URLSearchParams(r.rawQuery).get('page'));
+    expect(pages[0]).toBe('3');
+    expect(pages).not.toContain('0');
+    expect(collected(read.runs)).toEqual(collected(whole.map(runForDisk)));
+    expect(second.connectorScan().progress).toMatchObject({ kind: 'full', pagesRead: pages.length + 3, rowsRead: wholeReader.connectorScan().progress?.rowsRead });
+    expect(second.historyState()?.scan).toBeUndefined();
+  });
+
+  it('a full scan that fails half-way goes on from its next page at the next read, and a stop keeps that for the next process', async () => {
+    const s = await sim({ size: SIZE, connectorPeriodSeconds: 86_400 });
+    const stack = simStack(s, { paging: { connectorPageSize: 100 } });
+    const whole = (await makeClient(stack).client.readConnectors()).runs;
+    s.clearRequests();
+    s.addFault({ endpoint: 'connector', query: 'page=3&size=100&sort=_time%2Cdesc', status: 400, times: 1 });
+    const client = makeClient(stack).client;
+    await expect(client.readConnectors()).rejects.toThrow(/400/);
+    // What a shutdown in the middle of the scan writes: its pages so far and the next one.
+    expect((json(client.historyState()) as { scan?: unknown }).scan).toMatchObject({ page: 3, size: 100, pagesRead: 3 });
+    s.clearRequests();
+    const read = await client.readConnectors();
+    expect(new URLSearchParams(requestsTo(s, 'connector')[0]?.rawQuery).get('page')).toBe('3');
+    expect(collected(read.runs)).toEqual(collected(whole.map(runForDisk)));
+  });
+
   it('keeps nothing of it under another time zone, another version, or a broken state', async () => {
     const s = await sim({ size: SIZE, connectorPeriodSeconds: 86_400 });
     const stack = simStack(s);

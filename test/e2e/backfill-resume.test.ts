@@ -7,12 +7,14 @@
  *   one in flight at the stop aside; the last run asks the CMDB nothing at all;
  * - no sample reaches the target twice (the proxy counts every series and timestamp);
  * - the result is complete: the same samples as one uninterrupted run of the same backfill;
- * - each stop says what was read and written, and how to continue.
+ * - each stop says what was read and written, and how to continue: the command it prints, run as
+ *   printed through a shell from the same directory, is the run that completes it.
  */
-import { writeFileSync } from 'node:fs';
+import { realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { onPath } from '../../src/executables.js';
 import type { RequestRecord } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { startProcess, stopAllAndCheck, type ManagedProcess } from './harness/processes.js';
@@ -61,6 +63,12 @@ function backfill(out: string, job = 'cmdb-exporter'): ManagedProcess {
   return startProcess(`backfill ${job}`, process.execPath, args, { cwd: REPO_ROOT, env: baseEnv() });
 }
 
+/** The node PATH finds, its real path (what the command compares with the one that ran it). */
+const which = (name: string) => {
+  const found = onPath(name);
+  return found === undefined ? undefined : realpathSync(found);
+};
+
 const requestId = (r: RequestRecord) => `${r.method} ${r.rawPath}?${r.rawQuery}`;
 const cmdbRequests = (from: number) => sim.requests().slice(from).filter((r) => r.endpoint !== 'access_token');
 
@@ -84,7 +92,11 @@ describe('a backfill stopped while reading and while writing, then run again', (
     const firstOut = first.lines('stdout').join('\n');
     expect(firstOut).toMatch(/stopped \(SIGTERM\) while reading: \d+ answers read by this run and 0 before are kept in /);
     expect(firstOut).toContain('nothing was written by this run');
-    expect(firstOut).toContain(`to continue: cmdb-exporter backfill --config ${config} --from ${FROM} --to ${TO} --out ${out}`);
+    // Runnable as printed from where it was run: the program as it was started (node, or the node that ran it, and dist/main.js).
+    const command = `dist/main.js backfill --config ${config} --from ${FROM} --to ${TO} --out ${out}`;
+    const [node, rest] = /^to continue: (\S+) (.*)$/m.exec(firstOut)?.slice(1) ?? [];
+    expect(node).toBe(realpathSync(process.execPath) === which('node') ? 'node' : process.execPath);
+    expect(rest?.startsWith(command), rest).toBe(true);
     const afterFirst = sim.requests().length;
     const answeredFirst = new Set(cmdbRequests(0).filter((r) => r.status === 200).map(requestId));
     expect(answeredFirst.size).toBeGreaterThan(10);
@@ -101,15 +113,16 @@ describe('a backfill stopped while reading and while writing, then run again', (
     expect([secondExit.code, secondExit.killed], second.tail()).toEqual([130, false]);
     const secondOut = second.lines('stdout').join('\n');
     expect(secondOut).toContain('stopped (SIGTERM) while writing');
-    expect(secondOut).toContain(`to continue: cmdb-exporter backfill --config ${config} --from ${FROM} --to ${TO} --out ${out}`);
+    const printed = /^to continue: (.*)$/m.exec(secondOut)?.[1] ?? '';
+    expect(printed).toBe(`${node} ${rest}`);
     const secondRequests = cmdbRequests(afterFirst);
     const afterSecond = sim.requests().length;
     // Only what the first run had no answer to: the held request, and what came after it.
     expect(secondRequests.filter((r) => answeredFirst.has(requestId(r))).map(requestId)).toEqual([]);
     expect(secondRequests.map(requestId)).toContain(requestId(inFlight));
 
-    // 3. The same command to its end: nothing left to ask the CMDB.
-    const third = backfill(out);
+    // 3. The command printed, as printed, through a shell in the same directory: to its end, nothing left to ask the CMDB.
+    const third = startProcess('backfill as printed', '/bin/sh', ['-c', printed], { cwd: REPO_ROOT, env: baseEnv() });
     const thirdExit = await third.exited;
     expect(thirdExit.code, third.tail()).toBe(0);
     expect(third.lines('stdout').join('\n')).toMatch(/continuing the backfill in .*: \d+ answers read and \d+ windows written before/);

@@ -4,7 +4,8 @@
  * real Alertmanager with the shipped routing and inhibition, prints its alerts page and a "break a
  * connector" command; running that command as printed makes CmdbConnectorError fire for that
  * connector within minutes, the connector stays broken until it has, and the demo prints the one
- * notification Alertmanager sends for it. SIGHUP reloads the demo without stopping anything; SIGTERM
+ * notification Alertmanager sends for it, whose runbook link opens the runbook the demo's exporter
+ * serves. SIGHUP reloads the demo without stopping anything; SIGTERM
  * and SIGINT stop it, and no child (Prometheus, Alertmanager) is left behind.
  */
 import { readFileSync } from 'node:fs';
@@ -49,6 +50,8 @@ describe('npm run demo with Prometheus on PATH', () => {
     const alertsUrl = /alerts\s+(http:\/\/127\.0\.0\.1:\d+\/(?:classic\/)?alerts)/.exec(at('alerts '))?.[1];
     expect(alertsUrl, demo.tail()).toBeDefined();
     const alertmanagerUrl = /Alertmanager\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(at('Alertmanager '))?.[1] ?? '';
+    const exporterUrl = /status page\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(at('status page '))?.[1] ?? '';
+    expect(exporterUrl, demo.tail()).not.toBe('');
     expect(alertmanagerUrl, demo.tail()).not.toBe('');
     const api = new PrometheusApi(new URL(alertsUrl ?? '').origin);
     expect((await http(alertsUrl ?? '')).status).toBe(200);
@@ -106,6 +109,15 @@ describe('npm run demo with Prometheus on PATH', () => {
     // Every profile of the connector that fires is in it: the next group_interval has nothing to add.
     const firingProfiles = (await forVictim()).filter((a) => a.state === 'firing').length;
     expect(Number(/; (\d+) firing/.exec(notified)?.[1])).toBe(firingProfiles);
+    // Its runbook link, as every notification's, is the runbook the demo's exporter serves, at the
+    // alert's own heading (not the repository's copy the shipped rules link to).
+    const runbook = `${exporterUrl}/docs/alerts#cmdbconnectorerror`;
+    await demo.waitForLine("the notification's runbook link", (l) => l.trim() === `runbook: ${runbook}`, 30_000);
+    const elsewhere = demo.lines('stdout').filter((l) => l.trimStart().startsWith('runbook: ') && !l.includes(`runbook: ${exporterUrl}/docs/alerts#`));
+    expect(elsewhere).toEqual([]);
+    const page = await http(`${exporterUrl}/docs/alerts`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('id="cmdbconnectorerror"');
 
     // SIGHUP reloads the demo's exporter; Prometheus and Alertmanager keep running.
     demo.signal('SIGHUP');

@@ -223,7 +223,32 @@ describe('the status page in headless Chromium', () => {
     // The rejected token is the cause of stack hostile: first, critical, its endpoints folded under it.
     expect(problems.hostile?.[0]).toMatch(/^critical( new)? credentials rejected: the token endpoint rejects the stack's client id and secret/);
     expect((problems.hostile ?? []).filter((p: string) => p.includes('endpoint') && p.startsWith('warning')).length).toBeGreaterThan(5);
-    expect(await page.locator('meta[http-equiv="refresh"]').getAttribute('content')).toBe('30');
+    // Its own refresh says when it was made: the next page marks new only what appeared after it.
+    const made = Date.parse((await page.locator('#made time').getAttribute('datetime')) ?? '');
+    const refresh = (await page.locator('meta[http-equiv="refresh"]').getAttribute('content')) ?? '';
+    expect(refresh).toMatch(/^30;url=\?seen=\d+$/);
+    expect(Math.abs(Number(refresh.split('=').at(-1)) - made)).toBeLessThan(1000);
+  });
+
+  it('marks nothing new that the viewer was shown on the page before: "new" stays until it has been seen', async () => {
+    const lines = async () =>
+      page.$$eval('#attention li', (lis) => lis.map((li) => ({ key: `${li.querySelector('a.runbook')?.getAttribute('href') ?? ''} ${li.querySelector('code')?.textContent ?? ''}`, isNew: li.querySelector(':scope > .new') !== null })));
+    await page.goto(`${exporter.url}/`);
+    const before = await lines();
+    const refresh = (await page.locator('meta[http-equiv="refresh"]').getAttribute('content')) ?? '';
+    // Where the page's own refresh goes, at once rather than in 30 s.
+    await page.goto(`${exporter.url}/${refresh.slice(refresh.indexOf('url=') + 4)}`);
+    const after = await lines();
+    const shown = new Set(before.map((l) => l.key));
+    expect(after.filter((l) => shown.has(l.key) && l.isNew)).toEqual([]);
+    expect(after.length).toBeGreaterThan(0);
+  });
+
+  it('fills the details of every endpoint row: the series a healthy one serves, why a skipped one is not polled', async () => {
+    const rows = table(await readTables(), 'primary').rows;
+    expect(rows.filter((r) => r.details === '')).toEqual([]);
+    for (const r of rows.filter((x) => x.rowClass === 'ok')) expect(r.details, r.endpoint).toMatch(/^\d[\d,]* series$/);
+    expect(rows.find((r) => r.endpoint === 'data_ingestion_next')?.details).toBe('remove it from disabledEndpoints to poll it');
   });
 
   it("never shows the CMDB's hostile text: status and code only, no element is injected and no script runs", async () => {

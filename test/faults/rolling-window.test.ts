@@ -1,48 +1,162 @@
 /**
- * Issue 25: at rateLimitPerMinute 60 (the real service's limit) a CMDB that counts arrivals in any
- * rolling 60 s refuses nothing, however busy the intervals keep the budget. Before, the budget
- * planned its minute from the reservations rather than from when requests really left: the
- * simulator refused 2 requests in 200 s on a quiet machine, 4 under load.
+ * The request budget at the service's limit, from the first second (issues 25 and 37): at
+ * rateLimitPerMinute 60, a CMDB that counts arrivals in any rolling 60 s refuses nothing, however
+ * busy the intervals keep the budget, also while the exporter starts and opens its connections on a
+ * loaded machine.
  *
- * Real time, ten minutes: the real simulator's rolling-minute limit (refusals with Retry-After),
- * the real daemon (scheduler, budget, transport) on intervals whose demand is above 60 a minute.
- * It runs in the fault suite, beside the other fault files.
+ * Three exporters start at once, each a real daemon process (src/main.ts) against its own real
+ * simulator refusing the 61st request of any rolling 60 s (429 with Retry-After), over HTTPS as the
+ * real service (each new connection a TLS handshake), with every group polled every 10 s (about 100
+ * requests a minute asked of a budget of 60), while two busy loops keep both cores full. Before issue 37 a request was stamped for the budget's window before its
+ * connection existed: three exporters starting at once on a loaded machine put 62 requests in a
+ * 60 s and drew 429s.
+ *
+ * Real time, bounded in count (three exporters, two busy loops) and in time: ROLLING_WINDOW_SECONDS
+ * (default 180 in the fault suite; the claim of the issue is ten minutes: ROLLING_WINDOW_SECONDS=600).
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
+import { stringify } from 'yaml';
+import type { RequestRecord } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
+import { makeCa, makeCert } from '../helpers/certs.js';
+import { runDaemon, type Daemon } from '../helpers/daemon.js';
+import { busiestMinute } from './matrix.js';
 
-const MINUTES = Number(process.env.ROLLING_WINDOW_MINUTES ?? 10);
+const SECONDS = Number(process.env.ROLLING_WINDOW_SECONDS ?? 180);
+const EXPORTERS = 3;
+const BUSY_LOOPS = 2;
+const RATE = 60;
 
-let sim: SimulatorServer | undefined;
-let app: App | undefined;
+const sims: SimulatorServer[] = [];
+const daemons: Daemon[] = [];
+const busy: ChildProcess[] = [];
+const tmp = mkdtempSync(join(tmpdir(), 'cmdb-rolling-'));
+
 afterAll(async () => {
-  await app?.close(1000);
-  await sim?.close();
+  for (const loop of busy) loop.kill('SIGKILL');
+  await Promise.all(daemons.map((d) => d.stop('SIGKILL')));
+  await Promise.all(sims.map((s) => s.close()));
+  rmSync(tmp, { recursive: true, force: true });
 });
 
+/** A busy loop on one core, as another program on the machine would be. */
+function busyLoop(): ChildProcess {
+  const child = spawn(process.execPath, ['-e', 'for(;;);'], { stdio: 'ignore' });
+  busy.push(child);
+  return child;
+}
+
+/** The configuration file of exporter `i`: one stack at the service's limit, every group every 10 s. */
+function configFile(i: number, sim: SimulatorServer): string {
+  const state = sim.state();
+  const every = '10s';
+  const config = {
+    listenAddress: '127.0.0.1:0',
+    logLevel: 'warn',
+    stacks: [
+      {
+        name: `edge-${i}`,
+        baseUrl: sim.url,
+        tls: { caFile: join(tmp, 'ca.crt') },
+        clientId: sim.clientId,
+        secret: '${CMDB_SECRET}',
+        rateLimitPerMinute: RATE,
+        actionJobsPerMinute: RATE,
+        retries: { max: 3, minDelaySeconds: 0.5, maxDelaySeconds: 5, maxRetryAfterSeconds: 60 },
+        track: { assets: state.trackedAssets, users: state.trackedUsers },
+        intervals: { inventory: every, license: every, connectors: every, ingestion: every, actions: every, actionJobs: every, actionJobsRefresh: '60s', changes: every },
+      },
+    ],
+  };
+  const file = join(tmp, `exporter-${i}.yaml`);
+  writeFileSync(file, stringify(config));
+  return file;
+}
+
+interface Figures {
+  readonly requests: number;
+  readonly refused: readonly string[];
+  readonly admitted: number;
+  /** Most requests that reached the simulator in any 60 s (refused ones included). */
+  readonly busiestArrivals: number;
+  /** Most admitted requests in any 60 s (what the server counts). */
+  readonly busiestAdmitted: number;
+  /**
+   * The shortest time in which RATE + 1 admitted requests arrived (seconds): the budget keeps RATE + 1
+   * of its own sends at least 62 s apart, so what is under 62 s here is the margin that the time
+   * between a send and its arrival ate; under 60 s the server refuses.
+   */
+  readonly tightestSeconds?: number;
+  /** From the first request to the end of the run. */
+  readonly spanSeconds: number;
+}
+
+function tightest(times: readonly number[], n: number): number | undefined {
+  const at = [...times].sort((a, b) => a - b);
+  let best: number | undefined;
+  for (let i = 0; i + n - 1 < at.length; i++) best = Math.min(best ?? Infinity, (at[i + n - 1] as number) - (at[i] as number));
+  return best === undefined ? undefined : best / 1000;
+}
+
+function figuresOf(log: readonly RequestRecord[], endedAt: number): Figures {
+  const requests = log.filter((r) => r.endpoint !== null);
+  const refused = requests.filter((r) => r.status === 429);
+  const admitted = requests.filter((r) => r.status !== 429);
+  const first = requests[0]?.at ?? endedAt;
+  return {
+    requests: requests.length,
+    refused: refused.map((r) => new Date(r.at).toISOString()),
+    admitted: admitted.length,
+    busiestArrivals: busiestMinute(requests),
+    busiestAdmitted: busiestMinute(admitted),
+    tightestSeconds: tightest(admitted.map((r) => r.at), RATE + 1),
+    spanSeconds: (endedAt - first) / 1000,
+  };
+}
+
 describe('the request budget and a server counting any rolling 60 s', () => {
-  it(`refuses nothing in ${MINUTES} minutes of busy intervals at rateLimitPerMinute 60`, { timeout: MINUTES * 60_000 + 120_000 }, async () => {
-    sim = await startSimulator({ live: true, size: { actions: 12, trackedAssets: 4, trackedUsers: 3 } });
-    sim.setRateLimit({ perMinute: 60, retryAfter: true });
-    // Every group every 10 s: about 100 requests a minute asked of a budget of 60.
-    const i = 10;
-    const stack = stackFor(sim, {
-      rateLimitPerMinute: 60,
-      actionJobsPerMinute: 60,
-      retries: { max: 3, minDelaySeconds: 0.5, maxDelaySeconds: 5, maxRetryAfterSeconds: 60 },
-      intervals: { inventory: i, license: i, connectors: i, ingestion: i, actions: i, actionJobs: i, actionJobsRefresh: 60, changes: i, queries: 3600 },
-    });
-    ({ app } = await startExporter(configFor([stack]), { schedule: true, initialJitterMs: 100 }));
-    const started = Date.now();
-    // Bounded by time only: the claim is about every minute of the run.
-    while (Date.now() - started < MINUTES * 60_000) await new Promise((r) => setTimeout(r, 1000));
-    const requests = sim.requests().filter((r) => r.endpoint !== null);
-    const refused = requests.filter((r) => r.status === 429);
-    const admitted = requests.filter((r) => r.status !== 429).map((r) => r.at);
-    // Busy: the budget was the limit for the whole run (at least 90% of it spent).
-    expect(admitted.length).toBeGreaterThanOrEqual(Math.floor(MINUTES * 60 * 0.9));
-    expect(refused.map((r) => new Date(r.at).toISOString())).toEqual([]);
-  });
+  it(
+    `refuses nothing in ${SECONDS} s from the start: ${EXPORTERS} exporters starting at once at rateLimitPerMinute ${RATE}, ${BUSY_LOOPS} busy loops`,
+    { timeout: SECONDS * 1000 + 180_000 },
+    async () => {
+      makeCa(tmp);
+      makeCert(tmp, 'server');
+      const tls = { cert: readFileSync(join(tmp, 'server.crt'), 'utf8'), key: readFileSync(join(tmp, 'server.key'), 'utf8') };
+      for (let i = 0; i < EXPORTERS; i++) {
+        const sim = await startSimulator({ live: true, tls, seed: 42 + i, size: { actions: 12, trackedAssets: 4, trackedUsers: 3 } });
+        sim.setRateLimit({ perMinute: RATE, retryAfter: true });
+        sims.push(sim);
+      }
+      const files = sims.map((sim, i) => configFile(i, sim));
+      for (let i = 0; i < BUSY_LOOPS; i++) busyLoop();
+      // At once: every process spawned in the same turn of the event loop.
+      for (const [i, file] of files.entries()) daemons.push(runDaemon(['--config.file', file], { CMDB_SECRET: (sims[i] as SimulatorServer).secret }));
+      const started = Date.now();
+      // Bounded by time; a daemon that exits meanwhile ends the run at once, with its output.
+      while (Date.now() - started < SECONDS * 1000) {
+        const exited = daemons.find((d) => d.child.exitCode !== null || d.child.signalCode !== null);
+        if (exited) throw new Error(`an exporter exited during the run:\n${exited.output().slice(-4000)}`);
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      await Promise.all(daemons.map((d) => d.stop('SIGTERM')));
+      const endedAt = Date.now();
+      const figures = sims.map((sim) => figuresOf(sim.requests(), endedAt));
+      console.log(
+        `rolling window, ${SECONDS} s, ${EXPORTERS} exporters, ${BUSY_LOOPS} busy loops:\n` +
+          figures
+            .map((f, i) => `  exporter ${i}: ${f.requests} requests in ${f.spanSeconds.toFixed(0)} s, ${f.refused.length} x 429, busiest 60 s ${f.busiestArrivals} arrived / ${f.busiestAdmitted} admitted, ${RATE + 1} admitted in ${f.tightestSeconds?.toFixed(2) ?? '–'} s at the tightest`)
+            .join('\n'),
+      );
+      for (const f of figures) {
+        // Busy: the budget was the limit for the run (at least 90% of it spent after the first request).
+        expect(f.admitted).toBeGreaterThanOrEqual(Math.floor((f.spanSeconds / 60) * RATE * 0.9));
+        expect(f.busiestArrivals).toBeLessThanOrEqual(RATE);
+      }
+      expect(figures.map((f) => f.refused)).toEqual(figures.map(() => []));
+    },
+  );
 });

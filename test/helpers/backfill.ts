@@ -24,11 +24,15 @@ export interface CommandRun {
   readonly stderr: string;
 }
 
-/** `cmdb-exporter backfill ARGS` in this process, without promtool on PATH unless `env` says so. */
-export async function runCommand(args: string[], env: NodeJS.ProcessEnv = { PATH: '' }): Promise<CommandRun> {
+/**
+ * `cmdb-exporter backfill ARGS` in this process, without promtool on PATH unless `env` says so; the
+ * command to continue names the program `cmdb-exporter` (this process is the test runner), and
+ * progress goes to a terminal when `tty` says so.
+ */
+export async function runCommand(args: string[], env: NodeJS.ProcessEnv = { PATH: '' }, tty = false): Promise<CommandRun> {
   const stdout = new Sink();
-  const stderr = new Sink();
-  const code = await runBackfill(args, { stdout, stderr, env, now: Date.now });
+  const stderr = new Sink(tty);
+  const code = await runBackfill(args, { stdout, stderr, env, now: Date.now, program: ['cmdb-exporter'] });
   return { code, stdout: stdout.text, stderr: stderr.text };
 }
 

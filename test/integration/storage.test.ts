@@ -14,6 +14,7 @@ import type { App } from '../../src/app.js';
 import type { StackConfig } from '../../src/config/types.js';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
 import type { CronLike } from '../../src/scheduler/scheduler.js';
+import { renderLanding } from '../../src/server/landing.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
@@ -128,6 +129,30 @@ describe('a restart with --storage.path', () => {
     expect(queries.every((q) => q.get('size') !== '50' || q.get('page') !== '0')).toBe(true);
     expect(sampleValue(parseExposition(await second.app.metricsText()), 'cmdb_connector_scans_total', { kind: 'full' })).toBe(0);
     expect(warnings(second.lines())).toEqual([]);
+  });
+
+  it('the status page shows restored series as restored, with their age, until their first poll answers (issue 37)', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cmdb-storage-'));
+    await firstRun();
+    // The CMDB holds every request: the first polls since the restart do not answer yet.
+    sim.addFault({ endpoint: '*', hold: true });
+    let second: App | undefined;
+    try {
+      second = (await run([stack()])).app;
+      await second.store.settled();
+      const endpoints = second.landing().stacks[0]?.endpoints ?? [];
+      // Before: every one "ok" with the old last poll.
+      expect(endpoints.filter((e) => !e.restored).map((e) => e.endpoint)).toEqual([]);
+      expect(endpoints.find((e) => e.endpoint === 'connector')?.series).toBeGreaterThan(0);
+      const page = renderLanding(second.landing());
+      expect(page).toMatch(/<tr class="restored"><td><code>connector<\/code><\/td><td class="state">restored, \d+s old<\/td>/);
+      expect(page).toContain('<p class="hint restored-line">Restored: ');
+    } finally {
+      sim.clearFaults();
+    }
+    const restarted = second;
+    await until('every endpoint polled since the restart', () => (restarted.landing().stacks[0]?.endpoints.every((e) => !e.restored && e.state === 'ok') ? true : undefined));
+    expect(renderLanding(restarted.landing())).not.toContain('<tr class="restored">');
   });
 
   it('a problem seen before the restart keeps its since on the status page', async () => {

@@ -80,7 +80,8 @@ describe('eslint layering rules', () => {
     ['src/backfill/x.ts', "import type { StackReaders } from '../cmdb/readers/index.js';"],
     ['src/cmdb/road.ts', "import { StackReaders } from './readers/index.js';"],
     ['src/cmdb/readers/x.ts', "import type { CmdbClient } from '../client.js';"],
-    ['src/cmdb/policy.ts', "import { parseRetryAfter } from './backoff.js';"],
+    ['src/cmdb/policy.ts', "import { backoffDelayMs } from './backoff.js';"],
+    ['src/cmdb/policy.ts', "import { retryAfterMs } from '../time.js';"],
     ['src/cmdb/policy.ts', "import type { RetryConfig } from '../config/types.js';"],
   ])('%s: %s is allowed', async (file, source) => {
     expect(await layeringErrors(file, source)).toEqual([]);

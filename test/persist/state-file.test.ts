@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, tr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { removeLeftTemporaries } from '../../src/persist/atomic.js';
 import { jsonPieces } from '../../src/persist/json-pieces.js';
 import { readStateFile, STACKS_DIR, stateFileOf, stateFiles, writeStateFile } from '../../src/persist/state-file.js';
 
@@ -26,14 +27,17 @@ describe('state files', () => {
     expect([...(await stateFiles(dir))]).toEqual([['prod:eu-1', path]]);
   });
 
-  it('replaces the old file whole, also over a temporary file a crash left with other permissions', async () => {
+  it('replaces the old file whole, never through a temporary file a crash left (with other permissions), which the folder clears', async () => {
     const path = stateFileOf(dir, 'prod');
-    writeFileSync(`${path}.tmp`, 'left by a crash', { mode: 0o644 });
+    const left = `${path}.0123456789ab.tmp`;
+    writeFileSync(left, 'left by a crash', { mode: 0o644 });
     await writeStateFile(path, jsonPieces({ n: 1 }));
-    await writeStateFile(path, jsonPieces({ n: 2 }));
+    await Promise.all([writeStateFile(path, jsonPieces({ n: 2 })), writeStateFile(path, jsonPieces({ n: 2 }))]);
     expect((await readStateFile(path)).value).toEqual({ n: 2 });
-    expect(readdirSync(join(dir, STACKS_DIR))).toEqual(['prod.json.gz']);
+    expect(readFileSync(left, 'utf8')).toBe('left by a crash');
     expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(removeLeftTemporaries(join(dir, STACKS_DIR))).toBe(1);
+    expect(readdirSync(join(dir, STACKS_DIR))).toEqual(['prod.json.gz']);
   });
 
   it('fails to read a file cut short, one changed in the middle, and one that is not gzip', async () => {

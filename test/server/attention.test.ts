@@ -271,4 +271,14 @@ describe('what to do', () => {
     expect(every.problems.find((p) => p.key === 'CmdbEndpointDown:license')).toMatchObject({ source: 'license', outcome: '503' });
     expect(every.problems.find((p) => p.key === 'CmdbConnectorError:c1/p')?.source).toBe('connector');
   });
+
+  it('dates a connector\'s failed run by that run: each profile by its own newest run, as the data writes it (issue 37)', () => {
+    // One connector, two profiles run one after another: prod failed 3 minutes before staging did,
+    // and prod's run written with _time (the row's time on the real service) beats its start and end.
+    const prod = { ...connectorRun('crm', 'prod', 'Error', 202), _time: NOW - 202 };
+    const staging = { ...connectorRun('crm', 'staging', 'Error', 22), _time: NOW - 22 };
+    const found = attention({ samples: collected({ connector: [prod, staging] }), endpoints: [], now: NOW });
+    const since = Object.fromEntries(found.problems.filter((p) => p.alert === 'CmdbConnectorError').map((p) => [p.subject, (p.since as number) - NOW]));
+    expect(since).toEqual({ 'crm/prod': -202, 'crm/staging': -22 });
+  });
 });

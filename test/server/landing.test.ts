@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DATA_ENDPOINTS } from '../../src/api/endpoints.js';
 import type { Sample } from '../../src/metrics/sample.js';
-import { connectorScanLine, escapeHtml, renderLanding, type LandingStack } from '../../src/server/landing.js';
+import { connectorScanLine, escapeHtml, lastLookOf, renderLanding, type LandingStack } from '../../src/server/landing.js';
 
 const NOW = 1_795_416_707; // 2026-11-23T06:51:47Z
 
@@ -189,7 +189,46 @@ describe('landing page', () => {
     expect(html).not.toContain('<i>Nightly');
     expect(html).not.toContain('<b>bad</b>');
     expect(html).not.toContain('FREE TEXT');
-    expect(html).toContain('<meta http-equiv="refresh" content="30">');
+    // Its own refresh carries when it was made: the next page marks new what appeared after it.
+    expect(html).toContain(`<meta http-equiv="refresh" content="30;url=?seen=${NOW * 1000}">`);
+  });
+
+  it('reads the viewer\'s previous look from its own refresh, and nothing else', () => {
+    expect(lastLookOf(String(NOW * 1000 - 30_000), NOW)).toBe(NOW - 30);
+    for (const bad of [undefined, '', 'x', '-5', '1e12', String((NOW + 60) * 1000), ['1', '2']]) expect(lastLookOf(bad, NOW)).toBeUndefined();
+  });
+
+  it('fills the details of every row: what a healthy endpoint serves, why a skipped one is not polled', () => {
+    const stack = healthyStack('s');
+    const html = renderLanding({
+      version: '1',
+      ready: true,
+      now: NOW,
+      stacks: [
+        {
+          ...stack,
+          endpoints: stack.endpoints.filter((e) => e.endpoint !== 'asset_change').map((e, i) => ({ ...e, series: 1000 + i })),
+          skipped: [{ endpoint: 'asset_change', reason: 'untracked' }],
+        },
+      ],
+    });
+    const rows = html.split('<tr').filter((r) => r.includes('<td><code>'));
+    expect(rows).toHaveLength(DATA_ENDPOINTS.length);
+    for (const r of rows) expect(r).not.toContain('<td class="details"></td>');
+    expect(rows.find((r) => r.includes('<code>metrics_data</code>'))).toContain('<td class="details"><span class="muted">1,000 series</span></td>');
+    expect(rows.find((r) => r.includes('<code>asset_change</code>'))).toContain('name assets or users under track to poll it');
+  });
+
+  it('shows endpoints served from the state of the last stop as restored, with their age, until their first poll answers', () => {
+    const stack = healthyStack('s');
+    const endpoints = stack.endpoints.map((e) => (e.endpoint === 'license' || e.endpoint === 'connector' ? { ...e, restored: true, series: 12, lastPollAt: NOW - 312, lastSuccessAt: NOW - 312 } : { ...e, series: 3 }));
+    const html = renderLanding({ version: '1', ready: true, now: NOW, stacks: [{ ...stack, endpoints }] });
+    const license = html.split('<tr').find((r) => r.includes('<td><code>license</code>')) ?? '';
+    expect(license).toMatch(/^ class="restored"><td><code>license<\/code><\/td><td class="state">restored, 5m 12s old<\/td>/);
+    expect(license).toContain('12 series kept at the last stop (5m 12s old), served until its first poll since the restart answers');
+    expect(html.split('<tr').find((r) => r.includes('<td><code>actions</code>'))).toMatch(/^ class="ok">.*<td class="state">ok<\/td>/);
+    expect(html).toContain('<p class="hint restored-line">Restored: 2 endpoint(s) serve the series kept at the last stop (--storage.path), up to 5m 12s old, until their first poll since the restart answers.</p>');
+    expect(renderLanding({ version: '1', ready: true, now: NOW, stacks: [stack] })).not.toMatch(/class="(restored|hint restored-line)"/);
   });
 
   it('with several stacks, a summary table with one row per stack comes first and links to each section', () => {

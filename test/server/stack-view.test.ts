@@ -52,6 +52,16 @@ describe('the cause of a stack', () => {
     expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], requests: { failures: 0, lastAnswerAt: NOW - 1 } })).toBeUndefined();
   });
 
+  it('is "CMDB unreachable" at once when the failures in a row are of two endpoints, whatever the intervals (issue 37)', () => {
+    // The first poll after the cause: two requests to two endpoints sent 3 s ago, neither answered.
+    const fresh = { failingSince: NOW - 3, failures: 2, failingEndpoints: 2, lastAnswerAt: NOW - 40 };
+    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], requests: fresh })).toMatchObject({ kind: 'unreachable', since: NOW - 3 });
+    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], requests: fresh })?.text).toBe('none of the last 2 requests (to 2 endpoints) got an answer: each failed to connect or timed out');
+    // One endpoint alone (a page too slow for its timeout) needs the minute; one request, never.
+    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], requests: { ...fresh, failingEndpoints: 1 } })).toBeUndefined();
+    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], requests: { ...fresh, failures: 1 } })).toBeUndefined();
+  });
+
   it('is the credentials when the pre-issued token or the client id and secret are rejected, the pause while the CMDB pauses the stack', () => {
     expect(stackCause({ now: NOW, unauthorized: true, endpoints: [] })?.kind).toBe('credentials');
     expect(stackCause({ now: NOW, unauthorized: false, endpoints: [{ outcome: 'rejected' }] })?.kind).toBe('credentials');
@@ -109,6 +119,24 @@ describe('since when, and what is new', () => {
       'CmdbMergerStale:asset_merger': { since: -30 * 3600 + 26 * 3600, isNew: true },
       'CmdbEndpointDown:license': { since: -590, isNew: false },
     });
+  });
+
+  it('marks new what appeared since the viewer last looked, and keeps it new across polls until the viewer has been shown it (issue 37)', () => {
+    // A connector failed at the connector poll of NOW - 300; the license expired at the license poll of NOW - 780.
+    const connector = [...connectorError];
+    const seen = new Map([
+      ['CmdbConnectorError:ldap/p', NOW - 300],
+      ['CmdbEndpointDown:license', NOW - 780],
+    ]);
+    const endpoints = DATA_ENDPOINTS.map((e) => endpoint(e, e === 'license' ? { state: 'failing', outcome: '500', lastPollAt: NOW - 780 } : { lastPollAt: NOW - 20 }));
+    const view = (lastLook?: number) => Object.fromEntries(stackView({ ...stack('eu', { endpoints }, connector), seen }, NOW, lastLook).lines.map((l) => [l.key, l.isNew]));
+    // A first look: what the newest poll of each endpoint brought. The connector has been polled
+    // again since its failure appeared (NOW - 20), the license not (hourly): only the old line is new.
+    expect(view()).toEqual({ 'CmdbConnectorError:ldap/p': false, 'CmdbEndpointDown:license': true });
+    // The viewer looked at NOW - 600: the connector's failure came after that look, the license's before.
+    expect(view(NOW - 600)).toEqual({ 'CmdbConnectorError:ldap/p': true, 'CmdbEndpointDown:license': false });
+    // Once shown (the page of NOW - 100 had both), nothing is new any more.
+    expect(view(NOW - 100)).toEqual({ 'CmdbConnectorError:ldap/p': false, 'CmdbEndpointDown:license': false });
   });
 
   it('forgets a problem that went away: when it comes back it is new again', () => {

@@ -49,6 +49,26 @@ describe('token expiry', () => {
   });
 });
 
+describe('one token per client', () => {
+  it('ends every earlier token when a new one is issued, as a service that keeps one token per client id does', async () => {
+    const s = await sim({ oneTokenPerClient: true });
+    const first = await fetchToken(s);
+    expect((await get(s, LICENSE, first)).status).toBe(200);
+    const second = await fetchToken(s);
+    const taken = await get(s, LICENSE, first);
+    expect(taken.status).toBe(401);
+    expect(taken.body).toEqual({ code: 401001, message: 'Invalid token' });
+    expect((await get(s, LICENSE, second)).status).toBe(200);
+  });
+
+  it('keeps every token valid by default', async () => {
+    const s = await sim();
+    const first = await fetchToken(s);
+    await fetchToken(s);
+    expect((await get(s, LICENSE, first)).status).toBe(200);
+  });
+});
+
 describe('rate limit', () => {
   it('answers 429 with Retry-After above N requests a minute, token endpoint included', async () => {
     const s = await sim();

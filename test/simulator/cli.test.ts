@@ -24,6 +24,11 @@ describe('parseCli', () => {
     });
   });
 
+  it('keeps one token per client with --one-token-per-client', () => {
+    expect(parseCli(['--one-token-per-client'])).toMatchObject({ oneTokenPerClient: true });
+    expect(parseCli([])).not.toHaveProperty('oneTokenPerClient');
+  });
+
   it('defaults to port 8080, seed 42, live', () => {
     expect(parseCli([])).toMatchObject({ port: 8080, host: '127.0.0.1', seed: 42, live: true, faults: [] });
   });

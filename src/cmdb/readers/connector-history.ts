@@ -30,17 +30,23 @@
  * Memory is proportional to the number of keys, never to the history: each page is reduced as it
  * arrives (scan-reducers.ts) and only the kept rows survive it.
  *
+ * A restart (--storage.path) goes on from what a full scan in progress read: prepareState() takes its
+ * pages' newest row per key from the page worker, exportState() writes them with the next page's
+ * position (connector-history-state.ts); the next full scan asks from that page on (so does one
+ * that failed in this process).
+ *
  * A backfill needs every run of its range, not only the newest per key: `everyRun` hands every row
  * of a full scan to a visitor, page by page, with the same page sizes and the same halving of a
  * timed-out page. Every loop here is the one paging loop (pages.ts); the IO is connector-io.ts.
  */
 import { NewestRuns, runForDisk } from '../../api/connector-runs.js';
 import { JsonList } from '../../json-list.js';
-import type { PageFields } from '../../api/endpoints.js';
 import type { ConnectorRun } from '../../api/schemas.js';
-import type { KnownTimes, PageTimes } from '../scan-reducers.js';
-import { HISTORY_STATE_VERSION, HistoryReaderStateSchema, type HistoryReaderState } from './connector-history-state.js';
-import { sizeDividing, walkPages, type Walked } from './pages.js';
+import type { HistoryIo, HistoryPage, HistoryResult, HistoryScan, HistorySettings, ScanProgress } from './connector-history-types.js';
+import { HISTORY_STATE_VERSION, HistoryReaderStateSchema, type HistoryReaderState, type ScanPosition } from './connector-history-state.js';
+import { sizeDividing, walkPages, type WalkPosition, type Walked } from './pages.js';
+import { ScanTracker } from './scan-tracker.js';
+export type { EveryRunPage, HistoryIo, HistoryPage, HistoryResult, HistoryScan, HistorySettings, ScanKind, ScanProgress } from './connector-history-types.js';
 
 /**
  * Rows written up to this long before the newest one held are still read by an incremental scan
@@ -61,87 +67,12 @@ const CLOCK_SLACK_SECONDS = 60;
 /** Incremental reads off after a second unsorted page in a row: this long, doubling per further one. */
 export const UNSORTED_BACKOFF_SECONDS = 3600;
 
-export type ScanKind = 'full' | 'incremental';
-
-/** What one page says to the reader: its size, paging fields and sort facts (its rows stay with the scan). */
-export interface HistoryPage extends PageTimes {
-  /** Rows on the page. */
-  readonly count: number;
-  readonly fields: PageFields;
-  /** Body bytes and seconds the request took (progress and page-size decisions). */
-  readonly bytes?: number;
-  readonly seconds?: number;
-}
-
-/** A page of a scan of every run: its rows, validated, for the visitor. */
-export interface EveryRunPage extends HistoryPage {
-  readonly rows: readonly ConnectorRun[];
-}
-
-/** One read of the history: pages go in, the newest row per key of all of them comes out. */
-export interface HistoryScan {
-  /** GET one page: `sort` undefined for the service's own order. */
-  fetchPage(page: number, size: number, sort: string | undefined): Promise<HistoryPage>;
-  /** The newest row per key over every page read, validated. */
-  rows(): Promise<ConnectorRun[]>;
-  /** The scan is abandoned: forget what it kept. */
-  drop(): void;
-}
-
-/** Where a scan stands: pages read of the expected total, bytes, start (the status page and metrics). */
-export interface ScanProgress {
-  readonly kind: ScanKind;
-  /** Unix seconds. */
-  readonly startedAt: number;
-  readonly pagesRead: number;
-  /** Pages the scan expects at its current page size (from the service's totalPages); undefined until known. */
-  readonly pagesTotal?: number;
-  readonly rowsRead: number;
-  readonly bytes: number;
-  /** Unix seconds of the last page received (or of the start). */
-  readonly lastPageAt: number;
-  readonly pageSize: number;
-  /** Set when the scan ended (unix seconds). */
-  readonly endedAt?: number;
-}
-
-export interface HistoryIo {
-  /** A new scan; `known` are the newest times per key already held (rows no newer are not new). */
-  scan(known: KnownTimes): HistoryScan;
-  /** GET one page of a scan of every run, its rows validated. */
-  everyRunPage(page: number, size: number, sort: string | undefined): Promise<EveryRunPage>;
-  /** Unix seconds, read at every page. */
-  now(): number;
-  /** A scan ended with every page it needed read: its kind and pages. */
-  scanned(kind: ScanKind, pages: number): void;
-  /** An incremental scan met a page that is not sorted by `_time` descending; `offUntil` when incremental reads are off. */
-  unsorted(page: number, offUntil: number | undefined): void;
-  truncated(rowsRead: number): void;
-  /** The scan moved (a page arrived) or ended. */
-  progress(p: ScanProgress): void;
-  /** The full-scan page size changed (a page timed out, or pages came back fast again). */
-  pageSize(size: number, previous: number, reason: 'timeout' | 'fast'): void;
-  /** True for an error that is a page attempt running out of time. */
-  isPageTimeout(err: unknown): boolean;
-}
-
-export interface HistorySettings {
-  readonly pageSize: number;
-  readonly maxPages: number;
-  /** The configured connectorSort, used by full scans (default FULL_SCAN_SORT). */
-  readonly fullScanSort?: string;
-  readonly fullScanIntervalSeconds: number;
-  readonly timeZone: string;
-  /** One attempt's timeout: pages faster than a quarter of it let the page size grow back. */
-  readonly timeoutSeconds?: number;
-  /** Timeouts a page may have at the smallest size before the scan fails (retries.max). */
-  readonly retries?: number;
-}
-
-/** What a read returned: `changed` false when the rows are those of the previous read. */
-export interface HistoryResult {
-  readonly changed: boolean;
-  readonly runs: ConnectorRun[];
+/** A full scan in progress: its session, where its next page is, and what its earlier part read (`base`). */
+interface FullScan {
+  readonly scan: HistoryScan;
+  readonly sort: string;
+  next: { page: number; size: number };
+  readonly base?: NewestRuns;
 }
 
 export class ConnectorHistoryReader {
@@ -153,7 +84,12 @@ export class ConnectorHistoryReader {
   private unsortedStreak = 0;
   /** Page size of full scans, halved by page timeouts. */
   private fullPageSize: number;
-  private current: ScanProgress | undefined;
+  private readonly tracker = new ScanTracker();
+  /** The full scan in progress, and the last look at what its pages kept (prepareState). */
+  private scanning: FullScan | undefined;
+  private kept: { readonly position: ScanPosition; readonly runs: ConnectorRun[] } | undefined;
+  /** A full scan left half-way (by an earlier process, or failed): the next full scan goes on from it. */
+  private resume: { readonly position: ScanPosition; readonly runs: NewestRuns } | undefined;
 
   constructor(private settings: HistorySettings) {
     this.fullPageSize = settings.pageSize;
@@ -173,46 +109,74 @@ export class ConnectorHistoryReader {
 
   /**
    * What a restart keeps (--storage.path): the rows held, when the last full scan ran, the learned
-   * page size and whether incremental reads are off; undefined before a first full scan. Between
-   * reads the rows are those of the last read; during one, those before it.
+   * page size, whether incremental reads are off, and the pages of a full scan in progress (as of
+   * the last prepareState); undefined before anything is known. Rows are reduced as they are
+   * written, a slice at a time (JsonList): not all 10,000 at once here.
    */
   exportState(): HistoryReaderState | undefined {
-    if (!this.held || this.lastFullScanAt === undefined) return undefined;
+    const scan = this.scanning && this.kept ? this.kept : this.resume && { position: this.resume.position, runs: this.resume.runs.runs() };
+    const cursor = this.held !== undefined && this.lastFullScanAt !== undefined;
+    if (!cursor && !scan) return undefined;
     return {
       v: HISTORY_STATE_VERSION,
       timeZone: this.settings.timeZone,
-      // Reduced as they are written, a slice at a time (JsonList): not all 10,000 at once here.
-      runs: new JsonList(this.held.runs(), runForDisk),
-      lastFullScanAt: this.lastFullScanAt,
+      runs: new JsonList(cursor && this.held ? this.held.runs() : [], runForDisk),
+      ...(cursor ? { lastFullScanAt: this.lastFullScanAt } : {}),
       ...(this.offUntil === undefined ? {} : { offUntil: this.offUntil }),
       unsortedStreak: this.unsortedStreak,
       pageSize: this.fullPageSize,
+      ...(scan ? { scan: { ...scan.position, runs: new JsonList(scan.runs, runForDisk) } } : {}),
     };
+  }
+
+  /**
+   * Takes from the page worker what the full scan in progress kept so far, for exportState (which
+   * is synchronous). The position is taken first: the rows then hold at least the pages before it.
+   */
+  async prepareState(): Promise<void> {
+    const s = this.scanning;
+    const position = s && this.tracker.current?.endedAt === undefined ? this.tracker.position(s.sort, s.next) : undefined;
+    if (!s || !position || this.kept?.position.pagesRead === position.pagesRead) return;
+    const rows = await s.scan.peek();
+    if (this.scanning !== s) return;
+    this.kept = { position, runs: new NewestRuns(this.settings.timeZone).addAll(s.base?.runs() ?? []).addAll(rows).runs() };
+  }
+
+  /** Grows with every page of a full scan read: what prepareState would keep has changed. */
+  scanMark(): number {
+    return this.tracker.fullPages;
   }
 
   /**
    * A reader that goes on from `state` (exportState of an earlier process) under `settings`, as
    * reconfigure() goes on from an earlier runtime: its first read is incremental unless a full scan
-   * is due. Undefined when `state` is not a valid state of this version, or its times were read in
-   * another time zone.
+   * is due, and a full scan in progress goes on from its next page. Undefined when `state` is not a
+   * valid state of this version, or its times were read in another time zone.
    */
   static fromState(settings: HistorySettings, state: unknown): ConnectorHistoryReader | undefined {
     const parsed = HistoryReaderStateSchema.safeParse(state);
     if (!parsed.success || parsed.data.timeZone !== settings.timeZone) return undefined;
     const s = parsed.data;
     const reader = new ConnectorHistoryReader(settings);
-    reader.held = new NewestRuns(settings.timeZone).addAll(s.runs);
-    reader.lastRuns = reader.held.runs();
-    reader.lastFullScanAt = s.lastFullScanAt;
+    if (s.lastFullScanAt !== undefined) {
+      reader.held = new NewestRuns(settings.timeZone).addAll(s.runs);
+      reader.lastRuns = reader.held.runs();
+      reader.lastFullScanAt = s.lastFullScanAt;
+    }
     reader.offUntil = s.offUntil;
     reader.unsortedStreak = s.unsortedStreak;
     reader.fullPageSize = Math.min(s.pageSize, settings.pageSize);
+    // Pages of a larger size than configured now cannot be continued at this size.
+    if (s.scan && s.scan.size <= settings.pageSize) {
+      const { runs, ...position } = s.scan;
+      reader.resume = { position, runs: new NewestRuns(settings.timeZone).addAll(runs) };
+    }
     return reader;
   }
 
   /** The scan in progress, or the last one (ended). */
   progress(): ScanProgress | undefined {
-    return this.current;
+    return this.tracker.current;
   }
 
   /** Incremental reads are off until this time (unix seconds), after repeated unsorted pages. */
@@ -245,57 +209,35 @@ export class ConnectorHistoryReader {
     return this.offUntil === undefined || now >= this.offUntil;
   }
 
-  private begin(io: HistoryIo, kind: ScanKind, pageSize: number): ScanProgress {
-    const at = io.now();
-    this.current = { kind, startedAt: at, pagesRead: 0, rowsRead: 0, bytes: 0, lastPageAt: at, pageSize };
-    io.progress(this.current);
-    return this.current;
-  }
-
-  private advance(io: HistoryIo, p: HistoryPage, pageSize: number, page: number): void {
-    const c = this.current;
-    if (!c) return;
-    const total = p.fields.totalPages;
-    // Pages read plus what the service says is left at this size.
-    const pagesTotal = total == null ? c.pagesTotal : c.pagesRead + 1 + Math.max(0, total - (page + 1));
-    this.current = {
-      ...c,
-      pagesRead: c.pagesRead + 1,
-      rowsRead: c.rowsRead + p.count,
-      bytes: c.bytes + (p.bytes ?? 0),
-      lastPageAt: io.now(),
-      pageSize,
-      ...(pagesTotal === undefined ? {} : { pagesTotal }),
-    };
-    io.progress(this.current);
-  }
-
-  private end(io: HistoryIo): void {
-    if (!this.current) return;
-    this.current = { ...this.current, endedAt: io.now() };
-    io.progress(this.current);
-  }
-
   private async full(io: HistoryIo, now: number): Promise<NewestRuns> {
     const { timeZone } = this.settings;
     const sort = this.settings.fullScanSort ?? FULL_SCAN_SORT;
+    // A scan an earlier process left half-way goes on from its next page, under the same sort.
+    const resume = this.resume?.position.sort === sort ? this.resume : undefined;
+    this.resume = undefined;
     const scan = io.scan([]);
-    this.begin(io, 'full', this.fullPageSize);
+    const next = resume ? { page: resume.position.page, size: resume.position.size } : { page: 0, size: this.fullPageSize };
+    const scanning: FullScan = { scan, sort, next, ...(resume ? { base: resume.runs } : {}) };
+    this.scanning = scanning;
+    this.tracker.begin(io, 'full', next.size, resume?.position);
     let slowest = 0;
     let walked: Walked;
     try {
-      walked = await this.walkFull(io, (page, size) => scan.fetchPage(page, size, sort), (p) => (slowest = Math.max(slowest, p.seconds ?? 0)));
+      const from = resume && { rows: resume.position.rowsRead, pages: resume.position.pagesRead };
+      walked = await this.walkFull(io, (page, size) => scan.fetchPage(page, size, sort), (p) => (slowest = Math.max(slowest, p.seconds ?? 0)), scanning, from);
     } catch (err) {
+      // A failed or stopped scan (a page that kept failing, a shutdown) goes on from here next time.
+      await this.keepForLater(scanning);
       scan.drop();
-      this.end(io);
+      this.endFull(io);
       throw err;
     }
     if (walked.truncated) io.truncated(walked.rows);
     const rows = await scan.rows();
-    this.end(io);
+    this.endFull(io);
     // A truncated scan did not see every row: merged, so that no held row is replaced by an older one.
     const base = walked.truncated && this.held ? new NewestRuns(timeZone).addAll(this.held.runs()) : new NewestRuns(timeZone);
-    const fresh = base.addAll(rows);
+    const fresh = base.addAll(resume?.runs.runs() ?? []).addAll(rows);
     // Replaced only once every page was read: a failed scan keeps what was held.
     this.held = fresh;
     this.lastFullScanAt = now;
@@ -304,19 +246,36 @@ export class ConnectorHistoryReader {
     return fresh;
   }
 
+  /** What the scan read so far becomes what the next full scan goes on from (in this process, or the next: exportState). */
+  private async keepForLater(s: FullScan): Promise<void> {
+    const position = this.tracker.position(s.sort, s.next);
+    if (!position || (position.pagesRead === 0 && !s.base)) return;
+    try {
+      this.resume = { position, runs: new NewestRuns(this.settings.timeZone).addAll(s.base?.runs() ?? []).addAll(await s.scan.peek()) };
+    } catch {
+      // The page worker is gone: the next scan reads those pages again.
+    }
+  }
+
+  private endFull(io: HistoryIo): void {
+    this.scanning = undefined;
+    this.kept = undefined;
+    this.tracker.end(io);
+  }
+
   /**
    * Every run of the history, page by page to `visit` (a backfill): a full scan in the same pages,
    * a timed-out page asked again at half the size. What is held for the daemon's reads is left as it is.
    */
   async everyRun(io: HistoryIo, visit: (rows: readonly ConnectorRun[]) => void): Promise<Walked> {
     const sort = this.settings.fullScanSort ?? FULL_SCAN_SORT;
-    this.begin(io, 'full', this.fullPageSize);
+    this.tracker.begin(io, 'full', this.fullPageSize);
     try {
       const walked = await this.walkFull(io, (page, size) => io.everyRunPage(page, size, sort), (p) => visit(p.rows));
       if (walked.truncated) io.truncated(walked.rows);
       return walked;
     } finally {
-      this.end(io);
+      this.tracker.end(io);
     }
   }
 
@@ -326,20 +285,21 @@ export class ConnectorHistoryReader {
    * MIN_PAGE_SIZE, where it gets the stack's retries. The page cap counts pages of the configured
    * size: smaller pages after a timeout read as far.
    */
-  private walkFull<P extends HistoryPage>(io: HistoryIo, fetch: (page: number, size: number) => Promise<P>, seen: (page: P) => void): Promise<Walked> {
+  private walkFull<P extends HistoryPage>(io: HistoryIo, fetch: (page: number, size: number) => Promise<P>, seen: (page: P) => void, scanning?: FullScan, from?: WalkPosition): Promise<Walked> {
     const retries = this.settings.retries ?? 3;
-    let size = this.fullPageSize;
     // The next page: one on after each page read (a server may send fewer rows than asked), or
     // where the rows read so far end once the size changed.
-    let page = 0;
+    let { page, size } = scanning?.next ?? { page: 0, size: this.fullPageSize };
     let timeouts = 0;
     return walkPages<P>({
+      ...(from ? { start: from } : {}),
       next: () => ({ page, size }),
       fetch: async (asked, askedSize) => {
         const p = await fetch(asked, askedSize);
         timeouts = 0;
         page = asked + 1;
-        this.advance(io, p, askedSize, asked);
+        if (scanning) scanning.next = { page, size: askedSize };
+        this.tracker.advance(io, p, askedSize, asked);
         seen(p);
         return p;
       },
@@ -375,7 +335,7 @@ export class ConnectorHistoryReader {
     const cutoff = newest - INCREMENTAL_MARGIN_SECONDS;
     const cap = Math.min(INCREMENTAL_PAGE_SIZE, this.settings.pageSize);
     const scan = io.scan(held.times());
-    const start = this.begin(io, 'incremental', INCREMENTAL_FIRST_PAGE).startedAt;
+    const start = this.tracker.begin(io, 'incremental', INCREMENTAL_FIRST_PAGE).startedAt;
     let previousLast: number | undefined;
     let unsortedPage: number | undefined;
     let pages = 0;
@@ -388,7 +348,7 @@ export class ConnectorHistoryReader {
         },
         fetch: async (page, size) => {
           const p = await scan.fetchPage(page, size, INCREMENTAL_SORT);
-          this.advance(io, p, size, page);
+          this.tracker.advance(io, p, size, page);
           return p;
         },
         goOn: (p, { page, size }) => {
@@ -411,12 +371,12 @@ export class ConnectorHistoryReader {
       }));
     } catch (err) {
       scan.drop();
-      this.end(io);
+      this.tracker.end(io);
       throw err;
     }
     if (unsortedPage !== undefined) {
       scan.drop();
-      this.end(io);
+      this.tracker.end(io);
       this.unsortedStreak++;
       // The first unsorted page costs this poll only; one more in a row switches incremental reads off a while.
       this.offUntil =
@@ -428,7 +388,7 @@ export class ConnectorHistoryReader {
     }
     this.unsortedStreak = 0;
     const rows = await scan.rows();
-    this.end(io);
+    this.tracker.end(io);
     io.scanned('incremental', pages);
     // Merged into a copy: a poll that fails half-way leaves what is held untouched.
     const merged = new NewestRuns(this.settings.timeZone).addAll(held.runs());

@@ -15,7 +15,8 @@ import type { Reply } from '../attempt.js';
 import type { CmdbClient } from '../client.js';
 import type { PageAnswer, PageReducer } from '../page-reducer.js';
 import { requestName } from '../transport.js';
-import { INCREMENTAL_SORT, type EveryRunPage, type HistoryIo, type HistoryPage, type ScanProgress } from './connector-history.js';
+import { INCREMENTAL_SORT } from './connector-history.js';
+import type { EveryRunPage, HistoryIo, HistoryPage, ScanProgress } from './connector-history-types.js';
 import { pageQuery } from './pages.js';
 
 const ENDPOINT = 'connector';
@@ -98,6 +99,7 @@ export function connectorIo(opts: ConnectorIoOptions, ctx: RequestContext): Hist
             }),
           ),
         rows: async () => [...(await validateRows(await session.finish(), path)), ...extra],
+        peek: async () => [...(await validateRows(await session.peek(), path)), ...extra],
         drop: () => session.drop(),
       };
     },

@@ -175,9 +175,19 @@ export class StackReaders implements CmdbApi {
     return same ? this.history : undefined;
   }
 
-  /** The connector history reader's cursor, for a restart (--storage.path); undefined before a first full scan. */
+  /** The connector history reader's cursor and the pages of a full scan in progress, for a restart (--storage.path); undefined before anything is read. */
   historyState(): HistoryReaderState | undefined {
     return this.history.exportState();
+  }
+
+  /** Makes historyState() current: what a full scan in progress kept so far is in the page worker. */
+  prepareState(): Promise<void> {
+    return this.history.prepareState();
+  }
+
+  /** Grows with every page of a full connector scan: the stack's state is worth writing again. */
+  stateMark(): number {
+    return this.history.scanMark();
   }
 
   /** Stops the page worker the readers started. */

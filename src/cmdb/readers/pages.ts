@@ -30,6 +30,8 @@ export interface PageWalk<P extends PageRead> {
   /** The walk stops, truncated, once it read this many pages or rows while the service has more. */
   readonly maxPages: number;
   readonly maxRows: number;
+  /** How far an earlier part of the walk got (a scan continued after a restart); default none. */
+  readonly start?: WalkPosition;
 }
 
 export interface Walked extends WalkPosition {
@@ -38,7 +40,7 @@ export interface Walked extends WalkPosition {
 }
 
 export async function walkPages<P extends PageRead>(walk: PageWalk<P>): Promise<Walked> {
-  let at: WalkPosition = { rows: 0, pages: 0 };
+  let at: WalkPosition = walk.start ?? { rows: 0, pages: 0 };
   for (;;) {
     const asked = walk.next(at);
     let p: P;

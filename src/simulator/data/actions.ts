@@ -20,10 +20,13 @@ function failureMessage(n: number): string {
     : `SMTP login failed for reports@example.com with password ${secret(n)}`;
 }
 
+/** The share of live jobs that fail (the demo's banner says so: their alerts are not by design). */
+export const JOB_FAILURE_CHANCE = 0.15;
+
 /** One job run at `atMs`; `status` forces its outcome (scenario controls). */
 export function makeJob(seed: number, actionKey: string, atMs: number, status?: string): ActionJob {
   const rng = Rng.of(seed, 'action-job', actionKey, atMs);
-  const outcome = status ?? (rng.chance(0.15) ? 'FAILED' : 'SUCCESS');
+  const outcome = status ?? (rng.chance(JOB_FAILURE_CHANCE) ? 'FAILED' : 'SUCCESS');
   const failed = outcome !== 'SUCCESS';
   const results = failed ? 0 : rng.int(0, 500);
   let message: string | null = null;

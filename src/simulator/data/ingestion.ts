@@ -9,6 +9,8 @@ import { INGESTION_TASKS, poolName, secret } from '../text.js';
 import type { IngestionRun, IngestionRunRow, IngestionState, IngestionTaskRow } from './types.js';
 
 export const INGESTION_PERIOD_MS = 300_000;
+/** The share of scheduled runs that fail. */
+export const RUN_FAILURE_CHANCE = 0.1;
 export const INGESTION_CRON = '*/5 * * * *';
 export const IN_PROGRESS_TEXT = 'Data ingestion is in progress';
 /** Nominal length of a run started by a scenario control, for laying out its tasks. */
@@ -26,7 +28,7 @@ export function scheduledRun(seed: number, slotMs: number): IngestionRun {
     id: scheduledRunId(slotMs),
     startUs,
     plannedEndUs: startUs + rng.int(60_000, 120_000) * 1000 + rng.int(0, 999),
-    plannedOutcome: rng.chance(0.1) ? 'failed' : 'success',
+    plannedOutcome: rng.chance(RUN_FAILURE_CHANCE) ? 'failed' : 'success',
     status: 'running',
   };
 }

@@ -7,22 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import protobuf from 'protobufjs';
-import { uncompressSync } from 'snappy';
-
-const WriteRequest = protobuf
-  .parse(
-    `syntax = "proto3"; package prometheus;
-     message WriteRequest { repeated TimeSeries timeseries = 1; }
-     message TimeSeries { repeated Label labels = 1; repeated Sample samples = 2; }
-     message Label { string name = 1; string value = 2; }
-     message Sample { double value = 1; int64 timestamp = 2; }`,
-  )
-  .root.lookupType('prometheus.WriteRequest');
-
-interface Decoded {
-  timeseries?: Array<{ labels: Array<{ name: string; value: string }>; samples: Array<{ value: number; timestamp: number }> }>;
-}
+import { decodeWriteRequest, seriesKey } from '../../helpers/write-request-decode.js';
 
 export class WriteProxy {
   /** `labels@timestamp` → times it was passed on. */
@@ -95,9 +80,9 @@ export class WriteProxy {
     const answer = Buffer.from(await r.arrayBuffer());
     if (isWrite && r.status < 300) {
       this.writes += 1;
-      const decoded = WriteRequest.toObject(WriteRequest.decode(uncompressSync(body) as Buffer), { longs: Number }) as Decoded;
+      const decoded = decodeWriteRequest(body);
       for (const ts of decoded.timeseries ?? []) {
-        const key = ts.labels.map((l) => `${l.name}=${l.value}`).join(',');
+        const key = seriesKey(ts.labels);
         for (const s of ts.samples) {
           const id = `${key}@${s.timestamp}`;
           this.samples.set(id, (this.samples.get(id) ?? 0) + 1);

@@ -3,7 +3,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { JOURNAL_FILE, readJournal, ROTATE_BYTES, SendJournal } from '../../src/persist/journal.js';
+import { JOURNAL_FILE, readJournal, ROTATE_BYTES, SendJournal } from '../../src/persist/send-record.js';
 
 let dir: string;
 beforeEach(() => {

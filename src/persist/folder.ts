@@ -1,0 +1,75 @@
+/**
+ * Opening a folder the exporter keeps its files in, for both commands (the daemon's --storage.path,
+ * the backfill's --out): made if missing (0700, the exporter's user's alone), checked writable,
+ * locked for this process (lock.ts), and cleared of the temporary files a killed process left
+ * (atomic.ts). A folder that exists keeps its mode (it may be a volume another tool made); one that
+ * every user can list gets a warning, though every file the exporter writes in it is 0600.
+ */
+import { constants } from 'node:fs';
+import { access, mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from '../logger.js';
+import { FOLDER_MODE, removeLeftTemporaries } from './atomic.js';
+import { describeHolder, FolderLock, type LockHolder } from './lock.js';
+
+export interface FolderOptions {
+  readonly dir: string;
+  /** `daemon` or `backfill`: written into the lock. */
+  readonly command: string;
+  /** The flag that named the folder, for the messages: `--storage.path`, `--out`. */
+  readonly flag: string;
+  readonly logger: Logger;
+  /** Sub-folders to make in it (the daemon's `stacks`). */
+  readonly subfolders?: readonly string[];
+  /** The lock was removed or replaced under this process: told once. */
+  readonly lost?: (holder: LockHolder | undefined) => void;
+}
+
+/** Thrown when the folder cannot be made or written (not when it is locked: FolderInUseError). */
+export class FolderError extends Error {}
+
+export class Folder {
+  private constructor(
+    readonly dir: string,
+    private readonly lock: FolderLock,
+  ) {}
+
+  static async open(opts: FolderOptions): Promise<Folder> {
+    const { dir, logger, flag } = opts;
+    let existed = true;
+    try {
+      existed = (await stat(dir)).isDirectory();
+    } catch {
+      existed = false;
+    }
+    try {
+      await mkdir(dir, { recursive: true, mode: FOLDER_MODE });
+      for (const sub of opts.subfolders ?? []) await mkdir(join(dir, sub), { recursive: true, mode: FOLDER_MODE });
+      for (const d of [dir, ...(opts.subfolders ?? []).map((s) => join(dir, s))]) await access(d, constants.R_OK | constants.W_OK | constants.X_OK);
+    } catch (err) {
+      throw new FolderError(`${dir} (${flag}) cannot be used to keep the exporter's files: ${(err as Error).message}`);
+    }
+    const lock = await FolderLock.acquire({
+      dir,
+      command: opts.command,
+      flag,
+      tookOver: (holder, why) => logger.warn({ folder: dir, holder: describeHolder(holder), why }, 'lock of a process that is gone taken over'),
+      ...(opts.lost ? { lost: opts.lost } : {}),
+    });
+    for (const d of [dir, ...(opts.subfolders ?? []).map((s) => join(dir, s))]) removeLeftTemporaries(d);
+    const mode = (await stat(dir)).mode & 0o777;
+    if (existed && (mode & 0o007) !== 0) {
+      logger.warn({ folder: dir, mode: mode.toString(8) }, `${flag}: every user of the machine may list this folder (its files are the exporter user's alone, mode 0600); chmod 0700 it to hide their names too`);
+    }
+    return new Folder(dir, lock);
+  }
+
+  path(...parts: string[]): string {
+    return join(this.dir, ...parts);
+  }
+
+  /** Releases the lock (the files stay). */
+  close(): void {
+    this.lock.release();
+  }
+}
