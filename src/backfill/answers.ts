@@ -33,8 +33,12 @@ interface AnswerLine {
 
 export class AnswerJournal {
   private readonly answers = new Map<string, unknown>();
-  /** Pages of units being read, in the order they arrived. */
-  private readonly pages = new Map<string, unknown[]>();
+  /**
+   * Pages of units being read that earlier runs kept, in the order they arrived, and how many each
+   * unit has (this run's too: its own pages are in what reads them, not held twice here).
+   */
+  private readonly earlier = new Map<string, unknown[]>();
+  private readonly pageCounts = new Map<string, number>();
   private readonly journal: Journal;
   /** The journal on disk starts with this version's header. */
   private headed = false;
@@ -54,7 +58,13 @@ export class AnswerJournal {
         const a = JSON.parse(line) as AnswerLine;
         if (typeof a.s !== 'string' || typeof a.k !== 'string') continue;
         if ('v' in a) this.answers.set(id(a.s, a.k), a.v);
-        else if ('p' in a) this.keepPage(id(a.s, a.k), a.p);
+        else if ('p' in a) {
+          const unit = id(a.s, a.k);
+          const list = this.earlier.get(unit) ?? [];
+          list.push(a.p);
+          this.earlier.set(unit, list);
+          this.countPage(unit);
+        }
       } catch {
         // not a record: that unit is read again
       }
@@ -81,12 +91,12 @@ export class AnswerJournal {
   /** Keeps a page of a unit being read (its disk form), as record() keeps an answer. */
   recordPage(stack: string, key: string, page: unknown): void {
     this.append({ s: stack, k: key, p: page });
-    this.keepPage(id(stack, key), page);
+    this.countPage(id(stack, key));
   }
 
-  /** The pages of a unit kept so far (this run's and earlier runs'), in the order they arrived. */
-  pagesOf(stack: string, key: string): readonly unknown[] {
-    return this.pages.get(id(stack, key)) ?? [];
+  /** The pages of a unit that earlier runs kept, in the order they arrived. */
+  earlierPages(stack: string, key: string): readonly unknown[] {
+    return this.earlier.get(id(stack, key)) ?? [];
   }
 
   private append(line: AnswerLine): void {
@@ -96,16 +106,14 @@ export class AnswerJournal {
     this.journal.append(JSON.stringify(line));
   }
 
-  private keepPage(unit: string, page: unknown): void {
-    const list = this.pages.get(unit) ?? [];
-    list.push(page);
-    this.pages.set(unit, list);
+  private countPage(unit: string): void {
+    this.pageCounts.set(unit, (this.pageCounts.get(unit) ?? 0) + 1);
   }
 
   /** Pages kept of units that have no answer yet (a scan stopped partway): the next read goes on after them. */
   get pendingPages(): number {
     let n = 0;
-    for (const [unit, list] of this.pages) if (!this.answers.has(unit)) n += list.length;
+    for (const [unit, count] of this.pageCounts) if (!this.answers.has(unit)) n += count;
     return n;
   }
 
@@ -117,7 +125,8 @@ export class AnswerJournal {
   /** Forgets everything (the backfill is complete, or starts over). */
   remove(): void {
     this.answers.clear();
-    this.pages.clear();
+    this.earlier.clear();
+    this.pageCounts.clear();
     this.headed = false;
     this.journal.remove();
   }
@@ -134,8 +143,8 @@ export interface StackAnswers {
   has(key: string): boolean;
   get<T>(key: string): T | undefined;
   record(key: string, value: unknown): void;
-  /** The pages of a unit being read, kept so far; and one more. */
-  pages(key: string): readonly unknown[];
+  /** The pages of a unit being read that earlier runs kept; and one more page of it. */
+  earlierPages(key: string): readonly unknown[];
   recordPage(key: string, page: unknown): void;
 }
 
@@ -144,7 +153,7 @@ export function stackAnswers(journal: AnswerJournal, stack: string): StackAnswer
     has: (key) => journal.has(stack, key),
     get: <T>(key: string) => journal.get<T>(stack, key),
     record: (key, value) => journal.record(stack, key, value),
-    pages: (key) => journal.pagesOf(stack, key),
+    earlierPages: (key) => journal.earlierPages(stack, key),
     recordPage: (key, page) => journal.recordPage(stack, key, page),
   };
 }

@@ -115,7 +115,7 @@ export interface ConnectorScanOptions {
 /** The rows of the connector history the range needs, in their disk form: from the pages kept by earlier runs on, each page kept as it arrives. */
 export async function readConnectorRuns(o: ConnectorScanOptions): Promise<ConnectorRun[]> {
   const kept = new RangeRows(o.from, o.to, o.timeZone);
-  const earlier = keptScan(o.answers.pages(CONNECTOR_UNIT));
+  const earlier = keptScan(o.answers.earlierPages(CONNECTOR_UNIT));
   const goesOn = earlier && o.readers.continuesScan(earlier.position) ? earlier : undefined;
   if (goesOn) kept.add(goesOn.runs);
   let seen = 0;
