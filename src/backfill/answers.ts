@@ -11,6 +11,11 @@
  * whatever reads it. An answer is kept in its disk form only, made where it is read (history.ts):
  * the endpoint's schema drops what is not read, and connector runs lose their event texts as in
  * the daemon's own state (runForDisk). Failures are not kept: a run again asks for them.
+ *
+ * A unit read in pages (the connector history) also keeps each page as it arrives, before the
+ * next is asked: the part of the unit's answer that page brought, with where the read stands after
+ * it (connector-scan.ts). A read stopped partway (a signal, a failure, a kill) goes on from there
+ * at the next run; once the unit's answer is kept its pages are not read back.
  */
 import { join } from 'node:path';
 import { Journal, readLines } from '../persist/journal.js';
@@ -18,14 +23,22 @@ import { Journal, readLines } from '../persist/journal.js';
 export const ANSWERS_FILE = 'cmdb-backfill.answers.jsonl';
 const HEADER = JSON.stringify({ format: 'cmdb-backfill-answers', version: 2 });
 
+/** An answer (`v`) or a page of one being read (`p`), of stack `s` and unit `k`. */
 interface AnswerLine {
   readonly s: string;
   readonly k: string;
-  readonly v: unknown;
+  readonly v?: unknown;
+  readonly p?: unknown;
 }
 
 export class AnswerJournal {
   private readonly answers = new Map<string, unknown>();
+  /**
+   * Pages of units being read that earlier runs kept, in the order they arrived, and how many each
+   * unit has (this run's too: its own pages are in what reads them, not held twice here).
+   */
+  private readonly earlier = new Map<string, unknown[]>();
+  private readonly pageCounts = new Map<string, number>();
   private readonly journal: Journal;
   /** The journal on disk starts with this version's header. */
   private headed = false;
@@ -43,7 +56,15 @@ export class AnswerJournal {
     for (const line of read.lines.slice(1)) {
       try {
         const a = JSON.parse(line) as AnswerLine;
-        if (typeof a.s === 'string' && typeof a.k === 'string' && 'v' in a) this.answers.set(id(a.s, a.k), a.v);
+        if (typeof a.s !== 'string' || typeof a.k !== 'string') continue;
+        if ('v' in a) this.answers.set(id(a.s, a.k), a.v);
+        else if ('p' in a) {
+          const unit = id(a.s, a.k);
+          const list = this.earlier.get(unit) ?? [];
+          list.push(a.p);
+          this.earlier.set(unit, list);
+          this.countPage(unit);
+        }
       } catch {
         // not a record: that unit is read again
       }
@@ -60,14 +81,40 @@ export class AnswerJournal {
 
   /** Keeps an answer (its disk form): in memory and, before anything else happens, on disk. */
   record(stack: string, key: string, value: unknown): void {
+    // JSON has no undefined: an endpoint that answered "nothing" is kept as null.
+    const line: AnswerLine = { s: stack, k: key, v: value === undefined ? null : value };
+    this.append(line);
+    this.answers.set(id(stack, key), line.v);
+    this.readThisRun += 1;
+  }
+
+  /** Keeps a page of a unit being read (its disk form), as record() keeps an answer. */
+  recordPage(stack: string, key: string, page: unknown): void {
+    this.append({ s: stack, k: key, p: page });
+    this.countPage(id(stack, key));
+  }
+
+  /** The pages of a unit that earlier runs kept, in the order they arrived. */
+  earlierPages(stack: string, key: string): readonly unknown[] {
+    return this.earlier.get(id(stack, key)) ?? [];
+  }
+
+  private append(line: AnswerLine): void {
     // The header first, whenever the journal starts (new, removed, or of another version).
     if (!this.headed) this.journal.replace([HEADER]);
     this.headed = true;
-    // JSON has no undefined: an endpoint that answered "nothing" is kept as null.
-    const line: AnswerLine = { s: stack, k: key, v: value === undefined ? null : value };
     this.journal.append(JSON.stringify(line));
-    this.answers.set(id(stack, key), line.v);
-    this.readThisRun += 1;
+  }
+
+  private countPage(unit: string): void {
+    this.pageCounts.set(unit, (this.pageCounts.get(unit) ?? 0) + 1);
+  }
+
+  /** Pages kept of units that have no answer yet (a scan stopped partway): the next read goes on after them. */
+  get pendingPages(): number {
+    let n = 0;
+    for (const [unit, count] of this.pageCounts) if (!this.answers.has(unit)) n += count;
+    return n;
   }
 
   /** Answers held (from earlier runs and this one). */
@@ -78,6 +125,8 @@ export class AnswerJournal {
   /** Forgets everything (the backfill is complete, or starts over). */
   remove(): void {
     this.answers.clear();
+    this.earlier.clear();
+    this.pageCounts.clear();
     this.headed = false;
     this.journal.remove();
   }
@@ -94,6 +143,9 @@ export interface StackAnswers {
   has(key: string): boolean;
   get<T>(key: string): T | undefined;
   record(key: string, value: unknown): void;
+  /** The pages of a unit being read that earlier runs kept; and one more page of it. */
+  earlierPages(key: string): readonly unknown[];
+  recordPage(key: string, page: unknown): void;
 }
 
 export function stackAnswers(journal: AnswerJournal, stack: string): StackAnswers {
@@ -101,5 +153,7 @@ export function stackAnswers(journal: AnswerJournal, stack: string): StackAnswer
     has: (key) => journal.has(stack, key),
     get: <T>(key: string) => journal.get<T>(stack, key),
     record: (key, value) => journal.record(stack, key, value),
+    earlierPages: (key) => journal.earlierPages(stack, key),
+    recordPage: (key, page) => journal.recordPage(stack, key, page),
   };
 }

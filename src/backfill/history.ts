@@ -8,13 +8,15 @@
  * stops the stack's reading when the failures say no more can succeed. What a unit keeps is its
  * disk form: the endpoint's schema has dropped what is not read, and connector runs are reduced as
  * the daemon's state reduces them (runForDisk: the event messages' number and level, not their texts).
+ * The connector history is kept page by page as it is read, too (connector-scan.ts): a scan stopped
+ * partway goes on from its next page at the next run.
  */
-import { runForDisk, runKey, runTime } from '../api/connector-runs.js';
 import type { Action, ActionJob, ChangeEntry, ConnectorRun, IngestionRun, MetricsRecord } from '../api/schemas.js';
 import type { StackReaders } from '../cmdb/readers/index.js';
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { StackAnswers } from './answers.js';
+import { CONNECTOR_UNIT, readConnectorRuns } from './connector-scan.js';
 import type { StopReason } from './fail-fast.js';
 import { dayKeys } from './plan.js';
 import { UnitReader, type MissingUnit, type ReadProgress } from './unit-reader.js';
@@ -38,46 +40,6 @@ export interface StackHistory {
   /** Units read by a request in this run, and taken from earlier runs' answers. */
   readonly read: number;
   readonly reused: number;
-}
-
-/**
- * Keeps per connector key the newest row at or before `from` and every row in (from, to]: what a
- * replay of the range needs, whatever the length of the history before it. A row met twice (rows
- * written during the scan push the older ones onto the next page) is kept once.
- */
-export class RangeRows {
-  private readonly before = new Map<string, { run: ConnectorRun; time: number }>();
-  private readonly inside: ConnectorRun[] = [];
-  private readonly seenInside = new Set<string>();
-  rowsRead = 0;
-
-  constructor(
-    private readonly from: number,
-    private readonly to: number,
-    private readonly timeZone: string,
-  ) {}
-
-  add(rows: readonly ConnectorRun[]): void {
-    for (const run of rows) {
-      this.rowsRead += 1;
-      const t = runTime(run, this.timeZone);
-      // A row without a time cannot be placed on the range.
-      if (t === undefined || t > this.to) continue;
-      const key = runKey(run);
-      if (t > this.from) {
-        const id = `${key}@${t}`;
-        if (!this.seenInside.has(id)) this.inside.push(run);
-        this.seenInside.add(id);
-        continue;
-      }
-      const best = this.before.get(key);
-      if (!best || t >= best.time) this.before.set(key, { run, time: t });
-    }
-  }
-
-  rows(): ConnectorRun[] {
-    return [...[...this.before.values()].map((b) => b.run), ...this.inside];
-  }
 }
 
 export interface ReadOptions {
@@ -111,20 +73,21 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
 
   let connectorRows: ConnectorRun[] | undefined;
   if (!disabled.has('connector')) {
-    connectorRows = await reader.unit('connector-history', 'connector', 'connector run history', async () => {
-      const kept = new RangeRows(from, to, stack.timezone);
-      let seen = 0;
-      await readers.everyConnectorRun((rows) => {
-        kept.add(rows);
+    connectorRows = await reader.unit(CONNECTOR_UNIT, 'connector', 'connector run history', () =>
+      readConnectorRuns({
+        readers,
+        answers: opts.answers,
+        from,
+        to,
+        timeZone: stack.timezone,
+        ...(signal ? { signal } : {}),
         // The first page is the planned request; each further one was not known in advance.
-        if (++seen > 1) {
+        furtherPage: () => {
           progress.grow(1);
           progress.step('connector page');
-        }
-      }, ctx);
-      // Kept (and replayed, in this run as in the next) in the daemon's disk form: no event texts.
-      return kept.rows().map(runForDisk);
-    });
+        },
+      }),
+    );
   }
 
   const ingestionRuns = disabled.has('data_ingestion') ? undefined : await reader.unit('ingestion-runs', 'data_ingestion', 'ingestion run list', () => readers.get('data_ingestion', undefined, ctx));

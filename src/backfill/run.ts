@@ -129,7 +129,7 @@ async function readAndWrite(o: SessionOptions, sink: Sink, stop: StopSignals, sa
     say(`this backfill is complete (${state.path}): nothing to read or write. Remove that file to run it again.`);
     return 0;
   }
-  if (state.resumed) say(`continuing the backfill in ${o.out}: ${journal.size} answers read and ${state.totals().windows} windows written before`);
+  if (state.resumed) say(`continuing the backfill in ${o.out}: ${journal.size} answers read and ${state.totals().windows} windows written before${pagesKept(journal, 'its scan goes on after them')}`);
   const c: Context = { o, sink, stop, say, err, again, state, journal };
 
   const instances = await instanceLabels(o, state, say);
@@ -212,8 +212,14 @@ function stoppedReading(c: Context, requests: number): string {
   const { journal } = c;
   return (
     `stopped (${c.stop.why}) while reading: ${journal.readThisRun} answers read by this run and ${journal.size - journal.readThisRun} before are kept in ${journal.path}` +
-    ` (${requests} requests sent); nothing was written by this run.\nto continue: ${c.again}`
+    ` (${requests} requests sent)${pagesKept(journal, 'the next run goes on after them')}; nothing was written by this run.\nto continue: ${c.again}`
   );
+}
+
+/** The pages of a connector history scan stopped partway, when the journal keeps any. */
+function pagesKept(journal: AnswerJournal, then: string): string {
+  const n = journal.pendingPages;
+  return n === 0 ? '' : `, with the ${n} page${n === 1 ? '' : 's'} of the connector history read so far: ${then}`;
 }
 
 function writtenLine(state: BackfillState, sink: Sink, result: WriteResult | undefined): string {

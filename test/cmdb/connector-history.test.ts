@@ -5,8 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConnectorPageSchema, validate, type ConnectorRun } from '../../src/api/schemas.js';
+import type { ScanPosition } from '../../src/cmdb/readers/connector-history-state.js';
 import {
   ConnectorHistoryReader,
+  continues,
   INCREMENTAL_MARGIN_SECONDS,
   type HistoryIo,
   type HistoryPage,
@@ -272,6 +274,54 @@ describe('connector history reader', () => {
     expect(walked).toMatchObject({ rows: 300, pages: 3, truncated: false });
     // The learned size is the reader's: the daemon's next full scan starts there too.
     expect(reader.pageSize()).toBe(100);
+  });
+
+  it('a scan of every run goes on from the position an earlier one reached: the pages after it only, the position after each page', async () => {
+    const h = new FakeHistory();
+    h.rows = Array.from({ length: 250 }, (_, i) => row(`c${i % 30}`, T0 - i * 60));
+    const settings = { pageSize: 50, maxPages: 100, fullScanIntervalSeconds: DAY, timeZone: 'UTC' };
+    const real = h.everyRunPage.bind(h);
+    // The first scan stops at page 2 (a page that keeps failing, a stop).
+    h.everyRunPage = async (page, size, sort) => {
+      if (page === 2) throw new Error('503');
+      return real(page, size, sort);
+    };
+    const positions: ScanPosition[] = [];
+    const firstRows: ConnectorRun[] = [];
+    await expect(new ConnectorHistoryReader(settings).everyRun(h, (rows, at) => (firstRows.push(...rows), positions.push(at)))).rejects.toThrow('503');
+    expect(positions.map((p) => [p.page, p.size, p.pagesRead, p.rowsRead])).toEqual([
+      [1, 50, 1, 50],
+      [2, 50, 2, 100],
+    ]);
+    h.everyRunPage = real;
+    h.requests.length = 0;
+    h.at += 600;
+
+    // A later run (a new reader) goes on from page 2: the scan's start and counts carried, the page cap counting the whole scan.
+    const kept = positions.at(-1) as ScanPosition;
+    const rest: ConnectorRun[] = [];
+    const after: ScanPosition[] = [];
+    const walked = await new ConnectorHistoryReader(settings).everyRun(h, (rows, at) => (rest.push(...rows), after.push(at)), kept);
+    expect(h.requests.map((r) => r.page)).toEqual([2, 3, 4]);
+    expect(walked).toMatchObject({ rows: 250, pages: 5, truncated: false });
+    expect(after.map((p) => [p.page, p.pagesRead, p.startedAt])).toEqual([
+      [3, 3, kept.startedAt],
+      [4, 4, kept.startedAt],
+      [5, 5, kept.startedAt],
+    ]);
+    expect(new Set([...firstRows, ...rest].map((r) => r._time)).size).toBe(250);
+
+    // Under another sort, or from pages larger than configured now, the scan starts over.
+    for (const [from, now] of [
+      [kept, { ...settings, fullScanSort: 'bridge_name,asc' }],
+      [kept, { ...settings, pageSize: 40 }],
+    ] as const) {
+      h.requests.length = 0;
+      await new ConnectorHistoryReader(now).everyRun(h, () => undefined, from);
+      expect(h.requests[0]?.page).toBe(0);
+      expect(continues(from, now)).toBe(false);
+    }
+    expect(continues(kept, settings)).toBe(true);
   });
 
   it('a failed incremental poll leaves what is held untouched', async () => {

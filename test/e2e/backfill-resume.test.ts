@@ -9,12 +9,19 @@
  * - the result is complete: the same samples as one uninterrupted run of the same backfill;
  * - each stop says what was read and written, and how to continue: the command it prints, run as
  *   printed through a shell from the same directory, is the run that completes it.
+ *
+ * And a connector history scan stopped partway (the simulator serving it as slowly per row as the
+ * real service, in pages of 10 rows), first by SIGTERM, then by kill -9, each while a page is in
+ * flight, then run to its end: each run goes on from the page after those the earlier runs kept,
+ * so that the only pages asked twice are the two in flight at the stops, nothing is written twice,
+ * and the samples are those of an uninterrupted run.
  */
 import { realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { onPath } from '../../src/executables.js';
+import { pageQuery } from '../../src/cmdb/readers/pages.js';
 import type { RequestRecord } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { startProcess, stopAllAndCheck, type ManagedProcess } from './harness/processes.js';
@@ -58,8 +65,8 @@ afterAll(async () => {
   });
 });
 
-function backfill(out: string, job = 'cmdb-exporter'): ManagedProcess {
-  const args = ['dist/main.js', 'backfill', '--config', config, '--from', FROM, '--to', TO, '--out', out, '--job', job, '--instance', 'exporter:9873', '--remote-write.url', `${proxy.url}/api/v1/write`, '--remote-write.max-samples-per-send', '2000'];
+function backfill(out: string, job = 'cmdb-exporter', configFile = config): ManagedProcess {
+  const args = ['dist/main.js', 'backfill', '--config', configFile, '--from', FROM, '--to', TO, '--out', out, '--job', job, '--instance', 'exporter:9873', '--remote-write.url', `${proxy.url}/api/v1/write`, '--remote-write.max-samples-per-send', '2000'];
   return startProcess(`backfill ${job}`, process.execPath, args, { cwd: REPO_ROOT, env: baseEnv() });
 }
 
@@ -71,6 +78,13 @@ const which = (name: string) => {
 
 const requestId = (r: RequestRecord) => `${r.method} ${r.rawPath}?${r.rawQuery}`;
 const cmdbRequests = (from: number) => sim.requests().slice(from).filter((r) => r.endpoint !== 'access_token');
+
+/** Samples the proxy passed on under `job`, the job label masked: two runs under two jobs compare equal when they wrote the same. */
+const samplesOf = (job: string) =>
+  [...proxy.samples.keys()]
+    .filter((k) => k.includes(`job=${job},`) || k.endsWith(`job=${job}`))
+    .map((k) => k.replace(`job=${job}`, 'job=*'))
+    .sort();
 
 describe('a backfill stopped while reading and while writing, then run again', () => {
   it('repeats no request and no sample, and ends complete', async () => {
@@ -133,13 +147,107 @@ describe('a backfill stopped while reading and while writing, then run again', (
     const reference = backfill(join(dir as string, 'reference'), 'reference');
     expect((await reference.exited).code, reference.tail()).toBe(0);
     expect(proxy.duplicates()).toEqual([]);
-    const byJob = (job: string) =>
-      [...proxy.samples.keys()]
-        .filter((k) => k.includes(`job=${job},`) || k.endsWith(`job=${job}`))
-        .map((k) => k.replace(`job=${job}`, 'job=*'))
-        .sort();
-    const resumed = byJob('cmdb-exporter');
+    const resumed = samplesOf('cmdb-exporter');
     expect(resumed.length).toBeGreaterThan(10_000);
-    expect(resumed).toEqual(byJob('reference'));
+    expect(resumed).toEqual(samplesOf('reference'));
+  });
+});
+
+/** Rows of a connector page here: 115 runs in 12 pages, so that a stop lands in the middle of the scan. */
+const PAGE = 10;
+/** The simulator serves a page of 10 rows in 0.2 s, as slowly per row as the real service (23 ms a row). */
+const MS_PER_ROW = 20;
+
+describe('a connector history scan stopped partway, by SIGTERM and then by kill -9, then run again', () => {
+  it('asks no page twice but the one in flight at each stop, writes no sample twice, and ends with the samples of an uninterrupted run', async () => {
+    const pagesConfig = join(dir as string, 'pages.yaml');
+    const state = sim.state();
+    writeFileSync(
+      pagesConfig,
+      stringify({
+        stacks: [
+          {
+            name: 'resume',
+            baseUrl: sim.url,
+            clientId: sim.clientId,
+            secret: sim.secret,
+            rateLimitPerMinute: 6000,
+            backfillRequestsPerMinute: 6000,
+            paging: { connectorPageSize: PAGE },
+            track: { assets: state.trackedAssets, users: state.trackedUsers },
+          },
+        ],
+      }),
+    );
+    const wholeScan = Math.ceil(state.counts.connectorRuns / PAGE);
+    const connectorPages = (from: number) =>
+      sim
+        .requests()
+        .slice(from)
+        .filter((r) => r.endpoint === 'connector')
+        .map((r) => Number(new URLSearchParams(r.rawQuery).get('page')));
+    /**
+     * Page `page` of the scan is held by the CMDB (the first time it is asked) until the run is
+     * stopped: waits for its request, the pages before it answered and kept.
+     */
+    const stopAt = async (run: ManagedProcess, page: number) => {
+      const query = pageQuery(page, PAGE, '_time,desc');
+      sim.addFault({ endpoint: 'connector', query, latencyMs: 600_000, times: 1 });
+      await waitFor(
+        `${run.name} to ask page ${page}`,
+        async () => {
+          if (run.hasExited) throw new Error(`${run.name} ended first\n${run.tail()}`);
+          return sim.requests().some((r) => r.endpoint === 'connector' && r.rawQuery === query && r.status === 0) ? done(undefined) : notYet(connectorPages(0));
+        },
+        { timeoutMs: 120_000, intervalMs: 50 },
+      );
+    };
+    const out = join(dir as string, 'pages');
+    sim.setConnectorPace({ msPerRow: MS_PER_ROW });
+    try {
+      // 1. SIGTERM while page 3 is in flight: pages 0 to 2 answered and kept.
+      let from = sim.requests().length;
+      const first = backfill(out, 'pages', pagesConfig);
+      await stopAt(first, 3);
+      const firstExit = await first.stop(60_000);
+      expect([firstExit.code, firstExit.killed], first.tail()).toEqual([130, false]);
+      expect(first.lines('stdout').join('\n')).toMatch(/stopped \(SIGTERM\) while reading: .*, with the 3 pages of the connector history read so far: the next run goes on after them;/);
+      const firstPages = connectorPages(from);
+
+      // 2. kill -9 while page 6 is in flight: pages 3 to 5 answered and kept, each flushed to the disk as it came.
+      from = sim.requests().length;
+      const second = backfill(out, 'pages', pagesConfig);
+      await stopAt(second, 6);
+      second.killNow();
+      expect((await second.exited).signal).toBe('SIGKILL');
+      const secondPages = connectorPages(from);
+
+      // 3. The same command to its end.
+      from = sim.requests().length;
+      const third = backfill(out, 'pages', pagesConfig);
+      const thirdExit = await third.exited;
+      expect(thirdExit.code, third.tail()).toBe(0);
+      const thirdPages = connectorPages(from);
+      expect(third.lines('stdout').join('\n')).toMatch(/continuing the backfill in .*: \d+ answers read and 0 windows written before, with the 6 pages of the connector history read so far: its scan goes on after them/);
+      console.log(`connector pages asked (${wholeScan} in a whole scan): SIGTERM'd run ${firstPages.join(',')} | kill -9'd run ${secondPages.join(',')} | last run ${thirdPages.join(',')}`);
+
+      // Each run after a stop asks from the page in flight at the stop on: twice only that page.
+      const pages = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i);
+      expect(firstPages).toEqual(pages(0, 4));
+      expect(secondPages).toEqual(pages(3, 7));
+      expect(thirdPages).toEqual(pages(6, wholeScan));
+      expect(proxy.duplicates()).toEqual([]);
+    } finally {
+      sim.clearFaults();
+      sim.setConnectorPace({});
+    }
+
+    // 4. The same backfill uninterrupted, under another job label: the same samples.
+    const reference = backfill(join(dir as string, 'pages-reference'), 'pages-reference', pagesConfig);
+    expect((await reference.exited).code, reference.tail()).toBe(0);
+    expect(proxy.duplicates()).toEqual([]);
+    const resumed = samplesOf('pages');
+    expect(resumed.length).toBeGreaterThan(10_000);
+    expect(resumed).toEqual(samplesOf('pages-reference'));
   });
 });

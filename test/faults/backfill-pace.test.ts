@@ -8,6 +8,10 @@
  * The real pace is 40 s a 2,000-row page (about 2 ms a row) against a 30 s timeout. Time is scaled
  * down tenfold on both sides, so the test takes seconds instead of minutes: the real simulator
  * serves 2 ms a row (4 s a 2,000-row page, 2 s a 1,000-row page) and timeoutSeconds is 3.
+ *
+ * At that pace a scan that fails partway (a page that keeps failing) goes on at the next run from
+ * that page, at the size the timeout taught the first run (issue 34): the pages read before are
+ * not asked again, nor the page of 2,000 rows that could not fit the time.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +20,9 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { runBackfill } from '../../src/backfill/command.js';
+import { pageQuery } from '../../src/cmdb/readers/pages.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
+import { runCommand } from '../helpers/backfill.js';
 
 class Sink extends Writable {
   text = '';
@@ -92,5 +98,53 @@ describe('backfill at the real service pace', () => {
     const oneKey = [...values.keys()][0] ?? '';
     const runs = values.get(oneKey) ?? new Set<string>();
     expect(runs.size).toBeGreaterThanOrEqual(9);
+  });
+
+  it('a scan that fails partway, at the page size halved by a timeout, goes on at the next run from that page at that size', async () => {
+    const config = join(dir, 'partway.yaml');
+    writeFileSync(
+      config,
+      stringify({
+        stacks: [
+          {
+            name: 'slow',
+            baseUrl: sim.url,
+            clientId: sim.clientId,
+            secret: sim.secret,
+            timeoutSeconds: TIMEOUT_SECONDS,
+            connectTimeoutSeconds: 1,
+            backfillRequestsPerMinute: 6000,
+            rateLimitPerMinute: 6000,
+            retries: { max: 1, minDelaySeconds: 0.01, maxDelaySeconds: 0.05 },
+          },
+        ],
+      }),
+    );
+    const pages = (from: number) =>
+      sim
+        .requests()
+        .slice(from)
+        .filter((r) => r.endpoint === 'connector')
+        .map((r) => `${new URLSearchParams(r.rawQuery).get('page')}@${new URLSearchParams(r.rawQuery).get('size')}`);
+    // The second page of 1,000 rows keeps failing: page 0 of 2,000 timed out, page 0 of 1,000 is kept.
+    sim.addFault({ endpoint: 'connector', query: pageQuery(1, 1000, '_time,desc'), status: 503 });
+    const out = join(dir, 'partway');
+    const args = ['--config', config, '--from', '2d', '--out', out];
+    let from = sim.requests().length;
+    const first = await runCommand(args);
+    const firstPages = pages(from);
+    sim.clearFaults();
+    expect(first.code, first.stdout).toBe(1);
+    expect(firstPages.slice(0, 2)).toEqual(['0@2000', '0@1000']);
+    expect(firstPages.slice(2).every((p) => p === '1@1000')).toBe(true);
+
+    from = sim.requests().length;
+    const again = await runCommand(args);
+    expect(again.code, `${again.stdout}\n${again.stderr.slice(-2000)}`).toBe(0);
+    expect(again.stdout).toContain('with the 1 page of the connector history read so far: its scan goes on after them');
+    // From the page that failed, at the size that fits the time: neither page 0 nor a page of 2,000 rows again.
+    expect(pages(from)).toEqual(['1@1000', '2@1000']);
+    const families = new Set(readdirSync(out).flatMap((f) => (f.endsWith('.om') ? [...readFileSync(join(out, f), 'utf8').matchAll(/^(cmdb_connector_info|cmdb_merger_last_run_timestamp_seconds)\{/gm)].map((m) => m[1]) : [])));
+    expect([...families].sort()).toEqual(['cmdb_connector_info', 'cmdb_merger_last_run_timestamp_seconds']);
   });
 });

@@ -49,6 +49,23 @@ export interface HistoryReaderState {
 const finite = z.number().finite();
 const count = z.number().int().min(0);
 
+/**
+ * A full scan as kept: its position and rows in their disk form (runForDisk). The daemon's state
+ * keeps the newest row per key of the pages read; a backfill's answers keep one of these per page,
+ * the rows of the page its range needs (src/backfill/connector-scan.ts).
+ */
+export const ScanStateSchema = z.object({
+  sort: z.string(),
+  page: count,
+  size: z.number().int().min(1),
+  startedAt: finite,
+  pagesRead: count,
+  rowsRead: count,
+  bytes: count,
+  pagesTotal: count.optional(),
+  runs: z.array(ConnectorRunSchema),
+});
+
 export const HistoryReaderStateSchema = z.object({
   v: z.literal(HISTORY_STATE_VERSION),
   timeZone: z.string(),
@@ -57,17 +74,5 @@ export const HistoryReaderStateSchema = z.object({
   offUntil: finite.optional(),
   unsortedStreak: count,
   pageSize: z.number().int().min(1),
-  scan: z
-    .object({
-      sort: z.string(),
-      page: count,
-      size: z.number().int().min(1),
-      startedAt: finite,
-      pagesRead: count,
-      rowsRead: count,
-      bytes: count,
-      pagesTotal: count.optional(),
-      runs: z.array(ConnectorRunSchema),
-    })
-    .optional(),
+  scan: ScanStateSchema.optional(),
 });

@@ -37,16 +37,20 @@
  *
  * A backfill needs every run of its range, not only the newest per key: `everyRun` hands every row
  * of a full scan to a visitor, page by page, with the same page sizes and the same halving of a
- * timed-out page. Every loop here is the one paging loop (pages.ts); the IO is connector-io.ts.
+ * timed-out page, and the same position after each page, from which a later run goes on as a
+ * restart does. The pages of a full scan are full-walk.ts; every loop here is the one paging loop
+ * (pages.ts); the IO is connector-io.ts.
  */
 import { NewestRuns, runForDisk } from '../../api/connector-runs.js';
 import { JsonList } from '../../json-list.js';
 import type { ConnectorRun } from '../../api/schemas.js';
 import type { HistoryIo, HistoryPage, HistoryResult, HistoryScan, HistorySettings, ScanProgress } from './connector-history-types.js';
 import { HISTORY_STATE_VERSION, HistoryReaderStateSchema, type HistoryReaderState, type ScanPosition } from './connector-history-state.js';
+import { continues, fullScanSort, walkFull, type ScanCursor } from './full-walk.js';
 import { sizeDividing, walkPages, type WalkPosition, type Walked } from './pages.js';
 import { ScanTracker } from './scan-tracker.js';
 export type { EveryRunPage, HistoryIo, HistoryPage, HistoryResult, HistoryScan, HistorySettings, ScanKind, ScanProgress } from './connector-history-types.js';
+export { continues, FULL_SCAN_SORT, MIN_PAGE_SIZE } from './full-walk.js';
 
 /**
  * Rows written up to this long before the newest one held are still read by an incremental scan
@@ -58,20 +62,15 @@ export const INCREMENTAL_FIRST_PAGE = 25;
 /** Largest page of incremental scans (capped by paging.connectorPageSize): 25 doubled four times. */
 export const INCREMENTAL_PAGE_SIZE = 400;
 export const INCREMENTAL_SORT = '_time,desc';
-/** Full scans ask for this order unless connectorSort is set: a truncated scan then keeps the newest rows. */
-export const FULL_SCAN_SORT = '_time,desc';
-/** Page timeouts halve the page size down to this. */
-export const MIN_PAGE_SIZE = 50;
 /** Rows this much newer than the scan's start (clock skew) still count as written during the scan. */
 const CLOCK_SLACK_SECONDS = 60;
 /** Incremental reads off after a second unsorted page in a row: this long, doubling per further one. */
 export const UNSORTED_BACKOFF_SECONDS = 3600;
 
 /** A full scan in progress: its session, where its next page is, and what its earlier part read (`base`). */
-interface FullScan {
+interface FullScan extends ScanCursor {
   readonly scan: HistoryScan;
   readonly sort: string;
-  next: { page: number; size: number };
   readonly base?: NewestRuns;
 }
 
@@ -166,8 +165,7 @@ export class ConnectorHistoryReader {
     reader.offUntil = s.offUntil;
     reader.unsortedStreak = s.unsortedStreak;
     reader.fullPageSize = Math.min(s.pageSize, settings.pageSize);
-    // Pages of a larger size than configured now cannot be continued at this size.
-    if (s.scan && s.scan.size <= settings.pageSize) {
+    if (s.scan) {
       const { runs, ...position } = s.scan;
       reader.resume = { position, runs: new NewestRuns(settings.timeZone).addAll(runs) };
     }
@@ -211,9 +209,9 @@ export class ConnectorHistoryReader {
 
   private async full(io: HistoryIo, now: number): Promise<NewestRuns> {
     const { timeZone } = this.settings;
-    const sort = this.settings.fullScanSort ?? FULL_SCAN_SORT;
+    const sort = fullScanSort(this.settings);
     // A scan an earlier process left half-way goes on from its next page, under the same sort.
-    const resume = this.resume?.position.sort === sort ? this.resume : undefined;
+    const resume = this.resume && continues(this.resume.position, this.settings) ? this.resume : undefined;
     this.resume = undefined;
     const scan = io.scan([]);
     const next = resume ? { page: resume.position.page, size: resume.position.size } : { page: 0, size: this.fullPageSize };
@@ -223,8 +221,7 @@ export class ConnectorHistoryReader {
     let slowest = 0;
     let walked: Walked;
     try {
-      const from = resume && { rows: resume.position.rowsRead, pages: resume.position.pagesRead };
-      walked = await this.walkFull(io, (page, size) => scan.fetchPage(page, size, sort), (p) => (slowest = Math.max(slowest, p.seconds ?? 0)), scanning, from);
+      walked = await this.walkFull(io, (page, size) => scan.fetchPage(page, size, sort), (p) => (slowest = Math.max(slowest, p.seconds ?? 0)), scanning, resume?.position);
     } catch (err) {
       // A failed or stopped scan (a page that kept failing, a shutdown) goes on from here next time.
       await this.keepForLater(scanning);
@@ -264,14 +261,18 @@ export class ConnectorHistoryReader {
   }
 
   /**
-   * Every run of the history, page by page to `visit` (a backfill): a full scan in the same pages,
-   * a timed-out page asked again at half the size. What is held for the daemon's reads is left as it is.
+   * Every run of the history, page by page to `visit` with where the scan stands after the page (a
+   * backfill, which keeps both): a full scan in the same pages, a timed-out page asked again at half
+   * the size. A scan left at `from` (an earlier run's) goes on from its next page when it
+   * `continues` under the settings of now. What is held for the daemon's reads is left as it is.
    */
-  async everyRun(io: HistoryIo, visit: (rows: readonly ConnectorRun[]) => void): Promise<Walked> {
-    const sort = this.settings.fullScanSort ?? FULL_SCAN_SORT;
-    this.tracker.begin(io, 'full', this.fullPageSize);
+  async everyRun(io: HistoryIo, visit: (rows: readonly ConnectorRun[], at: ScanPosition) => void, from?: ScanPosition): Promise<Walked> {
+    const sort = fullScanSort(this.settings);
+    const start = from && continues(from, this.settings) ? from : undefined;
+    const cursor: ScanCursor = { next: start ? { page: start.page, size: start.size } : { page: 0, size: this.fullPageSize } };
+    this.tracker.begin(io, 'full', cursor.next.size, start);
     try {
-      const walked = await this.walkFull(io, (page, size) => io.everyRunPage(page, size, sort), (p) => visit(p.rows));
+      const walked = await this.walkFull(io, (page, size) => io.everyRunPage(page, size, sort), (p) => visit(p.rows, this.tracker.position(sort, cursor.next) as ScanPosition), cursor, start);
       if (walked.truncated) io.truncated(walked.rows);
       return walked;
     } finally {
@@ -279,43 +280,11 @@ export class ConnectorHistoryReader {
     }
   }
 
-  /**
-   * The pages of a full scan: the learned page size; a page that times out is asked again at half
-   * the size (from the rows read so far, so nothing is skipped or read twice), down to
-   * MIN_PAGE_SIZE, where it gets the stack's retries. The page cap counts pages of the configured
-   * size: smaller pages after a timeout read as far.
-   */
-  private walkFull<P extends HistoryPage>(io: HistoryIo, fetch: (page: number, size: number) => Promise<P>, seen: (page: P) => void, scanning?: FullScan, from?: WalkPosition): Promise<Walked> {
-    const retries = this.settings.retries ?? 3;
-    // The next page: one on after each page read (a server may send fewer rows than asked), or
-    // where the rows read so far end once the size changed.
-    let { page, size } = scanning?.next ?? { page: 0, size: this.fullPageSize };
-    let timeouts = 0;
-    return walkPages<P>({
-      ...(from ? { start: from } : {}),
-      next: () => ({ page, size }),
-      fetch: async (asked, askedSize) => {
-        const p = await fetch(asked, askedSize);
-        timeouts = 0;
-        page = asked + 1;
-        if (scanning) scanning.next = { page, size: askedSize };
-        this.tracker.advance(io, p, askedSize, asked);
-        seen(p);
-        return p;
-      },
-      askAgain: (err, { rows }) => {
-        if (!io.isPageTimeout(err)) return false;
-        // The same rows again in smaller pages: the new size divides what was read so far.
-        const smaller = size > MIN_PAGE_SIZE ? sizeDividing(size / 2, rows, MIN_PAGE_SIZE) : undefined;
-        if (smaller === undefined) return ++timeouts <= retries;
-        io.pageSize(smaller, size, 'timeout');
-        size = this.fullPageSize = smaller;
-        page = rows / size;
-        return true;
-      },
-      maxPages: Number.POSITIVE_INFINITY,
-      maxRows: this.settings.maxPages * this.settings.pageSize,
-    });
+  /** The pages of a full scan from `cursor` (full-walk.ts), at the page size this reader learned. */
+  private walkFull<P extends HistoryPage>(io: HistoryIo, fetch: (page: number, size: number) => Promise<P>, seen: (page: P) => void, cursor: ScanCursor, from?: ScanPosition): Promise<Walked> {
+    const pageSize = { get: () => this.fullPageSize, set: (size: number) => (this.fullPageSize = size) };
+    const start: WalkPosition | undefined = from && { rows: from.rowsRead, pages: from.pagesRead };
+    return walkFull({ io, tracker: this.tracker, settings: this.settings, pageSize, cursor, fetch, seen, ...(start ? { from: start } : {}) });
   }
 
   /** After a scan whose every page was fast, the next one asks for pages twice as large (up to the configured size). */

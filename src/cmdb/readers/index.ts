@@ -13,8 +13,8 @@ import type { Instruments } from '../../metrics/instruments.js';
 import type { Logger } from '../../logger.js';
 import type { CmdbClient } from '../client.js';
 import { PageReducer } from '../page-reducer.js';
-import { ConnectorHistoryReader, type HistorySettings, type ScanProgress } from './connector-history.js';
-import type { HistoryReaderState } from './connector-history-state.js';
+import { ConnectorHistoryReader, continues, type HistorySettings, type ScanProgress } from './connector-history.js';
+import type { HistoryReaderState, ScanPosition } from './connector-history-state.js';
 import { connectorIo } from './connector-io.js';
 import { readCounts } from './counts.js';
 import { readList } from './list.js';
@@ -128,10 +128,14 @@ export class StackReaders implements CmdbApi {
     }
   }
 
-  /** Every run of the connector history, page by page to `visit`, with the reader's page sizes (a backfill). */
-  async everyConnectorRun(visit: (rows: readonly ConnectorRun[]) => void, ctx: RequestContext = {}): Promise<Walked> {
+  /**
+   * Every run of the connector history, page by page to `visit` with where the scan stands after
+   * the page, with the reader's page sizes (a backfill); from the page after `from` when the scan
+   * left there `continuesScan`.
+   */
+  async everyConnectorRun(visit: (rows: readonly ConnectorRun[], at: ScanPosition) => void, ctx: RequestContext = {}, from?: ScanPosition): Promise<Walked> {
     try {
-      return await this.history.everyRun(this.connectorIo(ctx), visit);
+      return await this.history.everyRun(this.connectorIo(ctx), visit, from);
     } finally {
       this.connectorMovedAt = undefined;
     }
@@ -145,6 +149,11 @@ export class StackReaders implements CmdbApi {
       stallSeconds: () => this.connectorStallSeconds,
     },
   };
+
+  /** Whether a connector scan left at `position` goes on from its next page under this stack's settings (else it starts over). */
+  continuesScan(position: ScanPosition): boolean {
+    return continues(position, historySettings(this.client.settings));
+  }
 
   /** Seconds since the connector read last moved (a page arrived, or it began); undefined when none runs. */
   connectorIdleSeconds(): number | undefined {
