@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** What a layer below the client must not import: the client and everything above it. */
-const UPPER = ['**/cmdb/**', '**/scheduler/**', '**/store/**', '**/server/**', '**/persist/**', '**/stacks.js', '**/stack-state.js', '**/app.js'];
+const UPPER = ['**/cmdb/**', '**/scheduler/**', '**/store/**', '**/exposition/**', '**/server/**', '**/persist/**', '**/stacks.js', '**/stack-state.js', '**/app.js'];
 /**
  * The persistence module (--storage.path) and the code that turns components into its parts: no
  * component imports them; each keeps its state in a versioned form of its own (src/stack-state.ts).
@@ -15,7 +15,7 @@ const IO = ['undici', 'node:*', 'express', 'node-cron', 'pino', 'prom-client'];
 const BOTTOM = [...UPPER, '**/config/**', '**/metrics/**', '**/collectors/**', '**/logger.js', '**/simulator/**'];
 
 /** What the client layer must not import: scheduling, storing, serving, mapping, the simulator. */
-const CMDB_UPPER = ['**/scheduler/**', '**/store/**', '**/server/**', '**/collectors/**', '**/stacks.js', '**/app.js', '**/simulator/**', ...STATE];
+const CMDB_UPPER = ['**/scheduler/**', '**/store/**', '**/exposition/**', '**/server/**', '**/collectors/**', '**/stacks.js', '**/app.js', '**/simulator/**', ...STATE];
 
 /** One pattern per entry; an array is one group (so that a `!` in it can let one file through). */
 function patternsOf(why, paths, packages = []) {
@@ -80,8 +80,10 @@ export default tseslint.config(
     IO,
     patternsOf(CMDB_WHY, CMDB_UPPER),
   ),
-  ...layer(['src/store/**'], 'the store holds samples; it does not fetch or schedule', ['**/cmdb/**', '**/scheduler/**', '**/server/**', '**/stacks.js', '**/app.js', '**/simulator/**', ...STATE]),
-  ...layer(['src/scheduler/**'], 'the scheduler does not serve', ['**/server/**', '**/stacks.js', '**/app.js', '**/simulator/**', ...STATE]),
+  ...layer(['src/store/**'], 'the store holds samples; it does not fetch, schedule or render', ['**/cmdb/**', '**/scheduler/**', '**/exposition/**', '**/server/**', '**/stacks.js', '**/app.js', '**/simulator/**', ...STATE]),
+  // The exposition renders what the store applied and the instruments counted; the server serves it.
+  ...layer(['src/exposition/**'], 'the exposition renders the store and the instruments; it does not fetch, schedule or serve', ['**/cmdb/**', '**/scheduler/**', '**/server/**', '**/stacks.js', '**/app.js', '**/simulator/**', ...STATE]),
+  ...layer(['src/scheduler/**'], 'the scheduler does not serve', ['**/exposition/**', '**/server/**', '**/stacks.js', '**/app.js', '**/simulator/**', ...STATE]),
   ...layer(['src/server/**'], 'the server reads what others gathered', ['**/cmdb/**', '**/stacks.js', '**/app.js', '**/simulator/**', '**/backfill/**', ...STATE]),
   // State kept across restarts: files, the configuration, the logger and the metrics; no component
   // (src/stack-state.ts turns the components' states into its parts), and no component imports it.
@@ -89,6 +91,7 @@ export default tseslint.config(
     '**/cmdb/**',
     '**/scheduler/**',
     '**/store/**',
+    '**/exposition/**',
     '**/server/**',
     '**/collectors/**',
     '**/stacks.js',

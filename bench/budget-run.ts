@@ -16,7 +16,8 @@ import type { StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
 import { createInstruments } from '../src/metrics/instruments.js';
 import { nextScheduledRun, Scheduler } from '../src/scheduler/scheduler.js';
-import { enabledEndpoints, StackPoller } from '../src/scheduler/stack-poller.js';
+import { enabledEndpoints } from '../src/config/endpoints.js';
+import { StackPoller } from '../src/scheduler/stack-poller.js';
 import { SecretScrubber } from '../src/secrets.js';
 import { startSimulator } from '../src/simulator/server.js';
 import { SnapshotStore } from '../src/store/snapshot-store.js';
@@ -24,7 +25,8 @@ import { budgetSeconds, DEFAULT_RATE, summarise, BUDGET_CONNECTOR_PERIOD_S, BUDG
 import { textTable } from './format.js';
 import { startChild, type Child } from './children.js';
 import type { BudgetFigures, RequestBudgetFigures } from './results.js';
-import { exporterInput, pollRun, startSimulatorProcess, type Progress } from './size-run.js';
+import type { Progress } from './results.js';
+import { exporterInput, pollRun, startSimulatorProcess } from './size-run.js';
 import { BENCH_MAX_SERIES, sizeByName, type BenchSize } from './sizes.js';
 import { countingDispatcher, settle, VirtualTime } from './virtual-time.js';
 

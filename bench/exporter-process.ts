@@ -3,7 +3,7 @@
  * its CPU, heap and RSS are the exporter's alone. It prints one ready line, then answers commands
  * over the IPC channel (see Commands); the figures it returns are measured here, in-process.
  */
-import { GZIP_LEVEL } from '../src/store/scrape-response.js';
+import { GZIP_LEVEL } from '../src/exposition/gzip-pieces.js';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
@@ -92,7 +92,7 @@ async function startExporter(input: ExporterInput): Promise<{ url: string; memor
 
 /** cmdb_rate_limit_wait_seconds_total: shows whether the request budget held a poll back. */
 async function budgetWaitSeconds(a: App): Promise<number> {
-  const metric = a.registry.getSingleMetric('cmdb_rate_limit_wait_seconds_total');
+  const metric = a.registries.stack(STACK)?.getSingleMetric('cmdb_rate_limit_wait_seconds_total');
   const values = metric ? (await metric.get()).values : [];
   return values.reduce((sum, v) => sum + v.value, 0);
 }

@@ -74,6 +74,9 @@ export function stallsOf(stalls: readonly Stall[], slow: readonly SlowScrape[], 
     xs.reduce((n, x) => n + Math.max(0, Math.min(scrape.at + scrape.ms, x.at + x.ms) - Math.max(scrape.at, x.at)), 0);
   // A scrape less the time the scraper itself waited for a core: the exporter's answer time.
   const answerMs = slow.reduce((m, s) => Math.max(m, s.ms - within(s, clientStalls)), 0);
+  // A scrape less every stall of either process during it: the time the exporter made it wait.
+  const held = union([...stalls, ...clientStalls]);
+  const waitMs = slow.reduce((m, s) => Math.max(m, s.ms - within(s, held)), 0);
   const all = longest(stalls);
   const mine = longest(stalls.filter(own));
   return {
@@ -86,7 +89,19 @@ export function stallsOf(stalls: readonly Stall[], slow: readonly SlowScrape[], 
     slowestScrapeClientMs: worst ? within(worst, clientStalls) : 0,
     overMaxGoal: slow.filter((s) => s.ms >= HISTORY_GOALS.scrapeMaxMs).length,
     slowestAnswerMs: answerMs,
+    longestWaitMs: waitMs,
   };
+}
+
+/** Intervals as non-overlapping ones covering the same time. */
+function union(xs: readonly { at: number; ms: number }[]): Array<{ at: number; ms: number }> {
+  const out: Array<{ at: number; ms: number }> = [];
+  for (const x of [...xs].sort((a, b) => a.at - b.at)) {
+    const last = out[out.length - 1];
+    if (last && x.at <= last.at + last.ms) last.ms = Math.max(last.ms, x.at + x.ms - last.at);
+    else out.push({ at: x.at, ms: x.ms });
+  }
+  return out;
 }
 
 interface LoggedRequest {
@@ -162,6 +177,9 @@ export function historyLines(r: HistoryResult): string[] {
     ...(r.stalls
       ? [
           `  slowest answer, less the scraper's own waits for a core: ${r.stalls.slowestAnswerMs < HISTORY_GOALS.scrapeP99Ms ? `under ${HISTORY_GOALS.scrapeP99Ms}` : r.stalls.slowestAnswerMs.toFixed(1)} ms  goal < ${HISTORY_GOALS.scrapeMaxMs} ms: ${ok(r.stalls.slowestAnswerMs < HISTORY_GOALS.scrapeMaxMs)}`,
+          ...(r.stalls.longestWaitMs === undefined
+            ? []
+            : [`  longest a scrape waited with neither event loop held (on the exporter: the store, its threads): ${r.stalls.longestWaitMs < HISTORY_GOALS.scrapeP99Ms ? `under ${HISTORY_GOALS.scrapeP99Ms}` : r.stalls.longestWaitMs.toFixed(1)} ms`]),
           `  exporter's event-loop stalls: longest ${r.stalls.longestMs.toFixed(0)} ms (${r.stalls.longestCpuMs.toFixed(0)} ms of CPU in it), longest of its own work ${r.stalls.longestOwnMs.toFixed(0)} ms; ${r.stalls.overMaxGoal} scrape(s) of ${HISTORY_GOALS.scrapeMaxMs} ms or more; the slowest met ${r.stalls.slowestScrapeOwnMs.toFixed(0)} ms of the exporter's own work, ${r.stalls.slowestScrapeOtherMs.toFixed(0)} ms of the exporter waiting for a core and ${r.stalls.slowestScrapeClientMs.toFixed(0)} ms of the scraper waiting for one`,
         ]
       : []),

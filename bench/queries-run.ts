@@ -19,13 +19,14 @@ import type { StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
 import { createInstruments } from '../src/metrics/instruments.js';
 import { nextScheduledRun, Scheduler } from '../src/scheduler/scheduler.js';
-import { enabledEndpoints, StackPoller } from '../src/scheduler/stack-poller.js';
+import { enabledEndpoints } from '../src/config/endpoints.js';
+import { StackPoller } from '../src/scheduler/stack-poller.js';
 import { SecretScrubber } from '../src/secrets.js';
 import type { RequestRecord } from '../src/simulator/api.js';
 import { startSimulator } from '../src/simulator/server.js';
 import { SnapshotStore } from '../src/store/snapshot-store.js';
 import { count, markdownTable, textTable, type Table } from './format.js';
-import type { Progress } from './size-run.js';
+import type { Progress, QueriesFigures, QueriesRun } from './results.js';
 import { countingDispatcher, settle, VirtualTime } from './virtual-time.js';
 
 /** The worked examples of config/exporter.example.yaml (its first stack), as the configuration loads them. */
@@ -49,28 +50,6 @@ export interface QueriesOptions {
 }
 
 export const QUERIES_DEFAULTS: QueriesOptions = { hours: 24, cadences: [4 * 3600, 600], maxWallSeconds: 600 };
-
-export interface QueriesRun {
-  readonly cadenceSeconds: number;
-  readonly simulatedHours: number;
-  readonly queries: number;
-  /** Rebuilds of each table in the window (merger runs that did not fail), the start not counted. */
-  readonly rebuilds: Readonly<Record<'asset' | 'user', number>>;
-  /** Counts sent (POST /CMDB/v2/data/cmdb), field metadata reads. */
-  readonly counts: number;
-  readonly metadataReads: number;
-  /** The most counts one query sent between two rebuilds of its table (1 = once per rebuild). */
-  readonly maxCountsBetweenRebuilds: number;
-  /** Counts a query sent with no rebuild of its table since its count before (the daily run included). */
-  readonly countsWithoutRebuild: number;
-  /** Every connector poll in the window: what counting at the connector interval would have sent. */
-  readonly connectorPolls: number;
-  readonly wallSeconds: number;
-}
-
-export interface QueriesFigures {
-  readonly runs: readonly QueriesRun[];
-}
 
 /** The table a count was for, and which query (by its criteria), from the request body. */
 function keyOf(body: unknown): string {

@@ -2,7 +2,6 @@ import type { PaceResult } from './pace-run.js';
 /** The shapes of the figures, shared by the benchmark, its exporter process and its reports. */
 import type { BackfillFigures } from './backfill-run.js';
 import type { RestartFigures } from './restart-run.js';
-import type { QueriesFigures } from './queries-run.js';
 import type { SizeName } from './sizes.js';
 import type { Distribution } from './stats.js';
 
@@ -247,6 +246,13 @@ export interface HistoryStalls {
    * no recorded scrape exceeds that (only slower ones are recorded).
    */
   readonly slowestAnswerMs: number;
+  /**
+   * The longest time a scrape waited (ms) while neither the exporter's event loop nor the scraper's
+   * was held (no stall of either overlapped it): what the exporter itself made it wait for, such as
+   * a swap into the store or its compression threads. Under scrapeP99Ms as slowestAnswerMs is.
+   * Missing in figures saved before issue 33.
+   */
+  readonly longestWaitMs?: number;
 }
 
 export interface BigPage {
@@ -290,3 +296,29 @@ export interface RequestBudgetFigures {
    */
   readonly plan?: { readonly perHour: Readonly<Record<string, number>>; readonly total: number; readonly ratio: number };
 }
+
+// ---- the saved-queries cell (bench/queries-run.ts) ----
+export interface QueriesRun {
+  readonly cadenceSeconds: number;
+  readonly simulatedHours: number;
+  readonly queries: number;
+  /** Rebuilds of each table in the window (merger runs that did not fail), the start not counted. */
+  readonly rebuilds: Readonly<Record<'asset' | 'user', number>>;
+  /** Counts sent (POST /CMDB/v2/data/cmdb), field metadata reads. */
+  readonly counts: number;
+  readonly metadataReads: number;
+  /** The most counts one query sent between two rebuilds of its table (1 = once per rebuild). */
+  readonly maxCountsBetweenRebuilds: number;
+  /** Counts a query sent with no rebuild of its table since its count before (the daily run included). */
+  readonly countsWithoutRebuild: number;
+  /** Every connector poll in the window: what counting at the connector interval would have sent. */
+  readonly connectorPolls: number;
+  readonly wallSeconds: number;
+}
+
+export interface QueriesFigures {
+  readonly runs: readonly QueriesRun[];
+}
+
+/** Told what a cell is doing, for the bench's progress lines. */
+export type Progress = (message: string) => void;

@@ -10,7 +10,7 @@ import { measureBudget, measureRequestBudget } from './budget-run.js';
 import { requestBudgetTables } from './budget.js';
 import { BACKFILL_DAYS, BACKFILL_END, BACKFILL_START, backfillSection, backfillTable, benchBackfill } from './backfill-run.js';
 import { markdownTable, textTable } from './format.js';
-import { renderPerformanceDoc } from './performance-doc.js';
+import { HISTORY_END, HISTORY_START, historySection, renderPerformanceDoc } from './performance-doc.js';
 import type { BenchResult, BenchSettings, Machine, SizeResult } from './results.js';
 import { benchHistory, historyLines } from './history-run.js';
 import { benchSize, benchSwapOnly, medianSwap } from './size-run.js';
@@ -34,7 +34,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --polling-sizes L   sizes at which it does (default medium)
   --json FILE         also save the raw figures as JSON
   --doc-from FILE     measure nothing: rewrite docs/performance.md from figures saved with --json
-  --history-only      run only the connector-history cell (scrape p99, peak RSS, bytes per poll)
+  --history-only      run only the connector-history cell (scrape p99, peak RSS, bytes per poll); with
+                      --write, its section of docs/performance.md is replaced in place
   --no-history        skip the connector-history cell
   --history-seconds N how long the connector-history cell scrapes (default 90)
   --budget-hours N    simulated hours of the request-budget cell at 200 Actions (default 3)
@@ -318,8 +319,8 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const history = options.history === 'skip' ? undefined : await benchHistory(options.historySeconds, progress, options.exporterNodeArgs);
   if (history) for (const line of historyLines(history)) console.log(line);
-  if (options.history === 'only') {
-    if (options.json) writeFileSync(options.json, `${JSON.stringify({ history }, null, 2)}\n`);
+  if (options.history === 'only' && history) {
+    saveCell(options, { history }, () => historySection(history), [HISTORY_START, HISTORY_END], 'connector history');
     return;
   }
   const sizes: SizeResult[] = [];

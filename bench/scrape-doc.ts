@@ -3,9 +3,9 @@
  * swap and the scrapes-while-polling cells were measured, and each goal of docs/performance.md's
  * design with the figure of this run beside it.
  */
-import { GZIP_LEVEL } from '../src/store/scrape-response.js';
-import { SLICE } from '../src/store/lines.js';
-import { SELF_METRICS_MAX_AGE_MS } from '../src/store/scrape-response.js';
+import { GZIP_LEVEL } from '../src/exposition/gzip-pieces.js';
+import { SLICE } from '../src/store/series.js';
+import { SELF_METRICS_MAX_AGE_MS } from '../src/exposition/responses.js';
 import { gzipCpuPerRequest } from './analysis.js';
 import { ratio, rssGrowth } from './compare-run.js';
 import { bytes, count, ms } from './format.js';

@@ -8,12 +8,10 @@ import type { RequestRecord } from '../src/simulator/api.js';
 import { startChild, type Child } from './children.js';
 import { compareWithBare } from './compare-run.js';
 import { residentBytes } from './proc.js';
-import type { BenchSettings, ExporterInput, Memory, PollFigures, PollingScrape, PollRun, SizeResult, SwapFigures } from './results.js';
+import type { BenchSettings, ExporterInput, Memory, PollFigures, PollingScrape, PollRun, Progress, SizeResult, SwapFigures } from './results.js';
 import { scrapeLoad } from './scrape-load.js';
 import type { SimulatorReady } from './simulator-process.js';
 import { BENCH_MAX_SERIES, RAISED_RATE, SWAP_RUNS, type BenchSize } from './sizes.js';
-
-export type Progress = (message: string) => void;
 
 /** `runs` changes swapped in one after the other (see exporter-process.ts swap). */
 async function swapChanges(exporter: Child, runs: number, say: Progress): Promise<SwapFigures[]> {

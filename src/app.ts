@@ -9,7 +9,7 @@ import type { ExporterConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
-import { createInstruments, createStateInstruments, registerShardInstruments, type Instruments } from './metrics/instruments.js';
+import { createInstruments, createStateInstruments, registerShardInstruments, type Instruments, type SelfRegistries } from './metrics/instruments.js';
 import { nodeCron, Scheduler, type CronLike } from './scheduler/scheduler.js';
 import type { WebConfig } from './config/web-config.js';
 import { REFUSAL_REASONS } from './server/auth.js';
@@ -20,8 +20,12 @@ import { DocsPages } from './server/docs.js';
 import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { listenBase, targetGroups, type ScrapeBase } from './server/sd.js';
-import { PerStackResponses } from './store/per-stack.js';
-import { GzipPieces, ScrapeResponses, type ScrapeResponse } from './store/scrape-response.js';
+import { Exposition } from './exposition/exposition.js';
+import { GzipPieces } from './exposition/gzip-pieces.js';
+import { PerStackResponses } from './exposition/per-stack.js';
+import { ScrapeResponses, type ScrapeResponse } from './exposition/responses.js';
+import { wholeSelfFamilies } from './exposition/self-families.js';
+import { TEXT_LINES } from './exposition/text-lines.js';
 import { SnapshotStore } from './store/snapshot-store.js';
 import { Stacks, type ApplySummary } from './stacks.js';
 import { Storage } from './persist/storage.js';
@@ -60,8 +64,12 @@ export interface StartOptions {
 export interface App {
   /** Base URL of the HTTP server, when serving. */
   readonly url?: string;
+  /** The exporter's own metrics without a `stack` label (each stack's are in a registry of its own: `registries`). */
   readonly registry: Registry;
+  readonly registries: SelfRegistries;
   readonly store: SnapshotStore;
+  /** What /metrics serves of the store. */
+  readonly exposition: Exposition;
   readonly logger: Logger;
   readiness(): Readiness;
   metricsText(): Promise<string>;
@@ -85,7 +93,8 @@ export async function start(opts: StartOptions): Promise<App> {
   const nowMs = opts.nowMs ?? Date.now;
   const now = () => nowMs() / 1000;
   instruments.reloadSuccessTimestamp.set(now());
-  const store = new SnapshotStore({ instruments, logger, now });
+  const store = new SnapshotStore({ instruments, logger, now, renderer: TEXT_LINES });
+  const exposition = new Exposition(store);
   const scheduler = new Scheduler({
     instruments,
     logger,
@@ -108,22 +117,23 @@ export async function start(opts: StartOptions): Promise<App> {
     ...(storage ? { recordSend: (stack: string, atMs: number) => storage.recordSend(stack, atMs) } : {}),
   });
 
-  registerShardInstruments([registry, instruments.registries.exporter], opts.shard ?? UNSHARDED, () => stacks.count);
+  registerShardInstruments(instruments.registries.exporter, opts.shard ?? UNSHARDED, () => stacks.count);
 
   stacks.registerSecrets(config);
   // One short line at info; the whole effective configuration (a few kB for one stack) at debug.
   logger.info({ version: VERSION, shard: opts.shard, stacks: config.stacks.length }, 'cmdb-exporter starting');
   logger.debug({ config: redactConfig(config) }, 'effective configuration (secrets redacted)');
   for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
+  const restoring: Array<Promise<void>> = [];
   for (const stack of config.stacks) {
     const start = storage && startingPoint(storage, stack, logger, nowMs());
     stacks.add(stack, start?.carried);
-    // Served from the first scrape: the store applies them before it renders anything.
-    if (start?.series) store.restoreStack(stack.name, start.series);
+    // Applied in slices, as a poll's series are; served whole from the first scrape (awaited below, before the server listens).
+    if (start?.series) restoring.push(store.restoreStack(stack.name, start.series));
     if (start?.problemsSeen) stacks.restoreStatus(stack.name, start.problemsSeen);
   }
   storage?.start(
-    { stacks: () => stacks.configs(), marks: (s) => stacks.stateMarks(s), settled: (s) => store.view(s).settled(), prepare: (s) => stacks.prepareState(s), parts: (s) => stacks.stateParts(s) },
+    { stacks: () => stacks.configs(), marks: (s) => stacks.stateMarks(s), settled: (s) => store.settledOf(s), prepare: (s) => stacks.prepareState(s), parts: (s) => stacks.stateParts(s) },
     () => stacks.sendTimes(),
   );
   if (config.storagePath !== undefined && storage) logger.info({ storagePath: config.storagePath }, 'keeping state across restarts');
@@ -131,14 +141,8 @@ export async function start(opts: StartOptions): Promise<App> {
   const readiness = () => stacks.readiness();
   // The whole exposition and the per-stack ones share their compressed pieces (the same Buffers).
   const pieces = new GzipPieces();
-  const responses = new ScrapeResponses({ store, selfMetrics: () => registry.metrics(), now, pieces });
-  const perStack = new PerStackResponses({
-    store,
-    stackMetrics: async (name) => (await instruments.registries.stack(name)?.metrics()) ?? '',
-    exporterMetrics: () => instruments.registries.exporter.metrics(),
-    now,
-    pieces,
-  });
+  const responses = new ScrapeResponses({ source: exposition, selfFamilies: () => wholeSelfFamilies(instruments.registries), now, pieces });
+  const perStack = new PerStackResponses({ exposition, registries: instruments.registries, now, pieces });
   // The very bytes /metrics serves (plain), as text: for --once, the golden file and the benchmark.
   const metrics = () => responses.current();
   const metricsText = async () => Buffer.concat((await metrics()).plain.parts).toString('utf8');
@@ -209,6 +213,8 @@ export async function start(opts: StartOptions): Promise<App> {
     return summary;
   };
 
+  // What an earlier process kept is in the first response: a scrape never waits for the store.
+  await Promise.all(restoring);
   let server: Listening | undefined;
   // Every reason from 0, so rate() works from the first scrape (and --once shows the family too).
   for (const reason of REFUSAL_REASONS) instruments.httpRefused.inc({ reason }, 0);
@@ -252,9 +258,10 @@ export async function start(opts: StartOptions): Promise<App> {
       await stacks.closeAll(graceMs);
       await scheduler.stop(0);
       store.close();
+      exposition.close();
     })());
 
   const pollOnce = () => stacks.pollOnce();
   const writeState = storage && ((stack: string) => storage.writeNow(stack));
-  return { url: server?.url, registry, store, logger, readiness, metricsText, metrics, landing, reload, pollOnce, close, ...(writeState ? { writeState } : {}) };
+  return { url: server?.url, registry, registries: instruments.registries, store, exposition, logger, readiness, metricsText, metrics, landing, reload, pollOnce, close, ...(writeState ? { writeState } : {}) };
 }

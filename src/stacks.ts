@@ -9,12 +9,13 @@ import { sameCredentials, type CmdbClient } from './cmdb/client.js';
 import type { PollPlan } from './cmdb/plan.js';
 import type { StackReaders } from './cmdb/readers/index.js';
 import { openRoad, type Road } from './cmdb/road.js';
+import { enabledEndpoints } from './config/endpoints.js';
 import { secretsOf } from './config/redact.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import type { Logger } from './logger.js';
 import { initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
 import { nextScheduledRun, pollAllOnce, type Scheduler } from './scheduler/scheduler.js';
-import { enabledEndpoints, StackPoller } from './scheduler/stack-poller.js';
+import { StackPoller } from './scheduler/stack-poller.js';
 import type { SecretScrubber } from './secrets.js';
 import type { Readiness } from './server/http.js';
 import type { LandingStack } from './server/landing.js';
@@ -76,9 +77,10 @@ export function sameRoad(a: StackConfig, b: StackConfig): boolean {
   return ROAD_KEYS.every((key) => JSON.stringify(a[key]) === JSON.stringify(b[key]));
 }
 
-function endpointSettings(stack: StackConfig): Map<DataEndpoint, EndpointSettings> {
+/** The store's settings of each endpoint `stack` polls (`enabled`, enabledEndpoints). */
+function endpointSettings(stack: StackConfig, enabled: readonly DataEndpoint[]): Map<DataEndpoint, EndpointSettings> {
   const out = new Map<DataEndpoint, EndpointSettings>();
-  for (const endpoint of enabledEndpoints(stack)) {
+  for (const endpoint of enabled) {
     const intervalSeconds = stack.intervals[groupOf(endpoint)];
     out.set(endpoint, { intervalSeconds, staleAfterSeconds: intervalSeconds * stack.staleIntervals });
   }
@@ -118,7 +120,8 @@ export class Stacks {
   add(stack: StackConfig, carried: Carried = {}, joined = false): void {
     const { instruments, store, scrubber, scheduler, now } = this.opts;
     const logger = this.opts.logger.child({ stack: stack.name });
-    const road = openRoad({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, history: carried.history, enabled: enabledEndpoints(stack), seen: carried.seen });
+    const enabled = enabledEndpoints(stack);
+    const road = openRoad({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, history: carried.history, enabled, seen: carried.seen });
     const { client, readers } = road;
     const plan = road.plan as PollPlan;
     // What became of the stack's requests, for the status page's "CMDB unreachable" cause line.
@@ -127,11 +130,11 @@ export class Stacks {
     // --storage.path: every request is recorded as it leaves, so that a restart counts it (journal.ts).
     const { recordSend } = this.opts;
     if (recordSend) client.events.sends.on((e) => recordSend(stack.name, e.sentAt));
-    store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
+    store.addStack(stack.name, endpointSettings(stack, enabled), stack.maxSeries);
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
     const poller = new StackPoller({ stack, api: readers, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden, restored: carried.restored });
-    initStackInstruments(instruments, stack.name, poller.groups(), enabledEndpoints(stack));
+    initStackInstruments(instruments, stack.name, poller.groups(), enabled);
     if (carried.pauses) client.restorePauses(carried.pauses);
     // Restored Actions whose jobs are due (--storage.path): the backlog shows from the first scrape.
     if (carried.restored?.poller) onBacklog(poller.jobBacklog());
@@ -215,11 +218,12 @@ export class Stacks {
     const { store, scheduler, instruments } = this.opts;
     runtime.client.reconfigure(stack, instruments);
     runtime.readers.reconfigure();
+    const enabled = enabledEndpoints(stack);
     runtime.poller.reconfigure(stack);
-    runtime.plan.reconfigure(stack, enabledEndpoints(stack));
-    initStackInstruments(instruments, stack.name, runtime.poller.groups(), enabledEndpoints(stack));
+    runtime.plan.reconfigure(stack, enabled);
+    initStackInstruments(instruments, stack.name, runtime.poller.groups(), enabled);
     // The held series stay; their staleness limits follow the new intervals (an endpoint no longer polled loses its series).
-    store.addStack(stack.name, endpointSettings(stack), stack.maxSeries);
+    store.addStack(stack.name, endpointSettings(stack, enabled), stack.maxSeries);
     this.runtimes.set(stack.name, { ...runtime, config: stack });
     scheduler?.reschedule(stack.name);
   }
@@ -297,7 +301,7 @@ export class Stacks {
    * restored series are queued in the store: the status page goes on from it.
    */
   restoreStatus(name: string, seen: ReadonlyMap<string, number>): void {
-    this.status.restore(name, seen, this.opts.store.view(name).settled());
+    this.status.restore(name, seen, this.opts.store.settledOf(name));
   }
 
   /** The configurations of the stacks running now. */

@@ -7,7 +7,7 @@ import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
 import { ConfigError } from '../src/errors.js';
 import { nextScheduledRun, spreadOffset } from '../src/scheduler/scheduler.js';
-import { enabledEndpoints } from '../src/scheduler/stack-poller.js';
+import { enabledEndpoints } from '../src/config/endpoints.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { sim } from './cmdb/helpers/sim.js';
 import { WAIT_MS, waitFor } from './helpers/daemon.js';
@@ -55,12 +55,12 @@ describe('reload', () => {
     let config = configFor([stack('a'), stack('b')]);
     const { app } = await startExporter(config, { loadConfig: () => config });
     apps.push(app);
-    const before = await app.registry.metrics();
+    const before = await app.metricsText();
     expect(before).toContain('stack="b"');
     config = configFor([stack('a')]);
     const outcome = await app.reload();
     expect(outcome).toMatchObject({ ok: true });
-    const after = await app.registry.metrics();
+    const after = await app.metricsText();
     expect(after).not.toContain('stack="b"');
     expect(after).toContain('cmdb_token_requests_total{stack="a",outcome="success"} 0');
     expect(after).toContain('cmdb_rate_limit_requests_per_minute{stack="a"}');
@@ -74,11 +74,11 @@ describe('reload', () => {
     apps.push(app);
     const failed = await app.reload();
     expect(failed).toMatchObject({ ok: false, message: expect.stringContaining('failed while it was applied') });
-    expect(await app.registry.metrics()).toContain('cmdb_config_last_reload_successful 0');
+    expect(await app.metricsText()).toContain('cmdb_config_last_reload_successful 0');
     expect(app.landing().rejectedReload?.message).toContain('failed while it was applied');
     next = configFor([stack('a'), stack('b')]);
     expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"added":1') });
-    expect(await app.registry.metrics()).toContain('cmdb_config_last_reload_successful 1');
+    expect(await app.metricsText()).toContain('cmdb_config_last_reload_successful 1');
     expect(app.landing().rejectedReload).toBeUndefined();
   });
 
@@ -114,7 +114,7 @@ describe('reload', () => {
         disabledEndpoints: DATA_ENDPOINTS.filter((e) => e !== 'license'),
       });
     const waited = async (app: App) => {
-      const metric = app.registry.getSingleMetric('cmdb_rate_limit_wait_seconds_total');
+      const metric = app.registries.stack('a')?.getSingleMetric('cmdb_rate_limit_wait_seconds_total');
       const values = metric ? (await metric.get()).values : [];
       return values.find((v) => v.labels.stack === 'a')?.value ?? 0;
     };
@@ -166,7 +166,7 @@ describe('Action job backlog', () => {
     const actions = sim.state().counts.actions;
     expect(actions).toBeGreaterThan(1);
     const line = `cmdb_action_jobs_backlog{stack="a"} ${actions - 1}`;
-    await waitFor(async () => ((await app.registry.metrics()).includes(line) ? true : undefined), WAIT_MS, line);
+    await waitFor(async () => ((await app.metricsText()).includes(line) ? true : undefined), WAIT_MS, line);
     expect(sim.requests().filter((r) => r.endpoint === 'action_jobs')).toHaveLength(1);
     expect(app.landing().stacks[0]?.jobBacklog).toBe(actions - 1);
   });
@@ -298,7 +298,7 @@ describe('a stack paused by a server Retry-After (issue 11 #1)', () => {
     expect(pause).toMatchObject({ scope: 'stack', status: 429, request: 'GET /CMDB/v2/system/metrics/license' });
     expect(pause?.until).toBeGreaterThan(Date.now() / 1000 + 800);
     const paused = /^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} (\S+)$/m;
-    expect(Number(paused.exec(await app.registry.metrics())?.[1])).toBeCloseTo(pause?.until ?? 0, 0);
+    expect(Number(paused.exec(await app.metricsText())?.[1])).toBeCloseTo(pause?.until ?? 0, 0);
     expect(model?.endpoints.find((e) => e.endpoint === 'license')).toMatchObject({ state: 'failing', outcome: 'rate_limited' });
     expect(await app.metricsText()).toMatch(/^cmdb_endpoint_up\{stack="sim",endpoint="license"\} 0$/m);
     // Whatever could not be polled because of the pause says why; nothing is left pending or up without data.
@@ -308,7 +308,7 @@ describe('a stack paused by a server Retry-After (issue 11 #1)', () => {
 
     expect(await app.reload()).toMatchObject({ ok: true });
     expect(app.landing().stacks[0]?.pauses).toEqual([]);
-    expect(await app.registry.metrics()).toMatch(/^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} 0$/m);
+    expect(await app.metricsText()).toMatch(/^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} 0$/m);
   });
 });
 

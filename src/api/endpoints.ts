@@ -91,6 +91,12 @@ interface Paged<Page extends PageFields, Row> extends Common<'once'> {
   readonly pageSize: 'connectorPageSize' | 'actionPageSize';
   /** The stack setting `connectorSort` applies to this list. */
   readonly sortable?: boolean;
+  /**
+   * A history read as a scan (CmdbApi.scan, src/cmdb/readers/connector-history.ts): every page for
+   * the newest row per key, for longer than its interval while pages keep coming; a later read
+   * tells whether anything changed since. The poller's scan poller reads it.
+   */
+  readonly scan?: boolean;
 }
 
 // Each helper fixes the type parameters for one entry, so the table keeps every entry's own types.
@@ -112,6 +118,7 @@ export const ENDPOINT_TABLE = {
     rows: (p) => p.content,
     pageSize: 'connectorPageSize',
     sortable: true,
+    scan: true,
   }),
   data_ingestion: single({
     group: 'ingestion',
@@ -255,17 +262,32 @@ export interface QueryCounting {
   count(table: QueryTable, query: ReadonlyArray<ReadonlyArray<SentCriterion>>, ctx?: RequestContext): Promise<number>;
 }
 
+/** How the poller reads the endpoint whose descriptor declares `scan` (the connector history). */
+export interface ScanReading {
+  /** The history, newest run per key, with whether it changed since the last read. */
+  read(ctx?: RequestContext): Promise<ConnectorHistoryRead>;
+  /** How the read shows that it moves; without it a poll of it ends within its interval like any other. */
+  readonly progress?: {
+    /** Seconds since the read last moved (a page arrived, or it began), on the client's clock; undefined when none runs. */
+    idleSeconds(): number | undefined;
+    /** Seconds a read may go without progress before it counts as stuck (under the stack's settings now). */
+    stallSeconds(): number;
+  };
+}
+
 /** What the poller needs of a stack's readers (StackReaders in src/cmdb/readers implements it; tests fake it). */
 export interface CmdbApi {
   /** The saved queries' reader; without it, saved queries cannot run. */
   readonly queries?: QueryCounting;
   get<E extends DataEndpoint>(endpoint: E, ...args: GetArgs<E>): Promise<ResultOf<E>>;
-  /** The connector history with whether it changed since the last read; without it, `get('connector')` counts as changed. */
-  readConnectors?(ctx?: RequestContext): Promise<ConnectorHistoryRead>;
-  /** Seconds since the connector read last moved (a page arrived, or it began), on the client's clock; undefined when none runs. */
-  connectorIdleSeconds?(): number | undefined;
-  /** Seconds a connector read may go without progress before it counts as stuck. */
-  readonly connectorStallSeconds?: number;
+  /** The reader of the scanned endpoint; without it, it is read through `get` and every read counts as changed. */
+  readonly scan?: ScanReading;
+}
+
+/** The endpoints whose descriptor declares them read as a scan. */
+export function scanned(endpoint: DataEndpoint): boolean {
+  const d: Common & { scan?: boolean } = ENDPOINT_TABLE[endpoint];
+  return d.scan === true;
 }
 
 export function descriptor<E extends DataEndpoint>(endpoint: E): Descriptor<E> {

@@ -12,7 +12,7 @@
  * an Action's jobs) gets no mark until a later run of the same command writes the missing unit.
  */
 import type { MetricFamily } from '../metrics/catalogue.js';
-import { formatLabels, formatValue } from '../store/exposition.js';
+import { formatLabels, formatValue } from '../metrics/series-text.js';
 import { BACKFILLED_FAMILIES, type Line } from './replay.js';
 
 export const COVERAGE_METRIC = 'cmdb_backfill_covered_until_timestamp_seconds';

@@ -24,7 +24,7 @@ import type { CollectorContext } from '../collectors/types.js';
 import type { StackConfig } from '../config/types.js';
 import { CATALOGUE, type MetricFamily } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
-import { formatLabels, formatValue } from '../store/exposition.js';
+import { formatLabels, formatValue } from '../metrics/series-text.js';
 import { parseTimestamp } from '../time.js';
 import type { StackHistory } from './history.js';
 

@@ -1,8 +1,10 @@
 /**
- * The prom-client instruments (catalogue families with origin `registry`), created on one registry
- * that the composition root passes down. No global registry: each test makes its own.
+ * The prom-client instruments (catalogue families with origin `registry`): the exporter's own on
+ * the registry the composition root passes down, each stack's on a registry of that stack. No
+ * global registry: each test makes its own. The exposition renders them from the registries' JSON
+ * (src/exposition/self-families.ts).
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type Metric } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { family } from './catalogue.js';
 import { VERSION } from '../version.js';
 
@@ -58,13 +60,15 @@ export interface Instruments {
 export interface SelfRegistries {
   /** The stack's own instruments (every series with its `stack` label), undefined for a stack never seen. */
   stack(name: string): Registry | undefined;
-  /** The metrics without a `stack` label: process, Node.js, reloads, HTTP refusals, shard. */
+  /** The metrics without a `stack` label: process, Node.js, reloads, HTTP refusals, shard (the registry createInstruments was given). */
   readonly exporter: Registry;
+  /** Every stack's registry, in the order the stacks were first seen. */
+  stacks(): Registry[];
   /** Drops a stack's instruments with its registry (removeStackInstruments). */
   forget(name: string): void;
   /**
    * Per-stack families made only in some configurations (--storage.path's): each in every stack's
-   * registry, now and later, and gathered on the whole /metrics as the others are.
+   * registry, now and later (and so on the whole /metrics as the others are).
    */
   extend(families: readonly ExtraFamily[]): Array<StackCounter<string> & StackGauge<string>>;
 }
@@ -116,8 +120,7 @@ function spec<T extends string>(name: string, registers: Registry[]) {
 /**
  * The instruments of every stack, each stack's in a registry of its own: whose series is whose is
  * where it was counted, never read back out of a label in text (the per-stack targets render the
- * stack's registry as it is). The whole /metrics sees them through one family per name
- * (StackedFamily), which gathers every stack's series when it is rendered.
+ * stack's registry as it is; the whole /metrics gathers every stack's series of a family into one).
  */
 class PerStack {
   private readonly stacks = new Map<string, { registry: Registry; metrics: Record<PerStackKey, AnyMetric>; extra: Map<string, AnyMetric> }>();
@@ -146,13 +149,8 @@ class PerStack {
     this.stacks.delete(stack);
   }
 
-  all(): Array<Record<PerStackKey, AnyMetric>> {
-    return [...this.stacks.values()].map((e) => e.metrics);
-  }
-
-  /** Every stack's metric of an extra family. */
-  allExtra(name: string): AnyMetric[] {
-    return [...this.stacks.values()].flatMap((e) => e.extra.get(name) ?? []);
+  registries(): Registry[] {
+    return [...this.stacks.values()].map((e) => e.registry);
   }
 
   private entry(stack: string) {
@@ -198,29 +196,6 @@ function router(metricOf: (stack: string) => AnyMetric): StackCounter<string> & 
   };
 }
 
-/** One family of the whole /metrics made of every stack's series of it: rendered by prom-client as any metric. */
-class StackedFamily {
-  readonly aggregator = 'sum';
-  readonly help: string;
-  readonly labelNames: readonly string[];
-  constructor(
-    readonly name: string,
-    readonly type: 'counter' | 'gauge' | 'histogram',
-    /** The family's metric of every stack. */
-    private readonly ofEveryStack: () => AnyMetric[],
-  ) {
-    const f = family(name);
-    this.help = f.help;
-    this.labelNames = f.labels;
-  }
-
-  async get() {
-    const values = [];
-    for (const metric of this.ofEveryStack()) values.push(...(await metric.get()).values);
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
-  }
-}
-
 /**
  * prom-client default gauges whose names end in _total, which promtool rejects for a non-counter.
  * Each only sums the per-type gauge of the same name without _total, which stays.
@@ -232,34 +207,27 @@ export const DROPPED_DEFAULT_METRICS = [
 ] as const;
 
 export function createInstruments(registry: Registry, opts: { defaultMetrics?: boolean } = {}): Instruments {
-  const exporter = new Registry();
   if (opts.defaultMetrics !== false) {
-    collectDefaultMetrics({ register: exporter });
-    for (const name of DROPPED_DEFAULT_METRICS) exporter.removeSingleMetric(name);
-    // The same metric objects in both registries (prom-client types what it lists more loosely than what it takes).
-    for (const metric of exporter.getMetricsAsArray()) registry.registerMetric(metric as unknown as Metric);
+    collectDefaultMetrics({ register: registry });
+    for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
   }
   const perStack = new PerStack();
   const stacked = {} as Record<PerStackKey, StackCounter<string> & StackGauge<string> & StackHistogram<string>>;
-  for (const [key, name, kind] of PER_STACK) {
-    stacked[key] = router((stack) => perStack.of(stack)[key]);
-    // prom-client renders any object with a name and get(); this one gathers the stacks' series.
-    registry.registerMetric(new StackedFamily(name, kind, () => perStack.all().map((m) => m[key])) as unknown as Counter<string>);
-  }
-  const both = [registry, exporter];
+  for (const [key] of PER_STACK) stacked[key] = router((stack) => perStack.of(stack)[key]);
+  const own = [registry];
   const ins: Instruments = {
     ...stacked,
-    reloadSuccessful: new Gauge(spec<never>('cmdb_config_last_reload_successful', both)),
-    reloadSuccessTimestamp: new Gauge(spec<never>('cmdb_config_last_reload_success_timestamp_seconds', both)),
-    buildInfo: new Gauge(spec<'version' | 'node_version'>('cmdb_exporter_build_info', both)),
-    httpRefused: new Counter(spec<'reason'>('cmdb_exporter_http_requests_refused_total', both)),
+    reloadSuccessful: new Gauge(spec<never>('cmdb_config_last_reload_successful', own)),
+    reloadSuccessTimestamp: new Gauge(spec<never>('cmdb_config_last_reload_success_timestamp_seconds', own)),
+    buildInfo: new Gauge(spec<'version' | 'node_version'>('cmdb_exporter_build_info', own)),
+    httpRefused: new Counter(spec<'reason'>('cmdb_exporter_http_requests_refused_total', own)),
     registries: {
       stack: (name) => perStack.registry(name),
-      exporter,
+      exporter: registry,
+      stacks: () => perStack.registries(),
       forget: (name) => perStack.drop(name),
       extend: (families) => {
         perStack.extend(families);
-        for (const f of families) registry.registerMetric(new StackedFamily(f.name, f.kind, () => perStack.allExtra(f.name)) as unknown as Counter<string>);
         return families.map((f) => router((stack) => perStack.extraOf(stack, f.name)));
       },
     },
@@ -312,12 +280,12 @@ export async function removeStackInstruments(ins: Instruments, stack: string): P
  * shows at once.
  */
 export function registerShardInstruments(
-  /** The whole /metrics' registry, and the exporter's own (instruments.registries.exporter). */
-  registry: Registry | Registry[],
+  /** The exporter's own registry (instruments.registries.exporter). */
+  registry: Registry,
   assignment: { readonly shard: number; readonly total: number },
   stacks: () => number,
 ): void {
-  const registers = Array.isArray(registry) ? registry : [registry];
+  const registers = [registry];
   const shard = new Gauge(spec<'shard' | 'total'>('cmdb_exporter_shard', registers));
   shard.set({ shard: String(assignment.shard), total: String(assignment.total) }, 1);
   new Gauge({

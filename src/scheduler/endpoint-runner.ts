@@ -2,7 +2,8 @@
  * Runs one endpoint's poll and records its outcome: the one place that decides how a failure is
  * logged and counted (conventions: layered errors, one decision point).
  *
- * - Success: the store gets the new sample set; a recovery is logged once.
+ * - Success: the store gets the new sample set (the poll ends once it is applied); a recovery is
+ *   logged once.
  * - Failure: the store marks the endpoint down (series kept until the stale limit); the failure is
  *   logged when it starts or changes kind, then only as a periodic reminder, never every interval.
  * - 403: state and outcome `forbidden` (cmdb_endpoint_forbidden 1); not polled again until a
@@ -18,7 +19,7 @@ import type { Sample } from '../metrics/sample.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import { deadlineReached, PollTimeoutError } from './deadline.js';
 import { hintFor } from './hints.js';
-import { RUNNER_STATE_VERSION, type RestoredEndpoint, type RunnerState } from './runner-state.js';
+import { RUNNER_STATE_VERSION, type EndpointState, type RestoredEndpoint, type RunnerState } from './runner-state.js';
 
 /** What a poll produced. */
 export type PollResult =
@@ -28,9 +29,6 @@ export type PollResult =
   | { readonly kind: 'unchanged' }
   /** Some ids failed: fresh results merged with the last good ones; the endpoint reports down. */
   | { readonly kind: 'partial'; readonly samples: readonly Sample[]; readonly error: unknown };
-
-/** `forbidden`: a 403, retried on the doubling back-off only (retryAt). */
-export type EndpointState = 'pending' | 'ok' | 'failing' | 'forbidden' | 'blocked';
 
 export interface EndpointStatus {
   readonly endpoint: DataEndpoint;
@@ -188,13 +186,14 @@ export class EndpointRunner {
       return;
     }
     const at = this.opts.now();
+    const { store, stack } = this.opts;
+    // The poll is complete once the store has applied what it brought: a scrape serves it from then on.
     if (result.kind === 'partial') {
-      this.opts.store.fail(this.opts.stack.name, endpoint, result.samples);
+      await store.fail(stack.name, endpoint, result.samples);
       this.failed(status, result.error, started, true);
       return;
     }
-    if (result.kind === 'samples') this.opts.store.succeed(this.opts.stack.name, endpoint, result.samples, at);
-    else this.opts.store.confirm(this.opts.stack.name, endpoint, at);
+    await (result.kind === 'samples' ? store.succeed(stack.name, endpoint, result.samples, at) : store.confirm(stack.name, endpoint, at));
     this.succeeded(status, started, at);
   }
 
@@ -202,7 +201,7 @@ export class EndpointRunner {
   blocked(endpoint: DataEndpoint, reason: string): void {
     const status = this.statuses.get(endpoint);
     if (!status) return;
-    this.opts.store.fail(this.opts.stack.name, endpoint);
+    void this.opts.store.fail(this.opts.stack.name, endpoint);
     Object.assign(status, { state: 'blocked', outcome: 'blocked', error: reason, hint: hintFor('blocked', endpoint), lastPollAt: this.opts.now() });
     this.opts.logger.debug({ endpoint, reason }, 'endpoint not polled');
   }
@@ -237,7 +236,7 @@ export class EndpointRunner {
     const at = this.opts.now();
     const forbidden = err instanceof CmdbHttpError && err.status === 403;
     const outcome: PollOutcome = forbidden ? 'forbidden' : err instanceof CmdbError ? (err.outcome as PollOutcome) : 'error';
-    if (!partial) this.opts.store.fail(this.opts.stack.name, endpoint, undefined, forbidden);
+    if (!partial) void this.opts.store.fail(this.opts.stack.name, endpoint, undefined, forbidden);
     const message = this.opts.scrubber.scrub(err instanceof Error ? err.message : String(err));
     const hint = hintFor(outcome, endpoint);
     Object.assign(status, {

@@ -7,9 +7,11 @@
 import { z } from 'zod';
 import { DATA_ENDPOINTS, type DataEndpoint } from '../api/endpoints.js';
 import type { PollOutcome } from '../errors.js';
-import type { EndpointState } from './endpoint-runner.js';
 
 export const RUNNER_STATE_VERSION = 1;
+
+/** Where an endpoint stands (EndpointRunner): `forbidden` is a 403, retried on the doubling back-off only (retryAt). */
+export type EndpointState = 'pending' | 'ok' | 'failing' | 'forbidden' | 'blocked';
 
 export interface RestoredEndpoint {
   readonly endpoint: DataEndpoint;

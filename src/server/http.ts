@@ -13,8 +13,8 @@ import { gzip } from 'node:zlib';
 import express, { type Request, type Response } from 'express';
 import Negotiator from 'negotiator';
 import type { Logger } from '../logger.js';
-import { CONTENT_TYPE } from '../store/exposition.js';
-import { GZIP_LEVEL, type ScrapeBody, type ScrapeResponse } from '../store/scrape-response.js';
+import { GZIP_LEVEL } from '../exposition/gzip-pieces.js';
+import type { ScrapeBody, ScrapeResponse } from '../exposition/responses.js';
 import type { DocsPages } from './docs.js';
 import { lastLookOf, renderLanding, SEEN_PARAM, type LandingModel } from './landing.js';
 import type { TargetGroup } from './sd.js';
@@ -33,7 +33,7 @@ export interface Readiness {
 export type ReloadOutcome = { ok: true; message: string } | { ok: false; message: string };
 
 export interface ServerDeps {
-  /** The /metrics response, both encodings made once per change (src/store/scrape-response.ts). */
+  /** The /metrics response, both encodings made once per change (src/exposition/responses.ts). */
   readonly metrics: () => Promise<ScrapeResponse>;
   /** /metrics?stack=NAME and ?only=exporter; without it the query is ignored. */
   readonly perStack?: PerStackMetrics;
@@ -76,7 +76,7 @@ function writeBody(res: ServerResponse, body: ScrapeBody): void {
 
 export type MetricsHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
-/** One stack's exposition, or the exporter's own metrics alone (src/store/per-stack.ts). */
+/** One stack's exposition, or the exporter's own metrics alone (src/exposition/per-stack.ts). */
 export interface PerStackMetrics {
   /** Undefined when this exporter does not poll the stack. */
   stack(name: string): Promise<ScrapeResponse> | undefined;
@@ -124,7 +124,7 @@ export function metricsHandler(metrics: ServerDeps['metrics'], perStack?: PerSta
     const response = await (pending ?? metrics());
     const encoding = chooseEncoding(req);
     const body = encoding === 'identity' ? response.plain : await response.gzip();
-    res.setHeader('Content-Type', CONTENT_TYPE);
+    res.setHeader('Content-Type', response.contentType);
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('Vary', 'Accept-Encoding');
     if (encoding !== 'identity') res.setHeader('Content-Encoding', encoding);

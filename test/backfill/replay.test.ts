@@ -15,7 +15,7 @@ import { StateMemory } from '../../src/collectors/state-memory.js';
 import type { CollectorContext } from '../../src/collectors/types.js';
 import { FAMILIES } from '../../src/metrics/catalogue.js';
 import type { Sample } from '../../src/metrics/sample.js';
-import { formatLabels, formatValue } from '../../src/store/exposition.js';
+import { formatLabels, formatValue } from '../../src/metrics/series-text.js';
 import { testStack } from '../helpers/stack.js';
 
 const T0 = Date.parse('2026-11-01T00:00:00Z') / 1000;

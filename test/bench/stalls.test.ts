@@ -28,10 +28,18 @@ describe('stallsOf', () => {
       overMaxGoal: 2,
       // 300 less the 40 ms the scraper stalled; 260 less nothing.
       slowestAnswerMs: 260,
+      // 300 less every stall of either process in it (90 + 30 + 40); 260 less the 240 ms one.
+      longestWaitMs: 140,
     });
   });
 
+  it('counts a moment in which both processes were held once, in the wait the exporter made', () => {
+    const r = stallsOf([{ at: 0, ms: 100, cpuMs: 90 }], [{ at: 0, ms: 200 }], [{ at: 50, ms: 100 }]);
+    // Held from 0 to 150: the scrape waited 50 ms with neither event loop held.
+    expect(r.longestWaitMs).toBe(50);
+  });
+
   it('reports zeros when nothing stalled and no scrape was slow', () => {
-    expect(stallsOf([], [])).toEqual({ longestMs: 0, longestCpuMs: 0, longestOwnMs: 0, slowestScrapeMs: 0, slowestScrapeOwnMs: 0, slowestScrapeOtherMs: 0, slowestScrapeClientMs: 0, overMaxGoal: 0, slowestAnswerMs: 0 });
+    expect(stallsOf([], [])).toEqual({ longestMs: 0, longestCpuMs: 0, longestOwnMs: 0, slowestScrapeMs: 0, slowestScrapeOwnMs: 0, slowestScrapeOtherMs: 0, slowestScrapeClientMs: 0, overMaxGoal: 0, slowestAnswerMs: 0, longestWaitMs: 0 });
   });
 });

@@ -120,7 +120,7 @@ describe('request metrics', () => {
     expect(await count('license')).toBe(2);
     expect(await count('data_ingestion_detail')).toBe(1);
     // The endpoint label is the endpoint name, never an id.
-    const text = await metrics.registry.metrics();
+    const text = await metrics.text();
     expect(text).not.toContain('scheduled__nope');
   });
 });
@@ -157,7 +157,7 @@ describe('secrets', () => {
       'CMDB_TOKEN_REJECTED',
     ]);
     const secrets = [s.secret, 'wrong-secret-xyz', ...s.issuedTokens(), ...PLANTED_SECRETS];
-    const everything = [...errors.map((e) => `${e.message} ${String(e.cause ?? '')}`), log.text(), await metrics.registry.metrics()].join('\n');
+    const everything = [...errors.map((e) => `${e.message} ${String(e.cause ?? '')}`), log.text(), await metrics.text()].join('\n');
     for (const secret of secrets) expect(everything).not.toContain(secret);
   });
 });

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { DATA_ENDPOINTS } from '../../src/api/endpoints.js';
 import { planFor } from '../../src/cmdb/plan.js';
-import { enabledEndpoints } from '../../src/scheduler/stack-poller.js';
+import { enabledEndpoints } from '../../src/config/endpoints.js';
 import { testStack } from '../helpers/stack.js';
 import { makeClient } from './helpers/client.js';
 import { FakeClock } from './helpers/clock.js';

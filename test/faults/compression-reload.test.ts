@@ -97,7 +97,7 @@ const NO_CRON: CronLike = { schedule: () => ({ stop: () => undefined }) };
 const pageOf = (rawQuery: string) => Number(new URLSearchParams(rawQuery).get('page'));
 
 async function metric(app: App, line: RegExp): Promise<number | undefined> {
-  const m = line.exec(await app.registry.metrics());
+  const m = line.exec(await app.metricsText());
   return m ? Number(m[1]) : undefined;
 }
 

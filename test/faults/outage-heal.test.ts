@@ -12,7 +12,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { DataEndpoint } from '../../src/api/endpoints.js';
-import { enabledEndpoints } from '../../src/scheduler/stack-poller.js';
+import { enabledEndpoints } from '../../src/config/endpoints.js';
 import { exampleQueries } from '../helpers/queries.js';
 import { BUILTIN_SETTINGS } from '../../src/config/rules.js';
 import { startSimulator } from '../../src/simulator/server.js';

@@ -109,7 +109,7 @@ describe('a restart with --storage.path', () => {
     const from = sim.requests().length;
     const second = await run([stack()]);
     // Before any timer of the new process has run (its polls included): the ages of what it restored.
-    const ages = parseExposition(`${await second.app.registry.getSingleMetricAsString('cmdb_endpoint_restored_age_seconds')}\n`);
+    const ages = parseExposition(`${await second.app.registries.stack('kept')?.getSingleMetricAsString('cmdb_endpoint_restored_age_seconds')}\n`);
     const first = await second.app.metricsText();
     expect([...cmdbSeries(first)].filter(([k, v]) => before.get(k) !== v)).toEqual([]);
     expect(cmdbSeries(first).size).toBe(before.size);

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { StackConfig } from '../../src/config/types.js';
+import { wholeSelfFamilies } from '../../src/exposition/self-families.js';
+import { TEXT_FORMAT } from '../../src/exposition/text-format.js';
 import { createInstruments, createStateInstruments } from '../../src/metrics/instruments.js';
 import { STACKS_DIR, stateFileOf } from '../../src/persist/state-file.js';
 import { MIN_GAP_SECONDS, STATUS_GAP_SECONDS, StateWriter } from '../../src/persist/writer.js';
@@ -48,12 +50,12 @@ function setup(stacks: StackConfig[], files: string[] = []) {
 
 describe('StateWriter', () => {
   it("counts in the stack's own registry (its /metrics?stack= target) and on the whole /metrics alike", async () => {
-    const { writer, marks, registry, ins } = setup([testStack({ name: 'a' })]);
+    const { writer, marks, ins } = setup([testStack({ name: 'a' })]);
     try {
       marks.set('a', { data: 1, status: 1 });
       await writer.check();
       const own = (await ins.registries.stack('a')?.metrics()) ?? '';
-      const whole = await registry.metrics();
+      const whole = TEXT_FORMAT.write(await wholeSelfFamilies(ins.registries));
       for (const text of [own, whole]) {
         expect(text).toContain('cmdb_exporter_state_writes_total{stack="a",result="success"} 1');
         expect(text).toMatch(/cmdb_exporter_state_bytes\{stack="a"\} [1-9]/);

@@ -16,9 +16,12 @@ import { StackReaders } from '../../src/cmdb/readers/index.js';
 import { secretsOfStack } from '../../src/config/redact.js';
 import type { StackConfig } from '../../src/config/types.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
-import { enabledEndpoints, StackPoller } from '../../src/scheduler/stack-poller.js';
+import { enabledEndpoints } from '../../src/config/endpoints.js';
+import { StackPoller } from '../../src/scheduler/stack-poller.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
+import { Exposition } from '../../src/exposition/exposition.js';
+import { TEXT_LINES } from '../../src/exposition/text-lines.js';
 import { stackFor } from '../helpers/exporter.js';
 import { exampleQueries } from '../helpers/queries.js';
 import { parseExposition } from '../helpers/exposition.js';
@@ -109,14 +112,14 @@ function groupsFor(endpoint: DataEndpoint): GroupName[] {
 async function pollWith(endpoint: DataEndpoint, body: string): Promise<{ outcomes: Map<DataEndpoint, string | undefined>; text: string }> {
   sim.clearFaults();
   sim.addFault({ endpoint, status: 200, body });
-  const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger });
+  const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger, renderer: TEXT_LINES });
   const settings = new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 60, staleAfterSeconds: 180 }] as const));
   store.addStack(stack.name, settings, stack.maxSeries);
   // A fresh poller each run: no cache decides that an id need not be fetched again.
   const poller = new StackPoller({ stack, api: readers, store, logger: log.logger, scrubber: log.scrubber, now: () => NOW_MS / 1000 });
   for (const group of groupsFor(endpoint)) await poller.poll(group);
   const outcomes = new Map(poller.runner.status().map((s) => [s.endpoint, s.outcome] as const));
-  return { outcomes, text: store.text(NOW_MS / 1000) };
+  return { outcomes, text: new Exposition(store).text(NOW_MS / 1000) };
 }
 
 /** The check of every run: clean outcomes only, and an exposition Prometheus would accept. */

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { EndpointRunner, REMINDER_SECONDS } from '../../src/scheduler/endpoint-runner.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
+import { Exposition } from '../../src/exposition/exposition.js';
+import { TEXT_LINES } from '../../src/exposition/text-lines.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import { CmdbAbortedError, CmdbHttpError, CmdbInvalidBodyError, CmdbTimeoutError } from '../../src/errors.js';
 import type { Sample } from '../../src/metrics/sample.js';
@@ -10,13 +12,14 @@ import { testStack } from '../helpers/stack.js';
 
 function setup() {
   const log = captureLogger();
-  const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger });
+  const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger, renderer: TEXT_LINES });
+  const exposition = new Exposition(store);
   const stack = testStack({ name: 's' });
   store.addStack('s', new Map([['license', { intervalSeconds: 60, staleAfterSeconds: 180 }], ['data_ingestion_next', { intervalSeconds: 60, staleAfterSeconds: 180 }]]), 100);
   const clock = { t: 1000 };
   log.scrubber.add('topsecret-token');
   const runner = new EndpointRunner({ stack, endpoints: ['license', 'data_ingestion_next'], store, logger: log.logger, scrubber: log.scrubber, now: () => clock.t });
-  return { runner, store, log, clock };
+  return { runner, store, exposition, log, clock };
 }
 
 const sample: Sample = { name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: 5 };
@@ -64,7 +67,7 @@ describe('EndpointRunner', () => {
   });
 
   it('backs off after a 403: no poll until the back-off has passed, doubling up to the cap', async () => {
-    const { runner, clock, store } = setup();
+    const { runner, clock, store, exposition } = setup();
     let calls = 0;
     const forbidden = () => {
       calls++;
@@ -79,7 +82,7 @@ describe('EndpointRunner', () => {
     });
     // Its own metric, so alerts can tell "refused" from "down".
     expect(store.snapshot('s', 'data_ingestion_next')).toMatchObject({ up: 0, forbidden: 1 });
-    expect(store.text(clock.t)).toContain('cmdb_endpoint_forbidden{stack="s",endpoint="data_ingestion_next"} 1');
+    expect(exposition.text(clock.t)).toContain('cmdb_endpoint_forbidden{stack="s",endpoint="data_ingestion_next"} 1');
     clock.t += 899;
     await runner.run('data_ingestion_next', forbidden);
     expect(calls).toBe(1);

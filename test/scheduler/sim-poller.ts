@@ -1,6 +1,7 @@
 /** A StackPoller on the real client against the real simulator, with its store and captured log. */
 import { Registry } from 'prom-client';
-import { enabledEndpoints, StackPoller } from '../../src/scheduler/stack-poller.js';
+import { enabledEndpoints } from '../../src/config/endpoints.js';
+import { StackPoller } from '../../src/scheduler/stack-poller.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import type { StackConfig } from '../../src/config/types.js';

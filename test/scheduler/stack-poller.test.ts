@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { StackPoller, enabledEndpoints, type CmdbApi } from '../../src/scheduler/stack-poller.js';
+import { enabledEndpoints } from '../../src/config/endpoints.js';
+import { StackPoller, type CmdbApi } from '../../src/scheduler/stack-poller.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import { CmdbHttpError } from '../../src/errors.js';
@@ -143,7 +144,7 @@ describe('connector history: an explicit {changed, runs} contract', () => {
     let mapped = 0;
     const api: CmdbApi = {
       get: s.api.get,
-      readConnectors: async () => ({ changed, runs }),
+      scan: { read: async () => ({ changed, runs }) },
     };
     const log = captureLogger();
     const stack = testStack({ name: 's', track: { assets: [], users: [] } });
@@ -300,7 +301,7 @@ describe('Action jobs', () => {
     const succeed = s.store.succeed.bind(s.store);
     s.store.succeed = (stack, endpoint, samples, at) => {
       if (endpoint === 'action_jobs') published.push(samples.filter((x) => x.name === 'cmdb_action_last_job_results').length);
-      succeed(stack, endpoint, samples, at);
+      return succeed(stack, endpoint, samples, at);
     };
     await s.poller.poll('actions');
     await s.poller.poll('actionJobs');

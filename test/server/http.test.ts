@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import type { App } from '../../src/app.js';
-import { CONTENT_TYPE } from '../../src/store/exposition.js';
+import { CONTENT_TYPE } from '../../src/exposition/text-format.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { rawGet } from '../helpers/raw-http.js';
 

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { createHttpApp, listen, metricsHandler, type Listening } from '../../src/server/http.js';
-import type { ScrapeBody, ScrapeResponse } from '../../src/store/scrape-response.js';
+import type { ScrapeBody, ScrapeResponse } from '../../src/exposition/responses.js';
 import { defaultLimits, maxConnectionsFor, openFilesSoftLimit } from '../../src/server/limits.js';
 import { buildProtection } from '../../src/server/protection.js';
 import { createLogger } from '../../src/logger.js';
@@ -27,7 +27,7 @@ async function heldServer(maxRequests: number) {
   const plain = Buffer.from('up 1\n');
   const zipped = gzipSync(plain);
   const bodyOf = (b: Buffer): ScrapeBody => ({ parts: [b], length: b.length, whole: () => b });
-  const response: ScrapeResponse = { plain: bodyOf(plain), gzip: () => Promise.resolve(bodyOf(zipped)) };
+  const response: ScrapeResponse = { contentType: 'text/plain; version=0.0.4; charset=utf-8', plain: bodyOf(plain), gzip: () => Promise.resolve(bodyOf(zipped)) };
   const metrics = () => new Promise<ScrapeResponse>((resolve) => waiting.push(() => resolve(response)));
   const app = createHttpApp({
     metrics,

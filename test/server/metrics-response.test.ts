@@ -1,5 +1,5 @@
 /**
- * /metrics over real HTTP from a real snapshot store and prom-client registry: the content coding
+ * /metrics over real HTTP from a real snapshot store, its exposition and a prom-client registry: the content coding
  * follows Accept-Encoding's q-values, a gzip body decompresses to exactly the plain body, every
  * response states its Content-Length, and scrapes share one response until a part changes.
  */
@@ -10,7 +10,10 @@ import type { DataEndpoint } from '../../src/api/endpoints.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { createHttpApp, listen, metricsHandler, type Listening } from '../../src/server/http.js';
-import { ScrapeResponses } from '../../src/store/scrape-response.js';
+import { Exposition } from '../../src/exposition/exposition.js';
+import { ScrapeResponses } from '../../src/exposition/responses.js';
+import { registryFamilies } from '../../src/exposition/self-families.js';
+import { TEXT_LINES } from '../../src/exposition/text-lines.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { captureLogger } from '../helpers/log.js';
 import { rawGet, type RawResponse } from '../helpers/raw-http.js';
@@ -36,15 +39,15 @@ beforeAll(async () => {
   const registry = new Registry();
   const instruments = createInstruments(registry, { defaultMetrics: true });
   const { logger } = captureLogger('info');
-  store = new SnapshotStore({ instruments, logger });
+  store = new SnapshotStore({ instruments, logger, renderer: TEXT_LINES });
   store.addStack('s1', new Map<DataEndpoint, typeof SETTINGS>([['connector', SETTINGS], ['license', SETTINGS]]), 100_000);
-  store.succeed('s1', 'connector', connectors(3000, 1), NOW);
-  store.succeed('s1', 'license', [{ name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: NOW + 86_400 * 10 }], NOW);
+  await store.succeed('s1', 'connector', connectors(3000, 1), NOW);
+  await store.succeed('s1', 'license', [{ name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: NOW + 86_400 * 10 }], NOW);
   responses = new ScrapeResponses({
-    store,
-    selfMetrics: () => {
+    source: new Exposition(store),
+    selfFamilies: () => {
       selfRenders++;
-      return registry.metrics();
+      return registryFamilies(registry);
     },
     now: () => NOW,
     monotonicMs: () => clockMs,
@@ -171,7 +174,7 @@ describe('one response shared until a part changes', () => {
   });
 
   it('a completed poll is in the very next scrape, in both encodings', async () => {
-    store.succeed('s1', 'connector', connectors(3000, 7), NOW + 60);
+    await store.succeed('s1', 'connector', connectors(3000, 7), NOW + 60);
     const plain = (await get(undefined)).body.toString('utf8');
     const zipped = gunzipSync((await get('gzip')).body).toString('utf8');
     for (const text of [plain, zipped]) {
@@ -183,7 +186,7 @@ describe('one response shared until a part changes', () => {
 
 describe('a body over 1 MiB', () => {
   it('is written part by part with the same Content-Length and bytes, plain and gzip', async () => {
-    store.succeed('s1', 'connector', connectors(20_000, 3), NOW + 120);
+    await store.succeed('s1', 'connector', connectors(20_000, 3), NOW + 120);
     const plain = await get(undefined);
     expect(plain.body.length).toBeGreaterThan(1024 * 1024);
     expect(plain.headers['content-length']).toBe(String(plain.body.length));
@@ -191,5 +194,23 @@ describe('a body over 1 MiB', () => {
     const zipped = await get('gzip');
     expect(zipped.headers['content-length']).toBe(String(zipped.body.length));
     expect(gunzipSync(zipped.body).equals(plain.body)).toBe(true);
+  });
+});
+
+describe('a scrape while a large poll is being applied', () => {
+  it('gets the previous response at once, and the new one once the poll is complete', async () => {
+    const plainText = async () => Buffer.concat((await responses.current()).plain.parts).toString('utf8');
+    // 20,000 series: prepared in slices over many turns of the event loop.
+    const applied = store.succeed('s1', 'connector', connectors(20_000, 9), NOW + 180);
+    let complete = false;
+    void applied.then(() => (complete = true));
+    const during = await plainText();
+    expect(complete).toBe(false);
+    expect(during).toContain('connector="Zürich-连接器-19999",profile="p"} 3\n');
+    expect(during).not.toMatch(/^cmdb_connector_input_records\{.*\} 9$/m);
+    await applied;
+    const after = await plainText();
+    expect(after).toContain('connector="Zürich-连接器-19999",profile="p"} 9\n');
+    expect(after).not.toMatch(/^cmdb_connector_input_records\{.*\} 3$/m);
   });
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { parseExternalUrl } from '../../src/server/sd.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { CONTENT_TYPE } from '../../src/store/exposition.js';
+import { CONTENT_TYPE } from '../../src/exposition/text-format.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { parseExposition, type ParsedSample } from '../helpers/exposition.js';
 import { rawGet } from '../helpers/raw-http.js';

@@ -1,7 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import { Registry } from 'prom-client';
 import { SnapshotStore, type EndpointSettings } from '../../src/store/snapshot-store.js';
-import { PIECE_BYTES, SLICE } from '../../src/store/lines.js';
+import { SLICE } from '../../src/store/series.js';
+import { Exposition } from '../../src/exposition/exposition.js';
+import { PIECE_BYTES, TEXT_LINES } from '../../src/exposition/text-lines.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import type { DataEndpoint } from '../../src/api/endpoints.js';
 import type { Sample } from '../../src/metrics/sample.js';
@@ -13,14 +15,17 @@ function setup(maxSeries = 1000) {
   const registry = new Registry();
   const instruments = createInstruments(registry, { defaultMetrics: false });
   const log = captureLogger();
-  const store = new SnapshotStore({ instruments, logger: log.logger });
+  const store = new SnapshotStore({ instruments, logger: log.logger, renderer: TEXT_LINES });
+  const exposition = new Exposition(store);
   const endpoints = new Map<DataEndpoint, EndpointSettings>([
     ['connector', SETTINGS],
     ['license', SETTINGS],
     ['metrics_data', SETTINGS],
   ]);
   store.addStack('s1', endpoints, maxSeries);
-  return { store, registry, log };
+  /** The exporter's own metric of stack s1, as its registry renders it. */
+  const own = async (name: string) => (await instruments.registries.stack('s1')?.getSingleMetricAsString(name)) ?? '';
+  return { store, exposition, own, log };
 }
 
 const connector = (name: string, value = 1): Sample => ({
@@ -35,35 +40,35 @@ function lines(text: string, metric: string): string[] {
 
 describe('freshness', () => {
   it('a connector missing from a successful poll loses its series at once', () => {
-    const { store } = setup();
+    const { store, exposition } = setup();
     store.succeed('s1', 'connector', [connector('a'), connector('b')], 1000);
-    expect(lines(store.text(1000), 'cmdb_connector_input_records')).toHaveLength(2);
+    expect(lines(exposition.text(1000), 'cmdb_connector_input_records')).toHaveLength(2);
     store.succeed('s1', 'connector', [connector('a')], 1060);
-    expect(lines(store.text(1060), 'cmdb_connector_input_records')).toEqual([
+    expect(lines(exposition.text(1060), 'cmdb_connector_input_records')).toEqual([
       'cmdb_connector_input_records{stack="s1",connector="a",profile=""} 1',
     ]);
   });
 
   it('a failed poll sets cmdb_endpoint_up to 0 at once and keeps the last good series', () => {
-    const { store } = setup();
+    const { store, exposition } = setup();
     store.succeed('s1', 'connector', [connector('a', 5)], 1000);
-    expect(store.text(1000)).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 1');
+    expect(exposition.text(1000)).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 1');
     store.fail('s1', 'connector');
-    const text = store.text(1060);
+    const text = exposition.text(1060);
     expect(text).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 0');
     expect(text).toContain('cmdb_connector_input_records{stack="s1",connector="a",profile=""} 5');
     expect(text).toContain('cmdb_endpoint_last_success_timestamp_seconds{stack="s1",endpoint="connector"} 1000');
   });
 
   it('drops the series of a failing endpoint once its last success is older than the stale limit', () => {
-    const { store, log } = setup();
+    const { store, exposition, log } = setup();
     store.succeed('s1', 'connector', [connector('a')], 1000);
     store.fail('s1', 'connector');
     store.expireStale(1180); // exactly at the limit
-    expect(lines(store.text(1180), 'cmdb_connector_input_records')).toHaveLength(1);
+    expect(lines(exposition.text(1180), 'cmdb_connector_input_records')).toHaveLength(1);
     store.expireStale(1181);
-    expect(lines(store.text(1181), 'cmdb_connector_input_records')).toHaveLength(0);
-    expect(store.text(1181)).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 0');
+    expect(lines(exposition.text(1181), 'cmdb_connector_input_records')).toHaveLength(0);
+    expect(exposition.text(1181)).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 0');
     expect(log.lines().some((l) => String(l.msg).includes('stale limit'))).toBe(true);
   });
 
@@ -96,27 +101,27 @@ describe('freshness', () => {
   });
 
   it('keeps the series of a healthy endpoint however old its data is', () => {
-    const { store } = setup();
+    const { store, exposition } = setup();
     store.succeed('s1', 'connector', [connector('a')], 1000);
-    expect(lines(store.text(1_000_000), 'cmdb_connector_input_records')).toHaveLength(1);
+    expect(lines(exposition.text(1_000_000), 'cmdb_connector_input_records')).toHaveLength(1);
   });
 
   it('a confirmed poll (no request needed) counts as a success', () => {
-    const { store } = setup();
+    const { store, exposition } = setup();
     store.succeed('s1', 'connector', [connector('a')], 1000);
     store.fail('s1', 'connector');
     store.confirm('s1', 'connector', 1100);
-    const text = store.text(1100);
+    const text = exposition.text(1100);
     expect(text).toContain('cmdb_endpoint_up{stack="s1",endpoint="connector"} 1');
     expect(text).toContain('cmdb_endpoint_last_success_timestamp_seconds{stack="s1",endpoint="connector"} 1100');
     expect(lines(text, 'cmdb_connector_input_records')).toHaveLength(1);
   });
 
   it('a partial failure replaces the series with the merged set and reports up 0', () => {
-    const { store } = setup();
+    const { store, exposition } = setup();
     store.succeed('s1', 'connector', [connector('a'), connector('b')], 1000);
     store.fail('s1', 'connector', [connector('a', 9)]);
-    const text = store.text(1010);
+    const text = exposition.text(1010);
     expect(lines(text, 'cmdb_connector_input_records')).toEqual([
       'cmdb_connector_input_records{stack="s1",connector="a",profile=""} 9',
     ]);
@@ -124,8 +129,8 @@ describe('freshness', () => {
   });
 
   it('exports up 0 for an endpoint before its first poll (a stack that cannot be reached reads down from the start), no last success', () => {
-    const { store } = setup();
-    const text = store.text(1000);
+    const { store, exposition } = setup();
+    const text = exposition.text(1000);
     expect(text).toContain('cmdb_endpoint_up{stack="s1",endpoint="license"} 0');
     expect(text).toContain('cmdb_endpoint_forbidden{stack="s1",endpoint="license"} 0');
     expect(text).not.toContain('cmdb_endpoint_last_success_timestamp_seconds{');
@@ -137,31 +142,31 @@ describe('freshness', () => {
 
 describe('license days until expiry', () => {
   it('is computed at scrape time from the expiry timestamp', () => {
-    const { store } = setup();
+    const { store, exposition } = setup();
     store.succeed('s1', 'license', [{ name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: 864000 }], 0);
-    expect(store.text(0)).toContain('cmdb_license_days_until_expiry{stack="s1"} 10');
-    expect(store.text(432000)).toContain('cmdb_license_days_until_expiry{stack="s1"} 5');
-    expect(store.text(950400)).toContain('cmdb_license_days_until_expiry{stack="s1"} -1');
+    expect(exposition.text(0)).toContain('cmdb_license_days_until_expiry{stack="s1"} 10');
+    expect(exposition.text(432000)).toContain('cmdb_license_days_until_expiry{stack="s1"} 5');
+    expect(exposition.text(950400)).toContain('cmdb_license_days_until_expiry{stack="s1"} -1');
   });
 });
 
 describe('rendering', () => {
   it('renders once per change, not on each scrape', () => {
-    const { store } = setup();
+    const { store, exposition } = setup();
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- spying on a private method
-    const render = vi.spyOn(store as any, 'render');
+    const render = vi.spyOn(exposition as any, 'assemble');
     store.succeed('s1', 'connector', [connector('a')], 1000);
-    store.text(1000);
-    store.text(1001);
-    store.text(1002);
+    exposition.text(1000);
+    exposition.text(1001);
+    exposition.text(1002);
     expect(render).toHaveBeenCalledTimes(1);
     store.succeed('s1', 'connector', [connector('b')], 1003);
-    store.text(1003);
+    exposition.text(1003);
     expect(render).toHaveBeenCalledTimes(2);
   });
 
   it('renders an endpoint\'s series when they are swapped in, and not again for a status-only change', () => {
-    const { store } = setup();
+    const { store, exposition } = setup();
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- spying on a private method
     const prepare = vi.spyOn(store as any, 'prepare');
     store.succeed('s1', 'connector', [connector('a')], 1000);
@@ -169,16 +174,16 @@ describe('rendering', () => {
     expect(prepare).toHaveBeenCalledTimes(2);
     store.confirm('s1', 'connector', 1060);
     store.fail('s1', 'license');
-    const text = store.text(1060);
+    const text = exposition.text(1060);
     expect(prepare).toHaveBeenCalledTimes(2);
     expect(text).toContain('cmdb_connector_input_records{stack="s1",connector="a",profile=""} 1');
     expect(text).toContain('cmdb_endpoint_up{stack="s1",endpoint="license"} 0');
   });
 
   it('escapes hostile label values in the exposition', () => {
-    const { store } = setup();
+    const { store, exposition } = setup();
     store.succeed('s1', 'connector', [connector('Lab "East" \\ Zürich\nWing')], 1000);
-    expect(store.text(1000)).toContain(
+    expect(exposition.text(1000)).toContain(
       'cmdb_connector_input_records{stack="s1",connector="Lab \\"East\\" \\\\ Zürich\\nWing",profile=""} 1',
     );
   });
@@ -188,39 +193,39 @@ describe('rendering', () => {
     const b = setup();
     a.store.succeed('s1', 'connector', [connector('x'), connector('a'), connector('m')], 1);
     b.store.succeed('s1', 'connector', [connector('m'), connector('x'), connector('a')], 1);
-    expect(a.store.text(1)).toBe(b.store.text(1));
+    expect(a.exposition.text(1)).toBe(b.exposition.text(1));
   });
 
   it('drops the series of a removed stack', () => {
-    const { store } = setup();
+    const { store, exposition } = setup();
     store.succeed('s1', 'connector', [connector('a')], 1000);
     store.removeStack('s1');
-    expect(store.text(1000)).toBe('');
+    expect(exposition.text(1000)).toBe('');
   });
 });
 
 describe('duplicates and the series cap', () => {
   it('merges duplicate label sets deterministically (first kept) and counts them', async () => {
-    const { store, registry } = setup();
+    const { store, exposition, own } = setup();
     store.succeed('s1', 'connector', [connector('a', 1), connector('a', 2), connector('a', 3)], 1000);
-    expect(lines(store.text(1000), 'cmdb_connector_input_records')).toEqual([
+    expect(lines(exposition.text(1000), 'cmdb_connector_input_records')).toEqual([
       'cmdb_connector_input_records{stack="s1",connector="a",profile=""} 1',
     ]);
-    expect(await registry.getSingleMetricAsString('cmdb_duplicate_series_total')).toContain(
+    expect(await own('cmdb_duplicate_series_total')).toContain(
       'cmdb_duplicate_series_total{stack="s1"} 2',
     );
   });
 
   it('caps the series of a stack, counts and logs what it dropped, once', async () => {
-    const { store, registry, log } = setup(5);
+    const { store, exposition, own, log } = setup(5);
     store.succeed('s1', 'metrics_data', [{ name: 'cmdb_assets', labels: {}, value: 1 }], 1000);
     const many = Array.from({ length: 10 }, (_, i) => connector(`c${i}`));
     store.succeed('s1', 'connector', many, 1000);
     store.succeed('s1', 'connector', many, 1060);
-    expect(lines(store.text(1060), 'cmdb_connector_input_records')).toHaveLength(4);
+    expect(lines(exposition.text(1060), 'cmdb_connector_input_records')).toHaveLength(4);
     expect(store.seriesCount('s1')).toBe(5);
-    expect(store.text(1060)).toContain('cmdb_series{stack="s1"} 5');
-    expect(await registry.getSingleMetricAsString('cmdb_series_dropped_total')).toContain(
+    expect(exposition.text(1060)).toContain('cmdb_series{stack="s1"} 5');
+    expect(await own('cmdb_series_dropped_total')).toContain(
       'cmdb_series_dropped_total{stack="s1"} 12',
     );
     expect(log.lines().filter((l) => String(l.msg).startsWith('series cap reached'))).toHaveLength(1);
@@ -229,15 +234,15 @@ describe('duplicates and the series cap', () => {
 
 describe('rendering off the scrape path', () => {
   it('assembles the text right after a burst of changes, once, before any scrape asks', async () => {
-    const { store } = setup();
+    const { store, exposition } = setup();
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- spying on a private method
-    const render = vi.spyOn(store as any, 'render');
+    const render = vi.spyOn(exposition as any, 'assemble');
     store.succeed('s1', 'connector', [connector('a')], 1000);
     store.succeed('s1', 'license', [{ name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: 5 }], 1000);
     expect(render).toHaveBeenCalledTimes(0);
     await new Promise((r) => setImmediate(r));
     expect(render).toHaveBeenCalledTimes(1);
-    store.text(1000);
+    exposition.text(1000);
     expect(render).toHaveBeenCalledTimes(1);
   });
 });
@@ -246,7 +251,7 @@ describe('large updates in slices, swapped whole', () => {
   const many = (n: number, value: number) => Array.from({ length: n }, (_, i) => connector(`c${String((i * 7919) % n).padStart(6, '0')}`, value));
 
   it('a large poll is prepared over several turns of the event loop and swapped in whole', async () => {
-    const { store } = setup(100_000);
+    const { store, exposition } = setup(100_000);
     store.succeed('s1', 'connector', many(10, 1), 1000);
     store.succeed('s1', 'connector', many(SLICE * 5, 2), 1060);
     // Still the old set: the new one is being prepared.
@@ -265,7 +270,7 @@ describe('large updates in slices, swapped whole', () => {
     // The update yields after every slice (at least five here), so two turns later it is not done yet.
     expect(seenDuringPrepare.slice(0, 2)).toEqual([10, 10]);
     expect(store.snapshot('s1', 'connector')).toMatchObject({ up: 1, lastSuccess: 1060 });
-    expect(lines(store.text(1060), 'cmdb_connector_input_records')).toHaveLength(SLICE * 5);
+    expect(lines(exposition.text(1060), 'cmdb_connector_input_records')).toHaveLength(SLICE * 5);
   });
 
   it('updates apply in the order they arrived: a failure after a large success leaves it down with the new set', async () => {
@@ -278,25 +283,32 @@ describe('large updates in slices, swapped whole', () => {
     expect(store.snapshot('s1', 'connector')?.samples).toHaveLength(SLICE * 3);
   });
 
-  it('text() applies pending updates at once, so a synchronous reader never sees the old set', () => {
-    const { store } = setup(100_000);
-    store.succeed('s1', 'connector', many(SLICE * 3, 5), 1000);
-    expect(lines(store.text(1000), 'cmdb_connector_input_records')).toHaveLength(SLICE * 3);
+  it('a reader never waits for an update being applied: it gets the old set until the poll is complete, then the new one', async () => {
+    const { store, exposition } = setup(100_000);
+    await store.succeed('s1', 'connector', many(SLICE * 2, 4), 1000);
+    const applied = store.succeed('s1', 'connector', many(SLICE * 3, 5), 1060);
+    const before = lines(exposition.text(1060), 'cmdb_connector_input_records');
+    expect(before).toHaveLength(SLICE * 2);
+    expect(before.every((l) => l.endsWith(' 4'))).toBe(true);
+    await applied;
+    const after = lines(exposition.text(1060), 'cmdb_connector_input_records');
+    expect(after).toHaveLength(SLICE * 3);
+    expect(after.every((l) => l.endsWith(' 5'))).toBe(true);
   });
 
-  it('sorts a family larger than a slice exactly as a single sort would', () => {
-    const { store } = setup(100_000);
-    store.succeed('s1', 'connector', many(SLICE * 4 + 17, 1), 1000);
-    const got = lines(store.text(1000), 'cmdb_connector_input_records');
+  it('sorts a family larger than a slice exactly as a single sort would', async () => {
+    const { store, exposition } = setup(100_000);
+    await store.succeed('s1', 'connector', many(SLICE * 4 + 17, 1), 1000);
+    const got = lines(exposition.text(1000), 'cmdb_connector_input_records');
     expect(got).toHaveLength(SLICE * 4 + 17);
     expect(got).toEqual([...got].sort());
   });
 
   it('keeps the data bytes (and so their gzip) across status-only changes and polls that bring the same series', () => {
-    const { store } = setup(100_000);
+    const { store, exposition } = setup(100_000);
     store.succeed('s1', 'connector', many(50, 1), 1000);
-    const data = () => store.segments().filter((s) => s.kind === 'data').flatMap((s) => s.parts);
-    const status = () => store.segments().find((s) => s.kind === 'status')?.parts[0];
+    const data = () => exposition.segments().filter((s) => s.kind === 'data').flatMap((s) => s.parts);
+    const status = () => exposition.segments().find((s) => s.kind === 'status')?.parts[0];
     const [d0, s0] = [data(), status()];
     store.confirm('s1', 'connector', 1030);
     store.succeed('s1', 'connector', many(50, 1), 1060);
@@ -306,14 +318,14 @@ describe('large updates in slices, swapped whole', () => {
     expect(data().some((b, i) => b !== d0[i])).toBe(true);
   });
 
-  it('a data run is not copied whole: a large family is served from the Buffer its poll made, kept when another endpoint changes', () => {
-    const { store } = setup(100_000);
-    store.succeed('s1', 'connector', many(SLICE * 20, 1), 1000);
-    const big = () => store.segments().flatMap((s) => s.parts).filter((b) => b.length >= PIECE_BYTES);
+  it('a data run is not copied whole: a large family is served from the Buffer its poll made, kept when another endpoint changes', async () => {
+    const { store, exposition } = setup(100_000);
+    await store.succeed('s1', 'connector', many(SLICE * 20, 1), 1000);
+    const big = () => exposition.segments().flatMap((s) => s.parts).filter((b) => b.length >= PIECE_BYTES);
     const [before] = big();
     expect(before?.toString('utf8')).toMatch(/^cmdb_connector_input_records\{/);
     store.succeed('s1', 'license', [{ name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: 5 }], 1000);
-    expect(store.text(1000)).toContain('cmdb_license_expiry_timestamp_seconds{stack="s1"} 5');
+    expect(exposition.text(1000)).toContain('cmdb_license_expiry_timestamp_seconds{stack="s1"} 5');
     expect(big()[0]).toBe(before);
   });
 

@@ -1,6 +1,6 @@
 /**
  * The store's part of a state file: what it serves goes out (series, up, forbidden, last success)
- * and comes back the same, served from the first render and marked restored until a poll succeeds;
+ * and comes back the same, served once applied and marked restored until a poll succeeds;
  * anything that is not a valid state is no state.
  */
 import { Registry } from 'prom-client';
@@ -9,7 +9,9 @@ import type { DataEndpoint } from '../../src/api/endpoints.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { jsonPieces } from '../../src/persist/json-pieces.js';
-import { SLICE } from '../../src/store/lines.js';
+import { Exposition } from '../../src/exposition/exposition.js';
+import { TEXT_LINES } from '../../src/exposition/text-lines.js';
+import { SLICE } from '../../src/store/series.js';
 import { SnapshotStore, type EndpointSettings } from '../../src/store/snapshot-store.js';
 import { storeStateFrom, STORE_STATE_VERSION } from '../../src/store/store-state.js';
 import { captureLogger } from '../helpers/log.js';
@@ -23,9 +25,9 @@ const ENDPOINTS = new Map<DataEndpoint, EndpointSettings>([
 
 function newStore(maxSeries = 100_000) {
   const log = captureLogger();
-  const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger });
+  const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger, renderer: TEXT_LINES });
   store.addStack('s1', ENDPOINTS, maxSeries);
-  return { store, log };
+  return { store, exposition: new Exposition(store), log };
 }
 
 const records = (n: number, value = (i: number) => i): Sample[] =>
@@ -45,14 +47,14 @@ describe("the store's state", () => {
     a.store.succeed('s1', 'license', [{ name: 'cmdb_license_expiry_timestamp_seconds', labels: {}, value: 2_000_000_000 }], 1010);
     a.store.fail('s1', 'license', undefined, true);
     await a.store.settled();
-    const before = a.store.text(2000);
+    const before = a.exposition.text(2000);
 
     const restored = storeStateFrom(await onDisk(a.store));
     expect(restored).toBeDefined();
     const b = newStore();
-    b.store.restoreStack('s1', restored ?? []);
-    // Served at once, byte for byte: the first render applies what is still being prepared.
-    expect(b.store.text(2000)).toBe(before);
+    // Served byte for byte once applied (in slices, as a poll's series are).
+    await b.store.restoreStack('s1', restored ?? []);
+    expect(b.exposition.text(2000)).toBe(before);
     expect(b.store.snapshot('s1', 'license')).toMatchObject({ up: 0, forbidden: 1, lastSuccess: 1010, restored: true });
     expect(b.store.snapshot('s1', 'action_jobs')).toMatchObject({ up: undefined, restored: true });
     expect(b.store.restoredAges(1100)).toEqual([

@@ -5,7 +5,7 @@
  * reader here reads it through the stack's client (src/cmdb/client.ts), and the collector of its
  * area maps what was read (src/collectors/).
  */
-import type { CmdbApi, ConnectorHistoryRead, DataEndpoint, GetArgs, ResultOf } from '../../api/endpoints.js';
+import type { CmdbApi, ConnectorHistoryRead, DataEndpoint, GetArgs, ResultOf, ScanReading } from '../../api/endpoints.js';
 import type { RequestContext } from '../../api/request-context.js';
 import type { ActionJob, ChangeEntry, ConnectorRun, MetricsRecord } from '../../api/schemas.js';
 import type { StackConfig } from '../../config/types.js';
@@ -140,6 +140,15 @@ export class StackReaders implements CmdbApi {
       this.connectorMovedAt = undefined;
     }
   }
+
+  /** The connector history as the poller reads it (CmdbApi.scan): the read, and how it shows that it moves. */
+  readonly scan: ScanReading = {
+    read: (ctx) => this.readConnectors(ctx),
+    progress: {
+      idleSeconds: () => this.connectorIdleSeconds(),
+      stallSeconds: () => this.connectorStallSeconds,
+    },
+  };
 
   /** Whether a connector scan left at `position` goes on from its next page under this stack's settings (else it starts over). */
   continuesScan(position: ScanPosition): boolean {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Sample } from '../../src/metrics/sample.js';
-import { joinSmall, PIECE_BYTES, renderLines, SLICE, sortSliced } from '../../src/store/lines.js';
+import { joinSmall, PIECE_BYTES, renderLines, sortSliced } from '../../src/exposition/text-lines.js';
+import { SLICE } from '../../src/store/series.js';
 
 /** Runs a generator to its end, counting its yields. */
 function run<T>(g: Generator<void, T>): { value: T; yields: number } {

@@ -1,12 +1,10 @@
 /**
- * Prometheus text exposition format 0.0.4, for the families the snapshot store renders. prom-client
- * renders its own instruments; this renders CMDB-derived families without a registry so that a
- * complete snapshot can be swapped and rendered in one synchronous step.
+ * How a series is written in Prometheus's text formats (0.0.4, and OpenMetrics 1.0.0, which writes
+ * a label set and a value the same way): its label set, which is also its identity (the store
+ * de-duplicates by it), and its value. The exposition's writers (src/exposition/) and the backfill's
+ * OpenMetrics writer build on these.
  */
-import type { MetricFamily } from '../metrics/catalogue.js';
-import type { Labels } from '../metrics/sample.js';
-
-export const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+import type { Labels } from './sample.js';
 
 /** Label values: backslash, double quote and line feed are escaped (exposition format spec). */
 export function escapeLabelValue(value: string): string {
@@ -31,17 +29,4 @@ export function formatLabels(order: readonly string[], labels: Labels): string {
   for (const n of Object.keys(labels).sort()) if (!order.includes(n)) names.push(n);
   if (names.length === 0) return '';
   return `{${names.map((n) => `${n}="${escapeLabelValue(labels[n] ?? '')}"`).join(',')}}`;
-}
-
-export interface Series {
-  readonly labels: Labels;
-  readonly value: number;
-}
-
-/** One family: HELP, TYPE, then its series in the order given. Empty string when there are none. */
-export function renderFamily(family: MetricFamily, series: readonly Series[]): string {
-  if (series.length === 0) return '';
-  const lines = [`# HELP ${family.name} ${escapeHelp(family.help)}`, `# TYPE ${family.name} ${family.type}`];
-  for (const s of series) lines.push(`${family.name}${formatLabels(family.labels, s.labels)} ${formatValue(s.value)}`);
-  return `${lines.join('\n')}\n`;
 }

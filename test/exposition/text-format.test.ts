@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHelp, escapeLabelValue, formatLabels, formatValue, renderFamily } from '../../src/store/exposition.js';
+import { escapeHelp, escapeLabelValue, formatLabels, formatValue } from '../../src/metrics/series-text.js';
+import { writeFamily } from '../../src/exposition/text-format.js';
 import { family } from '../../src/metrics/catalogue.js';
 
 describe('label value escaping', () => {
@@ -48,9 +49,9 @@ describe('label formatting', () => {
   });
 });
 
-describe('renderFamily', () => {
+describe('writeFamily', () => {
   it('writes HELP, TYPE and one line per series', () => {
-    const text = renderFamily(family('cmdb_assets'), [{ labels: { stack: 'a' }, value: 12 }]);
+    const text = writeFamily({ family: family('cmdb_assets'), series: [{ labels: { stack: 'a' }, value: 12 }] });
     expect(text.split('\n')).toEqual([
       expect.stringMatching(/^# HELP cmdb_assets .*assetCount of GET \/CMDB\/v2\/system\/metrics\/data, polled/),
       '# TYPE cmdb_assets gauge',
@@ -59,6 +60,6 @@ describe('renderFamily', () => {
     ]);
   });
   it('writes nothing at all for a family without series', () => {
-    expect(renderFamily(family('cmdb_assets'), [])).toBe('');
+    expect(writeFamily({ family: family('cmdb_assets'), series: [] })).toBe('');
   });
 });

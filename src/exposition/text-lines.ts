@@ -1,41 +1,13 @@
 /**
- * The pieces the snapshot store assembles the exposition from: an endpoint's series lines per
- * family, encoded once when its poll is swapped in, and the family headers. Work on a large sample
- * set is a generator that yields between slices, so that the store can spread it over several turns
- * of the event loop (or run it to the end at once when a caller needs the result synchronously).
+ * An endpoint's series as lines of the text formats, made once when its poll is swapped into the
+ * store (the store's SeriesRenderer, src/store/series.ts): per family, sorted by label text, UTF-8,
+ * in pieces. Work on a large sample set is a generator that yields between slices, so that the
+ * store can spread it over several turns of the event loop (or run it to the end at once when a
+ * caller needs the result synchronously). The exposition assembles its data runs from these pieces.
  */
-import type { MetricFamily } from '../metrics/catalogue.js';
 import type { Sample } from '../metrics/sample.js';
-import { escapeHelp, formatLabels, formatValue, type Series } from './exposition.js';
-
-/**
- * Samples handled between two yields: about 2 ms of label formatting on the bench machine, so that
- * a slice stays well under the 20 ms stall goal when the machine is busy (1,000 took 15–20 ms there).
- */
-export const SLICE = 250;
-
-/**
- * Samples with their label text (`{stack="…",…}`, formatted once, for de-duplication and output
- * alike), as two parallel arrays: the only object made per series is its label text. The samples
- * are the collector's own objects, kept as they are (no copy with `stack` added): every object made
- * per series outlives many turns of the event loop while a large poll is prepared, so the garbage
- * collector copies it from the young generation and then marks it in the old one, in pauses that
- * slicing cannot split.
- */
-export interface Labelled {
-  readonly samples: readonly Sample[];
-  readonly texts: readonly string[];
-}
-
-export function header(f: MetricFamily): string {
-  return `# HELP ${f.name} ${escapeHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n`;
-}
-
-export function sortedByLabels(f: MetricFamily, series: Series[]): Series[] {
-  const keyed = series.map((s) => ({ s, k: formatLabels(f.labels, s.labels) }));
-  keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
-  return keyed.map((x) => x.s);
-}
+import { formatValue } from '../metrics/series-text.js';
+import { SLICE, type Labelled, type SeriesLines, type SeriesRenderer } from '../store/series.js';
 
 type Order = (a: number, b: number) => number;
 
@@ -82,9 +54,6 @@ function* merge(a: number[], b: number[], order: Order): Generator<void, number[
   return out;
 }
 
-/** An endpoint's lines: per family, its UTF-8 bytes in pieces of about PIECE_BYTES (never one large Buffer: see renderLines). */
-export type FamilyLines = ReadonlyMap<string, readonly Buffer[]>;
-
 /**
  * Lines per family, sorted by label text so the output does not depend on response order; UTF-8,
  * in pieces of about PIECE_BYTES: joining a large family into one Buffer would copy megabytes in
@@ -129,7 +98,7 @@ export function* renderLines({ samples, texts }: Labelled): Generator<void, Map<
 }
 
 /** Equal lines: a poll that brought the same series changes nothing that is served. */
-export function sameLines(a: FamilyLines, b: FamilyLines): boolean {
+export function sameLines(a: SeriesLines, b: SeriesLines): boolean {
   if (a.size !== b.size) return false;
   for (const [name, pieces] of a) {
     const other = b.get(name);
@@ -170,3 +139,6 @@ export function joinSmall(pieces: readonly Buffer[]): Buffer[] {
   flush();
   return out;
 }
+
+/** The text formats' lines of an endpoint's series: what the store renders them with. */
+export const TEXT_LINES: SeriesRenderer = { lines: renderLines, same: sameLines };

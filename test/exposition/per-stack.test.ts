@@ -5,8 +5,12 @@ import { createInstruments, removeStackInstruments } from '../../src/metrics/ins
 import type { Sample } from '../../src/metrics/sample.js';
 import { metricsSelection } from '../../src/server/http.js';
 import { listenBase, parseExternalUrl, targetGroups } from '../../src/server/sd.js';
-import { PerStackResponses } from '../../src/store/per-stack.js';
-import { SLICE } from '../../src/store/lines.js';
+import { Exposition } from '../../src/exposition/exposition.js';
+import { PerStackResponses } from '../../src/exposition/per-stack.js';
+import { wholeSelfFamilies } from '../../src/exposition/self-families.js';
+import { TEXT_FORMAT } from '../../src/exposition/text-format.js';
+import { TEXT_LINES } from '../../src/exposition/text-lines.js';
+import { SLICE } from '../../src/store/series.js';
 import { SnapshotStore, type EndpointSettings } from '../../src/store/snapshot-store.js';
 import { ConfigError } from '../../src/errors.js';
 import { captureLogger } from '../helpers/log.js';
@@ -17,25 +21,25 @@ const connector = (name: string): Sample => ({ name: 'cmdb_connector_input_recor
 function twoStacks() {
   const registry = new Registry();
   const instruments = createInstruments(registry, { defaultMetrics: false });
-  const selfMetrics = {
-    stackMetrics: async (name: string) => (await instruments.registries.stack(name)?.metrics()) ?? '',
-    exporterMetrics: () => instruments.registries.exporter.metrics(),
-  };
-  const store = new SnapshotStore({ instruments, logger: captureLogger().logger });
+  const store = new SnapshotStore({ instruments, logger: captureLogger().logger, renderer: TEXT_LINES });
+  const exposition = new Exposition(store);
+  const selfMetrics = { exposition, registries: instruments.registries };
+  /** The exporter's own metrics of the whole /metrics, as it writes them. */
+  const whole = async () => TEXT_FORMAT.write(await wholeSelfFamilies(instruments.registries));
   const endpoints = new Map<DataEndpoint, EndpointSettings>([['connector', SETTINGS], ['license', SETTINGS]]);
   store.addStack('a', endpoints, 1000);
   store.addStack('b', endpoints, 1000);
   store.succeed('a', 'connector', [connector('x')], 1000);
   store.succeed('b', 'connector', [connector('y')], 1000);
-  return { store, registry, instruments, selfMetrics };
+  return { store, exposition, instruments, selfMetrics, whole };
 }
 
 const text = (segments: readonly { parts: readonly Buffer[] }[]) => Buffer.concat(segments.flatMap((s) => s.parts)).toString();
 
 describe('a stack\'s view of the store', () => {
   it('holds only its series, and is assembled once per change of that stack', () => {
-    const { store } = twoStacks();
-    const a = store.view('a');
+    const { store, exposition } = twoStacks();
+    const a = exposition.view('a');
     const first = a.segments();
     expect(text(first)).toContain('connector="x"');
     expect(text(first)).not.toContain('stack="b"');
@@ -49,44 +53,44 @@ describe('a stack\'s view of the store', () => {
   });
 
   it('the store\'s expiry drops a failing stack\'s series from its view, and leaves the other view as it is', () => {
-    const { store } = twoStacks();
-    const a = store.view('a');
-    const b = store.view('b');
+    const { store, exposition } = twoStacks();
+    const a = exposition.view('a');
+    const b = exposition.view('b');
     const before = b.segments();
     store.fail('a', 'connector');
     expect(text(a.segments())).toContain('connector="x"'); // a scrape changes nothing: the timer expires
     store.expireStale(1000 + SETTINGS.staleAfterSeconds + 1);
     expect(text(a.segments())).not.toContain('connector="x"');
-    expect(text(store.segments())).not.toContain('connector="x"');
+    expect(text(exposition.segments())).not.toContain('connector="x"');
     expect(b.segments()).toBe(before);
   });
 
-  it('a stack\'s scrape waits for its own pending polls only, not for another stack\'s', async () => {
-    const { store } = twoStacks();
+  it('a stack\'s readers wait for its own pending polls only, not for another stack\'s', async () => {
+    const { store, exposition } = twoStacks();
     const many = Array.from({ length: SLICE * 3 }, (_, i) => connector(`c${i}`));
     store.succeed('b', 'connector', many, 1001); // prepared in slices, over several turns
     let wholeSettled = false;
     void store.settled().then(() => (wholeSettled = true));
-    await store.view('a').settled();
+    await store.settledOf('a');
     expect(wholeSettled).toBe(false);
     store.succeed('a', 'connector', many, 1002);
-    await store.view('a').settled();
-    expect(text(store.view('a').segments())).toContain(`connector="c${SLICE * 3 - 1}"`);
+    await store.settledOf('a');
+    expect(text(exposition.view('a').segments())).toContain(`connector="c${SLICE * 3 - 1}"`);
   });
 
   it('a removed stack has an empty exposition and no response', async () => {
-    const { store, selfMetrics } = twoStacks();
-    const responses = new PerStackResponses({ store, ...selfMetrics, now: () => 1000 });
+    const { store, exposition, selfMetrics } = twoStacks();
+    const responses = new PerStackResponses({ ...selfMetrics, now: () => 1000 });
     expect(await responses.stack('a')).toBeDefined();
     store.removeStack('a');
-    expect(store.view('a').segments()).toEqual([]);
+    expect(exposition.view('a').segments()).toEqual([]);
     expect(responses.stack('a')).toBeUndefined();
   });
 
   it('a stack\'s response is the same object until something in it changes', async () => {
-    const { store, selfMetrics } = twoStacks();
+    const { selfMetrics } = twoStacks();
     let ms = 0;
-    const responses = new PerStackResponses({ store, ...selfMetrics, now: () => 1000, monotonicMs: () => ms });
+    const responses = new PerStackResponses({ ...selfMetrics, now: () => 1000, monotonicMs: () => ms });
     const first = await responses.stack('a');
     expect(await responses.stack('a')).toBe(first);
     ms = 10_000; // the exporter's own metrics are rendered again after their maximum age
@@ -98,14 +102,14 @@ describe('the exporter\'s own metrics of each stack', () => {
   const body = async (r: Promise<{ plain: { parts: readonly Buffer[] } }> | undefined) => Buffer.concat((await r)?.plain.parts ?? []).toString();
 
   it('come from the stack\'s own instruments, never from the text of another stack, whatever its name', async () => {
-    const { store, instruments, registry, selfMetrics } = twoStacks();
+    const { store, instruments, selfMetrics, whole: wholeText } = twoStacks();
     // A name that reads as a second label in the text format: lexing a registry's text would split it wrongly.
     const tricky = 'b",stack="a';
     store.addStack(tricky, new Map([['license', SETTINGS]]), 1000);
     instruments.requests.inc({ stack: 'a', endpoint: 'license', outcome: '200' });
     instruments.requests.inc({ stack: tricky, endpoint: 'license', outcome: '200' }, 5);
     instruments.httpRefused.inc({ reason: 'auth' });
-    const responses = new PerStackResponses({ store, ...selfMetrics, now: () => 1000 });
+    const responses = new PerStackResponses({ ...selfMetrics, now: () => 1000 });
     const a = await body(responses.stack('a'));
     expect(a).toContain('cmdb_endpoint_requests_total{stack="a",endpoint="license",outcome="200"} 1');
     expect(a).not.toContain(' 5\n');
@@ -117,18 +121,18 @@ describe('the exporter\'s own metrics of each stack', () => {
     expect(exporter).toContain('cmdb_exporter_http_requests_refused_total{reason="auth"} 1');
     expect(exporter).not.toContain('cmdb_endpoint_requests_total{');
     // The whole /metrics has every stack's series once, in one family.
-    const whole = await registry.metrics();
+    const whole = await wholeText();
     expect(whole.match(/^# TYPE cmdb_endpoint_requests_total counter$/gm)).toHaveLength(1);
     expect(whole).toContain('cmdb_endpoint_requests_total{stack="a",endpoint="license",outcome="200"} 1');
     expect(whole).toContain('outcome="200"} 5');
   });
 
   it('a removed stack\'s instruments go with it', async () => {
-    const { instruments, registry } = twoStacks();
+    const { instruments, whole } = twoStacks();
     instruments.requests.inc({ stack: 'gone', endpoint: 'license', outcome: '200' });
-    expect(await registry.metrics()).toContain('stack="gone"');
+    expect(await whole()).toContain('stack="gone"');
     await removeStackInstruments(instruments, 'gone');
-    expect(await registry.metrics()).not.toContain('stack="gone"');
+    expect(await whole()).not.toContain('stack="gone"');
     expect(instruments.registries.stack('gone')).toBeUndefined();
   });
 });

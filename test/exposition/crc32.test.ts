@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { crc32Combine, crc32Sliced, PieceCrc, SLICE_BYTES } from '../../src/store/crc32.js';
+import { crc32Combine, crc32Sliced, PieceCrc, SLICE_BYTES } from '../../src/exposition/crc32.js';
 
 const whole = (pieces: readonly Buffer[]) => crc32(Buffer.concat(pieces)) >>> 0;
 

@@ -1,12 +1,12 @@
 /**
  * One scrape target per stack (GET /metrics?stack=NAME) and the exporter's own metrics alone
  * (GET /metrics?only=exporter), made like the whole exposition: bytes made once per change, both
- * encodings, shared by every scrape (scrape-response.ts).
+ * encodings, shared by every scrape (responses.ts).
  *
- * A stack's response holds the stack's snapshot series (its view of the store, assembled once per
- * change of that stack) and the exporter's own metrics of that stack (requests, token requests,
- * rate budget, series dropped: what the alerts about a stack read), rendered from the stack's own
- * registry: whose series is whose is where it was counted (src/metrics/instruments.ts), never read
+ * A stack's response holds the stack's snapshot series (its view of the exposition, assembled once
+ * per change of that stack) and the exporter's own metrics of that stack (requests, token requests,
+ * rate budget, series dropped: what the alerts about a stack read), from the stack's own registry
+ * (self-families.ts): whose series is whose is where it was counted (src/metrics/instruments.ts), never read
  * back out of a label in the text. The exporter's own metrics without a `stack` label (process,
  * reload, shard, HTTP refusals) have a registry of their own and go only into the exporter's
  * response. Together they hold every series of the whole /metrics, each once.
@@ -14,24 +14,27 @@
  * Each response renders its self metrics at most every SPLIT_MAX_AGE_MS: the per-stack targets of a
  * fleet are scraped all the time, and a stack's counters a few seconds old change no alert.
  */
-import { GzipPieces, ScrapeResponses, type ScrapeResponse } from './scrape-response.js';
-import type { ExpositionSource, SnapshotStore } from './snapshot-store.js';
+import type { SelfRegistries } from '../metrics/instruments.js';
+import type { Exposition, ExpositionSource } from './exposition.js';
+import type { Family } from './family.js';
+import { GzipPieces } from './gzip-pieces.js';
+import { ScrapeResponses, type ScrapeResponse } from './responses.js';
+import { registryFamilies } from './self-families.js';
 
 export const SPLIT_MAX_AGE_MS = 5000;
 
 export interface PerStackOptions {
-  readonly store: SnapshotStore;
-  /** The exporter's own metrics of one stack (its registry's text), '' for a stack it has none of. */
-  readonly stackMetrics: (stack: string) => Promise<string>;
-  /** The exporter's own metrics without a `stack` label. */
-  readonly exporterMetrics: () => Promise<string>;
+  readonly exposition: Exposition;
+  /** Where the exporter's own metrics live: each stack's registry, and the exporter's (no `stack` label). */
+  readonly registries: SelfRegistries;
   readonly now: () => number;
   /** Shared with the whole exposition's responses: a piece is compressed once for all. */
   readonly pieces?: GzipPieces;
   readonly monotonicMs?: () => number;
 }
 
-const NOTHING: ExpositionSource = { settled: () => Promise.resolve(), segments: () => [], daysText: () => '' };
+const NOTHING: ExpositionSource = { segments: () => [], daysText: () => '' };
+const NO_FAMILIES: readonly Family[] = [];
 
 export class PerStackResponses {
   private readonly responses = new Map<string, ScrapeResponses>();
@@ -46,7 +49,8 @@ export class PerStackResponses {
 
   /** The response of `stack`, or undefined when this exporter does not poll it. */
   stack(stack: string): Promise<ScrapeResponse> | undefined {
-    const { store } = this.opts;
+    const { exposition, registries } = this.opts;
+    const store = exposition.store;
     if (!store.hasStack(stack)) {
       this.responses.delete(stack);
       return undefined;
@@ -56,7 +60,10 @@ export class PerStackResponses {
     }
     let responses = this.responses.get(stack);
     if (!responses) {
-      responses = this.make(store.view(stack), () => this.opts.stackMetrics(stack));
+      responses = this.make(exposition.view(stack), async () => {
+        const registry = registries.stack(stack);
+        return registry ? registryFamilies(registry) : NO_FAMILIES;
+      });
       this.responses.set(stack, responses);
     }
     return responses.current();
@@ -64,7 +71,7 @@ export class PerStackResponses {
 
   /** The exporter's own metrics without a `stack` label. */
   exporter(): Promise<ScrapeResponse> {
-    this.exporterResponses ??= this.make(NOTHING, () => this.opts.exporterMetrics());
+    this.exporterResponses ??= this.make(NOTHING, () => registryFamilies(this.opts.registries.exporter));
     return this.exporterResponses.current();
   }
 
@@ -74,8 +81,8 @@ export class PerStackResponses {
     for (const r of this.responses.values()) r.selfMetricsChanged();
   }
 
-  private make(store: ExpositionSource, selfMetrics: () => Promise<string>): ScrapeResponses {
+  private make(source: ExpositionSource, selfFamilies: () => Promise<readonly Family[]>): ScrapeResponses {
     const { now } = this.opts;
-    return new ScrapeResponses({ store, selfMetrics, now, pieces: this.pieces, maxAgeMs: SPLIT_MAX_AGE_MS, monotonicMs: this.monotonicMs });
+    return new ScrapeResponses({ source, selfFamilies, now, pieces: this.pieces, maxAgeMs: SPLIT_MAX_AGE_MS, monotonicMs: this.monotonicMs });
   }
 }

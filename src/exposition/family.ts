@@ -1,0 +1,39 @@
+/**
+ * The family model of the exposition: one metric family as every writer takes it, whatever made it
+ * (the catalogue's families made from the store, the exporter's own prom-client instruments), and
+ * what a format's writer is. A format is one writer module (text-format.ts, the Prometheus text
+ * format 0.0.4, is today's only one) and one cache entry per format and encoding (responses.ts).
+ */
+
+/** A family's name, type and HELP; `labels`, when given, is the order its labels are written in (the catalogue's). */
+export interface FamilyMeta {
+  readonly name: string;
+  readonly type: string;
+  readonly help: string;
+  readonly labels?: readonly string[];
+}
+
+export interface FamilySeries {
+  /** The sample's own name when it is not the family's: a histogram's `_bucket`, `_sum` and `_count`. */
+  readonly name?: string;
+  /** Without the family's label order, written in the order of this object (as prom-client does). */
+  readonly labels: Readonly<Record<string, string | number>>;
+  readonly value: number;
+}
+
+/** A catalogue family (or a prom-client one) and its series. */
+export interface Family {
+  readonly family: FamilyMeta;
+  readonly series: readonly FamilySeries[];
+}
+
+/** A format of the exposition: what its writer module provides. */
+export interface Format {
+  readonly name: string;
+  /** The Content-Type of a response in this format. */
+  readonly contentType: string;
+  /** The lines a family starts with (a data run's family, whose series the store keeps rendered). */
+  header(family: FamilyMeta): string;
+  /** Families in the order given, each its header and series; a family without series is left out. */
+  write(families: readonly Family[]): string;
+}

@@ -1,0 +1,162 @@
+/**
+ * The /metrics response as bytes made once per change, in both encodings, shared by every scrape:
+ * one cache entry per format and encoding.
+ *
+ * The body is the exposition's segments (data, status; made once per change) with two dynamic
+ * parts: cmdb_license_days_until_expiry, in its place in catalogue order, and the exporter's own
+ * metrics at the end. The dynamic parts are rendered together, at most `maxAgeMs` old (default 1 s,
+ * see docs/design.md "Serving /metrics"), and again at once when the segments changed. Until either
+ * part changes, every scrape gets the same Buffers: a plain body written as it is, and a gzip body
+ * made of pieces compressed apart and joined into one gzip stream (gzip-pieces.ts). Nothing here
+ * copies or reads the whole body in one turn of the event loop, and nothing waits for the store:
+ * a scrape gets what is applied (src/exposition/exposition.ts).
+ */
+import type { ExpositionSource, Segment } from './exposition.js';
+import type { Family, Format } from './family.js';
+import { GzipPieces, gzipOf } from './gzip-pieces.js';
+import { TEXT_FORMAT } from './text-format.js';
+
+/** How old the exporter's own metrics may be when served (docs/performance.md). */
+export const SELF_METRICS_MAX_AGE_MS = 1000;
+
+export interface ScrapeBody {
+  /** Written in this order; their total is the Content-Length. */
+  readonly parts: readonly Buffer[];
+  readonly length: number;
+  /**
+   * The parts in one Buffer, made on first use and shared, for bodies up to WHOLE_MAX_BYTES: one
+   * write per response, as for a file. Larger bodies are written part by part: copying them once a
+   * second (each time the self metrics are rendered) costs more than a writev of a few parts.
+   */
+  whole(): Buffer | undefined;
+}
+
+export interface ScrapeResponse {
+  /** The Content-Type of the response's format. */
+  readonly contentType: string;
+  readonly plain: ScrapeBody;
+  /** The same content as one gzip stream; made on first use, then shared. */
+  gzip(): Promise<ScrapeBody>;
+}
+
+export interface ScrapeResponseOptions {
+  /** The whole exposition, or one stack's view of it (Exposition.view). */
+  readonly source: ExpositionSource;
+  /** The exporter's own metrics (self-families.ts), written in the response's format after the source's. */
+  readonly selfFamilies: () => Promise<readonly Family[]>;
+  /** The format of the source's segments and of the response (default the text format 0.0.4). */
+  readonly format?: Format;
+  /** The exporter's clock in unix seconds (cmdb_license_days_until_expiry, stale limits). */
+  readonly now: () => number;
+  readonly maxAgeMs?: number;
+  /** Monotonic ms for the age of the dynamic parts (default performance.now). */
+  readonly monotonicMs?: () => number;
+  /**
+   * The compressed pieces, shared with other responses made of the same Buffers (the whole
+   * exposition and the per-stack ones): a piece is compressed once for all of them, one at a time.
+   */
+  readonly pieces?: GzipPieces;
+}
+
+interface Dynamic {
+  readonly segments: readonly Segment[];
+  readonly at: number;
+  readonly days: Buffer;
+  readonly self: Buffer;
+}
+
+/** Up to this size a body is also kept in one piece (see ScrapeBody.whole). */
+export const WHOLE_MAX_BYTES = 1024 * 1024;
+
+function body(parts: readonly Buffer[]): ScrapeBody {
+  const kept = parts.filter((p) => p.length > 0);
+  let whole: Buffer | undefined;
+  const length = kept.reduce((n, p) => n + p.length, 0);
+  return {
+    parts: kept,
+    length,
+    whole: () => (length > WHOLE_MAX_BYTES ? undefined : (whole ??= kept.length === 1 ? (kept[0] as Buffer) : Buffer.concat(kept))),
+  };
+}
+
+export class ScrapeResponses {
+  private dynamic: Dynamic | null = null;
+  private rendering: Promise<Dynamic> | null = null;
+  private response: { dynamic: Dynamic; value: ScrapeResponse } | null = null;
+  private readonly pieces: GzipPieces;
+  private readonly format: Format;
+  private readonly maxAgeMs: number;
+  private readonly monotonicMs: () => number;
+
+  constructor(private readonly opts: ScrapeResponseOptions) {
+    this.maxAgeMs = opts.maxAgeMs ?? SELF_METRICS_MAX_AGE_MS;
+    this.monotonicMs = opts.monotonicMs ?? (() => performance.now());
+    this.pieces = opts.pieces ?? new GzipPieces();
+    this.format = opts.format ?? TEXT_FORMAT;
+  }
+
+  /**
+   * The response for a scrape now: every poll applied so far in it (a poll is complete once
+   * applied; one still being applied is not waited for), self-metrics at most maxAgeMs old.
+   */
+  async current(): Promise<ScrapeResponse> {
+    const dynamic = await this.dynamicParts();
+    if (this.response?.dynamic === dynamic) return this.response.value;
+    const plain = body([...dynamic.segments.flatMap((s) => (s.kind === 'days' ? [dynamic.days] : s.parts)), dynamic.self]);
+    let zipped: Promise<ScrapeBody> | undefined;
+    const value: ScrapeResponse = { contentType: this.format.contentType, plain, gzip: () => (zipped ??= this.gzip(plain, dynamic)) };
+    this.response = { dynamic, value };
+    return value;
+  }
+
+  /**
+   * The exporter's own metrics changed in a way a scrape should see at once (a reload's outcome):
+   * the next scrape renders them again instead of serving them up to maxAgeMs old.
+   */
+  selfMetricsChanged(): void {
+    this.dynamic = null;
+  }
+
+  private async dynamicParts(): Promise<Dynamic> {
+    const kept = this.stillCurrent();
+    if (kept) return kept;
+    // One render at a time, shared by the scrapes that wait for it; checked again once it is done.
+    while (this.rendering) await this.rendering;
+    const again = this.stillCurrent();
+    if (again) return again;
+    this.rendering = this.render(this.opts.source.segments());
+    try {
+      return (this.dynamic = await this.rendering);
+    } finally {
+      this.rendering = null;
+    }
+  }
+
+  /** The dynamic parts last rendered, when made from the source's current segments and younger than maxAgeMs. */
+  private stillCurrent(): Dynamic | undefined {
+    const d = this.dynamic;
+    const segments = this.opts.source.segments();
+    return d && d.segments === segments && this.monotonicMs() - d.at < this.maxAgeMs ? d : undefined;
+  }
+
+  private async render(segments: readonly Segment[]): Promise<Dynamic> {
+    const at = this.monotonicMs();
+    const self = Buffer.from(this.format.write(await this.opts.selfFamilies()), 'utf8');
+    const days = Buffer.from(this.opts.source.daysText(this.opts.now()), 'utf8');
+    return { segments, at, days, self };
+  }
+
+  private async gzip(plain: ScrapeBody, dynamic: Dynamic): Promise<ScrapeBody> {
+    const isDynamic = (part: Buffer) => part === dynamic.days || part === dynamic.self;
+    const p = this.pieces;
+    const [pieces, crc] = await Promise.all([
+      Promise.all([
+        ...dynamic.segments.map((s) => (s.kind === 'days' ? p.member(dynamic.days, true) : s.kind === 'data' ? p.runMember(s.parts) : p.joined(s.parts))),
+        p.member(dynamic.self, true),
+      ]),
+      p.crcs.ofAll(plain.parts.map((piece) => ({ piece, cache: !isDynamic(piece) }))),
+    ]);
+    return body(gzipOf(pieces, crc, plain.length));
+  }
+}
+
