@@ -12,7 +12,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, it, type ExpectStatic } from 'vitest';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { FAST_INTERVALS, startExporter, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
@@ -88,7 +88,7 @@ async function scrape(e: RunningExporter): Promise<string> {
   return r.text;
 }
 
-async function restartCase(signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
+async function restartCase(signal: 'SIGKILL' | 'SIGTERM', expect: ExpectStatic): Promise<void> {
   const dir = makeTempDir('restart');
   dirs.push(dir);
   const sim = await startSimulator({ size: SIZE, connectorPeriodSeconds: 86_400, connectorPace: { msPerRow: 20 } });
@@ -191,12 +191,14 @@ async function restartCase(signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
   await second.proc.stop();
 }
 
-describe('a restart with --storage.path at a slow page pace and a full budget', () => {
-  it('after kill -9: every series from the first scrape, an incremental read, no minute over the budget', async () => {
-    await restartCase('SIGKILL');
+// The two cases side by side: each has its own simulator, exporter and state folder, and each spends
+// its ~2.5 minutes waiting on the exporter's schedule.
+describe.concurrent('a restart with --storage.path at a slow page pace and a full budget', () => {
+  it('after kill -9: every series from the first scrape, an incremental read, no minute over the budget', async ({ expect }) => {
+    await restartCase('SIGKILL', expect);
   }, 420_000);
 
-  it('after SIGTERM: the same', async () => {
-    await restartCase('SIGTERM');
+  it('after SIGTERM: the same', async ({ expect }) => {
+    await restartCase('SIGTERM', expect);
   }, 420_000);
 });
