@@ -57,7 +57,7 @@ describe('npm run demo with Prometheus on PATH', () => {
     expect((await http(alertsUrl ?? '')).status).toBe(200);
 
     // The demo names the problems the simulated data has on purpose.
-    expect(demo.output()).toMatch(/Problems there by design[^\n]*\n\s+warning\s+connector \S+/);
+    expect(demo.lines('stdout').join('\n')).toMatch(/Problems there by design[^\n]*\n\s+warning\s+connector \S+/);
 
     const breakIndex = out.findIndex((l) => l.startsWith('Break a connector'));
     expect(out[breakIndex], demo.tail()).toMatch(/stays broken for \d+ minutes/);
