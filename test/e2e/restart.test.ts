@@ -76,8 +76,12 @@ function busiest(times: readonly number[], windowMs: number): { count: number; f
   return best;
 }
 
-/** A series as name and sorted labels, the same for a parsed exposition and a state file. */
-const seriesKey = (name: string, labels: Readonly<Record<string, string>>) => `${name}${JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)))}`;
+/**
+ * A series as name and sorted labels, the same for a parsed exposition and a state file (the file
+ * keeps a stack's samples without the `stack` label, which the exposition adds).
+ */
+const seriesKey = (name: string, labels: Readonly<Record<string, string>>) =>
+  `${name}${JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'stack').sort(([a], [b]) => a.localeCompare(b)))}`;
 
 /** The samples of a stack's state file, series → value (empty while it does not exist yet). */
 function keptInFile(path: string): Map<string, number> {
