@@ -14,6 +14,7 @@ import type { RequestRecord } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { parseExposition, sampleValue } from '../helpers/exposition.js';
+import { watchLag, type LagWatch } from '../helpers/lag.js';
 import { exampleQueries } from '../helpers/queries.js';
 
 const FAULT_MS = 90_000;
@@ -21,16 +22,21 @@ const PER_MINUTE = 20;
 
 let sim: SimulatorServer | undefined;
 let app: App | undefined;
+let lag: LagWatch | undefined;
 afterAll(async () => {
+  lag?.stop();
   await app?.close(1000);
   await sim?.close();
 });
 
-/** The most requests of `times` (ms, sorted) in any window of 60 s. */
-function mostInAMinute(times: readonly number[]): number {
+/**
+ * The most requests of `times` (ms, sorted) in any window of 60 s less `lagMs`: a request is logged
+ * when it arrives, up to the event loop's longest stall (measured) after the pacer let it go.
+ */
+function mostInAMinute(times: readonly number[], lagMs: number): number {
   let most = 0;
   for (let i = 0, j = 0; i < times.length; i++) {
-    while ((times[i] as number) - (times[j] as number) >= 60_000) j++;
+    while ((times[i] as number) - (times[j] as number) >= 60_000 - lagMs) j++;
     most = Math.max(most, i - j + 1);
   }
   return most;
@@ -52,6 +58,7 @@ describe('a data query endpoint answering 503 for 90 s', () => {
       retries: { max: 3, minDelaySeconds: 0.5, maxDelaySeconds: 5, maxRetryAfterSeconds: 60 },
       intervals: { inventory: 10, license: 10, connectors: 10, ingestion: 10, actions: 10, actionJobs: 10, actionJobsRefresh: 3600, changes: 10, queries: 3600 },
     });
+    lag = watchLag();
     ({ app } = await startExporter(configFor([stack]), { schedule: true, initialJitterMs: 100 }));
     const a = app;
     const counts = (): RequestRecord[] => s.requests().filter((r) => r.endpoint === 'data_query');
@@ -74,8 +81,12 @@ describe('a data query endpoint answering 503 for 90 s', () => {
       m = parseExposition(await a.metricsText());
     }
     const all = counts().map((r) => r.at);
-    const most = mostInAMinute(all);
-    console.log(`data query 503 for 90 s: ${during.length} counts during the fault, most in any minute ${mostInAMinute(during)}; ${all.length} in all, most in any minute ${most} (queriesPerMinute ${PER_MINUTE})`);
+    const lagMs = lag.maxMs();
+    const most = mostInAMinute(all, lagMs);
+    console.log(
+      `data query 503 for 90 s: ${during.length} counts during the fault, most in any minute ${mostInAMinute(during, 0)}; ` +
+        `${all.length} in all, most in any minute ${mostInAMinute(all, 0)} (${most} in 60 s less the ${lagMs.toFixed(0)} ms of measured event-loop stall; queriesPerMinute ${PER_MINUTE})`,
+    );
     expect(during.length, 'the failing counts were retried').toBeGreaterThan(queries.length);
     expect(counted(), 'every query counted after the fault').toBe(true);
     expect(sampleValue(m, 'cmdb_endpoint_up', { endpoint: 'data_query' })).toBe(1);
