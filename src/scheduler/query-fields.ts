@@ -66,10 +66,9 @@ export class QueryFields {
     if (fields === undefined) return `the field metadata of table ${table} could not be read: ${error}`;
     if (!metadataDue(fields, rebuild, this.opts.now())) return undefined;
     const since = rebuild !== undefined && (fields.rebuild === undefined || rebuild > fields.rebuild) ? `the rebuild of ${isoSeconds(rebuild)}` : 'a day';
-    return (
-      `the field metadata of table ${table} could not be read again since ${since} (${error}); ` +
-      'the query is not counted against the metadata read before (a field gone since would count a silent 0)'
-    );
+    const failed = this.errors.get(table);
+    const state = failed === undefined ? `is not read yet for ${since}` : `could not be read again since ${since} (${failed})`;
+    return `the field metadata of table ${table} ${state}; the query is not counted against the metadata read before (a field gone since would count a silent 0)`;
   }
 
   /**

@@ -229,8 +229,12 @@ export class QueryPoller {
     const ranAt = now();
     const rebuild = this.rebuilds[q.table];
     const types = this.fields.types(q.table);
-    // poll() sends only queries whose table's metadata of this rebuild is held.
     if (types === undefined || reader === undefined) return undefined;
+    // A rebuild noted while the round ran (a connector poll between two paced counts): not checked against the metadata before it.
+    if (this.fields.uncheckable(q.table, rebuild) !== undefined) {
+      this.uncheckable(q, roundAt);
+      return undefined;
+    }
     const last = { at: roundAt, ...(rebuild === undefined ? {} : { rebuild }) };
     const prepared = prepareQuery(q, types, ranAt, stack().timezone);
     if (!prepared.ok) {

@@ -46,7 +46,7 @@ function setup(queries: SavedQuery[], overrides: Partial<StackConfig> = {}) {
   const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger });
   store.addStack('s', new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 3600, staleAfterSeconds: 10_800 }] as const)), 1000);
   const clock = { t: 1_780_000_000 };
-  const state = { runs: [merger(1_779_990_000)], count: 7, countError: undefined as Error | undefined, failNextCounts: 0, retriesPerCount: 0, metadataError: undefined as Error | undefined };
+  const state = { runs: [merger(1_779_990_000)], count: 7, countError: undefined as Error | undefined, failNextCounts: 0, retriesPerCount: 0, metadataError: undefined as Error | undefined, onCount: undefined as (() => Promise<void>) | undefined };
   const sent: Array<{ endpoint: string; query?: unknown }> = [];
   const reader: QueryCounting = {
     fields: async (table) => {
@@ -56,6 +56,7 @@ function setup(queries: SavedQuery[], overrides: Partial<StackConfig> = {}) {
     },
     count: async (_table, query, ctx) => {
       sent.push({ endpoint: 'data_query', query });
+      await state.onCount?.();
       // The client's retries of a failing count, each after the caller's pace.
       for (let i = 0; i < state.retriesPerCount; i++) {
         await ctx?.beforeRetry?.();
@@ -300,6 +301,27 @@ describe('saved queries over rebuilds', () => {
     expect(s.counts()).toHaveLength(2);
     expect(s.value('cmdb_query_records', 'edr-missing')).toBe(11);
     expect(s.value('cmdb_query_last_run_success', 'edr-missing')).toBe(1);
+  });
+
+  it('a rebuild noted while a round runs: the queries after it wait for its metadata, never counted against the one before', async () => {
+    const s = setup([GOOD, q('servers', 'Asset_Type', '==', 'Server')]);
+    await s.poller.poll('connectors');
+    // During the first count, a connector poll sees a new rebuild.
+    s.state.onCount = async () => {
+      s.state.onCount = undefined;
+      s.state.runs = [merger(s.clock.t + 1)];
+      await s.poller.poll('connectors');
+    };
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.counts()).toHaveLength(1);
+    expect(s.poller.queryStatus().find((x) => x.name === 'servers')).toMatchObject({ state: 'failed', next: 'retry', reason: expect.stringMatching(/is not read yet for the rebuild of /) });
+    expect(s.value('cmdb_query_records', 'servers')).toBeUndefined();
+    // The next poll reads the metadata of that rebuild and counts both.
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.sent.filter((r) => r.endpoint === 'data_metadata')).toHaveLength(2);
+    expect(s.value('cmdb_query_records', 'servers')).toBe(7);
   });
 
   it('every request of a count takes a slot of the queries\' pacer, its retries included (issue 37: 48 requests in 49 s at 20 a minute)', async () => {
