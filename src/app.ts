@@ -5,12 +5,13 @@
  */
 import { Registry } from 'prom-client';
 import { configWarnings, parseListenAddress, redactConfig } from './config/load.js';
+import { registerSecrets } from './config/redact.js';
 import type { ExporterConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
 import { createInstruments, createStateInstruments, registerShardInstruments, type Instruments, type SelfRegistries } from './metrics/instruments.js';
-import { nodeCron, Scheduler, type CronLike } from './scheduler/scheduler.js';
+import type { CronLike } from './scheduler/scheduler.js';
 import type { WebConfig } from './config/web-config.js';
 import { REFUSAL_REASONS } from './server/auth.js';
 import { createHttpApp, listen, metricsHandler, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
@@ -29,7 +30,6 @@ import { TEXT_LINES } from './exposition/text-lines.js';
 import { SnapshotStore } from './store/snapshot-store.js';
 import { Stacks, type ApplySummary } from './stacks.js';
 import { Storage } from './persist/storage.js';
-import { startingPoint } from './stack-state.js';
 import { VERSION } from './version.js';
 
 export interface StartOptions {
@@ -93,50 +93,32 @@ export async function start(opts: StartOptions): Promise<App> {
   const nowMs = opts.nowMs ?? Date.now;
   const now = () => nowMs() / 1000;
   instruments.reloadSuccessTimestamp.set(now());
+  // cmdb_exporter_stacks reads the stacks' count at scrape time.
+  registerShardInstruments(instruments.registries.exporter, opts.shard ?? UNSHARDED, () => stacks.count);
   const store = new SnapshotStore({ instruments, logger, now, renderer: TEXT_LINES });
   const exposition = new Exposition(store);
-  const scheduler = new Scheduler({
-    instruments,
-    logger,
-    cron: opts.cron ?? nodeCron(logger),
-    initialJitterMs: opts.initialJitterMs,
-    nowMs,
-  });
+  // Where a configuration is read, before anything of it is logged or used: a secret pasted into
+  // another key is scrubbed from the first line on.
+  registerSecrets(config, scrubber);
   // --storage.path (src/persist/); --once starts without it (src/main.ts).
   const storage =
     config.storagePath === undefined
       ? undefined
       : await Storage.open({ dir: config.storagePath, logger, now, instruments: createStateInstruments(instruments, () => store.restoredAges(now())) });
+  // One short line at info; the whole effective configuration (a few kB for one stack) at debug.
+  logger.info({ version: VERSION, shard: opts.shard, stacks: config.stacks.length }, 'cmdb-exporter starting');
+  logger.debug({ config: redactConfig(config) }, 'effective configuration (secrets redacted)');
+  for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
   const stacks = new Stacks({
     instruments,
     store,
     logger,
     scrubber,
-    scheduler: opts.schedule !== false ? scheduler : undefined,
+    schedule: opts.schedule === false ? undefined : { cron: opts.cron, initialJitterMs: opts.initialJitterMs },
     now,
-    ...(storage ? { recordSend: (stack: string, atMs: number) => storage.recordSend(stack, atMs) } : {}),
+    nowMs,
+    storage,
   });
-
-  registerShardInstruments(instruments.registries.exporter, opts.shard ?? UNSHARDED, () => stacks.count);
-
-  stacks.registerSecrets(config);
-  // One short line at info; the whole effective configuration (a few kB for one stack) at debug.
-  logger.info({ version: VERSION, shard: opts.shard, stacks: config.stacks.length }, 'cmdb-exporter starting');
-  logger.debug({ config: redactConfig(config) }, 'effective configuration (secrets redacted)');
-  for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
-  const restoring: Array<Promise<void>> = [];
-  for (const stack of config.stacks) {
-    const start = storage && startingPoint(storage, stack, logger, nowMs());
-    stacks.add(stack, start?.carried);
-    // Applied in slices, as a poll's series are; served whole from the first scrape (awaited below, before the server listens).
-    if (start?.series) restoring.push(store.restoreStack(stack.name, start.series));
-    if (start?.problemsSeen) stacks.restoreStatus(stack.name, start.problemsSeen);
-  }
-  storage?.start(
-    { stacks: () => stacks.configs(), marks: (s) => stacks.stateMarks(s), settled: (s) => store.settledOf(s), prepare: (s) => stacks.prepareState(s), parts: (s) => stacks.stateParts(s) },
-    () => stacks.sendTimes(),
-  );
-  if (config.storagePath !== undefined && storage) logger.info({ storagePath: config.storagePath }, 'keeping state across restarts');
 
   const readiness = () => stacks.readiness();
   // The whole exposition and the per-stack ones share their compressed pieces (the same Buffers).
@@ -166,6 +148,7 @@ export async function start(opts: StartOptions): Promise<App> {
       let next: ExporterConfig;
       try {
         next = opts.loadConfig();
+        registerSecrets(next, scrubber);
       } catch (err) {
         instruments.reloadSuccessful.set(0);
         const message = err instanceof ConfigError ? err.message : String(err);
@@ -213,6 +196,15 @@ export async function start(opts: StartOptions): Promise<App> {
     return summary;
   };
 
+  // Each stack starts from what an earlier process kept (--storage.path); its restored series are
+  // served whole from the first scrape (awaited below, before the server listens).
+  const restoring: Array<Promise<void>> = [];
+  for (const stack of config.stacks) restoring.push(stacks.add(stack));
+  storage?.start(
+    { stacks: () => stacks.configs(), marks: (s) => stacks.stateMarks(s), settled: (s) => store.settledOf(s), prepare: (s) => stacks.prepareState(s), parts: (s) => stacks.stateParts(s) },
+    () => stacks.sendTimes(),
+  );
+  if (config.storagePath !== undefined && storage) logger.info({ storagePath: config.storagePath }, 'keeping state across restarts');
   // What an earlier process kept is in the first response: a scrape never waits for the store.
   await Promise.all(restoring);
   let server: Listening | undefined;
@@ -256,7 +248,6 @@ export async function start(opts: StartOptions): Promise<App> {
       await stacks.stopPolling(graceMs);
       await storage?.close();
       await stacks.closeAll(graceMs);
-      await scheduler.stop(0);
       store.close();
       exposition.close();
     })());
