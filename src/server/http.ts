@@ -14,9 +14,11 @@ import express, { type Request, type Response } from 'express';
 import Negotiator from 'negotiator';
 import type { Logger } from '../logger.js';
 import { GZIP_LEVEL } from '../exposition/gzip-pieces.js';
+import type { BodyKind } from '../exposition/formats.js';
 import type { ScrapeBody, ScrapeResponse } from '../exposition/responses.js';
 import type { DocsPages } from './docs.js';
 import { lastLookOf, renderLanding, SEEN_PARAM, type LandingModel } from './landing.js';
+import { negotiate } from './negotiate.js';
 import type { TargetGroup } from './sd.js';
 import { pathOf } from './limits.js';
 import { guard, requestListener, secureServer, type Protection } from './protection.js';
@@ -33,8 +35,8 @@ export interface Readiness {
 export type ReloadOutcome = { ok: true; message: string } | { ok: false; message: string };
 
 export interface ServerDeps {
-  /** The /metrics response, both encodings made once per change (src/exposition/responses.ts). */
-  readonly metrics: () => Promise<ScrapeResponse>;
+  /** The /metrics response in a format, both encodings made once per change (src/exposition/formats.ts). */
+  readonly metrics: (kind?: BodyKind) => Promise<ScrapeResponse>;
   /** /metrics?stack=NAME and ?only=exporter; without it the query is ignored. */
   readonly perStack?: PerStackMetrics;
   /** The HTTP service discovery list (GET /sd); without it /sd is not served. */
@@ -79,8 +81,8 @@ export type MetricsHandler = (req: IncomingMessage, res: ServerResponse) => Prom
 /** One stack's exposition, or the exporter's own metrics alone (src/exposition/per-stack.ts). */
 export interface PerStackMetrics {
   /** Undefined when this exporter does not poll the stack. */
-  stack(name: string): Promise<ScrapeResponse> | undefined;
-  exporter(): Promise<ScrapeResponse>;
+  stack(name: string, kind?: BodyKind): Promise<ScrapeResponse> | undefined;
+  exporter(kind?: BodyKind): Promise<ScrapeResponse>;
 }
 
 /** What a query of the metrics path asks for: the whole exposition, one stack, or the exporter alone. */
@@ -115,18 +117,19 @@ const quoted = (text: string) => JSON.stringify(text.length > 100 ? `${text.slic
 export function metricsHandler(metrics: ServerDeps['metrics'], perStack?: PerStackMetrics): MetricsHandler {
   return async (req, res) => {
     const selection = perStack ? metricsSelection(req.url) : ({ kind: 'all' } as const);
+    const format = negotiate(req.headers.accept);
     let pending: Promise<ScrapeResponse> | undefined;
     if (selection.kind === 'bad') return refuse(res, 400, `${selection.message}\n`);
     if (selection.kind === 'stack') {
-      pending = perStack?.stack(selection.stack);
+      pending = perStack?.stack(selection.stack, format.kind);
       if (!pending) return refuse(res, 404, `unknown stack ${quoted(selection.stack)}: this exporter does not poll it; GET /sd lists the stacks it serves\n`);
-    } else pending = selection.kind === 'exporter' ? perStack?.exporter() : metrics();
-    const response = await (pending ?? metrics());
+    } else pending = selection.kind === 'exporter' ? perStack?.exporter(format.kind) : metrics(format.kind);
+    const response = await (pending ?? metrics(format.kind));
     const encoding = chooseEncoding(req);
     const body = encoding === 'identity' ? response.plain : await response.gzip();
-    res.setHeader('Content-Type', response.contentType);
+    res.setHeader('Content-Type', format.contentType);
     res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Vary', 'Accept-Encoding');
+    res.setHeader('Vary', 'Accept, Accept-Encoding');
     if (encoding !== 'identity') res.setHeader('Content-Encoding', encoding);
     writeBody(res, body);
   };
