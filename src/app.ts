@@ -13,7 +13,7 @@ import { createInstruments, createStateInstruments, registerShardInstruments, ty
 import { nodeCron, Scheduler, type CronLike } from './scheduler/scheduler.js';
 import type { WebConfig } from './config/web-config.js';
 import { REFUSAL_REASONS } from './server/auth.js';
-import { createHttpApp, listen, metricsHandler, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
+import { createHttpApp, listen, metricsHandler, type Listening, type PerStackMetrics, type Readiness, type ReloadOutcome } from './server/http.js';
 import { defaultLimits, type ServerLimits } from './server/limits.js';
 import { buildProtection } from './server/protection.js';
 import { DocsPages } from './server/docs.js';
@@ -141,7 +141,11 @@ export async function start(opts: StartOptions): Promise<App> {
   const readiness = () => stacks.readiness();
   // Every format's whole exposition and per-stack ones, sharing their compressed pieces (the same Buffers).
   const formats = new MetricsFormats({ exposition, registries: instruments.registries, now, openMetricsCreated: opts.openMetricsCreated });
-  const perStack = { stack: (name: string, kind?: BodyKind) => formats.stack(name, kind), exporter: (kind?: BodyKind) => formats.exporter(kind) };
+  const perStack: PerStackMetrics = {
+    stack: (name, kind) => formats.stack(name, kind),
+    exporter: (kind) => formats.exporter(kind),
+    filtered: (names, scope, kind) => formats.filtered(names, scope, kind),
+  };
   // The very bytes /metrics serves (plain), as text: for --once, the golden file and the benchmark.
   const metrics = (kind?: BodyKind) => formats.whole(kind);
   const metricsText = async () => Buffer.concat((await metrics()).plain.parts).toString('utf8');

@@ -200,6 +200,18 @@ export class Exposition implements ExpositionSource {
 
   /** The data runs: per run, the family headers and the endpoints' pieces of lines, small pieces joined. */
   private renderData(stacks: readonly string[]): Buffer[][] {
+    const chunks = this.dataPieces(stacks);
+    return RUNS.filter((r) => r.kind === 'data').map(({ names }) => joinSmall(names.flatMap((n) => this.family(n, chunks.get(n)))));
+  }
+
+  /** A data family's bytes: its head and pieces, none when it has no series. */
+  private family(name: string, pieces: readonly Buffer[] | undefined): Buffer[] {
+    const head = pieces && this.data.head(name, pieces);
+    return pieces && head ? [head, ...pieces] : [];
+  }
+
+  /** The pieces of every data family of `stacks`, by family name. */
+  private dataPieces(stacks: readonly string[]): Map<string, Buffer[]> {
     const chunks = new Map<string, Buffer[]>();
     for (const stack of stacks) {
       const endpoints = this.store.endpoints(stack);
@@ -213,13 +225,24 @@ export class Exposition implements ExpositionSource {
         }
       }
     }
-    return RUNS.filter((r) => r.kind === 'data').map(({ names }) =>
-      joinSmall(names.flatMap((n) => {
-        const list = chunks.get(n);
-        const head = list && this.data.head(n, list);
-        return list && head ? [head, ...list] : [];
-      })),
-    );
+    return chunks;
+  }
+
+  /**
+   * Only the snapshot families named in `names` (GET /metrics?name[]=…), in catalogue order, of
+   * every stack or of `only`: made for the one request, not kept (as client_golang filters).
+   */
+  filtered(names: ReadonlySet<string>, now: number, only?: string): Buffer[] {
+    const stacks = only === undefined ? this.store.stackNames() : this.store.hasStack(only) ? [only] : [];
+    const wanted = CATALOGUE.filter((f) => f.origin === 'snapshot' && names.has(f.name));
+    if (wanted.length === 0) return [];
+    const data = this.dataPieces(stacks);
+    const status = this.renderStatus(stacks);
+    return wanted.flatMap((f) => {
+      if (f.name === DAYS) return [toBuffer(this.daysText(now, only))];
+      if (STATUS_FAMILIES.has(f.name)) return status.get(f.name) ?? [];
+      return this.family(f.name, data.get(f.name));
+    });
   }
 
   /** The status families of `stacks`, written, by family name. */

@@ -5,22 +5,29 @@
  * name), so they share one entry; OpenMetrics and protobuf have theirs, made only once some scraper
  * asked for them, then once per change.
  */
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import type { SelfRegistries } from '../metrics/instruments.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
-import { Exposition } from './exposition.js';
+import { Exposition, toBuffer } from './exposition.js';
 import type { Family, Format } from './family.js';
-import { GzipPieces } from './gzip-pieces.js';
+import { GZIP_LEVEL, GzipPieces } from './gzip-pieces.js';
 import { openMetricsFormat } from './openmetrics-format.js';
 import { PerStackResponses } from './per-stack.js';
 import { protobufData } from './protobuf-data.js';
 import { PROTOBUF_FORMAT } from './protobuf-format.js';
-import { ScrapeResponses, type ScrapeResponse } from './responses.js';
-import { wholeSelfFamilies } from './self-families.js';
+import { body, ScrapeResponses, type ScrapeResponse } from './responses.js';
+import { registryFamilies, wholeSelfFamilies } from './self-families.js';
 import { StartTimes } from './start-times.js';
 import { TEXT_FORMAT } from './text-format.js';
 
 /** What a response's bytes are: the text formats (0.0.4, 1.0.0), OpenMetrics (1.0.0, 0.0.1), protobuf delimited. */
 export type BodyKind = 'text' | 'openmetrics' | 'protobuf';
+
+/** Which part of the exposition a request asks for: all of it, one stack's target, the exporter's own metrics. */
+export type Scope = { readonly kind: 'all' } | { readonly kind: 'stack'; readonly stack: string } | { readonly kind: 'exporter' };
+
+const gzipAsync = promisify(gzip);
 
 export interface FormatsOptions {
   /** The text format's exposition (the one --once and the golden file read). */
@@ -36,6 +43,7 @@ interface Served {
   readonly exposition: Exposition;
   readonly whole: ScrapeResponses;
   readonly perStack: PerStackResponses;
+  readonly format: Format;
 }
 
 export class MetricsFormats {
@@ -61,6 +69,25 @@ export class MetricsFormats {
   /** The exporter's own metrics alone. */
   exporter(kind: BodyKind = 'text'): Promise<ScrapeResponse> {
     return this.of(kind).perStack.exporter();
+  }
+
+  /**
+   * Only the families named (GET /metrics?name[]=…, as client_golang filters), of `scope`; made for
+   * the one request from the pieces the formats keep, not cached. Undefined for a stack not polled.
+   */
+  async filtered(names: readonly string[], scope: Scope, kind: BodyKind = 'text'): Promise<ScrapeResponse | undefined> {
+    const { exposition, format } = this.of(kind);
+    const { registries, now } = this.opts;
+    if (scope.kind === 'stack' && !exposition.store.hasStack(scope.stack)) return undefined;
+    const wanted = new Set(names);
+    const data = scope.kind === 'exporter' ? [] : exposition.filtered(wanted, now(), scope.kind === 'stack' ? scope.stack : undefined);
+    const registry = scope.kind === 'stack' ? registries.stack(scope.stack) : scope.kind === 'exporter' ? registries.exporter : undefined;
+    const all = registry ? await registryFamilies(registry) : scope.kind === 'all' ? await wholeSelfFamilies(registries) : [];
+    const self = toBuffer(format.write(this.starts.annotate(all.filter((f) => wanted.has(f.family.name)))));
+    const plain = body([...data, self, Buffer.from(format.trailer ?? '', 'utf8')]);
+    let zipped: Promise<ReturnType<typeof body>> | undefined;
+    const whole = () => Buffer.concat(plain.parts);
+    return { contentType: format.contentType, plain, gzip: () => (zipped ??= gzipAsync(whole(), { level: GZIP_LEVEL }).then((z) => body([z]))) };
   }
 
   /** A reload's outcome shows on the next scrape, in every format. */
@@ -91,6 +118,6 @@ export class MetricsFormats {
     const annotate = (families: readonly Family[]) => this.starts.annotate(families);
     const whole = new ScrapeResponses({ source: exposition, selfFamilies: async () => annotate(await wholeSelfFamilies(registries)), format, now, pieces: this.pieces });
     const perStack = new PerStackResponses({ exposition, registries, now, pieces: this.pieces, format, annotate });
-    return { exposition, whole, perStack };
+    return { exposition, whole, perStack, format };
   }
 }

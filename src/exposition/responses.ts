@@ -68,7 +68,7 @@ interface Dynamic {
 /** Up to this size a body is also kept in one piece (see ScrapeBody.whole). */
 export const WHOLE_MAX_BYTES = 1024 * 1024;
 
-function body(parts: readonly Buffer[]): ScrapeBody {
+export function body(parts: readonly Buffer[]): ScrapeBody {
   const kept = parts.filter((p) => p.length > 0);
   let whole: Buffer | undefined;
   const length = kept.reduce((n, p) => n + p.length, 0);

@@ -14,7 +14,7 @@ import express, { type Request, type Response } from 'express';
 import Negotiator from 'negotiator';
 import type { Logger } from '../logger.js';
 import { GZIP_LEVEL } from '../exposition/gzip-pieces.js';
-import type { BodyKind } from '../exposition/formats.js';
+import type { BodyKind, Scope } from '../exposition/formats.js';
 import type { ScrapeBody, ScrapeResponse } from '../exposition/responses.js';
 import type { DocsPages } from './docs.js';
 import { lastLookOf, renderLanding, SEEN_PARAM, type LandingModel } from './landing.js';
@@ -83,13 +83,16 @@ export interface PerStackMetrics {
   /** Undefined when this exporter does not poll the stack. */
   stack(name: string, kind?: BodyKind): Promise<ScrapeResponse> | undefined;
   exporter(kind?: BodyKind): Promise<ScrapeResponse>;
+  /** Only the families named (`?name[]=`), of the whole exposition, a stack or the exporter; undefined for a stack not polled. */
+  filtered?(names: readonly string[], scope: Scope, kind?: BodyKind): Promise<ScrapeResponse | undefined>;
 }
 
 /** What a query of the metrics path asks for: the whole exposition, one stack, or the exporter alone. */
-export type MetricsSelection = { kind: 'all' } | { kind: 'stack'; stack: string } | { kind: 'exporter' } | { kind: 'bad'; message: string };
+export type MetricsSelection = (Scope & { names?: readonly string[] }) | { kind: 'bad'; message: string };
 
 /**
- * `?stack=NAME` one stack, `?only=exporter` the exporter's own metrics, neither the whole exposition.
+ * `?stack=NAME` one stack, `?only=exporter` the exporter's own metrics, neither the whole exposition;
+ * `?name[]=FAMILY` (repeatable) only those families, by their text-format name (as client_golang).
  * Other parameters are ignored (Prometheus may send its own `params`).
  */
 export function metricsSelection(url: string | undefined): MetricsSelection {
@@ -101,9 +104,11 @@ export function metricsSelection(url: string | undefined): MetricsSelection {
   if (stacks.length > 1) return { kind: 'bad', message: 'give one stack parameter, not several' };
   if (only.length > 1 || (only.length === 1 && only[0] !== 'exporter')) return { kind: 'bad', message: 'the only parameter takes one value: exporter' };
   if (stacks.length === 1 && only.length === 1) return { kind: 'bad', message: 'give either stack=NAME or only=exporter, not both' };
-  if (only.length === 1) return { kind: 'exporter' };
-  if (stacks.length === 1) return { kind: 'stack', stack: stacks[0] as string };
-  return { kind: 'all' };
+  const names = params.getAll('name[]');
+  const named = names.length > 0 ? { names } : {};
+  if (only.length === 1) return { kind: 'exporter', ...named };
+  if (stacks.length === 1) return { kind: 'stack', stack: stacks[0] as string, ...named };
+  return { kind: 'all', ...named };
 }
 
 /** Quoted and cut short: a client's text goes back only as a bounded, escaped string. */
@@ -120,9 +125,14 @@ export function metricsHandler(metrics: ServerDeps['metrics'], perStack?: PerSta
     const format = negotiate(req.headers.accept);
     let pending: Promise<ScrapeResponse> | undefined;
     if (selection.kind === 'bad') return refuse(res, 400, `${selection.message}\n`);
-    if (selection.kind === 'stack') {
+    const unknown = (stack: string) => refuse(res, 404, `unknown stack ${quoted(stack)}: this exporter does not poll it; GET /sd lists the stacks it serves\n`);
+    if (selection.names && perStack?.filtered) {
+      const filtered = await perStack.filtered(selection.names, selection, format.kind);
+      if (!filtered) return unknown(selection.kind === 'stack' ? selection.stack : '');
+      pending = Promise.resolve(filtered);
+    } else if (selection.kind === 'stack') {
       pending = perStack?.stack(selection.stack, format.kind);
-      if (!pending) return refuse(res, 404, `unknown stack ${quoted(selection.stack)}: this exporter does not poll it; GET /sd lists the stacks it serves\n`);
+      if (!pending) return unknown(selection.stack);
     } else pending = selection.kind === 'exporter' ? perStack?.exporter(format.kind) : metrics(format.kind);
     const response = await (pending ?? metrics(format.kind));
     const encoding = chooseEncoding(req);

@@ -84,6 +84,24 @@ describe('/metrics by Accept', () => {
     expect(cmdb(textSamples(om.body.toString()))).toEqual(cmdb(textSamples(text.body.toString())));
   });
 
+  it('?name[]= keeps only the families named, in every format, with ?stack= too', async () => {
+    const query = '?name[]=cmdb_endpoint_up&name[]=cmdb_endpoint_requests_total&name[]=cmdb_license_days_until_expiry&name[]=no_such_family';
+    const types = (text: string) => [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
+    const text = (await get(`/metrics${query}`, {})).body.toString();
+    expect(types(text)).toEqual(['cmdb_license_days_until_expiry', 'cmdb_endpoint_up', 'cmdb_endpoint_requests_total']);
+    const whole = (await get('/metrics', {})).body.toString();
+    const wanted = (l: string) => /^(cmdb_endpoint_up|cmdb_endpoint_requests_total)\{/.test(l);
+    expect(cmdb(textSamples(text)).filter(wanted)).toEqual(cmdb(textSamples(whole)).filter(wanted));
+    const om = (await get(`/metrics${query}&stack=sim`, { accept: PROMETHEUS_DEFAULT, 'accept-encoding': 'gzip' }));
+    const omText = gunzipSync(om.body).toString();
+    expect(types(omText)).toEqual(['cmdb_license_days_until_expiry', 'cmdb_endpoint_up', 'cmdb_endpoint_requests']);
+    expect(omText.endsWith('# EOF\n')).toBe(true);
+    const pb = decodeFamilies((await get(`/metrics${query}`, { accept: PROMETHEUS_PROTOBUF })).body);
+    expect(pb.map((f) => f.name)).toEqual(['cmdb_license_days_until_expiry', 'cmdb_endpoint_up', 'cmdb_endpoint_requests_total']);
+    expect((await get(`/metrics${query}&only=exporter`, {})).body.toString()).toBe('');
+    expect((await get(`/metrics${query}&stack=nope`, {})).status).toBe(404);
+  });
+
   it('a browser still gets the status page at /', async () => {
     const res = await get('/', { accept: BROWSER });
     expect(res.status).toBe(200);
