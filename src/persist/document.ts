@@ -71,7 +71,8 @@ export interface StackDocument {
 /**
  * Who the state was read from: a hash of the base URL, the kind of credentials and the client id,
  * never of a secret or token (a rotated secret or token keeps the state; another account does not).
- * Hashed because a base URL may carry user:password.
+ * Hashed so that a state file names neither the CMDB's address nor the client id (the configuration
+ * refuses a base URL with user:password@, so no credential is in either).
  */
 export function serviceOf(stack: StackConfig): string {
   const who = [stack.baseUrl, stack.auth.kind, stack.auth.kind === 'client' ? stack.auth.clientId : ''];
