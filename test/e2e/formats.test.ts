@@ -29,7 +29,7 @@ interface Proxy {
   last?: { accept: string; contentType: string };
 }
 
-/** A proxy to the exporter that records what was asked and answered; `cut`: sends only the first half of each body. */
+/** A proxy to the exporter that records what was asked and answered; `cut`: sends only the lines of the first half of each body. */
 async function startProxy(exporterPort: number, cut: boolean): Promise<Proxy> {
   const proxy: { -readonly [K in keyof Proxy]: Proxy[K] } = { server: createServer(), target: '' };
   proxy.server.on('request', (req, res) => {
@@ -46,7 +46,9 @@ async function startProxy(exporterPort: number, cut: boolean): Promise<Proxy> {
       up.on('data', (c: Buffer) => chunks.push(c));
       up.on('end', () => {
         const body = Buffer.concat(chunks);
-        const half = body.subarray(0, Math.floor(body.length / 2));
+        // Cut at the end of a line: every line it keeps is well formed, so only the missing `# EOF`
+        // tells that the body is not whole (the text format would be stored half).
+        const half = body.subarray(0, body.lastIndexOf(0x0a, Math.floor(body.length / 2)) + 1);
         res.writeHead(up.statusCode ?? 502, { 'content-type': up.headers['content-type'] ?? '', 'content-length': half.length });
         res.end(half);
       });
