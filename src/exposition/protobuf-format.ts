@@ -18,7 +18,7 @@
  * left out: its count is sample_count (as client_golang writes it).
  */
 import type { Family, FamilyMeta, FamilySeries, Format } from './family.js';
-import { ProtoWriter, timestamp, varintLength, WIRE_LEN } from './protobuf.js';
+import { ProtoWriter, timestamp, utf8Length, varintLength, WIRE_LEN } from './protobuf.js';
 
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
 
@@ -28,17 +28,16 @@ const typeOf = (t: string) => TYPES[t] ?? 3;
 type Labels = FamilySeries['labels'];
 
 /** The label pairs of a series, in the family's order when it has one (labels outside it follow). */
-function labelPairs(w: ProtoWriter, order: readonly string[] | undefined, labels: Labels, skip?: string): void {
+function labelPairs(w: ProtoWriter, order: readonly string[] | undefined, labels: Labels): void {
   const names = order ? [...order.filter((n) => n in labels), ...Object.keys(labels).filter((n) => !order.includes(n)).sort()] : Object.keys(labels);
   for (const n of names) {
-    if (n === skip) continue;
     const value = labels[n];
     if (value === undefined) continue;
-    const nameLen = Buffer.byteLength(n, 'utf8');
+    const nameLen = utf8Length(n);
     const valueText = String(value);
-    const valueLen = Buffer.byteLength(valueText, 'utf8');
+    const valueLen = utf8Length(valueText);
     w.tag(1, WIRE_LEN).varint(1 + varintLength(nameLen) + nameLen + 1 + varintLength(valueLen) + valueLen);
-    w.string(1, n).string(2, valueText);
+    w.string(1, n, nameLen).string(2, valueText, valueLen);
   }
 }
 

@@ -19,6 +19,16 @@ export function varintLength(n: number): number {
   return len;
 }
 
+/**
+ * UTF-8 length of `s`: counted in JavaScript for the short ASCII strings labels are made of (a call
+ * into Buffer's native code per label costs more than the loop), by Buffer otherwise.
+ */
+export function utf8Length(s: string): number {
+  if (s.length > 64) return Buffer.byteLength(s, 'utf8');
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) >= 0x80) return Buffer.byteLength(s, 'utf8');
+  return s.length;
+}
+
 export class ProtoWriter {
   private buf: Buffer;
   pos = 0;
@@ -60,11 +70,15 @@ export class ProtoWriter {
     return this;
   }
 
-  string(field: number, s: string): this {
-    const len = Buffer.byteLength(s, 'utf8');
+  /** A string field; `len` is its UTF-8 length when the caller has it (utf8Length). */
+  string(field: number, s: string, len = utf8Length(s)): this {
     this.tag(field, WIRE_LEN).varint(len);
     this.ensure(len);
-    this.buf.write(s, this.pos, 'utf8');
+    if (len === s.length && len <= 64) {
+      const buf = this.buf;
+      let pos = this.pos;
+      for (let i = 0; i < len; i++) buf[pos++] = s.charCodeAt(i);
+    } else this.buf.write(s, this.pos, 'utf8');
     this.pos += len;
     return this;
   }
