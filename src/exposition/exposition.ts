@@ -33,6 +33,8 @@ export interface ExpositionSource {
 export interface DataEncoding {
   pieces(stack: string, held: HeldEndpoint): ReadonlyMap<string, readonly Buffer[]>;
   head(name: string, pieces: readonly Buffer[]): Buffer | undefined;
+  /** Work that makes `pieces` cheap after a change, in slices (a generator that yields between them); run ahead of scrapes. */
+  prepare?(store: SnapshotStore): Generator<void, void>;
 }
 
 /**
@@ -182,10 +184,17 @@ export class Exposition implements ExpositionSource {
   private scheduleRender(): void {
     if (this.renderScheduled) return;
     this.renderScheduled = true;
-    setImmediate(() => {
+    const work = this.data.prepare?.(this.store);
+    const step = () => {
+      // One slice per turn of the event loop; a scrape in between assembles (and encodes the rest) itself.
+      if (work && work.next().done !== true) {
+        setImmediate(step).unref();
+        return;
+      }
       this.renderScheduled = false;
       this.segments();
-    }).unref();
+    };
+    setImmediate(step).unref();
   }
 
   private assemble(data: readonly Buffer[][], status: ReadonlyMap<string, Buffer>): Segment[] {

@@ -9,8 +9,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { DataEndpoint } from '../../src/api/endpoints.js';
 import { Exposition } from '../../src/exposition/exposition.js';
 import { MetricsFormats, type BodyKind } from '../../src/exposition/formats.js';
+import { protobufData } from '../../src/exposition/protobuf-data.js';
 import { TEXT_LINES } from '../../src/exposition/text-lines.js';
 import { createInstruments, initStackInstruments } from '../../src/metrics/instruments.js';
+import { SLICE } from '../../src/store/series.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { parseExposition } from '../helpers/exposition.js';
 import { captureLogger } from '../helpers/log.js';
@@ -156,5 +158,25 @@ describe('OpenMetrics without --web.openmetrics-created', () => {
     expect(om).toContain('cmdb_exporter_http_requests_refused_total{reason="unauthorized"} 1\n');
     const refused = decodeFamilies(await bodies(formats, 'protobuf')).find((f) => f.name === 'cmdb_exporter_http_requests_refused_total');
     expect(seconds(refused?.metric?.[0]?.counter?.createdTimestamp)).toBeGreaterThan(0);
+  });
+});
+
+describe('the protobuf data of a large endpoint', () => {
+  it('is encoded ahead of scrapes in slices of SLICE series, and a scrape then takes the encoded pieces', async () => {
+    const { store } = setUp(false);
+    store.addStack('big', new Map<DataEndpoint, typeof SETTINGS>([['connector', SETTINGS]]), 100_000);
+    const n = SLICE * 8;
+    await store.succeed('big', 'connector', Array.from({ length: n }, (_, i) => ({ name: 'cmdb_connector_input_records', labels: { connector: `c${i}`, profile: 'p' }, value: i })), NOW);
+    const data = protobufData();
+    const work = data.prepare?.(store);
+    let slices = 0;
+    while (work && work.next().done !== true) slices++;
+    expect(slices).toBeGreaterThanOrEqual(n / SLICE);
+    const held = store.endpoints('big')?.get('connector');
+    if (!held) throw new Error('no endpoint');
+    const pieces = data.pieces('big', held);
+    expect(data.pieces('big', held)).toBe(pieces);
+    const families = decodeFamilies(Buffer.concat([data.head('cmdb_connector_input_records', pieces.get('cmdb_connector_input_records') ?? []) ?? Buffer.alloc(0), ...(pieces.get('cmdb_connector_input_records') ?? [])]));
+    expect(families[0]?.metric?.length).toBe(n);
   });
 });
