@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Command line: parses flags, loads the configuration, and starts the daemon (src/app.ts).
- * Exit codes: 0 ok; 1 runtime failure (or --once with a failed endpoint); 2 bad flags or configuration.
+ * Exit codes: 0 ok; 1 runtime failure (or --once with a failed endpoint, or a saved query refused or failed); 2 bad flags or configuration.
  */
 import { start, type App } from './app.js';
 import { FlagError, flagsHelp, parseFlags, type FlagValues } from './config/flags.js';
@@ -10,7 +10,7 @@ import type { ExporterConfig } from './config/types.js';
 import { loadWebConfig, type WebConfig } from './config/web-config.js';
 import { ConfigError, FolderInUseError } from './errors.js';
 import { createLogger } from './logger.js';
-import { onceSummary } from './once.js';
+import { onceSummary, uncountedQueries } from './once.js';
 import { SecretScrubber } from './secrets.js';
 import { DEFAULT_MAX_REQUESTS } from './server/limits.js';
 import { parseExternalUrl, type ScrapeBase } from './server/sd.js';
@@ -141,14 +141,18 @@ async function main(argv: string[]): Promise<number> {
     // One poll, printed: nothing to keep, and a state directory shared with a daemon is not touched.
     const began = performance.now();
     const app = await start({ config: { ...config, storagePath: undefined }, logger, scrubber, serve: false, schedule: false, shard, defaultMetrics });
-    const ok = await app.pollOnce();
+    const endpointsOk = await app.pollOnce();
     process.stdout.write(await app.metricsText());
-    const summary = onceSummary(app.landing().stacks, (performance.now() - began) / 1000);
+    const { stacks } = app.landing();
+    const summary = onceSummary(stacks, (performance.now() - began) / 1000);
+    const uncounted = uncountedQueries(stacks);
+    const queriesOk = uncounted.refused.length === 0 && uncounted.failed.length === 0;
     await app.close(0);
-    if (!ok) logger.error('at least one endpoint failed; see the log lines above and cmdb_endpoint_up');
+    if (!endpointsOk) logger.error('at least one endpoint failed; see the log lines above and cmdb_endpoint_up');
+    if (!queriesOk) logger.error('at least one saved query was refused or failed; see the log lines above and cmdb_query_last_run_success');
     // One line for people, after the log (stderr: stdout is the exposition).
     process.stderr.write(`${summary}\n`);
-    return ok ? 0 : 1;
+    return endpointsOk && queriesOk ? 0 : 1;
   }
 
   let app: App;

@@ -6,7 +6,7 @@
  * stack's field metadata before each run and builds what is sent.
  */
 import { closest } from './closest.js';
-import { datetimeProblem, resolveDatetime } from './query-dates.js';
+import { datetimeProblem, relativeDay, relativeDays, resolveDatetime } from './query-dates.js';
 import {
   DATA_TYPES,
   KNOWN_OPERATORS,
@@ -65,10 +65,48 @@ function numberProblem(type: 'Integer' | 'Float', value: CriterionValue): string
   return type === 'Integer' && !Number.isInteger(value) ? `${show(value)} is not a whole number (the field is Integer)` : undefined;
 }
 
+/**
+ * A Binary value as true or false, whatever the accepted spelling (a YAML boolean, 1/0, "true",
+ * " Yes ", "NO"); undefined when it is none of them. The service compares the text exactly and
+ * answers a spelling it does not know (`"true"`) with a silent 0, so what is sent is always the
+ * service's own "True" or "False" (sentValue).
+ */
+export function binaryValue(value: CriterionValue): boolean | undefined {
+  if (value === true || value === 1) return true;
+  if (value === false || value === 0) return false;
+  if (typeof value !== 'string') return undefined;
+  const word = value.trim().toLowerCase();
+  return BINARY_WORDS.has(word) ? word === 'true' || word === 'yes' : undefined;
+}
+
 function binaryProblem(value: CriterionValue): string | undefined {
-  if (typeof value === 'boolean' || value === 1 || value === 0) return undefined;
-  if (typeof value === 'string' && BINARY_WORDS.has(value.trim().toLowerCase())) return undefined;
-  return `${show(value)} is not a Binary value: write "True" or "False" ("Yes"/"No" and 1/0 work too)`;
+  if (binaryValue(value) !== undefined) return undefined;
+  return `${show(value)} is not a Binary value: write "True" or "False" ("Yes"/"No", 1/0 and a YAML true/false are sent as "True"/"False" too)`;
+}
+
+/** The relative day `days` from today as it is written in a query: "today", "-3d", "+1d". */
+function dayText(days: number): string {
+  return days === 0 ? 'today' : `${days > 0 ? '+' : '-'}${Math.abs(days)}d`;
+}
+
+/**
+ * Why `==` or `!=` with a relative day is refused: a relative day is resolved to 00:00:00 of that
+ * day, so `== "today"` asks for records stamped exactly at midnight, a 0 that looks true (`>=
+ * "today"` on the same field counted 8). The range of the day is what was meant: it is named.
+ */
+export function relativeEqualityProblem(operator: string, value: CriterionValue | undefined): string | undefined {
+  if ((operator !== '==' && operator !== '!=') || typeof value !== 'string') return undefined;
+  const days = relativeDays(value);
+  if (days === undefined) return undefined;
+  const [from, to] = [quote(dayText(days)), quote(dayText(days + 1))];
+  const range =
+    operator === '=='
+      ? `the whole day is two AND groups: [[{operator ">=", value ${from}}], [{operator "<", value ${to}}]]`
+      : `outside the day is one OR group: [[{operator "<", value ${from}}, {operator ">=", value ${to}}]]`;
+  return (
+    `${show(value)} with "${operator}" is refused: a relative day stands for 00:00:00 of ${relativeDay(days)}, so "${operator}" compares with that ` +
+    `one second (a count of 0 that looks true); ${range}`
+  );
 }
 
 function listProblem(operator: string, value: CriterionValue): string | undefined {
@@ -102,7 +140,8 @@ export function valueProblem(type: DataType, operator: string, value: CriterionV
     case 'List':
       return listProblem(operator, value);
     case 'Datetime':
-      return typeof value === 'string' ? datetimeProblem(value) : `${show(value)} is not a time: write "yyyy-mm-dd HH:MM:SS" or a day relative to today ("today", "-30d", "+90d")`;
+      if (typeof value !== 'string') return `${show(value)} is not a time: write "yyyy-mm-dd HH:MM:SS" or a day relative to today ("today", "-30d", "+90d")`;
+      return datetimeProblem(value) ?? relativeEqualityProblem(operator, value);
   }
 }
 
@@ -115,6 +154,9 @@ export function valueProblemWithoutType(operator: string, value: CriterionValue 
     return valueProblem('List', operator, value);
   }
   if (value == null) return `operator ${quote(operator)} needs a value`;
+  // Without a type a relative day is a Datetime's (a String field holding the text "today" says type: String).
+  const relative = relativeEqualityProblem(operator, value);
+  if (relative !== undefined) return `${relative} (for a String field holding this text, write type: String)`;
   if (operator === 'match' || operator === 'not match') return typeof value === 'string' ? undefined : `${show(value)} is not text: "${operator}" takes text`;
   if (['>', '>=', '<', '<='].includes(operator)) {
     // A number field (Integer, Float) or a Datetime: a quoted number is wrong for both.
@@ -150,10 +192,11 @@ function criterionRefusal(c: Criterion, fields: FieldTypes, table: string): stri
   return operatorProblem(c.operator) ?? operatorTypeProblem(c.operator, fieldType) ?? valueProblem(fieldType, c.operator, c.value);
 }
 
-/** A value as sent: a relative day resolved, a Binary YAML boolean as the service's "True"/"False", `exists`/`empty` with null. */
+/** A value as sent: a relative day resolved, a Binary value in any accepted spelling as the service's "True"/"False", `exists`/`empty` with null. */
 function sentValue(c: Criterion, type: DataType, nowSeconds: number, timeZone: string): CriterionValue {
   if (PRESENCE_OPERATORS.has(c.operator)) return null;
-  if (type === 'Binary' && typeof c.value === 'boolean') return c.value ? 'True' : 'False';
+  // The service compares Binary text exactly: every accepted spelling is sent as its own.
+  if (type === 'Binary') return binaryValue(c.value) ? 'True' : 'False';
   if (type === 'Datetime' && typeof c.value === 'string') return resolveDatetime(c.value, nowSeconds, timeZone);
   return c.value;
 }

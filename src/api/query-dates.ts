@@ -24,6 +24,13 @@ export function relativeDays(value: string): number | undefined {
   return m[2] === '-' && days > 0 ? -days : days;
 }
 
+/** The day `days` from today in words, for messages: "today", "the day 3 days before today". */
+export function relativeDay(days: number): string {
+  if (days === 0) return 'today';
+  const n = Math.abs(days);
+  return `the day ${n} day${n === 1 ? '' : 's'} ${days < 0 ? 'before' : 'after'} today`;
+}
+
 /** Why `value` cannot be a Datetime value of a query, or undefined when it can. */
 export function datetimeProblem(value: string): string | undefined {
   const text = value.trim();

@@ -87,6 +87,15 @@ function groups(input: unknown, at: At): Criterion[][] {
   });
 }
 
+/** A problem inside a query's criteria names the query too: the key path alone says only its index. */
+function named<T>(name: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw err instanceof ShapeProblem ? new ShapeProblem(`query ${quote(name)}: ${err.message}`, err.at) : err;
+  }
+}
+
 function savedQuery(input: unknown, at: At): SavedQuery {
   if (!isMapping(input)) throw new ShapeProblem('must be a mapping with name, table, query, and optional help and alertRiseRatio', at);
   unknownKeys(input, QUERY_KEYS, at, 'a saved query');
@@ -98,7 +107,7 @@ function savedQuery(input: unknown, at: At): SavedQuery {
     throw new ShapeProblem(`must be ${QUERY_TABLES.join(' or ')}${match === undefined ? '' : `; did you mean ${quote(match)}?`}`, [...at, 'table']);
   }
   const help = input.help === undefined ? undefined : text(input.help, [...at, 'help'], 'help');
-  const query = groups(input.query, [...at, 'query']);
+  const query = named(name, () => groups(input.query, [...at, 'query']));
   const rise = input.alertRiseRatio;
   if (rise !== undefined && (typeof rise !== 'number' || !Number.isFinite(rise) || rise <= 0 || rise > 100)) {
     throw new ShapeProblem('must be a share above 0 and at most 100 (0.2: the count rose by more than 20 % between two rebuilds)', [...at, 'alertRiseRatio']);

@@ -13,6 +13,13 @@ export interface RequestContext {
   readonly signal?: AbortSignal;
   /** Absent: the caller sets no deadline (the shared token fetch, --once, a backfill). */
   readonly deadline?: Deadline;
+  /**
+   * Waited before every further attempt of the request (a retry after its back-off, a second form
+   * of it) when the caller paces its requests itself (the saved queries' queriesPerMinute): the
+   * caller's pace holds for every request that leaves, not only for the first. Rejects with
+   * CmdbAbortedError when the request's signal aborts.
+   */
+  readonly beforeRetry?: () => Promise<void>;
 }
 
 /** The deadline of `ctx` now (ms since the epoch), or undefined when it has none. */

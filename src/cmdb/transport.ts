@@ -151,6 +151,7 @@ export class Transport {
       }
       counts = decision.counts;
       if (decision.waitMs !== undefined && decision.waitMs > 0) await this.backoff(decision.waitMs, request, ctx.signal);
+      if (ctx.beforeRetry !== undefined) await ctx.beforeRetry();
       if (ctx.signal?.aborted) throw new CmdbAbortedError(request);
     }
   }

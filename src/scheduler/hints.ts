@@ -8,7 +8,7 @@ type Hinted = Exclude<PollOutcome, StatusOutcome | 'success'>;
 
 const STATUS_HINTS: Partial<Record<StatusOutcome, (endpoint: string) => string>> = {
   '401': () =>
-    "the CMDB rejected the credentials: check the client id and secret (CMDB_CLIENT_ID / CMDB_SECRET or the stack's clientId / secret), or replace the pre-issued token",
+    "the CMDB rejected the credentials: check the client id and secret (CMDB_CLIENT_ID / CMDB_SECRET or the stack's clientId / secret), or replace the pre-issued token; if the token endpoint accepts them, another process with the same client id (a backfill?) may take each token it grants (a CMDB that keeps one token per client): give each process a client id of its own",
   '404': () =>
     'the CMDB does not serve this path: check that baseUrl is the address before /CMDB, or add the endpoint to disabledEndpoints if this CMDB version lacks it',
   '429': () => HINTS.rate_limited,

@@ -1,17 +1,19 @@
 /**
  * The saved inventory queries of one stack, counted once per rebuild (query-schedule.ts says when).
  * A poll of the `queries` group (chained after each connector poll, whose merger rows date the
- * rebuilds, and on its own interval): the queries that are due are checked against their table's
- * field metadata (read again with the rebuilds) and counted, one request each, paced at
- * queriesPerMinute like the Action jobs; what each query's last run left is its snapshot
- * (QueryOutcome): a count with the rebuild it belongs to, or a refusal or failure without a count.
- * A query that is refused or fails costs only itself: the others go on.
+ * rebuilds, and on its own interval; a failing group on its back-off): the queries that are due are
+ * checked against their table's field metadata of the same rebuild (query-fields.ts) and counted,
+ * one request each, paced at queriesPerMinute like the Action jobs, and so is every further request
+ * of a count (a retry, page 0); what each query's last run left is its snapshot (QueryOutcome): a
+ * count with the rebuild it belongs to, or a refusal or failure without a count. A query that is
+ * refused or fails costs only itself: the others go on. A query that cannot be checked because the
+ * metadata cannot be read fails without a request: data_metadata reads down, data_query does not.
  */
 import type { EndpointInputs, QueryCounting } from '../api/endpoints.js';
 import type { Rebuilds } from '../api/connector-runs.js';
 import { prepareQuery } from '../api/query-check.js';
 import type { QueryOutcome, QueryTable, SavedQuery } from '../api/query.js';
-import type { FieldMetadata } from '../api/schemas.js';
+import type { RequestContext } from '../api/request-context.js';
 import type { StackConfig } from '../config/types.js';
 import { CmdbAbortedError, CmdbError, CmdbHttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -19,8 +21,9 @@ import type { SecretScrubber } from '../secrets.js';
 import type { PollDeadline } from './deadline.js';
 import type { EndpointRunner, PollResult } from './endpoint-runner.js';
 import { Pacer, type Sleep } from './pacer.js';
+import { QueryFields } from './query-fields.js';
 import { QueryLedger, type QueryLedgerState } from './query-ledger.js';
-import { metadataDue, whenToRun, type RunEnd, type When } from './query-schedule.js';
+import { whenToRun, type RunEnd, type When } from './query-schedule.js';
 
 /** Seconds of one slice of a paced round: what a slice counted is published when it ends. */
 const SLICE_SECONDS = 15;
@@ -61,13 +64,6 @@ export interface QueryPollerOptions {
   readonly ledger?: QueryLedgerState;
 }
 
-interface TableFields {
-  readonly list: FieldMetadata[];
-  readonly types: ReadonlyMap<string, string>;
-  readonly at: number;
-  readonly rebuild?: number;
-}
-
 /**
  * The CMDB refusing the query itself (400 on page 0 too, 422) is asked again at the next rebuild:
  * the same query would get the same answer. Anything else (network, timeout, 5xx, 429, 401, a 404
@@ -80,10 +76,11 @@ function endOf(err: unknown): RunEnd {
 /** What a poll's requests carry: its signal (always set) and its deadline. */
 type PollContext = PollDeadline['context'];
 
+const COUNT_REQUEST = 'POST /CMDB/v2/data/cmdb';
+
 export class QueryPoller {
   private readonly ledger = new QueryLedger();
-  private readonly fields = new Map<QueryTable, TableFields>();
-  private readonly fieldErrors = new Map<QueryTable, string>();
+  private readonly fields: QueryFields;
   private rebuilds: Rebuilds = {};
   private pacer: Pacer;
   /** A reload changed what the data_query series say (a query went, or its alertRiseRatio changed): published at the next poll. */
@@ -91,6 +88,7 @@ export class QueryPoller {
 
   constructor(private readonly opts: QueryPollerOptions) {
     this.pacer = this.pacerFor(opts.stack());
+    this.fields = new QueryFields({ reader: () => opts.reader, runner: opts.runner, now: opts.now, map: opts.map, message: (err) => this.message(err) });
     if (opts.ledger) this.ledger.restore(opts.ledger, opts.stack().queries);
   }
 
@@ -126,16 +124,26 @@ export class QueryPoller {
     const at = this.opts.now();
     const queries = this.opts.stack().queries;
     const due = queries.filter((q) => this.when(q, at).due);
-    await this.readFields([...new Set(due.map((q) => q.table))], ctx);
-    // A query whose table's metadata could never be read cannot be checked, so it is not sent.
-    const unchecked = due.filter((q) => !this.fields.has(q.table) || this.opts.reader === undefined);
+    await this.fields.readDue([...new Set(due.map((q) => q.table))], this.rebuilds, ctx, this.ledger.size > 0);
+    // A query whose table's metadata is not that of its rebuild cannot be checked, so it is not sent.
+    const unchecked = due.filter((q) => this.fields.uncheckable(q.table, this.rebuilds[q.table]) !== undefined);
     for (const q of unchecked) this.uncheckable(q, at);
     const ready = due.filter((q) => !unchecked.includes(q));
     if (ready.length > 0) await this.countAll(ready, at, ctx, stop);
-    // Every due query waits on the metadata: the endpoint reads down, quietly (data_metadata says why).
-    else if (unchecked.length > 0) this.opts.runner.blocked('data_query', 'the field metadata (data_metadata) could not be read: no query can be checked');
+    else if (unchecked.length > 0) await this.publishUnsent(ctx);
     // Nothing was due: what the store holds is still current (an endpoint that never ran stays pending), but for a reload's changes.
     else if (this.ledger.size > 0) await this.opts.runner.run('data_query', async () => (this.republish ? this.published() : { kind: 'unchanged' }), ctx.signal);
+  }
+
+  /**
+   * Every due query waits on the metadata, and none was sent: their series say so (no count,
+   * last_run_success 0), while the endpoint reads as its last count left it. data_metadata reads
+   * down and names the cause: an alert on data_query must not fire for a metadata outage.
+   */
+  private async publishUnsent(ctx: PollContext): Promise<void> {
+    const { runner } = this.opts;
+    if (runner.status().find((s) => s.endpoint === 'data_query')?.state === 'failing') return;
+    await runner.run('data_query', async () => this.published(), ctx.signal);
   }
 
   /** The data_query series of every query's last run, as the configuration names them now. */
@@ -144,11 +152,11 @@ export class QueryPoller {
     return this.opts.map('data_query', this.ledger.all(this.opts.stack().queries));
   }
 
-  /** Not sent: the table's field metadata was never read. Asked again at the next poll, on the group's back-off. */
+  /** Not sent: the table's field metadata of this rebuild was not read. Asked again at the next poll, on the group's back-off. */
   private uncheckable(q: SavedQuery, roundAt: number): void {
-    const why = this.opts.reader === undefined ? 'the stack has no query reader' : (this.fieldErrors.get(q.table) ?? 'not read yet');
+    const why = this.fields.uncheckable(q.table, this.rebuilds[q.table]) ?? 'not read yet';
     const ranAt = this.opts.now();
-    this.ledger.record(q, { at: roundAt, end: 'retry' }, { state: 'failed', ranAt }, `the field metadata of table ${q.table} could not be read: ${why}`);
+    this.ledger.record(q, { at: roundAt, end: 'retry' }, { state: 'failed', ranAt }, why);
   }
 
   status(): QueryStatus[] {
@@ -164,38 +172,6 @@ export class QueryPoller {
   private when(q: SavedQuery, now: number): When {
     const { stack, rebuildPending } = this.opts;
     return whenToRun({ now, rebuild: this.rebuilds[q.table], rebuildPending: rebuildPending(), last: this.ledger.lastRun(q.name), minSeconds: stack().intervals.queries });
-  }
-
-  /** The field metadata of `tables`, read where it is due (a rebuild since, or a day old); a table that cannot be read keeps what was read before. */
-  private async readFields(tables: readonly QueryTable[], ctx: PollContext): Promise<void> {
-    const { runner, reader, now, map } = this.opts;
-    const due = tables.filter((t) => metadataDue(this.fields.get(t), this.rebuilds[t], now()));
-    if (due.length === 0 || reader === undefined) {
-      // Read before (by this process, or by the one whose ledger it restored): what the store holds is current.
-      if (this.fields.size > 0 || this.ledger.size > 0) await runner.run('data_metadata', async () => ({ kind: 'unchanged' }), ctx.signal);
-      return;
-    }
-    await runner.run(
-      'data_metadata',
-      async () => {
-        let error: unknown;
-        for (const table of due) {
-          try {
-            const list = await reader.fields(table, ctx);
-            const types = new Map(list.map((f) => [f.fieldName, f.dataType ?? '']));
-            this.fields.set(table, { list, types, at: now(), ...(this.rebuilds[table] === undefined ? {} : { rebuild: this.rebuilds[table] }) });
-            this.fieldErrors.delete(table);
-          } catch (err) {
-            if (err instanceof CmdbAbortedError) throw err;
-            error ??= err;
-            this.fieldErrors.set(table, this.message(err));
-          }
-        }
-        const result = map('data_metadata', [...this.fields].map(([id, f]) => ({ id, value: f.list })));
-        return error === undefined ? result : { kind: 'partial', samples: result.samples, error };
-      },
-      ctx.signal,
-    );
   }
 
   /**
@@ -218,8 +194,8 @@ export class QueryPoller {
         'data_query',
         async () => {
           while (next < due.length) {
-            if (paced && !(await this.pacer.takeWithin(sliceEnd * 1000, signal, stop, 'POST /CMDB/v2/data/cmdb'))) break;
-            const failed = await this.runOne(due[next++] as SavedQuery, roundAt, ctx);
+            if (paced && !(await this.pacer.takeWithin(sliceEnd * 1000, signal, stop, COUNT_REQUEST))) break;
+            const failed = await this.runOne(due[next++] as SavedQuery, roundAt, paced ? this.pacedContext(ctx, stop) : ctx);
             // Published at once: the endpoint reads down as soon as a count failed, not at the slice's end.
             if (failed !== undefined) {
               error = failed;
@@ -236,16 +212,31 @@ export class QueryPoller {
     }
   }
 
+  /**
+   * The poll's context with the pacer before every further request of a count (a retry after a 5xx
+   * or a timeout, page 0 after a refused page past the end): each request that leaves took a slot.
+   */
+  private pacedContext(ctx: PollContext, stop: AbortSignal | undefined): RequestContext {
+    const beforeRetry = async () => {
+      if (!(await this.pacer.takeWithin(Infinity, ctx.signal, stop, COUNT_REQUEST))) throw new CmdbAbortedError(`pacing of ${COUNT_REQUEST}`);
+    };
+    return { ...ctx, beforeRetry };
+  }
+
   /** Checks and counts one query; returns the request's error when it failed (a refusal is not an error of the endpoint). */
-  private async runOne(q: SavedQuery, roundAt: number, ctx: PollContext): Promise<unknown> {
+  private async runOne(q: SavedQuery, roundAt: number, ctx: RequestContext): Promise<unknown> {
     const { now, reader, stack } = this.opts;
     const ranAt = now();
     const rebuild = this.rebuilds[q.table];
-    const fields = this.fields.get(q.table);
-    // poll() sends only queries whose table's metadata is held.
-    if (fields === undefined || reader === undefined) return undefined;
+    const types = this.fields.types(q.table);
+    if (types === undefined || reader === undefined) return undefined;
+    // A rebuild noted while the round ran (a connector poll between two paced counts): not checked against the metadata before it.
+    if (this.fields.uncheckable(q.table, rebuild) !== undefined) {
+      this.uncheckable(q, roundAt);
+      return undefined;
+    }
     const last = { at: roundAt, ...(rebuild === undefined ? {} : { rebuild }) };
-    const prepared = prepareQuery(q, fields.types, ranAt, stack().timezone);
+    const prepared = prepareQuery(q, types, ranAt, stack().timezone);
     if (!prepared.ok) {
       // Checked again at the next rebuild (the metadata is read again with it) or a reload that changes it.
       this.ledger.record(q, { ...last, end: 'refused' }, { state: 'refused', ranAt }, prepared.reason);

@@ -1,7 +1,8 @@
 /**
  * One node-cron job per (stack, group). Every group polls once at start-up, spread out by a small
  * jitter (Action jobs right after the Action list, which they need; saved queries after every
- * connector poll, whose merger rows tell when the data was rebuilt); after that on its interval,
+ * connector poll, whose merger rows tell when the data was rebuilt, unless they are failing and wait
+ * for their retry); after that on its interval,
  * at an offset within the interval derived from the stack and group names so that groups and
  * stacks do not all fire in the same second. A poll never overlaps the previous poll of the same
  * group: an overlapping start is skipped and counted.
@@ -182,10 +183,15 @@ export class Scheduler {
     return job.running;
   }
 
-  /** Starts `group` after another group's poll unless it is running (a following poll is no skipped start). */
+  /**
+   * Starts `group` after another group's poll unless it is running (a following poll is no skipped
+   * start) or failing: a failing group waits for its retry on its own back-off (or its scheduled
+   * poll), so a query that fails is not asked again at every connector poll (issue 37: 48 requests
+   * in 49 s against a data query endpoint answering 503).
+   */
   private follow(entry: Entry, group: GroupName): void {
     const job = entry.jobs.get(group);
-    if (job && !job.running && !entry.stopping.signal.aborted) void this.trigger(entry, group);
+    if (job && !job.running && job.failures === 0 && !entry.stopping.signal.aborted) void this.trigger(entry, group);
   }
 
   /** When the group's retry is due (unix seconds), while it waits for one. */

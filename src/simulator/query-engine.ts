@@ -2,7 +2,8 @@
  * POST /CMDB/v2/data/cmdb as the real service answers it (docs/cmdb-api-notes.md, "The data query
  * endpoint"), traps included:
  * - silent zeros: a quoted number for an Integer/Float field, a `type` that is not the field's, a
- *   misspelt field, a wrong-case value for `==`/`in`, an over- or under-nested query: 200 with
+ *   misspelt field, a wrong-case value for `==`/`in` (a Binary text other than exactly "True",
+ *   "False", "Yes", "No" included), an over- or under-nested query: 200 with
  *   `totalRecords: 0` (the criterion matches nothing), never an error;
  * - `within past` / `not within past`: 400 "Invalid operator"; the other windowed operators answer
  *   200 and ignore the window (`within`, `within future`: every record with a value; `not within`,
@@ -47,12 +48,16 @@ class Refusal extends Error {
 
 const present = (v: FieldValue | undefined): boolean => v !== null && v !== undefined && v !== '' && !(Array.isArray(v) && v.length === 0);
 
+/**
+ * The Binary spellings the service answers to (values "True"/"Yes"/1 seen), compared exactly: a
+ * wrong case or a space (`"true"`, `" Yes "`) matches nothing, the silent 0.
+ */
+const BINARY_TEXT: Readonly<Record<string, boolean>> = { True: true, Yes: true, False: false, No: false };
+
 function binary(value: unknown): boolean | undefined {
   if (value === 1 || value === true) return true;
   if (value === 0 || value === false) return false;
-  if (typeof value !== 'string') return undefined;
-  const word = value.trim().toLowerCase();
-  return word === 'true' || word === 'yes' ? true : word === 'false' || word === 'no' ? false : undefined;
+  return typeof value === 'string' && Object.hasOwn(BINARY_TEXT, value) ? BINARY_TEXT[value] : undefined;
 }
 
 /** `yyyy-mm-dd HH:MM:SS` as UTC ms; a bare date lands at an unspecified point of the day (here: noon). */

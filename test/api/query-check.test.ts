@@ -78,6 +78,59 @@ describe('prepareQuery against the field metadata', () => {
   });
 });
 
+describe('a relative day with == or != (issue 37: "== today" counted 0 with last_run_success 1)', () => {
+  it.each<[string, string, RegExp]>([
+    ['==', 'today', /"today" with "==" is refused: a relative day stands for 00:00:00 of today.*two AND groups: \[\[\{operator ">=", value "today"\}\], \[\{operator "<", value "\+1d"\}\]\]/],
+    ['==', '-1d', /00:00:00 of the day 1 day before today.*value "-1d"\}\], \[\{operator "<", value "today"\}/],
+    ['==', '-3d', /value "-3d"\}\], \[\{operator "<", value "-2d"\}/],
+  ])('%s %s against the metadata: refused, naming the query and the range to write', (operator, value, reason) => {
+    const text = refusal({ searchFieldName: 'Last_Discovered_Datetime', operator, value });
+    expect(text).toMatch(/^query "q1": criterion \[1\]\[0\] \(Last_Discovered_Datetime ==\): /);
+    expect(text).toMatch(reason);
+  });
+
+  it.each<[string, Record<string, unknown>, RegExp]>([
+    ['== today, no type', { searchFieldName: 'Last_Discovered_Datetime', operator: '==', value: 'today' }, /^query "seen-today": "today" with "==" is refused.*\(for a String field holding this text, write type: String\)$/],
+    ['== today, type Datetime', { searchFieldName: 'Last_Discovered_Datetime', operator: '==', type: 'Datetime', value: 'today' }, /^query "seen-today": "today" with "==" is refused.*"\+1d"/],
+    ['!= -30d, no type', { searchFieldName: 'Last_Discovered_Datetime', operator: '!=', value: '-30d' }, /"-30d" with "!=" is refused.*one OR group: \[\[\{operator "<", value "-30d"\}, \{operator ">=", value "-29d"\}\]\]/],
+  ])('%s: refused at load (--check-config), at the value, naming the query', (_what, criterion, message) => {
+    const r = parseSavedQueries([{ name: 'seen-today', table: 'asset', query: [[criterion]] }]);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.at).toEqual([0, 'query', 0, 0, 'value']);
+    expect(r.message).toMatch(message);
+  });
+
+  it('a String field holding the text "today" may still be compared with ==', () => {
+    expect(parseSavedQueries([{ name: 'q', table: 'asset', query: [[{ searchFieldName: 'Note', operator: '==', type: 'String', value: 'today' }]] }])).toMatchObject({ ok: true });
+  });
+
+  it('>= and < with relative days are the range, as before', () => {
+    expect(parseSavedQueries([{ name: 'q', table: 'asset', query: [[{ searchFieldName: 'D', operator: '>=', value: 'today' }], [{ searchFieldName: 'D', operator: '<', value: '+1d' }]] }])).toMatchObject({ ok: true });
+  });
+});
+
+describe('Binary values are sent as the service spells them (it answers "true" with a silent 0)', () => {
+  it.each<[unknown, 'True' | 'False']>([
+    [true, 'True'],
+    [false, 'False'],
+    [1, 'True'],
+    [0, 'False'],
+    ['true', 'True'],
+    [' Yes ', 'True'],
+    ['TRUE', 'True'],
+    ['True', 'True'],
+    ['yes', 'True'],
+    ['false', 'False'],
+    ['No', 'False'],
+    [' no', 'False'],
+    ['False', 'False'],
+  ])('%j is sent as %s', (value, sent) => {
+    const r = prepareQuery({ name: 'q', table: 'asset', query: [[{ searchFieldName: 'EP_Not_Installed', operator: '==', value: value as never }]] }, FIELDS, NOW, 'UTC');
+    expect(r).toEqual({ ok: true, query: [[{ searchFieldName: 'EP_Not_Installed', operator: '==', type: 'Binary', value: sent }]] });
+  });
+});
+
 describe('relative days', () => {
   it.each([
     ['today', 0],

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { COUNT_PAGE } from '../../src/api/query.js';
 import { QueryCountSchema, validate } from '../../src/api/schemas.js';
-import { CmdbHttpError } from '../../src/errors.js';
+import { CmdbAbortedError, CmdbHttpError } from '../../src/errors.js';
 import { makeClient, rejection } from './helpers/client.js';
 import { sendJson, startLocal, type LocalServer } from './helpers/server.js';
 import { testStack } from './helpers/stack.js';
@@ -34,6 +34,37 @@ async function service(answer: (page: number) => unknown) {
   const bodies = () => s.seen.filter((r) => r.method === 'POST').map((r) => JSON.parse(r.body) as Body);
   return { s, reader: road.client.queries, metrics: road.metrics, log: road.log, bodies };
 }
+
+describe('QueryReader.count: every further request waits for the caller\'s pace (ctx.beforeRetry)', () => {
+  it('waits before each retry of a 503 and before page 0, never before the first request', async () => {
+    let calls = 0;
+    const s = await startLocal((req, res, body) => {
+      const page = (JSON.parse(body) as Body).paging.page;
+      calls++;
+      // Two 503s, then a refused page past the end, then page 0.
+      if (calls <= 2) sendJson(res, 503, { message: 'Service Unavailable' });
+      else if (page === COUNT_PAGE) sendJson(res, 404, { message: 'refused' });
+      else sendJson(res, 200, { totalRecords: 5, data: [{}], page: 0 });
+    });
+    servers.push(s);
+    const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, retries: { max: 3, minDelaySeconds: 0, maxDelaySeconds: 0 } }));
+    const order: string[] = [];
+    const seenBefore = () => s.seen.length;
+    const beforeRetry = async () => void order.push(`wait after ${seenBefore()}`);
+    expect(await client.queries.count('asset', QUERY, { beforeRetry })).toBe(5);
+    expect(s.seen).toHaveLength(4);
+    expect(order).toEqual(['wait after 1', 'wait after 2', 'wait after 3']);
+  });
+
+  it('a wait that rejects ends the count with its error: nothing more is sent', async () => {
+    const s = await startLocal((_req, res) => sendJson(res, 503, { message: 'Service Unavailable' }));
+    servers.push(s);
+    const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, retries: { max: 3, minDelaySeconds: 0, maxDelaySeconds: 0 } }));
+    const err = await rejection(client.queries.count('asset', QUERY, { beforeRetry: () => Promise.reject(new CmdbAbortedError('pacing')) }));
+    expect(err).toBeInstanceOf(CmdbAbortedError);
+    expect(s.seen).toHaveLength(1);
+  });
+});
 
 describe('QueryReader.count', () => {
   it('POSTs one page past the end, one record a page, and reads only totalRecords', async () => {

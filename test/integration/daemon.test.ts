@@ -181,7 +181,7 @@ describe('command line', () => {
     writeFileSync(bad, stringify({ stacks: [{ name: 'q', baseUrl: sim.url, token: 'tok-q-1234', queries: windowed }] }));
     const refused = runDaemon(['--check-config', '--config.file', bad], {});
     expect(await refused.exited).toBe(2);
-    expect(refused.output()).toContain('stacks[0].queries[0].query[0][0].operator: operator "not within past" is refused');
+    expect(refused.output()).toContain('stacks[0].queries[0].query[0][0].operator: query "stale": operator "not within past" is refused');
     expect(refused.output()).toContain('operator "<" with a relative value such as "-30d"');
   });
 

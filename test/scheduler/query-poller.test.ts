@@ -15,6 +15,7 @@ import { enabledEndpoints } from '../../src/config/endpoints.js';
 import { StackPoller } from '../../src/scheduler/stack-poller.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { captureLogger } from '../helpers/log.js';
+import type { StackConfig } from '../../src/config/types.js';
 import { testStack } from '../helpers/stack.js';
 
 const FIELDS = [
@@ -39,13 +40,13 @@ function merger(time: number, status = 'Success'): ConnectorRun {
   return { bridge_name: 'Lucidum Asset Merger', platform: 'ML-ENGINE', profile: null, status, _time: time } as ConnectorRun;
 }
 
-function setup(queries: SavedQuery[]) {
-  const stack = testStack({ name: 's', queries, track: { assets: [], users: [] } });
+function setup(queries: SavedQuery[], overrides: Partial<StackConfig> = {}) {
+  const stack = testStack({ name: 's', queries, track: { assets: [], users: [] }, ...overrides });
   const log = captureLogger();
   const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger });
   store.addStack('s', new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 3600, staleAfterSeconds: 10_800 }] as const)), 1000);
   const clock = { t: 1_780_000_000 };
-  const state = { runs: [merger(1_779_990_000)], count: 7, countError: undefined as Error | undefined, failNextCounts: 0, metadataError: undefined as Error | undefined };
+  const state = { runs: [merger(1_779_990_000)], count: 7, countError: undefined as Error | undefined, failNextCounts: 0, retriesPerCount: 0, metadataError: undefined as Error | undefined, onCount: undefined as (() => Promise<void>) | undefined };
   const sent: Array<{ endpoint: string; query?: unknown }> = [];
   const reader: QueryCounting = {
     fields: async (table) => {
@@ -53,8 +54,14 @@ function setup(queries: SavedQuery[]) {
       if (state.metadataError) throw state.metadataError;
       return FIELDS;
     },
-    count: async (_table, query) => {
+    count: async (_table, query, ctx) => {
       sent.push({ endpoint: 'data_query', query });
+      await state.onCount?.();
+      // The client's retries of a failing count, each after the caller's pace.
+      for (let i = 0; i < state.retriesPerCount; i++) {
+        await ctx?.beforeRetry?.();
+        sent.push({ endpoint: 'data_query', query });
+      }
       if (state.countError) throw state.countError;
       if (state.failNextCounts > 0) {
         state.failNextCounts--;
@@ -224,7 +231,7 @@ describe('saved queries over rebuilds', () => {
     expect(s.poller.queryStatus().find((x) => x.name === 'edr-missing')).toMatchObject({ state: 'failed', next: 'retry', reason: expect.stringContaining('503') });
   });
 
-  it('are not sent while their table\'s metadata was never read: the data query reads down, blocked, until it is', async () => {
+  it('are not sent while their table\'s metadata was never read: data_metadata reads down, data_query does not (no query was sent)', async () => {
     const s = setup([GOOD]);
     s.state.metadataError = new CmdbHttpError('GET /CMDB/v2/data/metadata/asset', 503, 'Service Unavailable');
     await s.poller.poll('connectors');
@@ -232,8 +239,11 @@ describe('saved queries over rebuilds', () => {
     await s.store.settled();
     expect(s.counts()).toHaveLength(0);
     expect(s.store.snapshot('s', 'data_metadata')?.up).toBe(0);
-    expect(s.store.snapshot('s', 'data_query')?.up).toBe(0);
-    expect(s.poller.runner.status().find((x) => x.endpoint === 'data_query')?.state).toBe('blocked');
+    // Before (issue 37): data_query read 0 (blocked) though no data query was sent, so its alert fired for a metadata outage.
+    expect(s.store.snapshot('s', 'data_query')?.up).toBe(1);
+    expect(s.poller.runner.status().find((x) => x.endpoint === 'data_metadata')?.state).toBe('failing');
+    expect(s.value('cmdb_query_records', 'edr-missing')).toBeUndefined();
+    expect(s.value('cmdb_query_last_run_success', 'edr-missing')).toBe(0);
     expect(s.poller.queryStatus()[0]).toMatchObject({ state: 'failed', next: 'retry', reason: expect.stringMatching(/field metadata of table asset could not be read: .*503/) });
     expect(s.poller.failing('queries')).toBe(true);
     s.state.metadataError = undefined;
@@ -241,6 +251,89 @@ describe('saved queries over rebuilds', () => {
     await s.store.settled();
     expect(s.counts()).toHaveLength(1);
     expect(s.store.snapshot('s', 'data_query')?.up).toBe(1);
+    expect(s.value('cmdb_query_records', 'edr-missing')).toBe(7);
+  });
+
+  it('a data_query that failed stays down while the metadata fails too: no poll of it succeeded', async () => {
+    const s = setup([GOOD]);
+    await s.poller.poll('connectors');
+    s.state.countError = new CmdbHttpError('POST /CMDB/v2/data/cmdb', 503, 'Service Unavailable');
+    await s.poller.poll('queries');
+    s.clock.t += 7200;
+    s.state.runs = [merger(s.clock.t - 60)];
+    s.state.metadataError = new CmdbHttpError('GET /CMDB/v2/data/metadata/asset', 503, 'Service Unavailable');
+    await s.poller.poll('connectors');
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.counts()).toHaveLength(1);
+    expect(s.store.snapshot('s', 'data_query')?.up).toBe(0);
+  });
+
+  it('metadata of an earlier rebuild never clears a query: while it cannot be read again, no count, last_run_success 0, nothing sent', async () => {
+    // Issue 37: a field gone from the stack counted 0 (10 before) with last_run_success 1, until the next rebuild.
+    const s = setup([GOOD]);
+    await s.poller.poll('connectors');
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.value('cmdb_query_records', 'edr-missing')).toBe(7);
+    s.clock.t += 7200;
+    s.state.runs = [merger(s.clock.t - 60)];
+    s.state.count = 0;
+    s.state.metadataError = new CmdbHttpError('GET /CMDB/v2/data/metadata/asset', 503, 'Service Unavailable');
+    await s.poller.poll('connectors');
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.counts(), 'not sent against the metadata of the rebuild before').toHaveLength(1);
+    expect(s.value('cmdb_query_records', 'edr-missing')).toBeUndefined();
+    expect(s.value('cmdb_query_last_run_success', 'edr-missing')).toBe(0);
+    expect(s.poller.queryStatus()[0]).toMatchObject({
+      state: 'failed',
+      next: 'retry',
+      reason: expect.stringMatching(/could not be read again since the rebuild of \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \(.*503.*\); the query is not counted against the metadata read before/),
+    });
+    expect(s.store.snapshot('s', 'data_metadata')?.up).toBe(0);
+    expect(s.store.snapshot('s', 'data_query')?.up).toBe(1);
+    // Read again: checked against it, and counted.
+    s.state.metadataError = undefined;
+    s.state.count = 11;
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.counts()).toHaveLength(2);
+    expect(s.value('cmdb_query_records', 'edr-missing')).toBe(11);
+    expect(s.value('cmdb_query_last_run_success', 'edr-missing')).toBe(1);
+  });
+
+  it('a rebuild noted while a round runs: the queries after it wait for its metadata, never counted against the one before', async () => {
+    const s = setup([GOOD, q('servers', 'Asset_Type', '==', 'Server')]);
+    await s.poller.poll('connectors');
+    // During the first count, a connector poll sees a new rebuild.
+    s.state.onCount = async () => {
+      s.state.onCount = undefined;
+      s.state.runs = [merger(s.clock.t + 1)];
+      await s.poller.poll('connectors');
+    };
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.counts()).toHaveLength(1);
+    expect(s.poller.queryStatus().find((x) => x.name === 'servers')).toMatchObject({ state: 'failed', next: 'retry', reason: expect.stringMatching(/is not read yet for the rebuild of /) });
+    expect(s.value('cmdb_query_records', 'servers')).toBeUndefined();
+    // The next poll reads the metadata of that rebuild and counts both.
+    await s.poller.poll('queries');
+    await s.store.settled();
+    expect(s.sent.filter((r) => r.endpoint === 'data_metadata')).toHaveLength(2);
+    expect(s.value('cmdb_query_records', 'servers')).toBe(7);
+  });
+
+  it('every request of a count takes a slot of the queries\' pacer, its retries included (issue 37: 48 requests in 49 s at 20 a minute)', async () => {
+    const s = setup([GOOD, q('servers', 'Asset_Type', '==', 'Server')], { queriesPerMinute: 20 });
+    await s.poller.poll('connectors');
+    s.state.countError = new CmdbHttpError('POST /CMDB/v2/data/cmdb', 503, 'Service Unavailable');
+    s.state.retriesPerCount = 3;
+    const start = s.clock.t;
+    await s.poller.poll('queries');
+    // Two counts of four requests each: eight slots 3 s apart, the first at once.
+    expect(s.counts()).toHaveLength(8);
+    expect(s.clock.t - start).toBe(7 * 3);
   });
 
   it('wait at start for the first read of the connector history, which dates the rebuild', async () => {

@@ -262,6 +262,47 @@ describe('Scheduler: a failed poll is retried on the back-off of its group', () 
     await s.scheduler.stop(0);
   });
 
+  it('failing saved queries back off like any group: a connector poll does not start them again (issue 37)', async () => {
+    // Connector polls every 10 s, each followed by the queries while they are well; the queries fail.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.setSystemTime(1_800_000_000_000);
+    const instruments = createInstruments(new Registry(), { defaultMetrics: false });
+    const { cron, jobs } = manualCron();
+    const scheduler = new Scheduler({ instruments, logger: captureLogger().logger, cron, initialJitterMs: 0 });
+    const calls: Array<{ group: GroupName; at: number }> = [];
+    const failing = new Set<GroupName>(['queries']);
+    const stack = testStack({ name: 's1' });
+    scheduler.add({
+      name: 's1',
+      stack: { ...stack, intervals: { ...stack.intervals, connectors: 10, queries: 3600 } },
+      groups: () => ['connectors', 'queries'],
+      poll: async (group) => void calls.push({ group, at: Date.now() / 1000 }),
+      failing: (group) => failing.has(group),
+    });
+    const polls = (group: GroupName) => calls.filter((c) => c.group === group).map((c) => c.at);
+    await vi.advanceTimersByTimeAsync(1);
+    for (let i = 0; i < 60; i++) {
+      await vi.advanceTimersByTimeAsync(10_000);
+      jobs.get('s1/connectors')?.run();
+      await vi.advanceTimersByTimeAsync(1);
+    }
+    const start = polls('connectors')[0] as number;
+    const gaps = polls('queries').map((at, i, all) => Math.round(at - (i === 0 ? start : (all[i - 1] as number))));
+    expect(polls('connectors').length).toBeGreaterThan(60);
+    // The first after the start-up connector poll, then the group's back-off: 30 s, 60 s, then 120 s.
+    expect(gaps.slice(0, 5)).toEqual([0, 30, 60, 120, 120]);
+    // Well again: the next connector poll is followed by the queries once more.
+    failing.clear();
+    await vi.advanceTimersByTimeAsync(120_000);
+    const before = polls('queries').length;
+    jobs.get('s1/connectors')?.run();
+    await vi.advanceTimersByTimeAsync(10_000);
+    jobs.get('s1/connectors')?.run();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(polls('queries').length).toBe(before + 2);
+    await scheduler.stop(0);
+  });
+
   it('a removed stack is never retried', async () => {
     const s = retrying(['license'], new Set(['license']));
     await vi.advanceTimersByTimeAsync(1);

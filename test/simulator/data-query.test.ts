@@ -59,6 +59,9 @@ describe('counts', () => {
     ['a wrong type', [[c('Asset_Type', '==', 'Binary', 'Server')]]],
     ['a misspelt field', [[c('Asset_type', '==', 'String', 'Server')]]],
     ['a wrong-case value for ==', [[c('Asset_Type', '==', 'String', 'server')]]],
+    ['a wrong-case Binary text', [[c('EP_Not_Installed', '==', 'Binary', 'true')]]],
+    ['a Binary text with spaces', [[c('EP_Not_Installed', '==', 'Binary', ' Yes ')]]],
+    ['a wrong-case Binary text for !=', [[c('EP_Not_Installed', '!=', 'Binary', 'false')]]],
     ['an under-nested query', [c('Asset_Type', '==', 'String', 'Server')]],
     ['an over-nested query', [[[c('Asset_Type', '==', 'String', 'Server')]]]],
   ])('answers a confident 0 for %s, as the real service does', async (_what, query) => {
@@ -69,6 +72,10 @@ describe('counts', () => {
 
   it('the same counts written right are not 0', async () => {
     const { s, token } = await setup();
+    const withoutEdr = assets(s).filter((r) => r.EP_Not_Installed === true).length;
+    expect(withoutEdr).toBeGreaterThan(0);
+    for (const value of ['True', 'Yes', 1, true]) expect((await ask(s, token, [[c('EP_Not_Installed', '==', 'Binary', value)]])).body.totalRecords).toBe(withoutEdr);
+    expect((await ask(s, token, [[c('EP_Not_Installed', '!=', 'Binary', 'False')]])).body.totalRecords).toBe(withoutEdr);
     expect((await ask(s, token, [[c('High_CVE', '>=', 'Integer', 0)]])).body.totalRecords).toBe(assets(s).length);
     expect((await ask(s, token, [[c('Asset_Type', '==', 'String', 'Server')]])).body.totalRecords).toBe(servers(s));
   });

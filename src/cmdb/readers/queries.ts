@@ -56,6 +56,8 @@ export class QueryReader implements QueryCounting {
     } catch (err) {
       if (!refusesPastEnd(err)) throw err;
       // Page 0 decides whose fault it was: if it fails too, the query is (and the page past the end stays).
+      // A second request of the count: it waits for the caller's pace like a retry.
+      if (ctx.beforeRetry !== undefined) await ctx.beforeRetry();
       const count = await this.countAt(table, query, 0, ctx);
       this.firstPageOnly = true;
       this.logger.info({ endpoint: 'data_query' }, 'the CMDB does not answer a count on a page past the end: counts ask for page 0 (one record each) from now on');
