@@ -115,8 +115,9 @@ export function metricsSelection(url: string | undefined): MetricsSelection {
 const quoted = (text: string) => JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
 
 /**
- * GET /metrics: the shared response in the encoding asked for, with Content-Length; with
- * `?stack=NAME` one stack's, with `?only=exporter` the exporter's own metrics alone. It needs nothing
+ * GET /metrics: the shared response in the format (Accept, negotiate.ts) and the encoding asked for,
+ * with Content-Length; with `?stack=NAME` one stack's, with `?only=exporter` the exporter's own
+ * metrics alone, with `?name[]=` only the families named (made for the request). It needs nothing
  * of express, so listen() can serve it straight from node:http (see MetricsRoute).
  */
 export function metricsHandler(metrics: ServerDeps['metrics'], perStack?: PerStackMetrics): MetricsHandler {
