@@ -14,7 +14,7 @@ import { createInstruments, createStateInstruments, registerShardInstruments, ty
 import type { CronLike } from './scheduler/scheduler.js';
 import type { WebConfig } from './config/web-config.js';
 import { REFUSAL_REASONS } from './server/auth.js';
-import { createHttpApp, listen, metricsHandler, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
+import { createHttpApp, listen, metricsHandler, type Listening, type PerStackMetrics, type Readiness, type ReloadOutcome } from './server/http.js';
 import { defaultLimits, type ServerLimits } from './server/limits.js';
 import { buildProtection } from './server/protection.js';
 import { DocsPages } from './server/docs.js';
@@ -22,10 +22,8 @@ import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { listenBase, targetGroups, type ScrapeBase } from './server/sd.js';
 import { Exposition } from './exposition/exposition.js';
-import { GzipPieces } from './exposition/gzip-pieces.js';
-import { PerStackResponses } from './exposition/per-stack.js';
-import { ScrapeResponses, type ScrapeResponse } from './exposition/responses.js';
-import { wholeSelfFamilies } from './exposition/self-families.js';
+import { MetricsFormats, type BodyKind } from './exposition/formats.js';
+import type { ScrapeResponse } from './exposition/responses.js';
 import { TEXT_LINES } from './exposition/text-lines.js';
 import { SnapshotStore } from './store/snapshot-store.js';
 import { Stacks, type ApplySummary } from './stacks.js';
@@ -59,6 +57,8 @@ export interface StartOptions {
   readonly limits?: Partial<ServerLimits>;
   /** Where Prometheus reaches this exporter (--web.external-url), for GET /sd; the listen address when absent. */
   readonly externalUrl?: ScrapeBase;
+  /** OpenMetrics `_created` lines (--web.openmetrics-created); the protobuf format always carries the starts. */
+  readonly openMetricsCreated?: boolean;
 }
 
 export interface App {
@@ -74,7 +74,7 @@ export interface App {
   readiness(): Readiness;
   metricsText(): Promise<string>;
   /** The /metrics response as served (both encodings, made once per change). */
-  metrics(): Promise<ScrapeResponse>;
+  metrics(kind?: BodyKind): Promise<ScrapeResponse>;
   landing(): LandingModel;
   reload(): Promise<ReloadOutcome>;
   /** With --storage.path: writes a stack's state now (the benchmark and tests); undefined without. */
@@ -121,12 +121,15 @@ export async function start(opts: StartOptions): Promise<App> {
   });
 
   const readiness = () => stacks.readiness();
-  // The whole exposition and the per-stack ones share their compressed pieces (the same Buffers).
-  const pieces = new GzipPieces();
-  const responses = new ScrapeResponses({ source: exposition, selfFamilies: () => wholeSelfFamilies(instruments.registries), now, pieces });
-  const perStack = new PerStackResponses({ exposition, registries: instruments.registries, now, pieces });
+  // Every format's whole exposition and per-stack ones, sharing their compressed pieces (the same Buffers).
+  const formats = new MetricsFormats({ exposition, registries: instruments.registries, now, openMetricsCreated: opts.openMetricsCreated });
+  const perStack: PerStackMetrics = {
+    stack: (name, kind) => formats.stack(name, kind),
+    exporter: (kind) => formats.exporter(kind),
+    filtered: (names, scope, kind) => formats.filtered(names, scope, kind),
+  };
   // The very bytes /metrics serves (plain), as text: for --once, the golden file and the benchmark.
-  const metrics = () => responses.current();
+  const metrics = (kind?: BodyKind) => formats.whole(kind);
   const metricsText = async () => Buffer.concat((await metrics()).plain.parts).toString('utf8');
   /** The newest reload when it was rejected, shown at the top of the status page until a good one. */
   let rejectedReload: { at: number; message: string } | undefined;
@@ -176,10 +179,7 @@ export async function start(opts: StartOptions): Promise<App> {
       return { ok: true, message: `configuration reloaded: ${JSON.stringify(summary)}` };
     });
     // The reload's own gauges (cmdb_config_last_reload_*) show on the next scrape, not up to 1 s later.
-    const changed = () => {
-      responses.selfMetricsChanged();
-      perStack.selfMetricsChanged();
-    };
+    const changed = () => formats.selfMetricsChanged();
     void reloading.then(changed, changed);
     return reloading;
   };
@@ -250,6 +250,7 @@ export async function start(opts: StartOptions): Promise<App> {
       await stacks.closeAll(graceMs);
       store.close();
       exposition.close();
+      formats.close();
     })());
 
   const pollOnce = () => stacks.pollOnce();
