@@ -19,16 +19,23 @@ interface Target {
   readonly pid: number;
 }
 
-async function saved(url: string, gzip: boolean): Promise<Buffer> {
-  const res = await request(`${url}/metrics`, { headers: gzip ? { 'accept-encoding': 'gzip' } : {} });
+/** The Accept header of each format beyond the text format: what Prometheus sends by default, and with native histograms on. */
+export const FORMAT_ACCEPT = {
+  openmetrics: 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1',
+  protobuf: 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,text/plain;version=0.0.4;q=0.5,*/*;q=0.1',
+} as const;
+export type BenchFormat = keyof typeof FORMAT_ACCEPT;
+
+async function saved(url: string, gzip: boolean, accept: string | undefined): Promise<Buffer> {
+  const res = await request(`${url}/metrics`, { headers: { ...(gzip ? { 'accept-encoding': 'gzip' } : {}), ...(accept ? { accept } : {}) } });
   if (res.statusCode !== 200) throw new Error(`GET /metrics: ${res.statusCode}`);
   return Buffer.from(await res.body.arrayBuffer());
 }
 
-async function cell(target: Target, encoding: Encoding, round: number, settings: CompareSettings): Promise<CompareCell> {
+async function cell(target: Target, encoding: Encoding, round: number, settings: CompareSettings, accept: string | undefined): Promise<CompareCell> {
   const rss = sampleRss(target.pid);
   const cpu0 = await cpuMs(target.pid);
-  const load = await scrapeLoad({ url: target.url, clients: settings.clients, gzip: encoding === 'gzip', maxRequests: settings.maxRequests, maxMs: settings.seconds * 1000 });
+  const load = await scrapeLoad({ url: target.url, clients: settings.clients, gzip: encoding === 'gzip', ...(accept ? { accept } : {}), maxRequests: settings.maxRequests, maxMs: settings.seconds * 1000 });
   const cpu = (await cpuMs(target.pid)) - cpu0;
   return {
     target: target.name,
@@ -56,10 +63,13 @@ export async function compareWithBare(
   exporter: { url: string; pid: number },
   settings: CompareSettings,
   progress: (message: string) => void,
+  /** A format other than the text format: the bare server serves that format's bytes, the load asks for it. */
+  format?: BenchFormat,
 ): Promise<CompareFigures> {
+  const accept = format && FORMAT_ACCEPT[format];
   const dir = mkdtempSync(join(tmpdir(), 'cmdb-bench-'));
-  const plain = await saved(exporter.url, false);
-  const zipped = await saved(exporter.url, true);
+  const plain = await saved(exporter.url, false, accept);
+  const zipped = await saved(exporter.url, true, accept);
   writeFileSync(join(dir, 'metrics.txt'), plain);
   writeFileSync(join(dir, 'metrics.txt.gz'), zipped);
   const bare = await startChild('bare-server.ts', [join(dir, 'metrics.txt'), join(dir, 'metrics.txt.gz')]);
@@ -76,8 +86,8 @@ export async function compareWithBare(
         // Alternate who goes first, so that a drift of the machine's load favours neither.
         const order = round % 2 === 1 ? targets : [...targets].reverse();
         for (const target of order) {
-          progress(`compare: ${encoding}, round ${round}, ${target.name}`);
-          cells.push(await cell(target, encoding, round, settings));
+          progress(`compare${format ? ` ${format}` : ''}: ${encoding}, round ${round}, ${target.name}`);
+          cells.push(await cell(target, encoding, round, settings, accept));
         }
       }
     }

@@ -151,6 +151,8 @@ export interface SizeResult {
   /** Every run of the swap cell, in order (figures saved before it ran once have none). */
   readonly swapRuns?: readonly SwapFigures[];
   readonly compare: CompareFigures;
+  /** The same cells in the formats beyond the text format (BenchSettings.formats), when they ran. */
+  readonly formats?: Readonly<Partial<Record<'openmetrics' | 'protobuf', CompareFigures>>>;
   /** Only for the sizes in BenchSettings.pollingSizes. */
   readonly pollingScrape?: PollingScrape;
   readonly memoryAfterScrapes: Memory;
@@ -176,6 +178,8 @@ export interface Machine {
 
 export interface BenchSettings {
   readonly compare: CompareSettings;
+  /** The formats beyond the text format whose /metrics is compared with the bare server too. */
+  readonly formats?: ReadonlyArray<'openmetrics' | 'protobuf'>;
   /** How long one client scrapes with gzip while polls run, and at which sizes. */
   readonly pollingSeconds: number;
   readonly pollingSizes: readonly SizeName[];

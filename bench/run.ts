@@ -32,6 +32,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --max-requests N    request limit of each /metrics load cell (default 200000)
   --polling-seconds N how long one client scrapes while polls run (default 20)
   --polling-sizes L   sizes at which it does (default medium)
+  --formats LIST      the formats beyond the text format whose /metrics is also compared with the
+                      bare server (default openmetrics,protobuf; none: the text format only)
   --json FILE         also save the raw figures as JSON
   --doc-from FILE     measure nothing: rewrite docs/performance.md from figures saved with --json
   --history-only      run only the connector-history cell (scrape p99, peak RSS, bytes per poll); with
@@ -137,6 +139,15 @@ function nonNegative(name: string, text: string | undefined, fallback: number): 
   return n;
 }
 
+function formatsOf(list: string): Array<'openmetrics' | 'protobuf'> {
+  if (list === 'none') return [];
+  return list.split(',').map((f) => {
+    const name = f.trim();
+    if (name !== 'openmetrics' && name !== 'protobuf') throw new Error(`--formats: unknown format ${JSON.stringify(name)} (formats: openmetrics, protobuf, or none)`);
+    return name;
+  });
+}
+
 function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
   const { values } = parseArgs({
     args: argv,
@@ -149,6 +160,7 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
       clients: { type: 'string' },
       'polling-seconds': { type: 'string' },
       'polling-sizes': { type: 'string' },
+      formats: { type: 'string' },
       json: { type: 'string' },
       'doc-from': { type: 'string' },
       'history-only': { type: 'boolean', default: false },
@@ -218,6 +230,7 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
         rounds: Math.floor(positive('rounds', values.rounds, 2)),
         maxRequests: Math.floor(positive('max-requests', values['max-requests'], 200_000)),
       },
+      formats: formatsOf(values.formats ?? 'openmetrics,protobuf'),
       pollingSeconds: positive('polling-seconds', values['polling-seconds'], 20),
       pollingSizes: (values['polling-sizes'] ?? 'medium').split(',').map((name) => {
         const size = sizeByName(name.trim());

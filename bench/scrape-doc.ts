@@ -61,6 +61,11 @@ export function scrapeGoals(r: BenchResult): string {
     for (const encoding of ['identity', 'gzip'] as const) {
       const x = ratio(s.compare, encoding);
       lines.push(`- Throughput at ${count(s.first.exposedSeries)} series (${name}), ${encoding}: ${x.toFixed(2)}× the bare server — goal ≥ ${SCRAPE_GOALS.ratio}×: ${verdict(x >= SCRAPE_GOALS.ratio)}.`);
+      for (const [format, figures] of Object.entries(s.formats ?? {})) {
+        if (!figures) continue;
+        const y = ratio(figures, encoding);
+        lines.push(`- Throughput at ${count(s.first.exposedSeries)} series (${name}), ${format}, ${encoding}: ${y.toFixed(2)}× the bare server — goal ≥ ${SCRAPE_GOALS.ratio}×: ${verdict(y >= SCRAPE_GOALS.ratio)}.`);
+      }
     }
   }
   for (const s of r.sizes) {

@@ -11,6 +11,8 @@ export interface ScrapeLoad {
   readonly url: string;
   readonly clients: number;
   readonly gzip: boolean;
+  /** The Accept header (the format asked for); none: the text format. */
+  readonly accept?: string;
   readonly maxRequests: number;
   readonly maxMs: number;
   /** Also keep when each scrape slower than this began (ms since the epoch) and how long it took. */
@@ -57,7 +59,7 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow:
   // A URL with a path or query is scraped as given (/metrics?stack=NAME); a bare origin at /metrics.
   const path = target.pathname === '/' && target.search === '' ? '/metrics' : `${target.pathname}${target.search}`;
   const pool = new Pool(origin, { connections: load.clients, pipelining: 1, keepAliveTimeout: 30_000 });
-  const headers: Record<string, string> = load.gzip ? { 'accept-encoding': 'gzip' } : {};
+  const headers: Record<string, string> = { ...(load.gzip ? { 'accept-encoding': 'gzip' } : {}), ...(load.accept ? { accept: load.accept } : {}) };
   const scrape = async () => {
     const res = await pool.request({ path, method: 'GET', headers });
     // undici does not decompress: this is what travels over the wire.

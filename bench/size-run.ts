@@ -6,9 +6,9 @@
 import { request } from 'undici';
 import type { RequestRecord } from '../src/simulator/api.js';
 import { startChild, type Child } from './children.js';
-import { compareWithBare } from './compare-run.js';
+import { compareWithBare, type BenchFormat } from './compare-run.js';
 import { residentBytes } from './proc.js';
-import type { BenchSettings, ExporterInput, Memory, PollFigures, PollingScrape, PollRun, Progress, SizeResult, SwapFigures } from './results.js';
+import type { BenchSettings, CompareFigures, ExporterInput, Memory, PollFigures, PollingScrape, PollRun, Progress, SizeResult, SwapFigures } from './results.js';
 import { scrapeLoad } from './scrape-load.js';
 import type { SimulatorReady } from './simulator-process.js';
 import { BENCH_MAX_SERIES, RAISED_RATE, SWAP_RUNS, type BenchSize } from './sizes.js';
@@ -98,6 +98,8 @@ export async function benchSize(size: BenchSize, settings: BenchSettings, progre
     const hourLater = await pollRun(sim, exporter, 3600);
     const pid = (exporter.ready as { pid: number }).pid;
     const compare = await compareWithBare({ url: started.url, pid }, settings.compare, say);
+    const formats: Partial<Record<BenchFormat, CompareFigures>> = {};
+    for (const format of settings.formats ?? []) formats[format] = await compareWithBare({ url: started.url, pid }, settings.compare, say, format);
     // After the /metrics cells, so that their peak RSS (VmHWM since start) is not that of the swaps'
     // garbage: three swaps of 170k series reach ~630 MiB at the large size, one ~500 MiB.
     say(`a change swapped in, until the gzip response is ready (${SWAP_RUNS} runs)`);
@@ -123,6 +125,7 @@ export async function benchSize(size: BenchSize, settings: BenchSettings, progre
       hourLater,
       swap: medianSwap(swapRuns),
       swapRuns,
+      formats,
       compare,
       ...(polling ? { pollingScrape: polling } : {}),
       memoryAfterScrapes: await exporter.call<Memory>('memory'),

@@ -108,29 +108,32 @@ const rate = (n: number) => (Number.isFinite(n) ? n.toFixed(n >= 100 ? 0 : 1) : 
 export function compareTable(r: BenchResult): Table {
   const rows: string[][] = [];
   for (const s of r.sizes) {
-    for (const encoding of ['identity', 'gzip'] as const) {
-      const exporterCells = cellsOf(s.compare, 'exporter', encoding);
-      const bareCells = cellsOf(s.compare, 'bare', encoding);
-      const e = pooled(exporterCells);
-      const b = pooled(bareCells);
-      const perRound = exporterCells.map((c) => {
-        const bare = bareCells.find((x) => x.round === c.round);
-        return bare ? c.perSecond / bare.perSecond : Number.NaN;
-      });
-      rows.push([
-        s.size,
-        encoding,
-        bytes(encoding === 'gzip' ? s.compare.gzipBytes : s.compare.plainBytes),
-        rate(e.perSecond),
-        ms(e.p99),
-        ms(e.cpuPerRequest),
-        rate(b.perSecond),
-        ms(b.p99),
-        ms(b.cpuPerRequest),
-        `${(e.perSecond / b.perSecond).toFixed(2)}×`,
-        perRound.map((x) => x.toFixed(2)).join(', '),
-        count(e.requests + b.requests),
-      ]);
+    for (const [format, figures] of [['', s.compare] as const, ...Object.entries(s.formats ?? {})]) {
+      if (!figures) continue;
+      for (const encoding of ['identity', 'gzip'] as const) {
+        const exporterCells = cellsOf(figures, 'exporter', encoding);
+        const bareCells = cellsOf(figures, 'bare', encoding);
+        const e = pooled(exporterCells);
+        const b = pooled(bareCells);
+        const perRound = exporterCells.map((c) => {
+          const bare = bareCells.find((x) => x.round === c.round);
+          return bare ? c.perSecond / bare.perSecond : Number.NaN;
+        });
+        rows.push([
+          s.size,
+          format ? `${format} ${encoding}` : encoding,
+          bytes(encoding === 'gzip' ? figures.gzipBytes : figures.plainBytes),
+          rate(e.perSecond),
+          ms(e.p99),
+          ms(e.cpuPerRequest),
+          rate(b.perSecond),
+          ms(b.p99),
+          ms(b.cpuPerRequest),
+          `${(e.perSecond / b.perSecond).toFixed(2)}×`,
+          perRound.map((x) => x.toFixed(2)).join(', '),
+          count(e.requests + b.requests),
+        ]);
+      }
     }
   }
   const c = r.settings.compare;

@@ -5,15 +5,16 @@
  */
 import { Registry } from 'prom-client';
 import { configWarnings, parseListenAddress, redactConfig } from './config/load.js';
+import { registerSecrets } from './config/redact.js';
 import type { ExporterConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
 import { createInstruments, createStateInstruments, registerShardInstruments, type Instruments, type SelfRegistries } from './metrics/instruments.js';
-import { nodeCron, Scheduler, type CronLike } from './scheduler/scheduler.js';
+import type { CronLike } from './scheduler/scheduler.js';
 import type { WebConfig } from './config/web-config.js';
 import { REFUSAL_REASONS } from './server/auth.js';
-import { createHttpApp, listen, metricsHandler, type Listening, type Readiness, type ReloadOutcome } from './server/http.js';
+import { createHttpApp, listen, metricsHandler, type Listening, type PerStackMetrics, type Readiness, type ReloadOutcome } from './server/http.js';
 import { defaultLimits, type ServerLimits } from './server/limits.js';
 import { buildProtection } from './server/protection.js';
 import { DocsPages } from './server/docs.js';
@@ -21,15 +22,12 @@ import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { listenBase, targetGroups, type ScrapeBase } from './server/sd.js';
 import { Exposition } from './exposition/exposition.js';
-import { GzipPieces } from './exposition/gzip-pieces.js';
-import { PerStackResponses } from './exposition/per-stack.js';
-import { ScrapeResponses, type ScrapeResponse } from './exposition/responses.js';
-import { wholeSelfFamilies } from './exposition/self-families.js';
+import { MetricsFormats, type BodyKind } from './exposition/formats.js';
+import type { ScrapeResponse } from './exposition/responses.js';
 import { TEXT_LINES } from './exposition/text-lines.js';
 import { SnapshotStore } from './store/snapshot-store.js';
 import { Stacks, type ApplySummary } from './stacks.js';
 import { Storage } from './persist/storage.js';
-import { startingPoint } from './stack-state.js';
 import { VERSION } from './version.js';
 
 export interface StartOptions {
@@ -59,6 +57,8 @@ export interface StartOptions {
   readonly limits?: Partial<ServerLimits>;
   /** Where Prometheus reaches this exporter (--web.external-url), for GET /sd; the listen address when absent. */
   readonly externalUrl?: ScrapeBase;
+  /** OpenMetrics `_created` lines (--web.openmetrics-created); the protobuf format always carries the starts. */
+  readonly openMetricsCreated?: boolean;
 }
 
 export interface App {
@@ -74,7 +74,7 @@ export interface App {
   readiness(): Readiness;
   metricsText(): Promise<string>;
   /** The /metrics response as served (both encodings, made once per change). */
-  metrics(): Promise<ScrapeResponse>;
+  metrics(kind?: BodyKind): Promise<ScrapeResponse>;
   landing(): LandingModel;
   reload(): Promise<ReloadOutcome>;
   /** With --storage.path: writes a stack's state now (the benchmark and tests); undefined without. */
@@ -93,58 +93,43 @@ export async function start(opts: StartOptions): Promise<App> {
   const nowMs = opts.nowMs ?? Date.now;
   const now = () => nowMs() / 1000;
   instruments.reloadSuccessTimestamp.set(now());
+  // cmdb_exporter_stacks reads the stacks' count at scrape time.
+  registerShardInstruments(instruments.registries.exporter, opts.shard ?? UNSHARDED, () => stacks.count);
   const store = new SnapshotStore({ instruments, logger, now, renderer: TEXT_LINES });
   const exposition = new Exposition(store);
-  const scheduler = new Scheduler({
-    instruments,
-    logger,
-    cron: opts.cron ?? nodeCron(logger),
-    initialJitterMs: opts.initialJitterMs,
-    nowMs,
-  });
+  // Where a configuration is read, before anything of it is logged or used: a secret pasted into
+  // another key is scrubbed from the first line on.
+  registerSecrets(config, scrubber);
   // --storage.path (src/persist/); --once starts without it (src/main.ts).
   const storage =
     config.storagePath === undefined
       ? undefined
       : await Storage.open({ dir: config.storagePath, logger, now, instruments: createStateInstruments(instruments, () => store.restoredAges(now())) });
+  // One short line at info; the whole effective configuration (a few kB for one stack) at debug.
+  logger.info({ version: VERSION, shard: opts.shard, stacks: config.stacks.length }, 'cmdb-exporter starting');
+  logger.debug({ config: redactConfig(config) }, 'effective configuration (secrets redacted)');
+  for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
   const stacks = new Stacks({
     instruments,
     store,
     logger,
     scrubber,
-    scheduler: opts.schedule !== false ? scheduler : undefined,
+    schedule: opts.schedule === false ? undefined : { cron: opts.cron, initialJitterMs: opts.initialJitterMs },
     now,
-    ...(storage ? { recordSend: (stack: string, atMs: number) => storage.recordSend(stack, atMs) } : {}),
+    nowMs,
+    storage,
   });
 
-  registerShardInstruments(instruments.registries.exporter, opts.shard ?? UNSHARDED, () => stacks.count);
-
-  stacks.registerSecrets(config);
-  // One short line at info; the whole effective configuration (a few kB for one stack) at debug.
-  logger.info({ version: VERSION, shard: opts.shard, stacks: config.stacks.length }, 'cmdb-exporter starting');
-  logger.debug({ config: redactConfig(config) }, 'effective configuration (secrets redacted)');
-  for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
-  const restoring: Array<Promise<void>> = [];
-  for (const stack of config.stacks) {
-    const start = storage && startingPoint(storage, stack, logger, nowMs());
-    stacks.add(stack, start?.carried);
-    // Applied in slices, as a poll's series are; served whole from the first scrape (awaited below, before the server listens).
-    if (start?.series) restoring.push(store.restoreStack(stack.name, start.series));
-    if (start?.problemsSeen) stacks.restoreStatus(stack.name, start.problemsSeen);
-  }
-  storage?.start(
-    { stacks: () => stacks.configs(), marks: (s) => stacks.stateMarks(s), settled: (s) => store.settledOf(s), prepare: (s) => stacks.prepareState(s), parts: (s) => stacks.stateParts(s) },
-    () => stacks.sendTimes(),
-  );
-  if (config.storagePath !== undefined && storage) logger.info({ storagePath: config.storagePath }, 'keeping state across restarts');
-
   const readiness = () => stacks.readiness();
-  // The whole exposition and the per-stack ones share their compressed pieces (the same Buffers).
-  const pieces = new GzipPieces();
-  const responses = new ScrapeResponses({ source: exposition, selfFamilies: () => wholeSelfFamilies(instruments.registries), now, pieces });
-  const perStack = new PerStackResponses({ exposition, registries: instruments.registries, now, pieces });
+  // Every format's whole exposition and per-stack ones, sharing their compressed pieces (the same Buffers).
+  const formats = new MetricsFormats({ exposition, registries: instruments.registries, now, openMetricsCreated: opts.openMetricsCreated });
+  const perStack: PerStackMetrics = {
+    stack: (name, kind) => formats.stack(name, kind),
+    exporter: (kind) => formats.exporter(kind),
+    filtered: (names, scope, kind) => formats.filtered(names, scope, kind),
+  };
   // The very bytes /metrics serves (plain), as text: for --once, the golden file and the benchmark.
-  const metrics = () => responses.current();
+  const metrics = (kind?: BodyKind) => formats.whole(kind);
   const metricsText = async () => Buffer.concat((await metrics()).plain.parts).toString('utf8');
   /** The newest reload when it was rejected, shown at the top of the status page until a good one. */
   let rejectedReload: { at: number; message: string } | undefined;
@@ -166,6 +151,7 @@ export async function start(opts: StartOptions): Promise<App> {
       let next: ExporterConfig;
       try {
         next = opts.loadConfig();
+        registerSecrets(next, scrubber);
       } catch (err) {
         instruments.reloadSuccessful.set(0);
         const message = err instanceof ConfigError ? err.message : String(err);
@@ -193,10 +179,7 @@ export async function start(opts: StartOptions): Promise<App> {
       return { ok: true, message: `configuration reloaded: ${JSON.stringify(summary)}` };
     });
     // The reload's own gauges (cmdb_config_last_reload_*) show on the next scrape, not up to 1 s later.
-    const changed = () => {
-      responses.selfMetricsChanged();
-      perStack.selfMetricsChanged();
-    };
+    const changed = () => formats.selfMetricsChanged();
     void reloading.then(changed, changed);
     return reloading;
   };
@@ -213,6 +196,15 @@ export async function start(opts: StartOptions): Promise<App> {
     return summary;
   };
 
+  // Each stack starts from what an earlier process kept (--storage.path); its restored series are
+  // served whole from the first scrape (awaited below, before the server listens).
+  const restoring: Array<Promise<void>> = [];
+  for (const stack of config.stacks) restoring.push(stacks.add(stack));
+  storage?.start(
+    { stacks: () => stacks.configs(), marks: (s) => stacks.stateMarks(s), settled: (s) => store.settledOf(s), prepare: (s) => stacks.prepareState(s), parts: (s) => stacks.stateParts(s) },
+    () => stacks.sendTimes(),
+  );
+  if (config.storagePath !== undefined && storage) logger.info({ storagePath: config.storagePath }, 'keeping state across restarts');
   // What an earlier process kept is in the first response: a scrape never waits for the store.
   await Promise.all(restoring);
   let server: Listening | undefined;
@@ -256,9 +248,9 @@ export async function start(opts: StartOptions): Promise<App> {
       await stacks.stopPolling(graceMs);
       await storage?.close();
       await stacks.closeAll(graceMs);
-      await scheduler.stop(0);
       store.close();
       exposition.close();
+      formats.close();
     })());
 
   const pollOnce = () => stacks.pollOnce();

@@ -157,7 +157,8 @@ async function main(argv: string[]): Promise<number> {
 
   let app: App;
   try {
-    app = await start({ config, logger, scrubber, loadConfig: load, shard, defaultMetrics, telemetryPath, webConfig, limits: { maxRequests }, externalUrl });
+    const openMetricsCreated = flags['web.openmetrics-created'];
+    app = await start({ config, logger, scrubber, loadConfig: load, shard, defaultMetrics, telemetryPath, webConfig, limits: { maxRequests }, externalUrl, openMetricsCreated });
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (err instanceof ConfigError || err instanceof FolderInUseError) {

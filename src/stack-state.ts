@@ -23,9 +23,8 @@ import type { BudgetState } from './cmdb/budget.js';
 import { budgetFromSends, spentBudget } from './cmdb/budget.js';
 import type { ClientCarry, CmdbClient } from './cmdb/client.js';
 import { clientStateFrom } from './cmdb/client-state.js';
-import type { Pause } from './cmdb/pauses.js';
 import type { PlanSeen, PollPlan } from './cmdb/plan.js';
-import { ConnectorHistoryReader, historySettings, type StackReaders } from './cmdb/readers/index.js';
+import type { ConnectorHistoryReader, StackReaders } from './cmdb/readers/index.js';
 import type { StackConfig } from './config/types.js';
 import type { Logger } from './logger.js';
 import type { RestoredState, SendsRead, Storage } from './persist/storage.js';
@@ -40,20 +39,20 @@ import { storeStateFrom, type StoredEndpoint } from './store/store-state.js';
 
 /** What a stack's runtime hands to the next one on reload, and what a restart restores: so that the stack goes on where it was. */
 export interface Carried {
-  /** What the request budget has spent (a reload does not refill it). */
+  /** What the request budget has spent (a reload does not refill it; a restart counts the request record's sends). */
   readonly budget?: BudgetState;
-  /** Token and path spellings: what still holds (CmdbClient.handOver). */
+  /** Token and path spellings: what still holds (CmdbClient.handOver); on a restart the spellings and the pauses not ended. */
   readonly client?: ClientCarry;
   /** The connector history reader (held newest runs, last full scan, learned page size, a scan's pages), when it still holds (StackReaders.handOver). */
   readonly history?: ConnectorHistoryReader;
+  /** What an earlier process kept of that reader (--storage.path): the readers go on from it. */
+  readonly historyState?: unknown;
   /** 403 back-offs: waited out by the new runtime too, unless the service or the credentials changed. */
   readonly forbidden?: ForbiddenState;
   /** What the old runtime's client saw (connector pages, Actions, fetch rates): the new one plans with it. */
   readonly seen?: PlanSeen;
   /** What an earlier process kept (--storage.path): the runner's endpoints, the poller's caches, the saved queries' ledger. */
   readonly restored?: StackPollerOptions['restored'];
-  /** The pauses an earlier process was told of and had not ended (--storage.path). */
-  readonly pauses?: readonly Pause[];
 }
 
 /** The components of a running stack whose state is kept. */
@@ -76,7 +75,11 @@ export function stackParts(name: string, stack: StackComponents, store: Snapshot
   };
 }
 
-/** What a stack starts from: what it carries over into its runtime, the series to serve again, and since when its problems were seen. */
+/**
+ * What a stack starts from, resolved once before its runtime is built (src/stacks.ts hands each part
+ * its own): what it carries over into its runtime, the series to serve again, and since when its
+ * problems were seen.
+ */
 export interface Restored {
   readonly carried: Carried;
   readonly series?: readonly StoredEndpoint[];
@@ -111,9 +114,9 @@ export function restoredStack(stack: StackConfig, state: RestoredState): Restore
   if (parts.client !== undefined && !client) return { invalid: 'client' };
   const problemsSeen = parts.status === undefined ? undefined : statusStateFrom(parts.status);
   if (parts.status !== undefined && !problemsSeen) return { invalid: 'status' };
-  const settings = historySettings(stack);
-  // A history read in another time zone is not restored: its next read is a full scan, as after a reload.
-  const history = parts.history === undefined || state.refresh ? undefined : ConnectorHistoryReader.fromState(settings, parts.history);
+  // The readers go on from the history's part (a history read in another time zone is not restored:
+  // its next read is a full scan, as after a reload); past the restore bound it is read again.
+  const historyState = state.refresh ? undefined : parts.history;
   // Past the restore bound every query is due again (a day may have passed): its ledger is not continued from.
   const restored = {
     runner: state.refresh ? withoutBackOffs(runner) : runner,
@@ -122,9 +125,8 @@ export function restoredStack(stack: StackConfig, state: RestoredState): Restore
   };
   const carried: Carried = {
     restored,
-    ...(history ? { history } : {}),
-    ...(client ? { client: { spellings: client.spellings }, seen: client.seen } : {}),
-    ...(client && client.pauses.length > 0 && !state.refresh ? { pauses: client.pauses } : {}),
+    ...(historyState === undefined ? {} : { historyState }),
+    ...(client ? { client: { spellings: client.spellings, ...(client.pauses.length > 0 && !state.refresh ? { pauses: client.pauses } : {}) }, seen: client.seen } : {}),
   };
   // Past the restore bound the exporter was away too long to say a problem went on meanwhile.
   return { carried, series, ...(problemsSeen && problemsSeen.size > 0 && !state.refresh ? { problemsSeen } : {}) };

@@ -9,18 +9,18 @@ import { sameCredentials, type CmdbClient } from './cmdb/client.js';
 import type { PollPlan } from './cmdb/plan.js';
 import type { StackReaders } from './cmdb/readers/index.js';
 import { openRoad, type Road } from './cmdb/road.js';
-import { enabledEndpoints } from './config/endpoints.js';
-import { secretsOf } from './config/redact.js';
+import { pollSettings } from './config/endpoints.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
 import type { Logger } from './logger.js';
+import type { Storage } from './persist/storage.js';
 import { initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
-import { nextScheduledRun, pollAllOnce, type Scheduler } from './scheduler/scheduler.js';
+import { nextScheduledRun, nodeCron, pollAllOnce, Scheduler, type SchedulerOptions } from './scheduler/scheduler.js';
 import { StackPoller } from './scheduler/stack-poller.js';
 import type { SecretScrubber } from './secrets.js';
 import type { Readiness } from './server/http.js';
 import type { LandingStack } from './server/landing.js';
-import type { EndpointSettings, SnapshotStore } from './store/snapshot-store.js';
-import { stackParts, type Carried } from './stack-state.js';
+import type { SnapshotStore } from './store/snapshot-store.js';
+import { stackParts, startingPoint, type Carried, type Restored } from './stack-state.js';
 import { StatusMemory } from './status-memory.js';
 
 export interface StacksOptions {
@@ -28,12 +28,20 @@ export interface StacksOptions {
   readonly store: SnapshotStore;
   readonly logger: Logger;
   readonly scrubber: SecretScrubber;
-  /** Jobs are added here unless it is undefined (--once polls by hand). */
-  readonly scheduler: Scheduler | undefined;
+  /**
+   * How the stacks' polls are scheduled (one job per stack and group, src/scheduler/scheduler.ts);
+   * without it nothing is scheduled (--once polls by hand). `cron`: default node-cron.
+   */
+  readonly schedule?: Partial<Pick<SchedulerOptions, 'cron' | 'initialJitterMs'>>;
   /** Unix seconds. */
   readonly now: () => number;
-  /** Told every request a stack's budget lets leave (--storage.path keeps a record of them). */
-  readonly recordSend?: (stack: string, atMs: number) => void;
+  /** The same clock in ms (default Date.now): the scheduler's, and the budget's restored sends. */
+  readonly nowMs?: () => number;
+  /**
+   * --storage.path: each stack starts from what an earlier process kept (asked once, when it starts
+   * with the process), and every request a stack's budget lets leave is recorded.
+   */
+  readonly storage?: Storage;
 }
 
 /** What a reload did to the stacks. */
@@ -77,16 +85,6 @@ export function sameRoad(a: StackConfig, b: StackConfig): boolean {
   return ROAD_KEYS.every((key) => JSON.stringify(a[key]) === JSON.stringify(b[key]));
 }
 
-/** The store's settings of each endpoint `stack` polls (`enabled`, enabledEndpoints). */
-function endpointSettings(stack: StackConfig, enabled: readonly DataEndpoint[]): Map<DataEndpoint, EndpointSettings> {
-  const out = new Map<DataEndpoint, EndpointSettings>();
-  for (const endpoint of enabled) {
-    const intervalSeconds = stack.intervals[groupOf(endpoint)];
-    out.set(endpoint, { intervalSeconds, staleAfterSeconds: intervalSeconds * stack.staleIntervals });
-  }
-  return out;
-}
-
 /** The group's next poll: its retry after a failure, or its scheduled poll, whichever comes first. */
 function nextPoll(scheduler: Scheduler, stack: string, group: GroupName, interval: number, now: number): number {
   const scheduled = nextScheduledRun(stack, group, interval, now);
@@ -99,7 +97,12 @@ export class Stacks {
   /** What the status page remembers of each stack: its recent requests, since when it has each problem. */
   private readonly status: StatusMemory;
 
+  /** Runs every stack's poll jobs; undefined without `schedule`. */
+  private readonly scheduler: Scheduler | undefined;
+
   constructor(private readonly opts: StacksOptions) {
+    const { schedule, instruments, logger, nowMs } = opts;
+    this.scheduler = schedule && new Scheduler({ ...schedule, instruments, logger, cron: schedule.cron ?? nodeCron(logger), nowMs });
     this.status = new StatusMemory(opts.store, (name) => void this.landing(name), opts.now);
   }
 
@@ -109,37 +112,40 @@ export class Stacks {
   }
 
   /**
-   * Registers every secret of `config` with the scrubber. Called before anything of the config is
-   * logged or used, so a secret pasted into another key is scrubbed from the first line on.
+   * Builds the stack's runtime in one place, from what it starts from, resolved once here: `from`,
+   * what its previous runtime knew (a reload, Carried); absent, the stack starts with the process,
+   * from what an earlier one kept (--storage.path, src/stack-state.ts) if anything. Each part is
+   * handed its own piece as it is made. Resolves once the restored series are applied (served whole
+   * from the next scrape). `joined`: see StackRuntime.
    */
-  registerSecrets(config: ExporterConfig): void {
-    for (const secret of secretsOf(config)) this.opts.scrubber.add(secret);
-  }
-
-  /** `carried`: what the stack's previous runtime knew (a reload), see Carried; `joined`: see StackRuntime. */
-  add(stack: StackConfig, carried: Carried = {}, joined = false): void {
-    const { instruments, store, scrubber, scheduler, now } = this.opts;
+  add(stack: StackConfig, from?: Restored, joined = false): Promise<void> {
+    const { instruments, store, scrubber, now, storage, nowMs = Date.now } = this.opts;
+    const start = from ?? (storage && startingPoint(storage, stack, this.opts.logger, nowMs())) ?? { carried: {} };
+    const { carried } = start;
+    const { scheduler } = this;
     const logger = this.opts.logger.child({ stack: stack.name });
-    const enabled = enabledEndpoints(stack);
-    const road = openRoad({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, history: carried.history, enabled, seen: carried.seen });
+    const settings = pollSettings(stack);
+    initStackInstruments(instruments, stack.name, settings.groups, settings.enabled);
+    const road = openRoad({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, history: carried.history, historyState: carried.historyState, enabled: settings.enabled, seen: carried.seen });
     const { client, readers } = road;
     const plan = road.plan as PollPlan;
-    // What became of the stack's requests, for the status page's "CMDB unreachable" cause line.
-    const record = this.status.recorder(stack.name);
-    client.events.requests.on(record);
     // --storage.path: every request is recorded as it leaves, so that a restart counts it (journal.ts).
-    const { recordSend } = this.opts;
-    if (recordSend) client.events.sends.on((e) => recordSend(stack.name, e.sentAt));
-    store.addStack(stack.name, endpointSettings(stack, enabled), stack.maxSeries);
+    if (storage) client.events.sends.on((e) => storage.recordSend(stack.name, e.sentAt));
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
     const poller = new StackPoller({ stack, api: readers, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden, restored: carried.restored });
-    initStackInstruments(instruments, stack.name, poller.groups(), enabled);
-    if (carried.pauses) client.restorePauses(carried.pauses);
     // Restored Actions whose jobs are due (--storage.path): the backlog shows from the first scrape.
     if (carried.restored?.poller) onBacklog(poller.jobBacklog());
+    store.addStack(stack.name, settings.timing, stack.maxSeries);
+    // Applied in slices, as a poll's series are.
+    const applied = start.series ? store.restoreStack(stack.name, start.series) : Promise.resolve();
+    // What became of the stack's requests, for the status page's "CMDB unreachable" cause line; and
+    // since when an earlier process saw each problem, held until the restored series are applied.
+    client.events.requests.on(this.status.recorder(stack.name));
+    if (start.problemsSeen) this.status.restore(stack.name, start.problemsSeen, applied);
     this.runtimes.set(stack.name, { config: stack, road, client, readers, plan, poller, startedAt: now(), joined, restored: carried.restored !== undefined });
     scheduler?.add(poller);
+    return applied;
   }
 
   /**
@@ -153,7 +159,7 @@ export class Stacks {
     this.runtimes.delete(name);
     // Polls waiting for the budget end now; those with a request in flight get the grace period.
     runtime.client.stopWaiting();
-    await this.opts.scheduler?.remove(name, graceMs);
+    await this.scheduler?.remove(name, graceMs);
     await runtime.road.close();
     if (!forget) return;
     this.status.forget(name);
@@ -169,7 +175,6 @@ export class Stacks {
    * others keep running untouched.
    */
   async apply(next: ExporterConfig, previous: ExporterConfig): Promise<ApplySummary> {
-    this.registerSecrets(next);
     const wanted = new Map(next.stacks.map((s) => [s.name, s]));
     const summary: ApplySummary = { unchanged: 0, reconfigured: 0, restarted: 0, added: 0, removed: 0 };
     const carried = new Map<string, Carried>();
@@ -203,7 +208,7 @@ export class Stacks {
       else if (kept) summary.unchanged++;
       else {
         if (!previous.stacks.some((s) => s.name === stack.name)) summary.added++;
-        this.add(stack, carried.get(stack.name), !startedWith.has(stack.name));
+        void this.add(stack, { carried: carried.get(stack.name) ?? {} }, !startedWith.has(stack.name));
       }
     }
     return summary;
@@ -215,15 +220,16 @@ export class Stacks {
    * their scan settings, the poller its endpoints and pace, the scheduler its jobs and intervals.
    */
   private reconfigure(runtime: StackRuntime, stack: StackConfig): void {
-    const { store, scheduler, instruments } = this.opts;
+    const { store, instruments } = this.opts;
+    const { scheduler } = this;
     runtime.client.reconfigure(stack, instruments);
     runtime.readers.reconfigure();
-    const enabled = enabledEndpoints(stack);
+    const settings = pollSettings(stack);
     runtime.poller.reconfigure(stack);
-    runtime.plan.reconfigure(stack, enabled);
-    initStackInstruments(instruments, stack.name, runtime.poller.groups(), enabled);
+    runtime.plan.reconfigure(stack, settings.enabled);
+    initStackInstruments(instruments, stack.name, settings.groups, settings.enabled);
     // The held series stay; their staleness limits follow the new intervals (an endpoint no longer polled loses its series).
-    store.addStack(stack.name, endpointSettings(stack, enabled), stack.maxSeries);
+    store.addStack(stack.name, settings.timing, stack.maxSeries);
     this.runtimes.set(stack.name, { ...runtime, config: stack });
     scheduler?.reschedule(stack.name);
   }
@@ -257,7 +263,8 @@ export class Stacks {
 
   /** Per stack (or the one named), what the status page shows, with what it remembers of it. */
   landing(only?: string): LandingStack[] {
-    const { store, scheduler, now } = this.opts;
+    const { store, now } = this.opts;
+    const { scheduler } = this;
     const at = now();
     const runtimes = [...this.runtimes.values()].filter((r) => only === undefined || r.config.name === only);
     return runtimes.map((r) => {
@@ -294,14 +301,6 @@ export class Stacks {
     const all = [...this.runtimes.values()];
     await Promise.all(all.map((r) => pollAllOnce(r.poller)));
     return all.every((r) => r.poller.runner.status().every((s) => s.state === 'ok'));
-  }
-
-  /**
-   * Since when an earlier process saw each of the stack's problems (--storage.path), once its
-   * restored series are queued in the store: the status page goes on from it.
-   */
-  restoreStatus(name: string, seen: ReadonlyMap<string, number>): void {
-    this.status.restore(name, seen, this.opts.store.settledOf(name));
   }
 
   /** The configurations of the stacks running now. */
@@ -342,7 +341,7 @@ export class Stacks {
    */
   async stopPolling(graceMs?: number): Promise<void> {
     for (const r of this.runtimes.values()) r.client.stopWaiting();
-    await this.opts.scheduler?.stop(graceMs);
+    await this.scheduler?.stop(graceMs);
   }
 
   async closeAll(graceMs?: number): Promise<void> {

@@ -36,6 +36,22 @@ describe('secrets at start-up', () => {
     expect(text).not.toContain(SECRET);
   });
 
+  it('a secret of a reloaded configuration, pasted into another key, never reaches the line that logs it', async () => {
+    const auth = (secret: string) => ({ kind: 'client' as const, clientId: 'c', secret, clientIdKey: 'clientID' });
+    const first = testStack({ name: 'a', baseUrl: 'http://127.0.0.1:9', auth: auth('first-secret-5d21') });
+    let config = configFor([first], { logLevel: 'info' });
+    const { app, logText } = await startExporter(config, { loadConfig: () => config });
+    apps.push(app);
+    config = configFor([first, testStack({ name: 'b', baseUrl: 'http://127.0.0.1:9', auth: auth(SECRET), userAgent: `agent ${SECRET}` })], { logLevel: 'info' });
+    expect(await app.reload()).toMatchObject({ ok: true });
+    const reloaded = logText()
+      .split('\n')
+      .filter((l) => l.includes('configuration reloaded'));
+    expect(reloaded).toHaveLength(1);
+    expect(reloaded[0]).toContain('[REDACTED]');
+    expect(logText()).not.toContain(SECRET);
+  });
+
   it('logs the effective configuration at debug only: at info the first line is a short "starting"', async () => {
     const stack = testStack({ name: 'a', baseUrl: 'http://127.0.0.1:9', auth: { kind: 'client', clientId: 'c', secret: SECRET, clientIdKey: 'clientID' } });
     const { app, logText } = await startExporter(configFor([stack], { logLevel: 'info' }));

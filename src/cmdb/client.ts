@@ -46,12 +46,17 @@ export interface CmdbClientOptions {
   carried?: ClientCarry;
 }
 
-/** What one runtime's client hands to the next on reload (src/stacks.ts decides what may pass). */
+/**
+ * What one runtime's client hands to the next on reload (src/stacks.ts decides what may pass), or
+ * what an earlier process kept of it (--storage.path: spellings and pauses, never a token).
+ */
 export interface ClientCarry {
   /** The fetched token and the client-id key spelling that worked. */
   readonly token?: TokenState;
   /** The path spellings that answered 2xx. */
   readonly spellings?: ReadonlyMap<DataEndpoint, string>;
+  /** Pauses an earlier process was told of (a restart; a reload ends them): see restorePauses. */
+  readonly pauses?: readonly Pause[];
 }
 
 /** One request of an endpoint: which one, its id, its query, and how its 2xx is read. */
@@ -108,12 +113,13 @@ export class CmdbClient {
       onWait: (seconds) => instruments.rateLimitWait.inc({ stack: stack.name }, seconds),
       budget: opts.budget,
     });
-    // The configured secret or token is registered with the scrubber by whoever loaded the config
-    // (src/stacks.ts); tokens fetched later are registered by the token provider.
+    // The configured secret or token is registered with the scrubber where the config is read
+    // (src/app.ts); tokens fetched later are registered by the token provider.
     this.tokens =
       stack.auth.kind === 'client'
         ? new FetchedToken(stack.auth, { settings: () => this.stack, transport: this.transport, instruments, scrubber, lifetime: this.lifetime.signal, logger, clock: this.clock, random }, carried.token)
         : new PreIssuedToken(stack.auth, { scrubber, logger, stack: stack.name });
+    if (carried.pauses) this.restorePauses(carried.pauses);
   }
 
   get settings(): StackConfig {

@@ -17,6 +17,8 @@ export interface RoadOptions extends CmdbClientOptions {
   readonly requestsPerMinute?: number;
   /** The connector history reader of the stack's previous runtime (see StackReaders.handOver). */
   readonly history?: ConnectorHistoryReader;
+  /** Else what an earlier process kept of it (--storage.path): see StackReadersOptions. */
+  readonly historyState?: unknown;
   readonly pageReducer?: PageReducer;
   /** The endpoints the stack polls: with them, its poll plan is made and published. */
   readonly enabled?: readonly DataEndpoint[];
@@ -33,11 +35,11 @@ export interface Road {
 }
 
 export function openRoad(opts: RoadOptions): Road {
-  const { history, pageReducer, enabled, seen, requestsPerMinute, ...rest } = opts;
+  const { history, historyState, pageReducer, enabled, seen, requestsPerMinute, ...rest } = opts;
   // The client and its budget read the pace from the stack's settings: the road's own pace is given them there.
   const clientOptions = requestsPerMinute === undefined ? rest : { ...rest, stack: { ...rest.stack, rateLimitPerMinute: requestsPerMinute } };
   const client = new CmdbClient(clientOptions);
-  const readers = new StackReaders({ client, instruments: opts.instruments, logger: opts.logger, ...(history ? { history } : {}), ...(pageReducer ? { pageReducer } : {}) });
+  const readers = new StackReaders({ client, instruments: opts.instruments, logger: opts.logger, ...(history ? { history } : {}), ...(historyState === undefined ? {} : { historyState }), ...(pageReducer ? { pageReducer } : {}) });
   const plan = enabled
     ? new PollPlan({ stack: opts.stack, enabled, ...(seen ? { seen } : {}), events: client.events, instruments: opts.instruments, logger: opts.logger, now: () => client.clock.now() })
     : undefined;

@@ -1,9 +1,10 @@
 /**
- * Which data endpoints a stack polls: a fact of its configuration, computed once per configuration
- * (a StackConfig is never changed: a reload makes a new one) and read by the stack's road, poller,
- * store slot and instruments alike.
+ * Which data endpoints a stack polls, in which groups, how often and how long their series are
+ * served while they fail: facts of its configuration, computed once per configuration (a StackConfig
+ * is never changed: a reload makes a new one) and handed as data to the stack's road, poller, store
+ * slot and instruments alike.
  */
-import { DATA_ENDPOINTS, type DataEndpoint } from '../api/endpoints.js';
+import { DATA_ENDPOINTS, GROUP_NAMES, groupOf, type DataEndpoint, type GroupName } from '../api/endpoints.js';
 import type { StackConfig } from './types.js';
 
 const computed = new WeakMap<StackConfig, readonly DataEndpoint[]>();
@@ -22,4 +23,39 @@ export function enabledEndpoints(stack: StackConfig): readonly DataEndpoint[] {
     computed.set(stack, enabled);
   }
   return enabled;
+}
+
+/** How often an endpoint is polled, and how long its series stay served while it fails (staleIntervals × interval). */
+export interface EndpointTiming {
+  readonly intervalSeconds: number;
+  readonly staleAfterSeconds: number;
+}
+
+/** What a stack polls, as its runtime's parts are given it. */
+export interface PollSettings {
+  /** enabledEndpoints(stack). */
+  readonly enabled: readonly DataEndpoint[];
+  /** The groups with at least one enabled endpoint, in GROUP_NAMES order (one scheduler job each). */
+  readonly groups: readonly GroupName[];
+  /** Each enabled endpoint's timing: the store's settings of its slot. */
+  readonly timing: ReadonlyMap<DataEndpoint, EndpointTiming>;
+}
+
+const settled = new WeakMap<StackConfig, PollSettings>();
+
+/** The stack's PollSettings, computed once per configuration. */
+export function pollSettings(stack: StackConfig): PollSettings {
+  let settings = settled.get(stack);
+  if (!settings) {
+    const enabled = enabledEndpoints(stack);
+    const timing = new Map<DataEndpoint, EndpointTiming>();
+    for (const endpoint of enabled) {
+      const intervalSeconds = stack.intervals[groupOf(endpoint)];
+      timing.set(endpoint, { intervalSeconds, staleAfterSeconds: intervalSeconds * stack.staleIntervals });
+    }
+    const groups = GROUP_NAMES.filter((g) => enabled.some((e) => groupOf(e) === g));
+    settings = { enabled, groups, timing };
+    settled.set(stack, settings);
+  }
+  return settings;
 }

@@ -140,6 +140,11 @@ export const FLAGS = {
   },
   'web.max-requests': { type: 'string', value: '<n>', help: 'concurrent scrapes served at once; more get 503 (default 40, 0: no limit)', commands: DAEMON },
   'web.disable-exporter-metrics': { type: 'boolean', help: 'leave out the process_* and nodejs_* metrics of the exporter itself', commands: DAEMON },
+  'web.openmetrics-created': {
+    type: 'boolean',
+    help: "write each counter's and histogram's start as a _created line in the OpenMetrics format (off: a Prometheus without created-timestamp ingestion stores them as series of their own; the protobuf format always carries the start; see docs/formats.md)",
+    commands: DAEMON,
+  },
   'storage.path': {
     type: 'string',
     value: '<dir>',

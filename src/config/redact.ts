@@ -1,4 +1,4 @@
-import { REDACTED } from '../secrets.js';
+import { REDACTED, type SecretScrubber } from '../secrets.js';
 import type { ExporterConfig, StackConfig } from './types.js';
 
 const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*)@/i;
@@ -63,4 +63,13 @@ export function secretsOfStack(stack: StackConfig): string[] {
 /** All secret values of the config, to register with the SecretScrubber before anything is logged. */
 export function secretsOf(config: ExporterConfig): string[] {
   return [...new Set(config.stacks.flatMap(secretsOfStack))];
+}
+
+/**
+ * Tells the scrubber every secret of `config`: called where a configuration is read (at start, on
+ * reload), before anything of it is logged or used, so that a secret pasted into another key is
+ * scrubbed from the first line on.
+ */
+export function registerSecrets(config: ExporterConfig, scrubber: SecretScrubber): void {
+  for (const secret of secretsOf(config)) scrubber.add(secret);
 }

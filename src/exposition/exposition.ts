@@ -22,7 +22,19 @@ import { joinSmall } from './text-lines.js';
 /** What a scrape response is made from (responses.ts): the whole exposition, or one stack's view. */
 export interface ExpositionSource {
   segments(): readonly Segment[];
-  daysText(now: number): string;
+  daysText(now: number): string | Buffer;
+}
+
+/**
+ * How a format makes its data runs from the store's endpoints: the pieces of each family (the text
+ * formats: the lines the store rendered) and the bytes a family starts with, given its pieces (the
+ * protobuf format's delimited head holds the length of what follows). protobuf-data.ts.
+ */
+export interface DataEncoding {
+  pieces(stack: string, held: HeldEndpoint): ReadonlyMap<string, readonly Buffer[]>;
+  head(name: string, pieces: readonly Buffer[]): Buffer | undefined;
+  /** Work that makes `pieces` cheap after a change, in slices (a generator that yields between them); run ahead of scrapes. */
+  prepare?(store: SnapshotStore): Generator<void, void>;
 }
 
 /**
@@ -80,13 +92,23 @@ export class Exposition implements ExpositionSource {
   private readonly headers: ReadonlyMap<string, Buffer>;
   private renderScheduled = false;
   private readonly unsubscribe: () => void;
+  private readonly data: DataEncoding;
 
+  /**
+   * `format` writes the headers, status and days families; `data`, when given, makes the data runs
+   * (default: the store's text lines under the format's headers). `lazy`: assembled ahead of
+   * scrapes only once it was asked for (a format no scraper asks for costs nothing).
+   */
   constructor(
     readonly store: SnapshotStore,
-    private readonly format: Format = TEXT_FORMAT,
+    readonly format: Format = TEXT_FORMAT,
+    opts: { readonly data?: DataEncoding; readonly lazy?: boolean } = {},
   ) {
     this.headers = new Map(CATALOGUE.map((f) => [f.name, Buffer.from(format.header(f), 'utf8')]));
-    this.unsubscribe = store.onChange(() => this.scheduleRender());
+    this.data = opts.data ?? { pieces: (_stack, held) => held.lines, head: (name) => this.headers.get(name) };
+    this.unsubscribe = store.onChange(() => {
+      if (!opts.lazy || this.whole) this.scheduleRender();
+    });
   }
 
   /**
@@ -117,14 +139,14 @@ export class Exposition implements ExpositionSource {
 
   /** The exposition text of every snapshot family at `now` (unix seconds), as served. */
   text(now: number): string {
-    const days = this.daysText(now);
+    const days = this.daysText(now).toString();
     return this.segments()
       .map((s) => (s.kind === 'days' ? days : Buffer.concat(s.parts).toString('utf8')))
       .join('');
   }
 
   /** cmdb_license_days_until_expiry at `now`: the one family computed at scrape time; of `only` when given. */
-  daysText(now: number, only?: string): string {
+  daysText(now: number, only?: string): string | Buffer {
     const series: FamilySeries[] = [];
     for (const stack of only === undefined ? this.store.stackNames() : [only]) {
       const expiry = this.store.snapshot(stack, 'license')?.samples.find((s) => s.name === EXPIRY);
@@ -162,46 +184,78 @@ export class Exposition implements ExpositionSource {
   private scheduleRender(): void {
     if (this.renderScheduled) return;
     this.renderScheduled = true;
-    setImmediate(() => {
+    const work = this.data.prepare?.(this.store);
+    const step = () => {
+      // One slice per turn of the event loop; a scrape in between assembles (and encodes the rest) itself.
+      if (work && work.next().done !== true) {
+        setImmediate(step).unref();
+        return;
+      }
       this.renderScheduled = false;
       this.segments();
-    }).unref();
+    };
+    setImmediate(step).unref();
   }
 
-  private assemble(data: readonly Buffer[][], status: ReadonlyMap<string, string>): Segment[] {
+  private assemble(data: readonly Buffer[][], status: ReadonlyMap<string, Buffer>): Segment[] {
     let d = 0;
     return RUNS.map(({ kind, names }) => {
       if (kind === 'days') return { kind, parts: [] };
       if (kind === 'data') return { kind, parts: data[d++] ?? [] };
-      const bytes = Buffer.from(names.map((n) => status.get(n) ?? '').join(''), 'utf8');
+      const bytes = Buffer.concat(names.flatMap((n) => status.get(n) ?? []));
       return { kind, parts: bytes.length > 0 ? [bytes] : [] };
     });
   }
 
   /** The data runs: per run, the family headers and the endpoints' pieces of lines, small pieces joined. */
   private renderData(stacks: readonly string[]): Buffer[][] {
+    const chunks = this.dataPieces(stacks);
+    return RUNS.filter((r) => r.kind === 'data').map(({ names }) => joinSmall(names.flatMap((n) => this.family(n, chunks.get(n)))));
+  }
+
+  /** A data family's bytes: its head and pieces, none when it has no series. */
+  private family(name: string, pieces: readonly Buffer[] | undefined): Buffer[] {
+    const head = pieces && this.data.head(name, pieces);
+    return pieces && head ? [head, ...pieces] : [];
+  }
+
+  /** The pieces of every data family of `stacks`, by family name. */
+  private dataPieces(stacks: readonly string[]): Map<string, Buffer[]> {
     const chunks = new Map<string, Buffer[]>();
     for (const stack of stacks) {
       const endpoints = this.store.endpoints(stack);
       for (const endpoint of DATA_ENDPOINTS) {
-        for (const [name, pieces] of endpoints?.get(endpoint)?.lines ?? []) {
+        const held = endpoints?.get(endpoint);
+        if (!held) continue;
+        for (const [name, pieces] of this.data.pieces(stack, held)) {
           let list = chunks.get(name);
           if (!list) chunks.set(name, (list = []));
           list.push(...pieces);
         }
       }
     }
-    return RUNS.filter((r) => r.kind === 'data').map(({ names }) =>
-      joinSmall(names.flatMap((n) => {
-        const list = chunks.get(n);
-        const head = this.headers.get(n);
-        return list && head ? [head, ...list] : [];
-      })),
-    );
+    return chunks;
+  }
+
+  /**
+   * Only the snapshot families named in `names` (GET /metrics?name[]=…), in catalogue order, of
+   * every stack or of `only`: made for the one request, not kept (as client_golang filters).
+   */
+  filtered(names: ReadonlySet<string>, now: number, only?: string): Buffer[] {
+    const stacks = only === undefined ? this.store.stackNames() : this.store.hasStack(only) ? [only] : [];
+    const wanted = CATALOGUE.filter((f) => f.origin === 'snapshot' && names.has(f.name));
+    if (wanted.length === 0) return [];
+    const data = this.dataPieces(stacks);
+    const status = this.renderStatus(stacks);
+    return wanted.flatMap((f) => {
+      if (f.name === DAYS) return [toBuffer(this.daysText(now, only))];
+      if (STATUS_FAMILIES.has(f.name)) return status.get(f.name) ?? [];
+      return this.family(f.name, data.get(f.name));
+    });
   }
 
   /** The status families of `stacks`, written, by family name. */
-  private renderStatus(stacks: readonly string[]): Map<string, string> {
+  private renderStatus(stacks: readonly string[]): Map<string, Buffer> {
     const status = new Map<string, FamilySeries[]>();
     const add = (name: string, series: FamilySeries) => {
       let list = status.get(name);
@@ -226,8 +280,8 @@ export class Exposition implements ExpositionSource {
       }
       add('cmdb_series', { labels: { stack }, value: count });
     }
-    const out = new Map<string, string>();
-    for (const [name, series] of status) out.set(name, this.format.write([sortedByLabels({ family: family(name), series })]));
+    const out = new Map<string, Buffer>();
+    for (const [name, series] of status) out.set(name, toBuffer(this.format.write([sortedByLabels({ family: family(name), series })])));
     return out;
   }
 }
@@ -240,3 +294,5 @@ function sortedByLabels({ family: f, series }: Family): Family {
   keyed.sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
   return { family: f, series: keyed.map((x) => x.s) };
 }
+
+export const toBuffer = (bytes: string | Buffer): Buffer => (typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes);

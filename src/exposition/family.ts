@@ -1,8 +1,8 @@
 /**
  * The family model of the exposition: one metric family as every writer takes it, whatever made it
  * (the catalogue's families made from the store, the exporter's own prom-client instruments), and
- * what a format's writer is. A format is one writer module (text-format.ts, the Prometheus text
- * format 0.0.4, is today's only one) and one cache entry per format and encoding (responses.ts).
+ * what a format's writer is. A format is one writer module (text-format.ts, openmetrics-format.ts,
+ * protobuf-format.ts) and one cache entry per format and encoding (responses.ts, formats.ts).
  */
 
 /** A family's name, type and HELP; `labels`, when given, is the order its labels are written in (the catalogue's). */
@@ -19,6 +19,8 @@ export interface FamilySeries {
   /** Without the family's label order, written in the order of this object (as prom-client does). */
   readonly labels: Readonly<Record<string, string | number>>;
   readonly value: number;
+  /** The series' start (unix seconds): when its label set first counted; counters, histograms and summaries (start-times.ts). */
+  readonly created?: number;
 }
 
 /** A catalogue family (or a prom-client one) and its series. */
@@ -35,5 +37,7 @@ export interface Format {
   /** The lines a family starts with (a data run's family, whose series the store keeps rendered). */
   header(family: FamilyMeta): string;
   /** Families in the order given, each its header and series; a family without series is left out. */
-  write(families: readonly Family[]): string;
+  write(families: readonly Family[]): string | Buffer;
+  /** What the body ends with (OpenMetrics' `# EOF`). */
+  readonly trailer?: string;
 }

@@ -16,7 +16,7 @@
  */
 import type { SelfRegistries } from '../metrics/instruments.js';
 import type { Exposition, ExpositionSource } from './exposition.js';
-import type { Family } from './family.js';
+import type { Family, Format } from './family.js';
 import { GzipPieces } from './gzip-pieces.js';
 import { ScrapeResponses, type ScrapeResponse } from './responses.js';
 import { registryFamilies } from './self-families.js';
@@ -31,6 +31,10 @@ export interface PerStackOptions {
   /** Shared with the whole exposition's responses: a piece is compressed once for all. */
   readonly pieces?: GzipPieces;
   readonly monotonicMs?: () => number;
+  /** The format of the responses (default the text format 0.0.4; the exposition's own). */
+  readonly format?: Format;
+  /** Notes each started series' start on the exporter's families (start-times.ts). */
+  readonly annotate?: (families: readonly Family[]) => readonly Family[];
 }
 
 const NOTHING: ExpositionSource = { segments: () => [], daysText: () => '' };
@@ -62,7 +66,7 @@ export class PerStackResponses {
     if (!responses) {
       responses = this.make(exposition.view(stack), async () => {
         const registry = registries.stack(stack);
-        return registry ? registryFamilies(registry) : NO_FAMILIES;
+        return registry ? this.annotate(await registryFamilies(registry)) : NO_FAMILIES;
       });
       this.responses.set(stack, responses);
     }
@@ -71,7 +75,7 @@ export class PerStackResponses {
 
   /** The exporter's own metrics without a `stack` label. */
   exporter(): Promise<ScrapeResponse> {
-    this.exporterResponses ??= this.make(NOTHING, () => registryFamilies(this.opts.registries.exporter));
+    this.exporterResponses ??= this.make(NOTHING, async () => this.annotate(await registryFamilies(this.opts.registries.exporter)));
     return this.exporterResponses.current();
   }
 
@@ -81,8 +85,12 @@ export class PerStackResponses {
     for (const r of this.responses.values()) r.selfMetricsChanged();
   }
 
+  private annotate(families: readonly Family[]): readonly Family[] {
+    return this.opts.annotate ? this.opts.annotate(families) : families;
+  }
+
   private make(source: ExpositionSource, selfFamilies: () => Promise<readonly Family[]>): ScrapeResponses {
-    const { now } = this.opts;
-    return new ScrapeResponses({ source, selfFamilies, now, pieces: this.pieces, maxAgeMs: SPLIT_MAX_AGE_MS, monotonicMs: this.monotonicMs });
+    const { now, format } = this.opts;
+    return new ScrapeResponses({ source, selfFamilies, now, pieces: this.pieces, maxAgeMs: SPLIT_MAX_AGE_MS, monotonicMs: this.monotonicMs, ...(format ? { format } : {}) });
   }
 }

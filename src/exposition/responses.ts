@@ -11,7 +11,7 @@
  * copies or reads the whole body in one turn of the event loop, and nothing waits for the store:
  * a scrape gets what is applied (src/exposition/exposition.ts).
  */
-import type { ExpositionSource, Segment } from './exposition.js';
+import { toBuffer, type ExpositionSource, type Segment } from './exposition.js';
 import type { Family, Format } from './family.js';
 import { GzipPieces, gzipOf } from './gzip-pieces.js';
 import { TEXT_FORMAT } from './text-format.js';
@@ -68,7 +68,7 @@ interface Dynamic {
 /** Up to this size a body is also kept in one piece (see ScrapeBody.whole). */
 export const WHOLE_MAX_BYTES = 1024 * 1024;
 
-function body(parts: readonly Buffer[]): ScrapeBody {
+export function body(parts: readonly Buffer[]): ScrapeBody {
   const kept = parts.filter((p) => p.length > 0);
   let whole: Buffer | undefined;
   const length = kept.reduce((n, p) => n + p.length, 0);
@@ -87,12 +87,15 @@ export class ScrapeResponses {
   private readonly format: Format;
   private readonly maxAgeMs: number;
   private readonly monotonicMs: () => number;
+  /** What the body ends with (OpenMetrics' `# EOF`); the same Buffer every time, so its gzip is kept. */
+  private readonly trailer: Buffer;
 
   constructor(private readonly opts: ScrapeResponseOptions) {
     this.maxAgeMs = opts.maxAgeMs ?? SELF_METRICS_MAX_AGE_MS;
     this.monotonicMs = opts.monotonicMs ?? (() => performance.now());
     this.pieces = opts.pieces ?? new GzipPieces();
     this.format = opts.format ?? TEXT_FORMAT;
+    this.trailer = Buffer.from(this.format.trailer ?? '', 'utf8');
   }
 
   /**
@@ -102,7 +105,7 @@ export class ScrapeResponses {
   async current(): Promise<ScrapeResponse> {
     const dynamic = await this.dynamicParts();
     if (this.response?.dynamic === dynamic) return this.response.value;
-    const plain = body([...dynamic.segments.flatMap((s) => (s.kind === 'days' ? [dynamic.days] : s.parts)), dynamic.self]);
+    const plain = body([...dynamic.segments.flatMap((s) => (s.kind === 'days' ? [dynamic.days] : s.parts)), dynamic.self, this.trailer]);
     let zipped: Promise<ScrapeBody> | undefined;
     const value: ScrapeResponse = { contentType: this.format.contentType, plain, gzip: () => (zipped ??= this.gzip(plain, dynamic)) };
     this.response = { dynamic, value };
@@ -141,8 +144,8 @@ export class ScrapeResponses {
 
   private async render(segments: readonly Segment[]): Promise<Dynamic> {
     const at = this.monotonicMs();
-    const self = Buffer.from(this.format.write(await this.opts.selfFamilies()), 'utf8');
-    const days = Buffer.from(this.opts.source.daysText(this.opts.now()), 'utf8');
+    const self = toBuffer(this.format.write(await this.opts.selfFamilies()));
+    const days = toBuffer(this.opts.source.daysText(this.opts.now()));
     return { segments, at, days, self };
   }
 
@@ -153,6 +156,7 @@ export class ScrapeResponses {
       Promise.all([
         ...dynamic.segments.map((s) => (s.kind === 'days' ? p.member(dynamic.days, true) : s.kind === 'data' ? p.runMember(s.parts) : p.joined(s.parts))),
         p.member(dynamic.self, true),
+        ...(this.trailer.length > 0 ? [p.member(this.trailer, false)] : []),
       ]),
       p.crcs.ofAll(plain.parts.map((piece) => ({ piece, cache: !isDynamic(piece) }))),
     ]);

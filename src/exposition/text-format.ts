@@ -28,7 +28,12 @@ export function writeFamily({ family, series }: Family): string {
   return text;
 }
 
-export const TEXT_FORMAT: Format = {
+/** A format whose bytes are text. */
+export interface TextFormat extends Format {
+  write(families: readonly Family[]): string;
+}
+
+export const TEXT_FORMAT: TextFormat = {
   name: 'text/0.0.4',
   contentType: CONTENT_TYPE,
   header,

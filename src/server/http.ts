@@ -14,9 +14,11 @@ import express, { type Request, type Response } from 'express';
 import Negotiator from 'negotiator';
 import type { Logger } from '../logger.js';
 import { GZIP_LEVEL } from '../exposition/gzip-pieces.js';
+import type { BodyKind, Scope } from '../exposition/formats.js';
 import type { ScrapeBody, ScrapeResponse } from '../exposition/responses.js';
 import type { DocsPages } from './docs.js';
 import { lastLookOf, renderLanding, SEEN_PARAM, type LandingModel } from './landing.js';
+import { negotiate } from './negotiate.js';
 import type { TargetGroup } from './sd.js';
 import { pathOf } from './limits.js';
 import { guard, requestListener, secureServer, type Protection } from './protection.js';
@@ -33,8 +35,8 @@ export interface Readiness {
 export type ReloadOutcome = { ok: true; message: string } | { ok: false; message: string };
 
 export interface ServerDeps {
-  /** The /metrics response, both encodings made once per change (src/exposition/responses.ts). */
-  readonly metrics: () => Promise<ScrapeResponse>;
+  /** The /metrics response in a format, both encodings made once per change (src/exposition/formats.ts). */
+  readonly metrics: (kind?: BodyKind) => Promise<ScrapeResponse>;
   /** /metrics?stack=NAME and ?only=exporter; without it the query is ignored. */
   readonly perStack?: PerStackMetrics;
   /** The HTTP service discovery list (GET /sd); without it /sd is not served. */
@@ -79,15 +81,18 @@ export type MetricsHandler = (req: IncomingMessage, res: ServerResponse) => Prom
 /** One stack's exposition, or the exporter's own metrics alone (src/exposition/per-stack.ts). */
 export interface PerStackMetrics {
   /** Undefined when this exporter does not poll the stack. */
-  stack(name: string): Promise<ScrapeResponse> | undefined;
-  exporter(): Promise<ScrapeResponse>;
+  stack(name: string, kind?: BodyKind): Promise<ScrapeResponse> | undefined;
+  exporter(kind?: BodyKind): Promise<ScrapeResponse>;
+  /** Only the families named (`?name[]=`), of the whole exposition, a stack or the exporter; undefined for a stack not polled. */
+  filtered?(names: readonly string[], scope: Scope, kind?: BodyKind): Promise<ScrapeResponse | undefined>;
 }
 
 /** What a query of the metrics path asks for: the whole exposition, one stack, or the exporter alone. */
-export type MetricsSelection = { kind: 'all' } | { kind: 'stack'; stack: string } | { kind: 'exporter' } | { kind: 'bad'; message: string };
+export type MetricsSelection = (Scope & { names?: readonly string[] }) | { kind: 'bad'; message: string };
 
 /**
- * `?stack=NAME` one stack, `?only=exporter` the exporter's own metrics, neither the whole exposition.
+ * `?stack=NAME` one stack, `?only=exporter` the exporter's own metrics, neither the whole exposition;
+ * `?name[]=FAMILY` (repeatable) only those families, by their text-format name (as client_golang).
  * Other parameters are ignored (Prometheus may send its own `params`).
  */
 export function metricsSelection(url: string | undefined): MetricsSelection {
@@ -99,34 +104,43 @@ export function metricsSelection(url: string | undefined): MetricsSelection {
   if (stacks.length > 1) return { kind: 'bad', message: 'give one stack parameter, not several' };
   if (only.length > 1 || (only.length === 1 && only[0] !== 'exporter')) return { kind: 'bad', message: 'the only parameter takes one value: exporter' };
   if (stacks.length === 1 && only.length === 1) return { kind: 'bad', message: 'give either stack=NAME or only=exporter, not both' };
-  if (only.length === 1) return { kind: 'exporter' };
-  if (stacks.length === 1) return { kind: 'stack', stack: stacks[0] as string };
-  return { kind: 'all' };
+  const names = params.getAll('name[]');
+  const named = names.length > 0 ? { names } : {};
+  if (only.length === 1) return { kind: 'exporter', ...named };
+  if (stacks.length === 1) return { kind: 'stack', stack: stacks[0] as string, ...named };
+  return { kind: 'all', ...named };
 }
 
 /** Quoted and cut short: a client's text goes back only as a bounded, escaped string. */
 const quoted = (text: string) => JSON.stringify(text.length > 100 ? `${text.slice(0, 100)}…` : text);
 
 /**
- * GET /metrics: the shared response in the encoding asked for, with Content-Length; with
- * `?stack=NAME` one stack's, with `?only=exporter` the exporter's own metrics alone. It needs nothing
+ * GET /metrics: the shared response in the format (Accept, negotiate.ts) and the encoding asked for,
+ * with Content-Length; with `?stack=NAME` one stack's, with `?only=exporter` the exporter's own
+ * metrics alone, with `?name[]=` only the families named (made for the request). It needs nothing
  * of express, so listen() can serve it straight from node:http (see MetricsRoute).
  */
 export function metricsHandler(metrics: ServerDeps['metrics'], perStack?: PerStackMetrics): MetricsHandler {
   return async (req, res) => {
     const selection = perStack ? metricsSelection(req.url) : ({ kind: 'all' } as const);
+    const format = negotiate(req.headers.accept);
     let pending: Promise<ScrapeResponse> | undefined;
     if (selection.kind === 'bad') return refuse(res, 400, `${selection.message}\n`);
-    if (selection.kind === 'stack') {
-      pending = perStack?.stack(selection.stack);
-      if (!pending) return refuse(res, 404, `unknown stack ${quoted(selection.stack)}: this exporter does not poll it; GET /sd lists the stacks it serves\n`);
-    } else pending = selection.kind === 'exporter' ? perStack?.exporter() : metrics();
-    const response = await (pending ?? metrics());
+    const unknown = (stack: string) => refuse(res, 404, `unknown stack ${quoted(stack)}: this exporter does not poll it; GET /sd lists the stacks it serves\n`);
+    if (selection.names && perStack?.filtered) {
+      const filtered = await perStack.filtered(selection.names, selection, format.kind);
+      if (!filtered) return unknown(selection.kind === 'stack' ? selection.stack : '');
+      pending = Promise.resolve(filtered);
+    } else if (selection.kind === 'stack') {
+      pending = perStack?.stack(selection.stack, format.kind);
+      if (!pending) return unknown(selection.stack);
+    } else pending = selection.kind === 'exporter' ? perStack?.exporter(format.kind) : metrics(format.kind);
+    const response = await (pending ?? metrics(format.kind));
     const encoding = chooseEncoding(req);
     const body = encoding === 'identity' ? response.plain : await response.gzip();
-    res.setHeader('Content-Type', response.contentType);
+    res.setHeader('Content-Type', format.contentType);
     res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('Vary', 'Accept-Encoding');
+    res.setHeader('Vary', 'Accept, Accept-Encoding');
     if (encoding !== 'identity') res.setHeader('Content-Encoding', encoding);
     writeBody(res, body);
   };

@@ -79,7 +79,7 @@ beforeAll(async () => {
   const instruments = createInstruments(new Registry(), { defaultMetrics: false });
   const now = () => Date.now() / 1000;
   const store = new SnapshotStore({ instruments, logger, now });
-  stacks = new Stacks({ instruments, store, logger, scrubber, scheduler: undefined, now });
+  stacks = new Stacks({ instruments, store, logger, scrubber, now });
   stacks.add(stackFor(sim, { name: 'walked', queries: exampleQueries() }));
   await stacks.pollOnce();
 });

@@ -31,6 +31,8 @@ export interface StackReadersOptions {
   readonly pageReducer?: PageReducer;
   /** The connector history reader of the stack's previous runtime (a reload that keeps what it knows). */
   readonly history?: ConnectorHistoryReader;
+  /** Else its kept part (--storage.path, historyState()), which the reader goes on from (ConnectorHistoryReader.fromState). */
+  readonly historyState?: unknown;
 }
 
 /** The connector history reader's settings under a stack's configuration. */
@@ -66,7 +68,8 @@ export class StackReaders implements CmdbApi {
     this.ownsPages = !opts.pageReducer;
     this.pages = opts.pageReducer ?? new PageReducer();
     const settings = historySettings(opts.client.settings);
-    this.history = opts.history?.reconfigure(settings) ?? new ConnectorHistoryReader(settings);
+    const restored = opts.historyState === undefined ? undefined : ConnectorHistoryReader.fromState(settings, opts.historyState);
+    this.history = opts.history?.reconfigure(settings) ?? restored ?? new ConnectorHistoryReader(settings);
     this.instruments.connectorScanPageSize.set({ stack: this.stackName }, this.history.pageSize());
   }
 

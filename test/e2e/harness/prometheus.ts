@@ -43,6 +43,8 @@ export interface PrometheusSetup {
   readonly noScrape?: boolean;
   /** host:port of Alertmanagers to send the alerts to. */
   readonly alertmanagers?: readonly string[];
+  /** More command-line flags (`--enable-feature=native-histograms`). */
+  readonly args?: readonly string[];
 }
 
 export interface Series {
@@ -146,6 +148,7 @@ export async function startPrometheus(setup: PrometheusSetup): Promise<RunningPr
       `--web.listen-address=127.0.0.1:${port}`,
       '--log.level=warn',
       ...(setup.remoteWrite ? ['--web.enable-remote-write-receiver'] : []),
+      ...(setup.args ?? []),
     ], { cwd: setup.dir, env: baseEnv() });
     const api = new PrometheusApi(`http://127.0.0.1:${port}`);
     await waitUntilServing(proc, api.url);

@@ -1,0 +1,123 @@
+/**
+ * The responses of /metrics in every format a scraper may ask for: one exposition, one cache entry
+ * per format and encoding (responses.ts) for the whole /metrics, for each stack's target and for the
+ * exporter alone. The text formats 0.0.4 and 1.0.0 are the same bytes (every name here is a legacy
+ * name), so they share one entry; OpenMetrics and protobuf have theirs, made only once some scraper
+ * asked for them, then once per change.
+ */
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import type { SelfRegistries } from '../metrics/instruments.js';
+import type { SnapshotStore } from '../store/snapshot-store.js';
+import { Exposition, toBuffer } from './exposition.js';
+import type { Family, Format } from './family.js';
+import { GZIP_LEVEL, GzipPieces } from './gzip-pieces.js';
+import { openMetricsFormat } from './openmetrics-format.js';
+import { PerStackResponses } from './per-stack.js';
+import { protobufData } from './protobuf-data.js';
+import { PROTOBUF_FORMAT } from './protobuf-format.js';
+import { body, ScrapeResponses, type ScrapeResponse } from './responses.js';
+import { registryFamilies, wholeSelfFamilies } from './self-families.js';
+import { StartTimes } from './start-times.js';
+import { TEXT_FORMAT } from './text-format.js';
+
+/** What a response's bytes are: the text formats (0.0.4, 1.0.0), OpenMetrics (1.0.0, 0.0.1), protobuf delimited. */
+export type BodyKind = 'text' | 'openmetrics' | 'protobuf';
+
+/** Which part of the exposition a request asks for: all of it, one stack's target, the exporter's own metrics. */
+export type Scope = { readonly kind: 'all' } | { readonly kind: 'stack'; readonly stack: string } | { readonly kind: 'exporter' };
+
+const gzipAsync = promisify(gzip);
+
+export interface FormatsOptions {
+  /** The text format's exposition (the one --once and the golden file read). */
+  readonly exposition: Exposition;
+  readonly registries: SelfRegistries;
+  /** Unix seconds. */
+  readonly now: () => number;
+  /** OpenMetrics `_created` lines (--web.openmetrics-created). */
+  readonly openMetricsCreated?: boolean;
+}
+
+interface Served {
+  readonly exposition: Exposition;
+  readonly whole: ScrapeResponses;
+  readonly perStack: PerStackResponses;
+  readonly format: Format;
+}
+
+export class MetricsFormats {
+  private readonly served = new Map<BodyKind, Served>();
+  /** Shared by every format's responses: a Buffer common to two of them is compressed once. */
+  private readonly pieces = new GzipPieces();
+  readonly starts: StartTimes;
+
+  constructor(private readonly opts: FormatsOptions) {
+    this.starts = new StartTimes(opts.now);
+  }
+
+  /** The whole /metrics in `kind`. */
+  whole(kind: BodyKind = 'text'): Promise<ScrapeResponse> {
+    return this.of(kind).whole.current();
+  }
+
+  /** One stack's target; undefined when this exporter does not poll it. */
+  stack(name: string, kind: BodyKind = 'text'): Promise<ScrapeResponse> | undefined {
+    return this.of(kind).perStack.stack(name);
+  }
+
+  /** The exporter's own metrics alone. */
+  exporter(kind: BodyKind = 'text'): Promise<ScrapeResponse> {
+    return this.of(kind).perStack.exporter();
+  }
+
+  /**
+   * Only the families named (GET /metrics?name[]=…, as client_golang filters), of `scope`; made for
+   * the one request from the pieces the formats keep, not cached. Undefined for a stack not polled.
+   */
+  async filtered(names: readonly string[], scope: Scope, kind: BodyKind = 'text'): Promise<ScrapeResponse | undefined> {
+    const { exposition, format } = this.of(kind);
+    const { registries, now } = this.opts;
+    if (scope.kind === 'stack' && !exposition.store.hasStack(scope.stack)) return undefined;
+    const wanted = new Set(names);
+    const data = scope.kind === 'exporter' ? [] : exposition.filtered(wanted, now(), scope.kind === 'stack' ? scope.stack : undefined);
+    const registry = scope.kind === 'stack' ? registries.stack(scope.stack) : scope.kind === 'exporter' ? registries.exporter : undefined;
+    const all = registry ? await registryFamilies(registry) : scope.kind === 'all' ? await wholeSelfFamilies(registries) : [];
+    const self = toBuffer(format.write(this.starts.annotate(all.filter((f) => wanted.has(f.family.name)))));
+    const plain = body([...data, self, Buffer.from(format.trailer ?? '', 'utf8')]);
+    let zipped: Promise<ReturnType<typeof body>> | undefined;
+    const whole = () => Buffer.concat(plain.parts);
+    return { contentType: format.contentType, plain, gzip: () => (zipped ??= gzipAsync(whole(), { level: GZIP_LEVEL }).then((z) => body([z]))) };
+  }
+
+  /** A reload's outcome shows on the next scrape, in every format. */
+  selfMetricsChanged(): void {
+    for (const s of this.served.values()) {
+      s.whole.selfMetricsChanged();
+      s.perStack.selfMetricsChanged();
+    }
+  }
+
+  close(): void {
+    for (const [kind, s] of this.served) if (kind !== 'text') s.exposition.close();
+  }
+
+  private of(kind: BodyKind): Served {
+    let served = this.served.get(kind);
+    if (!served) this.served.set(kind, (served = this.make(kind)));
+    return served;
+  }
+
+  private make(kind: BodyKind): Served {
+    const { registries, now } = this.opts;
+    const store: SnapshotStore = this.opts.exposition.store;
+    const format: Format = kind === 'text' ? TEXT_FORMAT : kind === 'openmetrics' ? openMetricsFormat({ created: this.opts.openMetricsCreated === true }) : PROTOBUF_FORMAT;
+    const exposition =
+      kind === 'text' ? this.opts.exposition : new Exposition(store, format, { lazy: true, ...(kind === 'protobuf' ? { data: protobufData() } : {}) });
+    // The text format carries no start; reading the families still notes the starts of new series.
+    const annotate = (families: readonly Family[]) => this.starts.annotate(families);
+    const whole = new ScrapeResponses({ source: exposition, selfFamilies: async () => annotate(await wholeSelfFamilies(registries)), format, now, pieces: this.pieces });
+    const perStack = new PerStackResponses({ exposition, registries, now, pieces: this.pieces, format, annotate });
+    return { exposition, whole, perStack, format };
+  }
+}

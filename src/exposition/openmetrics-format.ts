@@ -1,0 +1,107 @@
+/**
+ * The writer of OpenMetrics 1.0.0 (application/openmetrics-text): the same samples, with the same
+ * names, labels and values, as the text format 0.0.4 (text-format.ts), so that a scraper gets the
+ * same series whichever of the two it asks for. What differs is in the metadata:
+ * - a counter family is named without `_total` (its samples keep it: `# TYPE x counter`, `x_total 3`);
+ *   a counter whose name does not end in `_total` would have to change its samples' name, so it is
+ *   written as `unknown` instead;
+ * - a gauge named `…_info` whose every value is 1 is an `info` family (`# TYPE x info`, `x_info{…} 1`);
+ *   the state sets of the catalogue do not fit OpenMetrics' `stateset` (its label must be named as
+ *   the family, ours is `status`), so they stay gauges, as in the text format;
+ * - `# UNIT` when the family's name ends in a unit (`_seconds`, `_bytes`, `_ratio`);
+ * - `_created` lines (a series' start, unix seconds) only when asked for (--web.openmetrics-created):
+ *   a Prometheus without created-timestamp ingestion stores them as series of their own;
+ * - HELP escapes `"` too, and the body ends with `# EOF`, so a body cut short is refused.
+ */
+import { escapeLabelValue, formatLabels, formatValue } from '../metrics/series-text.js';
+import type { Family, FamilyMeta, FamilySeries, Format } from './family.js';
+
+export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
+export const EOF = '# EOF\n';
+
+const UNITS = ['seconds', 'bytes', 'ratio'];
+
+/** HELP text of OpenMetrics: backslash, line feed and double quote escaped. */
+export function escapeOpenMetricsHelp(text: string): string {
+  return text.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
+}
+
+/** How a family is declared in OpenMetrics: its name there, its type, its unit (if any). */
+export interface OpenMetricsMeta {
+  readonly name: string;
+  readonly type: string;
+  readonly unit?: string;
+}
+
+/** `values` says whether every value is 1 (an info family), when known; the catalogue's `_info` gauges are by design. */
+export function openMetricsMeta(f: FamilyMeta, allOnes = true): OpenMetricsMeta {
+  if (f.type === 'counter') return f.name.endsWith('_total') ? withUnit(f.name.slice(0, -'_total'.length), 'counter') : { name: f.name, type: 'unknown' };
+  if (f.type === 'gauge' && f.name.endsWith('_info') && allOnes) return { name: f.name.slice(0, -'_info'.length), type: 'info' };
+  if (f.type === 'untyped') return { name: f.name, type: 'unknown' };
+  return withUnit(f.name, f.type);
+}
+
+function withUnit(name: string, type: string): OpenMetricsMeta {
+  const unit = UNITS.find((u) => name.endsWith(`_${u}`));
+  return unit ? { name, type, unit } : { name, type };
+}
+
+function headerOf(f: FamilyMeta, allOnes?: boolean): string {
+  const m = openMetricsMeta(f, allOnes);
+  const unit = m.unit ? `# UNIT ${m.name} ${m.unit}\n` : '';
+  return `# HELP ${m.name} ${escapeOpenMetricsHelp(f.help)}\n# TYPE ${m.name} ${m.type}\n${unit}`;
+}
+
+function labelText(f: FamilyMeta, labels: FamilySeries['labels']): string {
+  if (f.labels) return formatLabels(f.labels, labels as Readonly<Record<string, string>>);
+  const pairs = Object.entries(labels).map(([name, value]) => `${name}="${escapeLabelValue(String(value))}"`);
+  return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
+}
+
+/** The labels of a histogram's or summary's series without `le`/`quantile`: the key of its start time. */
+function withoutBucket(labels: FamilySeries['labels']): FamilySeries['labels'] {
+  if (!('le' in labels) && !('quantile' in labels)) return labels;
+  const { le: _le, quantile: _q, ...rest } = labels;
+  return rest;
+}
+
+export interface OpenMetricsOptions {
+  /** Write `_created` lines for the series that carry a start (FamilySeries.created). */
+  readonly created?: boolean;
+}
+
+/** One family in OpenMetrics; empty when it has no series. */
+export function writeOpenMetricsFamily({ family, series }: Family, opts: OpenMetricsOptions = {}): string {
+  if (series.length === 0) return '';
+  const meta = openMetricsMeta(family, series.every((s) => s.value === 1));
+  let text = headerOf(family, meta.type === 'info');
+  const created = opts.created === true && (meta.type === 'counter' || meta.type === 'histogram' || meta.type === 'summary');
+  let lastGroup: string | undefined;
+  let lastCreated: number | undefined;
+  const flush = () => {
+    if (lastGroup !== undefined && lastCreated !== undefined) text += `${meta.name}_created${lastGroup} ${formatValue(lastCreated)}\n`;
+  };
+  for (const s of series) {
+    if (created) {
+      const group = labelText(family, withoutBucket(s.labels));
+      if (group !== lastGroup) {
+        flush();
+        lastGroup = group;
+        lastCreated = s.created;
+      }
+    }
+    text += `${s.name ?? family.name}${labelText(family, s.labels)} ${formatValue(s.value)}\n`;
+  }
+  if (created) flush();
+  return text;
+}
+
+export function openMetricsFormat(opts: OpenMetricsOptions = {}): Format {
+  return {
+    name: 'openmetrics/1.0.0',
+    contentType: OPENMETRICS_CONTENT_TYPE,
+    header: (f) => headerOf(f),
+    write: (families) => families.map((f) => writeOpenMetricsFamily(f, opts)).join(''),
+    trailer: EOF,
+  };
+}
