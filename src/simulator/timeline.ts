@@ -5,6 +5,7 @@
  * Work due long ago is skipped down to what the history keeps, so a big jump stays cheap.
  */
 import { Rng } from './random.js';
+import { seedTime } from './day-offset.js';
 import { isoUtc } from './format.js';
 import { addJob, makeJob } from './data/actions.js';
 import { cycleRows } from './data/connectors.js';
@@ -149,7 +150,7 @@ export class Timeline {
     const minutes = Math.floor((t - this.lastDriftMs) / MINUTE_MS);
     if (minutes <= 0) return;
     for (let m = Math.max(0, minutes - MAX_DRIFT_STEPS); m < minutes; m++) {
-      driftMinute(this.data.inventory, Rng.of(this.data.seed, 'drift', this.lastDriftMs + (m + 1) * MINUTE_MS));
+      driftMinute(this.data.inventory, Rng.of(this.data.seed, 'drift', seedTime(this.lastDriftMs + (m + 1) * MINUTE_MS)));
     }
     this.lastDriftMs += minutes * MINUTE_MS;
   }

@@ -126,7 +126,7 @@ describe('cmdb-exporter backfill', () => {
     };
     for (const flag of ['--config', '--log.format']) {
       expect(entry(r.stdout, flag), flag).not.toBe('');
-      expect(entry(r.stdout, flag), flag).toBe(entry(daemon.output(), flag));
+      expect(entry(r.stdout, flag), flag).toBe(entry(daemon.stdout(), flag));
     }
   });
 

@@ -41,7 +41,7 @@ describe('npm run demo with Prometheus on PATH', () => {
     const shippedBefore = SHIPPED.map((f) => readFileSync(join(REPO_ROOT, f), 'utf8'));
     demo = startProcess('demo', process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], {
       cwd: REPO_ROOT,
-      env: baseEnv({ DEMO_SIMULATOR_PORT: '0', DEMO_EXPORTER_PORT: '0', DEMO_PROMETHEUS_PORT: '0' }),
+      env: baseEnv({ DEMO_SIMULATOR_PORT: '0', DEMO_EXPORTER_PORT: '0', DEMO_PROMETHEUS_PORT: '0', DEMO_ALERTMANAGER_PORT: '0' }),
     });
     await demo.waitForLine('the demo\'s "Heal it at once" line', (l) => l.startsWith('Heal it at once'), 120_000);
     const out = demo.lines('stdout');
@@ -57,7 +57,7 @@ describe('npm run demo with Prometheus on PATH', () => {
     expect((await http(alertsUrl ?? '')).status).toBe(200);
 
     // The demo names the problems the simulated data has on purpose.
-    expect(demo.output()).toMatch(/Problems there by design[^\n]*\n\s+warning\s+connector \S+/);
+    expect(demo.lines('stdout').join('\n')).toMatch(/Problems there by design[^\n]*\n\s+warning\s+connector \S+/);
 
     const breakIndex = out.findIndex((l) => l.startsWith('Break a connector'));
     expect(out[breakIndex], demo.tail()).toMatch(/stays broken for \d+ minutes/);

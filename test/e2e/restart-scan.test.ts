@@ -119,17 +119,23 @@ describe('kill -9 twice during a first full connector scan at the real pace', ()
     expect(kept2.page).toBeGreaterThan(kept1.page);
     const third = await restart(kept2, 'after the second kill -9');
 
+    // Every profile a whole scan of the same history serves (the same seed and size, read in one go,
+    // unpaced): none lost to a kill. Waited for, not read once: the scan counter is an instrument
+    // and moves at once, the connector series are served once the store has swapped the scan's
+    // snapshot in, a moment later (with both cores busy one scrape showed the counter at 1 and no
+    // connector series yet).
+    const whole = await profilesOfAWholeScan();
+    const profilesIn = (t: string) => t.split('\n').filter((l) => l.startsWith('cmdb_connector_info{')).length;
     const text = await waitFor(
-      'the scan to complete',
+      `the scan to complete and its ${whole} profiles to be served`,
       async () => {
         const t = (await http(`${third.url}/metrics`)).text;
-        return /^cmdb_connector_scans_total\{stack="scan",kind="full"\} [1-9]/m.test(t) ? done(t) : notYet(t.split('\n').filter((l) => l.startsWith('cmdb_connector_scan_pages_read')));
+        const complete = /^cmdb_connector_scans_total\{stack="scan",kind="full"\} [1-9]/m.test(t);
+        return complete && profilesIn(t) === whole ? done(t) : notYet({ complete, profiles: profilesIn(t), pages: t.split('\n').filter((l) => l.startsWith('cmdb_connector_scan_pages_read')) });
       },
       { timeoutMs: 240_000, intervalMs: 500 },
     );
-    const profiles = text.split('\n').filter((l) => l.startsWith('cmdb_connector_info{')).length;
-    // Every profile a whole scan of the same history serves (the same seed and size, read in one go, unpaced): none lost to a kill.
-    expect(profiles).toBe(await profilesOfAWholeScan());
+    expect(profilesIn(text)).toBe(whole);
     const pages = connectorPages(0);
     const wholeScan = Math.ceil((SIZE.connectors * SIZE.profilesPerConnector * SIZE.runsPerConnector) / PAGE);
     console.log(`connector pages asked over the three processes: ${pages.length} (${pages.join(',')}); one whole scan is ${wholeScan}`);

@@ -24,7 +24,8 @@ export interface Daemon {
 export function runDaemon(args: string[], env: Record<string, string | undefined>): Daemon {
   const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_PROXY: '*', ...env },
+    // TMPDIR passed on: what the daemon writes to the temporary folder lands where the test run's does.
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NO_PROXY: '*', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   // Both streams in arrival order (for "does the output mention X"), and each stream alone: how the

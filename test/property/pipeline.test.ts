@@ -12,6 +12,7 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA_ENDPOINTS, groupOf, PATHS, type DataEndpoint, type GroupName } from '../../src/api/endpoints.js';
 import { CmdbClient } from '../../src/cmdb/client.js';
+import { PageReducer } from '../../src/cmdb/page-reducer.js';
 import { StackReaders } from '../../src/cmdb/readers/index.js';
 import { secretsOfStack } from '../../src/config/redact.js';
 import type { StackConfig } from '../../src/config/types.js';
@@ -43,7 +44,9 @@ const cleanFor = (e: DataEndpoint, target: DataEndpoint, outcome: string) => (e 
 let sim: SimulatorServer;
 let stack: StackConfig;
 let client: CmdbClient;
-let readers: StackReaders;
+let instruments: ReturnType<typeof createInstruments>;
+/** One page reducer (and its worker thread) for every run; the readers around it are new each run. */
+let pages: PageReducer;
 const log = captureLogger('info');
 const valid = new Map<DataEndpoint, string>();
 
@@ -66,9 +69,9 @@ beforeAll(async () => {
     queries: exampleQueries(),
   });
   for (const secret of secretsOfStack(stack)) log.scrubber.add(secret);
-  const instruments = createInstruments(new Registry(), { defaultMetrics: false });
+  instruments = createInstruments(new Registry(), { defaultMetrics: false });
   client = new CmdbClient({ stack, instruments, logger: log.logger, scrubber: log.scrubber });
-  readers = new StackReaders({ client, instruments, logger: log.logger });
+  pages = new PageReducer();
   // The valid body of each endpoint, as the simulator serves it (first page, first id).
   const token = ((await (await fetch(`${sim.url}/CMDB/v1/access_token`, {
     method: 'POST',
@@ -95,7 +98,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await client?.close();
-  await readers?.close();
+  await pages?.close();
   await sim?.close();
 });
 
@@ -115,9 +118,16 @@ async function pollWith(endpoint: DataEndpoint, body: string): Promise<{ outcome
   const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger, renderer: TEXT_LINES });
   const settings = new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 60, staleAfterSeconds: 180 }] as const));
   store.addStack(stack.name, settings, stack.maxSeries);
-  // A fresh poller each run: no cache decides that an id need not be fetched again.
+  // Fresh readers and a fresh poller each run: no cache decides that an id need not be fetched
+  // again, and no connector history an earlier run (or the connector property's hostile bodies, up
+  // to maxResponseBytes each) left is read, merged and rendered again by every later run.
+  const readers = new StackReaders({ client, instruments, logger: log.logger, pageReducer: pages });
   const poller = new StackPoller({ stack, api: readers, store, logger: log.logger, scrubber: log.scrubber, now: () => NOW_MS / 1000 });
-  for (const group of groupsFor(endpoint)) await poller.poll(group);
+  try {
+    for (const group of groupsFor(endpoint)) await poller.poll(group);
+  } finally {
+    await readers.close();
+  }
   const outcomes = new Map(poller.runner.status().map((s) => [s.endpoint, s.outcome] as const));
   return { outcomes, text: new Exposition(store).text(NOW_MS / 1000) };
 }

@@ -4,6 +4,7 @@
  * Action, time), so live ticks and advance() agree.
  */
 import { Rng } from '../random.js';
+import { seedTime } from '../day-offset.js';
 import { isoUtc, zonelessDateTime } from '../format.js';
 import { ACTION_TEMPLATES, type ActionTemplate, poolName, secret } from '../text.js';
 import type { ActionJob, ActionState } from './types.js';
@@ -25,7 +26,7 @@ export const JOB_FAILURE_CHANCE = 0.15;
 
 /** One job run at `atMs`; `status` forces its outcome (scenario controls). */
 export function makeJob(seed: number, actionKey: string, atMs: number, status?: string): ActionJob {
-  const rng = Rng.of(seed, 'action-job', actionKey, atMs);
+  const rng = Rng.of(seed, 'action-job', actionKey, seedTime(atMs));
   const outcome = status ?? (rng.chance(JOB_FAILURE_CHANCE) ? 'FAILED' : 'SUCCESS');
   const failed = outcome !== 'SUCCESS';
   const results = failed ? 0 : rng.int(0, 500);

@@ -5,6 +5,7 @@
  * initial history all produce the same rows for the same times.
  */
 import { Rng } from '../random.js';
+import { seedTime } from '../day-offset.js';
 import {
   CONNECTOR_TEMPLATES,
   EXPECTED_FIELDS,
@@ -157,7 +158,7 @@ export function addedConnectorSpec(seed: number, bridgeName: string, profiles: n
 export type CycleStatus = { exactly: string } | 'usual' | 'incidental';
 
 export function cycleRows(seed: number, spec: ConnectorSpec, dueMs: number, status: CycleStatus): ConnectorRow[] {
-  const rng = Rng.of(seed, 'connector-cycle', spec.bridgeName, dueMs);
+  const rng = Rng.of(seed, 'connector-cycle', spec.bridgeName, seedTime(dueMs));
   const dueS = Math.floor(dueMs / 1000);
   const last = spec.profiles.length - 1;
   return spec.profiles.map((_, p) => {

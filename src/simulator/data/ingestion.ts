@@ -4,6 +4,7 @@
  * task list of a run is computed when asked, from the run and the clock.
  */
 import { Rng } from '../random.js';
+import { seedTime } from '../day-offset.js';
 import { isoOffsetMicros, isoOffsetSeconds } from '../format.js';
 import { INGESTION_TASKS, poolName, secret } from '../text.js';
 import type { IngestionRun, IngestionRunRow, IngestionState, IngestionTaskRow } from './types.js';
@@ -22,7 +23,7 @@ export function scheduledRunId(ms: number): string {
 
 /** The run of one schedule slot, just started: when it will end and how is decided now. */
 export function scheduledRun(seed: number, slotMs: number): IngestionRun {
-  const rng = Rng.of(seed, 'ingestion-slot', slotMs);
+  const rng = Rng.of(seed, 'ingestion-slot', seedTime(slotMs));
   const startUs = (slotMs + rng.int(1000, 4000)) * 1000 + rng.int(0, 999);
   return {
     id: scheduledRunId(slotMs),

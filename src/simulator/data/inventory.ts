@@ -1,5 +1,6 @@
 /** Inventory counts (spec 2.2) and the license (spec 2.3). */
 import { Rng } from '../random.js';
+import { seedTime } from '../day-offset.js';
 import { DAY_MS, isoDay } from '../format.js';
 import { CUSTOMER_NAME } from '../text.js';
 import type { Inventory, LicenseRow, MetricsRow } from './types.js';
@@ -32,7 +33,7 @@ export function currentMetrics(inv: Inventory, nowMs: number): MetricsRow {
 
 /** The record of a past day: a little smaller the further back, with day-to-day noise. */
 export function pastMetrics(seed: number, inv: Inventory, dayMs: number, todayMs: number): MetricsRow {
-  const rng = Rng.of(seed, 'metrics-day', dayMs);
+  const rng = Rng.of(seed, 'metrics-day', seedTime(dayMs));
   const back = Math.max(0, (todayMs - dayMs) / DAY_MS);
   const factor = (1 - Math.min(back, 365) * 0.0005) * (0.995 + rng.next() * 0.01);
   return {

@@ -7,6 +7,7 @@
  * counts a little and between rebuilds nothing moves.
  */
 import { Rng } from '../random.js';
+import { seedTime } from '../day-offset.js';
 import { DAY_MS, zonelessDateTime as time } from '../format.js';
 import type { ConnectorRow } from './types.js';
 
@@ -106,7 +107,7 @@ function family(os: string): string {
 function asset(seed: number, i: number, rebuildMs: number): DataRecord {
   // What an asset is stays; what the sources report of it changes from rebuild to rebuild.
   const base = Rng.of(seed, 'asset-record', i);
-  const now = Rng.of(seed, 'asset-record', i, rebuildMs);
+  const now = Rng.of(seed, 'asset-record', i, seedTime(rebuildMs));
   const type = base.weighted(ASSET_TYPES);
   const os = base.pick(OS_BY_TYPE[type] ?? ['Linux']);
   const name = `${type === 'Server' ? 'srv' : type === 'Network Device' ? 'net' : 'host'}-${String(i).padStart(4, '0')}`;
@@ -145,7 +146,7 @@ function asset(seed: number, i: number, rebuildMs: number): DataRecord {
 
 function user(seed: number, i: number, rebuildMs: number): DataRecord {
   const base = Rng.of(seed, 'user-record', i);
-  const now = Rng.of(seed, 'user-record', i, rebuildMs);
+  const now = Rng.of(seed, 'user-record', i, seedTime(rebuildMs));
   const admin = base.chance(0.08);
   const first = rebuildMs - (30 + base.int(0, 1500)) * DAY_MS;
   const lastSeen = Math.max(first, rebuildMs - daysUnseen(now) * DAY_MS);

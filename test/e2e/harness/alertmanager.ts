@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import { TEMPLATE_FILE } from '../../../scripts/alertmanager/config.js';
 import { startWebhookReceiver, type Notification, type WebhookReceiver } from '../../../scripts/alert-receiver.js';
 import { startProcess, type ManagedProcess } from './processes.js';
-import { baseEnv, freePort, http, REPO_ROOT, requireExecutable } from './tools.js';
+import { baseEnv, http, onFreePort, REPO_ROOT, requireExecutable } from './tools.js';
 import { waitUntilServing } from './prometheus.js';
 
 /** One alert of Alertmanager's API v2 (GET /api/v2/alerts). */
@@ -65,18 +65,19 @@ export async function startAlertmanager(dir: string, config: Record<string, unkn
   const configFile = join(dir, 'alertmanager.yml');
   writeFileSync(configFile, stringify(config));
   copyFileSync(join(REPO_ROOT, 'config/alertmanager', TEMPLATE_FILE), join(dir, TEMPLATE_FILE));
-  const port = await freePort();
-  const proc = startProcess('alertmanager', bin, [
-    `--config.file=${configFile}`,
-    `--storage.path=${join(dir, 'alertmanager-data')}`,
-    `--web.listen-address=127.0.0.1:${port}`,
-    // No cluster: one Alertmanager, no gossip port.
-    '--cluster.listen-address=',
-    '--log.level=warn',
-  ], { cwd: dir, env: baseEnv() });
-  const api = new AlertmanagerApi(`http://127.0.0.1:${port}`);
-  await waitUntilServing(proc, api.url);
-  return { proc, api, configFile };
+  return onFreePort(async (port) => {
+    const proc = startProcess('alertmanager', bin, [
+      `--config.file=${configFile}`,
+      `--storage.path=${join(dir, 'alertmanager-data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      // No cluster: one Alertmanager, no gossip port.
+      '--cluster.listen-address=',
+      '--log.level=warn',
+    ], { cwd: dir, env: baseEnv() });
+    const api = new AlertmanagerApi(`http://127.0.0.1:${port}`);
+    await waitUntilServing(proc, api.url);
+    return { proc, api, configFile };
+  });
 }
 
 export interface CollectingReceiver extends WebhookReceiver {

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startProcess, type ManagedProcess } from './processes.js';
-import { done, notYet, waitFor } from './wait.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { baseEnv, http, REPO_ROOT, requireBuild } from './tools.js';
 
 export interface RunningExporter {
@@ -74,18 +74,32 @@ export const FAST_INTERVALS = {
 /**
  * Waits until every enabled endpoint has finished its first poll: /readyz answers 200 (the lists
  * have answered) and the status page shows no pending row (Action jobs and change history, which
- * fill in after readiness, have too).
+ * fill in after readiness, have too). Bounded by progress, not by the clock alone: the wait goes on
+ * while the pending rows keep falling and fails when none has finished for `timeoutMs` (a hang), or
+ * after four times that in all. With many stacks on a loaded machine the first polls take minutes
+ * of CPU, and they are done when they are done.
  */
 export async function waitUntilReady(exporter: RunningExporter, timeoutMs = 90_000): Promise<void> {
-  await waitFor(
-    `${exporter.proc.name} /readyz 200 and no pending endpoint`,
-    async () => {
-      if (exporter.proc.hasExited) throw new Error(`${exporter.proc.name} exited\n${exporter.proc.tail()}`);
-      const r = await http(`${exporter.url}/readyz`);
-      if (r.status !== 200) return notYet(`${r.status} ${r.text}`);
+  const hardDeadline = Date.now() + 4 * timeoutMs;
+  let deadline = Date.now() + timeoutMs;
+  let fewest = Number.POSITIVE_INFINITY;
+  let last = 'no answer yet';
+  while (Date.now() < Math.min(deadline, hardDeadline)) {
+    if (exporter.proc.hasExited) throw new Error(`${exporter.proc.name} exited\n${exporter.proc.tail()}`);
+    try {
+      const ready = await http(`${exporter.url}/readyz`);
       const page = await http(`${exporter.url}/`);
-      return page.text.includes('<tr class="pending">') ? notYet('endpoints still pending on the status page') : done(undefined);
-    },
-    { timeoutMs, intervalMs: 500 },
-  );
+      const pending = page.text.split('<tr class="pending">').length - 1;
+      if (ready.status === 200 && pending === 0) return;
+      last = `/readyz ${ready.status}, ${pending} endpoints pending on the status page`;
+      if (pending < fewest) {
+        fewest = pending;
+        deadline = Date.now() + timeoutMs;
+      }
+    } catch (err) {
+      last = err instanceof Error ? err.message : String(err);
+    }
+    await sleep(500);
+  }
+  throw new Error(`${exporter.proc.name}: not ready, no pending endpoint finished its first poll for ${timeoutMs} ms; last seen: ${last}\n${exporter.proc.tail()}`);
 }

@@ -21,6 +21,13 @@ export interface Stopped extends Exit {
 }
 
 const running = new Set<ManagedProcess>();
+
+/**
+ * How long stopAll waits after SIGTERM before SIGKILL: past the daemon's own shutdown deadline
+ * (10 s, then it exits 1 by itself), so that only a process that ignores SIGTERM is killed, not a
+ * daemon whose deadline timer fired late on a loaded machine.
+ */
+const STOP_GRACE_MS = 20_000;
 let exitHandlerInstalled = false;
 
 function installExitHandler(): void {
@@ -190,7 +197,7 @@ export async function runToCompletion(
 }
 
 /** Stops every process still running (concurrently) and reports how each ended. */
-export async function stopAll(graceMs = 10_000): Promise<Stopped[]> {
+export async function stopAll(graceMs = STOP_GRACE_MS): Promise<Stopped[]> {
   return Promise.all([...running].map((p) => p.stop(graceMs)));
 }
 

@@ -8,8 +8,8 @@ import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
 import { RULES_DIR, renderRuleFiles, THRESHOLDS } from '../../../scripts/gen-rules.js';
 import { startProcess, type ManagedProcess } from './processes.js';
-import { done, notYet, waitFor } from './wait.js';
-import { baseEnv, freePort, http, requireExecutable } from './tools.js';
+import { done, notYet, StopWaiting, waitFor } from './wait.js';
+import { baseEnv, http, onFreePort, requireExecutable } from './tools.js';
 
 /** The job name the generated rules select (THRESHOLDS.jobSelector). */
 export const JOB = 'cmdb-exporter';
@@ -141,18 +141,19 @@ function writeConfig(setup: PrometheusSetup): string {
 export async function startPrometheus(setup: PrometheusSetup): Promise<RunningPrometheus> {
   const bin = requireExecutable('prometheus');
   const configFile = writeConfig(setup);
-  const port = await freePort();
-  const proc = startProcess('prometheus', bin, [
-    `--config.file=${configFile}`,
-    `--storage.tsdb.path=${join(setup.dir, 'data')}`,
-    `--web.listen-address=127.0.0.1:${port}`,
-    '--log.level=warn',
-    ...(setup.remoteWrite ? ['--web.enable-remote-write-receiver'] : []),
-    ...(setup.args ?? []),
-  ], { cwd: setup.dir, env: baseEnv() });
-  const api = new PrometheusApi(`http://127.0.0.1:${port}`);
-  await waitUntilServing(proc, api.url);
-  return { proc, api };
+  return onFreePort(async (port) => {
+    const proc = startProcess('prometheus', bin, [
+      `--config.file=${configFile}`,
+      `--storage.tsdb.path=${join(setup.dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
+      ...(setup.remoteWrite ? ['--web.enable-remote-write-receiver'] : []),
+      ...(setup.args ?? []),
+    ], { cwd: setup.dir, env: baseEnv() });
+    const api = new PrometheusApi(`http://127.0.0.1:${port}`);
+    await waitUntilServing(proc, api.url);
+    return { proc, api };
+  });
 }
 
 /** Until a Prometheus or Alertmanager child answers 200 on /-/ready (fails when it exits first). */
@@ -160,7 +161,7 @@ export async function waitUntilServing(proc: ManagedProcess, url: string): Promi
   await waitFor(
     `${proc.name} /-/ready`,
     async () => {
-      if (proc.hasExited) throw new Error(`${proc.name} exited\n${proc.tail()}`);
+      if (proc.hasExited) throw new StopWaiting(`${proc.name} exited\n${proc.tail()}`);
       const r = await http(`${url}/-/ready`, { timeoutMs: 2000 });
       return r.status === 200 ? done(undefined) : notYet(`${r.status} ${r.text}`);
     },

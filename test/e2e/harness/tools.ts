@@ -51,6 +51,23 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Starts a server that cannot listen on port 0 and report its port (Prometheus, Alertmanager,
+ * VictoriaMetrics) on a free port. Files run side by side, so another process may take the port
+ * between freePort() and the server's bind: then `start` fails with "address already in use" and
+ * the server is started again on another free port.
+ */
+export async function onFreePort<T>(start: (port: number) => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await start(port);
+    } catch (err) {
+      if (attempt >= attempts || !/address already in use/i.test(err instanceof Error ? err.message : String(err))) throw err;
+    }
+  }
+}
+
 export function makeTempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `cmdb-e2e-${prefix}-`));
 }
@@ -59,9 +76,14 @@ export function removeDir(dir: string | undefined): void {
   if (dir) rmSync(dir, { recursive: true, force: true });
 }
 
-/** The smallest environment a child process needs: nothing of the developer's CMDB_* settings leaks in. */
+/**
+ * The smallest environment a child process needs: nothing of the developer's CMDB_* settings leaks
+ * in, but CMDB_SIM_DAY_OFFSET does, so that a simulator a child starts (the demo's, the compose
+ * file's) draws the same days as the ones this process starts.
+ */
 export function baseEnv(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...extra };
+  const offset = process.env.CMDB_SIM_DAY_OFFSET;
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', ...(offset === undefined ? {} : { CMDB_SIM_DAY_OFFSET: offset }), ...extra };
 }
 
 export interface HttpReply {

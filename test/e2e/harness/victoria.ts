@@ -5,8 +5,8 @@
  */
 import { join } from 'node:path';
 import { startProcess, type ManagedProcess } from './processes.js';
-import { done, notYet, waitFor } from './wait.js';
-import { baseEnv, freePort, http, requireExecutable } from './tools.js';
+import { done, notYet, StopWaiting, waitFor } from './wait.js';
+import { baseEnv, http, onFreePort, requireExecutable } from './tools.js';
 
 export interface RunningVictoria {
   readonly proc: ManagedProcess;
@@ -16,20 +16,21 @@ export interface RunningVictoria {
 
 export async function startVictoria(dir: string): Promise<RunningVictoria> {
   const bin = requireExecutable('victoria-metrics');
-  const port = await freePort();
-  const proc = startProcess('victoria-metrics', bin, [`-storageDataPath=${join(dir, 'victoria')}`, `-httpListenAddr=127.0.0.1:${port}`, '-retentionPeriod=100y', '-loggerLevel=ERROR'], {
-    cwd: dir,
-    env: baseEnv(),
+  return onFreePort(async (port) => {
+    const proc = startProcess('victoria-metrics', bin, [`-storageDataPath=${join(dir, 'victoria')}`, `-httpListenAddr=127.0.0.1:${port}`, '-retentionPeriod=100y', '-loggerLevel=ERROR'], {
+      cwd: dir,
+      env: baseEnv(),
+    });
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(
+      'VictoriaMetrics /health',
+      async () => {
+        if (proc.hasExited) throw new StopWaiting(`victoria-metrics exited\n${proc.tail()}`);
+        const r = await http(`${url}/health`, { timeoutMs: 2000 });
+        return r.status === 200 ? done(undefined) : notYet(`${r.status} ${r.text}`);
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    return { proc, url };
   });
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    'VictoriaMetrics /health',
-    async () => {
-      if (proc.hasExited) throw new Error(`victoria-metrics exited\n${proc.tail()}`);
-      const r = await http(`${url}/health`, { timeoutMs: 2000 });
-      return r.status === 200 ? done(undefined) : notYet(`${r.status} ${r.text}`);
-    },
-    { timeoutMs: 30_000, intervalMs: 250 },
-  );
-  return { proc, url };
 }

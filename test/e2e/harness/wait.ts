@@ -9,6 +9,9 @@ export type Probe<T> = { readonly done: true; readonly value: T } | { readonly d
 export const done = <T>(value: T): Probe<T> => ({ done: true, value });
 export const notYet = (last: unknown): Probe<never> => ({ done: false, last });
 
+/** Thrown by a probe when waiting longer cannot help (the process awaited has exited): ends the wait at once. */
+export class StopWaiting extends Error {}
+
 export interface WaitOptions {
   readonly timeoutMs: number;
   readonly intervalMs: number;
@@ -32,6 +35,7 @@ export async function waitFor<T>(what: string, probe: () => Promise<Probe<T>>, o
       if (result.done) return result.value;
       last = result.last;
     } catch (err) {
+      if (err instanceof StopWaiting) throw err;
       last = err;
     }
     if (Date.now() + opts.intervalMs > deadline) break;
