@@ -127,6 +127,10 @@ async function restartCase(signal: 'SIGKILL' | 'SIGTERM', expect: ExpectStatic):
         secret: sim.secret,
         rateLimitPerMinute: RATE,
         intervals: INTERVALS,
+        // What is kept, not what goes stale: at the default 3 intervals the change history (20 s)
+        // went stale at 60 s, and on a loaded machine the file written before a kill -9 was older
+        // than that by the first scrape after the restart, which then rightly left those series out.
+        staleIntervals: 100,
         paging: { connectorPageSize: PAGE },
         track: { assets: sim.state().trackedAssets, users: sim.state().trackedUsers },
       },
