@@ -16,6 +16,7 @@
  * test/backfill/write-request.test.ts decodes the output with protobufjs against the .proto text.
  */
 import { createRequire } from 'node:module';
+import { varintLength, WIRE_FIXED64, WIRE_LEN, WIRE_VARINT, writeVarint } from '../metrics/protobuf-wire.js';
 
 /** Snappy's block format, by the pure-JS `snappyjs` (docs/performance.md: why not the native `snappy`). */
 interface Snappy {
@@ -38,9 +39,6 @@ export function loadCompression(): Snappy {
   return snappy;
 }
 
-const WIRE_VARINT = 0;
-const WIRE_FIXED64 = 1;
-const WIRE_LEN = 2;
 const tag = (field: number, wire: number) => (field << 3) | wire;
 
 const TAG_TIMESERIES = tag(1, WIRE_LEN);
@@ -50,25 +48,6 @@ const TAG_NAME = tag(1, WIRE_LEN);
 const TAG_VALUE_STRING = tag(2, WIRE_LEN);
 const TAG_VALUE_DOUBLE = tag(1, WIRE_FIXED64);
 const TAG_TIMESTAMP = tag(2, WIRE_VARINT);
-
-/** Bytes of `n` (a non-negative integer up to 2^53) as a varint. */
-export function varintLength(n: number): number {
-  let len = 1;
-  while (n >= 128) {
-    n = Math.floor(n / 128);
-    len++;
-  }
-  return len;
-}
-
-function writeVarint(buf: Buffer, pos: number, n: number): number {
-  while (n >= 128) {
-    buf[pos++] = (n % 128) | 128;
-    n = Math.floor(n / 128);
-  }
-  buf[pos++] = n;
-  return pos;
-}
 
 /**
  * The `Label` entries of a TimeSeries (each with its field tag), sorted by name as the protocol

@@ -18,7 +18,8 @@
  * left out: its count is sample_count (as client_golang writes it).
  */
 import type { Family, FamilyMeta, FamilySeries, Format } from './family.js';
-import { ProtoWriter, timestamp, utf8Length, varintLength, WIRE_LEN } from './protobuf.js';
+import { varintLength, WIRE_LEN } from '../metrics/protobuf-wire.js';
+import { ProtoWriter, timestamp, utf8Length } from './protobuf.js';
 
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
 

@@ -4,20 +4,8 @@
  * encoder does (src/backfill/write-request.ts): the schema is small and fixed
  * (io.prometheus.client's metrics.proto), and a general library would build an object per series.
  */
+import { WIRE_FIXED64, WIRE_LEN, WIRE_VARINT } from '../metrics/protobuf-wire.js';
 
-const WIRE_VARINT = 0;
-const WIRE_FIXED64 = 1;
-export const WIRE_LEN = 2;
-
-/** Bytes of `n` (a non-negative integer up to 2^53) as a varint. */
-export function varintLength(n: number): number {
-  let len = 1;
-  while (n >= 128) {
-    n = Math.floor(n / 128);
-    len++;
-  }
-  return len;
-}
 
 /**
  * UTF-8 length of `s`: counted in JavaScript for the short ASCII strings labels are made of (a call

@@ -5,7 +5,8 @@
 import protobuf from 'protobufjs';
 import { uncompressSync } from 'snappy';
 import { describe, expect, it } from 'vitest';
-import { encodeLabels, encodeWriteRequest, varintLength, writeRequestBody } from '../../src/backfill/write-request.js';
+import { encodeLabels, encodeWriteRequest, writeRequestBody } from '../../src/backfill/write-request.js';
+import { varintLength } from '../../src/metrics/protobuf-wire.js';
 
 const PROTO = `
 syntax = "proto3";
