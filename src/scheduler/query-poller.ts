@@ -78,6 +78,9 @@ type PollContext = PollDeadline['context'];
 
 const COUNT_REQUEST = 'POST /CMDB/v2/data/cmdb';
 
+/** How often one poll reads a table's metadata when rebuilds noted meanwhile made the read out of date. */
+const METADATA_READS_PER_POLL = 3;
+
 export class QueryPoller {
   private readonly ledger = new QueryLedger();
   private readonly fields: QueryFields;
@@ -124,9 +127,17 @@ export class QueryPoller {
     const at = this.opts.now();
     const queries = this.opts.stack().queries;
     const due = queries.filter((q) => this.when(q, at).due);
-    await this.fields.readDue([...new Set(due.map((q) => q.table))], this.rebuilds, ctx, this.ledger.size > 0);
     // A query whose table's metadata is not that of its rebuild cannot be checked, so it is not sent.
-    const unchecked = due.filter((q) => this.fields.uncheckable(q.table, this.rebuilds[q.table]) !== undefined);
+    // A connector read running beside this poll may note a later rebuild while the metadata is read
+    // (a full scan after an outage notes them page by page): the metadata is then read again for it,
+    // a few times at most, rather than leaving the queries unsent until the next connector poll.
+    let unchecked: SavedQuery[] = [];
+    for (let read = 0; read < METADATA_READS_PER_POLL; read++) {
+      const seen = this.rebuilds;
+      await this.fields.readDue([...new Set(due.map((q) => q.table))], seen, ctx, this.ledger.size > 0);
+      unchecked = due.filter((q) => this.fields.uncheckable(q.table, this.rebuilds[q.table]) !== undefined);
+      if (unchecked.length === 0 || this.rebuilds === seen || ctx.signal?.aborted === true) break;
+    }
     for (const q of unchecked) this.uncheckable(q, at);
     const ready = due.filter((q) => !unchecked.includes(q));
     if (ready.length > 0) await this.countAll(ready, at, ctx, stop);
