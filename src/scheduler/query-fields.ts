@@ -59,6 +59,11 @@ export class QueryFields {
    * metadata that is not that of the table's newest rebuild (read before it, or a day old), because
    * reading it again failed.
    */
+  /** Whether the last read of `table`'s metadata failed (then reading it again within the same poll would not help). */
+  failed(table: QueryTable): boolean {
+    return this.errors.has(table);
+  }
+
   uncheckable(table: QueryTable, rebuild: number | undefined): string | undefined {
     if (this.opts.reader() === undefined) return 'the stack has no query reader';
     const fields = this.held.get(table);

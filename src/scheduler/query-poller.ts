@@ -130,13 +130,15 @@ export class QueryPoller {
     // A query whose table's metadata is not that of its rebuild cannot be checked, so it is not sent.
     // A connector read running beside this poll may note a later rebuild while the metadata is read
     // (a full scan after an outage notes them page by page): the metadata is then read again for it,
-    // a few times at most, rather than leaving the queries unsent until the next connector poll.
+    // a few times at most, rather than leaving the queries unsent until the next connector poll. A
+    // read that failed is not repeated here: the group's back-off does that.
     let unchecked: SavedQuery[] = [];
     for (let read = 0; read < METADATA_READS_PER_POLL; read++) {
       const seen = this.rebuilds;
       await this.fields.readDue([...new Set(due.map((q) => q.table))], seen, ctx, this.ledger.size > 0);
       unchecked = due.filter((q) => this.fields.uncheckable(q.table, this.rebuilds[q.table]) !== undefined);
-      if (unchecked.length === 0 || this.rebuilds === seen || ctx.signal?.aborted === true) break;
+      const outdated = unchecked.length > 0 && this.rebuilds !== seen && unchecked.every((q) => !this.fields.failed(q.table));
+      if (!outdated || ctx.signal?.aborted === true) break;
     }
     for (const q of unchecked) this.uncheckable(q, at);
     const ready = due.filter((q) => !unchecked.includes(q));
