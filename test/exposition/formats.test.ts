@@ -14,7 +14,7 @@ import { TEXT_LINES } from '../../src/exposition/text-lines.js';
 import { createInstruments, initStackInstruments } from '../../src/metrics/instruments.js';
 import { SLICE } from '../../src/store/series.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
-import { parseExposition } from '../helpers/exposition.js';
+import { canonicalSamples, parseExposition } from '../helpers/exposition.js';
 import { captureLogger } from '../helpers/log.js';
 import { decodeFamilies, sampleLines, seconds } from '../helpers/metric-family-decode.js';
 
@@ -28,17 +28,7 @@ const bodies = async (formats: MetricsFormats, kind: BodyKind, stack?: string) =
   return Buffer.concat(response.plain.parts);
 };
 /** Sample lines, each with its labels sorted (prom-client writes a bucket's `le` first, a decoded Metric last). */
-const samplesOf = (text: string) => canonical(text.split('\n').filter((l) => l !== '' && !l.startsWith('#')));
-function canonical(lines: readonly string[]): string[] {
-  return lines
-    .map((line) => {
-      const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
-      if (!m) throw new Error(`not a sample line: ${line}`);
-      const labels = [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => l[0]).sort();
-      return `${m[1]}{${labels.join(',')}} ${m[3]}`;
-    })
-    .sort();
-}
+const samplesOf = (text: string) => canonicalSamples(text.split('\n').filter((l) => l !== '' && !l.startsWith('#')));
 
 function setUp(openMetricsCreated: boolean) {
   const registry = new Registry();
@@ -110,7 +100,7 @@ describe('the formats of /metrics', () => {
     const families = decodeFamilies(await bodies(formats, 'protobuf'));
     const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
     expect(families.map((f) => `${f.name} ${(f.type ?? 'COUNTER').toLowerCase()}`)).toEqual(types);
-    expect(canonical(sampleLines(families))).toEqual(samplesOf(text).sort());
+    expect(canonicalSamples(sampleLines(families))).toEqual(samplesOf(text).sort());
     const counters = families.filter((f) => (f.type ?? 'COUNTER') === 'COUNTER');
     expect(counters.length).toBeGreaterThan(3);
     for (const f of counters) for (const m of f.metric ?? []) expect(seconds(m.counter?.createdTimestamp)).toBe(NOW);
@@ -135,7 +125,7 @@ describe('the formats of /metrics', () => {
     const om = (await bodies(formats, 'openmetrics', 's1')).toString();
     expect(om.endsWith('# EOF\n')).toBe(true);
     expect(samplesOf(om).filter((l) => !/^\w+_created[{ ]/.test(l)).sort()).toEqual(samplesOf(text).sort());
-    expect(canonical(sampleLines(decodeFamilies(await bodies(formats, 'protobuf', 's1'))))).toEqual(samplesOf(text).sort());
+    expect(canonicalSamples(sampleLines(decodeFamilies(await bodies(formats, 'protobuf', 's1'))))).toEqual(samplesOf(text).sort());
     const own = await formats.exporter('openmetrics');
     expect(Buffer.concat(own.plain.parts).toString()).toMatch(/# TYPE cmdb_exporter_build info\ncmdb_exporter_build_info\{[^}]*\} 1\n# EOF\n$/);
   });

@@ -149,3 +149,15 @@ export function sampleValue(parsed: ParsedExposition, name: string, labels: Reco
   const match = parsed.samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   return match?.value;
 }
+
+/** Sample lines with their labels sorted and the lines sorted, for comparing what two formats or writers say. */
+export function canonicalSamples(lines: readonly string[]): string[] {
+  return lines
+    .map((line) => {
+      const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
+      if (!m) throw new Error(`not a sample line: ${line}`);
+      const labels = [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => l[0]).sort();
+      return `${m[1]}{${labels.join(',')}} ${m[3]}`;
+    })
+    .sort();
+}

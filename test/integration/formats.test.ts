@@ -11,6 +11,7 @@ import { startSimulator, type SimulatorServer } from '../../src/simulator/server
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { decodeFamilies, sampleLines } from '../helpers/metric-family-decode.js';
 import { rawGet } from '../helpers/raw-http.js';
+import { canonicalSamples } from '../helpers/exposition.js';
 
 const PROMETHEUS_DEFAULT = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 const PROMETHEUS_PROTOBUF = `application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,${PROMETHEUS_DEFAULT.replace('version=1.0.0,', 'version=1.0.0;q=0.8,')}`;
@@ -19,18 +20,7 @@ const BROWSER = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8
 let sim: SimulatorServer;
 let app: App;
 
-/** Sample lines with their labels sorted, for comparing formats. */
-function canonical(lines: readonly string[]): string[] {
-  return lines
-    .map((line) => {
-      const m = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
-      if (!m) throw new Error(`not a sample line: ${line}`);
-      const labels = [...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => l[0]).sort();
-      return `${m[1]}{${labels.join(',')}} ${m[3]}`;
-    })
-    .sort();
-}
-const textSamples = (text: string) => canonical(text.split('\n').filter((l) => l !== '' && !l.startsWith('#') && !/^\w+_created[{ ]/.test(l)));
+const textSamples = (text: string) => canonicalSamples(text.split('\n').filter((l) => l !== '' && !l.startsWith('#') && !/^\w+_created[{ ]/.test(l)));
 /** The cmdb_* samples but the one computed from the clock at each scrape (the process's own change between two requests too). */
 const cmdb = (lines: readonly string[]) => lines.filter((l) => l.startsWith('cmdb_') && !l.startsWith('cmdb_license_days_until_expiry'));
 
@@ -71,7 +61,7 @@ describe('/metrics by Accept', () => {
     expect(cmdb(textSamples(omText))).toEqual(cmdb(textSamples(text)));
     const pb = await get('/metrics', { accept: PROMETHEUS_PROTOBUF });
     const families = decodeFamilies(pb.body);
-    expect(cmdb(canonical(sampleLines(families)))).toEqual(cmdb(textSamples(text)));
+    expect(cmdb(canonicalSamples(sampleLines(families)))).toEqual(cmdb(textSamples(text)));
     const typed = [...text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]);
     expect(families.map((f) => f.name)).toEqual(typed);
     expect(cmdb(textSamples(text)).length).toBeGreaterThan(50);
