@@ -5,7 +5,7 @@
  */
 import { DATA_ENDPOINTS, groupOf, type DataEndpoint, type GroupName } from './api/endpoints.js';
 import { tokenSlot } from './cmdb/auth.js';
-import { sameCredentials, type CmdbClient } from './cmdb/client.js';
+import { POLL_TOKEN_RENEWALS, sameCredentials, type CmdbClient } from './cmdb/client.js';
 import type { PollPlan } from './cmdb/plan.js';
 import type { StackReaders } from './cmdb/readers/index.js';
 import { openRoad, type Road } from './cmdb/road.js';
@@ -126,7 +126,7 @@ export class Stacks {
     const logger = this.opts.logger.child({ stack: stack.name });
     const settings = pollSettings(stack);
     initStackInstruments(instruments, stack.name, settings.groups, settings.enabled);
-    const road = openRoad({ stack, instruments, logger, scrubber, budget: carried.budget, carried: carried.client, history: carried.history, historyState: carried.historyState, enabled: settings.enabled, seen: carried.seen });
+    const road = openRoad({ stack, instruments, logger, scrubber, tokenRenewalsPerRequest: POLL_TOKEN_RENEWALS, budget: carried.budget, carried: carried.client, history: carried.history, historyState: carried.historyState, enabled: settings.enabled, seen: carried.seen });
     const { client, readers } = road;
     const plan = road.plan as PollPlan;
     // --storage.path: every request is recorded as it leaves, so that a restart counts it (journal.ts).

@@ -45,6 +45,8 @@ const TOKEN_REQUEST = requestName('POST', TOKEN_PATH);
 /** Tokens refused in a row, each just granted, after which a fetched token is no longer renewed. */
 export const TAKEN_RENEWALS = 5;
 const TAKEN_FIRST_BACKOFF_MS = 1000;
+/** The streak warning is logged at most this often. */
+const TAKEN_WARN_EVERY_MS = 10 * 60_000;
 
 /** The wait before asking for the `n`th token in a row after the first was refused (n ≥ 1): doubling from 1 s, jittered to half. */
 export function takenBackoffMs(n: number, random: () => number): number {
@@ -80,6 +82,8 @@ export class FetchedToken implements TokenProvider {
   private idKeySettled = false;
   /** Tokens refused (401) in a row since a request last succeeded: past the first, each was just granted. */
   private refusedInARow = 0;
+  /** When the streak warning was last logged (clock ms). */
+  private warnedAt: number | undefined;
 
   constructor(
     private readonly auth: Extract<StackAuth, { kind: 'client' }>,
@@ -126,11 +130,15 @@ export class FetchedToken implements TokenProvider {
     if (this.credential?.generation === used.generation) {
       this.credential = undefined;
       this.refusedInARow += 1;
-      // Once a streak: the operator learns why requests take two tries, and what ends it.
-      if (this.refusedInARow === 2) {
+      // At the second refusal in a streak, and at most once per TAKEN_WARN_EVERY_MS: the operator
+      // learns why requests take two tries and what ends it, not once per poll (an endpoint that
+      // answers 401 to every token starts a streak at each of its polls).
+      const now = (this.deps.clock ?? realClock).now();
+      if (this.refusedInARow === 2 && (this.warnedAt === undefined || now - this.warnedAt >= TAKEN_WARN_EVERY_MS)) {
+        this.warnedAt = now;
         this.deps.logger?.warn(
           { renewals: TAKEN_RENEWALS },
-          'the CMDB refused a token its token endpoint had just granted (401): another process with the same client id is taking the tokens (a CMDB that keeps one token per client); asking for a new one with back-off. Give each process a client id of its own',
+          'the CMDB refused a token its token endpoint had just granted (401): another process with the same client id may be taking the tokens (a CMDB that keeps one token per client), or the CMDB refuses that request to the client; asking for a new one with back-off. If more than one process uses this client id, give each one of its own',
         );
       }
     }

@@ -44,7 +44,21 @@ export interface CmdbClientOptions {
   budget?: BudgetState;
   /** What the stack's previous runtime knew of the service (on reload): see CmdbClient.handOver. */
   carried?: ClientCarry;
+  /**
+   * New tokens one request asks for after 401s: the first at once (the token expired), the rest
+   * with back-off while each is refused as soon as it was granted (auth.ts). Default
+   * PATIENT_TOKEN_RENEWALS: a backfill reads each unit once, so it waits out another process that
+   * takes the tokens. The daemon asks for POLL_TOKEN_RENEWALS: its next poll asks again, and an
+   * endpoint that answers 401 to every token must read down within its poll, not after a minute of
+   * token requests that hold every other endpoint's requests while they wait.
+   */
+  tokenRenewalsPerRequest?: number;
 }
+
+/** A backfill's renewals per request: enough for the token streak to end first (auth.ts TAKEN_RENEWALS). */
+export const PATIENT_TOKEN_RENEWALS = TAKEN_RENEWALS + 1;
+/** The daemon's renewals per request: one at once, one after the first back-off. */
+export const POLL_TOKEN_RENEWALS = 2;
 
 /**
  * What one runtime's client hands to the next on reload (src/stacks.ts decides what may pass), or
@@ -89,10 +103,12 @@ export class CmdbClient {
   readonly clock: Clock;
   /** The path spelling that answered 2xx, per endpoint with more than one (/actions or /action; change history with or without `metadata`). */
   private readonly spellings = new Map<DataEndpoint, string>();
+  private readonly renewalsPerRequest: number;
 
   constructor(opts: CmdbClientOptions) {
     const { stack, instruments, logger, scrubber } = opts;
     this.stack = stack;
+    this.renewalsPerRequest = opts.tokenRenewalsPerRequest ?? PATIENT_TOKEN_RENEWALS;
     this.logger = logger;
     this.clock = opts.clock ?? realClock;
     this.ownsDispatcher = !opts.dispatcher;
@@ -274,7 +290,7 @@ export class CmdbClient {
   /**
    * One request with the current token; after a 401, a retry with a renewed token while the
    * provider gives one (a pre-issued token: one re-read of its file; a fetched token: a new one, and
-   * again with back-off while each new one is refused at once, auth.ts).
+   * again with back-off while each new one is refused at once, auth.ts), up to renewalsPerRequest.
    */
   private async authorized<T>(
     method: 'GET' | 'POST',
@@ -295,10 +311,17 @@ export class CmdbClient {
       const outcome = await this.transport.send(exchange, req.decode, ctx);
       if (outcome.ok) this.tokens.accepted();
       if (outcome.ok || outcome.reply.status !== 401) return outcome;
-      const next = renewals <= TAKEN_RENEWALS ? await this.tokens.renew(credential, signal) : undefined;
+      const capped = renewals >= this.renewalsPerRequest;
+      const next = capped ? undefined : await this.tokens.renew(credential, signal);
       if (!next) {
         this.tokens.refused();
         const request = requestName(method, path);
+        if (this.tokens instanceof FetchedToken && capped) {
+          throw new CmdbUnauthorizedError(
+            request,
+            `401 Unauthorized, also on the ${renewals} new tokens asked for after it, each refused as soon as the token endpoint granted it: the CMDB refuses this request to the client, or another process with the same client id takes the tokens (a CMDB that keeps one token per client); asked again at the next poll`,
+          );
+        }
         if (this.tokens instanceof FetchedToken) {
           throw new CmdbTokensTakenError(
             request,

@@ -113,7 +113,7 @@ export class EndpointRunner {
       ...(r.lastPollAt === undefined ? {} : { lastPollAt: r.lastPollAt }),
       ...(r.lastDurationSeconds === undefined ? {} : { lastDurationSeconds: r.lastDurationSeconds }),
       ...(r.outcome === undefined ? {} : { outcome: r.outcome }),
-      ...(failed ? { error: `the last poll before the restart failed (${r.outcome})`, hint: hintFor(r.outcome as PollOutcome, r.endpoint) } : {}),
+      ...(failed ? { error: `the last poll before the restart failed (${r.outcome})`, hint: hintFor(r.outcome as PollOutcome, r.endpoint, this.opts.stack.auth.kind) } : {}),
     };
     this.statuses.set(r.endpoint, status);
     if (r.state !== 'forbidden' || !r.forbidden) return;
@@ -238,7 +238,7 @@ export class EndpointRunner {
     const outcome: PollOutcome = forbidden ? 'forbidden' : err instanceof CmdbError ? (err.outcome as PollOutcome) : 'error';
     if (!partial) void this.opts.store.fail(this.opts.stack.name, endpoint, undefined, forbidden);
     const message = this.opts.scrubber.scrub(err instanceof Error ? err.message : String(err));
-    const hint = hintFor(outcome, endpoint);
+    const hint = hintFor(outcome, endpoint, this.opts.stack.auth.kind);
     Object.assign(status, {
       state: 'failing',
       lastPollAt: at,

@@ -6,9 +6,25 @@ import type { PollOutcome, StatusOutcome } from '../errors.js';
 
 type Hinted = Exclude<PollOutcome, StatusOutcome | 'success'>;
 
-const STATUS_HINTS: Partial<Record<StatusOutcome, (endpoint: string) => string>> = {
-  '401': () =>
-    "the CMDB rejected the credentials: check the client id and secret (CMDB_CLIENT_ID / CMDB_SECRET or the stack's clientId / secret), or replace the pre-issued token; if the token endpoint accepts them, another process with the same client id (a backfill?) may take each token it grants (a CMDB that keeps one token per client): give each process a client id of its own",
+/** How the stack authenticates: the same 401 means something else for each (src/config/types.ts StackAuth). */
+export type AuthKind = 'client' | 'token';
+
+/**
+ * A 401 after the client renewed its token: with client credentials the token endpoint has just
+ * accepted them, so they are not what is rejected (a request refused to the client, or tokens taken
+ * by another process of the same client id); a pre-issued token is what is refused.
+ */
+const UNAUTHORIZED_HINTS: Record<AuthKind, string> = {
+  client:
+    "the CMDB refused this request (401) with a token its token endpoint had just granted, so the client id and secret are accepted: another process with the same client id (a backfill?) may take each token it grants (a CMDB that keeps one token per client): give each process a client id of its own; or the CMDB refuses this endpoint to the client: check the client's rights in the CMDB's authorization tokens section",
+  token: 'the CMDB refuses the pre-issued token: replace it (CMDB_TOKEN or the stack\'s token / tokenFile)',
+};
+
+const STATUS_HINTS: Partial<Record<StatusOutcome, (endpoint: string, auth?: AuthKind) => string>> = {
+  '401': (_endpoint, auth) =>
+    auth
+      ? UNAUTHORIZED_HINTS[auth]
+      : "the CMDB rejected the credentials: check the client id and secret (CMDB_CLIENT_ID / CMDB_SECRET or the stack's clientId / secret), or replace the pre-issued token; if the token endpoint accepts them, another process with the same client id (a backfill?) may take each token it grants (a CMDB that keeps one token per client): give each process a client id of its own",
   '404': () =>
     'the CMDB does not serve this path: check that baseUrl is the address before /CMDB, or add the endpoint to disabledEndpoints if this CMDB version lacks it',
   '429': () => HINTS.rate_limited,
@@ -39,12 +55,13 @@ const SERVER_ERROR =
   "the CMDB answered with a server error: check the service's health; the exporter retries with back-off and keeps the last good data until the stale limit";
 const CLIENT_ERROR = 'the CMDB refused the request: check the exporter and CMDB versions; report it if it persists';
 
-export function hintFor(outcome: PollOutcome, endpoint: string): string {
+/** What to do about `outcome` of `endpoint`; `auth`, when known, makes a 401's hint specific. */
+export function hintFor(outcome: PollOutcome, endpoint: string, auth?: AuthKind): string {
   if (outcome === 'success') return '';
   if (outcome === 'forbidden') return forbiddenHint(endpoint);
   if (outcome in HINTS) return HINTS[outcome as Exclude<Hinted, 'forbidden'>];
   const byStatus = STATUS_HINTS[outcome as StatusOutcome];
-  if (byStatus) return byStatus(endpoint);
+  if (byStatus) return byStatus(endpoint, auth);
   if (outcome.startsWith('5')) return SERVER_ERROR;
   if (outcome.startsWith('4')) return CLIENT_ERROR;
   return HINTS.error;

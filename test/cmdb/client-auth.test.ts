@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { Agent } from 'undici';
 import { FetchedToken, TAKEN_RENEWALS } from '../../src/cmdb/auth.js';
+import { POLL_TOKEN_RENEWALS } from '../../src/cmdb/client.js';
 import { Transport } from '../../src/cmdb/transport.js';
 import { RoadEvents } from '../../src/cmdb/events.js';
 import { realClock } from '../../src/cmdb/clock.js';
@@ -94,7 +95,35 @@ describe('fetched token', () => {
     // Said once, with what ends it.
     const said = log.lines().filter((l) => String(l.msg).includes('had just granted'));
     expect(said).toHaveLength(1);
-    expect(said[0]?.msg).toContain('Give each process a client id of its own');
+    expect(said[0]?.msg).toContain('give each one of its own');
+  });
+
+  it('with the daemon\'s renewals per request, an endpoint that answers 401 to every token fails within its poll (one renewal at once, one after a back-off), says so once, and the other endpoints go on with the token', async () => {
+    let issued = 0;
+    const s = await startLocal((req, res) => {
+      if (req.url === '/CMDB/v1/access_token') sendJson(res, 200, { code: 200, data: { token: `token-${++issued}` } });
+      else if (req.url?.startsWith('/CMDB/v2/system/metrics/data')) sendJson(res, 401, { message: 'no' });
+      else sendJson(res, 200, { licenseType: 'FULL', expireDate: '2030-01-01', customerName: 'ACME' });
+    });
+    locals.push(s);
+    const clock = new FakeClock();
+    const { client, cmdb, log } = makeClient(testStack({ baseUrl: s.url }), { clock, random: () => 0.5, tokenRenewalsPerRequest: POLL_TOKEN_RENEWALS });
+    for (let poll = 0; poll < 3; poll++) {
+      const err = await rejection(client.get('metrics_data'));
+      expect(err).toBeInstanceOf(CmdbUnauthorizedError);
+      expect(err).not.toBeInstanceOf(CmdbTokensTakenError);
+      expect(err.message).toContain('401 Unauthorized, also on the 2 new tokens asked for after it');
+      expect(err.message).toContain('the CMDB refuses this request to the client, or another process with the same client id takes the tokens');
+      // Another endpoint succeeds with the token: the streak starts again at the next poll.
+      await client.get('license');
+    }
+    // Per poll: the token in use, one renewal at once and one after the first back-off (1 s jittered to 3/4).
+    expect(s.seen.filter((r) => r.url === '/CMDB/v2/system/metrics/data')).toHaveLength(3 * 3);
+    expect(s.seen.filter((r) => r.url === '/CMDB/v1/access_token')).toHaveLength(1 + 3 * 2);
+    expect(clock.sleeps).toEqual([750, 750, 750]);
+    expect(cmdb.unauthorized).toBe(false);
+    // Said once, not once per poll.
+    expect(log.lines().filter((l) => String(l.msg).includes('had just granted'))).toHaveLength(1);
   });
 
   it('two clients of one client id against a CMDB that keeps one token per client: each takes the other\'s token, and every request succeeds', async () => {
