@@ -22,8 +22,10 @@ import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { listenBase, targetGroups, type ScrapeBase } from './server/sd.js';
 import { Exposition } from './exposition/exposition.js';
+import { CounterState } from './exposition/counter-state.js';
 import { MetricsFormats, type BodyKind } from './exposition/formats.js';
 import type { ScrapeResponse } from './exposition/responses.js';
+import { StartTimes } from './exposition/start-times.js';
 import { TEXT_LINES } from './exposition/text-lines.js';
 import { SnapshotStore } from './store/snapshot-store.js';
 import { Stacks, type ApplySummary } from './stacks.js';
@@ -109,7 +111,10 @@ export async function start(opts: StartOptions): Promise<App> {
   logger.info({ version: VERSION, shard: opts.shard, stacks: config.stacks.length }, 'cmdb-exporter starting');
   logger.debug({ config: redactConfig(config) }, 'effective configuration (secrets redacted)');
   for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
+  // Every counter series' start, served in every format, kept with the stack's counters (--storage.path).
+  const starts = new StartTimes(now);
   const stacks = new Stacks({
+    counters: new CounterState(instruments.registries, starts),
     instruments,
     store,
     logger,
@@ -122,7 +127,7 @@ export async function start(opts: StartOptions): Promise<App> {
 
   const readiness = () => stacks.readiness();
   // Every format's whole exposition and per-stack ones, sharing their compressed pieces (the same Buffers).
-  const formats = new MetricsFormats({ exposition, registries: instruments.registries, now, openMetricsCreated: opts.openMetricsCreated });
+  const formats = new MetricsFormats({ exposition, registries: instruments.registries, now, starts, openMetricsCreated: opts.openMetricsCreated });
   const perStack: PerStackMetrics = {
     stack: (name, kind) => formats.stack(name, kind),
     exporter: (kind) => formats.exporter(kind),

@@ -37,6 +37,8 @@ export interface FormatsOptions {
   readonly now: () => number;
   /** OpenMetrics `_created` lines (--web.openmetrics-created). */
   readonly openMetricsCreated?: boolean;
+  /** The series' starts (shared with the stacks' kept counters); a new one on `now` when absent. */
+  readonly starts?: StartTimes;
 }
 
 interface Served {
@@ -53,7 +55,7 @@ export class MetricsFormats {
   readonly starts: StartTimes;
 
   constructor(private readonly opts: FormatsOptions) {
-    this.starts = new StartTimes(opts.now);
+    this.starts = opts.starts ?? new StartTimes(opts.now);
   }
 
   /** The whole /metrics in `kind`. */

@@ -31,7 +31,7 @@ export interface StateSource {
   /** Resolves once parts() is current where a part is held off the main thread (a connector scan's pages). */
   prepare?(stack: string): Promise<void>;
   /** The stack's parts, each component's own state (src/stack-state.ts); undefined when it is not running. */
-  parts(stack: string): Readonly<Record<string, unknown>> | undefined;
+  parts(stack: string): Promise<Readonly<Record<string, unknown>> | undefined> | Readonly<Record<string, unknown>> | undefined;
 }
 
 export interface WriterOptions {
@@ -136,7 +136,7 @@ export class StateWriter {
     await source.settled(stack.name);
     await source.prepare?.(stack.name);
     const marks = source.marks(stack.name) ?? { data: 0, status: 0 };
-    const parts = source.parts(stack.name);
+    const parts = await source.parts(stack.name);
     if (!parts) return undefined;
     const at = now();
     const doc: StackDocument = { format: STATE_FORMAT, version: STATE_VERSION, stack: stack.name, service: serviceOf(stack), writtenAt: at, parts };

@@ -7,7 +7,10 @@
  * - the first scrape it answers holds every CMDB series the last scrape before the stop held, with
  *   the same values, and says they are restored;
  * - its first connector read is incremental: the simulator sees no full scan start before it;
- * - the simulator never saw more than rateLimitPerMinute requests in any 60 s, across the restart.
+ * - the simulator never saw more than rateLimitPerMinute requests in any 60 s, across the restart;
+ * - every counter series of the stack the last state write kept goes on from its kept value, with
+ *   its start unchanged in protobuf `created_timestamp` and OpenMetrics `_created` (issue 35): after
+ *   SIGTERM that is every series of the last scrape, at a value not lower.
  * Every wait is bounded by what it waits for; the times (the first scrape's included) are printed.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -18,6 +21,7 @@ import { startSimulator, type SimulatorServer } from '../../src/simulator/server
 import { FAST_INTERVALS, startExporter, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { parseExposition } from '../helpers/exposition.js';
+import { decodeFamilies, seconds } from '../helpers/metric-family-decode.js';
 import { http, makeTempDir, removeDir } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
@@ -104,6 +108,43 @@ function notKept(served: ReadonlyMap<string, number>, kept: ReadonlyMap<string, 
   return [...served].filter(([k, v]) => kept.get(k) !== v && !(Number.isNaN(v) && Number.isNaN(kept.get(k)))).map(([k]) => k);
 }
 
+/** A counter series: its value and its start (unix seconds). */
+type Counted = { readonly value: number; readonly start: number };
+
+/** The counters part of a stack's state file: series → value and start. */
+function countersInFile(path: string): Map<string, Counted> {
+  const doc = JSON.parse(gunzipSync(readFileSync(path)).toString('utf8')) as { parts: { counters?: { families: Record<string, Array<[Record<string, string>, number, number]>> } } };
+  return new Map(Object.entries(doc.parts.counters?.families ?? {}).flatMap(([name, series]) => series.map(([labels, v, start]) => [seriesKey(name, labels), { value: v, start }] as const)));
+}
+
+const PROTOBUF = 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited';
+const OPENMETRICS = 'application/openmetrics-text;version=1.0.0';
+
+async function scrapeAs(e: RunningExporter, accept: string): Promise<Buffer> {
+  const r = await fetch(`${e.url}/metrics`, { headers: { accept }, signal: AbortSignal.timeout(60_000) });
+  if (r.status !== 200) throw new Error(`/metrics as ${accept}: ${r.status}`);
+  return Buffer.from(await r.arrayBuffer());
+}
+
+/** The stack's counter series as protobuf serves them (value, `created_timestamp`), each with its OpenMetrics `_created`. */
+async function countersServed(e: RunningExporter): Promise<Map<string, Counted & { readonly created: number | undefined }>> {
+  const [pb, om] = await Promise.all([scrapeAs(e, PROTOBUF), scrapeAs(e, OPENMETRICS)]);
+  const created = new Map<string, number>();
+  for (const m of om.toString('utf8').matchAll(/^(\w+)_created\{(.*)\} (\S+)$/gm)) {
+    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1] ?? '', l[2] ?? '']));
+    created.set(seriesKey(`${m[1] ?? ''}_total`, labels), Number(m[3]));
+  }
+  const out = new Map<string, Counted & { created: number | undefined }>();
+  for (const f of decodeFamilies(pb)) {
+    for (const m of f.metric ?? []) {
+      if (!m.counter || !m.label?.some((l) => l.name === 'stack')) continue;
+      const key = seriesKey(f.name, Object.fromEntries(m.label.map((l) => [l.name, l.value])));
+      out.set(key, { value: m.counter.value ?? 0, start: seconds(m.counter.createdTimestamp) ?? NaN, created: created.get(key) });
+    }
+  }
+  return out;
+}
+
 async function scrape(e: RunningExporter): Promise<string> {
   const r = await http(`${e.url}/metrics`);
   if (r.status !== 200) throw new Error(`/metrics ${r.status}`);
@@ -136,7 +177,7 @@ async function restartCase(signal: 'SIGKILL' | 'SIGTERM', expect: ExpectStatic):
       },
     ],
   });
-  const args = ['--config', config, '--storage.path', `${dir}/state`];
+  const args = ['--config', config, '--storage.path', `${dir}/state`, '--web.openmetrics-created'];
   const s = `stack="${stack}"`;
 
   const first = await startExporter({ args, env: {}, name: `exporter before ${signal}` });
@@ -167,9 +208,19 @@ async function restartCase(signal: 'SIGKILL' | 'SIGTERM', expect: ExpectStatic):
   );
   const before = cmdbSeries(beforeText);
   expect(before.size).toBeGreaterThan(600);
+  const countedBefore = await countersServed(first);
   if (signal === 'SIGKILL') first.proc.killNow();
   else await first.proc.stop();
   expect((await first.proc.exited).signal).toBe(signal === 'SIGKILL' ? 'SIGKILL' : null);
+  // What the last write kept of the counters: each start the one served (a start does not drift);
+  // after SIGTERM every series served, at a value not lower (kill -9 loses what was counted since the write).
+  const kept = countersInFile(`${dir}/state/stacks/${stack}.json.gz`);
+  expect(kept.size).toBeGreaterThan(20);
+  for (const [k, c] of countedBefore) {
+    expect(c.created, `${k}: _created and created_timestamp`).toBeCloseTo(c.start, 3);
+    if (kept.has(k)) expect(kept.get(k)?.start, `${k}: start kept`).toBeCloseTo(c.start, 3);
+    if (signal === 'SIGTERM') expect(kept.get(k)?.value, `${k}: value kept`).toBeGreaterThanOrEqual(c.value);
+  }
 
   const restartedAt = Date.now();
   const fromRequest = sim.requests().length;
@@ -181,18 +232,28 @@ async function restartCase(signal: 'SIGKILL' | 'SIGTERM', expect: ExpectStatic):
   expect(missing, 'series of the last scrape before the stop missing or changed in the first scrape after the start').toEqual([]);
   expect(firstText).toMatch(new RegExp(`^cmdb_endpoint_restored_age_seconds\\{${s},endpoint="connector"\\} \\d`, 'm'));
   expect((await http(`${second.url}/readyz`)).status).toBe(200);
+  // Every kept counter goes on from its value, under its start, in protobuf and OpenMetrics alike.
+  const countedAfter = await countersServed(second);
+  for (const [k, c] of kept) {
+    const a = countedAfter.get(k);
+    expect(a?.start, `${k}: created_timestamp after the restart`).toBeCloseTo(c.start, 3);
+    expect(a?.created, `${k}: _created after the restart`).toBeCloseTo(c.start, 3);
+    expect(a?.value, `${k}: value after the restart`).toBeGreaterThanOrEqual(c.value);
+  }
+  const scans = (kind: string, text: string) => value(text, `cmdb_connector_scans_total{${s},kind="${kind}"}`) ?? 0;
+  const [fullScans, incrementalReads] = [scans('full', firstText), scans('incremental', firstText)];
+  expect(fullScans, 'the last process\'s full scan, counted on').toBeGreaterThanOrEqual(1);
 
   // The first connector read of the new process is incremental: no full scan starts before it ends.
   await waitFor(
     'the first connector read after the restart',
     async () => {
       const text = await scrape(second);
-      const incremental = value(text, `cmdb_connector_scans_total{${s},kind="incremental"}`) ?? 0;
-      return incremental >= 1 ? done(undefined) : notYet(text.split('\n').filter((l) => l.startsWith('cmdb_connector_scans_total')));
+      return scans('incremental', text) > incrementalReads ? done(undefined) : notYet(text.split('\n').filter((l) => l.startsWith('cmdb_connector_scans_total')));
     },
     { timeoutMs: 150_000, intervalMs: 1000 },
   );
-  expect(value(await scrape(second), `cmdb_connector_scans_total{${s},kind="full"}`)).toBe(0);
+  expect(scans('full', await scrape(second))).toBe(fullScans);
   const connector = sim.requests().slice(fromRequest).filter((r) => r.endpoint === 'connector').map((r) => new URLSearchParams(r.rawQuery));
   expect(connector[0]?.get('size')).toBe('25');
   expect(connector.filter((q) => q.get('page') === '0' && q.get('size') === String(PAGE)), 'full scans started after the restart').toEqual([]);
