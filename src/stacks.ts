@@ -236,7 +236,8 @@ export class Stacks {
     const settings = pollSettings(stack);
     runtime.poller.reconfigure(stack);
     runtime.plan.reconfigure(stack, settings.enabled);
-    initStackInstruments(instruments, stack.name, settings.groups, settings.enabled);
+    // Its gauges keep what the running parts hold; those of an endpoint just enabled start at 0.
+    initStackInstruments(instruments, stack.name, settings.groups, settings.enabled, true);
     // The held series stay; their staleness limits follow the new intervals (an endpoint no longer polled loses its series).
     store.addStack(stack.name, settings.timing, stack.maxSeries);
     this.runtimes.set(stack.name, { ...runtime, config: stack });

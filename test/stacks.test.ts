@@ -187,6 +187,25 @@ describe('Action job backlog', () => {
     expect(app.landing().stacks[0]?.jobBacklog).toBe(actions - 1);
   });
 
+  it('stays what the poller holds across a reload that keeps the stack running (not zeroed until the next job fetch)', async () => {
+    const sim = await startSim();
+    let config = configFor([slowJobs(sim)]);
+    const { app } = await startExporter(config, { schedule: true, initialJitterMs: 0, loadConfig: () => config });
+    apps.push(app);
+    const actions = sim.state().counts.actions;
+    const line = `cmdb_action_jobs_backlog{stack="a"} ${actions - 1}`;
+    await waitFor(async () => ((await app.metricsText()).includes(line) ? true : undefined), WAIT_MS, line);
+    // Another interval: the same road, so the stack is reconfigured in place and keeps its backlog.
+    config = configFor([{ ...slowJobs(sim), intervals: { ...slowJobs(sim).intervals, actionJobs: 12 } }]);
+    expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"reconfigured":1') });
+    const held = [app.landing().stacks[0]?.jobBacklog];
+    const served = Number(/^cmdb_action_jobs_backlog\{stack="a"\} (\d+)$/m.exec(await app.metricsText())?.[1]);
+    held.push(app.landing().stacks[0]?.jobBacklog);
+    expect(held[0]).toBeGreaterThan(0);
+    // A job fetch may land between the two looks at the poller: the gauge is one of them, never 0.
+    expect(held).toContain(served);
+  });
+
   it('does not hold back --once: one round fetches every Action', async () => {
     const sim = await startSim();
     const { app } = await startExporter(configFor([slowJobs(sim)]));

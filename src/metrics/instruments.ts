@@ -17,6 +17,7 @@ export interface StackCounter<T extends string> {
 }
 export interface StackGauge<T extends string> {
   set(labels: Labels<T>, value: number): void;
+  inc(labels: Labels<T>, value?: number): void;
 }
 export interface StackHistogram<T extends string> {
   observe(labels: Labels<T>, value: number): void;
@@ -239,19 +240,24 @@ export function createInstruments(registry: Registry, opts: { defaultMetrics?: b
 
 /**
  * Start a stack's counters at 0, so that rate() and increase() work from the first scrape and
- * dashboards show a flat line instead of "no data" until the first event.
+ * dashboards show a flat line instead of "no data" until the first event; and its state gauges at
+ * 0 for a new runtime. `running`: the stack keeps running with new settings (a reload in place):
+ * its gauges still say what its parts hold (a connector scan in progress, an Action job backlog),
+ * so only those that are missing (an endpoint just enabled) are started.
  */
 export function initStackInstruments(
   ins: Instruments,
   stack: string,
   groups: readonly string[],
   endpoints: readonly string[],
+  running = false,
 ): void {
+  const zero = (gauge: StackGauge<'stack'>) => (running ? gauge.inc({ stack }, 0) : gauge.set({ stack }, 0));
   for (const outcome of ['success', 'rejected', 'error']) ins.tokenRequests.inc({ stack, outcome }, 0);
   for (const group of groups) ins.pollSkipped.inc({ stack, group }, 0);
   ins.rateLimitWait.inc({ stack }, 0);
-  ins.rateLimitPausedUntil.set({ stack }, 0);
-  if (endpoints.includes('action_jobs')) ins.actionJobsBacklog.set({ stack }, 0);
+  zero(ins.rateLimitPausedUntil);
+  if (endpoints.includes('action_jobs')) zero(ins.actionJobsBacklog);
   ins.seriesDropped.inc({ stack }, 0);
   ins.duplicateSeries.inc({ stack }, 0);
   for (const endpoint of endpoints) {
@@ -261,8 +267,8 @@ export function initStackInstruments(
   if (endpoints.includes('connector')) {
     for (const kind of ['full', 'incremental']) ins.connectorScans.inc({ stack, kind }, 0);
     ins.connectorSortFallbacks.inc({ stack }, 0);
-    ins.connectorScanInProgress.set({ stack }, 0);
-    ins.connectorIncrementalOffUntil.set({ stack }, 0);
+    zero(ins.connectorScanInProgress);
+    zero(ins.connectorIncrementalOffUntil);
   }
 }
 
