@@ -30,8 +30,12 @@ import { watchLag } from '../helpers/lag.js';
 export const INTERVAL_SECONDS = 10;
 /** Budget of the stack under test: above the ~2 requests a second of the 10 s schedule, tight enough that uncharged hops show. */
 export const RATE_PER_MINUTE = 240;
-/** How long a wait for an event may take before the case fails as hung (not a measure of speed). */
-const WAIT_MS = 120_000;
+/**
+ * How long a whole case may take before it fails as hung (not a measure of speed): its waits share
+ * it, so a case stuck in one fails naming that wait, within the test timeout (120 s,
+ * vitest.faults.config.ts), instead of being cut off by it with nothing said.
+ */
+const CASE_MS = 110_000;
 /** A secret inside every error page the simulator sends in this matrix (the server's own words). */
 export const SERVER_TEXT_SECRET = 'fm-server-text-secret-Rq83Vd';
 const CLIENT_SECRET = 'fm-client-secret-Lw29Px';
@@ -196,11 +200,11 @@ const lastSuccess = (m: ParsedExposition, e: DataEndpoint) =>
   sampleValue(m, 'cmdb_endpoint_last_success_timestamp_seconds', { endpoint: e }) ?? 0;
 const isDown = (m: ParsedExposition, e: DataEndpoint) => up(m, e) === 0 || forbidden(m, e) === 1;
 
-/** Reads the exposition every 500 ms until `ok` holds; returns the ms it took, or throws with `what`. */
+/** Reads the exposition every 500 ms until `ok` holds; returns the ms it took, or throws with `what` past `deadline` (epoch ms). */
 async function until(
   app: App,
   ok: (m: ParsedExposition) => boolean,
-  ms: number,
+  deadline: number,
   what: () => string,
   show: readonly DataEndpoint[] = DATA_ENDPOINTS,
 ): Promise<number> {
@@ -208,9 +212,16 @@ async function until(
   for (;;) {
     const m = await scrape(app);
     if (ok(m)) return Date.now() - started;
-    if (Date.now() - started > ms) throw new Error(`${what()} (waited ${ms} ms); ${describeState(m, show)}`);
+    if (Date.now() > deadline) throw new Error(`${what()} (waited ${Date.now() - started} ms, the case's bound reached); ${describeState(m, show)}`);
     await new Promise((r) => setTimeout(r, 500));
   }
+}
+
+/** The last log lines about `endpoint` (JSON lines with its `endpoint` field), each cut at 400 characters. */
+function lastLines(log: string, endpoint: string, count = 12): string {
+  const mark = `"endpoint":"${endpoint}"`;
+  const lines = log.split('\n').filter((l) => l.includes(mark));
+  return lines.slice(-count).map((l) => `    ${l.slice(0, 400)}`).join('\n');
 }
 
 function describeState(m: ParsedExposition, endpoints: readonly DataEndpoint[]): string {
@@ -275,7 +286,8 @@ function removeFault(sim: SimulatorServer, c: FaultCase): void {
 }
 
 /** Runs one case; fails (vitest `expect`) on the first broken property. */
-export async function runFaultCase(c: FaultCase): Promise<CaseReport> {
+export async function runFaultCase(c: FaultCase, caseMs = CASE_MS): Promise<CaseReport> {
+  const deadline = Date.now() + caseMs;
   const lag = watchLag();
   const sim = await startSimulator({ secret: CLIENT_SECRET });
   const exporter = await startExporter(configFor([matrixStack(sim)], { logLevel: 'trace' }), {
@@ -286,7 +298,7 @@ export async function runFaultCase(c: FaultCase): Promise<CaseReport> {
   const { app } = exporter;
   const rebuilding = REBUILT.has(c.endpoint) ? setInterval(() => sim.scenario.rebuild(), REBUILD_EVERY_MS) : undefined;
   try {
-    return await exercise(c, sim, app, exporter.logText, lag.maxMs);
+    return await exercise(c, sim, app, exporter.logText, lag.maxMs, deadline);
   } finally {
     clearInterval(rebuilding);
     lag.stop();
@@ -310,10 +322,12 @@ function lastPollStart(app: App, e: DataEndpoint): number | undefined {
 const polledSince = (app: App, endpoints: readonly DataEndpoint[], since: number) =>
   endpoints.every((e) => (lastPollStart(app, e) ?? -Infinity) >= since);
 
-async function exercise(c: FaultCase, sim: SimulatorServer, app: App, logText: () => string, lagMs: () => number): Promise<CaseReport> {
+async function exercise(c: FaultCase, sim: SimulatorServer, app: App, logText: () => string, lagMs: () => number, deadline: number): Promise<CaseReport> {
+  // A wait that fails shows what the exporter last said of the endpoint under test.
   const name = caseName(c);
+  const said = () => `\n  last log lines of ${c.endpoint}:\n${lastLines(logText(), c.endpoint)}`;
   const all = DATA_ENDPOINTS;
-  await until(app, (m) => all.every((e) => up(m, e) === 1), WAIT_MS, () => `${name}: not every endpoint up before the fault`, all);
+  await until(app, (m) => all.every((e) => up(m, e) === 1), deadline, () => `${name}: not every endpoint up before the fault`, all);
 
   // A token fault fails what asks the CMDB; the saved queries ask nothing until a rebuild, which the
   // connector history (failing too) would tell: they keep what they counted, dated by its rebuild.
@@ -327,7 +341,7 @@ async function exercise(c: FaultCase, sim: SimulatorServer, app: App, logText: (
   let downAfterMs: number | undefined;
   if (expectsDown(c)) {
     // Down once their polls meet the fault (an Action-jobs poll with no job due asks nothing).
-    await until(app, (m) => faulty.every((e) => isDown(m, e)), WAIT_MS, () => `${name}: ${faulty.join(', ')} not reported down`);
+    await until(app, (m) => faulty.every((e) => isDown(m, e)), deadline, () => `${name}: ${faulty.join(', ')} not reported down${said()}`);
     downAfterMs = Date.now() - faultStarted;
   }
   // Every endpoint the fault does not concern polls successfully after the fault began (not paused, not stale).
@@ -335,8 +349,8 @@ async function exercise(c: FaultCase, sim: SimulatorServer, app: App, logText: (
   await until(
     app,
     (m) => [...others, ...stillPolled].every((e) => up(m, e) === 1 && lastSuccess(m, e) > faultAt),
-    WAIT_MS,
-    () => `${name}: another endpoint stopped polling or went down during the fault`,
+    deadline,
+    () => `${name}: another endpoint stopped polling or went down during the fault${said()}`,
   );
   const during = await scrape(app);
   for (const e of others) expect(up(during, e), `${name}: ${e} up during the fault`).toBe(1);
@@ -351,7 +365,7 @@ async function exercise(c: FaultCase, sim: SimulatorServer, app: App, logText: (
     if (s?.pollingSince !== undefined || s?.nextPollAt === undefined) continue;
     expect(s.nextPollAt - clearedAt, `${name}: ${e} (group ${groupOf(e)}) next poll planned within one interval`).toBeLessThanOrEqual(INTERVAL_SECONDS);
   }
-  await until(app, () => polledSince(app, [...affected], clearedAt), WAIT_MS, () => `${name}: not polled since the fault was removed`, [...affected]);
+  await until(app, () => polledSince(app, [...affected], clearedAt), deadline, () => `${name}: not polled since the fault was removed${said()}`, [...affected]);
   const recovered = await scrape(app);
   const recoveredAfterMs = Date.now() - clearedMs;
   for (const e of affected) {
@@ -370,7 +384,7 @@ async function exercise(c: FaultCase, sim: SimulatorServer, app: App, logText: (
       [records, final] = [sim.requests(), m];
       return Math.abs(records.length - countedRequests(m)) <= IN_FLIGHT_ALLOWANCE;
     },
-    WAIT_MS,
+    deadline,
     () => `${name}: ${records.length} requests sent, never within ${IN_FLIGHT_ALLOWANCE} of what the exporter counted (${countedRequests(final)})`,
   );
   const lag = lagMs();
