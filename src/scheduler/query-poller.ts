@@ -18,7 +18,7 @@ import type { StackConfig } from '../config/types.js';
 import { CmdbAbortedError, CmdbError, CmdbHttpError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
-import type { PollDeadline } from './deadline.js';
+import { deadlineReached, type PollDeadline } from './deadline.js';
 import type { EndpointRunner, PollResult } from './endpoint-runner.js';
 import { Pacer, type Sleep } from './pacer.js';
 import { QueryFields } from './query-fields.js';
@@ -152,11 +152,13 @@ export class QueryPoller {
    * Every due query waits on the metadata, and none was sent: their series say so (no count,
    * last_run_success 0), while the endpoint reads as its last count left it. data_metadata reads
    * down and names the cause: an alert on data_query must not fire for a metadata outage.
+   * Publishing sends nothing, so the poll's deadline does not bind it: a metadata read cut off there
+   * (Retry-After pauses, retries) fails data_metadata alone; a shutdown still stops it.
    */
   private async publishUnsent(ctx: PollContext): Promise<void> {
     const { runner } = this.opts;
     if (runner.status().find((s) => s.endpoint === 'data_query')?.state === 'failing') return;
-    await runner.run('data_query', async () => this.published(), ctx.signal);
+    await runner.run('data_query', async () => this.published(), deadlineReached(ctx.signal) ? undefined : ctx.signal);
   }
 
   /** The data_query series of every query's last run, as the configuration names them now. */

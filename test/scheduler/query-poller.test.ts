@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import type { CmdbApi, QueryCounting } from '../../src/api/endpoints.js';
 import type { SavedQuery } from '../../src/api/query.js';
 import type { ConnectorRun } from '../../src/api/schemas.js';
-import { CmdbHttpError } from '../../src/errors.js';
+import { CmdbAbortedError, CmdbHttpError } from '../../src/errors.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import { enabledEndpoints } from '../../src/config/endpoints.js';
 import { StackPoller } from '../../src/scheduler/stack-poller.js';
@@ -46,11 +46,17 @@ function setup(queries: SavedQuery[], overrides: Partial<StackConfig> = {}) {
   const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger });
   store.addStack('s', new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 3600, staleAfterSeconds: 10_800 }] as const)), 1000);
   const clock = { t: 1_780_000_000 };
-  const state = { runs: [merger(1_779_990_000)], count: 7, countError: undefined as Error | undefined, failNextCounts: 0, retriesPerCount: 0, metadataError: undefined as Error | undefined, onCount: undefined as (() => Promise<void>) | undefined };
+  const state = { runs: [merger(1_779_990_000)], count: 7, countError: undefined as Error | undefined, failNextCounts: 0, retriesPerCount: 0, metadataError: undefined as Error | undefined, metadataUntilAborted: false, onCount: undefined as (() => Promise<void>) | undefined };
   const sent: Array<{ endpoint: string; query?: unknown }> = [];
   const reader: QueryCounting = {
-    fields: async (table) => {
+    fields: async (table, ctx) => {
       sent.push({ endpoint: 'data_metadata', query: table });
+      // As the client does while Retry-After pauses and retries take the poll to its deadline: aborted there.
+      if (state.metadataUntilAborted && ctx?.signal) {
+        const { signal } = ctx;
+        await new Promise((resolve) => (signal.aborted ? resolve(undefined) : signal.addEventListener('abort', resolve, { once: true })));
+        throw new CmdbAbortedError(`GET /CMDB/v2/data/metadata/${table}`);
+      }
       if (state.metadataError) throw state.metadataError;
       return FIELDS;
     },
@@ -252,6 +258,24 @@ describe('saved queries over rebuilds', () => {
     expect(s.counts()).toHaveLength(1);
     expect(s.store.snapshot('s', 'data_query')?.up).toBe(1);
     expect(s.value('cmdb_query_records', 'edr-missing')).toBe(7);
+  });
+
+  it('a metadata read cut off at the poll\'s deadline fails data_metadata only: data_query, which sent nothing, is published up', async () => {
+    // Seen in the fault matrix (data_metadata × status-429-short): Retry-After pauses took the metadata
+    // read to the end of the interval, and data_query, published after it, failed as "timeout" and
+    // stayed down for the whole outage (a failing data_query is not published while the metadata fails).
+    const s = setup([GOOD], { intervals: { ...testStack().intervals, queries: 0.05 } });
+    await s.poller.poll('connectors');
+    s.state.metadataUntilAborted = true;
+    for (let round = 0; round < 2; round++) {
+      await s.poller.poll('queries');
+      await s.store.settled();
+      expect(s.poller.runner.status().find((x) => x.endpoint === 'data_metadata')).toMatchObject({ state: 'failing', outcome: 'timeout' });
+      expect(s.poller.runner.status().find((x) => x.endpoint === 'data_query')?.state).not.toBe('failing');
+      expect(s.store.snapshot('s', 'data_query')?.up).toBe(1);
+      expect(s.value('cmdb_query_last_run_success', 'edr-missing')).toBe(0);
+    }
+    expect(s.counts()).toHaveLength(0);
   });
 
   it('a data_query that failed stays down while the metadata fails too: no poll of it succeeded', async () => {
