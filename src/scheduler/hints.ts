@@ -9,14 +9,17 @@ type Hinted = Exclude<PollOutcome, StatusOutcome | 'success'>;
 /** How the stack authenticates: the same 401 means something else for each (src/config/types.ts StackAuth). */
 export type AuthKind = 'client' | 'token';
 
+/** Tokens taken: what both 401 hints of client credentials say of another process with the same client id. */
+const TOKENS_TAKEN =
+  'another process with the same client id (a backfill?) may take each token it grants (a CMDB that keeps one token per client): give each process a client id of its own';
+
 /**
  * A 401 after the client renewed its token: with client credentials the token endpoint has just
  * accepted them, so they are not what is rejected (a request refused to the client, or tokens taken
  * by another process of the same client id); a pre-issued token is what is refused.
  */
 const UNAUTHORIZED_HINTS: Record<AuthKind, string> = {
-  client:
-    "the CMDB refused this request (401) with a token its token endpoint had just granted, so the client id and secret are accepted: another process with the same client id (a backfill?) may take each token it grants (a CMDB that keeps one token per client): give each process a client id of its own; or the CMDB refuses this endpoint to the client: check the client's rights in the CMDB's authorization tokens section",
+  client: `the CMDB refused this request (401) with a token its token endpoint had just granted, so the client id and secret are accepted: ${TOKENS_TAKEN}; or the CMDB refuses this endpoint to the client: check the client's rights in the CMDB's authorization tokens section`,
   token: 'the CMDB refuses the pre-issued token: replace it (CMDB_TOKEN or the stack\'s token / tokenFile)',
 };
 
@@ -24,7 +27,7 @@ const STATUS_HINTS: Partial<Record<StatusOutcome, (endpoint: string, auth?: Auth
   '401': (_endpoint, auth) =>
     auth
       ? UNAUTHORIZED_HINTS[auth]
-      : "the CMDB rejected the credentials: check the client id and secret (CMDB_CLIENT_ID / CMDB_SECRET or the stack's clientId / secret), or replace the pre-issued token; if the token endpoint accepts them, another process with the same client id (a backfill?) may take each token it grants (a CMDB that keeps one token per client): give each process a client id of its own",
+      : `the CMDB rejected the credentials: check the client id and secret (CMDB_CLIENT_ID / CMDB_SECRET or the stack's clientId / secret), or replace the pre-issued token; if the token endpoint accepts them, ${TOKENS_TAKEN}`,
   '404': () =>
     'the CMDB does not serve this path: check that baseUrl is the address before /CMDB, or add the endpoint to disabledEndpoints if this CMDB version lacks it',
   '429': () => HINTS.rate_limited,
