@@ -1,0 +1,69 @@
+/**
+ * One fetch at a time per cache folder, across processes (test workers ask for parts at once): a
+ * lock folder made with mkdir (atomic), holding the owner's pid. A lock of a process that is gone
+ * is taken over; a live owner is waited for, up to WAIT_MS.
+ */
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const WAIT_MS = 20 * 60_000;
+const POLL_MS = 200;
+/** A lock folder without its owner file yet is being made: younger than this, it is not taken over. */
+const MAKING_MS = 10_000;
+
+function sleep(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function ownerGone(lock: string): boolean {
+  let owner: number;
+  try {
+    owner = Number(readFileSync(join(lock, 'owner'), 'utf8'));
+  } catch {
+    try {
+      return Date.now() - statSync(lock).mtimeMs > MAKING_MS;
+    } catch {
+      return false;
+    }
+  }
+  return !Number.isInteger(owner) || owner <= 0 || !alive(owner);
+}
+
+/** Runs `fn` holding the cache's lock (re-entrant within one process). */
+let held = 0;
+export function withLock<T>(cache: string, fn: () => T): T {
+  if (held > 0) return fn();
+  const lock = join(cache, '.lock');
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'owner'), String(process.pid));
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (ownerGone(lock)) {
+        rmSync(lock, { recursive: true, force: true });
+        continue;
+      }
+      if (Date.now() > deadline) throw new Error(`waited ${WAIT_MS / 60_000} min for ${lock} (another fetch of test parts); remove it if no fetch is running`);
+      sleep(POLL_MS);
+    }
+  }
+  held++;
+  try {
+    return fn();
+  } finally {
+    held--;
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
