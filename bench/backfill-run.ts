@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { secondsAtPace } from '../src/backfill/plan.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
-import { onPath } from '../src/executables.js';
+import { part } from '../scripts/parts/index.js';
 import { startChild } from './children.js';
 import { bytes, count, seconds, type Table } from './format.js';
 import { sizeByName } from './sizes.js';
@@ -113,8 +113,7 @@ function freePort(): Promise<number> {
 
 /** A VictoriaMetrics on loopback with its storage in `dir`; resolves once it answers /health. */
 async function startVictoria(dir: string): Promise<{ url: string; child: ChildProcess }> {
-  const bin = onPath('victoria-metrics');
-  if (!bin) throw new Error('victoria-metrics is not on PATH (apt-get install -y victoria-metrics): the remote-write route needs a receiver');
+  const bin = part('victoria-metrics');
   const port = await freePort();
   const child = spawn(bin, [`-storageDataPath=${dir}`, `-httpListenAddr=127.0.0.1:${port}`, '-retentionPeriod=100y', '-loggerLevel=ERROR'], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;

@@ -96,7 +96,7 @@ async function main(): Promise<void> {
   const minutes = Number(values.minutes ?? (scenario === 'demo' ? 5 : 4));
   const prometheusBin = findPrometheus();
   const amBin = findAlertmanager();
-  if (!prometheusBin || !amBin) throw new Error('prometheus and prometheus-alertmanager must be on PATH');
+  if (!prometheusBin || !amBin) throw new Error('Prometheus and Alertmanager could not be had (see above)');
 
   const sims: Array<readonly [string, SimulatorServer]> =
     scenario === 'demo'

@@ -1,6 +1,5 @@
 /**
- * The demo's Alertmanager (`npm run demo` when Alertmanager is on PATH: Debian's
- * prometheus-alertmanager, or an upstream `alertmanager`): the SHIPPED routing, grouping, inhibition
+ * The demo's Alertmanager (`npm run demo`: the pinned part, scripts/parts, fetched on first use): the SHIPPED routing, grouping, inhibition
  * and templates (config/alertmanager/), with every receiver turned into a webhook to the demo's own
  * receiver, which prints each notification in the terminal, and the group timings shortened so that
  * a notification arrives within a minute. Generated into a temporary directory; the shipped files are
@@ -10,7 +9,7 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
-import { onPath } from '../src/executables.js';
+import { describePart, part } from './parts/index.js';
 import { TEMPLATE_FILE, withWebhookReceivers, type TestTiming } from './alertmanager/config.js';
 import { childDir, choosePort, startServerChild } from './demo-process.js';
 
@@ -19,9 +18,14 @@ const SHIPPED_DIR = fileURLToPath(new URL('../config/alertmanager/', import.meta
 /** The demo's group timings: a problem is told within seconds, an addition to its group within a minute. */
 export const DEMO_TIMING: TestTiming = { group_wait: '10s', group_interval: '30s', repeat_interval: '4h' };
 
-/** Debian's `prometheus-alertmanager` or upstream's `alertmanager` on PATH, or undefined. */
-export function findAlertmanager(path = process.env.PATH ?? ''): string | undefined {
-  return onPath('prometheus-alertmanager', path) ?? onPath('alertmanager', path);
+/** The pinned Alertmanager (CMDB_PART_ALERTMANAGER names another), or undefined with the reason said. */
+export function findAlertmanager(): string | undefined {
+  try {
+    return part('alertmanager');
+  } catch (err) {
+    console.log(`${describePart('alertmanager')} is not available: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
+  }
 }
 
 /** The shipped configuration with every receiver a webhook to `receiverUrl`, timed by `timing`. */

@@ -1,5 +1,5 @@
 /**
- * The demo's Prometheus (`npm run demo` when `prometheus` is on PATH): a real Prometheus on loopback
+ * The demo's Prometheus (`npm run demo`: the pinned part, scripts/parts, fetched on first use): a real Prometheus on loopback
  * that scrapes the demo's exporter every few seconds and evaluates the SHIPPED rule files
  * (config/prometheus/cmdb-rules.yml and cmdb-alerts.yml) with every `for:` cut to at most
  * DEMO_FOR_SECONDS, so that an alert fires within minutes instead of the hour a real setup waits,
@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
-import { onPath } from '../src/executables.js';
+import { describePart, part } from './parts/index.js';
 import { childDir, choosePort, startServerChild, type ServerChild } from './demo-process.js';
 
 const RULES_DIR = fileURLToPath(new URL('../config/prometheus/', import.meta.url));
@@ -24,9 +24,14 @@ export const DEMO_INTERVAL_SECONDS = 5;
 /** The longest `for:` in the demo's copy of the rules (the shipped ones wait 5 to 30 minutes). */
 export const DEMO_FOR_SECONDS = 30;
 
-/** `prometheus` on PATH, or undefined. */
-export function findPrometheus(path = process.env.PATH ?? ''): string | undefined {
-  return onPath('prometheus', path);
+/** The pinned Prometheus (CMDB_PART_PROMETHEUS names another), or undefined with the reason said. */
+export function findPrometheus(): string | undefined {
+  try {
+    return part('prometheus');
+  } catch (err) {
+    console.log(`${describePart('prometheus')} is not available: ${err instanceof Error ? err.message : String(err)}`);
+    return undefined;
+  }
 }
 
 const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400, w: 604800, y: 31536000 };

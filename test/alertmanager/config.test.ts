@@ -16,7 +16,7 @@ import { acceptingAbsent } from '../../scripts/alertmanager/matchers.js';
 import { ALERTMANAGER_FILE, renderAlertmanagerFiles } from '../../scripts/gen-alertmanager.js';
 import { alertGroups } from '../../scripts/gen-rules.js';
 import { MIXIN_DEFAULTS } from '../../scripts/mixin.js';
-import { requireExecutable } from '../e2e/harness/tools.js';
+import { requirePart } from '../e2e/harness/tools.js';
 import { REPO } from '../dashboards/metrics.js';
 
 const run = promisify(execFile);
@@ -25,7 +25,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const SHIPPED = new URL(ALERTMANAGER_FILE, REPO).pathname;
 
 async function amtool(args: readonly string[]): Promise<string> {
-  const { stdout } = await run(requireExecutable('amtool'), [...args], { timeout: 20_000 });
+  const { stdout } = await run(requirePart('amtool'), [...args], { timeout: 20_000 });
   return stdout;
 }
 

@@ -11,7 +11,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { TEMPLATES_FILE } from '../../scripts/gen-alertmanager.js';
-import { requireExecutable } from '../e2e/harness/tools.js';
+import { requirePart } from '../e2e/harness/tools.js';
 import { REPO } from '../dashboards/metrics.js';
 
 const run = promisify(execFile);
@@ -35,7 +35,7 @@ const RENDERED: ReadonlyArray<readonly [name: string, type: 'text' | 'html']> = 
 
 async function render(template: string, type: 'text' | 'html', data: string): Promise<string> {
   const { stdout } = await run(
-    requireExecutable('amtool'),
+    requirePart('amtool'),
     ['template', 'render', `--template.glob=${TEMPLATES}`, `--template.type=${type}`, `--template.data=${data}`, `--template.text={{ template "${template}" . }}`],
     { timeout: 20_000 },
   );

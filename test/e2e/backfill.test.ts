@@ -24,7 +24,7 @@ import { startExporter, waitUntilReady, writeExporterConfig } from './harness/ex
 import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type PrometheusApi, type Series } from './harness/prometheus.js';
 import { allDashboardQueries } from './harness/queries.js';
-import { baseEnv, http, makeTempDir, removeDir, REPO_ROOT, requireBuild, requireExecutable } from './harness/tools.js';
+import { baseEnv, http, makeTempDir, removeDir, REPO_ROOT, requireBuild, requirePart } from './harness/tools.js';
 import { startVictoria } from './harness/victoria.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
@@ -92,8 +92,8 @@ async function samplesHeld(url: string): Promise<number> {
 
 beforeAll(async () => {
   requireBuild();
-  requireExecutable('prometheus');
-  const promtool = requireExecutable('promtool');
+  requirePart('prometheus');
+  const promtool = requirePart('promtool');
   dir = makeTempDir('backfill');
   // Connectors run once a day with 15 runs each; Action jobs and ingestion runs spread over 14 days.
   sim = await startSimulator({

@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startProcess, stopAll, type ManagedProcess } from './harness/processes.js';
 import { PrometheusApi } from './harness/prometheus.js';
 import { existsSync } from 'node:fs';
-import { baseEnv, http, REPO_ROOT, requireExecutable } from './harness/tools.js';
+import { baseEnv, http, REPO_ROOT, requirePart } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
 const SHIPPED = ['config/prometheus/cmdb-alerts.yml', 'config/prometheus/cmdb-rules.yml'];
@@ -36,8 +36,8 @@ function parseCurl(line: string): { url: string; body: string } {
 
 describe('npm run demo with Prometheus on PATH', () => {
   it('prints the alerts page and a break command after which CmdbConnectorError fires for that connector', async () => {
-    requireExecutable('prometheus');
-    requireExecutable('prometheus-alertmanager');
+    requirePart('prometheus');
+    requirePart('alertmanager');
     const shippedBefore = SHIPPED.map((f) => readFileSync(join(REPO_ROOT, f), 'utf8'));
     demo = startProcess('demo', process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], {
       cwd: REPO_ROOT,
@@ -138,8 +138,8 @@ describe('npm run demo with Prometheus on PATH', () => {
 
 describe('npm run demo stopped with Ctrl-C', () => {
   it('leaves no child behind: Prometheus and Alertmanager stop and their directories go', async () => {
-    requireExecutable('prometheus');
-    requireExecutable('prometheus-alertmanager');
+    requirePart('prometheus');
+    requirePart('alertmanager');
     const run = startProcess('demo-sigint', process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], {
       cwd: REPO_ROOT,
       env: baseEnv({ DEMO_SIMULATOR_PORT: '0', DEMO_EXPORTER_PORT: '0', DEMO_PROMETHEUS_PORT: '0', DEMO_ALERTMANAGER_PORT: '0' }),

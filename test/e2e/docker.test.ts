@@ -12,7 +12,7 @@ import { parse } from 'yaml';
 import { contextSources, execForm, finalStageEnv, healthcheckCommand, isIgnored, parseDockerfile, type Instruction } from './harness/dockerfile.js';
 import { startExporter, waitUntilReady, type RunningExporter } from './harness/exporter.js';
 import { runToCompletion, startProcess, stopAllAndCheck, type ManagedProcess } from './harness/processes.js';
-import { baseEnv, freePort, http, makeTempDir, removeDir, REPO_ROOT, requireBuild, requireExecutable } from './harness/tools.js';
+import { baseEnv, freePort, http, makeTempDir, removeDir, REPO_ROOT, requireBuild, requirePart } from './harness/tools.js';
 
 interface Service {
   build?: string | { context?: string; dockerfile?: string };
@@ -188,7 +188,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('the Prometheus config it mounts passes promtool check config (rule files included)', async () => {
-    const promtool = requireExecutable('promtool');
+    const promtool = requirePart('promtool');
     const result = await runToCompletion(promtool, ['check', 'config', 'config/prometheus/prometheus.yml'], { cwd: REPO_ROOT, env: baseEnv(), timeoutMs: 30_000 });
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     expect(result.stdout).toContain('SUCCESS: 2 rule files found');

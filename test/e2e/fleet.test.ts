@@ -15,7 +15,7 @@ import { parseExposition, type ParsedSample } from '../helpers/exposition.js';
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { fastRuleFiles, JOB, startPrometheus, type PrometheusApi, type Target } from './harness/prometheus.js';
-import { http, makeTempDir, removeDir, REPO_ROOT, requireExecutable } from './harness/tools.js';
+import { http, makeTempDir, removeDir, REPO_ROOT, requirePart } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
 const GOOD = ['fleet-a', 'fleet-b'];
@@ -40,7 +40,7 @@ function shippedJob(sdUrl: string): Record<string, unknown> {
 const stackYaml = (name: string, secret: string) => ({ name, baseUrl: sim.url, clientId: sim.clientId, secret });
 
 beforeAll(async () => {
-  requireExecutable('prometheus');
+  requirePart('prometheus');
   dir = makeTempDir('fleet');
   sim = await startSimulator({ live: false });
   const state = sim.state();

@@ -15,7 +15,7 @@ import { startSimulator, type SimulatorServer } from '../../src/simulator/server
 import { startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type RunningPrometheus, type Series } from './harness/prometheus.js';
-import { http, makeTempDir, removeDir, requireExecutable } from './harness/tools.js';
+import { http, makeTempDir, removeDir, requirePart } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
 const STACK = 'formats';
@@ -73,7 +73,7 @@ let toNative: Proxy;
 let cutShort: Proxy;
 
 beforeAll(async () => {
-  requireExecutable('prometheus');
+  requirePart('prometheus');
   dir = makeTempDir('formats');
   sim = await startSimulator({ secret: SECRET, live: false });
   const state = sim.state();

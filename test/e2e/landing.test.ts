@@ -13,29 +13,20 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA_ENDPOINTS } from '../../src/api/endpoints.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { launchChromium, requireChromium } from './harness/browser.js';
 import { stopAllAndCheck } from './harness/processes.js';
-import { INSTALL_HINTS, leakedSecrets, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
+import { leakedSecrets, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
 import { exampleQueries } from '../helpers/queries.js';
 
 /** A saved query the field metadata refuses: a quoted number on an Integer field. */
 const QUOTED = { name: 'quoted-number', table: 'asset', query: [[{ searchFieldName: 'High_CVE', operator: '==', value: '5' }]] };
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 const PRIMARY_SECRET = `e2e-primary-${randomBytes(8).toString('hex')}`;
 const HOSTILE_SECRET = `e2e-hostile-${randomBytes(8).toString('hex')}`;
 /** Markup that would add elements or run script if the page did not escape it. */
@@ -63,7 +54,7 @@ let browser: Browser | undefined;
 let page: Page;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; install it with: ${INSTALL_HINTS.chromium}`);
+  requireChromium();
   dir = makeTempDir('landing');
   // Kept after the run (CI keeps the folder as an artifact); gitignored.
   artifacts = process.env.E2E_ARTIFACTS_DIR ?? join(REPO_ROOT, 'artifacts', 'screenshots');
@@ -104,7 +95,7 @@ beforeAll(async () => {
     env: { E2E_PRIMARY_SECRET: PRIMARY_SECRET, E2E_HOSTILE_SECRET: HOSTILE_SECRET },
   });
   await waitUntilReady(exporter);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
   await page.goto(`${exporter.url}/`);
 });

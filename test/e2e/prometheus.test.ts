@@ -13,7 +13,7 @@ import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, typ
 import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { fastRuleFiles, JOB, startPrometheus, type Alert, type PrometheusApi, type RunningPrometheus } from './harness/prometheus.js';
 import { allDashboardQueries, grafanaValues, healthyConnector, isoDay, succeededAction } from './harness/queries.js';
-import { baseEnv, http, leakedSecrets, makeTempDir, removeDir, REPO_ROOT, requireExecutable } from './harness/tools.js';
+import { baseEnv, http, leakedSecrets, makeTempDir, removeDir, REPO_ROOT, requirePart } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 import { exampleQueries } from '../helpers/queries.js';
 
@@ -37,8 +37,8 @@ let api: PrometheusApi;
 let promtool: string;
 
 beforeAll(async () => {
-  requireExecutable('prometheus');
-  promtool = requireExecutable('promtool');
+  requirePart('prometheus');
+  promtool = requirePart('promtool');
   dir = makeTempDir('prometheus');
   sim = await startSimulator({ secret: CLIENT_SECRET, live: false });
   // A source that stopped running three days ago, its rows shaped like the real service's: _time and

@@ -17,7 +17,7 @@ import { startSimulator, type SimulatorServer } from '../../src/simulator/server
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { fastRuleFiles, JOB, startPrometheus, type PrometheusApi } from './harness/prometheus.js';
-import { makeTempDir, removeDir, requireExecutable } from './harness/tools.js';
+import { makeTempDir, removeDir, requirePart } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
 const STACK = 'e2e-scan';
@@ -43,7 +43,7 @@ let exporter: RunningExporter;
 let api: PrometheusApi;
 
 beforeAll(async () => {
-  requireExecutable('prometheus');
+  requirePart('prometheus');
   dir = makeTempDir('scan-stale');
   // 30 connectors × 2 profiles × 10 daily runs: 600 rows, 12 pages of 50.
   sim = await startSimulator({ live: false, size: { connectors: 30, profilesPerConnector: 2, runsPerConnector: 10 }, connectorPeriodSeconds: 86_400 });

@@ -14,7 +14,7 @@ import { makeCa, makeCert } from '../helpers/certs.js';
 import { FAST_INTERVALS, startExporter, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
 import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type RunningPrometheus } from './harness/prometheus.js';
-import { baseEnv, makeTempDir, removeDir, REPO_ROOT, requireExecutable } from './harness/tools.js';
+import { baseEnv, makeTempDir, removeDir, REPO_ROOT, requirePart } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
 const USER = 'prometheus';
@@ -27,7 +27,7 @@ let exporter: RunningExporter;
 let prometheus: RunningPrometheus;
 
 beforeAll(async () => {
-  requireExecutable('prometheus');
+  requirePart('prometheus');
   dir = makeTempDir('tls');
   makeCa(dir);
   makeCert(dir, 'server');

@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import { TEMPLATE_FILE } from '../../../scripts/alertmanager/config.js';
 import { startWebhookReceiver, type Notification, type WebhookReceiver } from '../../../scripts/alert-receiver.js';
 import { startProcess, type ManagedProcess } from './processes.js';
-import { baseEnv, http, onFreePort, REPO_ROOT, requireExecutable } from './tools.js';
+import { baseEnv, http, onFreePort, REPO_ROOT, requirePart } from './tools.js';
 import { waitUntilServing } from './prometheus.js';
 
 /** One alert of Alertmanager's API v2 (GET /api/v2/alerts). */
@@ -61,7 +61,7 @@ export interface RunningAlertmanager {
 
 /** Starts Alertmanager in `dir` with `config` (an object, written as YAML beside a copy of cmdb.tmpl). */
 export async function startAlertmanager(dir: string, config: Record<string, unknown>): Promise<RunningAlertmanager> {
-  const bin = requireExecutable('prometheus-alertmanager');
+  const bin = requirePart('alertmanager');
   const configFile = join(dir, 'alertmanager.yml');
   writeFileSync(configFile, stringify(config));
   copyFileSync(join(REPO_ROOT, 'config/alertmanager', TEMPLATE_FILE), join(dir, TEMPLATE_FILE));

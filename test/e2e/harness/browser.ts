@@ -1,18 +1,16 @@
-/** Debian's Chromium, headless, for the status page's browser tests (playwright-core downloads no browser). */
-import { existsSync } from 'node:fs';
+/** Headless Chromium (the pinned part, scripts/parts) for the status page's browser tests; playwright-core downloads no browser. */
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { INSTALL_HINTS } from './tools.js';
+import { requirePart } from './tools.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
-/** Throws with the install command when Chromium is missing. */
-export function requireChromium(): void {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing; install it with: ${INSTALL_HINTS.chromium}`);
+/** The pinned Chromium's path, fetched on first use; throws saying what to do when it cannot be had. */
+export function requireChromium(): string {
+  return requirePart('chromium');
 }
 
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  return chromium.launch({ executablePath: requireChromium(), args: CHROMIUM_ARGS });
 }
 
 /** A new page `width` px wide (900 high) at `url`. */

@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import { RULES_DIR, renderRuleFiles, THRESHOLDS } from '../../../scripts/gen-rules.js';
 import { startProcess, type ManagedProcess } from './processes.js';
 import { done, notYet, StopWaiting, waitFor } from './wait.js';
-import { baseEnv, http, onFreePort, requireExecutable } from './tools.js';
+import { baseEnv, http, onFreePort, requirePart } from './tools.js';
 
 /** The job name the generated rules select (THRESHOLDS.jobSelector). */
 export const JOB = 'cmdb-exporter';
@@ -139,7 +139,7 @@ function writeConfig(setup: PrometheusSetup): string {
 }
 
 export async function startPrometheus(setup: PrometheusSetup): Promise<RunningPrometheus> {
-  const bin = requireExecutable('prometheus');
+  const bin = requirePart('prometheus');
   const configFile = writeConfig(setup);
   return onFreePort(async (port) => {
     const proc = startProcess('prometheus', bin, [

@@ -1,6 +1,6 @@
 /**
- * What the end-to-end tests need from the machine: executables on PATH (with the install hint when
- * one is missing), the built daemon, free loopback ports, temporary directories, and plain HTTP
+ * What the end-to-end tests need from the machine: the real parts (pinned and fetched on first use
+ * by scripts/parts), the built daemon, free loopback ports, temporary directories, and plain HTTP
  * requests to loopback.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -8,25 +8,17 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { onPath } from '../../../src/executables.js';
+import { part, type PartName } from '../../../scripts/parts/index.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** Debian packages the suites need; CI installs them with apt-get before `npm run test:e2e`. */
-export const INSTALL_HINTS = {
-  prometheus: 'apt-get update && apt-get install -y prometheus',
-  promtool: 'apt-get update && apt-get install -y prometheus',
-  chromium: 'apt-get update && apt-get install -y chromium',
-  'victoria-metrics': 'apt-get update && apt-get install -y victoria-metrics',
-  'prometheus-alertmanager': 'apt-get update && apt-get install -y prometheus-alertmanager',
-  amtool: 'apt-get update && apt-get install -y prometheus-alertmanager',
-} as const;
-
-/** Throws, with the command that installs it, when `name` is not an executable on PATH. */
-export function requireExecutable(name: keyof typeof INSTALL_HINTS): string {
-  const found = onPath(name);
-  if (!found) throw new Error(`${name} is not on PATH; install it with: ${INSTALL_HINTS[name]}`);
-  return found;
+/**
+ * The path of a real part (Prometheus, promtool, Alertmanager, amtool, VictoriaMetrics, Chromium, …)
+ * of the tier CMDB_PARTS_TIER names, fetched on first use; throws with which part, which version and
+ * what to do when it cannot be had (scripts/parts/index.ts, docs/testing.md).
+ */
+export function requirePart(name: PartName): string {
+  return part(name);
 }
 
 /** Throws, naming the build command, when the compiled daemon is missing. */

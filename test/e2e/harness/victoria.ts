@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { startProcess, type ManagedProcess } from './processes.js';
 import { done, notYet, StopWaiting, waitFor } from './wait.js';
-import { baseEnv, http, onFreePort, requireExecutable } from './tools.js';
+import { baseEnv, http, onFreePort, requirePart } from './tools.js';
 
 export interface RunningVictoria {
   readonly proc: ManagedProcess;
@@ -15,7 +15,7 @@ export interface RunningVictoria {
 }
 
 export async function startVictoria(dir: string): Promise<RunningVictoria> {
-  const bin = requireExecutable('victoria-metrics');
+  const bin = requirePart('victoria-metrics');
   return onFreePort(async (port) => {
     const proc = startProcess('victoria-metrics', bin, [`-storageDataPath=${join(dir, 'victoria')}`, `-httpListenAddr=127.0.0.1:${port}`, '-retentionPeriod=100y', '-loggerLevel=ERROR'], {
       cwd: dir,
