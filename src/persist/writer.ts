@@ -4,8 +4,10 @@
  * stacks that are due, one file at a time, each in slices (json-pieces.ts). How often is bounded per
  * stack: after a change of series, up or forbidden at most every MIN_GAP_SECONDS; after polls that
  * changed only their times, every STATUS_GAP_SECONDS. At shutdown every stack that has polled is
- * written once more. A write that fails is logged (once until it succeeds again) and
- * counted; it never stops a poll. Files of stacks no longer configured are removed.
+ * written once more. A write that fails is logged (once until it
+ * succeeds again), counted, and tried again after the least gap; it never stops a poll. Once the
+ * folder's lock names another process (abandon()), nothing is written any more, not even at
+ * shutdown. Files of stacks no longer configured are removed.
  */
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
@@ -67,6 +69,8 @@ export class StateWriter {
   private timer: NodeJS.Timeout | undefined;
   private busy: Promise<void> | undefined;
   private closed = false;
+  /** The folder's lock names another process: nothing is written any more. */
+  private abandoned = false;
 
   constructor(private readonly opts: WriterOptions) {
     this.files = new Set(opts.files);
@@ -85,18 +89,21 @@ export class StateWriter {
     this.closed = true;
     clearInterval(this.timer);
     await this.busy;
+    if (this.abandoned) return;
     for (const stack of this.opts.source.stacks()) if (this.opts.source.marks(stack.name)) await this.write(stack);
   }
 
-  /** Stops writing at once, without a last write (the folder's lock was lost: another process writes there now). */
+  /** Stops writing at once and for good, shutdown included (the folder's lock was lost: another process writes there now). */
   abandon(): void {
     this.closed = true;
+    this.abandoned = true;
     clearInterval(this.timer);
   }
 
   /** Writes `stack` now, whatever its marks (the benchmark, tests). */
   async writeNow(name: string): Promise<WriteFigures | undefined> {
     while (this.busy) await this.busy;
+    if (this.abandoned) return undefined;
     const stack = this.opts.source.stacks().find((s) => s.name === name);
     if (!stack) return undefined;
     const writing = this.write(stack);
@@ -137,7 +144,7 @@ export class StateWriter {
     await source.prepare?.(stack.name);
     const marks = source.marks(stack.name) ?? { data: 0, status: 0 };
     const parts = await source.parts(stack.name);
-    if (!parts) return undefined;
+    if (!parts || this.abandoned) return undefined;
     const at = now();
     const doc: StackDocument = { format: STATE_FORMAT, version: STATE_VERSION, stack: stack.name, service: serviceOf(stack), writtenAt: at, parts };
     const labels = { stack: stack.name };

@@ -1,8 +1,9 @@
 /**
  * The writer's bounds: a stack is written after a change of its series at most every MIN_GAP_SECONDS
  * and after changes of times only every STATUS_GAP_SECONDS, every stack that has polled once more
- * at close, and the file of a stack no longer configured is removed. The test makes the looks its
- * timer would make (check()), on its own clock.
+ * at close (none once abandoned: the folder's lock is
+ * another process's), and the file of a stack no longer configured is removed. The test makes the
+ * looks its timer would make (check()), on its own clock.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -106,5 +107,20 @@ describe('StateWriter', () => {
     expect(writes.sort()).toEqual(['a', 'b']);
     await writer.close();
     expect(writes.sort()).toEqual(['a', 'a', 'b', 'b']);
+  });
+
+  it('once abandoned writes nothing, at close neither', async () => {
+    const { writer, marks, writes } = setup([testStack({ name: 'a' })]);
+    marks.set('a', { data: 1, status: 1 });
+    await writer.check();
+    expect(writes).toEqual(['a']);
+    rmSync(stateFileOf(dir, 'a'));
+    writer.abandon();
+    marks.set('a', { data: 2, status: 2 });
+    await writer.check();
+    expect(await writer.writeNow('a')).toBeUndefined();
+    await writer.close();
+    expect(writes).toEqual(['a']);
+    expect(existsSync(stateFileOf(dir, 'a'))).toBe(false);
   });
 });
