@@ -105,6 +105,8 @@ export class Stacks {
 
   /** Runs every stack's poll jobs; undefined without `schedule`. */
   private readonly scheduler: Scheduler | undefined;
+  /** The scheduler takes the stacks' jobs (startPolling): before, a stack added waits for it. */
+  private polling = false;
 
   constructor(private readonly opts: StacksOptions) {
     const { schedule, instruments, logger, nowMs } = opts;
@@ -152,8 +154,23 @@ export class Stacks {
     client.events.requests.on(this.status.recorder(stack.name));
     if (start.problemsSeen) this.status.restore(stack.name, start.problemsSeen, applied);
     this.runtimes.set(stack.name, { config: stack, road, client, readers, plan, poller, startedAt: now(), joined, restored: carried.restored !== undefined });
-    scheduler?.add(poller);
+    if (this.polling) scheduler?.add(poller);
     return applied;
+  }
+
+  /**
+   * The stacks start polling (the scheduler takes their jobs, and those of every stack added
+   * later): once the process serves, so that a start that fails sent no request to the CMDB.
+   */
+  startPolling(): void {
+    if (this.polling) return;
+    this.polling = true;
+    const at = this.opts.now();
+    for (const [name, r] of this.runtimes) {
+      // Readiness waits one attempt timeout from the first polls, not from when the runtime was built.
+      this.runtimes.set(name, { ...r, startedAt: at });
+      this.scheduler?.add(r.poller);
+    }
   }
 
   /**
