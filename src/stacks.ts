@@ -346,13 +346,14 @@ export class Stacks {
 
   /**
    * The stack's change marks for its state's writer: the store's, with every page of a full
-   * connector scan counted as a change of data (a restart goes on from the pages kept).
+   * connector scan counted as a change of data (a restart goes on from the pages kept), and when an
+   * endpoint's first outcome or series appeared (written at the writer's next look).
    */
-  stateMarks(name: string): { readonly data: number; readonly status: number } | undefined {
+  stateMarks(name: string): { readonly data: number; readonly status: number; readonly appeared?: number } | undefined {
     const marks = this.opts.store.changeMarks(name);
     const pages = this.runtimes.get(name)?.readers.stateMark() ?? 0;
     if (!marks && pages === 0) return undefined;
-    return { data: (marks?.data ?? 0) + pages, status: marks?.status ?? 0 };
+    return { data: (marks?.data ?? 0) + pages, status: marks?.status ?? 0, ...(marks?.appeared === undefined ? {} : { appeared: marks.appeared }) };
   }
 
   /** Makes the stack's parts current where they are held off the main thread (a connector scan's pages in the page worker). */

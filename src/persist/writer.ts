@@ -3,8 +3,10 @@
  * scrape path: a timer looks every TICK_MS at the store's change marks of each stack and writes the
  * stacks that are due, one file at a time, each in slices (json-pieces.ts). How often is bounded per
  * stack: after a change of series, up or forbidden at most every MIN_GAP_SECONDS; after polls that
- * changed only their times, every STATUS_GAP_SECONDS. At shutdown every stack that has polled is
- * written once more. A write that fails is logged (once until it
+ * changed only their times, every STATUS_GAP_SECONDS; but an endpoint's first outcome or series
+ * (what the file lacks entirely: a first poll, series back after they expired) at the next look, so
+ * that a kill -9 soon after it does not leave a restart without that endpoint's series. At shutdown
+ * every stack that has polled is written once more. A write that fails is logged (once until it
  * succeeds again), counted, and tried again after the least gap; it never stops a poll. Once the
  * folder's lock names another process (abandon()), nothing is written any more, not even at
  * shutdown. Files of stacks no longer configured are removed.
@@ -26,8 +28,8 @@ export const STATUS_GAP_SECONDS = 300;
 export interface StateSource {
   /** The stacks configured now. */
   stacks(): readonly StackConfig[];
-  /** The stack's change marks (SnapshotStore.changeMarks, and a connector scan's pages). */
-  marks(stack: string): { readonly data: number; readonly status: number } | undefined;
+  /** The stack's change marks (SnapshotStore.changeMarks, and a connector scan's pages); `appeared` written at the next look. */
+  marks(stack: string): { readonly data: number; readonly status: number; readonly appeared?: number } | undefined;
   /** Resolves once the series that arrived for the stack so far are served (a large poll or a restore is applied in slices). */
   settled(stack: string): Promise<void>;
   /** Resolves once parts() is current where a part is held off the main thread (a connector scan's pages). */
@@ -56,6 +58,7 @@ export interface WriteFigures {
 interface Written {
   readonly data: number;
   readonly status: number;
+  readonly appeared?: number;
   /** Unix seconds. */
   readonly at: number;
 }
@@ -132,6 +135,7 @@ export class StateWriter {
     if (!marks) return false;
     const last = this.written.get(stack);
     if (!last) return true;
+    if (marks.appeared !== undefined && marks.appeared !== last.appeared) return true;
     const age = this.opts.now() - last.at;
     if (marks.data !== last.data) return age >= MIN_GAP_SECONDS;
     return marks.status !== last.status && age >= STATUS_GAP_SECONDS;
@@ -161,8 +165,8 @@ export class StateWriter {
       return { bytes, seconds };
     } catch (err) {
       this.failed(stack.name, err);
-      // Tried again after the least gap, not at every tick.
-      this.written.set(stack.name, { data: -1, status: -1, at });
+      // Tried again after the least gap, not at every tick (what appeared is in the next try).
+      this.written.set(stack.name, { data: -1, status: -1, ...(marks.appeared === undefined ? {} : { appeared: marks.appeared }), at });
       return undefined;
     }
   }
