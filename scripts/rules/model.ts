@@ -101,6 +101,7 @@ export function alertFactory(t: Thresholds) {
     name: string,
     severity: Severity,
     expr: string,
+    /** One static sentence naming the problem (mixtool's guideline); every specific goes in `description`. */
     summary: string,
     description: string,
     /** For an alert whose `for:` is itself a threshold rather than an entry of `t.for`. */
@@ -110,6 +111,8 @@ export function alertFactory(t: Thresholds) {
   ): AlertRule {
     const forDuration = forOverride ?? t.for[name];
     if (forDuration === undefined) throw new Error(`thresholds.for has no entry for ${name}`);
+    if (summary.includes('{{') || !/^[A-Z].+\.$/.test(summary)) throw new Error(`${name}: the summary must be one static sentence ending with a period, got ${JSON.stringify(summary)}`);
+    if (!description.includes('{{')) throw new Error(`${name}: the description must name the alert's object from its labels`);
     const problem = PROBLEM_OF[name];
     if (problem === undefined) throw new Error(`PROBLEM_OF (scripts/rules/problems.ts) has no entry for ${name}`);
     return {
