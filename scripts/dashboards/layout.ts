@@ -1,5 +1,6 @@
 /** Places panels on the 24-column grid, numbers them, and wraps them in a dashboard. */
 import type { MixinConfig } from '../mixin.js';
+import { joinMatchers } from '../jsonnet/symbolic.js';
 import { DS, INSTANCE, JOB, STACK } from './builders.js';
 import type { Dashboard, Panel, PanelDraft, Variable } from './types.js';
 
@@ -78,7 +79,7 @@ export function queryVariable(
 }
 
 /** `{a, b}` of the non-empty matchers. */
-const braces = (...matchers: string[]) => `{${matchers.filter((x) => x !== '').join(', ')}}`;
+const braces = (...matchers: string[]) => `{${joinMatchers(matchers)}}`;
 
 /**
  * The variables every dashboard starts with. The mixin's job and stack selectors limit what the
@@ -97,6 +98,10 @@ export function commonVariables(mixin: MixinConfig): Variable[] {
       'Instance',
       `label_values(cmdb_exporter_build_info{${JOB}}, instance)`,
       'Exporter process(es) of the job: with sharded replicas, one per shard.',
+      // Every query also matches job=~"$job", so All may match any instance (dashboard-linter's
+      // template-instance-rule). The job variable keeps its list of values: `.+` there would show
+      // every target of the Prometheus in the process and `up` panels.
+      { allValue: '.+' },
     ),
     queryVariable(
       'stack',
@@ -138,7 +143,9 @@ export function dashboard(spec: DashboardSpec): Dashboard {
     title: spec.title,
     description: spec.description,
     tags: ['cmdb', 'cmdb-exporter'],
-    editable: true,
+    // Provisioned dashboards are not edited in place (dashboard-linter's uneditable-dashboard):
+    // change the generator, or save a copy in Grafana.
+    editable: false,
     graphTooltip: 1,
     refresh: '1m',
     schemaVersion: 39,

@@ -1,5 +1,5 @@
 /** Alerts about the exporter itself: scrape target, CMDB endpoints, token, rate budget, series cap. */
-import { STACK, alertFactory, selector } from './model.js';
+import { STACK, alertFactory, percentOf, selector } from './model.js';
 import type { AlertRule, RuleGroup, Thresholds } from './model.js';
 import { RECORDS } from './recording.js';
 
@@ -103,7 +103,7 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
         'warning',
         `${s(RECORDS.budgetRatio)} > ${t.rateBudgetRatio}`,
         'The exporter has nearly used up its CMDB request budget.',
-        `Requests to the CMDB of ${STACK} over the last 5 minutes use {{ $value | humanizePercentage }} of the configured rateLimitPerMinute (alert above ${t.rateBudgetRatio * 100}%): polls will start waiting for the budget and data will lag.`,
+        `Requests to the CMDB of ${STACK} over the last 5 minutes use {{ $value | humanizePercentage }} of the configured rateLimitPerMinute (alert above ${percentOf(t.rateBudgetRatio)}%): polls will start waiting for the budget and data will lag.`,
       ),
       alert(
         'CmdbRateLimited',

@@ -2,14 +2,14 @@
  * Alerts on the inventory itself: license expiry, a sudden drop in asset or user counts, the
  * opt-in rise of a saved query's count between two rebuilds, and a saved query refused.
  */
-import { STACK, alertFactory, selector } from './model.js';
+import { STACK, alertFactory, percentBelow, selector } from './model.js';
 import type { AlertRule, RuleGroup, Thresholds } from './model.js';
 
 export function inventoryAlerts(t: Thresholds): RuleGroup<AlertRule> {
   const alert = alertFactory(t);
   const days = selector(t, 'cmdb_license_days_until_expiry');
   const left = '{{ $value | printf "%.1f" }} days';
-  const dropPercent = Math.round((1 - t.inventoryDropRatio) * 100);
+  const dropPercent = percentBelow(t.inventoryDropRatio);
   const drop = (kind: 'assets' | 'users', name: string) =>
     alert(
       name,

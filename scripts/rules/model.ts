@@ -6,6 +6,10 @@
 import { FAMILIES } from '../../src/metrics/catalogue.js';
 import type { MixinConfig } from '../mixin.js';
 import { PROBLEM_OF } from './problems.js';
+import { joinMatchers } from '../jsonnet/symbolic.js';
+
+// Seconds and ratios as the rules' descriptions write them (and as the jsonnet mixin computes them).
+export { humanSeconds, percentBelow, percentOf } from '../jsonnet/symbolic.js';
 
 export type Severity = 'critical' | 'warning' | 'info';
 
@@ -75,17 +79,7 @@ export interface Thresholds extends MixinConfig {
 export function selector(t: Thresholds, metric: string, extra = ''): string {
   const family = FAMILIES.get(metric);
   const hasStack = metric !== 'up' && (family === undefined || family.labels.includes('stack'));
-  const matchers = [t.jobSelector, hasStack ? t.stackSelector : '', extra].filter((m) => m !== '');
-  return `${metric}{${matchers.join(', ')}}`;
-}
-
-/** Seconds as the short form people use in runbooks: 2d, 26h, 30m, 90s. */
-export function humanSeconds(seconds: number): string {
-  const units: ReadonlyArray<[string, number]> = [['d', 86400], ['h', 3600], ['m', 60]];
-  for (const [unit, size] of units) {
-    if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
-  }
-  return `${seconds}s`;
+  return `${metric}{${joinMatchers([t.jobSelector, hasStack ? t.stackSelector : '', extra])}}`;
 }
 
 /** `(profile x)` after a connector name, or nothing for the internal merger rows without a profile. */
