@@ -51,7 +51,6 @@ local lib = import '../lib.libsonnet';
             description: 'The Prometheus that scrapes cmdb-exporter.',
             multi: false,
             includeAll: false,
-            current: {},
             options: [],
             refresh: 1,
             regex: '',
@@ -67,7 +66,6 @@ local lib = import '../lib.libsonnet';
               type: 'prometheus',
               uid: '${datasource}',
             },
-            definition: 'label_values(cmdb_exporter_build_info{' + $._config.cmdbExporterSelector + '}, job)',
             multi: true,
             includeAll: true,
             current: {
@@ -95,7 +93,6 @@ local lib = import '../lib.libsonnet';
               type: 'prometheus',
               uid: '${datasource}',
             },
-            definition: 'label_values(cmdb_exporter_build_info{job=~"$job"}, instance)',
             multi: true,
             includeAll: true,
             allValue: '.+',
@@ -124,7 +121,6 @@ local lib = import '../lib.libsonnet';
               type: 'prometheus',
               uid: '${datasource}',
             },
-            definition: 'label_values(cmdb_endpoint_up{' + lib.matchers(['job=~"$job"', 'instance=~"$instance"', $._config.cmdbStackSelector]) + '}, stack)',
             multi: true,
             includeAll: true,
             current: {
@@ -152,10 +148,8 @@ local lib = import '../lib.libsonnet';
               type: 'prometheus',
               uid: '${datasource}',
             },
-            definition: 'label_values(cmdb_connector_info{job=~"$job", instance=~"$instance", stack=~"$stack"}, connector)',
             multi: false,
             includeAll: false,
-            current: {},
             options: [],
             refresh: 2,
             regex: '',
@@ -172,7 +166,6 @@ local lib = import '../lib.libsonnet';
               type: 'prometheus',
               uid: '${datasource}',
             },
-            definition: 'label_values(cmdb_connector_info{job=~"$job", instance=~"$instance", stack=~"$stack", connector="$connector"}, profile)',
             multi: true,
             includeAll: true,
             allValue: '.*',
@@ -329,6 +322,9 @@ local lib = import '../lib.libsonnet';
             justifyMode: 'auto',
             orientation: 'auto',
             textMode: 'name',
+            wideLayout: true,
+            showPercentChange: false,
+            percentChangeColorMode: 'standard',
           },
         },
         {
@@ -391,6 +387,9 @@ local lib = import '../lib.libsonnet';
             justifyMode: 'auto',
             orientation: 'auto',
             textMode: 'name',
+            wideLayout: true,
+            showPercentChange: false,
+            percentChangeColorMode: 'standard',
           },
         },
         {
@@ -454,6 +453,9 @@ local lib = import '../lib.libsonnet';
             justifyMode: 'auto',
             orientation: 'auto',
             textMode: 'value_and_name',
+            wideLayout: true,
+            showPercentChange: false,
+            percentChangeColorMode: 'standard',
           },
         },
         {
@@ -517,6 +519,9 @@ local lib = import '../lib.libsonnet';
             justifyMode: 'auto',
             orientation: 'auto',
             textMode: 'value_and_name',
+            wideLayout: true,
+            showPercentChange: false,
+            percentChangeColorMode: 'standard',
           },
         },
         {
@@ -564,13 +569,7 @@ local lib = import '../lib.libsonnet';
           options: {
             showHeader: true,
             cellHeight: 'sm',
-            footer: {
-              show: false,
-              reducer: [
-                'sum',
-              ],
-              fields: '',
-            },
+            frameIndex: 0,
           },
           transformations: [
             {
@@ -701,6 +700,13 @@ local lib = import '../lib.libsonnet';
             rowHeight: 0.9,
             legend: {
               showLegend: false,
+              displayMode: 'list',
+              placement: 'bottom',
+              calcs: [],
+            },
+            tooltip: {
+              mode: 'single',
+              sort: 'none',
             },
           },
         },

@@ -51,7 +51,6 @@ local lib = import '../lib.libsonnet';
             description: 'The Prometheus that scrapes cmdb-exporter.',
             multi: false,
             includeAll: false,
-            current: {},
             options: [],
             refresh: 1,
             regex: '',
@@ -67,7 +66,6 @@ local lib = import '../lib.libsonnet';
               type: 'prometheus',
               uid: '${datasource}',
             },
-            definition: 'label_values(cmdb_exporter_build_info{' + $._config.cmdbExporterSelector + '}, job)',
             multi: true,
             includeAll: true,
             current: {
@@ -95,7 +93,6 @@ local lib = import '../lib.libsonnet';
               type: 'prometheus',
               uid: '${datasource}',
             },
-            definition: 'label_values(cmdb_exporter_build_info{job=~"$job"}, instance)',
             multi: true,
             includeAll: true,
             allValue: '.+',
@@ -124,7 +121,6 @@ local lib = import '../lib.libsonnet';
               type: 'prometheus',
               uid: '${datasource}',
             },
-            definition: 'label_values(cmdb_endpoint_up{' + lib.matchers(['job=~"$job"', 'instance=~"$instance"', $._config.cmdbStackSelector]) + '}, stack)',
             multi: true,
             includeAll: true,
             current: {
@@ -233,6 +229,13 @@ local lib = import '../lib.libsonnet';
             rowHeight: 0.9,
             legend: {
               showLegend: false,
+              displayMode: 'list',
+              placement: 'bottom',
+              calcs: [],
+            },
+            tooltip: {
+              mode: 'single',
+              sort: 'none',
             },
           },
         },
@@ -1771,13 +1774,7 @@ local lib = import '../lib.libsonnet';
           options: {
             showHeader: true,
             cellHeight: 'sm',
-            footer: {
-              show: false,
-              reducer: [
-                'sum',
-              ],
-              fields: '',
-            },
+            frameIndex: 0,
           },
           transformations: [
             {

@@ -51,7 +51,6 @@ local lib = import '../lib.libsonnet';
             description: 'The Prometheus that scrapes cmdb-exporter.',
             multi: false,
             includeAll: false,
-            current: {},
             options: [],
             refresh: 1,
             regex: '',
@@ -67,7 +66,6 @@ local lib = import '../lib.libsonnet';
               type: 'prometheus',
               uid: '${datasource}',
             },
-            definition: 'label_values(cmdb_exporter_build_info{' + $._config.cmdbExporterSelector + '}, job)',
             multi: true,
             includeAll: true,
             current: {
@@ -95,7 +93,6 @@ local lib = import '../lib.libsonnet';
               type: 'prometheus',
               uid: '${datasource}',
             },
-            definition: 'label_values(cmdb_exporter_build_info{job=~"$job"}, instance)',
             multi: true,
             includeAll: true,
             allValue: '.+',
@@ -124,7 +121,6 @@ local lib = import '../lib.libsonnet';
               type: 'prometheus',
               uid: '${datasource}',
             },
-            definition: 'label_values(cmdb_endpoint_up{' + lib.matchers(['job=~"$job"', 'instance=~"$instance"', $._config.cmdbStackSelector]) + '}, stack)',
             multi: true,
             includeAll: true,
             current: {
@@ -252,13 +248,7 @@ local lib = import '../lib.libsonnet';
           options: {
             showHeader: true,
             cellHeight: 'sm',
-            footer: {
-              show: false,
-              reducer: [
-                'sum',
-              ],
-              fields: '',
-            },
+            frameIndex: 0,
           },
           transformations: [
             {
@@ -577,6 +567,9 @@ local lib = import '../lib.libsonnet';
             justifyMode: 'auto',
             orientation: 'auto',
             textMode: 'value_and_name',
+            wideLayout: true,
+            showPercentChange: false,
+            percentChangeColorMode: 'standard',
           },
         },
         {
@@ -905,13 +898,7 @@ local lib = import '../lib.libsonnet';
           options: {
             showHeader: true,
             cellHeight: 'sm',
-            footer: {
-              show: false,
-              reducer: [
-                'sum',
-              ],
-              fields: '',
-            },
+            frameIndex: 0,
           },
           transformations: [
             {
@@ -1086,6 +1073,9 @@ local lib = import '../lib.libsonnet';
             justifyMode: 'auto',
             orientation: 'auto',
             textMode: 'value_and_name',
+            wideLayout: true,
+            showPercentChange: false,
+            percentChangeColorMode: 'standard',
           },
         },
         {
@@ -1341,13 +1331,7 @@ local lib = import '../lib.libsonnet';
           options: {
             showHeader: true,
             cellHeight: 'sm',
-            footer: {
-              show: false,
-              reducer: [
-                'sum',
-              ],
-              fields: '',
-            },
+            frameIndex: 0,
           },
           transformations: [
             {
@@ -1510,6 +1494,9 @@ local lib = import '../lib.libsonnet';
             justifyMode: 'auto',
             orientation: 'auto',
             textMode: 'name',
+            wideLayout: true,
+            showPercentChange: false,
+            percentChangeColorMode: 'standard',
           },
         },
         {
@@ -1589,6 +1576,9 @@ local lib = import '../lib.libsonnet';
             justifyMode: 'auto',
             orientation: 'auto',
             textMode: 'value_and_name',
+            wideLayout: true,
+            showPercentChange: false,
+            percentChangeColorMode: 'standard',
           },
         },
         {
@@ -1660,6 +1650,9 @@ local lib = import '../lib.libsonnet';
             justifyMode: 'auto',
             orientation: 'auto',
             textMode: 'value_and_name',
+            wideLayout: true,
+            showPercentChange: false,
+            percentChangeColorMode: 'standard',
           },
         },
         {
@@ -1723,6 +1716,9 @@ local lib = import '../lib.libsonnet';
             justifyMode: 'auto',
             orientation: 'auto',
             textMode: 'value_and_name',
+            wideLayout: true,
+            showPercentChange: false,
+            percentChangeColorMode: 'standard',
           },
         },
         {
@@ -1796,13 +1792,7 @@ local lib = import '../lib.libsonnet';
           options: {
             showHeader: true,
             cellHeight: 'sm',
-            footer: {
-              show: false,
-              reducer: [
-                'sum',
-              ],
-              fields: '',
-            },
+            frameIndex: 0,
           },
           transformations: [
             {
@@ -1904,6 +1894,9 @@ local lib = import '../lib.libsonnet';
             justifyMode: 'auto',
             orientation: 'auto',
             textMode: 'value_and_name',
+            wideLayout: true,
+            showPercentChange: false,
+            percentChangeColorMode: 'standard',
           },
         },
         {
@@ -2101,13 +2094,7 @@ local lib = import '../lib.libsonnet';
           options: {
             showHeader: true,
             cellHeight: 'sm',
-            footer: {
-              show: false,
-              reducer: [
-                'sum',
-              ],
-              fields: '',
-            },
+            frameIndex: 0,
           },
           transformations: [
             {
@@ -2225,6 +2212,9 @@ local lib = import '../lib.libsonnet';
             justifyMode: 'auto',
             orientation: 'auto',
             textMode: 'value_and_name',
+            wideLayout: true,
+            showPercentChange: false,
+            percentChangeColorMode: 'standard',
           },
         },
         {
@@ -2397,13 +2387,7 @@ local lib = import '../lib.libsonnet';
           options: {
             showHeader: true,
             cellHeight: 'sm',
-            footer: {
-              show: false,
-              reducer: [
-                'sum',
-              ],
-              fields: '',
-            },
+            frameIndex: 0,
           },
           transformations: [
             {
