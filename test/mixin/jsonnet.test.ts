@@ -120,4 +120,11 @@ describe('the generated mixin', () => {
     expect(m.grafanaDashboards).toEqual(expected.grafanaDashboards);
     expect(JSON.stringify(m.grafanaDashboards)).toContain('stack=~\\"prod-.*\\"}, stack)');
   });
+
+  it('docs/monitoring.md lists every _config key in its table', () => {
+    const rows = read('docs/monitoring.md').split('\n').filter((l) => l.startsWith('| `'));
+    for (const key of Object.keys(mixinConfig(THRESHOLDS))) {
+      expect(rows.some((r) => (r.split('|')[1] ?? '').includes(`\`${key}\``)), key).toBe(true);
+    }
+  });
 });

@@ -9,6 +9,7 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { parse } from 'yaml';
+import { isMain } from '../../scripts/generated.js';
 import { lintDashboard } from '../dashboards/linter.js';
 import { lintAlertGroups, lintDashboardIdentity } from '../rules/mixtool.js';
 import { EMPTY_LINT_CONFIG, applyLintConfig, readLintConfig, type FindingContext, type LintConfig } from './lint-config.js';
@@ -78,4 +79,4 @@ function main(): number {
   return shown.length === 0 ? 0 : 1;
 }
 
-if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/^.*\/test\//, '/test/'))) process.exitCode = main();
+if (isMain(import.meta.url)) process.exitCode = main();
