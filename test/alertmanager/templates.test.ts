@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { TEMPLATES_FILE } from '../../scripts/gen-alertmanager.js';
 import { alertObject } from '../../scripts/rules/problems.js';
+import { describeNotification, type Notification } from '../../scripts/alert-receiver.js';
 import { requirePart } from '../e2e/harness/tools.js';
 import { REPO } from '../dashboards/metrics.js';
 
@@ -81,6 +82,15 @@ describe('notification templates, rendered by amtool', () => {
     expect(card?.actions.map((a) => a.title)).toEqual(['Runbook', 'Dashboard']);
     expect(card?.actions[0]?.url).toBe(input.alerts[0]?.annotations.runbook_url);
     expect(card?.actions[1]?.url).toMatch(/^http:\/\/localhost:3000\/d\/cmdb-/);
+  });
+
+  it.each(fixtures.map((f) => [f]))("%s: the demo prints each alert as the templates list it (its object, then its summary)", (fixture) => {
+    const input = JSON.parse(readFileSync(new URL(fixture, DATA), 'utf8')) as Omit<Notification, 'at'>;
+    const printed = describeNotification({ ...input, at: 0 }).split('\n');
+    for (const a of input.alerts) {
+      const line = `    ${a.status === 'resolved' ? 'resolved: ' : ''}${a.labels.alertname ?? ''} on ${alertObject(a.labels)}: ${a.annotations.summary ?? ''}`;
+      expect(printed).toContain(line);
+    }
   });
 
   it('escape a connector name for Slack and e-mail, and link its connector dashboard', async () => {
