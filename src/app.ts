@@ -22,7 +22,6 @@ import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { listenBase, targetGroups, type ScrapeBase } from './server/sd.js';
 import { Exposition } from './exposition/exposition.js';
-import { CounterState } from './exposition/counter-state.js';
 import { MetricsFormats, type BodyKind } from './exposition/formats.js';
 import type { ScrapeResponse } from './exposition/responses.js';
 import { StartTimes } from './exposition/start-times.js';
@@ -111,10 +110,10 @@ export async function start(opts: StartOptions): Promise<App> {
   logger.info({ version: VERSION, shard: opts.shard, stacks: config.stacks.length }, 'cmdb-exporter starting');
   logger.debug({ config: redactConfig(config) }, 'effective configuration (secrets redacted)');
   for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
-  // Every counter series' start, served in every format, kept with the stack's counters (--storage.path).
+  // Every counter and histogram series' start (`_created`): this process's, as its counts are.
   const starts = new StartTimes(now);
   const stacks = new Stacks({
-    counters: new CounterState(instruments.registries, starts),
+    starts,
     instruments,
     store,
     logger,

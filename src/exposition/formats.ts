@@ -37,7 +37,7 @@ export interface FormatsOptions {
   readonly now: () => number;
   /** OpenMetrics `_created` lines (--web.openmetrics-created). */
   readonly openMetricsCreated?: boolean;
-  /** The series' starts (shared with the stacks' kept counters); a new one on `now` when absent. */
+  /** The series' starts (shared with the stacks, which forget a removed stack's); a new one on `now` when absent. */
   readonly starts?: StartTimes;
 }
 

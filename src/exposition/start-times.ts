@@ -1,18 +1,14 @@
 /**
- * Each counter, histogram and summary series' start (OpenMetrics `_created`, protobuf
- * `created_timestamp`): when its label set first counted, kept per family and label set.
- *
- * Across a restart with --storage.path a start is kept only together with its count: the counters
- * of a stack (every series with a `stack` label) are kept in the stack's state, values and starts
- * (the `counters` part, counter-state.ts), and given back here (`seed`) before the first scrape,
- * so the counter goes on from its value and keeps its start. Everything else counts from 0 in each
- * process and so starts in it: the process-wide counters (no `stack` label; prom-client's process
- * metrics), the histograms, and every series when no state is kept. A start kept without its count
- * would claim a count the new process does not have.
+ * Each counter, histogram and summary series' start (OpenMetrics `_created`): the time this process
+ * first saw its label set counted, kept per family and label set for as long as the process runs.
+ * The exporter's counters belong to the process that counts, as in client_golang and prom-client:
+ * they count from 0 in each process, also with --storage.path, so a start is never older than the
+ * process. A restart is a reset with a new start, which Prometheus reads as one; a start kept across
+ * a restart would claim a count the new process does not have.
  *
  * A label set is seen when the exporter's own families are read for a response (at most every
- * SELF_METRICS_MAX_AGE_MS while scraped), by `startOf` (a state write) or by `observe`, so a start
- * is at most that much later than the first count.
+ * SELF_METRICS_MAX_AGE_MS while scraped), so a start is at most that much later than the first
+ * count.
  */
 import type { Family } from './family.js';
 
@@ -48,19 +44,6 @@ export class StartTimes {
         }),
       };
     });
-  }
-
-  /** The series' start (unix seconds); a label set not seen before starts now. */
-  startOf(name: string, labels: Labels): number {
-    const key = keyOf(name, labels);
-    let start = this.starts.get(key);
-    if (start === undefined) this.starts.set(key, (start = this.now()));
-    return start;
-  }
-
-  /** A series whose count was restored (--storage.path) keeps the start it counted from. */
-  seed(name: string, labels: Labels, start: number): void {
-    this.starts.set(keyOf(name, labels), start);
   }
 
   /** A stack gone from the configuration: its counters went with it, and so do their starts (a stack added again counts from 0, from then). */

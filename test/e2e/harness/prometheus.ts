@@ -52,6 +52,12 @@ export interface Series {
   readonly value: [number, string];
 }
 
+/** A series' raw samples, as a range selector returns them: [unix seconds, value]. */
+export interface RangeSeries {
+  readonly metric: Record<string, string>;
+  readonly values: ReadonlyArray<[number, string]>;
+}
+
 export interface Alert {
   readonly labels: Record<string, string>;
   readonly annotations: Record<string, string>;
@@ -97,6 +103,13 @@ export class PrometheusApi {
     );
     if (data.resultType === 'scalar') return [{ metric: {}, value: data.result as [number, string] }];
     return data.result as Series[];
+  }
+
+  /** The raw samples a range selector (`x{…}[10m]`) holds, each as Prometheus stored it. */
+  async rawSamples(rangeSelector: string): Promise<RangeSeries[]> {
+    const data = await this.get<{ resultType: string; result: RangeSeries[] }>(`/api/v1/query?query=${encodeURIComponent(rangeSelector)}`);
+    if (data.resultType !== 'matrix') throw new Error(`${rangeSelector}: a ${data.resultType}, not raw samples`);
+    return data.result;
   }
 
   async alerts(): Promise<Alert[]> {
