@@ -58,7 +58,7 @@ export interface StartOptions {
   readonly limits?: Partial<ServerLimits>;
   /** Where Prometheus reaches this exporter (--web.external-url), for GET /sd; the listen address when absent. */
   readonly externalUrl?: ScrapeBase;
-  /** OpenMetrics `_created` lines (--web.openmetrics-created); the protobuf format always carries the starts. */
+  /** OpenMetrics `_created` lines (--web.openmetrics-created). */
   readonly openMetricsCreated?: boolean;
 }
 

@@ -65,6 +65,15 @@ export interface Alert {
   readonly value: string;
 }
 
+/** What a scraped target declared of one metric family (GET /api/v1/targets/metadata). */
+export interface TargetMetadata {
+  readonly target: Record<string, string>;
+  readonly metric: string;
+  readonly type: string;
+  readonly help: string;
+  readonly unit: string;
+}
+
 export interface Target {
   readonly labels: Record<string, string>;
   readonly scrapeUrl: string;
@@ -114,6 +123,11 @@ export class PrometheusApi {
 
   async alerts(): Promise<Alert[]> {
     return (await this.get<{ alerts: Alert[] }>('/api/v1/alerts')).alerts;
+  }
+
+  /** The metric families the targets of `job` declared (type, help, unit), as Prometheus keeps them. */
+  async targetMetadata(job: string): Promise<TargetMetadata[]> {
+    return this.get<TargetMetadata[]>(`/api/v1/targets/metadata?match_target=${encodeURIComponent(`{job="${job}"}`)}`);
   }
 
   async targets(): Promise<Target[]> {
