@@ -116,8 +116,8 @@ export class MetricsFormats {
     const format: Format = kind === 'text' ? TEXT_FORMAT : openMetricsFormat({ created: this.opts.openMetricsCreated === true });
     const exposition = kind === 'text' ? this.opts.exposition : new Exposition(store, format, { lazy: true });
     // The text format carries no start; reading the families still notes the starts of new series.
-    const annotate = (families: readonly Family[]) => this.starts.annotate(families);
-    const whole = new ScrapeResponses({ source: exposition, selfFamilies: async () => annotate(await wholeSelfFamilies(registries)), format, now, pieces: this.pieces });
+    const annotate = (families: readonly Family[], scope: string) => this.starts.annotate(families, scope);
+    const whole = new ScrapeResponses({ source: exposition, selfFamilies: async () => annotate(await wholeSelfFamilies(registries), 'all'), format, now, pieces: this.pieces });
     const perStack = new PerStackResponses({ exposition, registries, now, pieces: this.pieces, format, annotate });
     return { exposition, whole, perStack, format };
   }

@@ -6,9 +6,14 @@
  * process. A restart is a reset with a new start, which Prometheus reads as one; a start kept across
  * a restart would claim a count the new process does not have.
  *
- * A label set is seen when the exporter's own families are read for a response (at most every
- * SELF_METRICS_MAX_AGE_MS while scraped), so a start is at most that much later than the first
- * count.
+ * A label set is seen when the exporter's own families of a scope (the whole /metrics, a stack's
+ * target, the exporter's own) are read for a response, at most every SELF_METRICS_MAX_AGE_MS while
+ * scraped. Each read takes every series of its scope, so a label set new at a read was not counted
+ * at the scope's previous read: it starts then (at the process's start for the first read). A start
+ * is thus no later than the first count, and older than the scrape that first sees the series, which
+ * Prometheus needs to store the 0 of a new start (created-timestamp ingestion); a start taken at the
+ * read itself would be a few milliseconds newer than that scrape, and Prometheus 3 drops such a
+ * start.
  */
 import type { Family } from './family.js';
 
@@ -25,13 +30,24 @@ function keyOf(name: string, labels: Labels): string {
 
 export class StartTimes {
   private readonly starts = new Map<string, number>();
+  /** When each scope was last read. */
+  private readonly looked = new Map<string, number>();
+  /** Before this nothing was counted: the process's start, or a stack's removal (forget). */
+  private since: number;
 
   /** `now`: unix seconds. */
-  constructor(private readonly now: () => number) {}
+  constructor(private readonly now: () => number) {
+    this.since = now();
+  }
 
-  /** The families with each started series' start; a label set not seen before starts now. */
-  annotate(families: readonly Family[]): Family[] {
+  /**
+   * The families of `scope` with each started series' start; a label set not seen before starts at
+   * the scope's previous read. Without a scope (a read of some families only: ?name[]=) it starts now.
+   */
+  annotate(families: readonly Family[], scope?: string): Family[] {
     const now = this.now();
+    const from = scope === undefined ? now : Math.min(now, this.looked.get(scope) ?? this.since);
+    if (scope !== undefined) this.looked.set(scope, now);
     return families.map((f) => {
       if (!STARTED.has(f.family.type)) return f;
       return {
@@ -39,7 +55,7 @@ export class StartTimes {
         series: f.series.map((s) => {
           const key = keyOf(f.family.name, s.labels);
           let created = this.starts.get(key);
-          if (created === undefined) this.starts.set(key, (created = now));
+          if (created === undefined) this.starts.set(key, (created = from));
           return { ...s, created };
         }),
       };
@@ -53,6 +69,10 @@ export class StartTimes {
       const at = key.indexOf(mark);
       if (at >= 0 && (key.length === at + mark.length || key[at + mark.length] === '\u0000')) this.starts.delete(key);
     }
+    // Its series may be counted again (a reload adds it back): they start after this, not at a read before it.
+    const now = this.now();
+    this.since = now;
+    for (const scope of this.looked.keys()) this.looked.set(scope, now);
   }
 
   get size(): number {

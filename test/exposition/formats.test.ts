@@ -91,15 +91,20 @@ describe('the formats of /metrics', () => {
     expect(text).not.toContain('_created');
   });
 
-  it('a series first seen later starts later; one seen before keeps its start', async () => {
+  it('a series first seen later starts at the read before it was counted; one seen before keeps its start', async () => {
+    const startOf = (om: string, endpoint: string, outcome: string) => om.match(new RegExp(`^cmdb_endpoint_requests_created\\{stack="s1",endpoint="${endpoint}",outcome="${outcome}"\\} (\\S+)$`, 'm'))?.[1];
+    // A read at NOW + 10 that finds nothing new, then a new series counted and read at NOW + 30.
+    clock = NOW + 10;
+    formats.selfMetricsChanged();
+    expect(startOf((await bodies(formats, 'openmetrics')).toString(), 'license', '500')).toBeUndefined();
     clock = NOW + 30;
     instruments.requests.inc({ stack: 's1', endpoint: 'license', outcome: '500' });
     instruments.requests.inc({ stack: 's1', endpoint: 'connector', outcome: '200' });
     formats.selfMetricsChanged();
     const om = (await bodies(formats, 'openmetrics')).toString();
-    const startOf = (endpoint: string, outcome: string) => om.match(new RegExp(`^cmdb_endpoint_requests_created\\{stack="s1",endpoint="${endpoint}",outcome="${outcome}"\\} (\\S+)$`, 'm'))?.[1];
-    expect(startOf('license', '500')).toBe(String(NOW + 30));
-    expect(startOf('connector', '200')).toBe(String(NOW));
+    // Not counted at NOW + 10 (that read had every series): it starts then, earlier than any scrape that sees it.
+    expect(startOf(om, 'license', '500')).toBe(String(NOW + 10));
+    expect(startOf(om, 'connector', '200')).toBe(String(NOW));
   });
 
   it("a stack's target and the exporter's own metrics come in every format", async () => {
