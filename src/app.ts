@@ -10,6 +10,7 @@ import type { ExporterConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
+import { windowedEventLoopDelay } from './event-loop.js';
 import { createInstruments, createStateInstruments, registerShardInstruments, type Instruments, type SelfRegistries } from './metrics/instruments.js';
 import type { CronLike } from './scheduler/scheduler.js';
 import type { WebConfig } from './config/web-config.js';
@@ -91,6 +92,8 @@ export async function start(opts: StartOptions): Promise<App> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, scrubber });
   const registry = opts.registry ?? new Registry();
   const instruments: Instruments = createInstruments(registry, { defaultMetrics: opts.defaultMetrics });
+  // prom-client's event-loop delay figures read an empty window at a second scrape of the same moment.
+  if (opts.defaultMetrics !== false) windowedEventLoopDelay(registry);
   const nowMs = opts.nowMs ?? Date.now;
   const now = () => nowMs() / 1000;
   instruments.reloadSuccessTimestamp.set(now());
