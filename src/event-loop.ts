@@ -5,8 +5,8 @@
  * prom-client's collector (node_modules/prom-client/lib/metrics/eventLoopLag.js) reads a
  * `monitorEventLoopDelay` histogram and resets it at every collect: a second collect within the
  * histogram's resolution (10 ms) reads an empty one, min 9.22e9 s (2^63 ns) and mean NaN. Two
- * Prometheus of an HA pair scraping at one moment, or two formats rendered together, read that
- * (22 and 64 of 86 scrapes of two Prometheus 3.5.3 at one offset).
+ * scrapes at one moment that render the exporter's own metrics each (two formats: an OpenMetrics and
+ * a text Prometheus 3.5.3 at one offset read that in 64 and 9 of 86 scrapes) met it.
  *
  * Here the seven gauges are replaced by the same names and HELP texts, read from a histogram of
  * their own in windows: the first collect at least WINDOW_MS after the last window closed closes
