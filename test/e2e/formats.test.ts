@@ -8,7 +8,7 @@
  *   the next format of its Accept header;
  * each stores `up` 1 and the same cmdb_* series, with the same values, as a scrape of the text
  * format, and keeps for every family the type and the unit of the OpenMetrics body's `# TYPE` and
- * `# UNIT` (GET /api/v1/targets/metadata);
+ * `# UNIT` (GET /api/v1/metadata);
  * - the first also scrapes the exporter through a proxy that cuts every body in half: under
  *   OpenMetrics the scrape is refused (no `# EOF`), so not one cmdb_* sample of it is stored.
  * Prometheus 3 asks for `escaping=allow-utf-8`, which the exporter echoes in its Content-Type.
@@ -192,10 +192,9 @@ async function openMetricsDeclared(): Promise<Declared> {
   return new Map([...types].map(([name, type]) => [name, declaration(type, units.get(name) ?? '')]));
 }
 
-/** What `prometheus` keeps of the families of the exporter's target (job cmdb-exporter), by name. */
+/** What `prometheus` keeps of the families its targets declared, by name (every target here is this exporter). */
 async function keptDeclared(prometheus: RunningPrometheus): Promise<Declared> {
-  const entries = await prometheus.api.targetMetadata(JOB);
-  return new Map(entries.map((e) => [e.metric, declaration(e.type, e.unit)]));
+  return new Map(Object.entries(await prometheus.api.metadata()).map(([name, entries]) => [name, entries.map((e) => declaration(e.type, e.unit)).join(' and ')]));
 }
 
 /**
@@ -206,7 +205,7 @@ async function metadataAsDeclared(prometheus: RunningPrometheus, what: string): 
   let counted = { families: 0, units: 0, unitsKept: 0, mismatches: [] as string[] };
   try {
     return await waitFor(
-      `${what}: /api/v1/targets/metadata as the OpenMetrics # TYPE and # UNIT`,
+      `${what}: /api/v1/metadata as the OpenMetrics # TYPE and # UNIT`,
       async () => {
         const [declared, kept] = await Promise.all([openMetricsDeclared(), keptDeclared(prometheus)]);
         const mismatches: string[] = [];

@@ -65,10 +65,8 @@ export interface Alert {
   readonly value: string;
 }
 
-/** What a scraped target declared of one metric family (GET /api/v1/targets/metadata). */
-export interface TargetMetadata {
-  readonly target: Record<string, string>;
-  readonly metric: string;
+/** What the scraped targets declared of one metric family (GET /api/v1/metadata): one entry per distinct declaration. */
+export interface Metadata {
   readonly type: string;
   readonly help: string;
   readonly unit: string;
@@ -125,9 +123,9 @@ export class PrometheusApi {
     return (await this.get<{ alerts: Alert[] }>('/api/v1/alerts')).alerts;
   }
 
-  /** The metric families the targets of `job` declared (type, help, unit), as Prometheus keeps them. */
-  async targetMetadata(job: string): Promise<TargetMetadata[]> {
-    return this.get<TargetMetadata[]>(`/api/v1/targets/metadata?match_target=${encodeURIComponent(`{job="${job}"}`)}`);
+  /** The metric families its targets declared (type, help, unit), by family name, as Prometheus keeps them. */
+  async metadata(): Promise<Record<string, Metadata[]>> {
+    return this.get<Record<string, Metadata[]>>('/api/v1/metadata');
   }
 
   async targets(): Promise<Target[]> {
