@@ -142,7 +142,7 @@ export const FLAGS = {
   'web.disable-exporter-metrics': { type: 'boolean', help: 'leave out the process_* and nodejs_* metrics of the exporter itself', commands: DAEMON },
   'web.openmetrics-created': {
     type: 'boolean',
-    help: "write each counter's and histogram's start as a _created line in the OpenMetrics format (off: a Prometheus without created-timestamp ingestion stores them as series of their own; the protobuf format always carries the start; see docs/formats.md)",
+    help: "write each counter's and histogram's start as a _created line in the OpenMetrics format (off: a Prometheus without created-timestamp ingestion stores them as series of their own; see docs/formats.md)",
     commands: DAEMON,
   },
   'storage.path': {

@@ -8,9 +8,9 @@
  *   the same values, and says they are restored;
  * - its first connector read is incremental: the simulator sees no full scan start before it;
  * - the simulator never saw more than rateLimitPerMinute requests in any 60 s, across the restart;
- * - every counter series of the stack the last state write kept goes on from its kept value, with
- *   its start unchanged in protobuf `created_timestamp` and OpenMetrics `_created` (issue 35): after
- *   SIGTERM that is every series of the last scrape, at a value not lower.
+ * - every counter series of the stack served before the stop comes back with a new start in
+ *   OpenMetrics `_created`: the counters are the new process's own (issue 44;
+ *   restart-counters.test.ts checks them across both restarts with a Prometheus).
  * Every wait is bounded by what it waits for; the times (the first scrape's included) are printed.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -21,7 +21,6 @@ import { startSimulator, type SimulatorServer } from '../../src/simulator/server
 import { FAST_INTERVALS, startExporter, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { parseExposition } from '../helpers/exposition.js';
-import { decodeFamilies, seconds } from '../helpers/metric-family-decode.js';
 import { http, makeTempDir, removeDir } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
@@ -108,16 +107,6 @@ function notKept(served: ReadonlyMap<string, number>, kept: ReadonlyMap<string, 
   return [...served].filter(([k, v]) => kept.get(k) !== v && !(Number.isNaN(v) && Number.isNaN(kept.get(k)))).map(([k]) => k);
 }
 
-/** A counter series: its value and its start (unix seconds). */
-type Counted = { readonly value: number; readonly start: number };
-
-/** The counters part of a stack's state file: series → value and start. */
-function countersInFile(path: string): Map<string, Counted> {
-  const doc = JSON.parse(gunzipSync(readFileSync(path)).toString('utf8')) as { parts: { counters?: { families: Record<string, Array<[Record<string, string>, number, number]>> } } };
-  return new Map(Object.entries(doc.parts.counters?.families ?? {}).flatMap(([name, series]) => series.map(([labels, v, start]) => [seriesKey(name, labels), { value: v, start }] as const)));
-}
-
-const PROTOBUF = 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited';
 const OPENMETRICS = 'application/openmetrics-text;version=1.0.0';
 
 async function scrapeAs(e: RunningExporter, accept: string): Promise<Buffer> {
@@ -126,21 +115,15 @@ async function scrapeAs(e: RunningExporter, accept: string): Promise<Buffer> {
   return Buffer.from(await r.arrayBuffer());
 }
 
-/** The stack's counter series as protobuf serves them (value, `created_timestamp`), each with its OpenMetrics `_created`. */
-async function countersServed(e: RunningExporter): Promise<Map<string, Counted & { readonly created: number | undefined }>> {
-  const [pb, om] = await Promise.all([scrapeAs(e, PROTOBUF), scrapeAs(e, OPENMETRICS)]);
-  const created = new Map<string, number>();
-  for (const m of om.toString('utf8').matchAll(/^(\w+)_created\{(.*)\} (\S+)$/gm)) {
+/** The stack's counter series as OpenMetrics serves them: series → start (`_created`, unix seconds). */
+async function counterStarts(e: RunningExporter): Promise<Map<string, number>> {
+  const om = (await scrapeAs(e, OPENMETRICS)).toString('utf8');
+  const counters = new Set([...om.matchAll(/^# TYPE (\S+) counter$/gm)].map((m) => m[1]));
+  const out = new Map<string, number>();
+  for (const m of om.matchAll(/^(\w+)_created\{(.*)\} (\S+)$/gm)) {
+    if (!counters.has(m[1])) continue;
     const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1] ?? '', l[2] ?? '']));
-    created.set(seriesKey(`${m[1] ?? ''}_total`, labels), Number(m[3]));
-  }
-  const out = new Map<string, Counted & { created: number | undefined }>();
-  for (const f of decodeFamilies(pb)) {
-    for (const m of f.metric ?? []) {
-      if (!m.counter || !m.label?.some((l) => l.name === 'stack')) continue;
-      const key = seriesKey(f.name, Object.fromEntries(m.label.map((l) => [l.name, l.value])));
-      out.set(key, { value: m.counter.value ?? 0, start: seconds(m.counter.createdTimestamp) ?? NaN, created: created.get(key) });
-    }
+    if ('stack' in labels) out.set(seriesKey(`${m[1] ?? ''}_total`, labels), Number(m[3]));
   }
   return out;
 }
@@ -208,19 +191,11 @@ async function restartCase(signal: 'SIGKILL' | 'SIGTERM', expect: ExpectStatic):
   );
   const before = cmdbSeries(beforeText);
   expect(before.size).toBeGreaterThan(600);
-  const countedBefore = await countersServed(first);
+  const startsBefore = await counterStarts(first);
+  expect(startsBefore.size).toBeGreaterThan(20);
   if (signal === 'SIGKILL') first.proc.killNow();
   else await first.proc.stop();
   expect((await first.proc.exited).signal).toBe(signal === 'SIGKILL' ? 'SIGKILL' : null);
-  // What the last write kept of the counters: each start the one served (a start does not drift);
-  // after SIGTERM every series served, at a value not lower (kill -9 loses what was counted since the write).
-  const kept = countersInFile(`${dir}/state/stacks/${stack}.json.gz`);
-  expect(kept.size).toBeGreaterThan(20);
-  for (const [k, c] of countedBefore) {
-    expect(c.created, `${k}: _created and created_timestamp`).toBeCloseTo(c.start, 3);
-    if (kept.has(k)) expect(kept.get(k)?.start, `${k}: start kept`).toBeCloseTo(c.start, 3);
-    if (signal === 'SIGTERM') expect(kept.get(k)?.value, `${k}: value kept`).toBeGreaterThanOrEqual(c.value);
-  }
 
   const restartedAt = Date.now();
   const fromRequest = sim.requests().length;
@@ -232,17 +207,14 @@ async function restartCase(signal: 'SIGKILL' | 'SIGTERM', expect: ExpectStatic):
   expect(missing, 'series of the last scrape before the stop missing or changed in the first scrape after the start').toEqual([]);
   expect(firstText).toMatch(new RegExp(`^cmdb_endpoint_restored_age_seconds\\{${s},endpoint="connector"\\} \\d`, 'm'));
   expect((await http(`${second.url}/readyz`)).status).toBe(200);
-  // Every kept counter goes on from its value, under its start, in protobuf and OpenMetrics alike.
-  const countedAfter = await countersServed(second);
-  for (const [k, c] of kept) {
-    const a = countedAfter.get(k);
-    expect(a?.start, `${k}: created_timestamp after the restart`).toBeCloseTo(c.start, 3);
-    expect(a?.created, `${k}: _created after the restart`).toBeCloseTo(c.start, 3);
-    expect(a?.value, `${k}: value after the restart`).toBeGreaterThanOrEqual(c.value);
-  }
+  // The counters are the new process's own: each series served before comes back with a new start.
+  const startsAfter = await counterStarts(second);
+  const again = [...startsBefore].filter(([k]) => startsAfter.has(k));
+  expect(again.length).toBeGreaterThan(0);
+  for (const [k, start] of again) expect(startsAfter.get(k), `${k}: _created after the restart`).toBeGreaterThan(start);
   const scans = (kind: string, text: string) => value(text, `cmdb_connector_scans_total{${s},kind="${kind}"}`) ?? 0;
   const [fullScans, incrementalReads] = [scans('full', firstText), scans('incremental', firstText)];
-  expect(fullScans, 'the last process\'s full scan, counted on').toBeGreaterThanOrEqual(1);
+  expect(fullScans, 'no full scan in the new process').toBe(0);
 
   // The first connector read of the new process is incremental: no full scan starts before it ends.
   await waitFor(

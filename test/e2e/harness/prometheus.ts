@@ -52,11 +52,24 @@ export interface Series {
   readonly value: [number, string];
 }
 
+/** A series' raw samples, as a range selector returns them: [unix seconds, value]. */
+export interface RangeSeries {
+  readonly metric: Record<string, string>;
+  readonly values: ReadonlyArray<[number, string]>;
+}
+
 export interface Alert {
   readonly labels: Record<string, string>;
   readonly annotations: Record<string, string>;
   readonly state: 'pending' | 'firing' | string;
   readonly value: string;
+}
+
+/** What the scraped targets declared of one metric family (GET /api/v1/metadata): one entry per distinct declaration. */
+export interface Metadata {
+  readonly type: string;
+  readonly help: string;
+  readonly unit: string;
 }
 
 export interface Target {
@@ -99,8 +112,20 @@ export class PrometheusApi {
     return data.result as Series[];
   }
 
+  /** The raw samples a range selector (`x{…}[10m]`) holds, each as Prometheus stored it. */
+  async rawSamples(rangeSelector: string): Promise<RangeSeries[]> {
+    const data = await this.get<{ resultType: string; result: RangeSeries[] }>(`/api/v1/query?query=${encodeURIComponent(rangeSelector)}`);
+    if (data.resultType !== 'matrix') throw new Error(`${rangeSelector}: a ${data.resultType}, not raw samples`);
+    return data.result;
+  }
+
   async alerts(): Promise<Alert[]> {
     return (await this.get<{ alerts: Alert[] }>('/api/v1/alerts')).alerts;
+  }
+
+  /** The metric families its targets declared (type, help, unit), by family name, as Prometheus keeps them. */
+  async metadata(): Promise<Record<string, Metadata[]>> {
+    return this.get<Record<string, Metadata[]>>('/api/v1/metadata');
   }
 
   async targets(): Promise<Target[]> {
