@@ -38,7 +38,7 @@ local lib = import '../lib.libsonnet';
           },
           {
             alert: 'CmdbUnreachable',
-            expr: 'sum without (endpoint, outcome) (increase(cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome=~"network|timeout"']) + '}[' + $._config.unreachableWindow + '])) > 0\nunless on (job, instance, stack)\nsum without (endpoint, outcome) (increase(cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome!~"network|timeout"']) + '}[' + $._config.unreachableWindow + '])) > 0',
+            expr: 'sum without (endpoint, outcome) (\n  cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome=~"network|timeout"']) + '} - cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome=~"network|timeout"']) + '} offset ' + $._config.unreachableWindow + ' >= 0\n  or\n  cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome=~"network|timeout"']) + '} - min_over_time(cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome=~"network|timeout"']) + '}[' + $._config.unreachableWindow + '])\n) > 0\nunless on (job, instance, stack)\nsum without (endpoint, outcome) (\n  cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome!~"network|timeout"']) + '} - cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome!~"network|timeout"']) + '} offset ' + $._config.unreachableWindow + ' >= 0\n  or\n  cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome!~"network|timeout"']) + '} - min_over_time(cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome!~"network|timeout"']) + '}[' + $._config.unreachableWindow + '])\n) > 0',
             "for": $._config.alertFor.CmdbUnreachable,
             keep_firing_for: $._config.unreachableKeepFiringFor,
             labels: {
@@ -95,7 +95,7 @@ local lib = import '../lib.libsonnet';
           },
           {
             alert: 'CmdbTokenRejected',
-            expr: 'sum without (outcome) (increase(cmdb_token_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="rejected"']) + '}[' + $._config.counterWindow + '])) > 0\nor on (job, instance, stack)\n(\n  sum without (endpoint, outcome) (increase(cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="401"']) + '}[' + $._config.counterWindow + '])) > 0\n  unless on (job, instance, stack)\n  sum without (endpoint, outcome) (increase(cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome!="401"']) + '}[' + $._config.counterWindow + '])) > 0\n)',
+            expr: 'sum without (outcome) (\n  cmdb_token_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="rejected"']) + '} - cmdb_token_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="rejected"']) + '} offset ' + $._config.counterWindow + ' >= 0\n  or\n  cmdb_token_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="rejected"']) + '} - min_over_time(cmdb_token_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="rejected"']) + '}[' + $._config.counterWindow + '])\n) > 0\nor on (job, instance, stack)\n(\n  sum without (endpoint, outcome) (\n    cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="401"']) + '} - cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="401"']) + '} offset ' + $._config.counterWindow + ' >= 0\n    or\n    cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="401"']) + '} - min_over_time(cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="401"']) + '}[' + $._config.counterWindow + '])\n  ) > 0\n  unless on (job, instance, stack)\n  sum without (endpoint, outcome) (\n    cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome!="401"']) + '} - cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome!="401"']) + '} offset ' + $._config.counterWindow + ' >= 0\n    or\n    cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome!="401"']) + '} - min_over_time(cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome!="401"']) + '}[' + $._config.counterWindow + '])\n  ) > 0\n)',
             "for": $._config.alertFor.CmdbTokenRejected,
             labels: {
               severity: 'critical',
@@ -123,7 +123,7 @@ local lib = import '../lib.libsonnet';
           },
           {
             alert: 'CmdbRateLimited',
-            expr: 'sum without (endpoint, outcome) (\n  increase(cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="429"']) + '}[' + $._config.counterWindow + '])\n) > 0',
+            expr: 'sum without (endpoint, outcome) (\n  cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="429"']) + '} - cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="429"']) + '} offset ' + $._config.counterWindow + ' >= 0\n  or\n  cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="429"']) + '} - min_over_time(cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector, 'outcome="429"']) + '}[' + $._config.counterWindow + '])\n) > 0',
             "for": $._config.alertFor.CmdbRateLimited,
             labels: {
               severity: 'warning',
@@ -137,7 +137,7 @@ local lib = import '../lib.libsonnet';
           },
           {
             alert: 'CmdbStackPaused',
-            expr: 'avg_over_time((cmdb_rate_limit_paused_until_timestamp_seconds{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector]) + '} > bool time())[10m:1m]) > 0.5',
+            expr: 'avg_over_time((cmdb_rate_limit_paused_until_timestamp_seconds{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector]) + '} > bool time())[9m59s999ms:1m]) > 0.5',
             "for": $._config.alertFor.CmdbStackPaused,
             labels: {
               severity: 'critical',
@@ -151,7 +151,7 @@ local lib = import '../lib.libsonnet';
           },
           {
             alert: 'CmdbSeriesDropped',
-            expr: 'increase(cmdb_series_dropped_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector]) + '}[' + $._config.counterWindow + ']) > 0',
+            expr: '(\n  cmdb_series_dropped_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector]) + '} - cmdb_series_dropped_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector]) + '} offset ' + $._config.counterWindow + ' >= 0\n  or\n  cmdb_series_dropped_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector]) + '} - min_over_time(cmdb_series_dropped_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector]) + '}[' + $._config.counterWindow + '])\n) > 0',
             "for": $._config.alertFor.CmdbSeriesDropped,
             labels: {
               severity: 'warning',

@@ -10,7 +10,7 @@ local lib = import '../lib.libsonnet';
         rules: [
           {
             record: 'stack:cmdb_endpoint_requests:rate5m',
-            expr: 'sum without (endpoint, outcome) (rate(cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector]) + '}[5m]))',
+            expr: 'sum without (endpoint, outcome) (\n  cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector]) + '} - cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector]) + '} offset 5m >= 0\n  or\n  cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector]) + '} - min_over_time(cmdb_endpoint_requests_total{' + lib.matchers([$._config.cmdbExporterSelector, $._config.cmdbStackSelector]) + '}[5m])\n)\n/ 300',
           },
           {
             record: 'stack:cmdb_endpoint_requests_per_rate_limit:ratio_rate5m',

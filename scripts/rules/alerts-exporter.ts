@@ -1,18 +1,26 @@
 /** Alerts about the exporter itself: scrape target, CMDB endpoints, token, rate budget, series cap. */
-import { STACK, alertFactory, percentOf, selector } from './model.js';
+import { STACK, alertFactory, counted, enclose, percentOf, selector } from './model.js';
 import type { AlertRule, RuleGroup, Thresholds } from './model.js';
 import { RECORDS } from './recording.js';
 
 /** Endpoints whose 403 is expected on ordinary tokens: only CmdbEndpointForbidden speaks of them. */
 const OPTIONAL_WHEN_FORBIDDEN = 'endpoint="data_ingestion_next"';
 
+/**
+ * The ten one-minute steps of the last 10 minutes. A subquery's steps fall on whole minutes, and its
+ * range is closed on Prometheus 2 and left-open on 3: `[10m:1m]` evaluated on a whole minute (every
+ * evaluation of promtool's tests) takes 11 steps on 2 and 10 on 3. One millisecond short of 10
+ * minutes it takes 10 on both (Prometheus counts time in milliseconds).
+ */
+const PAUSED_STEPS = '9m59s999ms:1m';
+
 /** Requests of a stack whose outcome matches `outcome`, counted over `window`, all endpoints together. */
-function requestIncrease(t: Thresholds, outcome: string, window: string): string {
-  return `sum without (endpoint, outcome) (increase(${selector(t, 'cmdb_endpoint_requests_total', outcome)}[${window}]))`;
+function requestCount(t: Thresholds, outcome: string, window: string): string {
+  return enclose(counted(t, 'cmdb_endpoint_requests_total', outcome, window), 'sum without (endpoint, outcome)');
 }
 
 function unreachable(t: Thresholds, outcome: string): string {
-  return requestIncrease(t, outcome, t.unreachableWindow);
+  return requestCount(t, outcome, t.unreachableWindow);
 }
 
 export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
@@ -91,9 +99,9 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
         // Client credentials: the token endpoint refuses them. A pre-issued token: the CMDB answers
         // 401 and nothing else to the stack's requests.
         [
-          `sum without (outcome) (increase(${s('cmdb_token_requests_total', 'outcome="rejected"')}[${t.counterWindow}])) > 0`,
+          `${enclose(counted(t, 'cmdb_token_requests_total', 'outcome="rejected"', t.counterWindow), 'sum without (outcome)')} > 0`,
           'or on (job, instance, stack)',
-          `(\n  ${requestIncrease(t, 'outcome="401"', t.counterWindow)} > 0\n  unless on (job, instance, stack)\n  ${requestIncrease(t, 'outcome!="401"', t.counterWindow)} > 0\n)`,
+          enclose(`${requestCount(t, 'outcome="401"', t.counterWindow)} > 0\nunless on (job, instance, stack)\n${requestCount(t, 'outcome!="401"', t.counterWindow)} > 0`),
         ].join('\n'),
         "The CMDB rejects the exporter's credentials.",
         `{{ $value | humanize }} token requests for ${STACK} (or its requests with a pre-issued token) were rejected in the last ${t.counterWindow}: the client id, secret or token is wrong, expired or revoked, and every data endpoint of the stack fails; its endpoint, staleness and data alerts are held back while this fires.`,
@@ -108,7 +116,7 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
       alert(
         'CmdbRateLimited',
         'warning',
-        `sum without (endpoint, outcome) (\n  increase(${s('cmdb_endpoint_requests_total', 'outcome="429"')}[${t.counterWindow}])\n) > 0`,
+        `${requestCount(t, 'outcome="429"', t.counterWindow)} > 0`,
         'The CMDB keeps rate limiting the exporter.',
         `{{ $value | humanize }} requests to the CMDB of ${STACK} were refused with HTTP 429 (rate limited) in the last ${t.counterWindow}, for ${t.for.CmdbRateLimited}: the budget is too high for the service or another client shares it.`,
       ),
@@ -117,14 +125,14 @@ export function exporterAlerts(t: Thresholds): RuleGroup<AlertRule> {
         'critical',
         // One pause lasts retries.maxRetryAfterSeconds at most (120 s by default): a CMDB that keeps
         // answering 429 pauses the stack again and again, so the alert looks at the share of time paused.
-        `avg_over_time((${s('cmdb_rate_limit_paused_until_timestamp_seconds')} > bool time())[10m:1m]) > 0.5`,
+        `avg_over_time((${s('cmdb_rate_limit_paused_until_timestamp_seconds')} > bool time())[${PAUSED_STEPS}]) > 0.5`,
         "The CMDB keeps pausing the exporter's requests.",
         `The CMDB asked the exporter to wait again and again (429s, or a Retry-After on a 502, 503 or 504): every request of ${STACK} was held back {{ $value | humanizePercentage }} of the last 10 minutes (each pause lasts retries.maxRetryAfterSeconds at most), and its endpoints go down as their polls run out of time (their alerts are held back while this fires). A reload of the exporter ends a pause.`,
       ),
       alert(
         'CmdbSeriesDropped',
         'warning',
-        `increase(${s('cmdb_series_dropped_total')}[${t.counterWindow}]) > 0`,
+        `${enclose(counted(t, 'cmdb_series_dropped_total', '', t.counterWindow))} > 0`,
         'The exporter drops series at its series cap.',
         `{{ $value | humanize }} series of ${STACK} were dropped in the last ${t.counterWindow} because the stack exceeds its maxSeries cap: some connectors, Actions or tasks are missing from the metrics.`,
       ),

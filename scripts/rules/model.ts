@@ -82,6 +82,34 @@ export function selector(t: Thresholds, metric: string, extra = ''): string {
   return `${metric}{${joinMatchers([t.jobSelector, hasStack ? t.stackSelector : '', extra])}}`;
 }
 
+/**
+ * How much the counter `metric{extra}` rose in the last `window`, in whole events: its value now
+ * minus its value `window` ago, each the newest scrape at or before that instant (the same sample on
+ * Prometheus 2 and 3). Where there is no value `window` ago (a new series, or a target back after a
+ * gap) or it is higher than now (the exporter restarted), what it rose since its lowest sample in the
+ * window: a count that can be short, never high.
+ *
+ * Not `increase(x[window])`: a range selector is closed on Prometheus 2 and left-open on 3, so a
+ * sample on the window's left edge (every sample in promtool's tests, and any scrape that falls there)
+ * is counted by one and not by the other, and increase() extrapolates what it sees to the window:
+ * 1.5 requests where the scrapes counted 2, and an alert a scrape early on one of them. Here a sample
+ * on the edge is the value `window` ago, which both pick; min_over_time() counts only where no sample
+ * lies on the edge, or where the one there is above every sample of the restarted process, so that it
+ * is never the minimum.
+ */
+export function counted(t: Thresholds, metric: string, extra: string, window: string): string {
+  const s = selector(t, metric, extra);
+  return `${s} - ${s} offset ${window} >= 0\nor\n${s} - min_over_time(${s}[${window}])`;
+}
+
+/** Every line of `text` indented by two spaces. */
+const indent = (text: string): string => text.replace(/^/gm, '  ');
+
+/** `expr` in parentheses on lines of its own, after `aggregation` (e.g. `sum without (outcome)`) if any. */
+export function enclose(expr: string, aggregation = ''): string {
+  return `${aggregation === '' ? '' : `${aggregation} `}(\n${indent(expr)}\n)`;
+}
+
 /** `(profile x)` after a connector name, or nothing for the internal merger rows without a profile. */
 export const PROFILE = '{{ with $labels.profile }} (profile {{ . }}){{ end }}';
 export const CONNECTOR = `connector {{ $labels.connector }}${PROFILE}`;
