@@ -129,7 +129,9 @@ export class Stacks {
     const logger = this.opts.logger.child({ stack: stack.name });
     const settings = pollSettings(stack);
     initStackInstruments(instruments, stack.name, settings.groups, settings.enabled);
-    const road = openRoad({ stack, instruments, logger, scrubber, tokenRenewalsPerRequest: POLL_TOKEN_RENEWALS, budget: carried.budget, carried: carried.client, history: carried.history, historyState: carried.historyState, enabled: settings.enabled, seen: carried.seen });
+    // --storage.path: each token granted is kept there for a backfill with the same client id (src/persist/token-file.ts).
+    const onToken = storage ? (token: string) => storage.keepToken(stack, token) : undefined;
+    const road = openRoad({ stack, instruments, logger, scrubber, tokenRenewalsPerRequest: POLL_TOKEN_RENEWALS, budget: carried.budget, carried: carried.client, history: carried.history, historyState: carried.historyState, enabled: settings.enabled, seen: carried.seen, ...(onToken ? { onToken } : {}) });
     const { client, readers } = road;
     const plan = road.plan as PollPlan;
     // --storage.path: every request is recorded as it leaves, so that a restart counts it (journal.ts).

@@ -19,6 +19,7 @@ import { Folder, FolderError } from './folder.js';
 import { describeHolder, type LockHolder } from './lock.js';
 import { readJournal, SendJournal, type JournalRead } from './send-record.js';
 import { readStateFile, STACKS_DIR, stateFiles } from './state-file.js';
+import { TokenKeeper } from './token-file.js';
 import { StateWriter, type StateSource } from './writer.js';
 
 export interface StorageOptions {
@@ -56,6 +57,8 @@ type FileRead = { readonly value: unknown } | { readonly error: string };
 export class Storage {
   private writer: StateWriter | undefined;
   private journal: SendJournal | undefined;
+  /** Each stack's current token, for a backfill given this folder (token-file.ts). */
+  private tokens: TokenKeeper | undefined;
   /** Stacks that had a state file at start. */
   private readonly onDisk: readonly string[];
 
@@ -95,6 +98,7 @@ export class Storage {
       logger.warn({ storagePath: dir, reason: sends.reason }, 'the record of the requests sent before the restart cannot be read: each stack sends nothing for a minute, so that none goes over its rate');
     }
     const storage = new Storage(opts, folder, files, sends);
+    storage.tokens = new TokenKeeper(dir, logger, opts.now);
     lost = (holder) => storage.lockLost(holder);
     return storage;
   }
@@ -162,6 +166,11 @@ export class Storage {
     this.journal?.record(stack, atMs);
   }
 
+  /** A token was just granted to `stack` (its client's onToken): kept for a backfill given this folder. */
+  keepToken(stack: StackConfig, token: string): void {
+    this.tokens?.keep(stack, token);
+  }
+
   /** Writes `stack` now (the benchmark, tests). */
   writeNow(stack: string): ReturnType<StateWriter['writeNow']> {
     return this.writer?.writeNow(stack) ?? Promise.resolve(undefined);
@@ -171,6 +180,7 @@ export class Storage {
   async close(): Promise<void> {
     await this.writer?.close();
     this.journal?.close();
+    this.tokens?.close();
     this.folder.close();
   }
 
@@ -181,6 +191,7 @@ export class Storage {
       'the lock of --storage.path was removed or taken by another process: this exporter stops writing its state there (polling and serving go on); restart it once the folder is its own again',
     );
     this.writer?.abandon();
+    this.tokens?.abandon();
     this.journal?.close();
     this.journal = undefined;
   }

@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
 import { RULES_DIR, renderRuleFiles, THRESHOLDS } from '../../../scripts/gen-rules.js';
+import { part, type Tier } from '../../../scripts/parts/index.js';
 import { startProcess, type ManagedProcess } from './processes.js';
 import { done, notYet, StopWaiting, waitFor } from './wait.js';
 import { baseEnv, http, onFreePort, requirePart } from './tools.js';
@@ -45,6 +46,10 @@ export interface PrometheusSetup {
   readonly alertmanagers?: readonly string[];
   /** More command-line flags (`--enable-feature=native-histograms`). */
   readonly args?: readonly string[];
+  /** The Prometheus of this tier of the parts (default: CMDB_PARTS_TIER's): a test that proves a behaviour on 3.5.3 and 2.42 alike. */
+  readonly tier?: Tier;
+  /** The scrape configurations as they are, instead of the `cmdb-exporter` job (a prometheus-operator ServiceMonitor's job, relabelled). */
+  readonly scrapeConfigs?: ReadonlyArray<Readonly<Record<string, unknown>>>;
 }
 
 export interface Series {
@@ -151,12 +156,12 @@ function writeConfig(setup: PrometheusSetup): string {
     rule_files: ruleNames,
     ...(setup.remoteWrite ? { storage: { tsdb: { out_of_order_time_window: setup.remoteWrite.outOfOrderTimeWindow } } } : {}),
     ...(setup.alertmanagers ? { alerting: { alertmanagers: [{ static_configs: [{ targets: [...setup.alertmanagers] }] }] } } : {}),
-    scrape_configs: setup.noScrape ? [] : [
+    scrape_configs: setup.scrapeConfigs ?? (setup.noScrape ? [] : [
       setup.job
         ? { ...setup.job, job_name: JOB, scrape_interval: interval, scrape_timeout: interval }
         : { job_name: JOB, scrape_interval: interval, scrape_timeout: interval, static_configs: [{ targets: [setup.target] }], ...setup.scrape },
       ...(setup.extraJobs ?? []).map((job) => ({ scrape_interval: interval, scrape_timeout: interval, ...job })),
-    ],
+    ]),
   };
   const file = join(setup.dir, 'prometheus.yml');
   writeFileSync(file, stringify(config));
@@ -164,7 +169,7 @@ function writeConfig(setup: PrometheusSetup): string {
 }
 
 export async function startPrometheus(setup: PrometheusSetup): Promise<RunningPrometheus> {
-  const bin = requirePart('prometheus');
+  const bin = setup.tier ? part('prometheus', setup.tier) : requirePart('prometheus');
   const configFile = writeConfig(setup);
   return onFreePort(async (port) => {
     const proc = startProcess('prometheus', bin, [
