@@ -23,6 +23,7 @@ import {
   envMap,
   fromImage,
   inspectImage,
+  mountOverVolume,
   removeRuns,
   runContainer,
   runImage,
@@ -141,7 +142,13 @@ describe('the image the Dockerfile builds', () => {
     const input = JSON.stringify([expected, Object.keys(pkg.dependencies), Object.keys(pkg.devDependencies)]);
     const { code, stdout, stderr } = await runOnce(['node', '--input-type=module', '-e', script, input]);
     expect(code, stderr).toBe(0);
-    expect(JSON.parse(stdout)).toEqual({ missing: [], unresolved: [], dev: [] });
+    let found: unknown = `not JSON: ${stdout}`;
+    try {
+      found = JSON.parse(stdout);
+    } catch {
+      // shown as it is
+    }
+    expect(found, stderr).toEqual({ missing: [], unresolved: [], dev: [] });
   });
 
   it('carries neither the demo secret nor the tests or sources of the build context', async () => {
@@ -187,6 +194,7 @@ describe("the image's ENTRYPOINT with the compose exporter's environment, secret
     chownSync(stateDir, ownerUid!, ownerGid!);
     chmodSync(stateDir, 0o700);
     exporterContainer = await fromImage(image, runContainer('exporter'));
+    await mountOverVolume(exporterContainer, imageEnv.EXPORTER_STORAGE_PATH ?? '');
   });
 
   const composeEnv = (listen: string) => ({
@@ -203,8 +211,6 @@ describe("the image's ENTRYPOINT with the compose exporter's environment, secret
   });
 
   it('starts the daemon as the image declares it: /healthz, every endpoint polled, /metrics, the runbooks it serves', async () => {
-    // The volume on the image's VOLUME first: buildah 1.28 mounts its own anonymous volume there
-    // instead when another --volume comes before it.
     const volumes = [`${stateDir}:${imageEnv.EXPORTER_STORAGE_PATH ?? ''}`, ...secretMounts];
     const started = await onFreePort(async (port) => {
       exporterEnv = composeEnv(`127.0.0.1:${port}`);
@@ -242,8 +248,9 @@ describe("the image's ENTRYPOINT with the compose exporter's environment, secret
     expect(exporter, 'the ENTRYPOINT test started the daemon').toBeDefined();
     // Generous before the SIGKILL: the shutdown deadline is the daemon's own (10 s on its clock).
     const stopped = await exporter!.stop(60_000);
+    // Exit 0 is the daemon's own word that it stopped within its deadline (past it, it exits 1); its
+    // last log lines may not reach this side (buildah's relay of the output does not wait for them).
     expect(stopped, exporter!.proc.tail()).toMatchObject({ code: 0, killed: false });
-    expect(exporter!.proc.output()).toContain('"msg":"stopped"');
     expect(readdirSync(stateDir, { recursive: true }), exporter!.proc.output()).toContain(join('stacks', 'default.json.gz'));
   });
 });

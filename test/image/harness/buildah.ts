@@ -6,7 +6,7 @@
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -184,15 +184,45 @@ export class ContainerProcess {
   }
 }
 
-/** A command run to completion in a container (`docker exec`, or a `docker run` that ends by itself). */
+/**
+ * A command run to completion in a container (`docker exec`, or a `docker run` that ends by itself).
+ * buildah 1.28's chroot isolation exits with the command's status as soon as the command ends,
+ * without waiting for its relay of the command's output to catch up (the last of the output, or all
+ * of a short one, is lost now and then): so the command's output goes to files in a folder of the
+ * host mounted into the container (`exec` in a shell sets that up; the command itself runs as given),
+ * read once it is done.
+ */
 export async function runIn(container: string, command: readonly string[], opts: RunOptions): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const done = await runToCompletion('buildah', [...storageOptions(), ...runArgs(container, command, opts)], { cwd: tmpdir(), env: buildahEnv(), timeoutMs: 120_000 });
-  return { code: done.code, stdout: done.stdout, stderr: done.stderr };
+  const dir = mkdtempSync(join(tmpdir(), 'cmdb-image-output-'));
+  try {
+    chmodSync(dir, 0o777);
+    const inside = '/run/cmdb-exporter-test-output';
+    const redirected = ['/bin/sh', '-c', `exec "$@" >${inside}/stdout 2>${inside}/stderr`, 'sh', ...command];
+    const done = await runToCompletion('buildah', [...storageOptions(), ...runArgs(container, redirected, { ...opts, volumes: [...(opts.volumes ?? []), `${dir}:${inside}`] })], {
+      cwd: tmpdir(),
+      env: buildahEnv(),
+      timeoutMs: 120_000,
+    });
+    const read = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8') : '');
+    // buildah's own complaints (a mount it could not make) are on its stderr, not the command's.
+    return { code: done.code, stdout: read('stdout'), stderr: `${read('stderr')}${done.stderr}` };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** A working container of `image`. */
 export async function fromImage(image: string, name: string): Promise<string> {
   return (await buildah(['from', '--pull=never', '--name', name, image])).trim();
+}
+
+/**
+ * Lets a `--volume` of the host take the place of the image's VOLUME at `path` in this container, as
+ * `docker run -v` does: buildah 1.28 mounts both, in an order that changes from run to run (its
+ * anonymous volume on top, now and then), unless the container no longer declares the VOLUME.
+ */
+export async function mountOverVolume(container: string, path: string): Promise<void> {
+  await buildah(['config', '--volume', `${path}-`, container]);
 }
 
 const RUN_PREFIX = 'cmdb-exporter-test-';
