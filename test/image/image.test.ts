@@ -17,6 +17,7 @@ import { stopAllAndCheck } from '../e2e/harness/processes.js';
 import { freePort, http, makeTempDir, onFreePort, removeDir, REPO_ROOT } from '../e2e/harness/tools.js';
 import { ensureBaseImage, NODE, requireImageTools } from './harness/base.js';
 import {
+  buildah,
   buildImage,
   ContainerProcess,
   containerCommand,
@@ -76,7 +77,8 @@ beforeAll(async () => {
   console.log(`base ${base}: ${((Date.now() - started) / 1000).toFixed(0)} s`);
   started = Date.now();
   await buildImage({ context: REPO_ROOT, base, tag: image });
-  console.log(`image ${image} built: ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  const size = (await buildah(['images', '--format', '{{.Size}}', image])).trim();
+  console.log(`image ${image} built: ${((Date.now() - started) / 1000).toFixed(0)} s, ${size}`);
   config = await inspectImage(image);
   imageEnv = envMap(config.Env);
   // Compose's simulator service: its entrypoint and command, on loopback and a port of its choosing.

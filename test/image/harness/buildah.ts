@@ -4,7 +4,7 @@
  * chroot (no runtime such as runc, no user namespaces: it needs root, and nothing more), on the
  * host's network so that a container and the test reach each other on loopback.
  */
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -291,5 +291,20 @@ export async function buildImage(opts: { context: string; base: string; tag: str
   const args = ['bud', '--isolation', 'chroot', '--format', 'docker', '--pull=never', '--layers=false', '--force-rm'];
   args.push('--build-arg', `NODE_IMAGE=${opts.base}`, '--volume', `${etc}:/usr/local/etc`, '--tag', opts.tag, opts.context);
   // buildah's own environment, with the machine's proxy settings, which it passes to the RUN steps.
-  return buildah(args, { env: process.env });
+  const child = spawn('buildah', [...storageOptions(), ...args], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Both streams in the order they came: a RUN step's errors (stderr) after the step that ran it (stdout).
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (c: Buffer) => chunks.push(c));
+  child.stderr.on('data', (c: Buffer) => chunks.push(c));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', resolve);
+  });
+  const output = Buffer.concat(chunks).toString('utf8');
+  if (code !== 0) {
+    const lines = output.trimEnd().split('\n');
+    const step = lines.findLast((l) => /\bSTEP \d+\/\d+:/.test(l)) ?? '(before the first step)';
+    throw new Error(`the image build failed (buildah bud, exit ${String(code)}) at ${step}\n${lines.slice(-40).join('\n')}`);
+  }
+  return output;
 }
