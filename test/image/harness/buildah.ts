@@ -6,23 +6,25 @@
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
-import { partsCache } from '../../../scripts/parts/index.js';
 import { runToCompletion, startProcess, type ManagedProcess, type Stopped } from '../../e2e/harness/processes.js';
+import { REPO_ROOT } from '../../e2e/harness/tools.js';
 
 const run = promisify(execFile);
 
-/** The cache of the image test: the made base and the buildah storage it lives in, outside git. */
+/** The cache of the image test, outside git: the buildah storage the made base is kept in, npm's downloads. */
 export function imageCache(env: NodeJS.ProcessEnv = process.env): string {
-  return env.CMDB_IMAGE_CACHE?.trim() || join(partsCache(env), '..', 'cmdb-exporter-image');
+  return env.CMDB_IMAGE_CACHE?.trim() || join(REPO_ROOT, 'node_modules', '.cache', 'cmdb-exporter-image');
 }
 
 /** The global options of every buildah command: where its images and containers are kept. */
 export function storageOptions(cache = imageCache()): string[] {
-  const root = join(cache, 'storage');
+  mkdirSync(cache, { recursive: true });
+  // By its real path: checkouts that share node_modules by a link share one storage, and one run root.
+  const root = join(realpathSync(cache), 'storage');
   // The run root holds locks and mount state only, and must not outlive a reboot: a temporary folder.
   const runroot = join(tmpdir(), `cmdb-exporter-image-${createHash('sha256').update(root).digest('hex').slice(0, 12)}`);
   return ['--root', root, '--runroot', runroot, '--storage-driver', 'vfs'];
@@ -37,9 +39,9 @@ function buildahEnv(): Record<string, string> {
  * Runs one buildah command to completion (not blocking the event loop: a build takes minutes);
  * throws with the end of its output when it fails.
  */
-export async function buildah(args: readonly string[], opts: { env?: NodeJS.ProcessEnv } = {}): Promise<string> {
+export async function buildah(args: readonly string[]): Promise<string> {
   try {
-    const { stdout } = await run('buildah', [...storageOptions(), ...args], { encoding: 'utf8', env: opts.env ?? buildahEnv(), maxBuffer: 256 << 20 });
+    const { stdout } = await run('buildah', [...storageOptions(), ...args], { encoding: 'utf8', env: buildahEnv(), maxBuffer: 256 << 20 });
     return stdout;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string; code?: unknown; message: string };
@@ -170,8 +172,15 @@ export class ContainerProcess {
     const started = Date.now();
     const result = (exit: { code: number | null; signal: NodeJS.Signals | null }, killed: boolean): Stopped => ({ name: this.proc.name, ...exit, ms: Date.now() - started, killed });
     if (this.proc.hasExited) return result(await this.proc.exited, false);
+    let main: number;
+    try {
+      main = this.mainPid();
+    } catch {
+      // The command is gone but buildah is not: stopping buildah is all that is left.
+      return this.proc.stop(graceMs);
+    }
     // Not to buildah: on SIGTERM it kills the command outright.
-    process.kill(this.mainPid(), 'SIGTERM');
+    process.kill(main, 'SIGTERM');
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), graceMs);
