@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // The whole fault matrix and the soak test run in `npm run test:faults` (a fast subset is in test/integration).
-    exclude: ['test/e2e/**', 'test/faults/**', 'node_modules/**'],
+    // The whole fault matrix and the soak test run in `npm run test:faults` (a fast subset is in test/integration),
+    // the container image's build and run in `npm run test:image`.
+    exclude: ['test/e2e/**', 'test/faults/**', 'test/image/**', 'node_modules/**'],
     environment: 'node',
     // A listener-leak warning fails the test it happened in.
     setupFiles: ['test/helpers/no-leak-warnings.ts'],

@@ -19,10 +19,9 @@ interface Target {
   readonly pid: number;
 }
 
-/** The Accept header of each format beyond the text format: what Prometheus sends by default, and with native histograms on. */
+/** The Accept header of each format beyond the text format: what Prometheus sends by default. */
 export const FORMAT_ACCEPT = {
   openmetrics: 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1',
-  protobuf: 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,text/plain;version=0.0.4;q=0.5,*/*;q=0.1',
 } as const;
 export type BenchFormat = keyof typeof FORMAT_ACCEPT;
 

@@ -152,7 +152,7 @@ export interface SizeResult {
   readonly swapRuns?: readonly SwapFigures[];
   readonly compare: CompareFigures;
   /** The same cells in the formats beyond the text format (BenchSettings.formats), when they ran. */
-  readonly formats?: Readonly<Partial<Record<'openmetrics' | 'protobuf', CompareFigures>>>;
+  readonly formats?: Readonly<Partial<Record<'openmetrics', CompareFigures>>>;
   /** Only for the sizes in BenchSettings.pollingSizes. */
   readonly pollingScrape?: PollingScrape;
   readonly memoryAfterScrapes: Memory;
@@ -179,7 +179,7 @@ export interface Machine {
 export interface BenchSettings {
   readonly compare: CompareSettings;
   /** The formats beyond the text format whose /metrics is compared with the bare server too. */
-  readonly formats?: ReadonlyArray<'openmetrics' | 'protobuf'>;
+  readonly formats?: ReadonlyArray<'openmetrics'>;
   /** How long one client scrapes with gzip while polls run, and at which sizes. */
   readonly pollingSeconds: number;
   readonly pollingSizes: readonly SizeName[];

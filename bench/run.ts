@@ -33,7 +33,7 @@ const USAGE = `Usage: npm run bench -- [options]
   --polling-seconds N how long one client scrapes while polls run (default 20)
   --polling-sizes L   sizes at which it does (default medium)
   --formats LIST      the formats beyond the text format whose /metrics is also compared with the
-                      bare server (default openmetrics,protobuf; none: the text format only)
+                      bare server (default openmetrics; none: the text format only)
   --json FILE         also save the raw figures as JSON
   --doc-from FILE     measure nothing: rewrite docs/performance.md from figures saved with --json
   --history-only      run only the connector-history cell (scrape p99, peak RSS, bytes per poll); with
@@ -139,11 +139,11 @@ function nonNegative(name: string, text: string | undefined, fallback: number): 
   return n;
 }
 
-function formatsOf(list: string): Array<'openmetrics' | 'protobuf'> {
+function formatsOf(list: string): Array<'openmetrics'> {
   if (list === 'none') return [];
   return list.split(',').map((f) => {
     const name = f.trim();
-    if (name !== 'openmetrics' && name !== 'protobuf') throw new Error(`--formats: unknown format ${JSON.stringify(name)} (formats: openmetrics, protobuf, or none)`);
+    if (name !== 'openmetrics') throw new Error(`--formats: unknown format ${JSON.stringify(name)} (formats: openmetrics, or none)`);
     return name;
   });
 }
@@ -230,7 +230,7 @@ function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
         rounds: Math.floor(positive('rounds', values.rounds, 2)),
         maxRequests: Math.floor(positive('max-requests', values['max-requests'], 200_000)),
       },
-      formats: formatsOf(values.formats ?? 'openmetrics,protobuf'),
+      formats: formatsOf(values.formats ?? 'openmetrics'),
       pollingSeconds: positive('polling-seconds', values['polling-seconds'], 20),
       pollingSizes: (values['polling-sizes'] ?? 'medium').split(',').map((name) => {
         const size = sizeByName(name.trim());

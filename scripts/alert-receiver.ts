@@ -4,6 +4,7 @@
  * them; the end-to-end tests keep them. A receiver posts to <url>/<receiver name>.
  */
 import { createServer, type Server } from 'node:http';
+import { alertObject } from './rules/problems.js';
 
 /** One notification as a webhook receiver gets it (Alertmanager's webhook payload). */
 export interface Notification {
@@ -75,7 +76,7 @@ function since(iso: string): string {
 
 /**
  * A notification in a few lines for a terminal: what the shipped templates say (stack, what broke,
- * since when, how many), from the payload itself.
+ * since when, how many, each alert's object and summary), from the payload itself.
  */
 export function describeNotification(n: Notification): string {
   const firing = n.alerts.filter((a) => a.status === 'firing');
@@ -84,7 +85,8 @@ export function describeNotification(n: Notification): string {
   const state = n.status === 'resolved' ? 'RESOLVED' : (n.commonLabels.severity ?? 'firing').toUpperCase();
   const first = [...n.alerts].sort((a, b) => a.startsAt.localeCompare(b.startsAt))[0];
   const head = `[${state}] ${where}: ${what} (receiver ${n.receiver}; since ${first ? since(first.startsAt) : '?'}; ${firing.length} firing, ${n.alerts.length - firing.length} resolved)`;
-  const lines = n.alerts.map((a) => `    ${a.status === 'resolved' ? 'resolved: ' : ''}${a.labels.alertname ?? '?'}: ${a.annotations.summary ?? ''}`);
+  // Each alert as the templates list it: its object (from its labels), then its static summary.
+  const lines = n.alerts.map((a) => `    ${a.status === 'resolved' ? 'resolved: ' : ''}${a.labels.alertname ?? '?'} on ${alertObject(a.labels)}: ${a.annotations.summary ?? ''}`);
   const runbook = n.alerts[0]?.annotations.runbook_url;
   return [head, ...lines, ...(runbook ? [`    runbook: ${runbook}`] : [])].join('\n');
 }

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { describePart, part } from './parts/index.js';
 import { TEMPLATE_FILE, withWebhookReceivers, type TestTiming } from './alertmanager/config.js';
-import { childDir, choosePort, startServerChild } from './demo-process.js';
+import { childDir, choosePort, servesWebApp, startServerChild } from './demo-process.js';
 
 const SHIPPED_DIR = fileURLToPath(new URL('../config/alertmanager/', import.meta.url));
 
@@ -39,6 +39,10 @@ export interface DemoAlertmanager {
   readonly url: string;
   /** host:port, for Prometheus' alerting section. */
   readonly address: string;
+  /** False for Debian's package, which ships no web UI (its root page says so): then `page` is the API's. */
+  readonly ui: boolean;
+  /** What to open: the web UI, or the API v2's alert groups (one per notification). */
+  readonly page: string;
   readonly movedPort: boolean;
   reload(): void;
   close(): Promise<void>;
@@ -64,5 +68,6 @@ export async function startDemoAlertmanager(opts: { binary: string; port: number
     dir,
     url,
   );
-  return { url, address: `127.0.0.1:${port}`, movedPort: moved, reload: () => child.signal('SIGHUP'), close: () => child.close() };
+  const ui = await servesWebApp(url);
+  return { url, address: `127.0.0.1:${port}`, ui, page: ui ? url : `${url}/api/v2/alerts/groups`, movedPort: moved, reload: () => child.signal('SIGHUP'), close: () => child.close() };
 }

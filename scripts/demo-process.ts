@@ -111,3 +111,18 @@ export async function stopAllChildren(): Promise<void> {
 export function killAllChildrenNow(): void {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
+
+/**
+ * Whether `url` serves a web application: 200 and an HTML page that loads a script. Debian's packages
+ * of Prometheus 3 and Alertmanager ship no web UI: Prometheus answers 404 there (500 for 2.42's classic
+ * pages without their templates), Alertmanager a static page that says so (200, no script).
+ */
+export async function servesWebApp(url: string): Promise<boolean> {
+  try {
+    const r = await fetch(url, { signal: AbortSignal.timeout(5000) });
+    const text = await r.text();
+    return r.status === 200 && /<script\b/i.test(text);
+  } catch {
+    return false;
+  }
+}

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { describePart, part } from './parts/index.js';
-import { childDir, choosePort, startServerChild, type ServerChild } from './demo-process.js';
+import { childDir, choosePort, servesWebApp, startServerChild, type ServerChild } from './demo-process.js';
 
 const RULES_DIR = fileURLToPath(new URL('../config/prometheus/', import.meta.url));
 export const SHIPPED_RULE_FILES = ['cmdb-rules.yml', 'cmdb-alerts.yml'] as const;
@@ -82,11 +82,52 @@ export function demoRuleFiles(maxForSeconds = DEMO_FOR_SECONDS, runbookBaseUrl?:
   return out;
 }
 
+/** What of Prometheus to link: its web UI's pages, or, in a build without one, its HTTP API. */
+export interface PrometheusPages {
+  /** False for Debian's package of Prometheus 3, which ships no web UI: then every link is the API's. */
+  readonly ui: boolean;
+  /** The UI's home, or the API's list of targets (the exporter's scrape, up or down, and why). */
+  readonly home: string;
+  /** The alerts, pending and firing: the UI's alerts page, or the API's /api/v1/alerts. */
+  readonly alerts: string;
+  /** `expr` over the last `range`: a graph in the UI, or, from the API, the instant query `apiExpr`. */
+  graph(expr: string, range: string, apiExpr: string): string;
+}
+
+/** A query parameter a terminal keeps inside the link: encodeURIComponent leaves ( and ) as they are. */
+function linkSafe(value: string): string {
+  return encodeURIComponent(value).replace(/\(/g, '%28').replace(/\)/g, '%29');
+}
+
+/**
+ * The pages this Prometheus answers. Upstream builds serve the UI at /alerts and /graph
+ * (Prometheus 3 moves /graph to /query and redirects); Debian's 2.x package has only the classic UI,
+ * under /classic/, and its Prometheus 3 none at all: there only the API answers.
+ */
+export async function prometheusPages(url: string): Promise<PrometheusPages> {
+  for (const prefix of ['', '/classic']) {
+    if (await servesWebApp(`${url}${prefix}/alerts`)) {
+      return {
+        ui: true,
+        home: url,
+        alerts: `${url}${prefix}/alerts`,
+        graph: (expr, range) => `${url}${prefix}/graph?g0.expr=${linkSafe(expr)}&g0.range_input=${range}`,
+      };
+    }
+  }
+  return {
+    ui: false,
+    home: `${url}/api/v1/targets`,
+    alerts: `${url}/api/v1/alerts`,
+    graph: (_expr, _range, apiExpr) => `${url}/api/v1/query?query=${linkSafe(apiExpr)}`,
+  };
+}
+
 export interface DemoPrometheus {
   /** http://127.0.0.1:<port> */
   readonly url: string;
-  /** The alerts page of Prometheus' own UI. */
-  readonly alertsUrl: string;
+  /** What to link: the UI's pages, or the API where this build has no UI. */
+  readonly pages: PrometheusPages;
   readonly dir: string;
   /** True when the preferred port was taken and another was used. */
   readonly movedPort: boolean;
@@ -107,20 +148,6 @@ export interface DemoPrometheusOptions {
   readonly alertmanager?: string;
   /** Where the alerts' runbook_url point instead of the shipped base: the exporter's own /docs/alerts. */
   readonly runbookBaseUrl?: string;
-}
-
-/** Upstream builds serve the alerts page at /alerts; Debian's package has only the classic UI, at /classic/alerts. */
-async function alertsPage(url: string): Promise<string> {
-  for (const path of ['/alerts', '/classic/alerts']) {
-    try {
-      const r = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(2000) });
-      await r.arrayBuffer();
-      if (r.status === 200) return `${url}${path}`;
-    } catch {
-      // try the next
-    }
-  }
-  return `${url}/alerts`;
 }
 
 /** Starts Prometheus with the demo's configuration and rules; resolves once it answers /-/ready. */
@@ -163,5 +190,5 @@ export async function startDemoPrometheus(opts: DemoPrometheusOptions): Promise<
     dir,
     url,
   );
-  return { url, alertsUrl: await alertsPage(url), dir, movedPort: moved, reload: () => child.signal('SIGHUP'), close: () => child.close() };
+  return { url, pages: await prometheusPages(url), dir, movedPort: moved, reload: () => child.signal('SIGHUP'), close: () => child.close() };
 }

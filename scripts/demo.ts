@@ -1,10 +1,11 @@
 /**
  * `npm run demo`: the embedded CMDB simulator (live data) and the exporter, together on loopback,
- * and, when `prometheus` is on PATH, a Prometheus with the shipped rules (scripts/demo-prometheus.ts)
- * so that an alert can be seen firing, and, when Alertmanager is on PATH too, an Alertmanager with
- * the shipped routing, grouping and inhibition (scripts/demo-alertmanager.ts) whose notifications
- * the demo prints here. Prints the URLs to open, the problems the simulated data has on purpose, and
- * commands that break something. Ctrl-C (or SIGTERM) stops everything; SIGHUP reloads the exporter's
+ * and a Prometheus (the pinned part, scripts/parts) with the shipped rules (scripts/demo-prometheus.ts)
+ * so that an alert can be seen firing, and an Alertmanager (pinned too) with the shipped routing,
+ * grouping and inhibition (scripts/demo-alertmanager.ts) whose notifications the demo prints here.
+ * Prints the URLs to open (every one answers: where Prometheus or Alertmanager serves no web UI, as
+ * Debian's packages of the current versions do, their HTTP API's), the problems the simulated data
+ * has on purpose, and commands that break something. Ctrl-C (or SIGTERM) stops everything; SIGHUP reloads the exporter's
  * configuration as the daemon does; an error stops everything too: no child outlives the demo.
  * Ports: 8080 for the simulator, 9873 for the exporter, 9090 for Prometheus and 9093 for
  * Alertmanager, or free ones when those are taken (override with DEMO_SIMULATOR_PORT /
@@ -36,14 +37,16 @@ import {
 export const BREAK_HOLD_SECONDS = 15 * 60;
 
 const FLAGS = ['--no-prometheus', '--no-alertmanager'];
+/** The banner's indent under a link's name, for the lines that say more about it. */
+const INDENT = ' '.repeat(19);
 
 function usage(): never {
   console.log(`usage: npm run demo [-- --no-prometheus | --no-alertmanager]
 
-Starts the CMDB simulator and the exporter on loopback and, when \`prometheus\` is on PATH, a
-Prometheus with the shipped alerting rules (their for: durations shortened for the demo), and when
-\`prometheus-alertmanager\` (or \`alertmanager\`) is on PATH too, an Alertmanager with the shipped
-routing and inhibition whose notifications are printed here.
+Starts the CMDB simulator and the exporter on loopback, a Prometheus with the shipped alerting rules
+(their for: durations shortened for the demo) and an Alertmanager with the shipped routing and
+inhibition whose notifications are printed here: the pinned versions, fetched on first use
+(npm run parts; CMDB_PART_PROMETHEUS and CMDB_PART_ALERTMANAGER name your own binaries).
 Ports: DEMO_SIMULATOR_PORT (8080), DEMO_EXPORTER_PORT (9873), DEMO_PROMETHEUS_PORT (9090),
 DEMO_ALERTMANAGER_PORT (9093). Ctrl-C stops it all; kill -HUP reloads the exporter's configuration.`);
   process.exit(0);
@@ -207,21 +210,23 @@ cmdb-exporter demo is running (Ctrl-C stops it, kill -HUP ${process.pid} reloads
   status page      ${exporter.url}/
   metrics          ${exporter.url}/metrics
   readiness        ${exporter.url}/readyz
-  CMDB simulator   ${sim.url}  (admin: ${sim.url}/_admin/state)
+  CMDB simulator   ${sim.url}/_admin/state  (what the simulated CMDB holds now; the exporter reads its API, same host and port)
 ${
   prometheus
-    ? `  Prometheus       ${prometheus.url}  (the shipped rules, for: cut to at most ${DEMO_FOR_SECONDS}s for the demo)
-  alerts           ${prometheus.alertsUrl}`
-    : `  Prometheus       not started${
-        prometheusBinary || args.includes('--no-prometheus') ? '' : ': `prometheus` is not on PATH (apt-get install -y prometheus), or run `docker compose up`'
-      }`
+    ? `  Prometheus       ${prometheus.pages.home}  (the shipped rules, for: cut to at most ${DEMO_FOR_SECONDS}s for the demo)${
+        prometheus.pages.ui ? '' : `\n${INDENT}this Prometheus serves no web UI (Debian's package ships none): its links here are its HTTP API's, JSON`
+      }
+  alerts           ${prometheus.pages.alerts}`
+    : `  Prometheus       not started${args.includes('--no-prometheus') ? ' (--no-prometheus)' : ': why is said above (`npm run parts -- path prometheus` fetches the pinned one and says what fails)'}`
 }
 ${
   alertmanager
-    ? `  Alertmanager     ${alertmanager.url}  (the shipped routing, grouping and inhibition; group_wait ${DEMO_TIMING.group_wait}, group_interval ${DEMO_TIMING.group_interval})
-                   each notification it sends is printed below, one per problem of a stack`
+    ? `  Alertmanager     ${alertmanager.page}  (the shipped routing, grouping and inhibition; group_wait ${DEMO_TIMING.group_wait}, group_interval ${DEMO_TIMING.group_interval})${
+        alertmanager.ui ? '' : `\n${INDENT}this Alertmanager serves no web UI (Debian's package ships none): the link is its API v2's alert groups, JSON`
+      }
+${INDENT}each notification it sends is printed below, one per problem of a stack`
     : prometheus && !args.includes('--no-alertmanager')
-      ? '  Alertmanager     not started: `prometheus-alertmanager` is not on PATH (apt-get install -y prometheus-alertmanager)'
+      ? '  Alertmanager     not started: why is said above (`npm run parts -- path alertmanager` fetches the pinned one and says what fails)'
       : ''
 }
 Problems there by design (the simulated CMDB has them from the start${prometheus ? '; their alerts fire in Prometheus too' : ''}):
@@ -243,7 +248,7 @@ ${
   prometheus
     ? `  CmdbConnectorError for ${victim} fires within about ${Math.ceil(fireWithin / 60)} minutes (${fireWithin}s at most): the next connector
   poll (every ${every('connectors')}, plus the schedule's spread), a scrape and an evaluation (every ${DEMO_INTERVAL_SECONDS}s), then ${demoFor}s
-  pending (the shipped rule waits ${Math.round(shippedFor / 60)}m). Watch it go pending, then firing, at ${prometheus.alertsUrl}${
+  pending (the shipped rule waits ${Math.round(shippedFor / 60)}m). Watch it go pending, then firing, at ${prometheus.pages.alerts}${
         alertmanager
           ? `
   Alertmanager then sends one notification for it, ${DEMO_TIMING.group_wait} later, printed here:
@@ -267,7 +272,7 @@ The simulator also serves 14 days of history (daily counts, Action jobs, ingesti
 (docs/backfill.md; --prometheus.url gives the backfilled series the instance label Prometheus gives
 the live target, so that they join the scraped ones: the command prints which it took):
   DEMO_LISTEN_ADDRESS=${new URL(exporter.url ?? '').host} DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --out /tmp/cmdb-demo-backfill --prometheus.url ${prometheus.url} --remote-write.url ${prometheus.url}/api/v1/write
-  then ${prometheus.url}/graph?g0.expr=cmdb_assets&g0.range_input=2w (one series, the scraped one: count(count_over_time(cmdb_assets[2w])) is 1)`
+  then ${prometheus.pages.graph('cmdb_assets', '2w', 'count(count_over_time(cmdb_assets[2w]))')} (one series, the scraped one: count(count_over_time(cmdb_assets[2w])) is 1)`
     : `see what a backfill of it would read
 (docs/backfill.md):
   DEMO_LISTEN_ADDRESS=127.0.0.1:0 DEMO_CMDB_URL=${sim.url} DEMO_CMDB_SECRET=${sim.secret} npx tsx src/main.ts backfill --config config/demo.yaml --from 14d --dry-run`

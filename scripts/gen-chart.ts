@@ -25,6 +25,7 @@ import { isMain, writeOrCheck } from './generated.js';
 import { alertmanagerConfigSpec } from './helm/alertmanager-config.js';
 import { configSchema } from './helm/config-schema.js';
 import { chartReference, configReference, valuesSchema, valuesYaml } from './helm/render-values.js';
+import { schemaText, withSpellingHints } from './helm/spelling.js';
 import { CHART_VALUES } from './helm/values.js';
 import { MIXIN_DEFAULTS, type MixinConfig } from './mixin.js';
 
@@ -134,7 +135,7 @@ export function renderChartFiles(): Map<string, string> {
   const files = new Map<string, string>([
     [`${CHART_DIR}/Chart.yaml`, chartYaml(packageVersion())],
     [`${CHART_DIR}/values.yaml`, valuesYaml(CHART_VALUES, `Values of the cmdb-exporter chart. ${GENERATED}\nEvery key: docs/kubernetes.md ("Values"). values.schema.json refuses unknown keys.`)],
-    [`${CHART_DIR}/values.schema.json`, `${JSON.stringify(valuesSchema(CHART_VALUES, config), null, 2)}\n`],
+    [`${CHART_DIR}/values.schema.json`, schemaText(withSpellingHints(valuesSchema(CHART_VALUES, config)))],
     [`${CHART_DIR}/files/prometheus-rules.yaml`, rulesYaml()],
     [`${CHART_DIR}/files/alertmanager-config.yaml`, alertmanagerYaml()],
     [`${CHART_DIR}/files/cmdb.tmpl`, renderTemplates(CHART_MIXIN)],

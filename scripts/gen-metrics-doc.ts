@@ -79,7 +79,11 @@ export function renderMetricsDoc(): string {
     '## Process metrics',
     '',
     "prom-client's default metrics: `process_*` (CPU, memory, file descriptors, start time) and `nodejs_*`",
-    '(event-loop lag, heap, garbage collection, active handles). They carry no `stack` label.',
+    '(event-loop lag, heap, garbage collection, active handles). They carry no `stack` label. The event-loop',
+    'delay figures (`nodejs_eventloop_lag_{min,max,mean,stddev,p50,p90,p99}_seconds`) are those of the last',
+    'complete window of at least 5 s: scrapes within 5 s of each other (an HA pair of Prometheus) read the',
+    "same figures, and none reads an empty window (prom-client's own reset at every scrape, so a second",
+    'scrape of the same moment read a minimum of 2^63 ns and a mean of NaN).',
     '',
   );
   return out.join('\n');

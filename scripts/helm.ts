@@ -4,7 +4,7 @@
  *   npm run -s helm -- version                      Helm 4 (4.1.4)
  *   npm run -s helm3 -- version                     Helm 3 (3.18.0)
  *   npm run -s helm -- template cmdb deploy/helm/cmdb-exporter -f my-values.yaml
- *   npm run -s helm -- lint --strict deploy/helm/cmdb-exporter
+ *   npm run -s helm -- lint --strict deploy/helm/cmdb-exporter -f deploy/helm/cmdb-exporter/ci/minimal-values.yaml
  *
  * The first argument is the major (the npm scripts pass it); the rest goes to Helm as given, and
  * Helm's exit code is this command's.

@@ -10,7 +10,8 @@
  *
  * mixin.yaml keys: jobSelector, stackSelector, runbookBaseUrl, grafanaUrl (any subset). Flags win over the file.
  * Without --out the files are written where the repository keeps them (and the drift tests compare
- * against the defaults, so keep custom output out of the repository).
+ * against the defaults, so keep custom output out of the repository). The jsonnet mixin (mixin/,
+ * `npm run mixin`, scripts/jsonnet/) carries these settings and every threshold in its _config.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';

@@ -10,6 +10,7 @@ import type { ExporterConfig } from './config/types.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { SecretScrubber } from './secrets.js';
+import { windowedEventLoopDelay } from './event-loop.js';
 import { createInstruments, createStateInstruments, registerShardInstruments, type Instruments, type SelfRegistries } from './metrics/instruments.js';
 import type { CronLike } from './scheduler/scheduler.js';
 import type { WebConfig } from './config/web-config.js';
@@ -22,7 +23,6 @@ import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
 import { listenBase, targetGroups, type ScrapeBase } from './server/sd.js';
 import { Exposition } from './exposition/exposition.js';
-import { CounterState } from './exposition/counter-state.js';
 import { MetricsFormats, type BodyKind } from './exposition/formats.js';
 import type { ScrapeResponse } from './exposition/responses.js';
 import { StartTimes } from './exposition/start-times.js';
@@ -59,7 +59,7 @@ export interface StartOptions {
   readonly limits?: Partial<ServerLimits>;
   /** Where Prometheus reaches this exporter (--web.external-url), for GET /sd; the listen address when absent. */
   readonly externalUrl?: ScrapeBase;
-  /** OpenMetrics `_created` lines (--web.openmetrics-created); the protobuf format always carries the starts. */
+  /** OpenMetrics `_created` lines (--web.openmetrics-created). */
   readonly openMetricsCreated?: boolean;
 }
 
@@ -92,6 +92,8 @@ export async function start(opts: StartOptions): Promise<App> {
   const logger = opts.logger ?? createLogger({ level: config.logLevel, format: config.logFormat, scrubber });
   const registry = opts.registry ?? new Registry();
   const instruments: Instruments = createInstruments(registry, { defaultMetrics: opts.defaultMetrics });
+  // prom-client's event-loop delay figures read an empty window at a second scrape of the same moment.
+  if (opts.defaultMetrics !== false) windowedEventLoopDelay(registry);
   const nowMs = opts.nowMs ?? Date.now;
   const now = () => nowMs() / 1000;
   instruments.reloadSuccessTimestamp.set(now());
@@ -111,10 +113,10 @@ export async function start(opts: StartOptions): Promise<App> {
   logger.info({ version: VERSION, shard: opts.shard, stacks: config.stacks.length }, 'cmdb-exporter starting');
   logger.debug({ config: redactConfig(config) }, 'effective configuration (secrets redacted)');
   for (const w of configWarnings(config)) logger.warn({ stack: w.stack, key: w.key }, w.message);
-  // Every counter series' start, served in every format, kept with the stack's counters (--storage.path).
+  // Every counter and histogram series' start (`_created`): this process's, as its counts are.
   const starts = new StartTimes(now);
   const stacks = new Stacks({
-    counters: new CounterState(instruments.registries, starts),
+    starts,
     instruments,
     store,
     logger,

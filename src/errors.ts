@@ -101,8 +101,9 @@ export class CmdbHttpError extends CmdbError {
 
 export class CmdbTimeoutError extends CmdbError {
   readonly outcome = 'timeout' as const;
-  constructor(request: string, seconds: number, options?: { cause?: unknown }) {
-    super('CMDB_TIMEOUT', request, `no complete response within ${seconds}s`, options);
+  /** `firstByte`: not even the answer's first byte came within `seconds` (a deadline on the start of the answer). */
+  constructor(request: string, seconds: number, options?: { cause?: unknown; firstByte?: boolean }) {
+    super('CMDB_TIMEOUT', request, options?.firstByte ? `no answer within ${seconds}s` : `no complete response within ${seconds}s`, options);
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { start, type App } from './app.js';
 import { FlagError, flagsHelp, parseFlags, type FlagValues } from './config/flags.js';
-import { loadConfig, unknownVariables } from './config/load.js';
+import { configWarnings, loadConfig, unknownVariables } from './config/load.js';
 import type { ExporterConfig } from './config/types.js';
 import { loadWebConfig, type WebConfig } from './config/web-config.js';
 import { ConfigError, FolderInUseError } from './errors.js';
@@ -108,6 +108,7 @@ async function main(argv: string[]): Promise<number> {
   const unknownVars = unknownVariables(process.env, config.fileVariables);
   if (flags['check-config']) {
     for (const v of unknownVars) console.error(`cmdb-exporter: warning: ${v.name}: ${v.message}`);
+    for (const w of configWarnings(config)) console.error(`cmdb-exporter: warning: stack ${w.stack}: ${w.message}`);
     const names = config.stacks.map((s) => s.name).join(', ');
     process.stdout.write(`configuration OK: ${config.stacks.length} stack(s) (${names}); listen ${config.listenAddress}\n`);
     if (webConfig) process.stdout.write(`web config OK: ${webConfig.tls ? 'TLS' : 'no TLS'}, ${webConfig.basicAuthUsers.size} basic auth user(s)\n`);

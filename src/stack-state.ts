@@ -12,7 +12,10 @@
  * | `client`  | CmdbClient (path spellings, pauses) and PollPlan (seen); never the token | exportState | clientStateFrom |
  * | `history` | ConnectorHistoryReader in StackReaders (rows held, last full scan, page size, incremental off, a full scan's pages read so far) | historyState | fromState |
  * | `status`  | StatusMemory (since when each problem is seen; src/stacks.ts adds it) | exportState | statusStateFrom |
- * | `counters` | CounterState (each counter series of the stack's instruments: value and start; src/stacks.ts adds it) | exportState | countersStateFrom |
+ *
+ * The exporter's own counters are not a part: they belong to the process that counts, and a restart
+ * starts them at 0 with a new start (src/exposition/start-times.ts). A `counters` part an earlier
+ * version wrote is not read.
  *
  * The request budget's sends are not a part: the request record (src/persist/send-record.ts) has
  * them to the last request, also after a kill -9 (each written as the request leaves:
@@ -22,7 +25,6 @@
  */
 import type { BudgetState } from './cmdb/budget.js';
 import { budgetFromSends, spentBudget } from './cmdb/budget.js';
-import { countersStateFrom, type CountersState } from './exposition/counter-state.js';
 import type { ClientCarry, CmdbClient } from './cmdb/client.js';
 import { clientStateFrom } from './cmdb/client-state.js';
 import type { PlanSeen, PollPlan } from './cmdb/plan.js';
@@ -86,8 +88,6 @@ export interface Restored {
   readonly carried: Carried;
   readonly series?: readonly StoredEndpoint[];
   readonly problemsSeen?: ReadonlyMap<string, number>;
-  /** The stack's counters, values and starts, to count on from (also past the restore bound: a count is a count). */
-  readonly counters?: CountersState;
 }
 
 /**
@@ -118,8 +118,6 @@ export function restoredStack(stack: StackConfig, state: RestoredState): Restore
   if (parts.client !== undefined && !client) return { invalid: 'client' };
   const problemsSeen = parts.status === undefined ? undefined : statusStateFrom(parts.status);
   if (parts.status !== undefined && !problemsSeen) return { invalid: 'status' };
-  const counters = parts.counters === undefined ? undefined : countersStateFrom(parts.counters);
-  if (parts.counters !== undefined && !counters) return { invalid: 'counters' };
   // The readers go on from the history's part (a history read in another time zone is not restored:
   // its next read is a full scan, as after a reload); past the restore bound it is read again.
   const historyState = state.refresh ? undefined : parts.history;
@@ -135,7 +133,7 @@ export function restoredStack(stack: StackConfig, state: RestoredState): Restore
     ...(client ? { client: { spellings: client.spellings, ...(client.pauses.length > 0 && !state.refresh ? { pauses: client.pauses } : {}) }, seen: client.seen } : {}),
   };
   // Past the restore bound the exporter was away too long to say a problem went on meanwhile.
-  return { carried, series, ...(problemsSeen && problemsSeen.size > 0 && !state.refresh ? { problemsSeen } : {}), ...(counters ? { counters } : {}) };
+  return { carried, series, ...(problemsSeen && problemsSeen.size > 0 && !state.refresh ? { problemsSeen } : {}) };
 }
 
 /** State past the restore bound: 403 back-offs end, the endpoints are asked again at once. */
@@ -158,6 +156,6 @@ export function startingPoint(storage: Storage, stack: StackConfig, logger: Logg
   }
   const budget = budgetOf(stack, answer.sends, nowMs);
   if (!ok && !budget) return undefined;
-  const { series, problemsSeen, counters } = ok ?? {};
-  return { carried: { ...ok?.carried, ...(budget ? { budget } : {}) }, ...(series ? { series } : {}), ...(problemsSeen ? { problemsSeen } : {}), ...(counters ? { counters } : {}) };
+  const { series, problemsSeen } = ok ?? {};
+  return { carried: { ...ok?.carried, ...(budget ? { budget } : {}) }, ...(series ? { series } : {}), ...(problemsSeen ? { problemsSeen } : {}) };
 }

@@ -11,7 +11,7 @@ import type { StackReaders } from './cmdb/readers/index.js';
 import { openRoad, type Road } from './cmdb/road.js';
 import { pollSettings } from './config/endpoints.js';
 import type { ExporterConfig, StackConfig } from './config/types.js';
-import type { CounterState } from './exposition/counter-state.js';
+import type { StartTimes } from './exposition/start-times.js';
 import type { Logger } from './logger.js';
 import type { Storage } from './persist/storage.js';
 import { initStackInstruments, removeStackInstruments, type Instruments } from './metrics/instruments.js';
@@ -43,11 +43,8 @@ export interface StacksOptions {
    * with the process), and every request a stack's budget lets leave is recorded.
    */
   readonly storage?: Storage;
-  /**
-   * The stacks' counters with their starts (the `counters` part): restored when a stack starts with
-   * the process, written with its state, and forgotten with a stack a reload removes.
-   */
-  readonly counters?: CounterState;
+  /** The starts of the exporter's own series (`_created`): a stack a reload removes loses its starts with its counters. */
+  readonly starts?: StartTimes;
 }
 
 /** What a reload did to the stacks. */
@@ -134,9 +131,9 @@ export class Stacks {
     const logger = this.opts.logger.child({ stack: stack.name });
     const settings = pollSettings(stack);
     initStackInstruments(instruments, stack.name, settings.groups, settings.enabled);
-    // Counting on from what an earlier process kept, before the first scrape (only `startingPoint` gives counters: a reload's `from` never does).
-    if (start.counters) this.opts.counters?.restore(stack.name, start.counters);
-    const road = openRoad({ stack, instruments, logger, scrubber, tokenRenewalsPerRequest: POLL_TOKEN_RENEWALS, budget: carried.budget, carried: carried.client, history: carried.history, historyState: carried.historyState, enabled: settings.enabled, seen: carried.seen });
+    // --storage.path: each token granted is kept there for a backfill with the same client id (src/persist/token-file.ts).
+    const onToken = storage ? (token: string) => storage.keepToken(stack, token) : undefined;
+    const road = openRoad({ stack, instruments, logger, scrubber, tokenRenewalsPerRequest: POLL_TOKEN_RENEWALS, budget: carried.budget, carried: carried.client, history: carried.history, historyState: carried.historyState, enabled: settings.enabled, seen: carried.seen, ...(onToken ? { onToken } : {}) });
     const { client, readers } = road;
     const plan = road.plan as PollPlan;
     // --storage.path: every request is recorded as it leaves, so that a restart counts it (journal.ts).
@@ -191,7 +188,7 @@ export class Stacks {
     this.opts.scrubber.forget(tokenSlot(name));
     this.opts.store.removeStack(name);
     await removeStackInstruments(this.opts.instruments, name);
-    this.opts.counters?.forget(name);
+    this.opts.starts?.forget(name);
   }
 
   /**
@@ -336,12 +333,10 @@ export class Stacks {
   }
 
   /** The parts of a running stack's state file (src/stack-state.ts); undefined when it does not run. */
-  async stateParts(name: string): Promise<Record<string, unknown> | undefined> {
+  stateParts(name: string): Record<string, unknown> | undefined {
     const r = this.runtimes.get(name);
     if (!r) return undefined;
-    const parts = { ...stackParts(name, r, this.opts.store), status: this.status.exportState(name) };
-    const counters = await this.opts.counters?.exportState(name);
-    return { ...parts, ...(counters ? { counters } : {}) };
+    return { ...stackParts(name, r, this.opts.store), status: this.status.exportState(name) };
   }
 
   /**

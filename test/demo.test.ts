@@ -4,12 +4,15 @@
  * notifications' runbook links at the runbooks the demo's exporter serves.
  */
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { demoRuleFiles, DEMO_FOR_SECONDS, durationSeconds } from '../scripts/demo-prometheus.js';
+import { demoRuleFiles, DEMO_FOR_SECONDS, durationSeconds, prometheusPages } from '../scripts/demo-prometheus.js';
 import { DocsPages } from '../src/server/docs.js';
+import { bannerLinks, deadLinks, demoBanner } from './helpers/banner-links.js';
 import { freePort, WAIT_MS } from './helpers/daemon.js';
 
 const DEMO = fileURLToPath(new URL('../scripts/demo.ts', import.meta.url));
@@ -41,6 +44,15 @@ describe('npm run demo', () => {
       expect(stdout).toMatch(/connector history is polled every 30s,\s+the license every 60s/);
       expect(out).toContain(`kill -HUP ${child.pid} reloads config/demo.yaml`);
       expect((await fetch(`http://127.0.0.1:${exporterPort}/healthz`)).status).toBe(200);
+      // Every link it prints answers (the simulator's is its state: its root is the CMDB API's, 404).
+      const banner = demoBanner(stdout);
+      expect(bannerLinks(banner), banner).toEqual([
+        `http://127.0.0.1:${exporterPort}/`,
+        `http://127.0.0.1:${exporterPort}/metrics`,
+        `http://127.0.0.1:${exporterPort}/readyz`,
+        `http://127.0.0.1:${simPort}/_admin/state`,
+      ]);
+      expect(await deadLinks(bannerLinks(banner)), banner).toEqual([]);
 
       // The first line is a short log line, not the effective configuration (that is logged at debug).
       const first = stdout.split('\n')[0] ?? '';
@@ -98,5 +110,43 @@ describe("the demo's copy of the rules", () => {
     const shipped = readFileSync(new URL('../config/prometheus/cmdb-alerts.yml', import.meta.url), 'utf8');
     expect(shipped).not.toContain(base);
     expect(shipped).toMatch(/runbook_url: https:\/\/github\.com\/\S+\/docs\/alerts\.md#cmdbconnectorerror/);
+  });
+});
+
+describe("the links to the demo's Prometheus", () => {
+  /** A stand-in answering `pages` (path to HTML) and 404 elsewhere; the real Prometheus builds are in test/e2e/demo-alert.test.ts. */
+  async function withServer(pages: Record<string, string>, check: (url: string) => Promise<void>): Promise<void> {
+    const server = createServer((req, res) => {
+      const page = pages[req.url ?? ''];
+      res.writeHead(page === undefined ? 404 : 200, { 'content-type': 'text/html' }).end(page ?? 'not found');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      await check(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('links the web UI where it serves one: upstream at /alerts, Debian 2.x under /classic/', async () => {
+    const app = '<!doctype html><title>Prometheus</title><script src="app.js"></script>';
+    await withServer({ '/alerts': app }, async (url) => {
+      const pages = await prometheusPages(url);
+      expect([pages.ui, pages.home, pages.alerts]).toEqual([true, url, `${url}/alerts`]);
+      expect(pages.graph('rate(x[5m])', '2w', 'unused')).toBe(`${url}/graph?g0.expr=rate%28x%5B5m%5D%29&g0.range_input=2w`);
+    });
+    await withServer({ '/classic/alerts': app }, async (url) => {
+      const pages = await prometheusPages(url);
+      expect([pages.ui, pages.alerts]).toEqual([true, `${url}/classic/alerts`]);
+    });
+  });
+
+  it("links the HTTP API where no UI answers (Debian's Prometheus 3), a page without a script being no UI", async () => {
+    await withServer({ '/alerts': '<p>The Debian package does not include a web application.</p>' }, async (url) => {
+      const pages = await prometheusPages(url);
+      expect([pages.ui, pages.home, pages.alerts]).toEqual([false, `${url}/api/v1/targets`, `${url}/api/v1/alerts`]);
+      // Parentheses escaped too, so that a terminal keeps the whole link.
+      expect(pages.graph('unused', '2w', 'count(x[2w])')).toBe(`${url}/api/v1/query?query=count%28x%5B2w%5D%29`);
+    });
   });
 });

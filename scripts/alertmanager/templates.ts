@@ -1,13 +1,14 @@
 /**
  * The notification templates of the shipped Alertmanager configuration (config/alertmanager/cmdb.tmpl):
  * Slack, Microsoft Teams (an Adaptive Card) and e-mail, each saying the stack, what broke, since
- * when, how many alerts it covers, the runbook and the dashboard. Written in Alertmanager 0.25's
+ * when, how many alerts it covers (each by its object, from its labels, and its static summary), the
+ * description, the runbook and the dashboard. Written in Alertmanager 0.25's
  * template language (Go text/template with its functions: no `date`, no `toJson`), so every value
  * put into the Teams JSON goes through cmdb.json, and times are formatted with time.Time's own methods.
  */
 import type { MixinConfig } from '../mixin.js';
 import { CONNECTOR_DETAIL_UID, EXPORTER_HEALTH_UID, OVERVIEW_UID } from '../dashboards/uids.js';
-import { PROBLEM_TITLES } from '../rules/problems.js';
+import { ALERT_OBJECTS, PROBLEM_TITLES } from '../rules/problems.js';
 
 /** Problems about the exporter's own work: their dashboard is the exporter health one. */
 const EXPORTER_SIDE = ['exporter', 'configuration', 'unreachable', 'credentials', 'paused', 'endpoints', 'request-budget', 'series-cap'];
@@ -21,6 +22,18 @@ function problemWords(connector: string): string {
     return `{{ ${i === 0 ? 'if' : 'else if'} eq .GroupLabels.problem "${problem}" }}${words}`;
   });
   return `${branches.join('')}{{ else }}{{ .GroupLabels.problem }}{{ end }}`;
+}
+
+/**
+ * The object of one alert (the template's dot) in words, from its labels (ALERT_OBJECTS): nested
+ * `with`s, the first label present wins; `value` writes a label value (`{{ . }}`, escaped or not).
+ */
+function objectWords(value: string): string {
+  const branches = ALERT_OBJECTS.map((o) => {
+    const detail = o.detail ? `{{ with $.Labels.${o.detail.label} }}${o.detail.before}${value}${o.detail.after}{{ end }}` : '';
+    return `{{ with .Labels.${o.label} }}${o.before}${value}${detail}`;
+  });
+  return `${branches.join('{{ else }}')}${'{{ end }}'.repeat(ALERT_OBJECTS.length)}`;
 }
 
 function dashboardUid(): string {
@@ -40,6 +53,11 @@ export function renderTemplates(mixin: MixinConfig): string {
 {{ define "cmdb.problem" }}${problemWords('{{ . }}')}{{ end }}
 {{ define "cmdb.problem.json" }}${problemWords('{{ template "cmdb.json" . }}')}{{ end }}
 {{ define "cmdb.problem.slack" }}${problemWords('{{ template "cmdb.slack.escape" . }}')}{{ end }}
+
+{{/* The object of one alert (called with the alert): "connector erp (profile prod)", "endpoint license". */}}
+{{ define "cmdb.object" }}${objectWords('{{ . }}')}{{ end }}
+{{ define "cmdb.object.json" }}${objectWords('{{ template "cmdb.json" . }}')}{{ end }}
+{{ define "cmdb.object.slack" }}${objectWords('{{ template "cmdb.slack.escape" . }}')}{{ end }}
 
 {{/* Where: "stack prod", or the exporter itself for the alerts without a stack. */}}
 {{ define "cmdb.where" }}{{ with .GroupLabels.stack }}stack {{ . }}{{ else }}CMDB exporter{{ with $.CommonLabels.instance }} {{ . }}{{ end }}{{ end }}{{ end }}
@@ -67,7 +85,7 @@ export function renderTemplates(mixin: MixinConfig): string {
 {{ define "cmdb.slack.text" }}*What broke:* {{ template "cmdb.problem.slack" . }} ({{ template "cmdb.where" . }})
 *Since:* {{ template "cmdb.since" . }}{{ if eq .Status "resolved" }} · *Resolved:* {{ template "cmdb.until" . }}{{ end }}
 *Affected:* {{ template "cmdb.affected" . }}
-{{ range .Alerts }}• {{ if eq .Status "resolved" }}resolved: {{ end }}{{ template "cmdb.slack.escape" .Annotations.summary }} (since {{ .StartsAt.UTC.Format ${TIME} }})
+{{ range .Alerts }}• {{ if eq .Status "resolved" }}resolved: {{ end }}{{ template "cmdb.object.slack" . }}: {{ template "cmdb.slack.escape" .Annotations.summary }} (since {{ .StartsAt.UTC.Format ${TIME} }})
 {{ end }}{{ with (index .Alerts 0).Annotations.description }}> {{ template "cmdb.slack.escape" . }}
 {{ end }}*Runbook:* <{{ template "cmdb.runbook" . }}|{{ (index .Alerts 0).Labels.alertname }}> · *Dashboard:* <{{ template "cmdb.dashboard" . }}|Grafana>{{ end }}
 
@@ -80,7 +98,7 @@ Since:      {{ template "cmdb.since" . }}{{ if eq .Status "resolved" }}
 Resolved:   {{ template "cmdb.until" . }}{{ end }}
 Affected:   {{ template "cmdb.affected" . }}
 
-{{ range .Alerts }}- {{ if eq .Status "resolved" }}resolved: {{ end }}{{ .Annotations.summary }} (since {{ .StartsAt.UTC.Format ${TIME} }})
+{{ range .Alerts }}- {{ if eq .Status "resolved" }}resolved: {{ end }}{{ template "cmdb.object" . }}: {{ .Annotations.summary }} (since {{ .StartsAt.UTC.Format ${TIME} }})
 {{ end }}
 {{ (index .Alerts 0).Annotations.description }}
 
@@ -97,7 +115,7 @@ Dashboard: {{ template "cmdb.dashboard" . }}
 <tr><th align="left">Affected</th><td>{{ template "cmdb.affected" . }}</td></tr>
 </table>
 <ul>{{ range .Alerts }}
-<li>{{ if eq .Status "resolved" }}resolved: {{ end }}{{ .Annotations.summary }} (since {{ .StartsAt.UTC.Format ${TIME} }})</li>{{ end }}
+<li>{{ if eq .Status "resolved" }}resolved: {{ end }}{{ template "cmdb.object" . }}: {{ .Annotations.summary }} (since {{ .StartsAt.UTC.Format ${TIME} }})</li>{{ end }}
 </ul>
 <p>{{ (index .Alerts 0).Annotations.description }}</p>
 <p><a href="{{ template "cmdb.runbook" . }}">Runbook</a> · <a href="{{ template "cmdb.dashboard" . }}">Dashboard</a></p>
@@ -130,7 +148,7 @@ Dashboard: {{ template "cmdb.dashboard" . }}
             { "title": "Resolved", "value": "{{ template "cmdb.until" . }}" },{{ end }}
             { "title": "Affected", "value": "{{ template "cmdb.affected" . }}" }
           ] },
-          { "type": "TextBlock", "wrap": true, "text": "{{ range $i, $a := .Alerts }}{{ if $i }}\\n{{ end }}- {{ if eq $a.Status "resolved" }}resolved: {{ end }}{{ template "cmdb.json" $a.Annotations.summary }}{{ end }}" },
+          { "type": "TextBlock", "wrap": true, "text": "{{ range $i, $a := .Alerts }}{{ if $i }}\\n{{ end }}- {{ if eq $a.Status "resolved" }}resolved: {{ end }}{{ template "cmdb.object.json" $a }}: {{ template "cmdb.json" $a.Annotations.summary }}{{ end }}" },
           { "type": "TextBlock", "wrap": true, "isSubtle": true, "text": "{{ template "cmdb.json" (index .Alerts 0).Annotations.description }}" }
         ],
         "actions": [

@@ -143,6 +143,9 @@ export function stat(c: Common & { queries: readonly TargetSpec[]; textMode?: st
       justifyMode: 'auto',
       orientation: 'auto',
       textMode: c.textMode ?? 'value_and_name',
+      wideLayout: true,
+      showPercentChange: false,
+      percentChangeColorMode: 'standard',
     },
   };
 }
@@ -158,7 +161,13 @@ export function stateTimeline(c: Common & { queries: readonly TargetSpec[] }): P
       defaults: defaults(c, { color: { mode: 'thresholds' }, custom: { fillOpacity: 80, lineWidth: 0 } }),
       overrides: [...(c.overrides ?? [])],
     },
-    options: { showValue: 'never', mergeValues: true, rowHeight: 0.9, legend: { showLegend: false } },
+    options: {
+      showValue: 'never',
+      mergeValues: true,
+      rowHeight: 0.9,
+      legend: { showLegend: false, displayMode: 'list', placement: 'bottom', calcs: [] },
+      tooltip: { mode: 'single', sort: 'none' },
+    },
   };
 }
 

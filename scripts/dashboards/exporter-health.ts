@@ -55,6 +55,8 @@ function endpoints(board: Board): void {
         legend: '{{stack}} {{endpoint}}',
       },
     ],
+    // A multiple of the poll interval, not a duration.
+    unit: 'none',
   });
 }
 
@@ -136,6 +138,7 @@ function polls(board: Board): void {
     title: 'Skipped polls',
     description: 'Polls not started because the previous poll of the group still ran. Any: the poll interval is shorter than a poll takes; lengthen it.',
     queries: [{ expr: increase('cmdb_poll_skipped_total', 'stack, group'), legend: '{{stack}} {{group}}' }],
+    unit: 'short',
     bars: true,
     w: 8,
   });
@@ -143,6 +146,7 @@ function polls(board: Board): void {
     title: 'Truncated paged reads',
     description: 'Paged reads stopped at paging.maxPages before the last page. Any: connectors or Actions are missing; raise maxPages or the page size.',
     queries: [{ expr: increase('cmdb_pages_truncated_total', 'stack, endpoint'), legend: '{{stack}} {{endpoint}}' }],
+    unit: 'short',
     bars: true,
     w: 8,
   });
@@ -161,6 +165,7 @@ function polls(board: Board): void {
       { expr: increase('cmdb_connector_scans_total', 'stack, kind'), legend: '{{stack}} {{kind}}' },
       { expr: increase('cmdb_connector_sort_fallbacks_total', 'stack'), legend: '{{stack}} sort fallback' },
     ],
+    unit: 'short',
     bars: true,
   });
   add(board, {
@@ -176,6 +181,7 @@ function polls(board: Board): void {
       { expr: increase('cmdb_series_dropped_total', 'stack'), legend: '{{stack}} dropped' },
       { expr: increase('cmdb_duplicate_series_total', 'stack'), legend: '{{stack}} duplicate' },
     ],
+    unit: 'short',
     bars: true,
   });
 }

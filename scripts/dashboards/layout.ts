@@ -1,5 +1,6 @@
 /** Places panels on the 24-column grid, numbers them, and wraps them in a dashboard. */
 import type { MixinConfig } from '../mixin.js';
+import { joinMatchers } from '../jsonnet/symbolic.js';
 import { DS, INSTANCE, JOB, STACK } from './builders.js';
 import type { Dashboard, Panel, PanelDraft, Variable } from './types.js';
 
@@ -42,7 +43,6 @@ export const datasourceVariable: Variable = {
   description: 'The Prometheus that scrapes cmdb-exporter.',
   multi: false,
   includeAll: false,
-  current: {},
   options: [],
   refresh: 1,
   regex: '',
@@ -64,11 +64,11 @@ export function queryVariable(
     query,
     description,
     datasource: DS,
-    definition: query,
     multi,
     includeAll: multi,
     ...(opts.allValue !== undefined ? { allValue: opts.allValue } : {}),
-    current: multi ? ALL : {},
+    // Nothing selected: Grafana picks the first value (the schema's VariableOption needs a text and value).
+    ...(multi ? { current: ALL } : {}),
     options: [],
     refresh: 2,
     regex: '',
@@ -78,7 +78,7 @@ export function queryVariable(
 }
 
 /** `{a, b}` of the non-empty matchers. */
-const braces = (...matchers: string[]) => `{${matchers.filter((x) => x !== '').join(', ')}}`;
+const braces = (...matchers: string[]) => `{${joinMatchers(matchers)}}`;
 
 /**
  * The variables every dashboard starts with. The mixin's job and stack selectors limit what the
@@ -97,6 +97,10 @@ export function commonVariables(mixin: MixinConfig): Variable[] {
       'Instance',
       `label_values(cmdb_exporter_build_info{${JOB}}, instance)`,
       'Exporter process(es) of the job: with sharded replicas, one per shard.',
+      // Every query also matches job=~"$job", so All may match any instance (dashboard-linter's
+      // template-instance-rule). The job variable keeps its list of values: `.+` there would show
+      // every target of the Prometheus in the process and `up` panels.
+      { allValue: '.+' },
     ),
     queryVariable(
       'stack',
@@ -138,7 +142,9 @@ export function dashboard(spec: DashboardSpec): Dashboard {
     title: spec.title,
     description: spec.description,
     tags: ['cmdb', 'cmdb-exporter'],
-    editable: true,
+    // Provisioned dashboards are not edited in place (dashboard-linter's uneditable-dashboard):
+    // change the generator, or save a copy in Grafana.
+    editable: false,
     graphTooltip: 1,
     refresh: '1m',
     schemaVersion: 39,

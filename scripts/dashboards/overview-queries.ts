@@ -19,6 +19,7 @@ export function queriesSection(board: Board): void {
       description:
         'Records each saved query counts (cmdb_query_records). A count moves only when the CMDB rebuilds its data (the merger runs) and holds in between. A gap: the query was refused or its last run failed (the table below and the status page say why); no series at all: no saved queries are configured.',
       queries: [{ expr: value('cmdb_query_records'), legend: '{{stack}} {{query}}' }],
+      unit: 'none',
       decimals: 0,
     }),
     12,
@@ -30,6 +31,7 @@ export function queriesSection(board: Board): void {
       description:
         'Each count minus the count at the rebuild before (cmdb_query_records - cmdb_query_previous_records). Above 0: the query finds more records than before the rebuild. Queries that opted in with alertRiseRatio fire CmdbQueryCountRose when the rise passes that share. No value until two rebuilds were counted since the exporter started.',
       queries: [{ expr: change, legend: '{{stack}} {{query}}' }],
+      unit: 'none',
       decimals: 0,
       bars: true,
     }),

@@ -25,6 +25,8 @@ function inventory(board: Board): void {
           { expr: byStack(`cmdb_${kind}`), legend: `{{stack}} ${kind}` },
           { expr: byStack(`cmdb_${kind}_avg_30d`), legend: '{{stack}} 30-day average' },
         ],
+        // Exact counts: `short` would round 12,345 to 12.3 K.
+        unit: 'none',
         decimals: 0,
         overrides: [
           {
@@ -43,6 +45,8 @@ function inventory(board: Board): void {
       description:
         'Days until the CMDB license expires. Orange below 30 days, red below 7, dark red once expired: renew the license with the vendor (type and customer are in the CMDB UI). No value: the license endpoint is failing, see the Exporter health dashboard.',
       queries: [{ expr: `min by (stack) (${m('cmdb_license_days_until_expiry')})`, legend: '{{stack}}' }],
+      // Days, as the title says: Grafana's `d` would show 30 days as "4 week".
+      unit: 'none',
       decimals: 0,
       steps: [['dark-red', null], ['red', 0], ['orange', 7], ['green', 30]],
     }),
@@ -64,6 +68,7 @@ function connectors(board: Board): void {
           legend: '{{health}}',
         },
       ],
+      unit: 'none',
       decimals: 0,
       steps: [['text', null]],
       overrides: HEALTH_COLORS.map(([health, color]) => colorByName(`^${health}$`, color)),

@@ -66,7 +66,7 @@ export function table(spec: TableSpec): PanelDraft {
       defaults: { custom: { align: 'auto', cellOptions: { type: 'auto' }, inspect: false } },
       overrides: [...overrides, ...(spec.overrides ?? [])],
     },
-    options: { showHeader: true, cellHeight: 'sm', footer: { show: false, reducer: ['sum'], fields: '' } },
+    options: { showHeader: true, cellHeight: 'sm', frameIndex: 0 },
     transformations: [
       { id: 'merge', options: {} },
       { id: 'organize', options: { excludeByName: exclude, indexByName: index, renameByName: rename } },

@@ -50,11 +50,10 @@ export interface Variable {
   readonly query: string;
   readonly description: string;
   readonly datasource?: DatasourceRef;
-  readonly definition?: string;
   readonly multi: boolean;
   readonly includeAll: boolean;
   readonly allValue?: string;
-  readonly current: JsonObject;
+  readonly current?: JsonObject;
   readonly options: readonly Json[];
   readonly refresh: number;
   readonly regex: string;

@@ -87,7 +87,7 @@ export function chartReference(nodes: Readonly<Record<string, ValueNode>>): stri
       if (n.keys) {
         rows.push(`| \`${path}\` | mapping | | ${cell(n.description)} |`);
         walk(n.keys, `${path}.`);
-      } else if (path === 'config') rows.push(`| \`config\` | mapping | the example stack | ${cell(n.description)} The keys: [below](#the-config-keys). |`);
+      } else if (path === 'config') rows.push(`| \`config\` | mapping | \`logFormat: json\`, no stack | ${cell(n.description)} The keys: [below](#the-config-keys). |`);
       else rows.push(`| \`${path}\` | ${typeOf(n.schema ?? {})} | ${code(n.default)} | ${cell(n.description)} |`);
     }
   };

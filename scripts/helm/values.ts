@@ -36,19 +36,21 @@ const DURATION = { type: 'string', pattern: '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]
 const JOB = { type: 'string', pattern: '^[A-Za-z0-9_][A-Za-z0-9_:-]*$' };
 
 export const STATE_DIR = '/var/lib/cmdb-exporter';
-export const SECRETS_DIR = '/etc/cmdb-exporter/secrets';
 
-/** The example stack of the defaults: the kustomize base's (deploy/kubernetes/base/exporter.yaml). */
+/**
+ * No stack by default: the CMDBs, the image and the Secret are what only the user knows, and the
+ * chart refuses to render without them (templates/_validation.tpl) instead of deploying an example.
+ */
 export const DEFAULT_CONFIG = {
   logFormat: 'json',
-  stacks: [{ name: 'prod', baseUrl: 'https://cmdb.example.com', clientId: 'cmdb-exporter', secretFile: `${SECRETS_DIR}/cmdb_secret` }],
+  stacks: [],
 };
 
 export const CHART_VALUES: Readonly<Record<string, ValueNode>> = {
   nameOverride: str('', 'Replaces the chart name in the names of the objects.'),
   fullnameOverride: str('', 'The full name of the objects (default: the release name, followed by -cmdb-exporter unless it contains it).'),
   image: group('The exporter image. None is published: build the repository\'s Dockerfile and push it to your registry.', {
-    repository: str('cmdb-exporter', 'Image name, e.g. registry.example.com/cmdb-exporter.'),
+    repository: str('', 'Required: the image you built from the repository\'s Dockerfile and pushed, e.g. registry.example.com/cmdb-exporter.'),
     tag: str('', "Image tag (default: the chart's appVersion)."),
     digest: str('', 'Image digest (sha256:…); when set it is used instead of the tag.', { pattern: '^(sha256:[a-f0-9]{64})?$' }),
     pullPolicy: str('IfNotPresent', 'Image pull policy.', { enum: ['Always', 'IfNotPresent', 'Never'] }),
@@ -60,11 +62,11 @@ export const CHART_VALUES: Readonly<Record<string, ValueNode>> = {
   }),
   config: {
     description:
-      'The exporter\'s configuration file (docs/configuration.md), rendered into a ConfigMap. Every key but listenAddress and storagePath, which the chart sets. Secrets do not belong here: read them with secretFile/tokenFile from the Secret (secrets.*) mounted at /etc/cmdb-exporter/secrets, or write ${VAR} with extraEnv.',
+      'The exporter\'s configuration file (docs/configuration.md), rendered into a ConfigMap. Every key but listenAddress and storagePath, which the chart sets. Required: config.stacks, your CMDBs, each with its name, baseUrl and credentials, e.g. [{name: prod, baseUrl: https://cmdb.example.com, clientId: cmdb-exporter, secretFile: /etc/cmdb-exporter/secrets/cmdb_secret}]. Secrets do not belong here: read them with secretFile/tokenFile from the Secret (secrets.*) mounted at /etc/cmdb-exporter/secrets, or write ${VAR} with extraEnv.',
     default: DEFAULT_CONFIG,
   },
   secrets: group('The Secret mounted read-only at /etc/cmdb-exporter/secrets, one file per key: an existing Secret, or one the chart creates, never both.', {
-    existingSecret: str('cmdb-exporter', 'A Secret you create (kubectl create secret generic …): keep the CMDB secrets out of Helm. Set it to "" when the chart creates the Secret.'),
+    existingSecret: str('', 'A Secret you create (kubectl create secret generic …), one key per secretFile/tokenFile of the stacks: keeps the CMDB secrets out of Helm. Required when a stack reads a file under /etc/cmdb-exporter/secrets, unless create.'),
     create: bool(false, 'Create the Secret from `data` (and from the stacks\' inline secret/token, which then move there): the values then hold secrets that `helm get values` shows.'),
     data: leaf({ type: 'object', additionalProperties: { type: 'string' } }, {}, 'Key → secret text, with create: true only; refused otherwise.'),
   }),

@@ -38,32 +38,56 @@ function ownerGone(lock: string): boolean {
   return !Number.isInteger(owner) || owner <= 0 || !alive(owner);
 }
 
+/** One attempt at the lock: true when taken; a lock whose owner is gone is removed (and false returned). */
+function tryTake(lock: string): boolean {
+  try {
+    mkdirSync(lock);
+    writeFileSync(join(lock, 'owner'), String(process.pid));
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    if (ownerGone(lock)) rmSync(lock, { recursive: true, force: true });
+    return false;
+  }
+}
+
+function waitedTooLong(lock: string): Error {
+  return new Error(`waited ${WAIT_MS / 60_000} min for ${lock} (another fetch of test parts); remove it if no fetch is running`);
+}
+
 /** Runs `fn` holding the cache's lock (re-entrant within one process). */
 let held = 0;
 export function withLock<T>(cache: string, fn: () => T): T {
   if (held > 0) return fn();
   const lock = join(cache, '.lock');
   const deadline = Date.now() + WAIT_MS;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      writeFileSync(join(lock, 'owner'), String(process.pid));
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      if (ownerGone(lock)) {
-        rmSync(lock, { recursive: true, force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new Error(`waited ${WAIT_MS / 60_000} min for ${lock} (another fetch of test parts); remove it if no fetch is running`);
-      sleep(POLL_MS);
-    }
+  while (!tryTake(lock)) {
+    if (Date.now() > deadline) throw waitedTooLong(lock);
+    sleep(POLL_MS);
   }
   held++;
   try {
     return fn();
   } finally {
     held--;
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
+/**
+ * withLock for work that takes minutes (the image test's base): the wait does not block the event
+ * loop. Not re-entrant: `fn` must not ask for the same cache's lock.
+ */
+export async function withLockAsync<T>(cache: string, fn: () => Promise<T>): Promise<T> {
+  const lock = join(cache, '.lock');
+  const deadline = Date.now() + WAIT_MS;
+  while (!tryTake(lock)) {
+    if (Date.now() > deadline) throw waitedTooLong(lock);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  try {
+    return await fn();
+  } finally {
     rmSync(lock, { recursive: true, force: true });
   }
 }

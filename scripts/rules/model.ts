@@ -6,6 +6,10 @@
 import { FAMILIES } from '../../src/metrics/catalogue.js';
 import type { MixinConfig } from '../mixin.js';
 import { PROBLEM_OF } from './problems.js';
+import { joinMatchers } from '../jsonnet/symbolic.js';
+
+// Seconds and ratios as the rules' descriptions write them (and as the jsonnet mixin computes them).
+export { humanSeconds, percentBelow, percentOf } from '../jsonnet/symbolic.js';
 
 export type Severity = 'critical' | 'warning' | 'info';
 
@@ -75,17 +79,35 @@ export interface Thresholds extends MixinConfig {
 export function selector(t: Thresholds, metric: string, extra = ''): string {
   const family = FAMILIES.get(metric);
   const hasStack = metric !== 'up' && (family === undefined || family.labels.includes('stack'));
-  const matchers = [t.jobSelector, hasStack ? t.stackSelector : '', extra].filter((m) => m !== '');
-  return `${metric}{${matchers.join(', ')}}`;
+  return `${metric}{${joinMatchers([t.jobSelector, hasStack ? t.stackSelector : '', extra])}}`;
 }
 
-/** Seconds as the short form people use in runbooks: 2d, 26h, 30m, 90s. */
-export function humanSeconds(seconds: number): string {
-  const units: ReadonlyArray<[string, number]> = [['d', 86400], ['h', 3600], ['m', 60]];
-  for (const [unit, size] of units) {
-    if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
-  }
-  return `${seconds}s`;
+/**
+ * How much the counter `metric{extra}` rose in the last `window`, in whole events: its value now
+ * minus its value `window` ago, each the newest scrape at or before that instant (the same sample on
+ * Prometheus 2 and 3). Where there is no value `window` ago (a new series, or a target back after a
+ * gap) or it is higher than now (the exporter restarted), what it rose since its lowest sample in the
+ * window: a count that can be short, never high.
+ *
+ * Not `increase(x[window])`: a range selector is closed on Prometheus 2 and left-open on 3, so a
+ * sample on the window's left edge (every sample in promtool's tests, and any scrape that falls there)
+ * is counted by one and not by the other, and increase() extrapolates what it sees to the window:
+ * 1.5 requests where the scrapes counted 2, and an alert a scrape early on one of them. Here a sample
+ * on the edge is the value `window` ago, which both pick; min_over_time() counts only where no sample
+ * lies on the edge, or where the one there is above every sample of the restarted process, so that it
+ * is never the minimum.
+ */
+export function counted(t: Thresholds, metric: string, extra: string, window: string): string {
+  const s = selector(t, metric, extra);
+  return `${s} - ${s} offset ${window} >= 0\nor\n${s} - min_over_time(${s}[${window}])`;
+}
+
+/** Every line of `text` indented by two spaces. */
+const indent = (text: string): string => text.replace(/^/gm, '  ');
+
+/** `expr` in parentheses on lines of its own, after `aggregation` (e.g. `sum without (outcome)`) if any. */
+export function enclose(expr: string, aggregation = ''): string {
+  return `${aggregation === '' ? '' : `${aggregation} `}(\n${indent(expr)}\n)`;
 }
 
 /** `(profile x)` after a connector name, or nothing for the internal merger rows without a profile. */
@@ -101,6 +123,7 @@ export function alertFactory(t: Thresholds) {
     name: string,
     severity: Severity,
     expr: string,
+    /** One static sentence naming the problem (mixtool's guideline); every specific goes in `description`. */
     summary: string,
     description: string,
     /** For an alert whose `for:` is itself a threshold rather than an entry of `t.for`. */
@@ -110,6 +133,8 @@ export function alertFactory(t: Thresholds) {
   ): AlertRule {
     const forDuration = forOverride ?? t.for[name];
     if (forDuration === undefined) throw new Error(`thresholds.for has no entry for ${name}`);
+    if (summary.includes('{{') || !/^[A-Z].+\.$/.test(summary)) throw new Error(`${name}: the summary must be one static sentence ending with a period, got ${JSON.stringify(summary)}`);
+    if (!description.includes('{{')) throw new Error(`${name}: the description must name the alert's object from its labels`);
     const problem = PROBLEM_OF[name];
     if (problem === undefined) throw new Error(`PROBLEM_OF (scripts/rules/problems.ts) has no entry for ${name}`);
     return {

@@ -68,3 +68,36 @@ export const STACK_CAUSES = ['CmdbUnreachable', 'CmdbTokenRejected', 'CmdbStackP
 /** A connector's error explains its empty output and its missing fields. */
 export const CONNECTOR_CAUSE = 'CmdbConnectorError';
 export const CONNECTOR_EFFECTS = ['CmdbConnectorNoOutput', 'CmdbConnectorMissingFields'] as const;
+
+/**
+ * How a notification names the object of one alert (its summary is the same for every alert of a
+ * kind): the first of these labels the alert has, with its detail label when present. "connector erp
+ * (profile prod)", "endpoint license", "Action 7 (Nightly export)", "stack prod".
+ */
+export interface AlertObject {
+  readonly label: string;
+  readonly before: string;
+  readonly detail?: { readonly label: string; readonly before: string; readonly after: string };
+}
+
+export const ALERT_OBJECTS: readonly AlertObject[] = [
+  { label: 'endpoint', before: 'endpoint ' },
+  { label: 'connector', before: 'connector ', detail: { label: 'profile', before: ' (profile ', after: ')' } },
+  { label: 'merger', before: '' },
+  { label: 'action_id', before: 'Action ', detail: { label: 'action_name', before: ' (', after: ')' } },
+  { label: 'query', before: 'saved query ' },
+  { label: 'stack', before: 'stack ' },
+  { label: 'instance', before: 'exporter ' },
+  { label: 'job', before: 'job ' },
+];
+
+/** The object of an alert with these labels, in the words of ALERT_OBJECTS. */
+export function alertObject(labels: Readonly<Record<string, string>>): string {
+  for (const o of ALERT_OBJECTS) {
+    const value = labels[o.label];
+    if (!value) continue;
+    const detail = o.detail ? labels[o.detail.label] : undefined;
+    return `${o.before}${value}${o.detail && detail ? `${o.detail.before}${detail}${o.detail.after}` : ''}`;
+  }
+  return '';
+}

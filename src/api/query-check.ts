@@ -6,7 +6,7 @@
  * stack's field metadata before each run and builds what is sent.
  */
 import { closest } from './closest.js';
-import { datetimeProblem, relativeDay, relativeDays, resolveDatetime } from './query-dates.js';
+import { absoluteRanges, datetimeProblem, relativeDay, relativeDays, resolveDatetime } from './query-dates.js';
 import {
   DATA_TYPES,
   KNOWN_OPERATORS,
@@ -89,23 +89,37 @@ function dayText(days: number): string {
   return days === 0 ? 'today' : `${days > 0 ? '+' : '-'}${Math.abs(days)}d`;
 }
 
+/** The range to write for `==` (two AND groups) or `!=` (one OR group) from `from` to `to`, values as written in a query. */
+function rangeToWrite(operator: string, what: string, from: string, to: string): string {
+  return operator === '=='
+    ? `${what} is two AND groups: [[{operator ">=", value ${quote(from)}}], [{operator "<", value ${quote(to)}}]]`
+    : `outside ${what} is one OR group: [[{operator "<", value ${quote(from)}}, {operator ">=", value ${quote(to)}}]]`;
+}
+
 /**
- * Why `==` or `!=` with a relative day is refused: a relative day is resolved to 00:00:00 of that
- * day, so `== "today"` asks for records stamped exactly at midnight, a 0 that looks true (`>=
- * "today"` on the same field counted 8). The range of the day is what was meant: it is named.
+ * Why `==` or `!=` on a Datetime is refused: the service compares with one second exactly, and a
+ * value stands for one second. A relative day is resolved to 00:00:00 of that day, so `== "today"`
+ * asks for records stamped exactly at midnight, a 0 that looks true (`>= "today"` on the same field
+ * counted 8); `== "2026-11-01 00:00:00"` is the same trap with the day written out. The range of the
+ * day is what was meant: it is named (with an absolute value, also the one-second range, for a
+ * field that holds a fixed time).
  */
-export function relativeEqualityProblem(operator: string, value: CriterionValue | undefined): string | undefined {
+export function datetimeEqualityProblem(operator: string, value: CriterionValue | undefined): string | undefined {
   if ((operator !== '==' && operator !== '!=') || typeof value !== 'string') return undefined;
   const days = relativeDays(value);
-  if (days === undefined) return undefined;
-  const [from, to] = [quote(dayText(days)), quote(dayText(days + 1))];
-  const range =
-    operator === '=='
-      ? `the whole day is two AND groups: [[{operator ">=", value ${from}}], [{operator "<", value ${to}}]]`
-      : `outside the day is one OR group: [[{operator "<", value ${from}}, {operator ">=", value ${to}}]]`;
+  if (days !== undefined) {
+    return (
+      `${show(value)} with "${operator}" is refused: a relative day stands for 00:00:00 of ${relativeDay(days)}, so "${operator}" compares with that ` +
+      `one second (a count of 0 that looks true); ${rangeToWrite(operator, 'the whole day', dayText(days), dayText(days + 1))}`
+    );
+  }
+  const ranges = absoluteRanges(value);
+  if (ranges === undefined) return undefined;
+  const text = value.trim();
+  const day = text === ranges.day ? 'the whole day' : 'the whole day it falls in';
   return (
-    `${show(value)} with "${operator}" is refused: a relative day stands for 00:00:00 of ${relativeDay(days)}, so "${operator}" compares with that ` +
-    `one second (a count of 0 that looks true); ${range}`
+    `${show(value)} with "${operator}" is refused: "${operator}" compares with that one second exactly (a count of 0 that looks true); ` +
+    `${rangeToWrite(operator, day, ranges.day, ranges.nextDay)}; ${rangeToWrite(operator, 'that one second alone', text, ranges.nextSecond)}`
   );
 }
 
@@ -141,7 +155,7 @@ export function valueProblem(type: DataType, operator: string, value: CriterionV
       return listProblem(operator, value);
     case 'Datetime':
       if (typeof value !== 'string') return `${show(value)} is not a time: write "yyyy-mm-dd HH:MM:SS" or a day relative to today ("today", "-30d", "+90d")`;
-      return datetimeProblem(value) ?? relativeEqualityProblem(operator, value);
+      return datetimeProblem(value) ?? datetimeEqualityProblem(operator, value);
   }
 }
 
@@ -154,9 +168,10 @@ export function valueProblemWithoutType(operator: string, value: CriterionValue 
     return valueProblem('List', operator, value);
   }
   if (value == null) return `operator ${quote(operator)} needs a value`;
-  // Without a type a relative day is a Datetime's (a String field holding the text "today" says type: String).
-  const relative = relativeEqualityProblem(operator, value);
-  if (relative !== undefined) return `${relative} (for a String field holding this text, write type: String)`;
+  // Without a type a relative day or a `yyyy-mm-dd HH:MM:SS` is a Datetime's (a String field holding
+  // such text says type: String).
+  const equality = datetimeEqualityProblem(operator, value);
+  if (equality !== undefined) return `${equality} (for a String field holding this text, write type: String)`;
   if (operator === 'match' || operator === 'not match') return typeof value === 'string' ? undefined : `${show(value)} is not text: "${operator}" takes text`;
   if (['>', '>=', '<', '<='].includes(operator)) {
     // A number field (Integer, Float) or a Datetime: a quoted number is wrong for both.

@@ -8,6 +8,9 @@
  *
  * Day boundaries keep a count the same for every run of one day (between two rebuilds a count
  * must not move because the clock did).
+ *
+ * Every value stands for one second, so `==` and `!=` on a Datetime compare with that second alone:
+ * query-check.ts refuses them, naming the range to write (absoluteRanges gives its ends).
  */
 import { dayInZone, parseTimestamp } from '../time.js';
 
@@ -40,6 +43,26 @@ export function datetimeProblem(value: string): string | undefined {
     return `${JSON.stringify(value)} has no time: the service places a bare date at an unspecified point of the day; write "${text} 00:00:00"`;
   }
   return `${JSON.stringify(value)} is not a time: write "yyyy-mm-dd HH:MM:SS", or a day relative to today: "today", "-30d", "+90d"`;
+}
+
+/** `yyyy-mm-dd HH:MM:SS` text `seconds` later: calendar arithmetic on the text itself, in no time zone. */
+function later(text: string, seconds: number): string {
+  const [y = 0, mo = 1, d = 1, h = 0, mi = 0, s = 0] = text.split(/[- :]/).map(Number);
+  const at = new Date(0);
+  at.setUTCFullYear(y, mo - 1, d);
+  at.setUTCHours(h, mi, s + seconds);
+  return at.toISOString().replace('T', ' ').slice(0, 19);
+}
+
+/**
+ * An absolute value's day and second as ranges: the day's first second, the next day's, and the
+ * second after the value. Undefined for anything but a real `yyyy-mm-dd HH:MM:SS`.
+ */
+export function absoluteRanges(value: string): { readonly day: string; readonly nextDay: string; readonly nextSecond: string } | undefined {
+  const text = value.trim();
+  if (!ABSOLUTE.test(text) || parseTimestamp(text) === undefined) return undefined;
+  const day = `${text.slice(0, 10)} 00:00:00`;
+  return { day, nextDay: later(day, 86400), nextSecond: later(text, 1) };
 }
 
 /** The value as sent at `nowSeconds`: a relative day resolved to `yyyy-mm-dd 00:00:00` in `timeZone`, anything else as it is. */

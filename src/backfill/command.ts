@@ -23,7 +23,7 @@ import { PROMTOOL_BLOCK_DURATION } from './blocks.js';
 import { sdInstance } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import { PrometheusApi, PrometheusApiError } from './prometheus-api.js';
-import { BackfillRangeError, parseRange, type BackfillRange } from './range.js';
+import { BackfillRangeError, defaultTo, headBlockWarning, parseRange, rangeWords, type BackfillRange } from './range.js';
 import { RemoteWriteFlagError, remoteWriteSecrets, remoteWriteSettings, shownUrl, type RemoteWriteSettings } from './remote-write-settings.js';
 import { REPLAYED } from './replay.js';
 import { loadCompression } from './write-request.js';
@@ -43,7 +43,8 @@ run again continues where it stopped.
 Options:
 ${flagsHelp('backfill')}
 Exit status: 0 complete; 1 something is missing (listed) or writing failed; 2 bad flags,
-configuration or target; 130 stopped by a signal (run the same command again to continue).
+configuration or target; 130 stopped by a signal, Ctrl-C, SIGTERM or SIGHUP (run the same
+command again to continue).
 `;
 
 type Flags = FlagValues<'backfill'>;
@@ -94,7 +95,7 @@ function selectStacks(stacks: readonly StackConfig[], name: string | undefined):
 function fingerprintOf(flags: Flags, stacks: readonly StackConfig[], remote: RemoteWriteSettings | undefined): Fingerprint {
   const out: Record<string, string> = {
     '--from': flags.from ?? '',
-    '--to': flags.to ?? 'now-3h',
+    '--to': flags.to ?? defaultTo(flags['fill-gaps'] === true && remote !== undefined),
     '--step': flags.step ?? 'default',
     '--job': flags.job,
     '--instance': flags.instance ?? 'default',
@@ -118,17 +119,20 @@ interface Checked {
   readonly promtool: string | undefined;
   readonly prometheus: PrometheusApi | undefined;
   readonly sd: { address: string; from: string };
+  /** The daemon's --storage.path, read only: its token is used (borrowed-token.ts). */
+  readonly storagePath: string | undefined;
 }
 
 /** Everything that can be wrong before a request: throws UsageError and the like (exit 2). */
 function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber): Checked {
-  const range = parseRange({ from: flags.from, to: flags.to, step: flags.step }, Math.floor(io.now() / 1000));
+  const remote = remoteWriteSettings(flags);
+  // A search for gaps written by remote write ends now: the outage the user just had is in it.
+  const range = parseRange({ from: flags.from, to: flags.to, step: flags.step, upToNow: flags['fill-gaps'] === true && remote !== undefined }, Math.floor(io.now() / 1000));
   if (!flags['dry-run'] && flags.out === undefined) throw new UsageError('--out: is required: the directory of the backfill\'s state (and of the blocks, without --remote-write.url)');
   if (flags['fill-gaps'] && flags['prometheus.url'] === undefined) throw new UsageError('--fill-gaps: needs --prometheus.url, the Prometheus whose gaps to fill');
   const listen = flags['web.listen-address'];
   const config = loadConfig({ configFile: flags.config, env: io.env, overrides: { logLevel: flags['log.level'] ?? 'warn', logFormat: flags['log.format'], ...(listen ? { listenAddress: listen } : {}) } });
   for (const s of secretsOf(config)) scrubber.add(s);
-  const remote = remoteWriteSettings(flags);
   for (const s of remoteWriteSecrets(remote)) scrubber.add(s);
   // Only remote write needs the compression: said before anything is sent, and only then.
   if (remote && !flags['dry-run']) {
@@ -138,6 +142,7 @@ function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber): Checked 
       throw new UsageError(`--remote-write.url: ${(e as Error).message}`);
     }
   }
+  const storagePath = daemonFolder(flags);
   const external = flags['web.external-url'] ?? (io.env.EXPORTER_WEB_EXTERNAL_URL || undefined);
   const externalName = flags['web.external-url'] !== undefined ? '--web.external-url' : 'EXPORTER_WEB_EXTERNAL_URL';
   const address = sdInstance({ externalUrl: external, externalUrlName: externalName, listenAddress: config.listenAddress });
@@ -149,7 +154,24 @@ function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber): Checked 
     promtool: flags['dry-run'] || remote ? undefined : findPromtool(flags.promtool, io.env),
     prometheus: flags['prometheus.url'] === undefined ? undefined : new PrometheusApi(flags['prometheus.url']),
     sd: { address, from: external !== undefined ? `${externalName}'s host and port` : `the listen address ${config.listenAddress}` },
+    storagePath,
   };
+}
+
+/** --storage.path: the daemon's folder, which must be there (it is read, never made or written). */
+function daemonFolder(flags: Flags): string | undefined {
+  const given = flags['storage.path'];
+  if (given === undefined) return undefined;
+  const dir = resolve(given);
+  let folder = false;
+  try {
+    folder = statSync(dir).isDirectory();
+  } catch {
+    folder = false;
+  }
+  if (!folder) throw new UsageError(`--storage.path: ${dir} is not a folder: give the --storage.path of the daemon that polls with the same client id (it is read, never written)`);
+  if (flags.out !== undefined && resolve(flags.out) === dir) throw new UsageError("--storage.path: is --out too: the daemon's folder is read only; give the backfill an --out of its own");
+  return dir;
 }
 
 const EXIT_2 = [BackfillRangeError, UsageError, ConfigError, RemoteWriteFlagError, PrometheusApiError, StateMismatchError, InstanceError, TargetRefusal, FolderError, FolderInUseError];
@@ -181,13 +203,15 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
     throw e;
   }
   const { range, config, stacks, remote } = checked;
-  for (const w of range.warnings) err(`warning: ${w}`);
 
   if (flags['dry-run']) {
+    // Blocks only: remote write has no head block to overlap (a blocks run asks --prometheus.url's version first, run.ts).
+    const head = remote ? undefined : headBlockWarning(range, undefined);
+    if (head) err(`warning: ${head}`);
     const plans = stacks.map((s) => planStack(s, range.from, range.to));
     io.stdout.write(`dry run: nothing is sent\n${plans.map((p) => formatPlan(p, range)).join('\n')}\n`);
     const route = remote ? `remote write to ${shownUrl(remote.url)}` : `blocks of ${PROMTOOL_BLOCK_DURATION} aligned to UTC days`;
-    io.stdout.write(`steps: ${range.step === undefined ? "each group's poll interval, at most 5m" : formatDuration(range.step)}; ${route}${flags['fill-gaps'] ? '; --fill-gaps reads only the days of the gaps' : ''}\n`);
+    io.stdout.write(`steps: ${range.step === undefined ? "each group's poll interval, at most 5m" : formatDuration(range.step)}; ${route}${flags['fill-gaps'] ? `; --fill-gaps searches ${rangeWords(range.from, range.to, Math.floor(io.now() / 1000))}${remote ? '' : ' (blocks stay out of the last 3h, which Prometheus still holds in its head block)'} and reads only the days of the gaps` : ''}\n`);
     return 0;
   }
 
@@ -214,6 +238,7 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
       fillGaps: flags['fill-gaps'] === true,
       ...(remote ? { remote } : {}),
       ...(checked.promtool ? { promtool: checked.promtool } : {}),
+      ...(checked.storagePath !== undefined ? { storagePath: checked.storagePath } : {}),
       fingerprint: fingerprintOf(flags, stacks, remote),
       logger,
       scrubber,

@@ -56,7 +56,7 @@ const STACK_KINDS: Record<string, string> = {
 /** What to do when the stack's reading stopped on a run of `kind`. */
 function stackHint(stack: string, kind: string): string {
   if (kind === 'taken') {
-    return `The token endpoint accepts stack ${stack}'s credentials, but another process with the same client id (the daemon?) takes each token it grants: give the backfill a client id of its own (docs/backfill.md), then run the same command again: what was read is kept.`;
+    return `The token endpoint accepts stack ${stack}'s credentials, but another process with the same client id (the daemon?) takes each token it grants: give the backfill the daemon's --storage.path (it then uses the daemon's token) or a client id of its own (docs/backfill.md), then run the same command again: what was read is kept.`;
   }
   return `Check that stack ${stack}'s CMDB${kind === 'token' ? ' and its token endpoint' : ''} is reachable and answering (baseUrl, proxy, timeoutSeconds), then run the same command again: what was read is kept.`;
 }

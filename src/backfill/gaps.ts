@@ -7,10 +7,12 @@
  * samples themselves prove nothing about a time after them: the last live sample before a crash
  * would "cover" Prometheus' 5-minute look-back, and a crash shorter than that would vanish.
  *
- * Asked at the scrape interval: a point says whether a good scrape fell in the interval before it
- * (`last_over_time(…[interval])`, no look-back reaching forward). A hole is a run of missed scrapes
- * (points not covered) longer than TOLERATED_MISSED_SCRAPES, from just after the last covered point
- * (the first missed scrape) to its last missed point (before the next good scrape).
+ * Asked at the target's own scrape interval: a point says whether a good scrape fell in the
+ * interval before it (`last_over_time(…[interval])`, no look-back reaching forward). A hole is a run
+ * of missed scrapes (points not covered) longer than TOLERATED_MISSED_SCRAPES, to its last missed
+ * point (before the next good scrape); where it starts is read from the raw samples around it
+ * (exactStart): just after the first missed scrape, where Prometheus wrote its staleness markers,
+ * the same on Prometheus 3 and 2 whichever edge of a window each leaves open.
  */
 import { COVERAGE_METRIC, COVERAGE_SPACING_SECONDS } from './coverage.js';
 import { promString, type PrometheusApi } from './prometheus-api.js';
@@ -62,21 +64,61 @@ export function medianSpacing(times: readonly number[]): number | undefined {
   return d[Math.floor(d.length / 2)];
 }
 
-/** The scrape interval of the target: the configuration's, else what its `up` samples show, else 1m. */
-export async function scrapeIntervalOf(api: PrometheusApi, job: string, instance: string, at: readonly number[]): Promise<{ seconds: number; from: string }> {
-  const configured = await api.scrapeInterval(job);
-  if (configured) return { seconds: configured, from: "the job's scrape_interval" };
+/**
+ * The scrape interval of the target whose series are examined (its `job` and `instance`, and its
+ * `stack` where /sd gives each stack a target): its own in /api/v1/targets, which holds under
+ * prometheus-operator too, where the `job` label (the Service) is not the job_name of the
+ * configuration (`serviceMonitor/ns/name/0`); else the spacing of its `up` samples; else 1m.
+ */
+export async function scrapeIntervalOf(api: PrometheusApi, target: { job: string; instance: string; stack: string }, at: readonly number[]): Promise<{ seconds: number; from: string }> {
+  const targets = await api.targets().catch(() => []);
+  const same = targets.filter((t) => t.labels.job === target.job && t.labels.instance === target.instance);
+  const own = same.find((t) => t.labels.stack === target.stack) ?? same.find((t) => !t.labels.stack) ?? same[0];
+  if (own?.scrapeIntervalSeconds) return { seconds: own.scrapeIntervalSeconds, from: "the target's own, in /api/v1/targets" };
   for (const time of at) {
-    const series = await api.samples(`up{job=${promString(job)},instance=${promString(instance)}}[1h]`, time);
+    const series = await api.samples(`up{job=${promString(target.job)},instance=${promString(target.instance)}}[1h]`, time);
     const spacing = medianSpacing((series[0]?.values ?? []).map((v) => v[0]));
     if (spacing) return { seconds: Math.round(spacing), from: "the spacing of up's samples" };
   }
   return { seconds: 60, from: 'nothing to go by: assumed' };
 }
 
+/** Raw samples near a gap's start: `up` of the target, and each cmdb_endpoint_up of the stack. */
+export interface EdgeSamples {
+  readonly up: ReadonlyArray<readonly [number, string]>;
+  readonly endpoints: ReadonlyArray<ReadonlyArray<readonly [number, string]>>;
+}
+
+/** A time a millisecond later (unix seconds, kept to the millisecond). */
+const justAfter = (t: number) => Math.round(t * 1000 + 1) / 1000;
+
+/**
+ * Where a gap found on the grid begins exactly, from the raw samples around it. The grid says
+ * which points had no good scrape in the interval before them; where that interval's left edge
+ * lies is the server's (Prometheus 3 leaves it open, 2 closed), so the grid's start may be a
+ * scrape early. The samples say it whatever the server: after L, the last good scrape (up 1 and
+ * some cmdb_endpoint_up of the stack 1 at its time), the first scrape S that was not good is where
+ * Prometheus wrote its staleness markers (the exporter's series end there): the gap starts a
+ * millisecond after S, so that the fill's first sample comes after them. Without such a scrape
+ * (Prometheus itself was not scraping) it starts when the scrape after L was due (L + interval).
+ * Unchanged when no good scrape is near (the range starts inside the gap).
+ */
+export function exactStart(gap: Gap, samples: EdgeSamples, interval: number): number {
+  const [start, end] = gap;
+  const good = new Set<number>();
+  for (const series of samples.endpoints) for (const [t, v] of series) if (Number(v) === 1) good.add(t);
+  const firstMissed = start - 1 + interval;
+  const last = Math.max(...samples.up.filter(([t, v]) => Number(v) === 1 && good.has(t) && t <= firstMissed).map(([t]) => t));
+  if (!Number.isFinite(last)) return start;
+  const next = samples.up.map(([t]) => t).find((t) => t > last);
+  const exact = next !== undefined && next < end ? justAfter(next) : last + interval;
+  return Math.min(end, exact);
+}
+
 /**
  * The gaps of one stack: covered where up is 1 and some cmdb_endpoint_up of the stack is 1 (a point
- * looking back one scrape interval), or where a backfill's coverage mark says it wrote that time.
+ * looking back one scrape interval), or where a backfill's coverage mark says it wrote that time;
+ * each gap's start made exact from the raw samples around it (exactStart).
  */
 export async function stackGaps(api: PrometheusApi, q: { job: string; instance: string; stack: string; from: number; to: number; interval: number }): Promise<Gap[]> {
   const target = `job=${promString(q.job)},instance=${promString(q.instance)}`;
@@ -87,12 +129,24 @@ export async function stackGaps(api: PrometheusApi, q: { job: string; instance: 
   const start = Math.floor(q.from / q.interval) * q.interval;
   const points = async (expr: string) => ((await api.queryRange(expr, start, q.to, q.interval))[0]?.values ?? []).map((v) => Number(v[0]));
   const covered = [...(await points(scrapedExpr)), ...(await points(backfilledExpr))];
-  return findGaps(covered, q.from, q.to, q.interval);
+  const gaps: Gap[] = [];
+  for (const gap of findGaps(covered, q.from, q.to, q.interval)) {
+    if (gap[0] <= q.from) {
+      gaps.push(gap);
+      continue;
+    }
+    // From two scrapes before the grid's start to two after it: the last good scrape and the first missed one.
+    const until = Math.min(gap[1], gap[0] - 1 + 3 * q.interval);
+    const range = `[${Math.ceil(until - (gap[0] - 1 - 2 * q.interval)) + 1}s]`;
+    const [up, endpoints] = await Promise.all([api.samples(`up{${target}}${range}`, until), api.samples(`cmdb_endpoint_up{${target},${stack}}${range}`, until)]);
+    gaps.push([Math.max(q.from, exactStart(gap, { up: up[0]?.values ?? [], endpoints: endpoints.map((s) => s.values) }, q.interval)), gap[1]]);
+  }
+  return gaps;
 }
 
-const iso = (s: number) => new Date(s * 1000).toISOString().replace('.000Z', 'Z');
+const iso = (s: number) => new Date(Math.round(s * 1000)).toISOString().replace('.000Z', 'Z');
 
 /** `2026-11-20T08:00:15Z to 2026-11-20T10:00:00Z (2h)` */
 export function formatGap([from, to]: Gap, duration: (s: number) => string): string {
-  return `${iso(from)} to ${iso(to)} (${duration(to - from + 1)})`;
+  return `${iso(from)} to ${iso(to)} (${duration(Math.round(to - from + 1))})`;
 }

@@ -27,7 +27,7 @@ export function sdInstance(opts: { externalUrl?: string; externalUrlName: string
  * Throws InstanceError when several targets could be the stack's.
  */
 export async function liveInstances(api: PrometheusApi, job: string, stacks: readonly string[]): Promise<Map<string, string> | undefined> {
-  const targets = (await api.targets()).filter((t) => t.job === job && t.instance !== undefined);
+  const targets = (await api.targets()).map((t) => t.labels).filter((t) => t.job === job && t.instance !== undefined);
   if (targets.length === 0) return undefined;
   const out = new Map<string, string>();
   for (const stack of stacks) {

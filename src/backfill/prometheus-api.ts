@@ -1,10 +1,10 @@
 /**
- * The few calls of the Prometheus HTTP API a backfill makes to the Prometheus it fills: range
- * queries (where this exporter's series are missing), the active targets (the instance label the
- * live target carries) and the configuration (the job's scrape interval).
+ * The few calls of the Prometheus HTTP API a backfill makes to the Prometheus it fills (or a
+ * VictoriaMetrics, which answers the same query API): range queries (where this exporter's series
+ * are missing), raw samples (where exactly a hole begins), the active targets (the instance label
+ * and the scrape interval of the live target) and, of a Prometheus, its version and retention.
  */
 import { request } from 'undici';
-import { parse } from 'yaml';
 import { prometheusDuration } from './target-check.js';
 
 export class PrometheusApiError extends Error {}
@@ -74,23 +74,55 @@ export class PrometheusApi {
     return data.resultType === 'matrix' ? data.result : [];
   }
 
-  /** The labels of the active targets. */
-  async targets(): Promise<Array<Readonly<Record<string, string>>>> {
-    const data = await this.get<{ activeTargets: Array<{ labels: Record<string, string> }> }>('/api/v1/targets', { state: 'active' });
-    return data.activeTargets.map((t) => t.labels);
+  /** The active targets: their labels, and their scrape interval where the server says it (Prometheus 2.35 and later). */
+  async targets(): Promise<ActiveTarget[]> {
+    const data = await this.get<{ activeTargets: Array<{ labels: Record<string, string>; scrapeInterval?: string }> }>('/api/v1/targets', { state: 'active' });
+    return data.activeTargets.map((t) => ({ labels: t.labels, ...(prometheusDuration(t.scrapeInterval) ? { scrapeIntervalSeconds: prometheusDuration(t.scrapeInterval) as number } : {}) }));
   }
 
-  /** The scrape interval of the job named `job` in the configuration (else the global one), seconds. */
-  async scrapeInterval(job: string): Promise<number | undefined> {
+  /**
+   * How long before now a VictoriaMetrics' range queries settle: the points of its last
+   * -search.latencyOffset (30 s by default) carry the value before them, whatever was scraped
+   * since. 0 for a Prometheus (anything that does not name itself VictoriaMetrics at /-/healthy).
+   */
+  async latencySeconds(): Promise<number> {
     try {
-      const data = await this.get<{ yaml: string }>('/api/v1/status/config');
-      const config = parse(data.yaml) as { global?: { scrape_interval?: string }; scrape_configs?: Array<{ job_name?: string; scrape_interval?: string }> } | null;
-      const own = config?.scrape_configs?.find((c) => c.job_name === job)?.scrape_interval;
-      return prometheusDuration(own ?? config?.global?.scrape_interval) ?? 60;
+      const healthy = await request(`${this.url}/-/healthy`, { method: 'GET', signal: AbortSignal.timeout(30_000) });
+      if (!/victoria/i.test(await healthy.body.text())) return 0;
+      const flags = await request(`${this.url}/flags`, { method: 'GET', signal: AbortSignal.timeout(30_000) });
+      const offset = /^-search\.latencyOffset="?([^"\n]*)"?$/m.exec(await flags.body.text())?.[1];
+      return prometheusDuration(offset) ?? VICTORIA_LATENCY_SECONDS;
+    } catch {
+      return 0;
+    }
+  }
+
+  /**
+   * A Prometheus' version and retention (`/api/v1/status/buildinfo` and `…/flags`); undefined when
+   * it cannot say (a VictoriaMetrics answers no `/api/v1/status/flags`).
+   */
+  async status(): Promise<{ version: string; retentionSeconds: number } | undefined> {
+    try {
+      const flags = await this.get<Record<string, string>>('/api/v1/status/flags');
+      const info = await this.get<{ version?: string }>('/api/v1/status/buildinfo');
+      if (!info.version) return undefined;
+      return { version: info.version, retentionSeconds: prometheusDuration(flags['storage.tsdb.retention.time']) || DEFAULT_RETENTION_SECONDS };
     } catch {
       return undefined;
     }
   }
+}
+
+/** VictoriaMetrics' -search.latencyOffset when not set. */
+const VICTORIA_LATENCY_SECONDS = 30;
+
+/** Prometheus' retention when --storage.tsdb.retention.time is not set. */
+const DEFAULT_RETENTION_SECONDS = 15 * 86_400;
+
+export interface ActiveTarget {
+  readonly labels: Readonly<Record<string, string>>;
+  /** The target's own scrape interval, seconds, where the server says it. */
+  readonly scrapeIntervalSeconds?: number;
 }
 
 /** A PromQL string literal. */

@@ -5,6 +5,8 @@
  * A time is `now`, `now-<duration>`, a bare `<duration>` (that long before now), an ISO 8601 time
  * or day, or unix seconds. The range ends by default 3 hours before now: Prometheus still writes
  * that part into its head block, and blocks that overlap the head are not what a backfill is for.
+ * A search for gaps written by remote write has no such reason: it ends now by default
+ * (`upToNow`), so that the outage the user just had is found.
  */
 import { formatDuration, parseDuration } from '../config/durations.js';
 
@@ -31,8 +33,10 @@ export interface BackfillRange {
   readonly to: number;
   /** One step for every group, or undefined for each group's own poll interval. */
   readonly step: number | undefined;
-  /** Warnings that do not stop the run (a range that reaches into the head block). */
-  readonly warnings: readonly string[];
+  /** The end is within 3 hours of now: blocks of it overlap Prometheus' head block (a warning for blocks only, run.ts). */
+  readonly intoHead: boolean;
+  /** How the end was chosen, for the output: `now`, `now-3h` (the default of blocks), or as --to gave it. */
+  readonly toText: string;
 }
 
 const UNIX_SECONDS = /^\d{9,10}(?:\.\d+)?$/;
@@ -68,28 +72,58 @@ export function parseStep(text: string): number {
 
 const iso = (s: number) => new Date(s * 1000).toISOString();
 
-/** `--from` (required), `--to` (default now-3h), `--step` (default: each group's interval) → a checked range. */
-export function parseRange(opts: { from?: string; to?: string; step?: string }, nowSeconds: number): BackfillRange {
+/** The default --to: now for a search for gaps written by remote write, else 3 hours before now. */
+export function defaultTo(upToNow: boolean): string {
+  return upToNow ? 'now' : 'now-3h';
+}
+
+/** `--from` (required), `--to` (default now-3h, or now with `upToNow`), `--step` (default: each group's interval) → a checked range. */
+export function parseRange(opts: { from?: string; to?: string; step?: string; upToNow?: boolean }, nowSeconds: number): BackfillRange {
   if (opts.from === undefined) throw new BackfillRangeError('--from', 'is required: where the backfill starts (e.g. --from 30d)');
   const from = Math.floor(parseTime('--from', opts.from, nowSeconds));
-  const to = Math.floor(opts.to === undefined ? nowSeconds - DEFAULT_END_BEFORE_NOW_SECONDS : parseTime('--to', opts.to, nowSeconds));
+  const toText = opts.to ?? defaultTo(opts.upToNow === true);
+  const to = Math.floor(parseTime('--to', toText, nowSeconds));
   const step = opts.step === undefined ? undefined : parseStep(opts.step);
   if (from > nowSeconds + FUTURE_SLACK_SECONDS) {
     throw new BackfillRangeError('--from', `${iso(from)} is in the future (now is ${iso(nowSeconds)}); the CMDB has no history there`);
   }
   if (to > nowSeconds + FUTURE_SLACK_SECONDS) {
-    throw new BackfillRangeError('--to', `${iso(to)} is in the future (now is ${iso(nowSeconds)}); end the range at now-3h or earlier`);
+    throw new BackfillRangeError('--to', `${iso(to)} is in the future (now is ${iso(nowSeconds)}); end the range at now or earlier`);
   }
   if (from >= to) {
-    throw new BackfillRangeError('--from', `${iso(from)} is not before --to ${iso(to)}: the range is empty (the default --to is now-3h)`);
+    throw new BackfillRangeError('--from', `${iso(from)} is not before --to ${iso(to)}: the range is empty (the default --to is ${defaultTo(opts.upToNow === true)})`);
   }
-  const warnings: string[] = [];
-  if (to > nowSeconds - DEFAULT_END_BEFORE_NOW_SECONDS) {
-    warnings.push(
-      `--to ${iso(to)} is within 3h of now: Prometheus may still hold that time in its head block, and a block overlapping it is ignored by Prometheus before 2.39 (or needs --storage.tsdb.allow-overlapping-blocks)`,
-    );
-  }
-  return { from, to, step, warnings };
+  return { from, to, step, intoHead: to > nowSeconds - DEFAULT_END_BEFORE_NOW_SECONDS, toText };
+}
+
+/**
+ * The warning of a blocks run whose range reaches into Prometheus' head block, where it applies:
+ * before Prometheus 2.39 a block overlapping another is ignored (`version` undefined: not known).
+ */
+export function headBlockWarning(range: BackfillRange, version: string | undefined): string | undefined {
+  if (!range.intoHead || (version !== undefined && !before239(version))) return undefined;
+  const who = version === undefined ? 'a Prometheus before 2.39 ignores a block overlapping it' : `Prometheus ${version} (before 2.39) ignores a block overlapping it`;
+  return `--to ${iso(range.to)} is within 3h of now: Prometheus may still hold that time in its head block, and ${who} (or needs --storage.tsdb.allow-overlapping-blocks)`;
+}
+
+/** Whether a Prometheus version (`2.38.0`, `v2.42.0+ds`) is before 2.39; unknown forms count as not. */
+function before239(version: string): boolean {
+  const m = /^v?(\d+)\.(\d+)/.exec(version.trim());
+  if (!m) return false;
+  const [major, minor] = [Number(m[1]), Number(m[2])];
+  return major < 2 || (major === 2 && minor < 39);
+}
+
+/** The range in words, for the plan line and the summary: how far back it starts, and up to when (`7d up to now`, `30d up to 3h ago`). */
+export function rangeWords(from: number, to: number, nowSeconds: number): string {
+  const back = nowSeconds - to;
+  return `${roughly(nowSeconds - from)} up to ${back < FUTURE_SLACK_SECONDS ? 'now' : `${roughly(back)} ago`}`;
+}
+
+/** A duration as words need it: to the hour past two days, to the minute past an hour. */
+function roughly(seconds: number): string {
+  const unit = seconds >= 2 * 86_400 ? 3600 : seconds >= 3600 ? 60 : 1;
+  return formatDuration(Math.round(seconds / unit) * unit);
 }
 
 /** The step times of one group: from the first multiple of `step` at or after `from` up to `to`. */

@@ -11,6 +11,7 @@ import { createInstruments } from '../metrics/instruments.js';
 import type { SecretScrubber } from '../secrets.js';
 import { stackAnswers, type AnswerJournal } from './answers.js';
 import { readHistory, type StackHistory } from './history.js';
+import { BorrowedToken, daemonWaitMs } from './borrowed-token.js';
 import { dayKeys, type StackPlan } from './plan.js';
 import { Progress } from './progress.js';
 
@@ -20,6 +21,15 @@ export function daysOf(ranges: ReadonlyArray<readonly [number, number]>): Array<
   for (const [a, b] of ranges) for (const d of dayKeys(a, b)) byStart.set(d.start, d);
   return [...byStart.values()].sort((x, y) => x.start - y.start);
 }
+
+/**
+ * How long a backfill's token request may go without the first byte of its answer (the real
+ * service answers one in under a second). Not asked again within the request after that: the unit
+ * that needed it fails, and three in a row stop the stack (fail-fast.ts), so a CMDB that takes the
+ * connection and never answers stops the reading within a minute, not after three units of four
+ * whole 30-s timeouts each (6 minutes).
+ */
+export const TOKEN_FIRST_BYTE_SECONDS = 15;
 
 export interface ReadAll {
   readonly histories: StackHistory[];
@@ -43,6 +53,8 @@ export async function readStacks(opts: {
   readonly scrubber: SecretScrubber;
   readonly signal: AbortSignal;
   readonly progressOut: { isTTY?: boolean; write(text: string): unknown };
+  /** The daemon's --storage.path: its token is used instead of asking for one (borrowed-token.ts). */
+  readonly storagePath?: string;
 }): Promise<ReadAll | ReadStopped> {
   const started = Date.now();
   const registry = new Registry();
@@ -58,7 +70,17 @@ export async function readStacks(opts: {
         const to = Math.max(...ranges.map((r) => r[1]));
         const logger = opts.logger.child({ stack: stack.name });
         // The daemon's client and readers, paced at the backfill's share.
-        const road = openRoad({ stack, requestsPerMinute: stack.backfillRequestsPerMinute, instruments, logger, scrubber: opts.scrubber });
+        const { storagePath, scrubber, signal } = opts;
+        const road = openRoad({
+          stack,
+          requestsPerMinute: stack.backfillRequestsPerMinute,
+          instruments,
+          logger,
+          scrubber,
+          // A token answer is small: one that has not begun within TOKEN_FIRST_BYTE_SECONDS will not come.
+          tokenFirstByteSeconds: Math.min(stack.timeoutSeconds, TOKEN_FIRST_BYTE_SECONDS),
+          ...(storagePath !== undefined ? { tokens: (own) => new BorrowedToken(own, { dir: storagePath, stack, scrubber, logger, waitMs: daemonWaitMs(stack), lifetime: signal }) } : {}),
+        });
         road.client.events.requests.on(() => requests++);
         try {
           return await readHistory({

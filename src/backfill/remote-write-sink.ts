@@ -131,7 +131,7 @@ export class RemoteWriteSink implements Sink {
           s = { ...this.seriesOf(line), source: sourceOf(stack, line), timestamps: [], values: [] };
           series.set(line.key, s);
         }
-        s.timestamps.push(t * 1000);
+        s.timestamps.push(Math.round(t * 1000));
         s.values.push(line.value);
       },
       discard: () => {

@@ -11,7 +11,8 @@ import { continueCommand } from './again.js';
 import { AnswerJournal } from './answers.js';
 import type { StackHistory } from './history.js';
 import { BlocksSink } from './blocks.js';
-import { formatGap, scrapeIntervalOf, stackGaps, TOLERATED_MISSED_SCRAPES } from './gaps.js';
+import { tokenNote } from './borrowed-token.js';
+import { fineRanges, searchedRange, searchedText, searchStack, type Searched } from './fill.js';
 import { liveInstances } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import type { PrometheusApi } from './prometheus-api.js';
@@ -19,6 +20,7 @@ import { daysOf, readStacks, type ReadAll } from './read.js';
 import { RemoteWriteClient, RemoteWriteError } from './remote-write.js';
 import { shownUrl, type RemoteWriteSettings } from './remote-write-settings.js';
 import { RemoteWriteSink } from './remote-write-sink.js';
+import { headBlockWarning, type BackfillRange } from './range.js';
 import { replayStack } from './replay.js';
 import { BackfillState, type Fingerprint } from './state.js';
 import { stopOnSignals, type StopSignals } from './stop.js';
@@ -39,7 +41,7 @@ export interface SessionOptions {
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean };
   readonly now: number;
   readonly stacks: readonly StackConfig[];
-  readonly range: { readonly from: number; readonly to: number; readonly step: number | undefined };
+  readonly range: BackfillRange;
   readonly out: string;
   readonly job: string;
   readonly instance?: string;
@@ -49,6 +51,8 @@ export interface SessionOptions {
   readonly fillGaps: boolean;
   readonly remote?: RemoteWriteSettings;
   readonly promtool?: string;
+  /** The daemon's --storage.path, read only: its token is used (borrowed-token.ts). */
+  readonly storagePath?: string;
   readonly fingerprint: Fingerprint;
   readonly logger: Logger;
   readonly scrubber: SecretScrubber;
@@ -95,7 +99,9 @@ async function session(o: SessionOptions, stop: StopSignals, say: (t: string) =>
     sink = new RemoteWriteSink(client);
   } else sink = new BlocksSink(o.out, o.promtool);
   try {
-    return await sinkSession(o, sink, stop, say, err, again);
+    const searched = await blocksTarget(o, err);
+    if (searched === 'refused') return 2;
+    return await sinkSession(o, sink, stop, say, err, again, searched);
   } finally {
     await sink.close(true);
   }
@@ -111,34 +117,56 @@ interface Context {
   readonly again: string;
   readonly state: BackfillState;
   readonly journal: AnswerJournal;
+  /** What a --fill-gaps run searches. */
+  readonly searched: Searched;
 }
 
-async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string): Promise<number> {
+/**
+ * Blocks into a Prometheus (--prometheus.url): its version says whether a block overlapping its
+ * head is a problem (before 2.39), and its retention how far back blocks are kept: a range older is
+ * refused, or with --fill-gaps not searched (said). What a --fill-gaps run searches; 'refused'.
+ */
+async function blocksTarget(o: SessionOptions, err: (t: string) => void): Promise<Searched | 'refused'> {
+  const blocks = o.remote === undefined;
+  const status = blocks && o.prometheus ? await o.prometheus.status() : undefined;
+  const head = blocks ? headBlockWarning(o.range, status?.version) : undefined;
+  if (head) err(`warning: ${head}`);
+  if (status && !o.fillGaps && o.range.from < o.now - status.retentionSeconds) {
+    const keep = formatDuration(status.retentionSeconds);
+    err(
+      `--from: ${new Date(o.range.from * 1000).toISOString()} is older than ${o.prometheus?.url} keeps (Prometheus ${status.version}, --storage.tsdb.retention.time ${keep}): it deletes blocks older than that at once. Raise its retention, or give --from ${keep} or later`,
+    );
+    return 'refused';
+  }
+  return searchedRange({ ...o.range, now: o.now, blocks, ...(status ? { retentionSeconds: status.retentionSeconds } : {}), ...(o.prometheus ? { url: o.prometheus.url } : {}) });
+}
+
+async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string, searched: Searched): Promise<number> {
   const state = BackfillState.open(o.out, o.fingerprint);
   const journal = new AnswerJournal(o.out);
   try {
-    return await readAndWrite(o, sink, stop, say, err, again, state, journal);
+    return await readAndWrite(o, sink, stop, say, err, again, state, journal, searched);
   } finally {
     journal.close();
   }
 }
 
-async function readAndWrite(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string, state: BackfillState, journal: AnswerJournal): Promise<number> {
+async function readAndWrite(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string, state: BackfillState, journal: AnswerJournal, searched: Searched): Promise<number> {
   if (!state.resumed) journal.remove();
   if (state.complete) {
     say(`this backfill is complete (${state.path}): nothing to read or write. Remove that file to run it again.`);
     return 0;
   }
   if (state.resumed) say(`continuing the backfill in ${o.out}: ${journal.size} answers read and ${state.totals().windows} windows written before${pagesKept(journal, 'its scan goes on after them')}`);
-  const c: Context = { o, sink, stop, say, err, again, state, journal };
+  const c: Context = { o, sink, stop, say, err, again, state, journal, searched };
 
   const instances = await instanceLabels(o, state, say);
-  const ranges = await rangesOf(o, state, instances, say);
-  state.plan(Object.fromEntries(ranges), Object.fromEntries([...instances].map(([s, i]) => [`instance/${s}`, i])));
+  const { ranges, intervals } = await rangesOf(o, state, instances, say, searched);
+  state.plan(Object.fromEntries(ranges), { ...Object.fromEntries([...instances].map(([s, i]) => [`instance/${s}`, i])), ...Object.fromEntries([...intervals].map(([s, i]) => [`interval/${s}`, String(i)])) });
   state.save();
   const stacks = o.stacks.filter((s) => (ranges.get(s.name) ?? []).length > 0);
   if (stacks.length === 0) {
-    say('no gaps: nothing to read or write');
+    say(`no gaps (${searchedText(searched)}): nothing to read or write`);
     state.finish(true);
     journal.remove();
     return 0;
@@ -150,15 +178,17 @@ async function readAndWrite(o: SessionOptions, sink: Sink, stop: StopSignals, sa
   const plans = stacks.map((s) => planStack(s, span(s.name).from, span(s.name).to, span(s.name).days));
   for (const p of plans) say(formatPlan(p, span(p.stack)));
 
-  const read = await readStacks({ stacks, ranges, plans, journal, logger: o.logger, scrubber: o.scrubber, signal: stop.signal, progressOut: o.stderr });
+  const note = tokenNote(stacks, o.storagePath);
+  if (note) say(note);
+  const read = await readStacks({ stacks, ranges, plans, journal, logger: o.logger, scrubber: o.scrubber, signal: stop.signal, progressOut: o.stderr, ...(o.storagePath !== undefined ? { storagePath: o.storagePath } : {}) });
   if ('stopped' in read) {
     say(stoppedReading(c, read.requests));
     return 130;
   }
-  return writeAndReport(c, stacks, ranges, instances, read);
+  return writeAndReport(c, stacks, ranges, instances, intervals, read);
 }
 
-async function writeAndReport(c: Context, stacks: readonly StackConfig[], ranges: ReadonlyMap<string, Ranges>, instances: ReadonlyMap<string, string>, read: ReadAll): Promise<number> {
+async function writeAndReport(c: Context, stacks: readonly StackConfig[], ranges: ReadonlyMap<string, Ranges>, instances: ReadonlyMap<string, string>, intervals: ReadonlyMap<string, number>, read: ReadAll): Promise<number> {
   const { o, state, journal, say, again } = c;
   const missing = new Map<string, readonly MissingUnit[]>(stacks.map((s, i) => [s.name, read.histories[i]?.missing ?? []]));
   const missingNow = new Set([...missing].flatMap(([stack, units]) => units.map((u) => `${stack}:${u.key}`)));
@@ -169,6 +199,8 @@ async function writeAndReport(c: Context, stacks: readonly StackConfig[], ranges
         stack: stack.name,
         ranges: ranges.get(stack.name) ?? [],
         coverageLabels: { job: o.job, instance: instances.get(stack.name) as string, stack: stack.name },
+        // --fill-gaps: a gap at the target's scrape interval, as a scrape would have left it (fill.ts).
+        ...(intervals.has(stack.name) && o.range.step === undefined ? { fine: { step: intervals.get(stack.name) as number, ranges: fineRanges(ranges.get(stack.name) ?? []) } } : {}),
         replays: replayStack({
           stack,
           history: read.histories[i] as StackHistory,
@@ -189,6 +221,7 @@ async function writeAndReport(c: Context, stacks: readonly StackConfig[], ranges
     return 1;
   }
   const lines = [`requests: ${read.requests} in ${formatDuration(Math.round(read.seconds))} (answers: ${journal.readThisRun} read by this run, ${journal.size - journal.readThisRun} from earlier runs)`, writtenLine(state, c.sink, result)];
+  if (o.fillGaps) lines.unshift(`gaps filled: ${[...ranges.values()].flat().length} (${formatDuration(Math.round([...ranges.values()].flat().reduce((n, [a, b]) => n + b - a + 1, 0)))}), ${searchedText(c.searched)}`);
   const missingLines = stacks.flatMap((s) => describeMissing(s.name, missing.get(s.name) ?? [], rangeText(ranges.get(s.name) ?? [])));
   if (missingLines.length > 0) lines.push('missing (no samples where the CMDB did not answer; run the same command again to read only these):', ...missingLines.map((l) => `  ${l}`));
   for (const [i, s] of stacks.entries()) {
@@ -267,27 +300,25 @@ async function instanceLabels(o: SessionOptions, state: BackfillState, say: (t: 
   return out;
 }
 
-/** The ranges per stack: the state's, the gaps Prometheus shows, or the whole range. */
-async function rangesOf(o: SessionOptions, state: BackfillState, instances: ReadonlyMap<string, string>, say: (t: string) => void): Promise<Map<string, Ranges>> {
-  const out = new Map<string, Ranges>();
+/** The ranges per stack (the state's, the gaps Prometheus shows, or the whole range), and the scrape interval of each stack whose gaps they are. */
+async function rangesOf(o: SessionOptions, state: BackfillState, instances: ReadonlyMap<string, string>, say: (t: string) => void, searched: Searched): Promise<{ ranges: Map<string, Ranges>; intervals: Map<string, number> }> {
+  const ranges = new Map<string, Ranges>();
+  const intervals = new Map<string, number>();
   for (const stack of o.stacks) {
     const kept = state.ranges(stack.name);
+    const keptInterval = Number(state.resolved(`interval/${stack.name}`));
     if (kept) {
-      out.set(stack.name, kept);
+      ranges.set(stack.name, kept);
+      if (keptInterval > 0) intervals.set(stack.name, keptInterval);
       continue;
     }
     if (!o.fillGaps || !o.prometheus) {
-      out.set(stack.name, [[o.range.from, o.range.to]]);
+      ranges.set(stack.name, [[o.range.from, o.range.to]]);
       continue;
     }
-    const instance = instances.get(stack.name) as string;
-    const interval = await scrapeIntervalOf(o.prometheus, o.job, instance, [o.now, o.range.to]);
-    const gaps = await stackGaps(o.prometheus, { job: o.job, instance, stack: stack.name, from: o.range.from, to: o.range.to, interval: interval.seconds });
-    say(
-      `gaps of stack ${stack.name} (job ${o.job}, instance ${instance}) in ${o.prometheus.url}, scrape interval ${formatDuration(interval.seconds)} (${interval.from}); holes of ${TOLERATED_MISSED_SCRAPES} missed scrapes or fewer are not gaps:` +
-        (gaps.length === 0 ? ' none' : gaps.map((g) => `\n  ${formatGap(g, formatDuration)}`).join('')),
-    );
-    out.set(stack.name, gaps.map((g) => [g[0], g[1]]));
+    const found = await searchStack(o.prometheus, { job: o.job, instance: instances.get(stack.name) as string, stack: stack.name, searched, now: o.now, stepFlag: o.range.step }, say);
+    ranges.set(stack.name, found.ranges);
+    intervals.set(stack.name, found.interval);
   }
-  return out;
+  return { ranges, intervals };
 }

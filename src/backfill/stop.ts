@@ -1,7 +1,10 @@
 /**
- * Ctrl-C and SIGTERM during a backfill, from its first request on: the first asks for a clean stop
- * (the request in flight is dropped while reading, the window in flight finished while writing; the
- * command then says what was read and written and how to continue), a second one stops at once.
+ * Ctrl-C, SIGTERM and SIGHUP during a backfill, from its first request on: the first asks for a
+ * clean stop (the request in flight is dropped while reading, the window in flight finished while
+ * writing; the command then says what was read and written and how to continue), a second one
+ * stops at once. SIGHUP is a closed terminal or a dropped ssh session: stopped as cleanly, its
+ * state kept, and what the terminal can no longer take (a write to it fails) does not stop the
+ * clean stop; the line saying how to continue still reaches a log the output was piped to.
  */
 export interface StopSignals {
   readonly signal: AbortSignal;
@@ -10,10 +13,18 @@ export interface StopSignals {
   dispose(): void;
 }
 
+const SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+
+/** After a hang-up the terminal may be gone: a failed write to it is dropped, not thrown. */
+function ignoreClosedTerminal(): void {
+  for (const stream of [process.stdout, process.stderr]) if (stream.listenerCount('error') === 0) stream.on('error', () => undefined);
+}
+
 export function stopOnSignals(say: (text: string) => void, exit: (code: number) => void = (code) => process.exit(code)): StopSignals {
   const ctl = new AbortController();
   let why: string | undefined;
   const onSignal = (name: NodeJS.Signals) => {
+    if (name === 'SIGHUP') ignoreClosedTerminal();
     if (why !== undefined) {
       say(`${name} again: stopping at once`);
       exit(130);
@@ -23,16 +34,14 @@ export function stopOnSignals(say: (text: string) => void, exit: (code: number) 
     say(`${name}: stopping cleanly (a second one stops at once)`);
     ctl.abort(new Error(`stopped by ${name}`));
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  for (const s of SIGNALS) process.on(s, onSignal);
   return {
     signal: ctl.signal,
     get why() {
       return why;
     },
     dispose() {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      for (const s of SIGNALS) process.off(s, onSignal);
     },
   };
 }

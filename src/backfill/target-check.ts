@@ -63,12 +63,18 @@ async function json(client: RemoteWriteClient, url: string, stopping?: AbortSign
   }
 }
 
+/**
+ * A Prometheus: its flags (`/api/v1/status/flags`, which VictoriaMetrics does not answer) and its
+ * version. Asked after victoriaFacts: VictoriaMetrics answers `/api/v1/status/buildinfo` too, with
+ * a Prometheus version of its own choosing (1.145 says "2.24.0", for Grafana's sake).
+ */
 async function prometheusFacts(client: RemoteWriteClient, base: string, stopping?: AbortSignal): Promise<TargetFacts | undefined> {
+  const flags = (await json(client, `${base}/api/v1/status/flags`, stopping)) as { data?: Record<string, string> } | undefined;
+  if (typeof flags?.data !== 'object' || flags.data === null) return undefined;
   const info = (await json(client, `${base}/api/v1/status/buildinfo`, stopping)) as { data?: { version?: string } } | undefined;
   const version = info?.data?.version;
   if (!version) return undefined;
   const config = (await json(client, `${base}/api/v1/status/config`, stopping)) as { data?: { yaml?: string } } | undefined;
-  const flags = (await json(client, `${base}/api/v1/status/flags`, stopping)) as { data?: Record<string, string> } | undefined;
   let ooo = 0;
   try {
     const tsdb = (parse(config?.data?.yaml ?? '') as { storage?: { tsdb?: { out_of_order_time_window?: string } } } | null)?.storage?.tsdb;
@@ -120,7 +126,9 @@ export async function checkTarget(client: RemoteWriteClient, opts: { oldestSecon
     throw new TargetRefusal(`--remote-write.url: ${url} answered an empty write request with ${probe.status} ${probe.text.trim().slice(0, 300)}`);
   }
   const base = opts.statusUrl?.replace(/\/+$/, '') ?? statusBase(client.settings.url);
-  const facts = base ? ((await prometheusFacts(client, base, opts.stopping)) ?? (await victoriaFacts(client, base, opts.stopping))) : undefined;
+  // VictoriaMetrics first: only it answers /flags as text and names itself at /-/healthy, while it
+  // also answers Prometheus' buildinfo (with a Prometheus version, for Grafana).
+  const facts = base ? ((await victoriaFacts(client, base, opts.stopping)) ?? (await prometheusFacts(client, base, opts.stopping))) : undefined;
   if (!facts) return { kind: 'other', note: `${url} takes write requests; what it keeps cannot be asked (no Prometheus or VictoriaMetrics status API): a batch it refuses stops the backfill with its answer` };
   const needed = opts.now - opts.oldestSeconds;
   if (facts.acceptsBackSeconds !== undefined && facts.acceptsBackSeconds < needed) {

@@ -16,7 +16,6 @@
  * test/backfill/write-request.test.ts decodes the output with protobufjs against the .proto text.
  */
 import { createRequire } from 'node:module';
-import { varintLength, WIRE_FIXED64, WIRE_LEN, WIRE_VARINT, writeVarint } from '../metrics/protobuf-wire.js';
 
 /** Snappy's block format, by the pure-JS `snappyjs` (docs/performance.md: why not the native `snappy`). */
 interface Snappy {
@@ -37,6 +36,31 @@ export function loadCompression(): Snappy {
     throw new Error(`remote write compresses its requests with the package snappyjs, which cannot be loaded (${(err as Error).message.split('\n')[0]}): install the exporter's dependencies again (npm ci)`);
   }
   return snappy;
+}
+
+/** The protobuf wire types the schema uses. */
+const WIRE_VARINT = 0;
+const WIRE_FIXED64 = 1;
+const WIRE_LEN = 2;
+
+/** Bytes of `n` (a non-negative integer up to 2^53) as a varint. */
+export function varintLength(n: number): number {
+  let len = 1;
+  while (n >= 128) {
+    n = Math.floor(n / 128);
+    len++;
+  }
+  return len;
+}
+
+/** Writes `n` (a non-negative integer up to 2^53) as a varint into `buf` at `pos`; returns the next position. */
+function writeVarint(buf: Buffer, pos: number, n: number): number {
+  while (n >= 128) {
+    buf[pos++] = (n % 128) | 128;
+    n = Math.floor(n / 128);
+  }
+  buf[pos++] = n;
+  return pos;
 }
 
 const tag = (field: number, wire: number) => (field << 3) | wire;

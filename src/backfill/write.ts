@@ -31,6 +31,14 @@ export interface StackReplay {
   readonly replays: readonly GroupReplay[];
   /** The labels of its coverage mark (coverage.ts): the target's and the stack; none without. */
   readonly coverageLabels?: Readonly<Record<string, string>>;
+  /** Ranges written at a finer step than each group's (--fill-gaps: a gap at the scrape interval, fill.ts). */
+  readonly fine?: FineSteps;
+}
+
+/** Ranges (a subset of a stack's) and the step they are written at when it is finer than a group's. */
+export interface FineSteps {
+  readonly step: number;
+  readonly ranges: ReadonlyArray<readonly [number, number]>;
 }
 
 export interface PassOptions {
@@ -83,14 +91,21 @@ const inRanges = (ranges: StackReplay['ranges'], t: number) => ranges.some(([a, 
 /**
  * The steps of a replay in [from, to] (unix seconds): every multiple of `step`, and the start of
  * each range as well, so that a range shorter than a step (a crash of a minute at 5-minute steps)
- * still gets its samples from its first second on. `write` says whether the step is inside a range;
- * the others only move the replay on (its state memory needs every step).
+ * still gets its samples from its first second on (its first millisecond, where a gap's start is
+ * exact: gaps.ts); inside the `fine` ranges every multiple of their step too. `write` says whether
+ * the step is inside a range; the others only move the replay on (its state memory needs every step).
  */
-export function stepsOf(ranges: StackReplay['ranges'], step: number, from: number, to: number): Array<{ t: number; write: boolean }> {
-  const starts = ranges.map((r) => r[0]).filter((a) => a >= from && a <= to && a % step !== 0);
-  const grid: number[] = [];
-  for (let t = Math.ceil(from / step) * step; t <= to; t += step) grid.push(t);
-  return [...grid, ...starts].sort((a, b) => a - b).map((t) => ({ t, write: inRanges(ranges, t) }));
+export function stepsOf(ranges: StackReplay['ranges'], step: number, from: number, to: number, fine?: FineSteps): Array<{ t: number; write: boolean }> {
+  const times = new Set<number>();
+  for (const [a] of ranges) if (a >= from && a <= to) times.add(a);
+  for (let t = Math.ceil(from / step) * step; t <= to; t += step) times.add(t);
+  if (fine && fine.step < step) {
+    for (const [a, b] of fine.ranges) {
+      const end = Math.min(b, to);
+      for (let t = Math.ceil(Math.max(a, from) / fine.step) * fine.step; t <= end; t += fine.step) times.add(t);
+    }
+  }
+  return [...times].sort((x, y) => x - y).map((t) => ({ t, write: inRanges(ranges, t) }));
 }
 const touches = (ranges: StackReplay['ranges'], from: number, to: number) => ranges.some(([a, b]) => a <= to && b >= from);
 const DAY_KEY = /^([^:]*):counts\/(\d{4}-\d{2}-\d{2})$/;
@@ -198,7 +213,7 @@ export async function writeWindows(opts: {
       try {
         for (const s of stacks) {
           for (const replay of s.replays) {
-            for (const { t, write } of stepsOf(s.ranges, replay.step, Math.max(w, from), Math.min(end, to))) {
+            for (const { t, write } of stepsOf(s.ranges, replay.step, Math.max(w, from), Math.min(end, to), s.fine)) {
               if (!window || !write) {
                 replay.linesAt(t);
                 continue;

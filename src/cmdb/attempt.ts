@@ -39,6 +39,8 @@ export interface AttemptLimits {
   dispatcher: Dispatcher;
   timeoutSeconds: number;
   connectTimeoutSeconds: number;
+  /** The answer's head must come within this (seconds) of the request leaving; default: timeoutSeconds for all of it. */
+  firstByteSeconds?: number;
   maxResponseBytes: number;
   /** The name of that cap in the too_large message (default maxResponseBytes). */
   capName?: string;
@@ -120,7 +122,16 @@ async function follow(req: AttemptRequest, limits: AttemptLimits, signal: AbortS
   for (let hops = 0; ; hops++) {
     signal.throwIfAborted();
     limits.onSend?.();
-    const options: Dispatcher.RequestOptions & FirstByteOption = { origin, path, method, headers, body, signal, ...(limits.onFirstByte ? { onFirstByte: limits.onFirstByte } : {}) };
+    const options: Dispatcher.RequestOptions & FirstByteOption = {
+      origin,
+      path,
+      method,
+      headers,
+      body,
+      signal,
+      ...(limits.firstByteSeconds !== undefined ? { headersTimeout: limits.firstByteSeconds * 1000 } : {}),
+      ...(limits.onFirstByte ? { onFirstByte: limits.onFirstByte } : {}),
+    };
     const res = await limits.dispatcher.request(options);
     const location = res.headers.location;
     if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string') {
@@ -332,6 +343,7 @@ function classify(err: unknown, request: string, limits: AttemptLimits, timedOut
   if (err instanceof CmdbError) return err;
   if (limits.signal?.aborted) return new CmdbAbortedError(request);
   const code = errorCode(err);
+  if (!timedOut && code === 'UND_ERR_HEADERS_TIMEOUT' && limits.firstByteSeconds !== undefined) return new CmdbTimeoutError(request, limits.firstByteSeconds, { cause: err, firstByte: true });
   if (timedOut || (code && TIMEOUT_CODES.has(code))) return new CmdbTimeoutError(request, limits.timeoutSeconds, { cause: err });
   if (code === 'UND_ERR_CONNECT_TIMEOUT') {
     return new CmdbTimeoutError(request, limits.connectTimeoutSeconds, { cause: err });

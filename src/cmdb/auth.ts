@@ -100,6 +100,14 @@ export class FetchedToken implements TokenProvider {
       clock?: Clock;
       /** A draw in [0, 1) for the back-off's jitter. */
       random?: () => number;
+      /**
+       * A backfill's token request: its answer must start within this many seconds, and one that
+       * timed out is not asked again within the request (the unit that needed it fails, and the
+       * backfill's rule stops the stack after three in a row). Default: as any request.
+       */
+      firstByteSeconds?: number;
+      /** Told of each token granted (the daemon keeps it for a backfill with --storage.path: src/persist/token-file.ts). */
+      granted?: (token: string) => void;
     },
     inherited?: TokenState,
   ) {
@@ -212,8 +220,9 @@ export class FetchedToken implements TokenProvider {
     const body = JSON.stringify({ [idKey]: this.auth.clientId, secret: this.auth.secret });
     let outcome;
     try {
+      const deadline = this.deps.firstByteSeconds;
       outcome = await transport.send(
-        { endpoint: 'access_token', method: 'POST', path: TOKEN_PATH, headers: jsonHeaders(stack.userAgent), body },
+        { endpoint: 'access_token', method: 'POST', path: TOKEN_PATH, headers: jsonHeaders(stack.userAgent), body, ...(deadline !== undefined ? { firstByteSeconds: deadline, retryTimeouts: false } : {}) },
         decodeToken,
         { signal: lifetime },
       );
@@ -239,6 +248,11 @@ export class FetchedToken implements TokenProvider {
       count('success');
       this.credential = { token, generation: ++this.generation };
       this.idKeySettled = true;
+      try {
+        this.deps.granted?.(token);
+      } catch {
+        // Whoever keeps it says why it could not; the token works all the same.
+      }
       return this.credential;
     }
     count('rejected');

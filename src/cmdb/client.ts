@@ -53,6 +53,15 @@ export interface CmdbClientOptions {
    * token requests that hold every other endpoint's requests while they wait.
    */
   tokenRenewalsPerRequest?: number;
+  /** A backfill's token requests: their answer must start within this (seconds), not asked again after a timeout (auth.ts). */
+  tokenFirstByteSeconds?: number;
+  /** Told of each token granted: the daemon keeps it in --storage.path for a backfill with the same client id (src/persist/token-file.ts). */
+  onToken?: (token: string) => void;
+  /**
+   * The tokens a backfill uses instead of fetching its own, while a daemon with the same client id
+   * holds them (src/backfill/borrowed-token.ts); given the client's own provider to fall back on.
+   */
+  tokens?: (own: TokenProvider) => TokenProvider;
 }
 
 /** A backfill's renewals per request: enough for the token streak to end first (auth.ts TAKEN_RENEWALS). */
@@ -95,6 +104,8 @@ export class CmdbClient {
   private readonly logger: Logger;
   private readonly transport: Transport;
   private readonly tokens: TokenProvider;
+  /** The client's own fetched token provider, when its credentials are a client id and secret. */
+  private readonly fetched: FetchedToken | undefined;
   private dispatcher: Dispatcher;
   private readonly ownsDispatcher: boolean;
   private readonly retired: Dispatcher[] = [];
@@ -131,10 +142,27 @@ export class CmdbClient {
     });
     // The configured secret or token is registered with the scrubber where the config is read
     // (src/app.ts); tokens fetched later are registered by the token provider.
-    this.tokens =
+    const own =
       stack.auth.kind === 'client'
-        ? new FetchedToken(stack.auth, { settings: () => this.stack, transport: this.transport, instruments, scrubber, lifetime: this.lifetime.signal, logger, clock: this.clock, random }, carried.token)
+        ? new FetchedToken(
+            stack.auth,
+            {
+              settings: () => this.stack,
+              transport: this.transport,
+              instruments,
+              scrubber,
+              lifetime: this.lifetime.signal,
+              logger,
+              clock: this.clock,
+              random,
+              ...(opts.tokenFirstByteSeconds !== undefined ? { firstByteSeconds: opts.tokenFirstByteSeconds } : {}),
+              ...(opts.onToken ? { granted: opts.onToken } : {}),
+            },
+            carried.token,
+          )
         : new PreIssuedToken(stack.auth, { scrubber, logger, stack: stack.name });
+    this.fetched = own instanceof FetchedToken ? own : undefined;
+    this.tokens = opts.tokens && own instanceof FetchedToken ? opts.tokens(own) : own;
     if (carried.pauses) this.restorePauses(carried.pauses);
   }
 
@@ -184,7 +212,7 @@ export class CmdbClient {
    */
   handOver(next: StackConfig): ClientCarry {
     if (!sameService(this.stack, next)) return {};
-    const token = sameCredentials(this.stack, next) && this.tokens instanceof FetchedToken ? this.tokens.state() : undefined;
+    const token = sameCredentials(this.stack, next) && this.fetched ? this.fetched.state() : undefined;
     return { spellings: new Map(this.spellings), ...(token ? { token } : {}) };
   }
 
@@ -316,13 +344,13 @@ export class CmdbClient {
       if (!next) {
         this.tokens.refused();
         const request = requestName(method, path);
-        if (this.tokens instanceof FetchedToken && capped) {
+        if (this.fetched && capped) {
           throw new CmdbUnauthorizedError(
             request,
             `401 Unauthorized, also on the ${renewals} new tokens asked for after it, each refused as soon as the token endpoint granted it: the CMDB refuses this request to the client, or another process with the same client id takes the tokens (a CMDB that keeps one token per client); asked again at the next poll`,
           );
         }
-        if (this.tokens instanceof FetchedToken) {
+        if (this.fetched) {
           throw new CmdbTokensTakenError(
             request,
             `401 Unauthorized on ${TAKEN_RENEWALS} new tokens in a row, each refused as soon as the token endpoint granted it: another process with the same client id takes them (a CMDB that keeps one token per client); give each process a client id of its own`,

@@ -36,6 +36,12 @@ export interface Exchange {
    * asks for the page again at half the size instead of at the same size.
    */
   retryTimeouts?: boolean;
+  /**
+   * The answer must start (status line and headers) within this many seconds, else the attempt
+   * times out; a small answer (the token) that has not begun by then will not come. Default: only
+   * the stack's timeoutSeconds for the whole response.
+   */
+  firstByteSeconds?: number;
 }
 
 /**
@@ -200,6 +206,7 @@ export class Transport {
           dispatcher: this.dispatcher,
           timeoutSeconds: this.stack.timeoutSeconds,
           connectTimeoutSeconds: this.stack.connectTimeoutSeconds,
+          ...(ex.firstByteSeconds !== undefined && ex.firstByteSeconds < this.stack.timeoutSeconds ? { firstByteSeconds: ex.firstByteSeconds } : {}),
           maxResponseBytes: cap.bytes,
           capName: cap.name,
           signal,

@@ -41,6 +41,16 @@ export const baseUrl: Check<string> = andThen(text(), (value) => {
   return ok(url.origin + path);
 });
 
+/** The domains reserved for documentation (RFC 2606), the examples' https://cmdb.example.com among them. */
+const EXAMPLE_DOMAINS = ['example.com', 'example.net', 'example.org'] as const;
+
+/** A baseUrl on a documentation host is valid, but no CMDB answers there: a copied example. */
+export function exampleBaseUrl(url: string): string | undefined {
+  const host = parseHttpUrl(url)?.hostname.toLowerCase() ?? '';
+  const domain = EXAMPLE_DOMAINS.find((d) => host === d || host.endsWith(`.${d}`));
+  return domain === undefined ? undefined : `baseUrl ${url} is an example address (${domain} is reserved for documentation): no CMDB answers there; set your CMDB's address`;
+}
+
 /** An explicit proxy; `user:password@` is allowed here (redacted when the config is logged). */
 export const proxyUrl: Check<string> = andThen(text(), (value) => {
   const raw = value.trim();

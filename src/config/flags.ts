@@ -46,7 +46,12 @@ export const FLAGS = {
     help: 'start: a duration back from now (30d), now-<duration>, an ISO 8601 time or day, or unix seconds (required)',
     commands: BACKFILL,
   },
-  to: { type: 'string', value: '<time>', help: 'end (default now-3h: Prometheus is still writing the last hours itself)', commands: BACKFILL },
+  to: {
+    type: 'string',
+    value: '<time>',
+    help: 'end (default now-3h: blocks stay out of the hours Prometheus is still writing itself; --fill-gaps by remote write: now)',
+    commands: BACKFILL,
+  },
   out: {
     type: 'string',
     value: '<dir>',
@@ -142,14 +147,17 @@ export const FLAGS = {
   'web.disable-exporter-metrics': { type: 'boolean', help: 'leave out the process_* and nodejs_* metrics of the exporter itself', commands: DAEMON },
   'web.openmetrics-created': {
     type: 'boolean',
-    help: "write each counter's and histogram's start as a _created line in the OpenMetrics format (off: a Prometheus without created-timestamp ingestion stores them as series of their own; the protobuf format always carries the start; see docs/formats.md)",
+    help: "write each counter's and histogram's start as a _created line in the OpenMetrics format (off: a Prometheus without created-timestamp ingestion stores them as series of their own; see docs/formats.md)",
     commands: DAEMON,
   },
   'storage.path': {
     type: 'string',
     value: '<dir>',
     help: 'keep what the exporter knew (series, connector history cursor, request budget, back-offs) in this directory, so that a restart serves every series at once and reads on where it stopped (env EXPORTER_STORAGE_PATH; default: none, every start is a cold start; see docs/restarts.md)',
-    commands: DAEMON,
+    helpFor: {
+      backfill: "the --storage.path of the daemon that polls with the same client id, read only: the backfill uses the daemon's token instead of asking for its own, which would end the daemon's where the CMDB keeps one token per client",
+    },
+    commands: BOTH,
   },
   'log.level': {
     type: 'string',

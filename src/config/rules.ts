@@ -13,6 +13,7 @@ import { bool, bytesIn, type Check, numberIn, oneOf, secondsIn, text } from './c
 import {
   baseUrl,
   clientIdKey,
+  exampleBaseUrl,
   connectorSort,
   endpointList,
   filePath,
@@ -136,7 +137,7 @@ export const IDENTITY = {
   /** Value of the `stack` label. */
   name: optional(stackName, { env: 'CMDB_STACK' }),
   /** Address before /CMDB, without a trailing slash, e.g. https://cmdb.example.com */
-  baseUrl: optional(baseUrl, { env: 'CMDB_BASE_URL' }),
+  baseUrl: optional(baseUrl, { env: 'CMDB_BASE_URL', warn: exampleBaseUrl }),
 } satisfies Table;
 
 /** How a stack authenticates (credentials.ts has the rules between them). Never under `defaults`. */
@@ -275,7 +276,7 @@ export interface ConfigWarning {
 export function configWarnings(config: { readonly stacks: readonly { readonly name: string }[] }): ConfigWarning[] {
   const warnings: ConfigWarning[] = [];
   for (const stack of config.stacks) {
-    for (const [dotted, { warn }] of keysOf(SETTINGS)) {
+    for (const [dotted, { warn }] of keysOf({ ...IDENTITY, ...SETTINGS })) {
       const value = valueAt(stack, dotted.split('.'));
       const message = warn === undefined || value === undefined ? undefined : warn(value);
       if (message !== undefined) warnings.push({ stack: stack.name, key: dotted, message });

@@ -26,18 +26,6 @@ export interface ExpositionSource {
 }
 
 /**
- * How a format makes its data runs from the store's endpoints: the pieces of each family (the text
- * formats: the lines the store rendered) and the bytes a family starts with, given its pieces (the
- * protobuf format's delimited head holds the length of what follows). protobuf-data.ts.
- */
-export interface DataEncoding {
-  pieces(stack: string, held: HeldEndpoint): ReadonlyMap<string, readonly Buffer[]>;
-  head(name: string, pieces: readonly Buffer[]): Buffer | undefined;
-  /** Work that makes `pieces` cheap after a change, in slices (a generator that yields between them); run ahead of scrapes. */
-  prepare?(store: SnapshotStore): Generator<void, void>;
-}
-
-/**
  * A run of families of one kind, in catalogue order, as the pieces of bytes it is written from;
  * `days` holds none (computed per scrape). A data run is not copied into one Buffer: its pieces are
  * the endpoints' own pieces of family lines (text-lines.ts renderLines; small ones joined,
@@ -92,20 +80,19 @@ export class Exposition implements ExpositionSource {
   private readonly headers: ReadonlyMap<string, Buffer>;
   private renderScheduled = false;
   private readonly unsubscribe: () => void;
-  private readonly data: DataEncoding;
 
   /**
-   * `format` writes the headers, status and days families; `data`, when given, makes the data runs
-   * (default: the store's text lines under the format's headers). `lazy`: assembled ahead of
-   * scrapes only once it was asked for (a format no scraper asks for costs nothing).
+   * `format` writes the headers, status and days families; the data runs are the store's rendered
+   * lines under the format's headers (the text formats and OpenMetrics write the same sample lines).
+   * `lazy`: assembled ahead of scrapes only once it was asked for (a format no scraper asks for
+   * costs nothing).
    */
   constructor(
     readonly store: SnapshotStore,
     readonly format: Format = TEXT_FORMAT,
-    opts: { readonly data?: DataEncoding; readonly lazy?: boolean } = {},
+    opts: { readonly lazy?: boolean } = {},
   ) {
     this.headers = new Map(CATALOGUE.map((f) => [f.name, Buffer.from(format.header(f), 'utf8')]));
-    this.data = opts.data ?? { pieces: (_stack, held) => held.lines, head: (name) => this.headers.get(name) };
     this.unsubscribe = store.onChange(() => {
       if (!opts.lazy || this.whole) this.scheduleRender();
     });
@@ -184,17 +171,10 @@ export class Exposition implements ExpositionSource {
   private scheduleRender(): void {
     if (this.renderScheduled) return;
     this.renderScheduled = true;
-    const work = this.data.prepare?.(this.store);
-    const step = () => {
-      // One slice per turn of the event loop; a scrape in between assembles (and encodes the rest) itself.
-      if (work && work.next().done !== true) {
-        setImmediate(step).unref();
-        return;
-      }
+    setImmediate(() => {
       this.renderScheduled = false;
       this.segments();
-    };
-    setImmediate(step).unref();
+    }).unref();
   }
 
   private assemble(data: readonly Buffer[][], status: ReadonlyMap<string, Buffer>): Segment[] {
@@ -215,7 +195,7 @@ export class Exposition implements ExpositionSource {
 
   /** A data family's bytes: its head and pieces, none when it has no series. */
   private family(name: string, pieces: readonly Buffer[] | undefined): Buffer[] {
-    const head = pieces && this.data.head(name, pieces);
+    const head = pieces && this.headers.get(name);
     return pieces && head ? [head, ...pieces] : [];
   }
 
@@ -227,7 +207,7 @@ export class Exposition implements ExpositionSource {
       for (const endpoint of DATA_ENDPOINTS) {
         const held = endpoints?.get(endpoint);
         if (!held) continue;
-        for (const [name, pieces] of this.data.pieces(stack, held)) {
+        for (const [name, pieces] of held.lines) {
           let list = chunks.get(name);
           if (!list) chunks.set(name, (list = []));
           list.push(...pieces);

@@ -2,8 +2,10 @@
  * The responses of /metrics in every format a scraper may ask for: one exposition, one cache entry
  * per format and encoding (responses.ts) for the whole /metrics, for each stack's target and for the
  * exporter alone. The text formats 0.0.4 and 1.0.0 are the same bytes (every name here is a legacy
- * name), so they share one entry; OpenMetrics and protobuf have theirs, made only once some scraper
- * asked for them, then once per change.
+ * name), so they share one entry; OpenMetrics has its own, made only once some scraper asked for
+ * it, then once per change. No protobuf: Prometheus reads everything this exporter serves (types,
+ * units, starts as `_created`) from OpenMetrics, and a scraper that asks for protobuf first gets
+ * OpenMetrics, the next format it accepts (docs/formats.md).
  */
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
@@ -14,15 +16,13 @@ import type { Family, Format } from './family.js';
 import { GZIP_LEVEL, GzipPieces } from './gzip-pieces.js';
 import { openMetricsFormat } from './openmetrics-format.js';
 import { PerStackResponses } from './per-stack.js';
-import { protobufData } from './protobuf-data.js';
-import { PROTOBUF_FORMAT } from './protobuf-format.js';
 import { body, ScrapeResponses, type ScrapeResponse } from './responses.js';
 import { registryFamilies, wholeSelfFamilies } from './self-families.js';
 import { StartTimes } from './start-times.js';
 import { TEXT_FORMAT } from './text-format.js';
 
-/** What a response's bytes are: the text formats (0.0.4, 1.0.0), OpenMetrics (1.0.0, 0.0.1), protobuf delimited. */
-export type BodyKind = 'text' | 'openmetrics' | 'protobuf';
+/** What a response's bytes are: the text formats (0.0.4, 1.0.0), OpenMetrics (1.0.0, 0.0.1). */
+export type BodyKind = 'text' | 'openmetrics';
 
 /** Which part of the exposition a request asks for: all of it, one stack's target, the exporter's own metrics. */
 export type Scope = { readonly kind: 'all' } | { readonly kind: 'stack'; readonly stack: string } | { readonly kind: 'exporter' };
@@ -37,7 +37,7 @@ export interface FormatsOptions {
   readonly now: () => number;
   /** OpenMetrics `_created` lines (--web.openmetrics-created). */
   readonly openMetricsCreated?: boolean;
-  /** The series' starts (shared with the stacks' kept counters); a new one on `now` when absent. */
+  /** The series' starts (shared with the stacks, which forget a removed stack's); a new one on `now` when absent. */
   readonly starts?: StartTimes;
 }
 
@@ -113,12 +113,11 @@ export class MetricsFormats {
   private make(kind: BodyKind): Served {
     const { registries, now } = this.opts;
     const store: SnapshotStore = this.opts.exposition.store;
-    const format: Format = kind === 'text' ? TEXT_FORMAT : kind === 'openmetrics' ? openMetricsFormat({ created: this.opts.openMetricsCreated === true }) : PROTOBUF_FORMAT;
-    const exposition =
-      kind === 'text' ? this.opts.exposition : new Exposition(store, format, { lazy: true, ...(kind === 'protobuf' ? { data: protobufData() } : {}) });
+    const format: Format = kind === 'text' ? TEXT_FORMAT : openMetricsFormat({ created: this.opts.openMetricsCreated === true });
+    const exposition = kind === 'text' ? this.opts.exposition : new Exposition(store, format, { lazy: true });
     // The text format carries no start; reading the families still notes the starts of new series.
-    const annotate = (families: readonly Family[]) => this.starts.annotate(families);
-    const whole = new ScrapeResponses({ source: exposition, selfFamilies: async () => annotate(await wholeSelfFamilies(registries)), format, now, pieces: this.pieces });
+    const annotate = (families: readonly Family[], scope: string) => this.starts.annotate(families, scope);
+    const whole = new ScrapeResponses({ source: exposition, selfFamilies: async () => annotate(await wholeSelfFamilies(registries), 'all'), format, now, pieces: this.pieces });
     const perStack = new PerStackResponses({ exposition, registries, now, pieces: this.pieces, format, annotate });
     return { exposition, whole, perStack, format };
   }

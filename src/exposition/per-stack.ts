@@ -33,8 +33,8 @@ export interface PerStackOptions {
   readonly monotonicMs?: () => number;
   /** The format of the responses (default the text format 0.0.4; the exposition's own). */
   readonly format?: Format;
-  /** Notes each started series' start on the exporter's families (start-times.ts). */
-  readonly annotate?: (families: readonly Family[]) => readonly Family[];
+  /** Notes each started series' start on the exporter's families of a scope (start-times.ts). */
+  readonly annotate?: (families: readonly Family[], scope: string) => readonly Family[];
 }
 
 const NOTHING: ExpositionSource = { segments: () => [], daysText: () => '' };
@@ -66,7 +66,7 @@ export class PerStackResponses {
     if (!responses) {
       responses = this.make(exposition.view(stack), async () => {
         const registry = registries.stack(stack);
-        return registry ? this.annotate(await registryFamilies(registry)) : NO_FAMILIES;
+        return registry ? this.annotate(await registryFamilies(registry), `stack:${stack}`) : NO_FAMILIES;
       });
       this.responses.set(stack, responses);
     }
@@ -75,7 +75,7 @@ export class PerStackResponses {
 
   /** The exporter's own metrics without a `stack` label. */
   exporter(): Promise<ScrapeResponse> {
-    this.exporterResponses ??= this.make(NOTHING, async () => this.annotate(await registryFamilies(this.opts.registries.exporter)));
+    this.exporterResponses ??= this.make(NOTHING, async () => this.annotate(await registryFamilies(this.opts.registries.exporter), 'exporter'));
     return this.exporterResponses.current();
   }
 
@@ -85,8 +85,8 @@ export class PerStackResponses {
     for (const r of this.responses.values()) r.selfMetricsChanged();
   }
 
-  private annotate(families: readonly Family[]): readonly Family[] {
-    return this.opts.annotate ? this.opts.annotate(families) : families;
+  private annotate(families: readonly Family[], scope: string): readonly Family[] {
+    return this.opts.annotate ? this.opts.annotate(families, scope) : families;
   }
 
   private make(source: ExpositionSource, selfFamilies: () => Promise<readonly Family[]>): ScrapeResponses {

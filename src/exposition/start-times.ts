@@ -1,18 +1,19 @@
 /**
- * Each counter, histogram and summary series' start (OpenMetrics `_created`, protobuf
- * `created_timestamp`): when its label set first counted, kept per family and label set.
+ * Each counter, histogram and summary series' start (OpenMetrics `_created`): the time this process
+ * first saw its label set counted, kept per family and label set for as long as the process runs.
+ * The exporter's counters belong to the process that counts, as in client_golang and prom-client:
+ * they count from 0 in each process, also with --storage.path, so a start is never older than the
+ * process. A restart is a reset with a new start, which Prometheus reads as one; a start kept across
+ * a restart would claim a count the new process does not have.
  *
- * Across a restart with --storage.path a start is kept only together with its count: the counters
- * of a stack (every series with a `stack` label) are kept in the stack's state, values and starts
- * (the `counters` part, counter-state.ts), and given back here (`seed`) before the first scrape,
- * so the counter goes on from its value and keeps its start. Everything else counts from 0 in each
- * process and so starts in it: the process-wide counters (no `stack` label; prom-client's process
- * metrics), the histograms, and every series when no state is kept. A start kept without its count
- * would claim a count the new process does not have.
- *
- * A label set is seen when the exporter's own families are read for a response (at most every
- * SELF_METRICS_MAX_AGE_MS while scraped), by `startOf` (a state write) or by `observe`, so a start
- * is at most that much later than the first count.
+ * A label set is seen when the exporter's own families of a scope (the whole /metrics, a stack's
+ * target, the exporter's own) are read for a response, at most every SELF_METRICS_MAX_AGE_MS while
+ * scraped. Each read takes every series of its scope, so a label set new at a read was not counted
+ * at the scope's previous read: it starts then (at the process's start for the first read). A start
+ * is thus no later than the first count, and older than the scrape that first sees the series, which
+ * Prometheus needs to store the 0 of a new start (created-timestamp ingestion); a start taken at the
+ * read itself would be a few milliseconds newer than that scrape, and Prometheus 3 drops such a
+ * start.
  */
 import type { Family } from './family.js';
 
@@ -29,13 +30,24 @@ function keyOf(name: string, labels: Labels): string {
 
 export class StartTimes {
   private readonly starts = new Map<string, number>();
+  /** When each scope was last read. */
+  private readonly looked = new Map<string, number>();
+  /** Before this nothing was counted: the process's start, or a stack's removal (forget). */
+  private since: number;
 
   /** `now`: unix seconds. */
-  constructor(private readonly now: () => number) {}
+  constructor(private readonly now: () => number) {
+    this.since = now();
+  }
 
-  /** The families with each started series' start; a label set not seen before starts now. */
-  annotate(families: readonly Family[]): Family[] {
+  /**
+   * The families of `scope` with each started series' start; a label set not seen before starts at
+   * the scope's previous read. Without a scope (a read of some families only: ?name[]=) it starts now.
+   */
+  annotate(families: readonly Family[], scope?: string): Family[] {
     const now = this.now();
+    const from = scope === undefined ? now : Math.min(now, this.looked.get(scope) ?? this.since);
+    if (scope !== undefined) this.looked.set(scope, now);
     return families.map((f) => {
       if (!STARTED.has(f.family.type)) return f;
       return {
@@ -43,24 +55,11 @@ export class StartTimes {
         series: f.series.map((s) => {
           const key = keyOf(f.family.name, s.labels);
           let created = this.starts.get(key);
-          if (created === undefined) this.starts.set(key, (created = now));
+          if (created === undefined) this.starts.set(key, (created = from));
           return { ...s, created };
         }),
       };
     });
-  }
-
-  /** The series' start (unix seconds); a label set not seen before starts now. */
-  startOf(name: string, labels: Labels): number {
-    const key = keyOf(name, labels);
-    let start = this.starts.get(key);
-    if (start === undefined) this.starts.set(key, (start = this.now()));
-    return start;
-  }
-
-  /** A series whose count was restored (--storage.path) keeps the start it counted from. */
-  seed(name: string, labels: Labels, start: number): void {
-    this.starts.set(keyOf(name, labels), start);
   }
 
   /** A stack gone from the configuration: its counters went with it, and so do their starts (a stack added again counts from 0, from then). */
@@ -70,6 +69,10 @@ export class StartTimes {
       const at = key.indexOf(mark);
       if (at >= 0 && (key.length === at + mark.length || key[at + mark.length] === '\u0000')) this.starts.delete(key);
     }
+    // Its series may be counted again (a reload adds it back): they start after this, not at a read before it.
+    const now = this.now();
+    this.since = now;
+    for (const scope of this.looked.keys()) this.looked.set(scope, now);
   }
 
   get size(): number {

@@ -263,3 +263,23 @@ function takeOver(path: string, text: string): boolean {
   rmSync(aside, { force: true });
   return moved === text;
 }
+
+/**
+ * The process that holds `dir` and runs now, without taking the lock (a backfill reading a daemon's
+ * --storage.path): on this host one whose pid is alive and whose lock was refreshed within
+ * STALE_SECONDS, on another host one whose lock was refreshed within STALE_SECONDS; undefined when
+ * no lock is there or its holder is gone.
+ */
+export function runningHolder(dir: string): LockHolder | undefined {
+  let found: ReturnType<typeof readHolder>;
+  try {
+    found = readHolder(join(dir, LOCK_FILE));
+  } catch {
+    return undefined;
+  }
+  const holder = found?.holder;
+  if (!found || !holder) return undefined;
+  if ((Date.now() - found.mtimeMs) / 1000 > STALE_SECONDS) return undefined;
+  if (holder.host === hostname() && (holder.pid === process.pid || !alive(holder.pid))) return undefined;
+  return holder;
+}

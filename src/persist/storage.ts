@@ -19,6 +19,7 @@ import { Folder, FolderError } from './folder.js';
 import { describeHolder, REFRESH_MS, type LockHolder } from './lock.js';
 import { readJournal, SendJournal, type JournalRead } from './send-record.js';
 import { readStateFile, STACKS_DIR, stateFiles } from './state-file.js';
+import { TokenKeeper } from './token-file.js';
 import { StateWriter, type StateSource } from './writer.js';
 
 export interface StorageOptions {
@@ -62,6 +63,8 @@ export class Storage {
   private lost = false;
   /** The lock's last refresh failed (logged once until one succeeds). */
   private lockFailing = false;
+  /** Each stack's current token, for a backfill given this folder (token-file.ts). */
+  private tokens: TokenKeeper | undefined;
   /** Stacks that had a state file at start. */
   private readonly onDisk: readonly string[];
 
@@ -114,6 +117,7 @@ export class Storage {
       logger.warn({ storagePath: dir, reason: sends.reason }, 'the record of the requests sent before the restart cannot be read: each stack sends nothing for a minute, so that none goes over its rate');
     }
     made.storage = new Storage(opts, folder, files, sends);
+    made.storage.tokens = new TokenKeeper(dir, logger, opts.now);
     return made.storage;
   }
 
@@ -185,6 +189,11 @@ export class Storage {
     this.journal?.record(stack, atMs);
   }
 
+  /** A token was just granted to `stack` (its client's onToken): kept for a backfill given this folder. */
+  keepToken(stack: StackConfig, token: string): void {
+    this.tokens?.keep(stack, token);
+  }
+
   /** Writes `stack` now (the benchmark, tests). */
   writeNow(stack: string): ReturnType<StateWriter['writeNow']> {
     return this.writer?.writeNow(stack) ?? Promise.resolve(undefined);
@@ -197,12 +206,14 @@ export class Storage {
   async close(): Promise<void> {
     await this.writer?.close();
     this.closeJournal();
+    this.tokens?.close();
     this.folder.close();
   }
 
   /** A start that failed: the folder is let go without a write (the state files stay as they were read), the lock removed. */
   release(): void {
     this.writer?.abandon();
+    this.tokens?.abandon();
     this.closeJournal();
     this.folder.close();
   }
@@ -232,6 +243,7 @@ export class Storage {
       'the lock of --storage.path was taken by another process: this exporter stops writing its state there, also at its shutdown (polling and serving go on); restart it once the folder is its own again',
     );
     this.writer?.abandon();
+    this.tokens?.abandon();
     this.closeJournal();
   }
 

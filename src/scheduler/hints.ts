@@ -11,7 +11,7 @@ export type AuthKind = 'client' | 'token';
 
 /** Tokens taken: what both 401 hints of client credentials say of another process with the same client id. */
 const TOKENS_TAKEN =
-  'another process with the same client id (a backfill?) may take each token it grants (a CMDB that keeps one token per client): give each process a client id of its own';
+  "another process with the same client id (a backfill?) may take each token it grants (a CMDB that keeps one token per client): give each process a client id of its own, or give the backfill this daemon's --storage.path (it then uses the daemon's token)";
 
 /**
  * A 401 after the client renewed its token: with client credentials the token endpoint has just

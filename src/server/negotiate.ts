@@ -2,9 +2,11 @@
  * Which format /metrics answers in, from the Accept header, by its q-values (RFC 9110 §12.5.1):
  * each format we offer gets the q of the most specific range that matches it (a range's
  * parameters must all match the format's; `text/plain` alone matches both text versions), the
- * highest q above 0 wins; on a tie the range the client listed first, then our order: text 0.0.4, text 1.0.0, OpenMetrics 1.0.0, OpenMetrics
- * 0.0.1, protobuf. No Accept, an empty one, `*` ranges alone, or nothing acceptable: text 0.0.4,
- * which every scraper reads (a 406 would only lose the scrape).
+ * highest q above 0 wins; on a tie the range the client listed first, then our order: text 0.0.4,
+ * text 1.0.0, OpenMetrics 1.0.0, OpenMetrics 0.0.1. No protobuf is offered: a Prometheus that asks
+ * for it first gets the next format its header accepts (OpenMetrics). No Accept, an empty one, `*`
+ * ranges alone, or nothing acceptable: text 0.0.4, which every scraper reads (a 406 would only lose
+ * the scrape).
  *
  * `escaping=` (Prometheus 3, for UTF-8 names) is echoed in the Content-Type as the Prometheus
  * client libraries do: every name here is a legacy name, so no escaping changes a byte.
@@ -24,13 +26,6 @@ const OFFERS: readonly Offer[] = [
   { kind: 'text', type: 'text/plain', params: { version: '1.0.0' }, contentType: 'text/plain; version=1.0.0; charset=utf-8' },
   { kind: 'openmetrics', type: 'application/openmetrics-text', params: { version: '1.0.0' }, contentType: 'application/openmetrics-text; version=1.0.0; charset=utf-8' },
   { kind: 'openmetrics', type: 'application/openmetrics-text', params: { version: '0.0.1' }, contentType: 'application/openmetrics-text; version=0.0.1; charset=utf-8' },
-  {
-    kind: 'protobuf',
-    type: 'application/vnd.google.protobuf',
-    params: { proto: 'io.prometheus.client.MetricFamily', encoding: 'delimited' },
-   
-    contentType: 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited',
-  },
 ];
 
 const ESCAPINGS = new Set(['allow-utf-8', 'underscores', 'dots', 'values']);
@@ -86,7 +81,6 @@ function specificity(range: Range, offer: Offer): number {
     if (offer.params[name] !== value) return -1;
     named++;
   }
-  if (offer.kind === 'protobuf' && named < 2) return -1;
   return 2 + named;
 }
 

@@ -2,7 +2,8 @@
  * Golden tests of the notification templates (config/alertmanager/cmdb.tmpl) as Alertmanager
  * renders them: `amtool template render` with the shipped templates and the notifications in
  * data/*.json (one problem each: an unreachable CMDB firing and resolved, a connector failing on
- * three profiles whose name needs escaping, endpoints of one stack, the exporter down). Each golden
+ * three profiles whose name needs escaping, endpoints of one stack, the exporter down; the summaries
+ * are the rules' static ones, each alert named by its labels). Each golden
  * file in golden/ holds every template's output for one notification. After an intended change:
  * `UPDATE_GOLDEN=1 npx vitest run test/alertmanager/templates.test.ts` and review the diff.
  */
@@ -11,6 +12,8 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { TEMPLATES_FILE } from '../../scripts/gen-alertmanager.js';
+import { alertObject } from '../../scripts/rules/problems.js';
+import { describeNotification, type Notification } from '../../scripts/alert-receiver.js';
 import { requirePart } from '../e2e/harness/tools.js';
 import { REPO } from '../dashboards/metrics.js';
 
@@ -61,7 +64,7 @@ describe('notification templates, rendered by amtool', () => {
   });
 
   it.each(fixtures.map((f) => [f]))('%s: the Teams card is one JSON message holding an Adaptive Card that says it all', async (fixture) => {
-    const input = JSON.parse(readFileSync(new URL(fixture, DATA), 'utf8')) as { status: string; alerts: Array<{ annotations: { summary: string; runbook_url: string } }> };
+    const input = JSON.parse(readFileSync(new URL(fixture, DATA), 'utf8')) as { status: string; alerts: Array<{ labels: Record<string, string>; annotations: { summary: string; runbook_url: string } }> };
     const message = JSON.parse(await render('cmdb.teams.card', 'text', new URL(fixture, DATA).pathname)) as {
       type: string;
       attachments: Array<{ contentType: string; content: { type: string; version: string; body: Array<{ type: string; text?: string; facts?: Array<{ title: string; value: string }> }>; actions: Array<{ title: string; url: string }> } }>;
@@ -74,16 +77,25 @@ describe('notification templates, rendered by amtool', () => {
     expect(Object.keys(facts)).toEqual(expect.arrayContaining(['What broke', 'Since', 'Affected']));
     expect(facts.Since).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d UTC$/);
     const text = card?.body.map((b) => b.text ?? '').join('\n') ?? '';
-    // Every alert's summary, exactly as Prometheus wrote it (quotes and markup included).
-    for (const a of input.alerts) expect(text).toContain(a.annotations.summary);
+    // Every alert by its object (from its labels, quotes and markup included) and its summary.
+    for (const a of input.alerts) expect(text).toContain(`${alertObject(a.labels)}: ${a.annotations.summary}`);
     expect(card?.actions.map((a) => a.title)).toEqual(['Runbook', 'Dashboard']);
     expect(card?.actions[0]?.url).toBe(input.alerts[0]?.annotations.runbook_url);
     expect(card?.actions[1]?.url).toMatch(/^http:\/\/localhost:3000\/d\/cmdb-/);
   });
 
+  it.each(fixtures.map((f) => [f]))("%s: the demo prints each alert as the templates list it (its object, then its summary)", (fixture) => {
+    const input = JSON.parse(readFileSync(new URL(fixture, DATA), 'utf8')) as Omit<Notification, 'at'>;
+    const printed = describeNotification({ ...input, at: 0 }).split('\n');
+    for (const a of input.alerts) {
+      const line = `    ${a.status === 'resolved' ? 'resolved: ' : ''}${a.labels.alertname ?? ''} on ${alertObject(a.labels)}: ${a.annotations.summary ?? ''}`;
+      expect(printed).toContain(line);
+    }
+  });
+
   it('escape a connector name for Slack and e-mail, and link its connector dashboard', async () => {
     const data = new URL('connector-error.json', DATA).pathname;
-    expect(await render('cmdb.slack.text', 'text', data)).toContain('CMDB connector erp "legacy" &lt;&amp;&gt; (profile prod)');
+    expect(await render('cmdb.slack.text', 'text', data)).toContain('• connector erp "legacy" &lt;&amp;&gt; (profile prod): CMDB connector run failed.');
     expect(await render('cmdb.email.html', 'html', data)).toContain('connector erp &#34;legacy&#34; &lt;&amp;&gt;');
     expect(await render('cmdb.dashboard', 'text', data)).toBe('http://localhost:3000/d/cmdb-connector-detail?var-stack=prod&var-connector=erp+%22legacy%22+%3C%26%3E');
   });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { prepareQuery } from '../../src/api/query-check.js';
-import { datetimeProblem, relativeDays, resolveDatetime } from '../../src/api/query-dates.js';
+import { absoluteRanges, datetimeProblem, relativeDays, resolveDatetime } from '../../src/api/query-dates.js';
 import { parseSavedQueries } from '../../src/api/query-shape.js';
 import type { Criterion, SavedQuery } from '../../src/api/query.js';
 
@@ -107,6 +107,50 @@ describe('a relative day with == or != (issue 37: "== today" counted 0 with last
 
   it('>= and < with relative days are the range, as before', () => {
     expect(parseSavedQueries([{ name: 'q', table: 'asset', query: [[{ searchFieldName: 'D', operator: '>=', value: 'today' }], [{ searchFieldName: 'D', operator: '<', value: '+1d' }]] }])).toMatchObject({ ok: true });
+  });
+});
+
+describe('an absolute Datetime with == or != (issue 45: "== 2026-11-01 00:00:00" counted 0 with last_run_success 1)', () => {
+  it.each<[string, string, RegExp]>([
+    [
+      '==',
+      '2026-11-01 00:00:00',
+      /"2026-11-01 00:00:00" with "==" is refused: "==" compares with that one second exactly \(a count of 0 that looks true\); the whole day is two AND groups: \[\[\{operator ">=", value "2026-11-01 00:00:00"\}\], \[\{operator "<", value "2026-11-02 00:00:00"\}\]\]; that one second alone is two AND groups: \[\[\{operator ">=", value "2026-11-01 00:00:00"\}\], \[\{operator "<", value "2026-11-01 00:00:01"\}\]\]$/,
+    ],
+    ['==', '2026-12-31 13:45:00', /the whole day it falls in is two AND groups: \[\[\{operator ">=", value "2026-12-31 00:00:00"\}\], \[\{operator "<", value "2027-01-01 00:00:00"\}\]\]; that one second alone .*value "2026-12-31 13:45:01"/],
+  ])('%s "%s" against the metadata: refused, naming the query and the ranges to write', (operator, value, reason) => {
+    const text = refusal({ searchFieldName: 'Last_Discovered_Datetime', operator, value });
+    expect(text).toMatch(new RegExp(`^query "q1": criterion \\[1\\]\\[0\\] \\(Last_Discovered_Datetime ${operator}\\): `));
+    expect(text).toMatch(reason);
+  });
+
+  it.each<[string, Record<string, unknown>, RegExp]>([
+    ['no type', { searchFieldName: 'Last_Discovered_Datetime', operator: '==', value: '2026-11-01 00:00:00' }, /^query "nov-1": "2026-11-01 00:00:00" with "==" is refused.*"2026-11-02 00:00:00".*\(for a String field holding this text, write type: String\)$/],
+    ['type Datetime', { searchFieldName: 'Last_Discovered_Datetime', operator: '==', type: 'Datetime', value: ' 2026-11-01 00:00:00 ' }, /^query "nov-1": " 2026-11-01 00:00:00 " with "==" is refused.*two AND groups.*"2026-11-02 00:00:00"\}\]\]; that one second alone/],
+    // The service takes no != on a Datetime: with a type that is refused first; without one, the day is named.
+    ['no type and !=', { searchFieldName: 'Last_Discovered_Datetime', operator: '!=', value: '2026-11-01 00:00:00' }, /"!=" compares with that one second exactly.*outside the whole day is one OR group: \[\[\{operator "<", value "2026-11-01 00:00:00"\}, \{operator ">=", value "2026-11-02 00:00:00"\}\]\]/],
+  ])('with %s: refused at load (--check-config), at the value, naming the query', (_what, criterion, message) => {
+    const r = parseSavedQueries([{ name: 'nov-1', table: 'asset', query: [[criterion]] }]);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.at).toEqual([0, 'query', 0, 0, 'value']);
+    expect(r.message).toMatch(message);
+  });
+
+  it('the ranges it names are taken, and a String field holding such text may still be compared with ==', () => {
+    const day = [[{ searchFieldName: 'D', operator: '>=', value: '2026-11-01 00:00:00' }], [{ searchFieldName: 'D', operator: '<', value: '2026-11-02 00:00:00' }]];
+    expect(parseSavedQueries([{ name: 'q', table: 'asset', query: day }])).toMatchObject({ ok: true });
+    expect(parseSavedQueries([{ name: 'q', table: 'asset', query: [[{ searchFieldName: 'Note', operator: '==', type: 'String', value: '2026-11-01 00:00:00' }]] }])).toMatchObject({ ok: true });
+  });
+
+  it.each([
+    ['2026-11-01 00:00:00', { day: '2026-11-01 00:00:00', nextDay: '2026-11-02 00:00:00', nextSecond: '2026-11-01 00:00:01' }],
+    ['2026-12-31 23:59:59', { day: '2026-12-31 00:00:00', nextDay: '2027-01-01 00:00:00', nextSecond: '2027-01-01 00:00:00' }],
+    ['2028-02-28 10:00:00', { day: '2028-02-28 00:00:00', nextDay: '2028-02-29 00:00:00', nextSecond: '2028-02-28 10:00:01' }],
+    ['2026-11-01', undefined],
+    ['today', undefined],
+  ])('absoluteRanges(%s): its day, the next day, the next second (calendar arithmetic on the text, in no zone)', (value, ranges) => {
+    expect(absoluteRanges(value)).toEqual(ranges);
   });
 });
 

@@ -27,7 +27,7 @@ describe('fail fast', () => {
     expect(p.failed(taken(), 'actions').action).toBe('stop-stack');
     expect(p.stop?.why).toMatch(/^3 requests were refused \(401\) on every token just granted in a row/);
     expect(p.stop?.why).not.toContain('credentials rejected');
-    expect(p.stop?.hint).toContain('give the backfill a client id of its own');
+    expect(p.stop?.hint).toContain("give the backfill the daemon's --storage.path (it then uses the daemon's token) or a client id of its own");
     expect(p.stop?.hint).not.toContain('Check the credentials');
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findGaps, formatGap, medianSpacing } from '../../src/backfill/gaps.js';
+import { exactStart, findGaps, formatGap, medianSpacing } from '../../src/backfill/gaps.js';
 import { formatDuration } from '../../src/config/durations.js';
 
 const T0 = Date.parse('2026-11-20T00:00:00Z') / 1000;
@@ -47,5 +47,38 @@ describe('gaps in the covered points', () => {
   it('the scrape interval from samples is their median spacing', () => {
     expect(medianSpacing([0, 15, 30, 46, 60, 300])).toBe(15);
     expect(medianSpacing([0, 15])).toBeUndefined();
+  });
+
+  describe('where a gap starts exactly, from the raw samples around it', () => {
+    const hole = [T0 + 4 * 3600, T0 + 6 * 3600] as const;
+    // Scrapes on the grid, none in the hole (Prometheus itself did not scrape): up and the stack's endpoints 1.
+    const times = every(T0 + 3 * 3600, T0 + 7 * 3600, 15).filter((t) => t < hole[0] || t > hole[1]);
+    const ones = times.map((t) => [t, '1'] as const);
+
+    it('the same on Prometheus 3 (a window leaves its left edge open: the grid starts a scrape early) and 2 (closed: a second late)', () => {
+      const samples = { up: ones, endpoints: [ones, times.map((t) => [t, '0'] as const)] };
+      // Prometheus 3: the point at hole[0] sees no scrape in (hole[0]-15, hole[0]]; Prometheus 2 sees hole[0]-15 in [hole[0]-15, hole[0]].
+      expect(exactStart([hole[0] - 14, hole[1]], samples, 15)).toBe(hole[0]);
+      expect(exactStart([hole[0] + 1, hole[1]], samples, 15)).toBe(hole[0]);
+    });
+
+    it('after a kill: a millisecond after the first failed scrape, where Prometheus wrote its staleness markers', () => {
+      const kill = T0 + 600.3;
+      const scrapes = every(T0, T0 + 1200, 5).map((t) => t + 0.7);
+      const up = scrapes.map((t) => [t, t < kill || t > kill + 80 ? '1' : '0'] as const);
+      const endpoints = [scrapes.filter((t) => t < kill || t > kill + 80).map((t) => [t, '1'] as const)];
+      // The grid (5 s) says: covered up to T0+600 (the scrape at T0+595.7), first missed point T0+605.
+      expect(exactStart([T0 + 601, T0 + 680], { up, endpoints }, 5)).toBe(T0 + 600.701);
+    });
+
+    it('a scrape that answered without the stack (its CMDB down) is where the stack\'s series ended', () => {
+      const up = every(T0, T0 + 300, 15).map((t) => [t, '1'] as const);
+      const endpoints = [every(T0, T0 + 300, 15).map((t) => [t, t < T0 + 90 ? '1' : '0'] as const)];
+      expect(exactStart([T0 + 76, T0 + 300], { up, endpoints }, 15)).toBe(T0 + 90.001);
+    });
+
+    it('no good scrape near it (the range starts inside the gap): as the grid says', () => {
+      expect(exactStart([T0 + 30, T0 + 600], { up: [], endpoints: [] }, 15)).toBe(T0 + 30);
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BackfillRangeError, parseRange, parseStep, parseTime, stepTimes } from '../../src/backfill/range.js';
+import { BackfillRangeError, headBlockWarning, parseRange, parseStep, parseTime, rangeWords, stepTimes } from '../../src/backfill/range.js';
 
 const NOW = Date.parse('2026-11-24T12:00:00Z') / 1000;
 const H = 3600;
@@ -17,7 +17,7 @@ describe('backfill range parsing', () => {
   });
 
   it('defaults the end to 3 hours before now and the step to each group’s own', () => {
-    expect(parseRange({ from: '14d' }, NOW)).toEqual({ from: NOW - 14 * D, to: NOW - 3 * H, step: undefined, warnings: [] });
+    expect(parseRange({ from: '14d' }, NOW)).toEqual({ from: NOW - 14 * D, to: NOW - 3 * H, step: undefined, intoHead: false, toText: 'now-3h' });
     expect(parseRange({ from: '2d', to: 'now-1d', step: '1m' }, NOW).step).toBe(60);
   });
 
@@ -46,10 +46,27 @@ describe('backfill range parsing', () => {
     expect((error as Error).message.startsWith(`${flag}: `)).toBe(true);
   });
 
-  it('accepts an end up to now, with a warning about the head block', () => {
+  it('a search for gaps by remote write ends now by default; blocks keep their 3 hours', () => {
+    expect(parseRange({ from: '7d', upToNow: true }, NOW)).toMatchObject({ from: NOW - 7 * D, to: NOW, toText: 'now', intoHead: true });
+    expect(parseRange({ from: '7d', upToNow: false }, NOW)).toMatchObject({ to: NOW - 3 * H, toText: 'now-3h', intoHead: false });
+    expect(parseRange({ from: '7d', to: 'now-1d', upToNow: true }, NOW).to).toBe(NOW - D);
+  });
+
+  it('names the range in words: how far back, up to when', () => {
+    expect(rangeWords(NOW - 7 * D, NOW, NOW)).toBe('7d up to now');
+    expect(rangeWords(NOW - 7 * D, NOW - 3 * H, NOW)).toBe('7d up to 3h ago');
+    expect(rangeWords(NOW - 15 * D, NOW - 1, NOW)).toBe('15d up to now');
+    expect(rangeWords(NOW - 9 * H - 37, NOW - 3 * H - 637, NOW)).toBe('9h1m up to 3h11m ago');
+  });
+
+  it('accepts an end up to now; the head-block warning is said only where it applies: blocks into a Prometheus before 2.39, or one not known', () => {
     const r = parseRange({ from: '1d', to: 'now' }, NOW);
     expect(r.to).toBe(NOW);
-    expect(r.warnings.join('\n')).toMatch(/within 3h of now.*allow-overlapping-blocks/);
+    expect(headBlockWarning(r, undefined)).toMatch(/within 3h of now.*before 2\.39 ignores a block overlapping it.*allow-overlapping-blocks/);
+    expect(headBlockWarning(r, '2.38.0')).toMatch(/Prometheus 2\.38\.0 \(before 2\.39\) ignores/);
+    expect(headBlockWarning(r, '2.42.0+ds')).toBeUndefined();
+    expect(headBlockWarning(r, '3.5.3')).toBeUndefined();
+    expect(headBlockWarning(parseRange({ from: '1d' }, NOW), undefined)).toBeUndefined();
   });
 
   it('a step of exactly 1s is the smallest accepted', () => {

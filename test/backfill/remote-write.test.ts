@@ -227,6 +227,27 @@ describe('what the target keeps', () => {
     expect(ok.kind).toBe('prometheus');
   });
 
+  it('knows a VictoriaMetrics that answers Prometheus\' buildinfo with a Prometheus version (1.145 says 2.24.0) from a Prometheus', async () => {
+    // As VictoriaMetrics 1.145 answers: buildinfo for Grafana, /flags as text, /-/healthy naming it, no /api/v1/status/flags.
+    const port = await listen(
+      createHttp(),
+      () => (r, res) => {
+        if (r.url === '/api/v1/write') res.writeHead(204).end();
+        else if (r.url === '/api/v1/status/buildinfo') res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"success","data":{"version":"2.24.0"}}');
+        else if (r.url === '/api/v1/status/config') res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"success","data":{"yaml":""}}');
+        else if (r.url === '/flags') res.writeHead(200).end('-retentionPeriod="100y"\n-storageDataPath="/x"\n');
+        else if (r.url === '/-/healthy') res.writeHead(200).end('VictoriaMetrics is Healthy.\n');
+        else res.writeHead(400).end(`unsupported path requested: ${JSON.stringify(r.url)}`);
+      },
+      [],
+    );
+    const client = new RemoteWriteClient(settings(`http://127.0.0.1:${port}/api/v1/write`));
+    const facts = await checkTarget(client, { oldestSeconds: now - 40 * 86_400, now });
+    await client.close();
+    expect(facts.kind).toBe('victoriametrics');
+    expect(facts.note).toContain('VictoriaMetrics: keeps 36500d (-retentionPeriod 100y)');
+  });
+
   it('a receiver without a status API is sent to, once it takes an empty request; one that refuses the credentials is not', async () => {
     const seen: Received[] = [];
     let status = 204;

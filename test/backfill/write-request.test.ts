@@ -5,8 +5,7 @@
 import protobuf from 'protobufjs';
 import { uncompressSync } from 'snappy';
 import { describe, expect, it } from 'vitest';
-import { encodeLabels, encodeWriteRequest, writeRequestBody } from '../../src/backfill/write-request.js';
-import { varintLength } from '../../src/metrics/protobuf-wire.js';
+import { encodeLabels, encodeWriteRequest, varintLength, writeRequestBody } from '../../src/backfill/write-request.js';
 
 const PROTO = `
 syntax = "proto3";

@@ -134,6 +134,17 @@ describe('writing windows', () => {
     expect(missingFor(D0 + DAY + 3 * WINDOW_SECONDS, missing)).toEqual(['s:counts/2026-11-02', 's:connector-history']);
   });
 
+  it('a gap filled at the scrape interval: its exact start (a millisecond after the staleness markers), then every scrape interval inside it; the group\'s steps elsewhere', () => {
+    const gap = [D0 + 600.701, D0 + 680] as [number, number];
+    const ms = (t: number) => Math.round(t * 1000) / 1000;
+    const steps = stepsOf([gap], 300, D0, D0 + 1200, { step: 15, ranges: [gap] });
+    expect(steps.filter((s) => s.write).map((s) => ms(s.t - D0))).toEqual([600.701, 615, 630, 645, 660, 675]);
+    expect(steps.filter((s) => !s.write).map((s) => ms(s.t - D0))).toEqual([0, 300, 600, 900, 1200]);
+    // A finer step of the group wins; a gap not listed as fine keeps the group's steps.
+    expect(stepsOf([gap], 10, D0 + 600, D0 + 700, { step: 15, ranges: [gap] }).filter((s) => s.write).map((s) => ms(s.t - D0))).toEqual([600.701, 610, 620, 630, 640, 650, 660, 670, 680]);
+    expect(stepsOf([gap], 300, D0, D0 + 1200, { step: 15, ranges: [] }).filter((s) => s.write).map((s) => ms(s.t - D0))).toEqual([600.701]);
+  });
+
   it('a range shorter than a step gets samples from its first second: its start is a step too', async () => {
     expect(stepsOf([[D0 + 610, D0 + 690]], 300, D0, D0 + 1200)).toEqual([
       { t: D0, write: false },

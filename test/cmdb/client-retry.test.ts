@@ -283,6 +283,28 @@ describe('timeouts', () => {
     expect(await metrics.value('cmdb_endpoint_request_duration_seconds_count', { stack: 'test', endpoint: 'license' })).toBe(2);
   });
 
+  it("a backfill's token request: no answer begun within its first-byte deadline is a timeout at once, not asked again within the request", async () => {
+    const s = await sim();
+    // A CMDB that takes the connection and never answers the token request.
+    s.addFault({ endpoint: 'access_token', hold: true });
+    const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 30, retries: { max: 3 } }), { tokenFirstByteSeconds: 0.2 });
+    const err = await rejection(client.get('license'));
+    expect(err).toBeInstanceOf(CmdbTimeoutError);
+    expect(err.message).toBe('POST /CMDB/v1/access_token: no answer within 0.2s');
+    // One attempt: the unit that needed the token fails, and the backfill's rule counts it.
+    expect(await metrics.outcomes('access_token')).toEqual({ timeout: 1 });
+    expect(requestsTo(s, 'license')).toHaveLength(0);
+  });
+
+  it('each token granted is told to whoever keeps it (the daemon, for a backfill given its --storage.path)', async () => {
+    const s = await sim();
+    const granted: string[] = [];
+    const { client } = makeClient(simStack(s), { onToken: (t) => granted.push(t) });
+    await client.get('license');
+    expect(granted).toEqual(s.issuedTokens());
+    expect(granted).toHaveLength(1);
+  });
+
   it('a slow answer followed by a fast one succeeds on the retry', async () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', hold: true, times: 1 });

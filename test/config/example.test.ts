@@ -77,9 +77,12 @@ describe('config/exporter.example.yaml', () => {
     for (const v of values) expect(v).toMatch(/^\$\{[A-Z_]+(:-change-me)?\}$/);
   });
 
-  it('passes --check-config as shipped, with nothing set: the documented defaults', () => {
+  it('passes --check-config as shipped, with nothing set: the documented defaults, warning that its CMDBs are examples', () => {
     const check = spawnSync(process.execPath, ['--import', 'tsx', MAIN, '--check-config', '--config', EXAMPLE.pathname], { env: { PATH: process.env.PATH ?? '' }, encoding: 'utf8', timeout: 30_000 });
-    expect(check.stderr).toBe('');
+    expect(check.stderr).toBe(
+      "cmdb-exporter: warning: stack prod: baseUrl https://cmdb.example.com is an example address (example.com is reserved for documentation): no CMDB answers there; set your CMDB's address\n" +
+        "cmdb-exporter: warning: stack eu: baseUrl https://cmdb-eu.example.com is an example address (example.com is reserved for documentation): no CMDB answers there; set your CMDB's address\n",
+    );
     expect(check.stdout).toBe(
       'configuration OK: 2 stack(s) (prod, eu); listen :9873\n' +
         "saved queries OK without the CMDB: 4 (shape, operators, value kinds, relative days); field names and types are checked against each stack's field metadata before each run\n",

@@ -258,7 +258,22 @@ describe('configWarnings', () => {
     [60, []],
     [61, [{ stack: 'prod', key: 'rateLimitPerMinute', message: expect.stringContaining('above the 60 requests a minute') }]],
   ])('rateLimitPerMinute %d gives %j', (rate, expected) => {
-    expect(configWarnings(loadYaml(scratch, one(`rateLimitPerMinute: ${rate}`)))).toEqual(expected);
+    expect(configWarnings(loadYaml(scratch, one(`rateLimitPerMinute: ${rate}`))).filter((w) => w.key === 'rateLimitPerMinute')).toEqual(expected);
+  });
+
+  it.each([
+    ['https://cmdb.example.com', 'example.com'],
+    ['https://CMDB-EU.Example.org/CMDB/', 'example.org'],
+    ['http://example.net:8080', 'example.net'],
+  ])('a baseUrl on a documentation host (%s) is warned of: a copied example, no CMDB', (url, domain) => {
+    const config = loadYaml(scratch, `stacks:\n  - { name: prod, baseUrl: "${url}", token: tok-prod-1234 }\n`);
+    expect(configWarnings(config)).toEqual([
+      { stack: 'prod', key: 'baseUrl', message: `baseUrl ${config.stacks[0]?.baseUrl ?? ''} is an example address (${domain} is reserved for documentation): no CMDB answers there; set your CMDB's address` },
+    ]);
+  });
+
+  it.each(['https://cmdb.corp.local', 'https://example.com.evil.net', 'https://myexample.com', 'http://127.0.0.1:8080'])('a baseUrl on another host (%s) is not', (url) => {
+    expect(configWarnings(loadYaml(scratch, `stacks:\n  - { name: prod, baseUrl: "${url}", token: tok-prod-1234 }\n`))).toEqual([]);
   });
 });
 

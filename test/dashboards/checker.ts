@@ -3,6 +3,8 @@
  * metrics the exporter (or Prometheus, or our recording rules) provides, and follows the
  * dashboard conventions (datasource variable, job/stack matchers, $__rate_interval, unique ids,
  * a description on every panel). Each check returns human-readable problems; none means pass.
+ * Grafana's dashboard-linter rules are ported beside it (linter.ts, run with the .lint exclusions by
+ * test/mixin/lint.test.ts), and the JSON is type-checked against @grafana/schema (schema.ts).
  */
 import { GRAFANA_VALUES, analyse, refersTo } from './promql.js';
 import type { MetricInfo } from './metrics.js';

@@ -83,6 +83,16 @@ export interface Selector {
   readonly matchers: readonly Matcher[];
   /** Original text of the selector. */
   readonly text: string;
+  /** The function whose direct argument this selector's range is (`rate` in rate(x[5m])), if any. */
+  readonly rangeOf?: string;
+}
+
+/** A range selector (`x[5m]`, not a subquery) and the function it is the direct argument of. */
+export interface RangeSelector {
+  /** Original text of the range, e.g. `[$__rate_interval]`. */
+  readonly range: string;
+  /** Function name (`rate`, `avg_over_time`); undefined when the range is not a function's argument. */
+  readonly fn?: string;
 }
 
 export interface RangeUse {
@@ -96,6 +106,8 @@ export interface Analysis {
   readonly selectors: readonly Selector[];
   /** Every rate(), irate() and increase() call. */
   readonly rateCalls: readonly RangeUse[];
+  /** Every range selector. */
+  readonly ranges: readonly RangeSelector[];
 }
 
 const RATE_FUNCTIONS = new Set(['Rate', 'Irate', 'Increase']);
@@ -119,14 +131,24 @@ function matchersOf(node: SyntaxNode, s: Substituted): Matcher[] {
   });
 }
 
+/** The name of the function `matrix` (a MatrixSelector) is a direct argument of. */
+function functionOf(matrix: SyntaxNode, s: Substituted): string | undefined {
+  const body = matrix.parent;
+  const call = body?.name === 'FunctionCallBody' ? body.parent : null;
+  const ident = call?.name === 'FunctionCall' ? call.getChild('FunctionIdentifier') : null;
+  return ident ? s.text.slice(ident.from, ident.to) : undefined;
+}
+
 function selectorOf(node: SyntaxNode, s: Substituted): Selector {
   const id = node.getChild('Identifier');
   const matchers = matchersOf(node, s);
   const byName = matchers.find((mt) => mt.label === '__name__' && mt.op === '=');
+  const rangeOf = node.parent?.name === 'MatrixSelector' ? functionOf(node.parent, s) : undefined;
   return {
     metric: id ? s.text.slice(id.from, id.to) : byName?.rawValue,
     matchers,
     text: s.raw(node.from, node.to),
+    ...(rangeOf !== undefined ? { rangeOf } : {}),
   };
 }
 
@@ -146,6 +168,7 @@ export function analyse(raw: string, values: Readonly<Record<string, string>> = 
   const errors: string[] = s.unknown.map((name) => `unknown variable $${name}`);
   const selectors: Selector[] = [];
   const rateCalls: RangeUse[] = [];
+  const ranges: RangeSelector[] = [];
   if (s.text.trim() === '') errors.push('empty expression');
   parser.parse(s.text).iterate({
     enter(ref) {
@@ -155,13 +178,18 @@ export function analyse(raw: string, values: Readonly<Record<string, string>> = 
         return;
       }
       if (ref.name === 'VectorSelector') selectors.push(selectorOf(ref.node, s));
+      if (ref.name === 'MatrixSelector') {
+        const vector = ref.node.getChild('VectorSelector');
+        const fn = functionOf(ref.node, s);
+        ranges.push({ range: vector ? s.raw(vector.to, ref.to).trim() : '', ...(fn !== undefined ? { fn } : {}) });
+      }
       if (ref.name === 'FunctionCall') {
         const use = rateCallOf(ref.node, s);
         if (use) rateCalls.push(use);
       }
     },
   });
-  return { errors, selectors, rateCalls };
+  return { errors, selectors, rateCalls, ranges };
 }
 
 /** Does `rawValue` refer to the Grafana variable `name` in any of its syntaxes? */

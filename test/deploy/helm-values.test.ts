@@ -65,7 +65,8 @@ describe.each(HELM_MAJORS)('Helm %i', (major) => {
     ['a flag the chart sets', { extraArgs: ['--config', '/x.yaml'] }, 'extraArgs: --config is set by the chart'],
     ['a claim of its own for a StatefulSet', { sharding: { enabled: true }, replicas: 2, persistence: { enabled: true, existingClaim: 'mine' } }, 'persistence.existingClaim with sharding.enabled'],
     ['a grace period shorter than the shutdown deadline', { terminationGracePeriodSeconds: 5 }, 'terminationGracePeriodSeconds: 5 is shorter than the exporter\'s shutdown deadline of 10 s'],
-    ['no stack', { config: { stacks: [] } }, 'config.stacks: list at least one stack'],
+    ['no stack', { config: { stacks: [] } }, '\n- config.stacks: your CMDBs'],
+    ['no image', { image: { repository: '' } }, '\n- image.repository: the image you built'],
     ['an existing Secret and a created one', { secrets: { existingSecret: 'mine', create: true, data: { a: 'b' } } }, 'never both'],
     ['secrets in the values without create', { secrets: { data: { cmdb_secret: 'x' } } }, 'secrets.data holds secrets in the values'],
     ['an inline secret in a stack without create', { config: { stacks: [{ ...STACK, secretFile: undefined, secret: 'hunter2' }] } }, 'config.stacks[0].secret: an inline secret'],
@@ -88,6 +89,29 @@ describe.each(HELM_MAJORS)('Helm %i', (major) => {
     expect(r.code, r.stdout.slice(0, 300)).not.toBe(0);
     expect(r.stderr).toContain('execution error');
     expect(r.stderr).toContain(message);
+  });
+
+  it('names only what is missing: with the image given, the stacks and the Secret', async () => {
+    const r = await template(major, { files: [], values: { image: { repository: 'registry.example.com/cmdb-exporter' } } });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('the chart has no default for these');
+    expect(r.stderr).toContain('\n- config.stacks: ');
+    expect(r.stderr).toContain('\n- secrets.existingSecret: ');
+    expect(r.stderr).not.toContain('image.repository');
+  });
+
+  it.each([
+    ['a stack key in another case', { config: { stacks: [{ ...STACK, baseUrl: undefined, baseURL: STACK.baseUrl }] } }, 'baseURL', 'baseUrl'],
+    ['a stack key in snake case', { config: { stacks: [{ ...STACK, secretFile: undefined, secret_file: STACK.secretFile }] } }, 'secret_file', 'secretFile'],
+    ['a chart key in lower case', { secrets: { existingsecret: 'mine' } }, 'existingsecret', 'existingSecret'],
+    ['a setting under defaults', { config: { defaults: { TLS: { insecureSkipVerify: true } } } }, 'TLS', 'tls'],
+  ])('refuses %s, naming the key it means (values.schema.json)', async (_what, values, typo, meant) => {
+    const r = await template(major, { values });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("values don't meet the specifications of the schema");
+    expect(r.stderr).toContain(typo);
+    // Helm 4: invalid propertyName 'baseURL' … value must be 'baseUrl'; Helm 3: … does not match: "baseUrl".
+    expect(r.stderr).toMatch(major === 4 ? new RegExp(`invalid propertyName '${typo}'[\\s\\S]*value must be '${meant}'`) : new RegExp(`Property name of "${typo}" does not match[\\s\\S]*does not match: "${meant}"`));
   });
 
   it('renders what those refusals guard, set right', async () => {

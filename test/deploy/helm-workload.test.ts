@@ -40,10 +40,13 @@ function comparable(pod: Obj): Obj {
   return copy;
 }
 
+/** The kustomize base's image name and Secret, which the chart has no default for. */
+const BASE = { image: { repository: 'cmdb-exporter' }, secrets: { existingSecret: 'cmdb-exporter' } };
+
 describe('the chart and the kustomize bases render the same workload for the same settings', () => {
   it('the base: one Deployment, Recreate, the state on a claim', async () => {
     const base = workloadOf(await kustomize('deploy/kubernetes'));
-    const chart = workloadOf(await render(4, { values: { persistence: { enabled: true } } }));
+    const chart = workloadOf(await render(4, { values: { ...BASE, persistence: { enabled: true } } }));
     expect(chart.kind).toBe(base.kind);
     expect(chart.spec.replicas).toBe(base.spec.replicas);
     expect(chart.spec.strategy).toEqual(base.spec.strategy);
@@ -52,7 +55,7 @@ describe('the chart and the kustomize bases render the same workload for the sam
 
   it('the sharded overlay: a StatefulSet of 3, the shard count from replicas, a claim per pod', async () => {
     const overlay = workloadOf(await kustomize('deploy/kubernetes/overlays/sharded'));
-    const chart = workloadOf(await render(4, { values: { sharding: { enabled: true }, replicas: 3, persistence: { enabled: true } } }));
+    const chart = workloadOf(await render(4, { values: { ...BASE, sharding: { enabled: true }, replicas: 3, persistence: { enabled: true } } }));
     expect(chart.kind).toBe('StatefulSet');
     for (const key of ['replicas', 'podManagementPolicy']) expect(chart.spec[key], key).toEqual(overlay.spec[key]);
     expect(comparable(chart.spec.template.spec)).toEqual(comparable(overlay.spec.template.spec));
@@ -62,7 +65,7 @@ describe('the chart and the kustomize bases render the same workload for the sam
 
   it('the per-stack overlay: the same arguments (the Service\'s URL for /sd) and the same ScrapeConfig discovery', async () => {
     const overlay = await kustomize('deploy/kubernetes/overlays/per-stack');
-    const chart = await render(4, { values: { scrape: { via: 'ScrapeConfig', perStack: true }, persistence: { enabled: true } } });
+    const chart = await render(4, { values: { ...BASE, scrape: { via: 'ScrapeConfig', perStack: true }, persistence: { enabled: true } } });
     expect(comparable(workloadOf(chart).spec.template.spec)).toEqual(comparable(workloadOf(overlay).spec.template.spec));
     const [mine] = find(chart, 'ScrapeConfig');
     const [theirs] = find(overlay, 'ScrapeConfig');

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { helmVersion, helmBinary } from '../../scripts/helm/binary.js';
 import { renderChartFiles } from '../../scripts/gen-chart.js';
-import { CHART, CI_FILES, cleanHelmHome, helm, HELM_MAJORS, NAMESPACE, render, template } from './helm.js';
+import { CHART, CI_FILES, cleanHelmHome, helm, HELM_MAJORS, MINIMAL, NAMESPACE, render, template } from './helm.js';
 import { find, parseObjects, ROOT, validateAll, workloadOf, type Obj } from './manifests.js';
 
 const run = promisify(execFile);
@@ -81,9 +81,9 @@ describe('helm package', () => {
       expect(r.code, r.stderr).toBe(0);
       const [tgz] = readdirSync(dir);
       expect(tgz).toBe(`cmdb-exporter-${(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}.tgz`);
-      const packaged = await helm(major, ['template', 'cmdb-exporter', join(dir, tgz ?? ''), '--namespace', NAMESPACE]);
+      const packaged = await helm(major, ['template', 'cmdb-exporter', join(dir, tgz ?? ''), '--namespace', NAMESPACE, '-f', join(CHART, 'ci', MINIMAL)]);
       expect(packaged.code, packaged.stderr).toBe(0);
-      expect(packaged.stdout).toBe(texts.get(key(major, 'default-values.yaml')));
+      expect(packaged.stdout).toBe(texts.get(key(major, MINIMAL)));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -91,12 +91,24 @@ describe('helm package', () => {
 });
 
 describe('the defaults', () => {
-  it('render a Deployment, a Service, a ServiceMonitor, a PrometheusRule, the configuration and the dashboards', () => {
-    const kinds = objsOf('default-values.yaml').map((o) => o.kind).sort();
+  it.each(HELM_MAJORS)('refuse to render with Helm %i, naming the image, the stacks\' baseUrl and the Secret to set', async (major) => {
+    const r = await template(major, { files: [] });
+    expect(r.code, r.stdout.slice(0, 300)).not.toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('execution error');
+    expect(r.stderr).toContain('the chart has no default for these');
+    for (const item of ['\n- image.repository: ', '\n- config.stacks: ', 'config.stacks[].baseUrl', '\n- secrets.existingSecret: ']) expect(r.stderr).toContain(item);
+  });
+
+  it('with what only the user knows (ci/minimal-values.yaml): a Deployment, a Service, a ServiceMonitor, a PrometheusRule, the configuration and the dashboards', () => {
+    const kinds = objsOf(MINIMAL).map((o) => o.kind).sort();
     expect(kinds).toEqual(['ConfigMap', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'Deployment', 'PrometheusRule', 'Service', 'ServiceMonitor']);
-    const w = workloadOf(objsOf('default-values.yaml'));
+    const w = workloadOf(objsOf(MINIMAL));
     expect(w.spec.replicas).toBe(1);
     expect(w.spec.strategy).toEqual({ type: 'Recreate' });
+    const pod = w.spec.template.spec as Obj;
+    expect((pod.containers as Obj[])[0]?.image).toMatch(/^registry\.example\.com\/cmdb-exporter:/);
+    expect((pod.volumes as Obj[]).find((v) => v.name === 'secrets')?.secret.secretName).toBe('cmdb-credentials');
   });
 
   it('are values.yaml, which the generator writes from the same tree as values.schema.json', () => {
@@ -112,7 +124,7 @@ const ruleGroups = (objs: Obj[]) => (find(objs, 'PrometheusRule')[0]?.spec.group
 
 describe('the PrometheusRule', () => {
   it('holds every alert of config/prometheus/cmdb-alerts.yml, selecting the release namespace and labelled with it', () => {
-    const chart = new Map(ruleGroups(objsOf('default-values.yaml')).flatMap((g) => g.rules).map((r) => [r.alert ?? r.record, r]));
+    const chart = new Map(ruleGroups(objsOf(MINIMAL)).flatMap((g) => g.rules).map((r) => [r.alert ?? r.record, r]));
     const alerts = shipped('cmdb-alerts.yml').flatMap((g) => g.rules);
     expect(alerts.length).toBeGreaterThan(25);
     const scoped = (expr: string) => expr.replaceAll('job="cmdb-exporter"', `job="cmdb-exporter", namespace="${NAMESPACE}"`);
@@ -254,11 +266,11 @@ describe('the modes', () => {
 });
 
 describe('docs/kubernetes.md', () => {
-  it('its my-values.yaml renders, and its commands create the Secret the defaults mount, with the key the stack reads', async () => {
+  it('its my-values.yaml renders on its own, and its commands create the Secret it mounts, with the key the stack reads', async () => {
     const doc = readFileSync(join(ROOT, 'docs/kubernetes.md'), 'utf8');
     const helmPart = doc.slice(doc.indexOf('## With Helm'), doc.indexOf('## With kustomize'));
     const example = /```yaml\n([\s\S]*?)```/.exec(helmPart)?.[1] ?? '';
-    const objs = await render(4, { values: parse(example) as Obj });
+    const objs = await render(4, { files: [], values: parse(example) as Obj });
     const pod = workloadOf(objs).spec.template.spec as Obj;
     const secretName = (pod.volumes as Obj[]).find((v) => v.name === 'secrets')?.secret.secretName as string;
     const config = parse(find(objs, 'ConfigMap', 'cmdb-exporter-config')[0]?.data['exporter.yaml']) as Obj;

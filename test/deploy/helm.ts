@@ -16,6 +16,8 @@ export const RELEASE = 'cmdb-exporter';
 export const NAMESPACE = 'monitoring';
 /** Every values file of the chart's ci/ folder (the chart-testing convention). */
 export const CI_FILES = readdirSync(join(CHART, 'ci')).filter((f) => f.endsWith('.yaml')).sort();
+/** The least a release needs (the image, a stack, its Secret): what `values` are laid over unless `files` are given. */
+export const MINIMAL = 'minimal-values.yaml';
 
 export interface HelmRun {
   readonly code: number;
@@ -49,10 +51,13 @@ export function helm(major: HelmMajor, args: readonly string[], stdin?: string):
   });
 }
 
-/** `helm template` of the chart with these values files (paths under ci/ or absolute) and extra values (JSON, as -f -). */
+/**
+ * `helm template` of the chart with these values files (paths under ci/ or absolute; by default
+ * ci/minimal-values.yaml, `[]` for the chart's defaults alone) and extra values (JSON, as -f -).
+ */
 export async function template(major: HelmMajor, opts: { files?: readonly string[]; values?: unknown; release?: string; namespace?: string } = {}): Promise<HelmRun> {
   const args = ['template', opts.release ?? RELEASE, CHART, '--namespace', opts.namespace ?? NAMESPACE];
-  for (const f of opts.files ?? []) args.push('-f', f.startsWith('/') ? f : join(CHART, 'ci', f));
+  for (const f of opts.files ?? [MINIMAL]) args.push('-f', f.startsWith('/') ? f : join(CHART, 'ci', f));
   if (opts.values !== undefined) args.push('-f', '-');
   return helm(major, args, opts.values === undefined ? undefined : JSON.stringify(opts.values));
 }

@@ -25,7 +25,8 @@ import { startAlertmanager, startCollectingReceiver, type CollectingReceiver, ty
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { startPrometheus, type RunningPrometheus } from './harness/prometheus.js';
-import { makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
+import { currentTier, overrideVariable, partSpec } from '../../scripts/parts/index.js';
+import { http, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
 /** The shipped rules, timed for 10 s poll intervals: the cause fires ~40 s after the last answer, its effects after ~90 s. */
@@ -101,6 +102,19 @@ async function firingFor(stack: string): Promise<string[]> {
   const alerts = await prometheus.api.alerts();
   return alerts.filter((a) => a.state === 'firing' && a.labels.stack === stack).map((a) => `${a.labels.alertname}${a.labels.endpoint ? `/${a.labels.endpoint}` : ''}`);
 }
+
+describe('the parts this file runs on', () => {
+  it("are the tier's pinned Prometheus and Alertmanager (npm run test:e2e:previous runs it on the previous tier)", async () => {
+    const prometheusBuild = JSON.parse((await http(`${prometheus.api.url}/api/v1/status/buildinfo`)).text) as { data: { version: string; revision: string } };
+    const alertmanagerBuild = JSON.parse((await http(`${alertmanager.api.url}/api/v2/status`)).text) as { versionInfo: { version: string; revision: string } };
+    console.log(`on the ${currentTier()} tier: Prometheus ${prometheusBuild.data.version}, Alertmanager ${alertmanagerBuild.versionInfo.version}`);
+    // Debian's builds report their package version as the revision; a binary of one's own
+    // (CMDB_PART_<NAME>) is whatever it is.
+    const pinned = (name: 'prometheus' | 'alertmanager') => (process.env[overrideVariable(name)] ? undefined : partSpec(name).debian?.[0]?.version);
+    if (pinned('prometheus') !== undefined) expect(prometheusBuild.data.revision).toBe(pinned('prometheus'));
+    if (pinned('alertmanager') !== undefined) expect(alertmanagerBuild.versionInfo.revision).toBe(pinned('alertmanager'));
+  });
+});
 
 describe('the CMDB of one of two stacks goes down, and comes back', () => {
   it('notifies once, CMDB unreachable for that stack, holds back its endpoint alerts, and resolves', async () => {

@@ -1,10 +1,11 @@
 /**
  * End to end for `cmdb-exporter backfill`: the simulator (in-process) with 14 days of history, the
- * BUILT command reading it three times: through the real promtool into blocks that a real
+ * BUILT command reading it four times: through the real promtool into blocks that a real
  * Prometheus is started on, and over remote write into a running Prometheus (remote-write receiver,
- * out-of-order window) and a running VictoriaMetrics. Asks each about past times (the counts of a
- * day, a connector's health and last run after one of its runs, an Action's last job) and expects
- * the same answers from all three; runs the shipped dashboards' queries inside the range, and
+ * out-of-order window) and a running VictoriaMetrics of each tier (1.145 and 1.79). Asks each about
+ * past times (the counts of a day, a connector's health and last run after one of its runs, an
+ * Action's last job) and expects
+ * the same answers from all four; runs the shipped dashboards' queries inside the range, and
  * compares the backfilled families and label sets with a live scrape of the built exporter.
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -55,14 +56,14 @@ async function queryAt(expr: string, time: number, url = api.url): Promise<Serie
 /** What a result says, whoever answered: each series' labels but the name, and its value. */
 const answer = (series: Series[]) => series.map((s) => ({ labels: { ...s.metric, __name__: undefined }, value: s.value[1] })).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
 
-/** The blocks' answer, after checking that both remote-write targets answer the same. */
+/** The blocks' answer, after checking that the remote-write targets answer the same. */
 async function sameEverywhere(expr: string, time: number): Promise<Series[]> {
   const blocks = await queryAt(expr, time);
   for (const target of written) expect([target.name, expr, answer(await queryAt(expr, time, target.url))]).toEqual([target.name, expr, answer(blocks)]);
   return blocks;
 }
 
-// One range for the three runs (a relative --from would move between them).
+// One range for the four runs (a relative --from would move between them).
 const backfillArgs = ['dist/main.js', 'backfill', '--from', String(nowS - 14 * DAY), '--to', String(nowS - 3 * 3600), '--instance', INSTANCE];
 
 /**
@@ -136,10 +137,13 @@ beforeAll(async () => {
   const receiverDir = join(dir, 'receiver');
   mkdirSync(receiverDir);
   const receiver = await startPrometheus({ dir: receiverDir, target: '127.0.0.1:9', ruleFiles: new Map(), noScrape: true, remoteWrite: { outOfOrderTimeWindow: '30d' } });
-  const victoria = await startVictoria(dir);
+  // VictoriaMetrics of both tiers: 1.145 answers Prometheus' buildinfo as "2.24.0", 1.79 does not.
+  const victoria = await startVictoria(dir, { tier: 'current' });
+  const victoriaBefore = await startVictoria(dir, { tier: 'previous' });
   for (const [name, url] of [
     ['Prometheus (remote write)', receiver.api.url],
-    ['VictoriaMetrics', victoria.url],
+    ['VictoriaMetrics 1.145', victoria.url],
+    ['VictoriaMetrics 1.79', victoriaBefore.url],
   ] as const) {
     const out = join(dir, `state-${written.length}`);
     const r = await runToCompletion(process.execPath, [...backfillArgs, '--config', configFile, '--out', out, '--remote-write.url', `${url}/api/v1/write`], { cwd: REPO_ROOT, env: baseEnv(), timeoutMs: 170_000 });
@@ -187,8 +191,10 @@ describe('cmdb-exporter backfill into a real Prometheus', () => {
   });
 
   it('remote write checked each target first, then sent every sample over the protocol', () => {
-    expect(written[0]?.output).toMatch(/target: Prometheus 2\.42\S*: takes samples up to 15d old \(retention 15d\)/);
+    expect(written[0]?.output).toMatch(/target: Prometheus \d+\.\d+\S*: takes samples up to 15d old \(retention 15d\)/);
+    // Each VictoriaMetrics known as one, whatever Prometheus version it says it is.
     expect(written[1]?.output).toContain('target: VictoriaMetrics: keeps');
+    expect(written[2]?.output).toContain('target: VictoriaMetrics: keeps');
     const blocksSamples = Number(/openmetrics: (\d+) samples/.exec(backfillOutput)?.[1]);
     for (const t of written) expect(Number(/remote write: (\d+) samples/.exec(t.output)?.[1])).toBe(blocksSamples);
   });

@@ -1,8 +1,8 @@
 /**
- * The newcomer's path to an alert: `npm run demo` with `prometheus` and `prometheus-alertmanager` on
- * PATH starts a real Prometheus with the shipped rules (for: shortened, in a temporary copy) and a
- * real Alertmanager with the shipped routing and inhibition, prints its alerts page and a "break a
- * connector" command; running that command as printed makes CmdbConnectorError fire for that
+ * The newcomer's path to an alert: `npm run demo` starts a real Prometheus (the pinned part) with the
+ * shipped rules (for: shortened, in a temporary copy) and a real Alertmanager with the shipped routing
+ * and inhibition, prints links that all answer (Prometheus' alerts among them: its web UI's page, or
+ * its API's where it serves no UI) and a "break a connector" command; running that command as printed makes CmdbConnectorError fire for that
  * connector within minutes, the connector stays broken until it has, and the demo prints the one
  * notification Alertmanager sends for it, whose runbook link opens the runbook the demo's exporter
  * serves. SIGHUP reloads the demo without stopping anything; SIGTERM
@@ -14,6 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startProcess, stopAll, type ManagedProcess } from './harness/processes.js';
 import { PrometheusApi } from './harness/prometheus.js';
 import { existsSync } from 'node:fs';
+import { bannerLinks, deadLinks, demoBanner } from '../helpers/banner-links.js';
 import { baseEnv, http, REPO_ROOT, requirePart } from './harness/tools.js';
 import { done, notYet, waitFor } from './harness/wait.js';
 
@@ -34,8 +35,8 @@ function parseCurl(line: string): { url: string; body: string } {
   return { url: m[1] ?? '', body: m[2] ?? '' };
 }
 
-describe('npm run demo with Prometheus on PATH', () => {
-  it('prints the alerts page and a break command after which CmdbConnectorError fires for that connector', async () => {
+describe('npm run demo with the pinned Prometheus and Alertmanager', () => {
+  it('prints links that all answer, the alerts among them, and a break command after which CmdbConnectorError fires for that connector', async () => {
     requirePart('prometheus');
     requirePart('alertmanager');
     const shippedBefore = SHIPPED.map((f) => readFileSync(join(REPO_ROOT, f), 'utf8'));
@@ -43,18 +44,30 @@ describe('npm run demo with Prometheus on PATH', () => {
       cwd: REPO_ROOT,
       env: baseEnv({ DEMO_SIMULATOR_PORT: '0', DEMO_EXPORTER_PORT: '0', DEMO_PROMETHEUS_PORT: '0', DEMO_ALERTMANAGER_PORT: '0' }),
     });
-    await demo.waitForLine('the demo\'s "Heal it at once" line', (l) => l.startsWith('Heal it at once'), 120_000);
+    // The banner's last line: the link to look at the backfilled history with.
+    await demo.waitForLine("the banner's last line", (l) => l.startsWith('  then http'), 120_000);
     const out = demo.lines('stdout');
     const at = (prefix: string) => out.find((l) => l.trimStart().startsWith(prefix)) ?? '';
 
-    const alertsUrl = /alerts\s+(http:\/\/127\.0\.0\.1:\d+\/(?:classic\/)?alerts)/.exec(at('alerts '))?.[1];
-    expect(alertsUrl, demo.tail()).toBeDefined();
+    const alertsUrl = /^alerts\s+(http:\/\/127\.0\.0\.1:\d+\/\S+)$/.exec(at('alerts ').trim())?.[1] ?? '';
+    expect(alertsUrl, demo.tail()).not.toBe('');
     const alertmanagerUrl = /Alertmanager\s+(http:\/\/127\.0\.0\.1:\d+)/.exec(at('Alertmanager '))?.[1] ?? '';
     const exporterUrl = /status page\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(at('status page '))?.[1] ?? '';
     expect(exporterUrl, demo.tail()).not.toBe('');
     expect(alertmanagerUrl, demo.tail()).not.toBe('');
-    const api = new PrometheusApi(new URL(alertsUrl ?? '').origin);
-    expect((await http(alertsUrl ?? '')).status).toBe(200);
+    const api = new PrometheusApi(new URL(alertsUrl).origin);
+
+    // Every link the banner prints answers, whichever Prometheus and Alertmanager these are: where
+    // one serves no web UI (Debian's packages of the current versions ship none) the banner links
+    // its HTTP API instead, and says so.
+    const banner = demoBanner(out.join('\n'));
+    const links = bannerLinks(banner);
+    expect(links.length, banner).toBeGreaterThanOrEqual(8);
+    expect(await deadLinks(links), banner).toEqual([]);
+    const uiAlerts = [`${api.url}/alerts`, `${api.url}/classic/alerts`];
+    const served = (await Promise.all(uiAlerts.map(async (u) => ((await http(u)).status === 200 ? u : undefined)))).find((u) => u !== undefined);
+    expect(alertsUrl).toBe(served ?? `${api.url}/api/v1/alerts`);
+    if (served === undefined) expect(banner).toContain('this Prometheus serves no web UI');
 
     // The demo names the problems the simulated data has on purpose.
     expect(demo.lines('stdout').join('\n')).toMatch(/Problems there by design[^\n]*\n\s+warning\s+connector \S+/);

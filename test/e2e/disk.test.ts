@@ -3,7 +3,8 @@
  * - A daemon with --storage.path and a backfill left incomplete (one endpoint answering 500) against
  *   the simulator: no planted secret (nor the stack's secret, nor a token) in any file they leave,
  *   gzip read decompressed, and no file or folder readable by group or others (the TSDB blocks and
- *   the metric data meant for Prometheus aside).
+ *   the metric data meant for Prometheus aside). The daemon's current token, kept for a backfill
+ *   given its folder, is 0600 while it runs and gone once it stops.
  * - A second daemon on the same --storage.path exits 2 naming the holder, while the first keeps
  *   serving; once the first stops, a new one starts on it.
  * - With the package snappyjs (and snappy) unloadable: --version, --check-config, the daemon (ready,
@@ -74,7 +75,10 @@ describe('what the exporter leaves on disk', () => {
       },
       { timeoutMs: 90_000, intervalMs: 500 },
     );
+    // Its current token, for a backfill given this folder: the daemon user's alone while it runs, gone once it stops.
+    expect(statSync(join(state, 'cmdb-exporter.tokens.json')).mode & 0o777).toBe(0o600);
     expect((await daemon.proc.stop()).code).toBe(0);
+    expect(statSync(join(state, 'cmdb-exporter.tokens.json'), { throwIfNoEntry: false })).toBeUndefined();
 
     sim.addFault({ endpoint: 'data_ingestion', status: 500 });
     const now = Math.floor(Date.now() / 1000);

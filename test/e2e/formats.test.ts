@@ -1,11 +1,17 @@
 /**
- * The formats of /metrics with a real Prometheus 2.42: one simulator, one built exporter, two
+ * The formats of /metrics with a real Prometheus 3 (the current tier's 3.5.3; `scrape_protocols` and
+ * created-timestamp ingestion need 2.49 and 2.50 at least): one simulator, one built exporter, two
  * Prometheus processes scraping it every second through recording proxies (in this process):
- * - one started normally: it asks OpenMetrics first and gets it;
- * - one with --enable-feature=native-histograms: it asks protobuf first and gets it;
- * each with `up` 1 and the same cmdb_* series, with the same values, as a scrape of the text format;
+ * - one with the default scrape protocols: it asks OpenMetrics first and gets it;
+ * - one with `scrape_protocols` PrometheusProto first, `created-timestamp-zero-ingestion` and native
+ *   histograms on: it asks protobuf first, which the exporter does not offer, and gets OpenMetrics,
+ *   the next format of its Accept header;
+ * each stores `up` 1 and the same cmdb_* series, with the same values, as a scrape of the text
+ * format, and keeps for every family the type and the unit of the OpenMetrics body's `# TYPE` and
+ * `# UNIT` (GET /api/v1/metadata);
  * - the first also scrapes the exporter through a proxy that cuts every body in half: under
  *   OpenMetrics the scrape is refused (no `# EOF`), so not one cmdb_* sample of it is stored.
+ * Prometheus 3 asks for `escaping=allow-utf-8`, which the exporter echoes in its Content-Type.
  * Every wait is bounded and ends with the event it waits for; nothing is timed.
  */
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -21,6 +27,9 @@ import { done, notYet, waitFor } from './harness/wait.js';
 const STACK = 'formats';
 const SECRET = 'e2e-formats-secret';
 const WAIT = { timeoutMs: 45_000, intervalMs: 500 };
+const OPENMETRICS_ANSWER = 'application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=allow-utf-8';
+/** Every format Prometheus 3 knows, protobuf first (what native histograms make it ask by default). */
+const PROTO_FIRST = ['PrometheusProto', 'OpenMetricsText1.0.0', 'OpenMetricsText0.0.1', 'PrometheusText1.0.0', 'PrometheusText0.0.4'];
 
 interface Proxy {
   readonly server: Server;
@@ -66,10 +75,10 @@ let dir: string | undefined;
 let sim: SimulatorServer;
 let exporter: RunningExporter;
 let plain: RunningPrometheus;
-let native: RunningPrometheus;
+let protoFirst: RunningPrometheus;
 const proxies: Proxy[] = [];
 let toPlain: Proxy;
-let toNative: Proxy;
+let toProtoFirst: Proxy;
 let cutShort: Proxy;
 
 beforeAll(async () => {
@@ -88,11 +97,12 @@ beforeAll(async () => {
     env: { CMDB_BASE_URL: sim.url, CMDB_CLIENT_ID: sim.clientId, CMDB_SECRET: SECRET, CMDB_STACK: STACK },
   });
   await waitUntilReady(exporter);
-  [toPlain, toNative, cutShort] = await Promise.all([startProxy(exporter.port, false), startProxy(exporter.port, false), startProxy(exporter.port, true)]);
-  proxies.push(toPlain, toNative, cutShort);
-  const plainDir = makeTempDir('formats-om');
-  const nativeDir = makeTempDir('formats-pb');
-  [plain, native] = await Promise.all([
+  [toPlain, toProtoFirst, cutShort] = await Promise.all([startProxy(exporter.port, false), startProxy(exporter.port, false), startProxy(exporter.port, true)]);
+  proxies.push(toPlain, toProtoFirst, cutShort);
+  const plainDir = makeTempDir('formats-default');
+  const protoDir = makeTempDir('formats-proto-first');
+  dirs.push(plainDir, protoDir);
+  [plain, protoFirst] = await Promise.all([
     startPrometheus({
       dir: plainDir,
       target: toPlain.target,
@@ -100,9 +110,15 @@ beforeAll(async () => {
       interval: '1s',
       extraJobs: [{ job_name: 'cut-short', static_configs: [{ targets: [cutShort.target] }] }],
     }),
-    startPrometheus({ dir: nativeDir, target: toNative.target, ruleFiles: new Map(), interval: '1s', args: ['--enable-feature=native-histograms'] }),
+    startPrometheus({
+      dir: protoDir,
+      target: toProtoFirst.target,
+      ruleFiles: new Map(),
+      interval: '1s',
+      scrape: { scrape_protocols: PROTO_FIRST },
+      args: ['--enable-feature=created-timestamp-zero-ingestion,native-histograms'],
+    }),
   ]);
-  dirs.push(plainDir, nativeDir);
 });
 
 const dirs: string[] = [];
@@ -115,7 +131,7 @@ afterAll(async () => {
   });
 });
 
-/** `name{labels}` with Prometheus' own labels left out and `le`/`quantile` as numbers (Prometheus writes `1.0` for a protobuf bucket the text format calls `1`). */
+/** `name{labels}` with Prometheus' own labels left out and `le`/`quantile` as numbers (`1` and `1.0` are one bound). */
 function key(metric: Record<string, string>): string {
   const { __name__: name, job: _job, instance: _instance, ...labels } = metric;
   const pairs = Object.entries(labels).map(([k, v]) => `${k}=${k === 'le' || k === 'quantile' ? String(Number(v)) : v}`);
@@ -163,19 +179,70 @@ async function sameAsText(prometheus: RunningPrometheus): Promise<number> {
   );
 }
 
-describe('Prometheus 2.42 scraping every format', () => {
-  it('started normally, it asks OpenMetrics first, gets it, and stores the text format cmdb_* series with their values', async () => {
+/** A family as declared: `type` and `unit` ('' for none), by its OpenMetrics name. */
+type Declared = Map<string, string>;
+const declaration = (type: string, unit: string) => `${type} unit=${unit}`;
+
+/** Every family of the exporter's OpenMetrics body, by its `# TYPE` and `# UNIT` lines. */
+async function openMetricsDeclared(): Promise<Declared> {
+  const r = await fetch(`${exporter.url}/metrics`, { headers: { accept: 'application/openmetrics-text;version=1.0.0' }, signal: AbortSignal.timeout(10_000) });
+  const text = await r.text();
+  const types = new Map([...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
+  const units = new Map([...text.matchAll(/^# UNIT (\S+) (\S+)$/gm)].map((m) => [m[1] ?? '', m[2] ?? '']));
+  return new Map([...types].map(([name, type]) => [name, declaration(type, units.get(name) ?? '')]));
+}
+
+/** What `prometheus` keeps of the families its targets declared, by name (every target here is this exporter). */
+async function keptDeclared(prometheus: RunningPrometheus): Promise<Declared> {
+  return new Map(Object.entries(await prometheus.api.metadata()).map(([name, entries]) => [name, entries.map((e) => declaration(e.type, e.unit)).join(' and ')]));
+}
+
+/**
+ * Until `prometheus` keeps every family of the OpenMetrics body with its type and unit, and nothing
+ * else; prints how many families (and of them with a unit) it keeps as declared.
+ */
+async function metadataAsDeclared(prometheus: RunningPrometheus, what: string): Promise<{ families: number; units: number }> {
+  let counted = { families: 0, units: 0, unitsKept: 0, mismatches: [] as string[] };
+  try {
+    return await waitFor(
+      `${what}: /api/v1/metadata as the OpenMetrics # TYPE and # UNIT`,
+      async () => {
+        const [declared, kept] = await Promise.all([openMetricsDeclared(), keptDeclared(prometheus)]);
+        const mismatches: string[] = [];
+        for (const [name, d] of declared) if (kept.get(name) !== d) mismatches.push(`${name}: OpenMetrics ${d}, kept ${kept.get(name) ?? 'nothing'}`);
+        for (const [name, k] of kept) if (!declared.has(name)) mismatches.push(`${name}: kept ${k}, not in OpenMetrics`);
+        const withUnit = [...declared].filter(([, d]) => !d.endsWith('unit='));
+        counted = { families: declared.size, units: withUnit.length, unitsKept: withUnit.filter(([name, d]) => kept.get(name) === d).length, mismatches };
+        return kept.size > 0 && mismatches.length === 0 ? done({ families: declared.size, units: withUnit.length }) : notYet(mismatches.slice(0, 30));
+      },
+      WAIT,
+    );
+  } finally {
+    console.log(
+      `${what}: ${counted.families} families in OpenMetrics, ${counted.units} with a # UNIT, ${counted.unitsKept} of them kept with it; ${counted.mismatches.length} families kept otherwise`,
+    );
+  }
+}
+
+describe('Prometheus 3 scraping the exporter', () => {
+  it('with the default scrape protocols, it asks OpenMetrics first, gets it, and stores the text format cmdb_* series with their values, types and units', async () => {
     const count = await sameAsText(plain);
     expect(count).toBeGreaterThan(50);
     expect(toPlain.last?.accept).toMatch(/^application\/openmetrics-text;version=1\.0\.0/);
-    expect(toPlain.last?.contentType).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8');
+    expect(toPlain.last?.contentType).toBe(OPENMETRICS_ANSWER);
+    const { families, units } = await metadataAsDeclared(plain, 'default scrape protocols');
+    expect(families).toBeGreaterThan(80);
+    expect(units).toBeGreaterThan(30);
   });
 
-  it('with native histograms, it asks protobuf first, gets it, and stores the same series and values', async () => {
-    const count = await sameAsText(native);
+  it('with protobuf first (created timestamps and native histograms on), it gets OpenMetrics and stores the same series, values, types and units', async () => {
+    const count = await sameAsText(protoFirst);
     expect(count).toBeGreaterThan(50);
-    expect(toNative.last?.accept).toMatch(/^application\/vnd\.google\.protobuf;proto=io\.prometheus\.client\.MetricFamily;encoding=delimited/);
-    expect(toNative.last?.contentType).toBe('application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited');
+    const { families, units } = await metadataAsDeclared(protoFirst, 'PrometheusProto first');
+    expect(families).toBeGreaterThan(80);
+    expect(units).toBeGreaterThan(30);
+    expect(toProtoFirst.last?.accept).toMatch(/^application\/vnd\.google\.protobuf;proto=io\.prometheus\.client\.MetricFamily;encoding=delimited.*,application\/openmetrics-text;version=1\.0\.0/);
+    expect(toProtoFirst.last?.contentType).toBe(OPENMETRICS_ANSWER);
   });
 
   it('an OpenMetrics body cut short is refused: the target is down and none of its samples is stored', async () => {
@@ -188,7 +255,7 @@ describe('Prometheus 2.42 scraping every format', () => {
       WAIT,
     );
     expect(target.lastError).toMatch(/EOF/);
-    expect(cutShort.last?.contentType).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8');
+    expect(cutShort.last?.contentType).toBe(OPENMETRICS_ANSWER);
     expect(await plain.api.query('up{job="cut-short"}')).toEqual([expect.objectContaining({ value: [expect.any(Number), '0'] })]);
     expect(await storedSamples(plain, 'cut-short')).toEqual(new Map());
   });

@@ -193,7 +193,8 @@ describe('the built exporter under a real Prometheus', () => {
 
     const alerts = await api.alerts();
     const [connectorAlert] = matching(alerts, 'CmdbConnectorError', { connector });
-    expect(connectorAlert?.annotations.summary).toContain(`CMDB connector ${connector}`);
+    expect(connectorAlert?.annotations.summary).toBe('CMDB connector run failed.');
+    expect(connectorAlert?.annotations.description).toContain(`The newest run of connector ${connector}`);
     expect(matching(alerts, 'CmdbLicenseExpiresVerySoon')[0]?.labels.severity).toBe('critical');
   });
 
@@ -218,7 +219,7 @@ describe('the built exporter under a real Prometheus', () => {
     const [alert] = matching(await api.alerts(), 'CmdbConnectorNotRun', { connector: STALE_CONNECTOR });
     // Per connector over its profiles: no profile label; the age is about three days.
     expect(alert?.labels.profile).toBeUndefined();
-    expect(alert?.annotations.summary).toMatch(new RegExp(`^CMDB connector ${STALE_CONNECTOR} of stack ${STACK} has not run for 3d `));
+    expect(alert?.annotations.description).toMatch(new RegExp(`^The newest run of connector ${STALE_CONNECTOR} of stack ${STACK}, over all its profiles, was written 3d `));
     // The healthy connectors do not fire it.
     const others = matching(await api.alerts(), 'CmdbConnectorNotRun').filter((a) => a.labels.connector !== STALE_CONNECTOR);
     expect(others.map((a) => a.labels.connector)).toEqual([]);

@@ -1,22 +1,18 @@
 /**
- * Every format of /metrics from one store and one set of instruments: OpenMetrics and protobuf carry
- * exactly the text format's samples (names, labels, values), the protobuf families are the text
- * format's `# TYPE` families, OpenMetrics ends with `# EOF`, and a counter's start is the same in
- * OpenMetrics `_created` and protobuf `created_timestamp`.
+ * Every format of /metrics from one store and one set of instruments: OpenMetrics carries exactly
+ * the text format's samples (names, labels, values), ends with `# EOF`, and gives each counter and
+ * histogram series its start in `_created` when asked to.
  */
 import { Registry } from 'prom-client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DataEndpoint } from '../../src/api/endpoints.js';
 import { Exposition } from '../../src/exposition/exposition.js';
 import { MetricsFormats, type BodyKind } from '../../src/exposition/formats.js';
-import { protobufData } from '../../src/exposition/protobuf-data.js';
 import { TEXT_LINES } from '../../src/exposition/text-lines.js';
 import { createInstruments, initStackInstruments } from '../../src/metrics/instruments.js';
-import { SLICE } from '../../src/store/series.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { canonicalSamples, parseExposition } from '../helpers/exposition.js';
 import { captureLogger } from '../helpers/log.js';
-import { decodeFamilies, sampleLines, seconds } from '../helpers/metric-family-decode.js';
 
 const SETTINGS = { intervalSeconds: 60, staleAfterSeconds: 180 };
 const NOW = 1_800_000_000;
@@ -95,29 +91,20 @@ describe('the formats of /metrics', () => {
     expect(text).not.toContain('_created');
   });
 
-  it('protobuf has exactly the text format families (by # TYPE) and samples, with a start on every counter and histogram series', async () => {
-    const text = (await bodies(formats, 'text')).toString();
-    const families = decodeFamilies(await bodies(formats, 'protobuf'));
-    const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map((m) => `${m[1]} ${m[2]}`);
-    expect(families.map((f) => `${f.name} ${(f.type ?? 'COUNTER').toLowerCase()}`)).toEqual(types);
-    expect(canonicalSamples(sampleLines(families))).toEqual(samplesOf(text).sort());
-    const counters = families.filter((f) => (f.type ?? 'COUNTER') === 'COUNTER');
-    expect(counters.length).toBeGreaterThan(3);
-    for (const f of counters) for (const m of f.metric ?? []) expect(seconds(m.counter?.createdTimestamp)).toBe(NOW);
-    const histogram = families.find((f) => f.name === 'cmdb_endpoint_request_duration_seconds');
-    expect(seconds(histogram?.metric?.[0]?.histogram?.createdTimestamp)).toBe(NOW);
-  });
-
-  it('a series first seen later starts later; one seen before keeps its start', async () => {
+  it('a series first seen later starts at the read before it was counted; one seen before keeps its start', async () => {
+    const startOf = (om: string, endpoint: string, outcome: string) => om.match(new RegExp(`^cmdb_endpoint_requests_created\\{stack="s1",endpoint="${endpoint}",outcome="${outcome}"\\} (\\S+)$`, 'm'))?.[1];
+    // A read at NOW + 10 that finds nothing new, then a new series counted and read at NOW + 30.
+    clock = NOW + 10;
+    formats.selfMetricsChanged();
+    expect(startOf((await bodies(formats, 'openmetrics')).toString(), 'license', '500')).toBeUndefined();
     clock = NOW + 30;
     instruments.requests.inc({ stack: 's1', endpoint: 'license', outcome: '500' });
     instruments.requests.inc({ stack: 's1', endpoint: 'connector', outcome: '200' });
     formats.selfMetricsChanged();
-    const families = decodeFamilies(await bodies(formats, 'protobuf'));
-    const requests = families.find((f) => f.name === 'cmdb_endpoint_requests_total')?.metric ?? [];
-    const startOf = (outcome: string) => seconds(requests.find((m) => m.label?.some((l) => l.value === outcome))?.counter?.createdTimestamp);
-    expect(startOf('500')).toBe(NOW + 30);
-    expect(startOf('200')).toBe(NOW);
+    const om = (await bodies(formats, 'openmetrics')).toString();
+    // Not counted at NOW + 10 (that read had every series): it starts then, earlier than any scrape that sees it.
+    expect(startOf(om, 'license', '500')).toBe(String(NOW + 10));
+    expect(startOf(om, 'connector', '200')).toBe(String(NOW));
   });
 
   it("a stack's target and the exporter's own metrics come in every format", async () => {
@@ -125,14 +112,13 @@ describe('the formats of /metrics', () => {
     const om = (await bodies(formats, 'openmetrics', 's1')).toString();
     expect(om.endsWith('# EOF\n')).toBe(true);
     expect(samplesOf(om).filter((l) => !/^\w+_created[{ ]/.test(l)).sort()).toEqual(samplesOf(text).sort());
-    expect(canonicalSamples(sampleLines(decodeFamilies(await bodies(formats, 'protobuf', 's1'))))).toEqual(samplesOf(text).sort());
     const own = await formats.exporter('openmetrics');
     expect(Buffer.concat(own.plain.parts).toString()).toMatch(/# TYPE cmdb_exporter_build info\ncmdb_exporter_build_info\{[^}]*\} 1\n# EOF\n$/);
   });
 
   it('gzip of each format decodes to its plain body', async () => {
     const { gunzipSync } = await import('node:zlib');
-    for (const kind of ['text', 'openmetrics', 'protobuf'] as const) {
+    for (const kind of ['text', 'openmetrics'] as const) {
       const r = await formats.whole(kind);
       expect(gunzipSync(Buffer.concat((await r.gzip()).parts)).equals(Buffer.concat(r.plain.parts))).toBe(true);
     }
@@ -140,33 +126,11 @@ describe('the formats of /metrics', () => {
 });
 
 describe('OpenMetrics without --web.openmetrics-created', () => {
-  it('writes no _created line, while protobuf still carries the starts', async () => {
+  it('writes no _created line', async () => {
     const { instruments, formats } = setUp(false);
     instruments.httpRefused.inc({ reason: 'unauthorized' });
     const om = (await bodies(formats, 'openmetrics')).toString();
     expect(om).not.toMatch(/_created/);
     expect(om).toContain('cmdb_exporter_http_requests_refused_total{reason="unauthorized"} 1\n');
-    const refused = decodeFamilies(await bodies(formats, 'protobuf')).find((f) => f.name === 'cmdb_exporter_http_requests_refused_total');
-    expect(seconds(refused?.metric?.[0]?.counter?.createdTimestamp)).toBeGreaterThan(0);
-  });
-});
-
-describe('the protobuf data of a large endpoint', () => {
-  it('is encoded ahead of scrapes in slices of SLICE series, and a scrape then takes the encoded pieces', async () => {
-    const { store } = setUp(false);
-    store.addStack('big', new Map<DataEndpoint, typeof SETTINGS>([['connector', SETTINGS]]), 100_000);
-    const n = SLICE * 8;
-    await store.succeed('big', 'connector', Array.from({ length: n }, (_, i) => ({ name: 'cmdb_connector_input_records', labels: { connector: `c${i}`, profile: 'p' }, value: i })), NOW);
-    const data = protobufData();
-    const work = data.prepare?.(store);
-    let slices = 0;
-    while (work && work.next().done !== true) slices++;
-    expect(slices).toBeGreaterThanOrEqual(n / SLICE);
-    const held = store.endpoints('big')?.get('connector');
-    if (!held) throw new Error('no endpoint');
-    const pieces = data.pieces('big', held);
-    expect(data.pieces('big', held)).toBe(pieces);
-    const families = decodeFamilies(Buffer.concat([data.head('cmdb_connector_input_records', pieces.get('cmdb_connector_input_records') ?? []) ?? Buffer.alloc(0), ...(pieces.get('cmdb_connector_input_records') ?? [])]));
-    expect(families[0]?.metric?.length).toBe(n);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * `--once` is the smoke test of a deployment (issue 37): a saved query that was refused (its field
  * is not in the stack's field metadata) or failed fails it (exit 1) and the summary line, the last
- * line of stderr, names it; `--check-config` refuses `== "today"` naming the query and the range to
- * write. The whole process (src/main.ts) against the real simulator.
+ * line of stderr, names it; `--check-config` refuses `== "today"` and `== "2026-11-01 00:00:00"`
+ * naming the query and the range to write. The whole process (src/main.ts) against the real simulator.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -75,5 +75,12 @@ describe('--once with saved queries', () => {
     const d = runDaemon(['--config', configWith('today', [GOOD, today]), '--check-config'], {});
     expect(await d.exited).toBe(2);
     expect(d.output()).toMatch(/stacks\[0\]\.queries\[1\]\.query\[0\]\[0\]\.value: query "seen-today": "today" with "==" is refused.*\[\[\{operator ">=", value "today"\}\], \[\{operator "<", value "\+1d"\}\]\]/);
+  });
+
+  it('--check-config refuses == "2026-11-01 00:00:00" (one second: it counted 0 with last_run_success 1), naming the query and the day to write', async () => {
+    const nov1 = { name: 'seen-nov-1', table: 'asset', query: [[{ searchFieldName: 'Last_Discovered_Datetime', operator: '==', type: 'Datetime', value: '2026-11-01 00:00:00' }]] };
+    const d = runDaemon(['--config', configWith('nov-1', [GOOD, nov1]), '--check-config'], {});
+    expect(await d.exited).toBe(2);
+    expect(d.output()).toMatch(/stacks\[0\]\.queries\[1\]\.query\[0\]\[0\]\.value: query "seen-nov-1": "2026-11-01 00:00:00" with "==" is refused.*\[\[\{operator ">=", value "2026-11-01 00:00:00"\}\], \[\{operator "<", value "2026-11-02 00:00:00"\}\]\]/);
   });
 });

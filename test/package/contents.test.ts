@@ -32,7 +32,7 @@ describe('the npm package', () => {
     expect(packed).toContain('LICENSE');
   });
 
-  it('holds the example configuration, the systemd unit, the alerting and recording rules, the Alertmanager configuration and every dashboard', () => {
+  it('holds the example configuration, the systemd unit, the alerting and recording rules, the Alertmanager configuration, every dashboard and the monitoring mixin', () => {
     const dashboards = readdirSync(`${ROOT}grafana/dashboards`).filter((f) => f.endsWith('.json')).map((f) => `grafana/dashboards/${f}`);
     expect(dashboards.length).toBeGreaterThan(0);
     for (const file of [
@@ -43,6 +43,8 @@ describe('the npm package', () => {
       'config/prometheus/cmdb-rules.yml',
       'config/alertmanager/alertmanager.yml',
       'config/alertmanager/cmdb.tmpl',
+      'mixin/mixin.libsonnet',
+      'mixin/jsonnetfile.json',
       ...dashboards,
     ]) {
       expect(packed, file).toContain(file);

@@ -1,6 +1,7 @@
 /** The supported Node.js versions are stated in four places; they must agree. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { STANDS_FOR } from '../image/harness/base.js';
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 
@@ -15,6 +16,11 @@ describe('supported Node.js versions', () => {
     expect(read('Dockerfile')).toMatch(new RegExp(`^ARG NODE_IMAGE=node:${nvmrc}-`, 'm'));
     expect(read('.ci/run')).toContain(`node@${nvmrc}`);
     expect(read('README.md')).toContain('Node.js 20 and 24');
+  });
+
+  it("the base `npm run test:image` makes stands for the Dockerfile's default base: the same Node.js line and Debian release", () => {
+    expect(read('Dockerfile')).toMatch(new RegExp(`^ARG NODE_IMAGE=${STANDS_FOR}$`, 'm'));
+    expect(STANDS_FOR).toMatch(new RegExp(`^node:${read('.nvmrc').trim()}-`));
   });
 
   it('this test runs on a supported version', () => {

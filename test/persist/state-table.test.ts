@@ -11,7 +11,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CounterState } from '../../src/exposition/counter-state.js';
 import { StartTimes } from '../../src/exposition/start-times.js';
 import { createLogger } from '../../src/logger.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
@@ -81,7 +80,7 @@ beforeAll(async () => {
   const instruments = createInstruments(new Registry(), { defaultMetrics: false });
   const now = () => Date.now() / 1000;
   const store = new SnapshotStore({ instruments, logger, now });
-  stacks = new Stacks({ instruments, store, logger, scrubber, now, counters: new CounterState(instruments.registries, new StartTimes(now)) });
+  stacks = new Stacks({ instruments, store, logger, scrubber, now, starts: new StartTimes(now) });
   stacks.add(stackFor(sim, { name: 'walked', queries: exampleQueries() }));
   await stacks.pollOnce();
 });
@@ -108,9 +107,9 @@ describe('the state table of docs/restarts.md', () => {
     expect(named.filter((n) => !found.has(n)), 'named, but not part of a running stack').toEqual([]);
   });
 
-  it('its parts are those a stack is written in and read back from', async () => {
+  it('its parts are those a stack is written in and read back from', () => {
     const parts = kept.map((r) => r.first.replace(/`/g, '')).filter((p) => p !== 'budget.log');
-    const written = Object.keys((await stacks.stateParts('walked')) ?? {});
+    const written = Object.keys(stacks.stateParts('walked') ?? {});
     expect([...parts].sort()).toEqual([...written].sort());
     const source = readFileSync(join(ROOT, 'src/stack-state.ts'), 'utf8');
     const read = [...new Set([...source.matchAll(/parts\.(\w+)/g)].map((m) => m[1] as string))];

@@ -7,7 +7,7 @@ describe('the 401 hint', () => {
     const hint = hintFor('401', 'license');
     expect(hint).toMatch(/check the client id and secret/);
     // The words of the backfill's own hint (src/backfill/fail-fast.ts) and of the client's error for it.
-    expect(hint).toMatch(/another process with the same client id \(a backfill\?\) may take each token it grants \(a CMDB that keeps one token per client\): give each process a client id of its own/);
+    expect(hint).toMatch(/another process with the same client id \(a backfill\?\) may take each token it grants \(a CMDB that keeps one token per client\): give each process a client id of its own, or give the backfill this daemon's --storage.path/);
   });
 });
 

@@ -65,6 +65,8 @@ export class ManagedProcess {
   constructor(
     readonly name: string,
     private readonly child: ChildProcess,
+    /** The child leads a process group of its own: SIGKILL goes to the whole group. */
+    private readonly group = false,
   ) {
     const out = lineCollector(this.stdoutLines);
     const err = lineCollector(this.stderrLines);
@@ -149,27 +151,44 @@ export class ManagedProcess {
     const first = await Promise.race([this.exited, timedOut]);
     clearTimeout(timer);
     if (first !== 'timeout') return { name: this.name, ...first, ms: Date.now() - started, killed: false };
-    this.child.kill('SIGKILL');
+    this.kill();
     const exit = await this.exited;
     return { name: this.name, ...exit, ms: Date.now() - started, killed: true };
   }
 
   /** Synchronous last resort for the process 'exit' handler. */
   killNow(): void {
-    if (!this.exit) this.child.kill('SIGKILL');
+    if (!this.exit) this.kill();
+  }
+
+  private kill(): void {
+    if (this.group && this.child.pid !== undefined) {
+      try {
+        process.kill(-this.child.pid, 'SIGKILL');
+        return;
+      } catch {
+        // the group is gone already
+      }
+    }
+    this.child.kill('SIGKILL');
   }
 }
 
 export interface SpawnOptions {
   readonly env: Readonly<Record<string, string>>;
   readonly cwd: string;
+  /**
+   * Start the child in a process group of its own, killed whole (a program that leaves its own
+   * children running when it is killed: buildah's run).
+   */
+  readonly group?: boolean;
 }
 
 /** Starts a long-running process whose output is captured; stdin is closed. */
 export function startProcess(name: string, command: string, args: readonly string[], opts: SpawnOptions): ManagedProcess {
   installExitHandler();
-  const child = spawn(command, [...args], { cwd: opts.cwd, env: { ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new ManagedProcess(name, child);
+  const child = spawn(command, [...args], { cwd: opts.cwd, env: { ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: opts.group === true });
+  return new ManagedProcess(name, child, opts.group === true);
 }
 
 export interface Completed extends Exit {

@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
 import { RULES_DIR, renderRuleFiles, THRESHOLDS } from '../../../scripts/gen-rules.js';
+import { part, type Tier } from '../../../scripts/parts/index.js';
 import { startProcess, type ManagedProcess } from './processes.js';
 import { done, notYet, StopWaiting, waitFor } from './wait.js';
 import { baseEnv, http, onFreePort, requirePart } from './tools.js';
@@ -45,6 +46,10 @@ export interface PrometheusSetup {
   readonly alertmanagers?: readonly string[];
   /** More command-line flags (`--enable-feature=native-histograms`). */
   readonly args?: readonly string[];
+  /** The Prometheus of this tier of the parts (default: CMDB_PARTS_TIER's): a test that proves a behaviour on 3.5.3 and 2.42 alike. */
+  readonly tier?: Tier;
+  /** The scrape configurations as they are, instead of the `cmdb-exporter` job (a prometheus-operator ServiceMonitor's job, relabelled). */
+  readonly scrapeConfigs?: ReadonlyArray<Readonly<Record<string, unknown>>>;
 }
 
 export interface Series {
@@ -52,11 +57,24 @@ export interface Series {
   readonly value: [number, string];
 }
 
+/** A series' raw samples, as a range selector returns them: [unix seconds, value]. */
+export interface RangeSeries {
+  readonly metric: Record<string, string>;
+  readonly values: ReadonlyArray<[number, string]>;
+}
+
 export interface Alert {
   readonly labels: Record<string, string>;
   readonly annotations: Record<string, string>;
   readonly state: 'pending' | 'firing' | string;
   readonly value: string;
+}
+
+/** What the scraped targets declared of one metric family (GET /api/v1/metadata): one entry per distinct declaration. */
+export interface Metadata {
+  readonly type: string;
+  readonly help: string;
+  readonly unit: string;
 }
 
 export interface Target {
@@ -99,8 +117,20 @@ export class PrometheusApi {
     return data.result as Series[];
   }
 
+  /** The raw samples a range selector (`x{…}[10m]`) holds, each as Prometheus stored it. */
+  async rawSamples(rangeSelector: string): Promise<RangeSeries[]> {
+    const data = await this.get<{ resultType: string; result: RangeSeries[] }>(`/api/v1/query?query=${encodeURIComponent(rangeSelector)}`);
+    if (data.resultType !== 'matrix') throw new Error(`${rangeSelector}: a ${data.resultType}, not raw samples`);
+    return data.result;
+  }
+
   async alerts(): Promise<Alert[]> {
     return (await this.get<{ alerts: Alert[] }>('/api/v1/alerts')).alerts;
+  }
+
+  /** The metric families its targets declared (type, help, unit), by family name, as Prometheus keeps them. */
+  async metadata(): Promise<Record<string, Metadata[]>> {
+    return this.get<Record<string, Metadata[]>>('/api/v1/metadata');
   }
 
   async targets(): Promise<Target[]> {
@@ -126,12 +156,12 @@ function writeConfig(setup: PrometheusSetup): string {
     rule_files: ruleNames,
     ...(setup.remoteWrite ? { storage: { tsdb: { out_of_order_time_window: setup.remoteWrite.outOfOrderTimeWindow } } } : {}),
     ...(setup.alertmanagers ? { alerting: { alertmanagers: [{ static_configs: [{ targets: [...setup.alertmanagers] }] }] } } : {}),
-    scrape_configs: setup.noScrape ? [] : [
+    scrape_configs: setup.scrapeConfigs ?? (setup.noScrape ? [] : [
       setup.job
         ? { ...setup.job, job_name: JOB, scrape_interval: interval, scrape_timeout: interval }
         : { job_name: JOB, scrape_interval: interval, scrape_timeout: interval, static_configs: [{ targets: [setup.target] }], ...setup.scrape },
       ...(setup.extraJobs ?? []).map((job) => ({ scrape_interval: interval, scrape_timeout: interval, ...job })),
-    ],
+    ]),
   };
   const file = join(setup.dir, 'prometheus.yml');
   writeFileSync(file, stringify(config));
@@ -139,7 +169,7 @@ function writeConfig(setup: PrometheusSetup): string {
 }
 
 export async function startPrometheus(setup: PrometheusSetup): Promise<RunningPrometheus> {
-  const bin = requirePart('prometheus');
+  const bin = setup.tier ? part('prometheus', setup.tier) : requirePart('prometheus');
   const configFile = writeConfig(setup);
   return onFreePort(async (port) => {
     const proc = startProcess('prometheus', bin, [

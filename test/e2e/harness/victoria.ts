@@ -1,12 +1,18 @@
 /**
  * A real VictoriaMetrics (the Debian package's `victoria-metrics`) on a loopback port with a
  * temporary storage directory and a retention long enough for any backfill: remote write at
- * /api/v1/write, the Prometheus query API at /api/v1/query.
+ * /api/v1/write, the Prometheus query API at /api/v1/query. Of the parts' tier CMDB_PARTS_TIER
+ * names, or of the `tier` given (a test that writes into 1.145 and 1.79 alike); with `scrape`, a
+ * Prometheus scrape configuration it scrapes itself (-promscrape.config), as a VictoriaMetrics
+ * without a Prometheus in front does.
  */
 import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { stringify } from 'yaml';
+import { part, type Tier } from '../../../scripts/parts/index.js';
 import { startProcess, type ManagedProcess } from './processes.js';
 import { done, notYet, StopWaiting, waitFor } from './wait.js';
-import { baseEnv, http, onFreePort, requirePart } from './tools.js';
+import { baseEnv, http, onFreePort } from './tools.js';
 
 export interface RunningVictoria {
   readonly proc: ManagedProcess;
@@ -14,10 +20,14 @@ export interface RunningVictoria {
   readonly url: string;
 }
 
-export async function startVictoria(dir: string): Promise<RunningVictoria> {
-  const bin = requirePart('victoria-metrics');
+export async function startVictoria(dir: string, opts: { tier?: Tier; scrape?: Readonly<Record<string, unknown>> } = {}): Promise<RunningVictoria> {
+  const bin = opts.tier ? part('victoria-metrics', opts.tier) : part('victoria-metrics');
+  const name = opts.tier ? `victoria-${opts.tier}` : 'victoria';
+  const scrape = opts.scrape ? join(dir, `${name}-scrape.yml`) : undefined;
+  if (scrape) writeFileSync(scrape, stringify(opts.scrape));
   return onFreePort(async (port) => {
-    const proc = startProcess('victoria-metrics', bin, [`-storageDataPath=${join(dir, 'victoria')}`, `-httpListenAddr=127.0.0.1:${port}`, '-retentionPeriod=100y', '-loggerLevel=ERROR'], {
+    const args = [`-storageDataPath=${join(dir, name)}`, `-httpListenAddr=127.0.0.1:${port}`, '-retentionPeriod=100y', '-loggerLevel=ERROR', ...(scrape ? [`-promscrape.config=${scrape}`] : [])];
+    const proc = startProcess(opts.tier ? `victoria-metrics-${opts.tier}` : 'victoria-metrics', bin, args, {
       cwd: dir,
       env: baseEnv(),
     });

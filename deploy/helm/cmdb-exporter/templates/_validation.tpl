@@ -4,6 +4,37 @@ Included by the workload template, so every render runs it.
 */}}
 {{- define "cmdb-exporter.validate" -}}
 {{- $v := .Values }}
+{{- $stacks := $v.config.stacks | default list }}
+{{- $s := $v.secrets }}
+
+{{- /* What only the user knows, which the defaults leave empty rather than deploy an example: the
+image, the CMDBs, the Secret with their credentials. One message names every one that is missing. */}}
+{{- $missing := list }}
+{{- if not $v.image.repository }}
+{{- $missing = append $missing "image.repository: the image you built from the repository's Dockerfile and pushed (none is published), e.g. registry.example.com/cmdb-exporter" }}
+{{- end }}
+{{- $noStacks := and (not $stacks) (not $v.config.stacksDir) }}
+{{- if $noStacks }}
+{{- $missing = append $missing "config.stacks: your CMDBs, each with its name, config.stacks[].baseUrl (the address before /CMDB: https://<your CMDB>) and credentials (clientId with secretFile: /etc/cmdb-exporter/secrets/<key>, or tokenFile); or config.stacksDir with extraVolumes" }}
+{{- end }}
+{{- if not (or $s.existingSecret $s.create) }}
+{{- $unmounted := "" }}
+{{- range $i, $stack := $stacks }}
+{{- range $key := list "secretFile" "tokenFile" }}
+{{- $file := get $stack $key }}
+{{- if and (not $unmounted) $file (hasPrefix "/etc/cmdb-exporter/secrets/" $file) }}
+{{- $unmounted = printf "config.stacks[%d].%s reads %s from the Secret's mount, but no Secret is mounted: set secrets.existingSecret to the Secret you created with the CMDB credentials (kubectl create secret generic …), or secrets.create with secrets.data" $i $key $file }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if $noStacks }}
+{{- $unmounted = "secrets.existingSecret: the Secret you created with the CMDB credentials, one key per secretFile/tokenFile of the stacks (kubectl create secret generic …); or secrets.create with secrets.data" }}
+{{- end }}
+{{- if $unmounted }}{{ $missing = append $missing $unmounted }}{{ end }}
+{{- end }}
+{{- if $missing }}
+{{- fail (printf "the chart has no default for these; set them (docs/kubernetes.md, With Helm):\n- %s" (join "\n- " $missing)) }}
+{{- end }}
 
 {{- /* Replicas and shards: the shard count is the replica count, wired by the chart. */}}
 {{- if and (not $v.sharding.enabled) (gt (int $v.replicas) 1) }}
@@ -35,14 +66,7 @@ Included by the workload template, so every render runs it.
 {{- fail (printf "terminationGracePeriodSeconds: %d is shorter than the exporter's shutdown deadline of 10 s (in-flight polls get 5 s to end, then the state is written): Kubernetes would kill it first. Set at least 10" (int $v.terminationGracePeriodSeconds)) }}
 {{- end }}
 
-{{- /* Stacks. */}}
-{{- $stacks := $v.config.stacks | default list }}
-{{- if and (not $stacks) (not $v.config.stacksDir) }}
-{{- fail "config.stacks: list at least one stack (or set config.stacksDir with extraVolumes)" }}
-{{- end }}
-
 {{- /* Secrets: an existing Secret or one the chart creates, never both; inline secrets only into a created one. */}}
-{{- $s := $v.secrets }}
 {{- if and $s.existingSecret $s.create }}
 {{- fail (printf "secrets.existingSecret (%s) and secrets.create: the Secret is either yours or the chart's, never both. Set existingSecret: \"\" to let the chart create it" $s.existingSecret) }}
 {{- end }}
@@ -63,9 +87,6 @@ Included by the workload template, so every render runs it.
 {{- range $key := list "secretFile" "tokenFile" }}
 {{- $file := get $stack $key }}
 {{- if and $file (hasPrefix "/etc/cmdb-exporter/secrets/" $file) }}
-{{- if not (or $s.existingSecret $s.create) }}
-{{- fail (printf "config.stacks[%d].%s reads %s from the Secret's mount, but no Secret is mounted: set secrets.existingSecret, or secrets.create with secrets.data" $i $key $file) }}
-{{- end }}
 {{- if and $s.create (not (has (base $file) $secretKeys)) }}
 {{- fail (printf "config.stacks[%d].%s reads key %s, which the Secret the chart creates lacks (keys: %s): add it to secrets.data" $i $key (base $file) (join ", " $secretKeys)) }}
 {{- end }}

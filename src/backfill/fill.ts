@@ -1,0 +1,86 @@
+/**
+ * `--fill-gaps`: what one run searches, and how it fills what it finds.
+ *
+ * - **What is searched**: `--from` to `--to`, which ends now by default when the gaps are written by
+ *   remote write (the outage the user just had is in it), and 3 hours before now for blocks (they
+ *   must stay out of the time Prometheus still holds in its head block). A blocks run into a
+ *   Prometheus does not search older than its retention: blocks older than that are deleted at
+ *   once. Either way the run says what it searched, in words (`searched 7d up to now`), and why
+ *   when it is less than was asked.
+ * - **How a gap is filled**: from its exact start (a millisecond after the first missed scrape, where
+ *   Prometheus wrote its staleness markers: gaps.ts) at the target's scrape interval, so that an
+ *   instant query at any moment of the gap returns the backfilled value, as a scrape would have
+ *   left it (a VictoriaMetrics, which sizes its look-back from the spacing of the samples, too).
+ *   A gap longer than FINE_GAP_SECONDS (days before the exporter's first scrape, a long outage) is
+ *   written at the backfill's steps instead (each group's poll interval, at most 5 minutes: what
+ *   Prometheus' 5-minute look-back needs), which a scrape interval would multiply for no graph's sake.
+ */
+import { formatDuration } from '../config/durations.js';
+import { formatGap, scrapeIntervalOf, stackGaps, TOLERATED_MISSED_SCRAPES } from './gaps.js';
+import type { PrometheusApi } from './prometheus-api.js';
+import { rangeWords } from './range.js';
+
+/** Gaps up to this long are written at the target's scrape interval; longer ones at the backfill's steps. */
+export const FINE_GAP_SECONDS = 6 * 3600;
+
+type Ranges = Array<[number, number]>;
+
+/** What a run searches: its range, in words, and why it is less than was asked (empty when it is not). */
+export interface Searched {
+  readonly from: number;
+  readonly to: number;
+  readonly words: string;
+  readonly why: readonly string[];
+}
+
+/**
+ * The range a `--fill-gaps` run searches, from the range asked: a blocks run's start no older than
+ * the retention of the Prometheus it fills (`retentionSeconds`, when it could be asked).
+ */
+export function searchedRange(o: { from: number; to: number; toText: string; now: number; blocks: boolean; retentionSeconds?: number; url?: string }): Searched {
+  const why: string[] = [];
+  let from = o.from;
+  if (o.blocks && o.retentionSeconds !== undefined && from < o.now - o.retentionSeconds) {
+    from = o.now - o.retentionSeconds;
+    why.push(`not the ${formatDuration(Math.round(from - o.from))} before that: ${o.url} keeps ${formatDuration(o.retentionSeconds)} (--storage.tsdb.retention.time) and deletes older blocks at once`);
+  }
+  if (o.blocks && o.toText === 'now-3h') {
+    why.push('not the last 3h: blocks stay out of the time Prometheus still holds in its head block (fill by remote write, --remote-write.url, to search up to now)');
+  }
+  return { from, to: o.to, words: rangeWords(from, o.to, o.now), why };
+}
+
+/** `searched 7d up to now` and, when it is less than was asked, why. */
+export function searchedText(s: Searched): string {
+  return `searched ${s.words}${s.why.length > 0 ? ` (${s.why.join('; ')})` : ''}`;
+}
+
+/** The gaps of one stack up to FINE_GAP_SECONDS long: written at the scrape interval. */
+export function fineRanges(ranges: ReadonlyArray<readonly [number, number]>): Ranges {
+  return ranges.filter(([a, b]) => b - a <= FINE_GAP_SECONDS).map(([a, b]) => [a, b]);
+}
+
+/**
+ * Searches one stack's gaps and says what it found: per gap its time and how it is written. Returns
+ * the gaps and the scrape interval they are written at.
+ */
+export async function searchStack(
+  api: PrometheusApi,
+  q: { job: string; instance: string; stack: string; searched: Searched; now: number; stepFlag: number | undefined },
+  say: (text: string) => void,
+): Promise<{ ranges: Ranges; interval: number }> {
+  const interval = await scrapeIntervalOf(api, q, [q.now, q.searched.to]);
+  // A VictoriaMetrics answers range queries for its last 30 s (-search.latencyOffset) with the value
+  // before them: not yet known there, not missing.
+  const latency = await api.latencySeconds();
+  const to = Math.min(q.searched.to, q.now - latency);
+  const unsettled = to < q.searched.to ? ` (not its last ${formatDuration(Math.round(q.searched.to - to))}: a VictoriaMetrics answers for them only after -search.latencyOffset)` : '';
+  const gaps = await stackGaps(api, { job: q.job, instance: q.instance, stack: q.stack, from: q.searched.from, to, interval: interval.seconds });
+  const how = ([a, b]: readonly [number, number]) =>
+    q.stepFlag !== undefined ? '' : b - a <= FINE_GAP_SECONDS ? `, written every ${formatDuration(interval.seconds)}` : `, written at the backfill's steps (longer than ${formatDuration(FINE_GAP_SECONDS)})`;
+  say(
+    `gaps of stack ${q.stack} (job ${q.job}, instance ${q.instance}) in ${api.url}, ${searchedText(q.searched)}${unsettled}, scrape interval ${formatDuration(interval.seconds)} (${interval.from}); holes of ${TOLERATED_MISSED_SCRAPES} missed scrapes or fewer are not gaps:` +
+      (gaps.length === 0 ? ' none' : gaps.map((g) => `\n  ${formatGap(g, formatDuration)}${how(g)}`).join('')),
+  );
+  return { ranges: gaps.map((g) => [g[0], g[1]]), interval: interval.seconds };
+}
