@@ -13,7 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { demoRuleFiles, DEMO_FOR_SECONDS, durationSeconds, prometheusPages } from '../scripts/demo-prometheus.js';
 import { DocsPages } from '../src/server/docs.js';
 import { bannerLinks, deadLinks, demoBanner } from './helpers/banner-links.js';
-import { freePort, WAIT_MS } from './helpers/daemon.js';
+import { freePort } from './helpers/daemon.js';
+import { WAIT_MS } from './helpers/wait.js';
 
 const DEMO = fileURLToPath(new URL('../scripts/demo.ts', import.meta.url));
 

@@ -10,7 +10,7 @@ import { nextScheduledRun, spreadOffset } from '../src/scheduler/scheduler.js';
 import { enabledEndpoints } from '../src/config/endpoints.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { sim } from './cmdb/helpers/sim.js';
-import { WAIT_MS, waitFor } from './helpers/daemon.js';
+import { waitFor } from './helpers/wait.js';
 import { configFor, startExporter, stackFor } from './helpers/exporter.js';
 import { testStack } from './helpers/stack.js';
 
@@ -182,7 +182,7 @@ describe('Action job backlog', () => {
     const actions = sim.state().counts.actions;
     expect(actions).toBeGreaterThan(1);
     const line = `cmdb_action_jobs_backlog{stack="a"} ${actions - 1}`;
-    await waitFor(async () => ((await app.metricsText()).includes(line) ? true : undefined), WAIT_MS, line);
+    await waitFor(line, async () => ((await app.metricsText()).includes(line) ? true : undefined));
     expect(sim.requests().filter((r) => r.endpoint === 'action_jobs')).toHaveLength(1);
     expect(app.landing().stacks[0]?.jobBacklog).toBe(actions - 1);
   });
@@ -194,7 +194,7 @@ describe('Action job backlog', () => {
     apps.push(app);
     const actions = sim.state().counts.actions;
     const line = `cmdb_action_jobs_backlog{stack="a"} ${actions - 1}`;
-    await waitFor(async () => ((await app.metricsText()).includes(line) ? true : undefined), WAIT_MS, line);
+    await waitFor(line, async () => ((await app.metricsText()).includes(line) ? true : undefined));
     // Another interval: the same road, so the stack is reconfigured in place and keeps its backlog.
     config = configFor([{ ...slowJobs(sim), intervals: { ...slowJobs(sim).intervals, actionJobs: 12 } }]);
     expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"reconfigured":1') });
@@ -371,7 +371,7 @@ describe('a stack that cannot be reached', () => {
       for (const e of enabledEndpoints(unreachable)) expect(text).toContain(`cmdb_endpoint_up{stack="unreachable",endpoint="${e}"} 0`);
       // No bound on how soon: the check below is that readiness came before the unreachable stack's
       // first polls ended (their four attempts and back-offs run on the same clock).
-      await waitFor(async () => (app.readiness().ready ? true : undefined), WAIT_MS, 'readiness');
+      await waitFor('readiness', async () => (app.readiness().ready ? true : undefined));
       // Ready while the unreachable stack's first polls are still running.
       const states = app.landing().stacks.find((st) => st.name === 'unreachable')?.endpoints.map((e) => e.state);
       expect(states).toContain('pending');
@@ -394,8 +394,8 @@ describe('the status page after a failed poll', () => {
     const { app } = await startExporter(configFor([stack]), { schedule: true, initialJitterMs: 0, nowMs: () => at * 1000 });
     apps.push(app);
     const license = () => app.landing().stacks[0]?.endpoints.find((e) => e.endpoint === 'license');
-    await waitFor(async () => (license()?.state === 'failing' ? true : undefined), WAIT_MS, 'the license poll to fail');
-    await waitFor(async () => (license()?.nextPollAt === at + 30 ? true : undefined), WAIT_MS, 'the retry to be scheduled');
+    await waitFor('the license poll to fail', async () => (license()?.state === 'failing' ? true : undefined));
+    await waitFor('the retry to be scheduled', async () => (license()?.nextPollAt === at + 30 ? true : undefined));
     expect(nextScheduledRun('retrying', 'license', 3600, at)).toBe(at - 1 + 3600);
   });
 });

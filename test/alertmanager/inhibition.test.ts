@@ -20,7 +20,7 @@ import { RECEIVERS, withWebhookReceivers } from '../../scripts/alertmanager/conf
 import { ALERTMANAGER_FILE } from '../../scripts/gen-alertmanager.js';
 import { startAlertmanager, startCollectingReceiver, type AmAlert, type CollectingReceiver, type RunningAlertmanager } from '../e2e/harness/alertmanager.js';
 import { stopAll } from '../e2e/harness/processes.js';
-import { done, notYet, waitFor } from '../e2e/harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 import { REPO } from '../dashboards/metrics.js';
 
 const JOB = { job: 'cmdb-exporter', instance: 'cmdb-exporter:9873' };

@@ -16,10 +16,10 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { FAST_INTERVALS, startExporter, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { FAST_INTERVALS, startExporter, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { runToCompletion, startProcess, stopAllAndCheck } from './harness/processes.js';
 import { baseEnv, http, leakedSecrets, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 const DAY = 86_400;
 let dir: string;

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA_ENDPOINTS } from '../../src/api/endpoints.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { launchChromium, requireChromium } from './harness/browser.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { leakedSecrets, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';

@@ -23,11 +23,11 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, it, type ExpectStatic } from 'vitest';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { FAST_INTERVALS, startExporter, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { FAST_INTERVALS, startExporter, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { parseExposition } from '../helpers/exposition.js';
 import { http, makeTempDir, removeDir } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 const RATE = 30;
 /**

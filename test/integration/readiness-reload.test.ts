@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { freePort, runDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
+import { freePort, runDaemon, type Daemon } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SECRET = 'it-ready-secret-4Qd9';
 let sim: SimulatorServer;
@@ -71,7 +72,7 @@ beforeAll(async () => {
   const port = await freePort();
   daemon = runDaemon(['--config', join(dir, 'exporter.yaml'), '--web.listen-address', `127.0.0.1:${port}`], { IT_SECRET: SECRET, LOG_LEVEL: 'info' });
   base = `http://127.0.0.1:${port}`;
-  await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 30_000, '/readyz 200 at start');
+  await waitFor('/readyz 200 at start', async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), { timeoutMs: 30_000 });
 });
 
 afterAll(async () => {
@@ -139,7 +140,7 @@ describe('a stack that cannot be reached, added after start', () => {
     writeFileSync(join(dir, 'stacks.d', 'later.yaml'), unreachable('later', ''));
     const logged = daemon?.output().length ?? 0;
     daemon?.child.kill('SIGHUP');
-    await waitFor(async () => (daemon?.output().slice(logged).includes('configuration reloaded') ? true : undefined), 20_000, 'the reload');
+    await waitFor('the reload', async () => (daemon?.output().slice(logged).includes('configuration reloaded') ? true : undefined), { timeoutMs: 20_000 });
     const seen = await watchReadiness('later', logged, 60_000);
     expect(seen.statuses.filter((s) => s !== 200)).toEqual([]);
     expect(seen.sawJoining).toBe(true);

@@ -11,7 +11,7 @@ import type { GroupName } from '../../src/api/endpoints.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import { Scheduler, type CronLike, type Pollable } from '../../src/scheduler/scheduler.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { WAIT_MS, waitFor } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { captureLogger } from '../helpers/log.js';
 import { testStack } from '../helpers/stack.js';
@@ -55,7 +55,7 @@ describe('shutdown while Action jobs are fetched', () => {
     const stack = stackFor(sim, { actionJobsPerMinute: 6 });
     const { app, logText } = await startExporter(configFor([stack], { logLevel: 'info' }), { schedule: true, initialJitterMs: 0 });
     const jobFetches = () => sim.requests().filter((r) => r.endpoint === 'action_jobs').length;
-    await waitFor(async () => (jobFetches() >= 2 ? true : undefined), WAIT_MS, 'two job fetches');
+    await waitFor('two job fetches', async () => (jobFetches() >= 2 ? true : undefined));
     const fetched = jobFetches();
     if (graceMs > 60_000) expect(await closedLongBeforeGrace(app), 'closed at once, not after the grace period').toBe(true);
     else await app.close(graceMs);
@@ -74,7 +74,7 @@ describe('shutdown while requests wait for the rate budget', () => {
     // One request a minute: after the token request every group's first request waits ~60 s.
     const stack = stackFor(sim, { rateLimitPerMinute: 1 });
     const { app, logText } = await startExporter(configFor([stack], { logLevel: 'info' }), { schedule: true, initialJitterMs: 0 });
-    await waitFor(async () => (sim.requests().length >= 1 ? true : undefined), WAIT_MS, 'the first request');
+    await waitFor('the first request', async () => (sim.requests().length >= 1 ? true : undefined));
     // A grace of 2 minutes: polls that waited on would hold the close, or send their requests ~60 s in.
     expect(await closedLongBeforeGrace(app), 'closed at once, not after the grace period').toBe(true);
     expect(sim.requests().length, 'nothing more was sent').toBeLessThanOrEqual(2);
@@ -101,7 +101,7 @@ describe('a stack removed during its start-up Action-list poll', () => {
       },
     };
     scheduler.add(poller);
-    await waitFor(async () => (calls.includes('actions') ? true : undefined), WAIT_MS, 'the Action-list poll');
+    await waitFor('the Action-list poll', async () => (calls.includes('actions') ? true : undefined));
     const removed = scheduler.remove('s1', 60_000);
     // The Action list answers within the grace period, after the removal began.
     finishActions();
