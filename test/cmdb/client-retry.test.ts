@@ -9,6 +9,7 @@ import {
 import { realClock } from '../../src/cmdb/clock.js';
 import type { RequestContext } from '../../src/api/request-context.js';
 import { MAX_REFUSALS } from '../../src/cmdb/policy.js';
+import { waitFor } from '../helpers/wait.js';
 import { makeClient, rejection } from './helpers/client.js';
 import { FakeClock } from './helpers/clock.js';
 import { requestsTo, sim, simStack } from './helpers/sim.js';
@@ -323,7 +324,9 @@ describe('abort', () => {
     s.addFault({ endpoint: 'license', latencyMs: 60_000 });
     const ctl = new AbortController();
     const pending = rejection(client.get('license', undefined, { signal: ctl.signal }));
-    setTimeout(() => ctl.abort(), 50);
+    // In flight: it reached the CMDB, which holds its answer.
+    await waitFor('the license request at the CMDB', () => requestsTo(s, 'license').length === 1);
+    ctl.abort();
     const err = await pending;
     expect(err).toBeInstanceOf(CmdbAbortedError);
     expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: aborted (exporter shutting down)');
@@ -337,7 +340,7 @@ describe('abort', () => {
     const { client } = makeClient(simStack(s, { retries: { minDelaySeconds: 600, maxDelaySeconds: 600 } }), { clock: realClock });
     const ctl = new AbortController();
     const pending = rejection(client.get('license', undefined, { signal: ctl.signal }));
-    await waitFor(() => requestsTo(s, 'license').length === 1);
+    await waitFor('the license request', () => requestsTo(s, 'license').length === 1);
     ctl.abort();
     expect(await pending).toBeInstanceOf(CmdbAbortedError);
   });
@@ -348,7 +351,7 @@ describe('abort', () => {
     const { client } = makeClient(simStack(s, { rateLimitPerMinute: 1 }));
     const ctl = new AbortController();
     const pending = rejection(client.get('license', undefined, { signal: ctl.signal }));
-    await waitFor(() => requestsTo(s, 'access_token').length === 1);
+    await waitFor('the token request', () => requestsTo(s, 'access_token').length === 1);
     ctl.abort();
     expect(await pending).toBeInstanceOf(CmdbAbortedError);
     expect(requestsTo(s, 'license')).toHaveLength(0);
@@ -360,7 +363,7 @@ describe('abort', () => {
     const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 30 }));
     const ctl = new AbortController();
     const pending = rejection(client.get('license', undefined, { signal: ctl.signal }));
-    await waitFor(() => requestsTo(s, 'access_token').length === 1);
+    await waitFor('the token request', () => requestsTo(s, 'access_token').length === 1);
     ctl.abort();
     expect(await pending).toBeInstanceOf(CmdbAbortedError);
     await client.close();
@@ -377,10 +380,3 @@ describe('abort', () => {
     expect(s.requests()).toHaveLength(0);
   });
 });
-
-/** Until `cond` holds (an event of the simulator's request log), bounded against a hang. */
-async function waitFor(cond: () => boolean): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  if (!cond()) throw new Error('condition not reached within 60 s');
-}
