@@ -327,11 +327,13 @@ describe('a stack paused by a server Retry-After (issue 11 #1)', () => {
     const config = configFor([stackFor(s as SimulatorServer, { intervals, retries })]);
     const { app } = await startExporter(config, { loadConfig: () => config });
     apps.push(app);
+    // Read before the poll: the pause (900 s, the cap) ends at least that long after it.
+    const before = Date.now() / 1000;
     await app.pollOnce();
     const [model] = app.landing().stacks;
     const [pause] = model?.pauses ?? [];
     expect(pause).toMatchObject({ scope: 'stack', status: 429, request: 'GET /CMDB/v2/system/metrics/license' });
-    expect(pause?.until).toBeGreaterThan(Date.now() / 1000 + 800);
+    expect(pause?.until).toBeGreaterThanOrEqual(before + 900 - 1);
     const paused = /^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} (\S+)$/m;
     expect(Number(paused.exec(await app.metricsText())?.[1])).toBeCloseTo(pause?.until ?? 0, 0);
     expect(model?.endpoints.find((e) => e.endpoint === 'license')).toMatchObject({ state: 'failing', outcome: 'rate_limited' });
