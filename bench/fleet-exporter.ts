@@ -11,6 +11,7 @@ import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
 import { SecretScrubber } from '../src/secrets.js';
+import { simulatorStack } from './stack.js';
 
 export interface FleetInput {
   readonly stacks: number;
@@ -29,20 +30,10 @@ export const stackName = (i: number) => `fleet-${String(i).padStart(3, '0')}`;
 const BUSY = 10;
 
 function stack(input: FleetInput, i: number): StackConfig {
-  const { clientIdKey, ...settings } = BUILTIN_SETTINGS;
-  const intervals = input.busy ? (Object.fromEntries(Object.keys(settings.intervals).map((k) => [k, BUSY])) as unknown as StackConfig['intervals']) : settings.intervals;
-  return {
-    ...settings,
-    name: stackName(i),
-    baseUrl: input.baseUrl,
-    auth: { kind: 'client', clientId: input.clientId, secret: input.secret, clientIdKey },
-    // One simulator answers for every stack: the budget must not be what the cell measures.
-    rateLimitPerMinute: 6000,
-    actionJobsPerMinute: 6000,
-    intervals,
-    tls: { insecureSkipVerify: false },
-    track: { assets: input.trackedAssets, users: input.trackedUsers },
-  };
+  const intervals = input.busy ? (Object.fromEntries(Object.keys(BUILTIN_SETTINGS.intervals).map((k) => [k, BUSY])) as unknown as StackConfig['intervals']) : BUILTIN_SETTINGS.intervals;
+  // One simulator answers for every stack: the budget must not be what the cell measures.
+  const track = { assets: input.trackedAssets, users: input.trackedUsers };
+  return simulatorStack({ ...input, url: input.baseUrl }, { name: stackName(i), rateLimitPerMinute: 6000, actionJobsPerMinute: 6000, intervals, track });
 }
 
 async function main(): Promise<void> {

@@ -8,14 +8,8 @@
  * read, the bytes of an incremental poll 5 minutes later (the runs of those 5 minutes are new), and
  * the bytes a day at the defaults (one full scan a day, an incremental poll every 5 minutes).
  */
-import { Registry } from 'prom-client';
-import { openRoad } from '../src/cmdb/road.js';
-import { BUILTIN_SETTINGS } from '../src/config/rules.js';
-import type { StackConfig } from '../src/config/types.js';
-import { createLogger } from '../src/logger.js';
-import { createInstruments } from '../src/metrics/instruments.js';
-import { SecretScrubber } from '../src/secrets.js';
 import { startSimulator } from '../src/simulator/server.js';
+import { quietRoad, simulatorStack } from './stack.js';
 
 export interface PaceOptions {
   readonly msPerRow: number;
@@ -43,15 +37,8 @@ export const PACE_SIZE = { connectors: 1000, profilesPerConnector: 2, runsPerCon
 
 export async function benchPace(opts: PaceOptions, progress: (line: string) => void = () => undefined): Promise<PaceResult> {
   const sim = await startSimulator({ size: PACE_SIZE, connectorPeriodSeconds: 86_400, connectorPace: { msPerRow: opts.msPerRow, baseMs: opts.baseMs } });
-  const stack: StackConfig = {
-    ...BUILTIN_SETTINGS,
-    name: 'pace',
-    baseUrl: sim.url,
-    auth: { kind: 'client', clientId: sim.clientId, secret: sim.secret, clientIdKey: 'clientID' },
-  };
-  const scrubber = new SecretScrubber();
-  const logger = createLogger({ level: 'silent', format: 'json', scrubber });
-  const road = openRoad({ stack, instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger, scrubber });
+  const stack = simulatorStack(sim, { name: 'pace' });
+  const road = quietRoad(stack);
   const connectorBytes = () => sim.requests().filter((r) => r.endpoint === 'connector').reduce((n, r) => n + r.bytes, 0);
   const connectorRequests = () => sim.requests().filter((r) => r.endpoint === 'connector').length;
   try {
