@@ -26,10 +26,10 @@ interface Answer {
   readonly error?: string;
 }
 
-function firstLine(child: ChildProcess, name: string): Promise<string> {
+function firstLine(child: ChildProcess, name: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffered = '';
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    const timer = setTimeout(() => reject(new Error(`${name} did not print its first line within ${timeoutMs} ms`)), timeoutMs);
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString('utf8');
       for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
@@ -58,13 +58,13 @@ function firstLine(child: ChildProcess, name: string): Promise<string> {
 }
 
 /** Starts bench/<script> with tsx, `args` and extra Node options; resolves once it printed its ready line. */
-export async function startChild(script: string, args: readonly string[], opts: { exposeGc?: boolean; nodeArgs?: readonly string[] } = {}): Promise<Child> {
+export async function startChild(script: string, args: readonly string[], opts: { exposeGc?: boolean; nodeArgs?: readonly string[]; startTimeoutMs?: number } = {}): Promise<Child> {
   const path = fileURLToPath(new URL(`./${script}`, import.meta.url));
   const execArgv = ['--import', 'tsx', ...(opts.exposeGc ? ['--expose-gc'] : []), ...(opts.nodeArgs ?? [])];
   const child = fork(path, [...args], { execArgv, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   let ready: unknown;
   try {
-    ready = JSON.parse(await firstLine(child, script)) as unknown;
+    ready = JSON.parse(await firstLine(child, script, opts.startTimeoutMs ?? START_TIMEOUT_MS)) as unknown;
   } catch (err) {
     child.kill('SIGKILL');
     throw err;

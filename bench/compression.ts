@@ -31,27 +31,19 @@ const USAGE = `Usage: npm run bench:compression -- [options]
   --json FILE        save the figures to FILE (default: bench/results/compression-<time>.json)
   -h, --help         show this help`;
 
-export interface CompressionFigures {
-  readonly mode: Compression;
-  readonly runs: number;
-  readonly pageRows: number;
-  /** One default-size page: wire bytes and decoded bytes. */
-  readonly pageWire: number;
-  readonly pageDecoded: number;
-  /** Fetch and decode of that page over loopback, median and range (ms). */
-  readonly pageMs: { median: number; min: number; max: number };
-  readonly fullScan: { pages: number; wire: number };
-  readonly incremental: { pages: number; wire: number };
-  /** One full scan plus the incremental polls of the rest of the day. */
-  readonly perDay: number;
-}
+type CompressionFigures = Awaited<ReturnType<typeof measureMode>>;
 
 const DAY = 86_400;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 const connectorLog = async (sim: SimulatorReady) => (await requestLog(sim.url)).filter((r) => r.endpoint === 'connector');
 
-async function measureMode(mode: Compression, repeats: number, progress: (m: string) => void): Promise<CompressionFigures> {
+/**
+ * One mode: one default-size page (wire and decoded bytes; fetched and decoded over loopback, median
+ * and range in ms), a full scan and an incremental poll (pages, wire bytes), and a day: one full scan
+ * plus the incremental polls of the rest of the day.
+ */
+async function measureMode(mode: Compression, repeats: number, progress: (m: string) => void) {
   const child = await startChild('simulator-process.ts', [JSON.stringify(HISTORY_KNOBS), JSON.stringify({ compression: mode })]);
   const dispatcher = new Agent({ connections: 1 });
   try {
@@ -114,7 +106,7 @@ async function measureMode(mode: Compression, repeats: number, progress: (m: str
 
 const mib = (b: number) => `${(b / 1024 ** 2).toFixed(2)} MiB`;
 
-export function compressionLines(plain: CompressionFigures, gzip: CompressionFigures, mbit: number): string[] {
+function compressionLines(plain: CompressionFigures, gzip: CompressionFigures, mbit: number): string[] {
   const wan = (b: number) => `${((b * 8) / (mbit * 1e6)).toFixed(2)} s`;
   const ratio = (a: number, b: number) => `${(a / b).toFixed(1)}×`;
   const row = (what: string, p: string, g: string, r: string) => `| ${what} | ${p} | ${g} | ${r} |`;

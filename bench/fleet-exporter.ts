@@ -4,14 +4,11 @@
  * cadence) or on the default intervals. Usage: tsx bench/fleet-exporter.ts '<FleetInput as JSON>'
  * Prints one JSON line ({ url, pid, startedAtMs }) once it listens, then runs until its parent goes away.
  */
-import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { start } from '../src/app.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
-import { createLogger } from '../src/logger.js';
-import { SecretScrubber } from '../src/secrets.js';
-import { simulatorStack } from './stack.js';
+import { quietParts, simulatorStack } from './stack.js';
 
 export interface FleetInput {
   readonly stacks: number;
@@ -38,8 +35,7 @@ function stack(input: FleetInput, i: number): StackConfig {
 
 async function main(): Promise<void> {
   const input = JSON.parse(process.argv[2] ?? '{}') as FleetInput;
-  const scrubber = new SecretScrubber();
-  const logger = createLogger({ level: 'error', format: 'json', scrubber, destination: new Writable({ write: (_c, _e, done) => done() }) });
+  const { logger, scrubber } = quietParts();
   const config: ExporterConfig = {
     listenAddress: '127.0.0.1:0',
     logLevel: 'error',

@@ -215,12 +215,7 @@ async function main(argv: string[]): Promise<void> {
   try {
     sim = await startChild('simulator-process.ts', [JSON.stringify(medium?.knobs ?? {})]);
     const ready = sim.ready as SimulatorReady;
-    const result: Record<string, unknown> = {
-      date: new Date().toISOString(),
-      node: process.version,
-      exporterDir: opts.exporterDir,
-      exporterArgs: opts.exporterArgs,
-    };
+    const result: Record<string, unknown> = { exporterDir: opts.exporterDir, exporterArgs: opts.exporterArgs };
     // Each phase gets a fresh exporter: the aftermath of one flood must not count against the next.
     const phases = opts.phase === 'both' ? (['scrapes', 'idle'] as const) : ([opts.phase] as const);
     for (const phase of phases) result[phase] = await runPhase(phase, opts, ready, dir);
@@ -254,7 +249,6 @@ async function runPhase(phase: 'scrapes' | 'idle', opts: Options, ready: Simulat
       console.error(`idle: ${opts.idle} idle connections held ${opts.holdSeconds} s…`);
       figures = await idleFlood(opts, exporter);
     }
-    console.error(JSON.stringify(figures));
     return { ...start, ...figures, exporterAlive: exporter.child.exitCode === null };
   } finally {
     await exporter.stop();

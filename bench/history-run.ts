@@ -6,6 +6,7 @@
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { PageReducer, reduceConnectorPage } from '../src/cmdb/page-reducer.js';
+import type { RequestRecord } from '../src/simulator/api.js';
 import { startChild, type Child } from './children.js';
 import type { BigPage, ConnectorPoll, ExporterInput, HistoryResult, HistoryStalls } from './results.js';
 import { scrapeLoad, type ClientStall, type SlowScrape } from './scrape-load.js';
@@ -97,24 +98,16 @@ function union(xs: readonly { at: number; ms: number }[]): Array<{ at: number; m
   return out;
 }
 
-interface LoggedRequest {
-  readonly endpoint: string | null;
-  readonly rawQuery: string;
-  readonly status: number;
-  readonly bytes?: number;
-}
-
 /** Connector requests grouped into polls: a poll starts with its page 0. */
-export function connectorPolls(log: readonly LoggedRequest[]): ConnectorPoll[] {
-  const polls: Array<{ requests: number; bytes: number | null }> = [];
+export function connectorPolls(log: readonly Pick<RequestRecord, 'endpoint' | 'rawQuery' | 'bytes'>[]): ConnectorPoll[] {
+  const polls: Array<{ requests: number; bytes: number }> = [];
   for (const r of log) {
     if (r.endpoint !== 'connector') continue;
-    const page = /(?:^|&)page=(\d+)/.exec(r.rawQuery)?.[1];
     const last = polls[polls.length - 1];
-    const current = page === '0' || !last ? { requests: 0, bytes: 0 as number | null } : last;
+    const current = /(?:^|&)page=0(?:&|$)/.test(r.rawQuery) || !last ? { requests: 0, bytes: 0 } : last;
     if (current !== last) polls.push(current);
     current.requests += 1;
-    current.bytes = current.bytes === null || r.bytes === undefined ? null : current.bytes + r.bytes;
+    current.bytes += r.bytes;
   }
   return polls;
 }
@@ -144,9 +137,7 @@ export async function benchHistory(seconds: number, progress: (m: string) => voi
     const stalls = stallsOf(await exporter.call<Stall[]>('blocks'), cell.slow, cell.clientStalls);
     const polls = connectorPolls(await requestLog(sim.url));
     const first = polls[0]?.bytes;
-    const later = polls.slice(1).map((p) => p.bytes);
-    const laterPollShare =
-      first && later.length > 0 && later.every((b) => b !== null) ? Math.max(...(later as number[])) / first : null;
+    const laterPollShare = first && polls.length > 1 ? Math.max(...polls.slice(1).map((p) => p.bytes)) / first : null;
     progress('history: one 20,000-row page, inline and in the worker');
     const bigPage = await measureBigPage(sim);
     return { runs: sim.connectorRuns, seconds, scrape: cell.latency, scrapes: cell.requests, peakRssBytes, polls, laterPollShare, bigPage, stalls };

@@ -8,13 +8,13 @@
  *
  * Prints a Markdown table and saves the figures as JSON (bench/results/, or --json FILE).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { StackConfig } from '../src/config/types.js';
+import { startChild } from './children.js';
 import { saveFigures } from './format.js';
 import { residentBytes } from './proc.js';
 import { quietRoad } from './stack.js';
@@ -100,18 +100,11 @@ async function child(url: string, name: string, endpoint: Case['endpoint'], capB
 async function runCase(c: Case, capBytes: number, seconds: number): Promise<Figures> {
   const server = await serve(c.bytes, c.chunked);
   try {
-    const script = fileURLToPath(import.meta.url);
-    const proc: ChildProcess = spawn(process.execPath, [...process.execArgv, script, '--child', server.url, '--case', c.name, '--endpoint', c.endpoint, '--cap', String(capBytes), '--seconds', String(seconds)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    const timer = setTimeout(() => proc.kill('SIGKILL'), (seconds + 30) * 1000);
-    await new Promise((resolve) => proc.on('exit', resolve));
-    clearTimeout(timer);
-    const line = out.trim().split('\n').pop();
-    if (!line) throw new Error(`case ${c.name}: no figures (killed after ${seconds + 30}s?)`);
-    return JSON.parse(line) as Figures;
+    // A fresh process per case, so that each VmHWM is that case's alone; its one line is its figures.
+    const args = ['--child', server.url, '--case', c.name, '--endpoint', c.endpoint, '--cap', String(capBytes), '--seconds', String(seconds)];
+    const child = await startChild('oversize.ts', args, { startTimeoutMs: (seconds + 30) * 1000 });
+    await child.stop();
+    return child.ready as Figures;
   } finally {
     server.close();
   }

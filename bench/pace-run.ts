@@ -18,24 +18,14 @@ export interface PaceOptions {
   readonly maxSeconds: number;
 }
 
-export interface PaceResult {
-  readonly rows: number;
-  readonly msPerRow: number;
-  readonly baseMs: number;
-  /** Seconds to the first connector data; undefined when the scan failed or ran out of time. */
-  readonly firstDataSeconds?: number;
-  readonly firstError?: string;
-  readonly fullScanRequests: number;
-  readonly fullScanBytes: number;
-  readonly incrementalRequests: number;
-  readonly incrementalBytes: number;
-  /** One full scan and 288 incremental polls (the defaults: 24 h, 5 min). */
-  readonly bytesPerDay: number;
-}
-
 export const PACE_SIZE = { connectors: 1000, profilesPerConnector: 2, runsPerConnector: 4 } as const;
 
-export async function benchPace(opts: PaceOptions, progress: (line: string) => void = () => undefined): Promise<PaceResult> {
+/**
+ * The cell. firstDataSeconds: to the first connector data, undefined when the scan failed or ran out
+ * of time (firstError says which); bytesPerDay: one full scan and 288 incremental polls (the
+ * defaults: 24 h, 5 min).
+ */
+export async function benchPace(opts: PaceOptions, progress: (line: string) => void = () => undefined) {
   const sim = await startSimulator({ size: PACE_SIZE, connectorPeriodSeconds: 86_400, connectorPace: { msPerRow: opts.msPerRow, baseMs: opts.baseMs } });
   const stack = simulatorStack(sim, { name: 'pace' });
   const road = quietRoad(stack);
@@ -74,7 +64,7 @@ export async function benchPace(opts: PaceOptions, progress: (line: string) => v
   }
 }
 
-export function paceLines(r: PaceResult): string[] {
+export function paceLines(r: Awaited<ReturnType<typeof benchPace>>): string[] {
   const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
   return [
     `connector history at the real pace (${r.rows} runs, ${r.msPerRow} ms a row + ${r.baseMs} ms a page, built-in defaults):`,

@@ -174,8 +174,8 @@ export interface BenchResult {
 // ---- the connector history cell (bench/history-run.ts) ----
 export interface ConnectorPoll {
   readonly requests: number;
-  /** Response bytes of the poll's requests; null when the simulator does not log them. */
-  readonly bytes: number | null;
+  /** Response bytes of the poll's requests. */
+  readonly bytes: number;
 }
 
 export interface HistoryResult {
@@ -185,7 +185,7 @@ export interface HistoryResult {
   readonly scrapes: number;
   readonly peakRssBytes: number | null;
   readonly polls: readonly ConnectorPoll[];
-  /** Largest later poll's bytes / first poll's bytes; null without byte figures or a second poll. */
+  /** Largest later poll's bytes / first poll's bytes; null without a second poll. */
   readonly laterPollShare: number | null;
   /** One big page (20,000 rows), reduced on the event loop and in the worker thread. */
   readonly bigPage: BigPage;

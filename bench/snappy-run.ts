@@ -16,19 +16,6 @@ import snappyjs from 'snappyjs';
 import { backfillSetup } from './backfill-run.js';
 import { runMain } from './daemon.js';
 
-export interface SnappyFigures {
-  readonly days: number;
-  readonly step: string;
-  readonly requests: number;
-  readonly rawBytes: number;
-  readonly wallSeconds: number;
-  /** Per implementation: compressed bytes and seconds to compress every body (median of the rounds). */
-  readonly native: { readonly bytes: number; readonly seconds: number };
-  readonly js: { readonly bytes: number; readonly seconds: number };
-  /** The longest single body's compression, in ms (what one call holds the event loop). */
-  readonly longestMs: { readonly native: number; readonly js: number };
-}
-
 function receiver(bodies: Buffer[]): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -66,7 +53,12 @@ function time(raw: readonly Buffer[], compress: (b: Buffer) => Uint8Array, round
   return { seconds: totals[Math.floor(totals.length / 2)] ?? NaN, bytes, longest };
 }
 
-export async function benchSnappy(opts: { days?: number; step?: string; rounds?: number }, progress: (m: string) => void): Promise<SnappyFigures> {
+/**
+ * The cell: the requests and their protobuf bytes, the command's wall time; per implementation the
+ * compressed bytes and the seconds to compress every body (median of the rounds), and the longest
+ * single body's compression in ms (what one call holds the event loop).
+ */
+export async function benchSnappy(opts: { days?: number; step?: string; rounds?: number }, progress: (m: string) => void) {
   const days = opts.days ?? 30;
   const step = opts.step ?? '1h';
   progress(`remote write: simulator with ${days} days of medium history`);
@@ -105,7 +97,7 @@ export async function benchSnappy(opts: { days?: number; step?: string; rounds?:
 const mib = (b: number) => `${(b / 1024 ** 2).toFixed(1)} MiB`;
 const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)} %`;
 
-export function snappyLines(f: SnappyFigures): string[] {
+export function snappyLines(f: Awaited<ReturnType<typeof benchSnappy>>): string[] {
   return [
     `Remote-write backfill of ${f.days} days, medium size, --step ${f.step}: ${f.requests} requests, ${mib(f.rawBytes)} of protobuf before compression; the whole command took ${f.wallSeconds.toFixed(1)} s of wall time into a receiver that answers at once.`,
     '',
