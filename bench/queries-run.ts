@@ -19,7 +19,7 @@ import type { StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
 import { createInstruments } from '../src/metrics/instruments.js';
 import { nextScheduledRun, Scheduler } from '../src/scheduler/scheduler.js';
-import { enabledEndpoints } from '../src/config/endpoints.js';
+import { enabledEndpoints, pollSettings } from '../src/config/endpoints.js';
 import { StackPoller } from '../src/scheduler/stack-poller.js';
 import { SecretScrubber } from '../src/secrets.js';
 import type { RequestRecord } from '../src/simulator/api.js';
@@ -93,7 +93,7 @@ async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress
   store.addStack(stack.name, new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 60, staleAfterSeconds: 86_400 }])), 100_000);
   const { dispatcher, inFlight } = countingDispatcher(createDispatcher(stack));
   const road = openRoad({ stack, instruments, logger, scrubber, clock: time, dispatcher, enabled: enabledEndpoints(stack) });
-  const poller = new StackPoller({ stack, api: road.readers, store, logger, scrubber, now: () => time.now() / 1000, sleep: (ms, signal) => time.sleep(ms, signal) });
+  const poller = new StackPoller({ stack, settings: pollSettings(stack), api: road.readers, store, logger, scrubber, now: () => time.now() / 1000, sleep: (ms, signal) => time.sleep(ms, signal) });
   const groupOf = (name: string) => name.slice(name.indexOf('/') + 1) as GroupName;
   const cron = time.cron((name, nowMs) => 1000 * nextScheduledRun(stack.name, groupOf(name), stack.intervals[groupOf(name)], nowMs / 1000));
   const scheduler = new Scheduler({ instruments, logger, cron, initialJitterMs: 0, nowMs: () => time.now() });
