@@ -39,12 +39,8 @@ export function readConfiguration(flags: FlagValues<'daemon'>, env: Env): Config
   return { flags: checked, config, reload, webConfig, shard, unknownVariables: unknownVariables(env, config.fileVariables) };
 }
 
-interface Out {
-  write(text: string): unknown;
-}
-
 /** --check-config (--config.check): writes the report; the exit code is 0. */
-export function checkConfigReport(read: Configuration, io: { readonly stdout: Out; readonly stderr: Out }): number {
+export function checkConfigReport(read: Configuration, io: { readonly stdout: NodeJS.WritableStream; readonly stderr: NodeJS.WritableStream }): number {
   const { config, webConfig, shard } = read;
   for (const v of read.unknownVariables) io.stderr.write(`cmdb-exporter: warning: ${v.name}: ${v.message}\n`);
   for (const w of configWarnings(config)) io.stderr.write(`cmdb-exporter: warning: stack ${w.stack}: ${w.message}\n`);

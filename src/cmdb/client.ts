@@ -30,11 +30,7 @@ export type { Clock };
 
 export interface CmdbClientOptions {
   stack: StackConfig;
-  /**
-   * The pace of this client's requests, a minute: its budget and cmdb_rate_limit_requests_per_minute.
-   * Default the stack's rateLimitPerMinute, the daemon's; a backfill reads at its own share,
-   * backfillRequestsPerMinute. Given, it stays when a reload changes the stack's settings.
-   */
+  /** The pace, requests a minute (the budget; kept on a reload): default the stack's rateLimitPerMinute, the daemon's; a backfill's is backfillRequestsPerMinute. */
   requestsPerMinute?: number;
   instruments: Instruments;
   /** Already a child bound to { stack }. */
@@ -121,7 +117,6 @@ export class CmdbClient {
   /** The path spelling that answered 2xx, per endpoint with more than one (/actions or /action; change history with or without `metadata`). */
   private readonly spellings = new Map<DataEndpoint, string>();
   private readonly renewalsPerRequest: number;
-  /** CmdbClientOptions.requestsPerMinute: undefined, the stack's rateLimitPerMinute. */
   private readonly pace: number | undefined;
 
   constructor(opts: CmdbClientOptions) {
@@ -136,12 +131,13 @@ export class CmdbClient {
     for (const [endpoint, path] of carried.spellings ?? []) this.spellings.set(endpoint, path);
     this.dispatcher = opts.dispatcher ?? createDispatcher(stack);
     warnInsecure(stack, logger);
-    instruments.rateLimitBudget.set({ stack: stack.name }, this.paceOf(stack));
+    const pace = this.pace ?? stack.rateLimitPerMinute;
+    instruments.rateLimitBudget.set({ stack: stack.name }, pace);
     observeRoad(this.events, instruments, stack.name, logger);
     const random = opts.random ?? Math.random;
     this.transport = new Transport({
       stack,
-      ratePerMinute: this.paceOf(stack),
+      ratePerMinute: pace,
       dispatcher: this.dispatcher,
       clock: this.clock,
       random,
@@ -196,13 +192,9 @@ export class CmdbClient {
       void old.close().catch(() => undefined);
     }
     if (before.tls.insecureSkipVerify !== stack.tls.insecureSkipVerify) warnInsecure(stack, this.logger);
-    instruments.rateLimitBudget.set({ stack: stack.name }, this.paceOf(stack));
-    this.transport.reconfigure(stack, this.dispatcher, this.paceOf(stack));
-  }
-
-  /** Requests a minute under `stack`: the pace given, else the stack's rateLimitPerMinute. */
-  private paceOf(stack: StackConfig): number {
-    return this.pace ?? stack.rateLimitPerMinute;
+    const pace = this.pace ?? stack.rateLimitPerMinute;
+    instruments.rateLimitBudget.set({ stack: stack.name }, pace);
+    this.transport.reconfigure(stack, this.dispatcher, pace);
   }
 
   /** GET one endpoint's resource (`req.id`, `req.query`), decoded. */
