@@ -6,7 +6,7 @@
  * most 600 s and the poll for at most its interval.
  */
 import { openRoad } from '../src/cmdb/road.js';
-import { enabledEndpoints } from '../src/config/endpoints.js';
+import { pollSettings } from '../src/config/endpoints.js';
 import { StackPoller } from '../src/scheduler/stack-poller.js';
 import { startSimulator } from '../src/simulator/server.js';
 import { SnapshotStore } from '../src/store/snapshot-store.js';
@@ -19,8 +19,9 @@ const { scrubber, logger, instruments } = quietParts('error');
 const road = openRoad({ stack, instruments, logger, scrubber });
 const store = new SnapshotStore({ instruments, logger });
 const interval = stack.intervals.ingestion;
-store.addStack(stack.name, new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: interval, staleAfterSeconds: interval * 3 }])), 10_000);
-const poller = new StackPoller({ stack, api: road.readers, store, logger, scrubber, now: () => Date.now() / 1000 });
+const settings = pollSettings(stack);
+store.addStack(stack.name, new Map(settings.enabled.map((e) => [e, { intervalSeconds: interval, staleAfterSeconds: interval * 3 }])), 10_000);
+const poller = new StackPoller({ stack, settings, api: road.readers, store, logger, scrubber, now: () => Date.now() / 1000 });
 const started = Date.now();
 await poller.poll('ingestion');
 const status = poller.runner.status().find((s) => s.endpoint === 'data_ingestion');
