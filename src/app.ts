@@ -107,7 +107,7 @@ export async function start(opts: StartOptions): Promise<App> {
   // Where a configuration is read, before anything of it is logged or used: a secret pasted into
   // another key is scrubbed from the first line on.
   registerSecrets(config, scrubber);
-  // --storage.path (src/persist/); --once starts without it (src/main.ts).
+  // --storage.path (src/persist/); --once starts without it (src/once.ts).
   const storage =
     config.storagePath === undefined
       ? undefined

@@ -132,6 +132,7 @@ export class Stacks {
     const { carried } = start;
     const { scheduler } = this;
     const logger = this.opts.logger.child({ stack: stack.name });
+    // What the stack polls, computed once here and handed as data to its instruments, road, poller and store slot.
     const settings = pollSettings(stack);
     initStackInstruments(instruments, stack.name, settings.groups, settings.enabled);
     // --storage.path: each token granted is kept there for a backfill with the same client id (src/persist/token-file.ts).
@@ -143,7 +144,7 @@ export class Stacks {
     if (storage) client.events.sends.on((e) => storage.recordSend(stack.name, e.sentAt));
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
-    const poller = new StackPoller({ stack, api: readers, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden, restored: carried.restored, onCountSlot: (slotAt) => client.events.paced.emit({ slotAt }) });
+    const poller = new StackPoller({ stack, settings, api: readers, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden, restored: carried.restored, onCountSlot: (slotAt) => client.events.paced.emit({ slotAt }) });
     this.opts.onRoad?.(stack.name, client.events);
     // Restored Actions whose jobs are due (--storage.path): the backlog shows from the first scrape.
     if (carried.restored?.poller) onBacklog(poller.jobBacklog());
@@ -252,7 +253,7 @@ export class Stacks {
     runtime.client.reconfigure(stack, instruments);
     runtime.readers.reconfigure();
     const settings = pollSettings(stack);
-    runtime.poller.reconfigure(stack);
+    runtime.poller.reconfigure(stack, settings);
     runtime.plan.reconfigure(stack, settings.enabled);
     // Its gauges keep what the running parts hold; those of an endpoint just enabled start at 0.
     initStackInstruments(instruments, stack.name, settings.groups, settings.enabled, true);
