@@ -28,6 +28,7 @@ import type { ScrapeResponse } from './exposition/responses.js';
 import { StartTimes } from './exposition/start-times.js';
 import { TEXT_LINES } from './exposition/text-lines.js';
 import { SnapshotStore } from './store/snapshot-store.js';
+import type { RoadEvents } from './cmdb/events.js';
 import { Stacks, type ApplySummary } from './stacks.js';
 import { Storage } from './persist/storage.js';
 import { VERSION } from './version.js';
@@ -61,6 +62,8 @@ export interface StartOptions {
   readonly externalUrl?: ScrapeBase;
   /** OpenMetrics `_created` lines (--web.openmetrics-created). */
   readonly openMetricsCreated?: boolean;
+  /** Told each stack's road events as the stack is built: what its budget granted, for tests and benchmarks. */
+  readonly onRoad?: (stack: string, events: RoadEvents) => void;
 }
 
 export interface App {
@@ -125,6 +128,7 @@ export async function start(opts: StartOptions): Promise<App> {
     now,
     nowMs,
     storage,
+    ...(opts.onRoad ? { onRoad: opts.onRoad } : {}),
   });
 
   const readiness = () => stacks.readiness();

@@ -6,6 +6,7 @@
 import { DATA_ENDPOINTS, groupOf, type DataEndpoint, type GroupName } from './api/endpoints.js';
 import { tokenSlot } from './cmdb/auth.js';
 import { POLL_TOKEN_RENEWALS, sameCredentials, type CmdbClient } from './cmdb/client.js';
+import type { RoadEvents } from './cmdb/events.js';
 import type { PollPlan } from './cmdb/plan.js';
 import type { StackReaders } from './cmdb/readers/index.js';
 import { openRoad, type Road } from './cmdb/road.js';
@@ -45,6 +46,8 @@ export interface StacksOptions {
   readonly storage?: Storage;
   /** The starts of the exporter's own series (`_created`): a stack a reload removes loses its starts with its counters. */
   readonly starts?: StartTimes;
+  /** Told each stack's road events as the stack is built (tests and benchmarks watch what its budget granted). */
+  readonly onRoad?: (stack: string, events: RoadEvents) => void;
 }
 
 /** What a reload did to the stacks. */
@@ -141,7 +144,8 @@ export class Stacks {
     if (storage) client.events.sends.on((e) => storage.recordSend(stack.name, e.sentAt));
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
-    const poller = new StackPoller({ stack, settings, api: readers, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden, restored: carried.restored });
+    const poller = new StackPoller({ stack, settings, api: readers, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden, restored: carried.restored, onCountSlot: (slotAt) => client.events.paced.emit({ slotAt }) });
+    this.opts.onRoad?.(stack.name, client.events);
     // Restored Actions whose jobs are due (--storage.path): the backlog shows from the first scrape.
     if (carried.restored?.poller) onBacklog(poller.jobBacklog());
     store.addStack(stack.name, settings.timing, stack.maxSeries);

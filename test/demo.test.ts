@@ -13,15 +13,10 @@ import { describe, expect, it } from 'vitest';
 import { demoRuleFiles, DEMO_FOR_SECONDS, durationSeconds, prometheusPages } from '../scripts/demo-prometheus.js';
 import { DocsPages } from '../src/server/docs.js';
 import { bannerLinks, deadLinks, demoBanner } from './helpers/banner-links.js';
-import { freePort, WAIT_MS } from './helpers/daemon.js';
+import { freePort } from './helpers/daemon.js';
+import { waitFor } from './helpers/wait.js';
 
 const DEMO = fileURLToPath(new URL('../scripts/demo.ts', import.meta.url));
-
-/** Polls `check` every 100 ms until it holds or `ms` pass. */
-async function until(check: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-}
 
 describe('npm run demo', () => {
   it('takes DEMO_SIMULATOR_PORT and DEMO_EXPORTER_PORT, serves there, says when a change will show, reloads on SIGHUP and stops on SIGTERM', async () => {
@@ -37,7 +32,8 @@ describe('npm run demo', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     try {
       // Until the banner's last line is out (not a pause after its first: the rest may come later).
-      await until(() => out.includes('backfill --config config/demo.yaml') || child.exitCode !== null, WAIT_MS);
+      const gone = () => (child.exitCode === null ? undefined : `the demo exited (${child.exitCode}):\n${out.slice(-4000)}`);
+      await waitFor("the banner's last line", () => out.includes('backfill --config config/demo.yaml'), { gone });
       expect(out).toContain(`status page      http://127.0.0.1:${exporterPort}/`);
       expect(out).toContain(`CMDB simulator   http://127.0.0.1:${simPort}`);
       // Patterns over several lines on one stream (the banner's, stdout): never across the two.
@@ -72,7 +68,7 @@ describe('npm run demo', () => {
 
       // SIGHUP reloads the exporter's configuration as the daemon does; the demo runs on.
       child.kill('SIGHUP');
-      await until(() => out.includes('SIGHUP: ') || child.exitCode !== null, WAIT_MS);
+      await waitFor('the reload line', () => out.includes('SIGHUP: '), { gone });
       expect(out).toContain('SIGHUP: reloaded config/demo.yaml (configuration reloaded: {"unchanged":1');
       expect(child.exitCode).toBeNull();
       expect((await fetch(`http://127.0.0.1:${exporterPort}/healthz`)).status).toBe(200);

@@ -10,7 +10,7 @@ import { nextScheduledRun, spreadOffset } from '../src/scheduler/scheduler.js';
 import { enabledEndpoints } from '../src/config/endpoints.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { sim } from './cmdb/helpers/sim.js';
-import { WAIT_MS, waitFor } from './helpers/daemon.js';
+import { waitFor } from './helpers/wait.js';
 import { configFor, startExporter, stackFor } from './helpers/exporter.js';
 import { testStack } from './helpers/stack.js';
 
@@ -182,7 +182,7 @@ describe('Action job backlog', () => {
     const actions = sim.state().counts.actions;
     expect(actions).toBeGreaterThan(1);
     const line = `cmdb_action_jobs_backlog{stack="a"} ${actions - 1}`;
-    await waitFor(async () => ((await app.metricsText()).includes(line) ? true : undefined), WAIT_MS, line);
+    await waitFor(line, async () => ((await app.metricsText()).includes(line) ? true : undefined));
     expect(sim.requests().filter((r) => r.endpoint === 'action_jobs')).toHaveLength(1);
     expect(app.landing().stacks[0]?.jobBacklog).toBe(actions - 1);
   });
@@ -194,7 +194,7 @@ describe('Action job backlog', () => {
     apps.push(app);
     const actions = sim.state().counts.actions;
     const line = `cmdb_action_jobs_backlog{stack="a"} ${actions - 1}`;
-    await waitFor(async () => ((await app.metricsText()).includes(line) ? true : undefined), WAIT_MS, line);
+    await waitFor(line, async () => ((await app.metricsText()).includes(line) ? true : undefined));
     // Another interval: the same road, so the stack is reconfigured in place and keeps its backlog.
     config = configFor([{ ...slowJobs(sim), intervals: { ...slowJobs(sim).intervals, actionJobs: 12 } }]);
     expect(await app.reload()).toMatchObject({ ok: true, message: expect.stringContaining('"reconfigured":1') });
@@ -327,11 +327,13 @@ describe('a stack paused by a server Retry-After (issue 11 #1)', () => {
     const config = configFor([stackFor(s as SimulatorServer, { intervals, retries })]);
     const { app } = await startExporter(config, { loadConfig: () => config });
     apps.push(app);
+    // Read before the poll: the pause (900 s, the cap) ends at least that long after it.
+    const before = Date.now() / 1000;
     await app.pollOnce();
     const [model] = app.landing().stacks;
     const [pause] = model?.pauses ?? [];
     expect(pause).toMatchObject({ scope: 'stack', status: 429, request: 'GET /CMDB/v2/system/metrics/license' });
-    expect(pause?.until).toBeGreaterThan(Date.now() / 1000 + 800);
+    expect(pause?.until).toBeGreaterThanOrEqual(before + 900 - 1);
     const paused = /^cmdb_rate_limit_paused_until_timestamp_seconds\{stack="sim"\} (\S+)$/m;
     expect(Number(paused.exec(await app.metricsText())?.[1])).toBeCloseTo(pause?.until ?? 0, 0);
     expect(model?.endpoints.find((e) => e.endpoint === 'license')).toMatchObject({ state: 'failing', outcome: 'rate_limited' });
@@ -371,7 +373,7 @@ describe('a stack that cannot be reached', () => {
       for (const e of enabledEndpoints(unreachable)) expect(text).toContain(`cmdb_endpoint_up{stack="unreachable",endpoint="${e}"} 0`);
       // No bound on how soon: the check below is that readiness came before the unreachable stack's
       // first polls ended (their four attempts and back-offs run on the same clock).
-      await waitFor(async () => (app.readiness().ready ? true : undefined), WAIT_MS, 'readiness');
+      await waitFor('readiness', async () => (app.readiness().ready ? true : undefined));
       // Ready while the unreachable stack's first polls are still running.
       const states = app.landing().stacks.find((st) => st.name === 'unreachable')?.endpoints.map((e) => e.state);
       expect(states).toContain('pending');
@@ -394,8 +396,8 @@ describe('the status page after a failed poll', () => {
     const { app } = await startExporter(configFor([stack]), { schedule: true, initialJitterMs: 0, nowMs: () => at * 1000 });
     apps.push(app);
     const license = () => app.landing().stacks[0]?.endpoints.find((e) => e.endpoint === 'license');
-    await waitFor(async () => (license()?.state === 'failing' ? true : undefined), WAIT_MS, 'the license poll to fail');
-    await waitFor(async () => (license()?.nextPollAt === at + 30 ? true : undefined), WAIT_MS, 'the retry to be scheduled');
+    await waitFor('the license poll to fail', async () => (license()?.state === 'failing' ? true : undefined));
+    await waitFor('the retry to be scheduled', async () => (license()?.nextPollAt === at + 30 ? true : undefined));
     expect(nextScheduledRun('retrying', 'license', 3600, at)).toBe(at - 1 + 3600);
   });
 });

@@ -1,10 +1,12 @@
 /**
  * What the road to one stack's CMDB reports as it goes, for whoever needs the figures: one event
- * per request that left (the request metrics, the debug log line, the poll plan's fetch rates, a
- * backfill's request count), one as each request's first byte leaves (the record of sends a restart
- * reads, with --storage.path), one per read a reader finished (the poll plan's pages and Actions),
- * one per pause set or ended (the pause gauge and the log line naming the status). Observers are
- * called in turn and their failures are theirs: a request never fails because an observer did.
+ * per place the budget granted and per slot the saved queries' pacer gave (what tests check the
+ * CMDB's request log against), one per request that left (the request metrics, the debug log line,
+ * the poll plan's fetch rates, a backfill's request count), one as each request's first byte
+ * leaves (the record of sends a restart reads, with --storage.path), one per read a reader
+ * finished (the poll plan's pages and Actions), one per pause set or ended (the pause gauge and the
+ * log line naming the status). Observers are called in turn and their failures are theirs: a
+ * request never fails because an observer did.
  */
 import type { DataEndpoint, EndpointName } from '../api/endpoints.js';
 import type { RequestOutcome } from '../errors.js';
@@ -49,6 +51,25 @@ export interface SendEvent {
   readonly sentAt: number;
 }
 
+/**
+ * The budget let a request leave (an attempt, or a hop of a redirect): when its place in line was
+ * planned to leave at the earliest as it was taken (the token bucket, the line, the window then),
+ * and when it was let through (later when its timer fired late or the window filled meanwhile).
+ * What the budget granted, against which what reached the CMDB can be checked without timing it.
+ */
+export interface GrantEvent {
+  /** ms since the epoch: its place's time as taken. */
+  readonly plannedAt: number;
+  /** ms since the epoch: when it was let through, the time the window counts it from at the least. */
+  readonly at: number;
+}
+
+/** A saved query's count took its slot of the queries' pacer (queriesPerMinute): one a request, retries included. */
+export interface PacedEvent {
+  /** ms since the epoch: the slot's time (slots are 60/queriesPerMinute s apart). */
+  readonly slotAt: number;
+}
+
 /** One read a reader finished: a full or incremental scan of the connector history, a paged list. */
 export interface ReadEvent {
   readonly endpoint: DataEndpoint;
@@ -88,6 +109,8 @@ class Channel<E> {
 export class RoadEvents {
   readonly requests = new Channel<RequestEvent>();
   readonly sends = new Channel<SendEvent>();
+  readonly grants = new Channel<GrantEvent>();
+  readonly paced = new Channel<PacedEvent>();
   readonly reads = new Channel<ReadEvent>();
   readonly pauses = new Channel<PauseEvent>();
 }

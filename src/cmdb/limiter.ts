@@ -60,6 +60,8 @@ export interface StackLimiterOptions {
   inherited?: BudgetState;
   /** Called with the seconds spent waiting for the budget or a pause (not for a concurrency slot). */
   onWait: (seconds: number) => void;
+  /** Told each place the budget lets leave: when its take planned it at the earliest, and when it left (ms). */
+  onGrant?: (plannedAt: number, at: number) => void;
 }
 
 /** A request let through: it holds a slot and a place that left. */
@@ -83,6 +85,7 @@ export class StackLimiter {
   private readonly clock: Clock;
   private readonly pauses: Pauses;
   private readonly onWait: (seconds: number) => void;
+  private readonly onGrant: ((plannedAt: number, at: number) => void) | undefined;
   /** Aborted by stopWaiting(): every wait for the budget, a pause or a slot ends, now and later. */
   private readonly stopping = new AbortController();
 
@@ -90,6 +93,7 @@ export class StackLimiter {
     this.clock = opts.clock;
     this.pauses = opts.pauses;
     this.onWait = opts.onWait;
+    this.onGrant = opts.onGrant;
     this.budget = new RequestBudget(opts.ratePerMinute, opts.clock.now(), opts.inherited);
     this.slots = new Semaphore(Math.max(1, opts.maxConcurrency));
     // Every waiting request listens for the stop (a fan-out may have hundreds waiting): not a leak.
@@ -186,6 +190,8 @@ export class StackLimiter {
   /** Waits for a place in the budget; undefined when a pause of `key` began meanwhile (the place is given back). */
   private async waitForBudget(key: PauseKey | undefined, signal: AbortSignal, onWait: (ms: number) => void): Promise<Place | undefined> {
     const place = this.budget.take(this.clock.now());
+    // When the bucket let it go at the earliest, as planned at its take (leave() moves `at` on to when it leaves).
+    const plannedAt = place.at;
     try {
       for (;;) {
         const now = this.clock.now();
@@ -194,7 +200,10 @@ export class StackLimiter {
           return undefined;
         }
         const wait = this.budget.leave(place, now);
-        if (wait <= 0) return place;
+        if (wait <= 0) {
+          this.onGrant?.(plannedAt, now);
+          return place;
+        }
         await this.clock.sleep(wait, signal);
         onWait(wait);
       }

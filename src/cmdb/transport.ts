@@ -100,6 +100,7 @@ export class Transport {
       pauses: this.pauses,
       inherited: opts.budget,
       onWait: opts.onWait,
+      onGrant: (plannedAt, at) => opts.events.grants.emit({ plannedAt, at }),
     });
   }
 

@@ -22,6 +22,8 @@ export class Pacer {
     /** Milliseconds. */
     private readonly nowMs: () => number,
     private readonly sleep: Sleep,
+    /** Told each slot taken (ms). */
+    private readonly onSlot?: (slotAt: number) => void,
   ) {
     this.spacingMs = 60_000 / Math.max(1e-9, ratePerMinute);
   }
@@ -35,6 +37,7 @@ export class Pacer {
     const slot = Math.max(now, this.nextAt);
     if (slot > deadlineMs) return false;
     this.nextAt = slot + this.spacingMs;
+    this.onSlot?.(slot);
     if (slot > now) await this.sleep(slot - now, signal);
     return true;
   }

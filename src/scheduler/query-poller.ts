@@ -56,6 +56,8 @@ export interface QueryPollerOptions {
   readonly now: () => number;
   /** Waits between paced counts (queriesPerMinute). */
   readonly sleep: Sleep;
+  /** Told each slot of the pacer a count takes (ms). */
+  readonly onCountSlot?: (slotAt: number) => void;
   readonly paced: boolean;
   /** The first read of the connector history has not finished (the rebuilds may still come). */
   readonly rebuildPending: () => boolean;
@@ -101,7 +103,7 @@ export class QueryPoller {
   }
 
   private pacerFor(stack: StackConfig): Pacer {
-    return new Pacer(stack.queriesPerMinute, () => this.opts.now() * 1000, this.opts.sleep);
+    return new Pacer(stack.queriesPerMinute, () => this.opts.now() * 1000, this.opts.sleep, this.opts.onCountSlot);
   }
 
   /**

@@ -57,6 +57,8 @@ export interface StackPollerOptions {
    * default). Off for --once: one round that fetches every due Action at the budget's pace.
    */
   readonly paced?: boolean;
+  /** Told each slot of the queries' pacer a count takes (ms): RoadEvents.paced. */
+  readonly onCountSlot?: (slotAt: number) => void;
   /** Told the job-fetch backlog after the Action list and each slice of a job poll (cmdb_action_jobs_backlog). */
   readonly onBacklog?: (actions: number) => void;
   /** The 403 back-offs of the stack's previous runtime (a reload with the same service and credentials). */

@@ -20,7 +20,7 @@ import { RECEIVERS, withWebhookReceivers } from '../../scripts/alertmanager/conf
 import { ALERTMANAGER_FILE } from '../../scripts/gen-alertmanager.js';
 import { startAlertmanager, startCollectingReceiver, type AmAlert, type CollectingReceiver, type RunningAlertmanager } from '../e2e/harness/alertmanager.js';
 import { stopAll } from '../e2e/harness/processes.js';
-import { done, notYet, waitFor } from '../e2e/harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 import { REPO } from '../dashboards/metrics.js';
 
 const JOB = { job: 'cmdb-exporter', instance: 'cmdb-exporter:9873' };
@@ -106,7 +106,7 @@ beforeAll(async () => {
       const settled = held.length === want && held.filter((a) => a.status.inhibitedBy.length > 0).length === inhibited.length;
       return settled ? done(held) : notYet(held.map((a) => [a.labels.alertname, a.labels.stack, a.status]));
     },
-    { timeoutMs: 30_000, intervalMs: 250 },
+    { intervalMs: 250 },
   );
 }, 60_000);
 
@@ -131,7 +131,7 @@ describe('the shipped Alertmanager configuration, in Alertmanager', () => {
     const got = await waitFor(
       `${expected} notifications`,
       async () => (receiver.notifications.length >= expected ? done([...receiver.notifications]) : notYet(receiver.notifications.map((n) => n.groupLabels))),
-      { timeoutMs: 30_000, intervalMs: 250 },
+      { intervalMs: 250 },
     );
     const summary = got.map((n) => `${n.receiver} ${n.groupLabels.stack ?? '-'}/${n.groupLabels.problem}${n.groupLabels.connector ? `/${n.groupLabels.connector}` : ''}: ${n.alerts.map((a) => a.labels.alertname).sort().join(',')}`).sort();
     // Exactly the groups with an alert that is not held back notify: the others have nothing to say.

@@ -94,14 +94,17 @@ describe('redirects', () => {
   it('a hop whose deadline passes while it waits for the budget is neither sent nor counted', async () => {
     const s = await sim();
     s.addFault({ endpoint: 'license', redirectTo: LICENSE });
-    // Every budget wait takes 1.2 s of real time: longer than the attempt's 1 s deadline.
+    // Every budget wait outlasts the attempt's deadline (the slow wait is the fault): a real timer set
+    // after the deadline's, for longer, fires after it whatever the machine's load. The deadline is
+    // 3 s so that the first GET's answer comes before it on a loaded machine too.
+    const TIMEOUT_SECONDS = 3;
     class SlowClock extends FakeClock {
       override async sleep(ms: number, signal?: AbortSignal): Promise<void> {
-        await new Promise((resolve) => setTimeout(resolve, 1200));
+        await new Promise((resolve) => setTimeout(resolve, TIMEOUT_SECONDS * 1000 + 200));
         await super.sleep(ms, signal);
       }
     }
-    const { client, metrics } = makeClient(simStack(s, { rateLimitPerMinute: 6, timeoutSeconds: 1, retries: { max: 0 } }), { clock: new SlowClock(0) });
+    const { client, metrics } = makeClient(simStack(s, { rateLimitPerMinute: 6, timeoutSeconds: TIMEOUT_SECONDS, retries: { max: 0 } }), { clock: new SlowClock(0) });
     expect(await rejection(client.get('license'))).toBeInstanceOf(CmdbTimeoutError);
     // The first GET left and was answered 302; the hop after it never left.
     expect(requestsTo(s, 'license')).toHaveLength(1);

@@ -9,6 +9,7 @@ import {
 import { realClock } from '../../src/cmdb/clock.js';
 import type { RequestContext } from '../../src/api/request-context.js';
 import { MAX_REFUSALS } from '../../src/cmdb/policy.js';
+import { waitFor } from '../helpers/wait.js';
 import { makeClient, rejection } from './helpers/client.js';
 import { FakeClock } from './helpers/clock.js';
 import { requestsTo, sim, simStack } from './helpers/sim.js';
@@ -338,7 +339,9 @@ describe('abort', () => {
     s.addFault({ endpoint: 'license', latencyMs: 60_000 });
     const ctl = new AbortController();
     const pending = rejection(client.get('license', undefined, { signal: ctl.signal }));
-    setTimeout(() => ctl.abort(), 50);
+    // In flight: it reached the CMDB, which holds its answer.
+    await waitFor('the license request at the CMDB', () => requestsTo(s, 'license').length === 1);
+    ctl.abort();
     const err = await pending;
     expect(err).toBeInstanceOf(CmdbAbortedError);
     expect(err.message).toBe('GET /CMDB/v2/system/metrics/license: aborted (exporter shutting down)');
@@ -352,7 +355,7 @@ describe('abort', () => {
     const { client } = makeClient(simStack(s, { retries: { minDelaySeconds: 600, maxDelaySeconds: 600 } }), { clock: realClock });
     const ctl = new AbortController();
     const pending = rejection(client.get('license', undefined, { signal: ctl.signal }));
-    await waitFor(() => requestsTo(s, 'license').length === 1);
+    await waitFor('the license request', () => requestsTo(s, 'license').length === 1);
     ctl.abort();
     expect(await pending).toBeInstanceOf(CmdbAbortedError);
   });
@@ -363,7 +366,7 @@ describe('abort', () => {
     const { client } = makeClient(simStack(s, { rateLimitPerMinute: 1 }));
     const ctl = new AbortController();
     const pending = rejection(client.get('license', undefined, { signal: ctl.signal }));
-    await waitFor(() => requestsTo(s, 'access_token').length === 1);
+    await waitFor('the token request', () => requestsTo(s, 'access_token').length === 1);
     ctl.abort();
     expect(await pending).toBeInstanceOf(CmdbAbortedError);
     expect(requestsTo(s, 'license')).toHaveLength(0);
@@ -375,7 +378,7 @@ describe('abort', () => {
     const { client, metrics } = makeClient(simStack(s, { timeoutSeconds: 30 }));
     const ctl = new AbortController();
     const pending = rejection(client.get('license', undefined, { signal: ctl.signal }));
-    await waitFor(() => requestsTo(s, 'access_token').length === 1);
+    await waitFor('the token request', () => requestsTo(s, 'access_token').length === 1);
     ctl.abort();
     expect(await pending).toBeInstanceOf(CmdbAbortedError);
     await client.close();
@@ -392,10 +395,3 @@ describe('abort', () => {
     expect(s.requests()).toHaveLength(0);
   });
 });
-
-/** Until `cond` holds (an event of the simulator's request log), bounded against a hang. */
-async function waitFor(cond: () => boolean): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!cond() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  if (!cond()) throw new Error('condition not reached within 60 s');
-}

@@ -51,15 +51,19 @@ describe('the moment a request leaves', () => {
     const sends: number[] = [];
     cmdb.events.sends.on((e) => sends.push(e.sentAt));
     const before = Date.now();
+    const startedMs = performance.now();
     await client.get('license');
+    const tookMs = performance.now() - startedMs;
     const [event] = events;
     // Let through at once, written only once the connection opened: that is when it left.
     expect((event?.sentAt as number) - before).toBeGreaterThanOrEqual(CONNECT_MS);
     // What the window counts (and a reload hands on), and what a restart's record reads, is that time.
     expect(cmdb.budgetState().sendTimes).toEqual([event?.sentAt]);
     expect(sends).toEqual([event?.sentAt]);
-    // Its duration runs from then: the connection's wait is not the CMDB's answer time.
-    expect(event?.durationSeconds).toBeLessThan(CONNECT_MS / 1000);
+    // Its duration runs from then: the connection's wait is not the CMDB's answer time. Of the whole
+    // call, at least CONNECT_MS went to the connection (1 ms less: a timer may fire that early), so
+    // the duration is at most the rest, whatever the machine's speed.
+    expect((event?.durationSeconds as number) * 1000).toBeLessThanOrEqual(tookMs - CONNECT_MS + 1);
     expect(WINDOW_MS).toBeGreaterThan(60_000);
   });
 

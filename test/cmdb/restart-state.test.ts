@@ -12,6 +12,7 @@ import { ConnectorHistoryReader, historySettings as historySettingsOf } from '..
 import { collectConnectors } from '../../src/collectors/connectors.js';
 import { StateMemory } from '../../src/collectors/state-memory.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
+import { waitFor } from '../helpers/wait.js';
 import { makeClient } from './helpers/client.js';
 import { requestsTo, sim, simStack } from './helpers/sim.js';
 
@@ -55,7 +56,7 @@ describe('the connector history cursor across a restart', () => {
     s.addFault({ endpoint: 'connector', query: 'page=3&size=100&sort=_time%2Cdesc', hold: true });
     const first = makeClient(stack).client;
     const reading = first.readConnectors().catch(() => undefined);
-    for (let i = 0; i < 400 && !requestsTo(s, 'connector').some((r) => r.rawQuery.startsWith('page=3&')); i++) await new Promise((r) => setTimeout(r, 25));
+    await waitFor('the fourth page asked (and held)', () => requestsTo(s, 'connector').some((r) => r.rawQuery.startsWith('page=3&')));
     expect(first.historyState()).toBeUndefined();
     const marks = first.stateMark();
     await first.prepareState();
@@ -156,7 +157,8 @@ describe("the client's state across a restart", () => {
 describe('pauses across a restart', () => {
   it('a pause still running is kept and waited out, with its scope and status; one that has ended is not', async () => {
     const s = await sim();
-    const until = Math.round(Date.now() / 1000) + 30;
+    // An hour from now: still running when it is read back, however slow the machine.
+    const until = Math.round(Date.now() / 1000) + 3600;
     const pause = { scope: 'stack', until: until * 1000, status: 429, endpoint: 'actions', request: 'GET /CMDB/v2/system/metrics/actions' } as const;
     const group = { scope: 'group', group: 'license', until: until * 1000, status: 503, endpoint: 'license', request: 'GET /CMDB/v2/license' } as const;
     const { cmdb, metrics } = makeClient(simStack(s));
@@ -166,7 +168,7 @@ describe('pauses across a restart', () => {
     expect(kept?.pauses).toEqual([pause, group]);
     expect(await metrics.value('cmdb_rate_limit_paused_until_timestamp_seconds', { stack: 'test' })).toBe(until);
     const other = makeClient(simStack(s)).cmdb;
-    other.restorePauses([{ ...pause, until: (until - 60) * 1000 }]);
+    other.restorePauses([{ ...pause, until: (until - 3660) * 1000 }]);
     expect(other.rateLimitPausedUntil()).toBeUndefined();
     expect(other.pauses()).toEqual([]);
   });

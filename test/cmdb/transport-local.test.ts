@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RECORD_MAX_BYTES } from '../../src/cmdb/body.js';
 import { createDispatcher } from '../../src/cmdb/dispatcher.js';
 import { CmdbNetworkError, CmdbTooLargeError } from '../../src/errors.js';
+import { notYet, waitFor } from '../helpers/wait.js';
 import { makeClient, rejection } from './helpers/client.js';
 import { sendJson, startLocal, type LocalServer } from './helpers/server.js';
 import { testStack } from './helpers/stack.js';
@@ -91,7 +92,7 @@ describe('oversize bodies are dropped early (issue 11 #3)', () => {
     const err = await rejection(client.get('actions'));
     expect(err).toBeInstanceOf(CmdbTooLargeError);
     expect(await metrics.value('cmdb_endpoint_response_bytes_total', { stack: 'test', endpoint: 'actions' })).toBe(0);
-    await expect.poll(() => sent.closed).toBe(true);
+    await waitFor('the server saw the connection closed', () => sent.closed);
     expect(sent.bytes).toBeLessThan(SOCKET_SLACK);
   });
 
@@ -100,7 +101,7 @@ describe('oversize bodies are dropped early (issue 11 #3)', () => {
     const { client } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxResponseBytes: 4 * MiB }));
     const err = await rejection(client.get('actions'));
     expect(err.message).toBe('GET /CMDB/v2/system/metrics/actions: response larger than the 4194304-byte cap (maxResponseBytes)');
-    await expect.poll(() => sent.closed).toBe(true);
+    await waitFor('the server saw the connection closed', () => sent.closed);
     expect(sent.bytes).toBeLessThan(4 * MiB + SOCKET_SLACK);
   });
 
@@ -111,7 +112,7 @@ describe('oversize bodies are dropped early (issue 11 #3)', () => {
     expect(err).toBeInstanceOf(CmdbTooLargeError);
     expect(err.message).toBe(`GET /CMDB/v2/system/metrics/license: response larger than the ${RECORD_MAX_BYTES}-byte cap (single-record answers)`);
     expect(await metrics.outcomes('license')).toEqual({ too_large: 1 });
-    await expect.poll(() => sent.closed).toBe(true);
+    await waitFor('the server saw the connection closed', () => sent.closed);
     expect(sent.bytes).toBeLessThan(RECORD_MAX_BYTES + SOCKET_SLACK);
   });
 });
@@ -166,7 +167,6 @@ describe('keep-alive', () => {
     // One connection, so the second request must reuse the pooled socket.
     const { client, metrics } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxConcurrency: 1 }));
     await client.get('license');
-    await new Promise((resolve) => setTimeout(resolve, 20));
     await expect(client.get('license')).resolves.toMatchObject({ licenseType: 'FULL' });
     expect(await metrics.outcomes('license')).toEqual({ '200': 2, network: 1 });
     expect(s.seen).toHaveLength(3);
@@ -192,7 +192,7 @@ describe('maxConcurrency', () => {
     const all = Promise.all(Array.from({ length: 8 }, () => client.get('license')));
     for (let answered = 0; answered < 8; answered++) {
       const full = Math.min(2, 8 - answered);
-      for (const deadline = Date.now() + 60_000; held.length < full && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 5));
+      await waitFor(`${full} requests in flight before answer ${answered + 1}`, () => held.length >= full || notYet(held.length), { intervalMs: 5 });
       expect(held.length, `requests in flight before answer ${answered + 1}`).toBe(full);
       held.shift()?.();
     }
@@ -246,8 +246,7 @@ describe('after a pause', () => {
     const { client, cmdb } = makeClient(testStack({ baseUrl: s.url, auth: TOKEN_AUTH, maxConcurrency: 4, timeoutSeconds: 30, retries: { max: 1, minDelaySeconds: 0.01, maxDelaySeconds: 0.05, maxRetryAfterSeconds: 5 } }));
     const first = client.get('license');
     // The first answer pauses the stack (its request retries after the pause); these wait for it too.
-    for (let i = 0; i < 500 && cmdb.rateLimitPausedUntil() === undefined; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(cmdb.rateLimitPausedUntil()).toBeDefined();
+    await waitFor('the stack paused by the 429', () => cmdb.rateLimitPausedUntil() !== undefined);
     const rest = Array.from({ length: 4 }, () => client.get('license'));
     await Promise.all([first, ...rest]);
     // After the pause: the first request alone, and the next only once it was answered...

@@ -22,12 +22,12 @@ import { ALERTMANAGER_FILE } from '../../scripts/gen-alertmanager.js';
 import { RULES_DIR, renderRuleFiles, THRESHOLDS } from '../../scripts/gen-rules.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { startAlertmanager, startCollectingReceiver, type CollectingReceiver, type Notification, type RunningAlertmanager } from './harness/alertmanager.js';
-import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { startPrometheus, type RunningPrometheus } from './harness/prometheus.js';
 import { currentTier, overrideVariable, partSpec } from '../../scripts/parts/index.js';
 import { http, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 /** The shipped rules, timed for 10 s poll intervals: the cause fires ~40 s after the last answer, its effects after ~90 s. */
 function testRuleFiles(): Map<string, string> {

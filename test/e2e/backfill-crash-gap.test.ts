@@ -11,11 +11,11 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { startPrometheus, type PrometheusApi } from './harness/prometheus.js';
 import { baseEnv, freePort, http, makeTempDir, removeDir, REPO_ROOT, requireBuild } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 const STACK = 'crash';
 const FAILED_SCRAPES = 6;

@@ -14,11 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RemoteWriteClient } from '../../src/backfill/remote-write.js';
 import { encodeLabels, writeRequestBody } from '../../src/backfill/write-request.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type PrometheusApi } from './harness/prometheus.js';
 import { baseEnv, http, makeTempDir, removeDir, REPO_ROOT, requireBuild } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 const STACK = 'gaps';
 const SCRAPE = 15;

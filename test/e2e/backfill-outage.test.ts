@@ -20,12 +20,12 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus } from './harness/prometheus.js';
 import { baseEnv, freePort, http, makeTempDir, removeDir, REPO_ROOT, requireBuild } from './harness/tools.js';
 import { startVictoria } from './harness/victoria.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 const STACK = 'outage';
 const SCRAPE = 2;

@@ -27,7 +27,7 @@ import { startSimulator, type SimulatorServer } from '../../src/simulator/server
 import { startProcess, stopAllAndCheck, type ManagedProcess } from './harness/processes.js';
 import { baseEnv, makeTempDir, removeDir, REPO_ROOT, requireBuild } from './harness/tools.js';
 import { startVictoria } from './harness/victoria.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 import { WriteProxy } from './harness/write-proxy.js';
 
 const DAY = 86_400;

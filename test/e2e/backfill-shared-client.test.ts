@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BACKFILLED_FAMILIES } from '../../src/backfill/replay.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { http, makeTempDir, removeDir, REPO_ROOT, requireBuild } from './harness/tools.js';
 

@@ -21,13 +21,13 @@ import { startOfDay } from '../../src/simulator/format.js';
 import { initialInventory, pastMetrics } from '../../src/simulator/data/inventory.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { analyse, GRAFANA_VALUES } from '../dashboards/promql.js';
-import { startExporter, waitUntilReady, writeExporterConfig } from './harness/exporter.js';
+import { startExporter, waitUntilReady, writeExporterConfig } from '../helpers/exporter.js';
 import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type PrometheusApi, type Series } from './harness/prometheus.js';
 import { allDashboardQueries } from './harness/queries.js';
 import { baseEnv, http, makeTempDir, removeDir, REPO_ROOT, requireBuild, requirePart } from './harness/tools.js';
 import { startVictoria } from './harness/victoria.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 const STACK = 'backfill-sim';
 const INSTANCE = 'cmdb-exporter:9873';

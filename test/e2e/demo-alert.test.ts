@@ -16,7 +16,7 @@ import { PrometheusApi } from './harness/prometheus.js';
 import { existsSync } from 'node:fs';
 import { bannerLinks, deadLinks, demoBanner } from '../helpers/banner-links.js';
 import { baseEnv, http, REPO_ROOT, requirePart } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 const SHIPPED = ['config/prometheus/cmdb-alerts.yml', 'config/prometheus/cmdb-rules.yml'];
 /** The bound: the alert fires within about 5 minutes of the printed command. */

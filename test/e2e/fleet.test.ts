@@ -12,11 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { parseExposition, type ParsedSample } from '../helpers/exposition.js';
-import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { fastRuleFiles, JOB, startPrometheus, type PrometheusApi, type Target } from './harness/prometheus.js';
 import { http, makeTempDir, removeDir, REPO_ROOT, requirePart } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 const GOOD = ['fleet-a', 'fleet-b'];
 const FROM_DIR = 'fleet-c';

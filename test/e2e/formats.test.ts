@@ -18,11 +18,11 @@ import { createServer, request, type IncomingHttpHeaders, type Server } from 'no
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type RunningPrometheus, type Series } from './harness/prometheus.js';
 import { http, makeTempDir, removeDir, requirePart } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 const STACK = 'formats';
 const SECRET = 'e2e-formats-secret';

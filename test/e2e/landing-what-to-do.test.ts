@@ -12,11 +12,11 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { FAST_INTERVALS, startExporter, waitUntilReady, type RunningExporter } from './harness/exporter.js';
+import { FAST_INTERVALS, startExporter, waitUntilReady, type RunningExporter } from '../helpers/exporter.js';
 import { launchChromium, openAt, requireChromium } from './harness/browser.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { http, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 /** The runbooks the exporter serves itself (docs/alerts.md, rendered), relative to the page. */
 const RUNBOOK = 'docs/alerts#';

@@ -18,11 +18,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA_ENDPOINTS } from '../../src/api/endpoints.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { launchChromium, requireChromium } from './harness/browser.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { leakedSecrets, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
 import { exampleQueries } from '../helpers/queries.js';
+import { notYet, waitFor } from '../helpers/wait.js';
 
 /** A saved query the field metadata refuses: a quoted number on an Integer field. */
 const QUOTED = { name: 'quoted-number', table: 'asset', query: [[{ searchFieldName: 'High_CVE', operator: '==', value: '5' }]] };
@@ -164,11 +165,10 @@ describe('the status page in headless Chromium', () => {
       await page.reload();
       return page.$$eval('section.stack table.queries tbody tr', (trs) => trs.map((tr) => ({ rowClass: tr.className, cells: [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim() ?? '') })));
     };
-    let seen = await rows();
-    for (let i = 0; i < 30 && seen.some((r) => r.rowClass === 'pending'); i++) {
-      await new Promise((r) => setTimeout(r, 1000));
-      seen = await rows();
-    }
+    const seen = await waitFor('every saved query counted or refused on the page', async () => {
+      const now = await rows();
+      return now.some((r) => r.rowClass === 'pending') ? notYet(now) : now;
+    }, { intervalMs: 1000 });
     expect(seen.map((r) => r.cells[0])).toEqual([...exampleQueries().map((q) => q.name), QUOTED.name]);
     for (const r of seen.slice(0, -1)) {
       expect(r.rowClass).toBe('ok');

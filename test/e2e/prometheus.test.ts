@@ -9,12 +9,12 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { fastRuleFiles, JOB, startPrometheus, type Alert, type PrometheusApi, type RunningPrometheus } from './harness/prometheus.js';
 import { allDashboardQueries, grafanaValues, healthyConnector, isoDay, succeededAction } from './harness/queries.js';
 import { baseEnv, http, leakedSecrets, makeTempDir, removeDir, REPO_ROOT, requirePart } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 import { exampleQueries } from '../helpers/queries.js';
 
 const STACK = 'e2e-sim';

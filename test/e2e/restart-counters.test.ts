@@ -20,11 +20,11 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type RunningPrometheus } from './harness/prometheus.js';
 import { makeTempDir, removeDir, requirePart } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 const STACK = 'counted';
 const OPENMETRICS = 'application/openmetrics-text;version=1.0.0';

@@ -12,11 +12,10 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { configFor, stackFor, startExporter as startInProcess } from '../helpers/exporter.js';
-import { FAST_INTERVALS, startExporter, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { configFor, FAST_INTERVALS, stackFor, startExporter, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { stopAllAndCheck } from './harness/processes.js';
 import { http, makeTempDir, removeDir } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 const PAGE = 100;
 const SIZE = { connectors: 100, profilesPerConnector: 2, runsPerConnector: 10, actions: 4 };
@@ -34,7 +33,7 @@ afterAll(async () => {
 async function profilesOfAWholeScan(): Promise<number> {
   const reference = await startSimulator({ size: SIZE, connectorPeriodSeconds: 86_400 });
   try {
-    const { app } = await startInProcess(configFor([stackFor(reference, { name: 'scan', paging: { connectorPageSize: PAGE, actionPageSize: 100, maxPages: 100 } })]));
+    const { app } = await startExporter(configFor([stackFor(reference, { name: 'scan', paging: { connectorPageSize: PAGE, actionPageSize: 100, maxPages: 100 } })]));
     await app.pollOnce();
     const text = await app.metricsText();
     await app.close(0);

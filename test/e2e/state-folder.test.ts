@@ -18,10 +18,10 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { runToCompletion, startProcess, stopAllAndCheck } from './harness/processes.js';
 import { baseEnv, http, makeTempDir, removeDir, REPO_ROOT } from './harness/tools.js';
-import { done, notYet, StopWaiting, waitFor } from './harness/wait.js';
+import { done, notYet, StopWaiting, waitFor } from '../helpers/wait.js';
 
 let dir: string;
 let sim: SimulatorServer;

@@ -11,11 +11,11 @@ import bcrypt from 'bcryptjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { makeCa, makeCert } from '../helpers/certs.js';
-import { FAST_INTERVALS, startExporter, writeExporterConfig, type RunningExporter } from './harness/exporter.js';
+import { FAST_INTERVALS, startExporter, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { JOB, startPrometheus, type RunningPrometheus } from './harness/prometheus.js';
 import { baseEnv, makeTempDir, removeDir, REPO_ROOT, requirePart } from './harness/tools.js';
-import { done, notYet, waitFor } from './harness/wait.js';
+import { done, notYet, waitFor } from '../helpers/wait.js';
 
 const USER = 'prometheus';
 const PASSWORD = `scrape-${randomBytes(8).toString('hex')}`;

@@ -16,7 +16,7 @@ import type { CronLike } from '../../src/scheduler/scheduler.js';
 import type { SimulatorServer } from '../../src/simulator/server.js';
 import { makeClient, rejection } from '../cmdb/helpers/client.js';
 import { requestsTo, sim, simStack } from '../cmdb/helpers/sim.js';
-import { waitFor } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
 import { configFor, startExporter, stackFor } from '../helpers/exporter.js';
 
 const apps: App[] = [];
@@ -80,7 +80,7 @@ describe('compressed answers from the CMDB', () => {
     expect(err).toBeInstanceOf(CmdbTooLargeError);
     expect(err.message).toContain('single-record answers');
     // The server stopped once the client hung up: far less than the 64 MiB went over the wire.
-    await expect.poll(() => requestsTo(s, 'license')[0]?.bytes ?? 0).toBeGreaterThan(0);
+    await waitFor('the answer logged with the bytes sent', () => (requestsTo(s, 'license')[0]?.bytes ?? 0) > 0);
     expect(requestsTo(s, 'license')[0]?.bytes).toBeLessThan(1024 * 1024);
 
     const c = await sim({ faults: [{ endpoint: 'connector', oversizeBytes: 64 * 1024 * 1024, contentEncoding: 'gzip' }] });
@@ -110,7 +110,7 @@ describe('a reload keeps what the stack knows', () => {
     let config = configFor([stackFor(s, { paging: { ...stackFor(s).paging, connectorPageSize: pageSize } })], { enableReload: true });
     const { app } = await startExporter(config, { loadConfig: () => config, schedule: true, cron: NO_CRON, initialJitterMs: 0 });
     apps.push(app);
-    await waitFor(async () => (requestsTo(s, 'connector').some((r) => pageOf(r.rawQuery) === 1) ? true : undefined), 20_000, 'connector page 1 asked');
+    await waitFor('connector page 1 asked', async () => (requestsTo(s, 'connector').some((r) => pageOf(r.rawQuery) === 1) ? true : undefined));
 
     const [stack] = config.stacks as [StackConfig];
     config = configFor([{ ...stack, intervals: { ...stack.intervals, license: stack.intervals.license * 2 } }], { enableReload: true });
@@ -118,7 +118,7 @@ describe('a reload keeps what the stack knows', () => {
     expect(outcome.ok).toBe(true);
 
     const full = /^cmdb_connector_scans_total\{stack="sim",kind="full"\} (\S+)$/m;
-    await waitFor(async () => ((await metric(app, full)) === 1 ? true : undefined), 60_000, 'the full scan to finish');
+    await waitFor('the full scan to finish', async () => ((await metric(app, full)) === 1 ? true : undefined));
     expect(requestsTo(s, 'connector').filter((r) => pageOf(r.rawQuery) === 0), 'page 0 asked again').toHaveLength(1);
     expect(outcome.message).toContain('"reconfigured":1');
     expect(await app.metricsText()).toMatch(/^cmdb_endpoint_up\{stack="sim",endpoint="connector"\} 1$/m);
@@ -132,7 +132,7 @@ describe('a reload keeps what the stack knows', () => {
     let config = configFor([stackFor(s, { userAgent: 'first', paging: { ...stackFor(s).paging, connectorPageSize: pageSize } })], { enableReload: true });
     const { app } = await startExporter(config, { loadConfig: () => config, schedule: true, cron: NO_CRON, initialJitterMs: 0 });
     apps.push(app);
-    await waitFor(async () => (requestsTo(s, 'connector').some((r) => pageOf(r.rawQuery) === 1) ? true : undefined), 20_000, 'connector page 1 asked');
+    await waitFor('connector page 1 asked', async () => (requestsTo(s, 'connector').some((r) => pageOf(r.rawQuery) === 1) ? true : undefined));
 
     // Before, any change but an interval restarted the stack: the scan was dropped and began again at page 0.
     const [stack] = config.stacks as [StackConfig];
@@ -142,7 +142,7 @@ describe('a reload keeps what the stack knows', () => {
     expect(outcome).toMatchObject({ ok: true, message: expect.stringContaining('"reconfigured":1') });
 
     const full = /^cmdb_connector_scans_total\{stack="sim",kind="full"\} (\S+)$/m;
-    await waitFor(async () => ((await metric(app, full)) === 1 ? true : undefined), 60_000, 'the full scan to finish');
+    await waitFor('the full scan to finish', async () => ((await metric(app, full)) === 1 ? true : undefined));
     expect(requestsTo(s, 'connector').filter((r) => pageOf(r.rawQuery) === 0), 'page 0 asked again').toHaveLength(1);
     expect(await app.metricsText()).toMatch(/^cmdb_endpoint_up\{stack="sim",endpoint="connector"\} 1$/m);
     // The new settings are in force for what was asked after the reload: its pages went out with the new user agent.

@@ -14,6 +14,7 @@ import { startSimulator, type SimulatorServer } from '../../src/simulator/server
 import { makeClient } from '../cmdb/helpers/client.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { parseExposition, sampleValue } from '../helpers/exposition.js';
+import { notYet, waitFor } from '../helpers/wait.js';
 import type { StackOverrides } from '../helpers/stack.js';
 
 /** 30 connectors × 2 profiles × 10 daily runs: 600 rows, 60 keys. */
@@ -67,22 +68,23 @@ describe('connector history at the real service pace', () => {
     try {
       let sawProgress = false;
       let sawOthersDuringScan = false;
-      const started = Date.now();
-      let exported = false;
       // Bounded against a hang (the order of events above is what is tested, not the speed).
-      while (!exported && Date.now() - started < 240_000) {
-        const html = renderLanding(app.landing());
-        if (/full scan running: page \d+ of 6 read/.test(html)) sawProgress = true;
-        const metrics = parseExposition(await app.metricsText());
-        exported = metrics.samples.some((m) => m.name === 'cmdb_connector_info');
-        const skippedConnectorStarts = sampleValue(metrics, 'cmdb_poll_skipped_total', { group: 'connectors' }) ?? 0;
-        if (!exported && !sawOthersDuringScan && skippedConnectorStarts >= 1 && licensePolls() >= 2) {
-          sawOthersDuringScan = true;
-          s.setConnectorPace({ msPerRow: 0 });
-        }
-        if (!exported) await new Promise((r) => setTimeout(r, 300));
-      }
-      expect(exported, 'connectors exported').toBe(true);
+      await waitFor(
+        'the connectors exported',
+        async () => {
+          const html = renderLanding(app.landing());
+          if (/full scan running: page \d+ of 6 read/.test(html)) sawProgress = true;
+          const metrics = parseExposition(await app.metricsText());
+          const exported = metrics.samples.some((m) => m.name === 'cmdb_connector_info');
+          const skippedConnectorStarts = sampleValue(metrics, 'cmdb_poll_skipped_total', { group: 'connectors' }) ?? 0;
+          if (!exported && !sawOthersDuringScan && skippedConnectorStarts >= 1 && licensePolls() >= 2) {
+            sawOthersDuringScan = true;
+            s.setConnectorPace({ msPerRow: 0 });
+          }
+          return exported || notYet({ sawProgress, skippedConnectorStarts, licensePolls: licensePolls() });
+        },
+        { timeoutMs: 240_000, intervalMs: 300 },
+      );
       expect(sawProgress, 'the status page showed the scan in progress').toBe(true);
       expect(sawOthersDuringScan, 'while the scan ran, a connectors start was skipped and the license polled again').toBe(true);
       // One full scan, never restarted from page 0.
@@ -92,9 +94,7 @@ describe('connector history at the real service pace', () => {
       expect(text).toMatch(/cmdb_connector_scan_pages_read\{stack="sim"\} 6/);
       expect(text).toMatch(/cmdb_endpoint_up\{stack="sim",endpoint="connector"\} 1/);
       // An incremental poll follows: a small sorted page.
-      const waitedFrom = Date.now();
-      while (!sizes(s).includes(25) && Date.now() - waitedFrom < 120_000) await new Promise((r) => setTimeout(r, 300));
-      expect(sizes(s)).toContain(25);
+      await waitFor('an incremental poll (a page of 25)', () => sizes(s).includes(25) || notYet(sizes(s)), { timeoutMs: 120_000, intervalMs: 300 });
     } finally {
       await app.close(1000);
     }

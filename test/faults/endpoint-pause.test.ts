@@ -15,6 +15,7 @@ import { renderLanding } from '../../src/server/landing.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { parseExposition, sampleValue } from '../helpers/exposition.js';
+import { notYet, waitFor } from '../helpers/wait.js';
 
 const RETRY_AFTER = 25;
 
@@ -49,16 +50,17 @@ describe('one endpoint answering 503 with Retry-After for good', () => {
     const metrics = async () => parseExposition(await a.metricsText());
 
     let html = '';
-    const started = Date.now();
-    for (;;) {
-      const m = await metrics();
-      const scanDone = sampleValue(m, 'cmdb_endpoint_up', { endpoint: 'connector' }) === 1;
-      html = renderLanding(a.landing());
-      const named = /paused by a 503/.test(html);
-      if (of('license').length >= 4 && scanDone && named) break;
-      if (Date.now() - started > 200_000) break;
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await waitFor(
+      "the license's fourth 503, the connector scan done and the status page naming the 503",
+      async () => {
+        const m = await metrics();
+        const scanDone = sampleValue(m, 'cmdb_endpoint_up', { endpoint: 'connector' }) === 1;
+        html = renderLanding(a.landing());
+        const named = /paused by a 503/.test(html);
+        return (of('license').length >= 4 && scanDone && named) || notYet({ license: of('license').length, scanDone, named });
+      },
+      { timeoutMs: 200_000, intervalMs: 500 },
+    );
     const license = of('license');
     expect(license.length, 'license asked four times').toBeGreaterThanOrEqual(4);
     expect(license.every((r) => r.status === 503)).toBe(true);

@@ -11,8 +11,11 @@
  * connection existed: three exporters starting at once on a loaded machine put 62 requests in a
  * 60 s and drew 429s.
  *
- * Real time, bounded in count (three exporters, two busy loops) and in time: ROLLING_WINDOW_SECONDS
- * (default 180 in the fault suite; the claim of the issue is ten minutes: ROLLING_WINDOW_SECONDS=600).
+ * Real time, bounded in count (three exporters, two busy loops) and in time: ROLLING_WINDOW_SECONDS,
+ * the length of the scenario (default 180 in the fault suite; the claim of the issue is ten minutes:
+ * ROLLING_WINDOW_SECONDS=600). What the server saw is the claim here, so it is read from its log as it
+ * arrived; that the budget was the limit is read from each exporter (its requests waited for it),
+ * not from a throughput on the wall clock.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +27,8 @@ import type { RequestRecord } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { makeCa, makeCert } from '../helpers/certs.js';
 import { runDaemon, type Daemon } from '../helpers/daemon.js';
+import { listeningUrl } from '../helpers/exporter.js';
+import { parseExposition, sampleValue } from '../helpers/exposition.js';
 import { busiestMinute } from './matrix.js';
 
 const SECONDS = Number(process.env.ROLLING_WINDOW_SECONDS ?? 180);
@@ -56,7 +61,8 @@ function configFile(i: number, sim: SimulatorServer): string {
   const every = '10s';
   const config = {
     listenAddress: '127.0.0.1:0',
-    logLevel: 'warn',
+    // info: the "listening on" line names the port each one picked.
+    logLevel: 'info',
     stacks: [
       {
         name: `edge-${i}`,
@@ -111,11 +117,19 @@ function figuresOf(log: readonly RequestRecord[], endedAt: number): Figures {
     requests: requests.length,
     refused: refused.map((r) => new Date(r.at).toISOString()),
     admitted: admitted.length,
-    busiestArrivals: busiestMinute(requests),
-    busiestAdmitted: busiestMinute(admitted),
+    busiestArrivals: busiestMinute(requests.map((r) => r.at)),
+    busiestAdmitted: busiestMinute(admitted.map((r) => r.at)),
     tightestSeconds: tightest(admitted.map((r) => r.at), RATE + 1),
     spanSeconds: (endedAt - first) / 1000,
   };
+}
+
+/** cmdb_rate_limit_wait_seconds_total of the daemon's stack, from its /metrics at the "listening on" line's address. */
+async function budgetWaitSeconds(d: Daemon, stack: string): Promise<number | undefined> {
+  const url = d.output().split('\n').map(listeningUrl).find((u) => u !== undefined);
+  if (url === undefined) throw new Error(`no "listening on" line:\n${d.output().slice(-4000)}`);
+  const m = parseExposition(await (await fetch(`${url}/metrics`)).text());
+  return sampleValue(m, 'cmdb_rate_limit_wait_seconds_total', { stack });
 }
 
 describe('the request budget and a server counting any rolling 60 s', () => {
@@ -135,13 +149,13 @@ describe('the request budget and a server counting any rolling 60 s', () => {
       for (let i = 0; i < BUSY_LOOPS; i++) busyLoop();
       // At once: every process spawned in the same turn of the event loop.
       for (const [i, file] of files.entries()) daemons.push(runDaemon(['--config.file', file], { CMDB_SECRET: (sims[i] as SimulatorServer).secret }));
-      const started = Date.now();
-      // Bounded by time; a daemon that exits meanwhile ends the run at once, with its output.
-      while (Date.now() - started < SECONDS * 1000) {
-        const exited = daemons.find((d) => d.child.exitCode !== null || d.child.signalCode !== null);
-        if (exited) throw new Error(`an exporter exited during the run:\n${exited.output().slice(-4000)}`);
-        await new Promise((r) => setTimeout(r, 1000));
-      }
+      // The scenario's length; a daemon that exits meanwhile ends the run at once, with its output.
+      let timer: NodeJS.Timeout | undefined;
+      const exited = await Promise.race([new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), SECONDS * 1000))), ...daemons.map((d) => d.exited.then(() => d))]);
+      clearTimeout(timer);
+      if (exited) throw new Error(`an exporter exited during the run:\n${exited.output().slice(-4000)}`);
+      // Each exporter's requests waited for its budget: the budget, not the intervals, was the limit.
+      const waited = await Promise.all(daemons.map((d, i) => budgetWaitSeconds(d, `edge-${i}`)));
       await Promise.all(daemons.map((d) => d.stop('SIGTERM')));
       const endedAt = Date.now();
       const figures = sims.map((sim) => figuresOf(sim.requests(), endedAt));
@@ -151,9 +165,8 @@ describe('the request budget and a server counting any rolling 60 s', () => {
             .map((f, i) => `  exporter ${i}: ${f.requests} requests in ${f.spanSeconds.toFixed(0)} s, ${f.refused.length} x 429, busiest 60 s ${f.busiestArrivals} arrived / ${f.busiestAdmitted} admitted, ${RATE + 1} admitted in ${f.tightestSeconds?.toFixed(2) ?? '–'} s at the tightest`)
             .join('\n'),
       );
-      for (const f of figures) {
-        // Busy: the budget was the limit for the run (at least 90% of it spent after the first request).
-        expect(f.admitted).toBeGreaterThanOrEqual(Math.floor((f.spanSeconds / 60) * RATE * 0.9));
+      for (const [i, f] of figures.entries()) {
+        expect(waited[i], `exporter ${i}: seconds its requests waited for the budget`).toBeGreaterThan(0);
         expect(f.busiestArrivals).toBeLessThanOrEqual(RATE);
       }
       expect(figures.map((f) => f.refused)).toEqual(figures.map(() => []));

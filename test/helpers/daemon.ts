@@ -19,6 +19,8 @@ export interface Daemon {
   /** Resolves with the exit code (or the signal name). */
   readonly exited: Promise<number | string>;
   stop(signal?: NodeJS.Signals): Promise<number | string>;
+  /** For waitFor's `gone`: once it exited, with what code and the end of its output (it will never answer). */
+  gone(): string | undefined;
 }
 
 export function runDaemon(args: string[], env: Record<string, string | undefined>): Daemon {
@@ -49,6 +51,7 @@ export function runDaemon(args: string[], env: Record<string, string | undefined
     stdout: () => stdout,
     stderr: () => stderr,
     exited,
+    gone: () => (child.exitCode !== null || child.signalCode !== null ? `the daemon exited (${String(child.exitCode ?? child.signalCode)}):\n${out.slice(-4000)}` : undefined),
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       return exited;
@@ -63,33 +66,4 @@ export async function freePort(): Promise<number> {
   const port = (server.address() as { port: number }).port;
   await new Promise((r) => server.close(r));
   return port;
-}
-
-/**
- * How long a test waits for an event (a process up, a poll done) before it gives up: a bound
- * against hangs, not a measure of speed. On a loaded 2-core machine starting the daemon through
- * tsx alone takes 10–20 s, so the bound is generous; a wait ends as soon as its event happened.
- */
-export const WAIT_MS = 90_000;
-
-/**
- * Poll `check` every 100 ms until it returns a value, for at most `ms`. With `daemon`, a daemon that
- * exits meanwhile ends the wait at once, with its output (it will never answer).
- */
-export async function waitFor<T>(check: () => Promise<T | undefined>, ms: number, what: string, daemon?: Daemon): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch {
-      // not up yet
-    }
-    const child = daemon?.child;
-    if (child && (child.exitCode !== null || child.signalCode !== null)) {
-      throw new Error(`the daemon exited (${String(child.exitCode ?? child.signalCode)}) while waiting for ${what}:\n${daemon.output().slice(-4000)}`);
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }

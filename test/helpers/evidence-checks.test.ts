@@ -1,14 +1,11 @@
 /**
  * The checks the evidence harnesses rely on must be able to fail: the strict exposition reader, and
- * the budget and busiest-minute readings of a request log (test/faults/matrix.ts).
+ * the budget checks on what the budget granted (test/faults/matrix.ts).
  */
 import { describe, expect, it } from 'vitest';
-import type { RequestRecord } from '../../src/simulator/api.js';
-import { budgetBreach, busiestMinute } from '../faults/matrix.js';
+import { WINDOW_MS } from '../../src/cmdb/budget.js';
+import { budgetBreach, busiestMinute, grantsBreaches } from '../faults/matrix.js';
 import { ExpositionError, parseExposition, sampleValue } from './exposition.js';
-
-const at = (ms: number[]): RequestRecord[] =>
-  ms.map((t) => ({ method: 'GET', rawPath: '/', rawQuery: '', endpoint: 'license', headers: {}, status: 200, at: t, bytes: 0 }));
 
 describe('exposition reader', () => {
   it('reads a valid exposition', () => {
@@ -35,27 +32,36 @@ describe('exposition reader', () => {
   });
 });
 
-describe('request-log budget checks', () => {
+describe('budget checks on what the budget granted', () => {
+  const grant = (at: number, plannedAt = at) => ({ at, plannedAt });
+
   it('counts the busiest rolling minute', () => {
-    expect(busiestMinute(at([0, 10_000, 59_999, 60_000, 61_000]))).toBe(4);
+    expect(busiestMinute([0, 10_000, 59_999, 60_000, 61_000])).toBe(4);
     expect(busiestMinute([])).toBe(0);
+    expect(busiestMinute([0, 61_000, 62_000], WINDOW_MS)).toBe(2);
   });
 
-  it('allows the measured event-loop stall: a minute of sends may arrive in a minute less the stall', () => {
-    // Sent at 0 and 60 s (two minutes' worth), the first one logged 500 ms late.
-    expect(busiestMinute(at([500, 60_000]))).toBe(2);
-    expect(busiestMinute(at([500, 60_000]), 500)).toBe(1);
-  });
-
-  it('accepts a log that keeps to a token bucket and names the window that does not', () => {
+  it('accepts places that keep to a token bucket and names the span that does not', () => {
     // 240/min: burst 10, then 4 a second.
-    const steady = at(Array.from({ length: 40 }, (_, i) => i * 250));
-    expect(budgetBreach(steady, 240, 0)).toBeUndefined();
-    const burst = at(Array.from({ length: 20 }, () => 0));
-    expect(budgetBreach(burst, 240, 0)).toMatch(/^\d+ requests within 0 ms/);
-    // 15 at once: burst 10 + 1 for rounding + 4 a second of stall, measured.
-    const bunched = at(Array.from({ length: 15 }, () => 0));
-    expect(budgetBreach(bunched, 240, 0)).toMatch(/^12 requests within 0 ms/);
-    expect(budgetBreach(bunched, 240, 1000)).toBeUndefined();
+    const steady = Array.from({ length: 40 }, (_, i) => i * 250);
+    expect(budgetBreach(steady, 240)).toBeUndefined();
+    const burst = Array.from({ length: 20 }, () => 0);
+    expect(budgetBreach(burst, 240)).toMatch(/^\d+ requests within 0 ms/);
+    // 15 at once: burst 10 + 1 for rounding.
+    expect(budgetBreach(Array.from({ length: 15 }, () => 0), 240)).toMatch(/^12 requests within 0 ms/);
+  });
+
+  it('fails a request that reached the CMDB without a grant, a window over the rate, and a bucket broken as planned', () => {
+    const kept = Array.from({ length: 30 }, (_, i) => grant(i * 1000));
+    expect(grantsBreaches(30, kept, 60)).toEqual([]);
+    expect(grantsBreaches(31, kept, 60)).toEqual(['31 requests reached the CMDB, 30 were granted by the budget: 1 went around it']);
+    // 61 granted within 62 s at 60 a minute: the window is broken even though each was planned in time.
+    const crowded = Array.from({ length: 61 }, (_, i) => grant(i * 1000));
+    expect(grantsBreaches(61, crowded, 60)).toEqual([`61 requests granted within ${WINDOW_MS} ms, above 60`]);
+    // Let through late (a timer that fired late) they may bunch; as planned they may not.
+    const late = Array.from({ length: 12 }, (_, i) => grant(5000, i * 10));
+    expect(grantsBreaches(12, late, 60)).toEqual([expect.stringMatching(/^token bucket: \d+ requests within \d+ ms/)]);
+    const lateButPlanned = Array.from({ length: 12 }, (_, i) => grant(5000, i * 1000));
+    expect(grantsBreaches(12, lateButPlanned, 60)).toEqual([]);
   });
 });

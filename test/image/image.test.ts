@@ -12,7 +12,7 @@ import { chmodSync, chownSync, readdirSync, readFileSync, readlinkSync } from 'n
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { listeningUrl, waitUntilReady } from '../e2e/harness/exporter.js';
+import { listeningUrl, waitUntilReady } from '../helpers/exporter.js';
 import { stopAllAndCheck } from '../e2e/harness/processes.js';
 import { freePort, http, makeTempDir, onFreePort, removeDir, REPO_ROOT } from '../e2e/harness/tools.js';
 import { ensureBaseImage, NODE, requireImageTools } from './harness/base.js';

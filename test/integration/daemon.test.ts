@@ -6,7 +6,8 @@ import { parse, stringify } from 'yaml';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
-import { freePort, runDaemon, WAIT_MS, waitFor, type Daemon } from '../helpers/daemon.js';
+import { freePort, runDaemon, type Daemon } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SECRET = 'it-secret-Vb83kPq1';
 let sim: SimulatorServer;
@@ -51,7 +52,7 @@ async function startDaemon(extra: Record<string, string> = {}, args: string[] = 
   const daemon = runDaemon(args, envFor(port, extra));
   running.push(daemon);
   const base = `http://127.0.0.1:${port}`;
-  await waitFor(async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), WAIT_MS, '/healthz', daemon);
+  await waitFor('/healthz', async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), { gone: daemon.gone });
   return { daemon, base };
 }
 
@@ -65,17 +66,17 @@ describe('the daemon against the simulator', () => {
     expect(notReady.status).toBe(503);
     expect(await notReady.json()).toMatchObject({ status: 'starting', pending: expect.arrayContaining([{ stack: 'default', endpoint: 'license' }]) });
     sim.clearFaults();
-    await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), WAIT_MS, '/readyz 200', daemon);
+    await waitFor('/readyz 200', async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), { gone: daemon.gone });
     // Ready once the lists answered; the per-id endpoints (Action jobs, change history) fill in after.
     // Saved queries need a configuration file (a list has no environment variable): test/golden and
     // test/e2e/queries.test.ts prove those families served. Families served only under a condition
     // (`only`, e.g. with --storage.path) are not expected here.
     const families = CATALOGUE.filter((f) => f.endpoint !== 'data_query' && f.endpoint !== 'data_metadata' && f.only === undefined);
     const served = (text: string) => families.every((f) => new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm').test(text));
-    const metrics = await waitFor(async () => {
+    const metrics = await waitFor('every catalogued family', async () => {
       const text = await (await fetch(`${base}/metrics`)).text();
       return served(text) ? text : undefined;
-    }, WAIT_MS, 'every catalogued family', daemon);
+    }, { gone: daemon.gone });
     for (const f of families) expect(metrics, f.name).toMatch(new RegExp(`^${f.name}(_bucket|_sum|_count)?[{ ]`, 'm'));
     expect(metrics).toMatch(/^process_resident_memory_bytes /m);
     const landing = await (await fetch(`${base}/`)).text();
@@ -93,7 +94,7 @@ describe('the daemon against the simulator', () => {
     // deadline (10 s, on the daemon's own clock) the daemon would exit 1, "exiting anyway".
     sim.addFault({ endpoint: 'license', hold: true });
     const { daemon } = await startDaemon();
-    await waitFor(async () => (sim.requests().some((r) => r.endpoint === 'license') ? true : undefined), WAIT_MS, 'the license request', daemon);
+    await waitFor('the license request', async () => (sim.requests().some((r) => r.endpoint === 'license') ? true : undefined), { gone: daemon.gone });
     expect(await daemon.stop('SIGTERM')).toBe(0);
     expect(daemon.output()).toContain('"msg":"stopped"');
     expect(daemon.output()).not.toContain('shutdown deadline passed');
@@ -110,12 +111,12 @@ describe('the daemon against the simulator', () => {
     const file = join(tmp, 'license-10s.yaml');
     writeFileSync(file, 'defaults:\n  intervals: { license: 10s }\n  retries: { max: 0 }\n');
     const { daemon, base } = await startDaemon({}, ['--config.file', file]);
-    await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), WAIT_MS, '/readyz 200', daemon);
+    await waitFor('/readyz 200', async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), { gone: daemon.gone });
     const polls = /^cmdb_poll_duration_seconds_count\{stack="default",group="license"\} (\d+)$/m;
-    const metrics = await waitFor(async () => {
+    const metrics = await waitFor('three polls of the license', async () => {
       const text = await (await fetch(`${base}/metrics`)).text();
       return Number(polls.exec(text)?.[1] ?? 0) >= 3 ? text : undefined;
-    }, WAIT_MS, 'three polls of the license', daemon);
+    }, { gone: daemon.gone });
     expect(sim.requests().filter((r) => r.endpoint === 'license').length).toBeGreaterThanOrEqual(3);
     expect(metrics).toContain('cmdb_endpoint_up{stack="default",endpoint="license"} 0');
     expect(metrics).toContain('cmdb_endpoint_up{stack="default",endpoint="metrics_data"} 1');
@@ -327,13 +328,13 @@ describe('reload', () => {
     const daemon = runDaemon(['--config', file, '--web.listen-address', `127.0.0.1:${port}`], { IT_SECRET: SECRET, LOG_LEVEL: 'info' });
     running.push(daemon);
     const base = `http://127.0.0.1:${port}`;
-    await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), WAIT_MS, 'ready', daemon);
+    await waitFor('ready', async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), { gone: daemon.gone });
     writeConfig(file, ['  - name: two', `    baseUrl: ${sim.url}`, `    clientId: ${sim.clientId}`, '    secret: ${IT_SECRET}'].join('\n'));
     daemon.child.kill('SIGHUP');
-    await waitFor(async () => ((await (await fetch(`${base}/metrics`)).text()).includes('stack="two"') ? true : undefined), WAIT_MS, 'stack two', daemon);
+    await waitFor('stack two', async () => ((await (await fetch(`${base}/metrics`)).text()).includes('stack="two"') ? true : undefined), { gone: daemon.gone });
     writeFileSync(file, 'stacks:\n  - name: broken\n');
     daemon.child.kill('SIGHUP');
-    await waitFor(async () => (daemon.output().includes('configuration reload rejected') ? true : undefined), WAIT_MS, 'rejection', daemon);
+    await waitFor('rejection', async () => (daemon.output().includes('configuration reload rejected') ? true : undefined), { gone: daemon.gone });
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toContain('stack="one"');
     expect(metrics).toContain('stack="two"');
@@ -348,7 +349,7 @@ describe('reload', () => {
     const daemon = runDaemon(['--config', file, '--web.listen-address', `127.0.0.1:${port}`], { IT_SECRET: SECRET });
     running.push(daemon);
     const base = `http://127.0.0.1:${port}`;
-    await waitFor(async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), WAIT_MS, 'healthz', daemon);
+    await waitFor('healthz', async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), { gone: daemon.gone });
     const ok = await fetch(`${base}/-/reload`, { method: 'POST' });
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain('"unchanged":1');

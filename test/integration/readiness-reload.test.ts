@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { freePort, runDaemon, waitFor, type Daemon } from '../helpers/daemon.js';
+import { freePort, runDaemon, type Daemon } from '../helpers/daemon.js';
+import { notYet, waitFor } from '../helpers/wait.js';
 
 const SECRET = 'it-ready-secret-4Qd9';
 let sim: SimulatorServer;
@@ -71,7 +72,7 @@ beforeAll(async () => {
   const port = await freePort();
   daemon = runDaemon(['--config', join(dir, 'exporter.yaml'), '--web.listen-address', `127.0.0.1:${port}`], { IT_SECRET: SECRET, LOG_LEVEL: 'info' });
   base = `http://127.0.0.1:${port}`;
-  await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), 30_000, '/readyz 200 at start');
+  await waitFor('/readyz 200 at start', async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined));
 });
 
 afterAll(async () => {
@@ -93,28 +94,30 @@ function licenseFailed(stack: string, from: number): boolean {
 
 /**
  * /readyz from the reload until the new stack's license poll has failed (its 10 s attempt timeout:
- * the time the process was unready before), at most `timeoutMs`: every answer's status, whether the
- * stack was seen joining, and the status page while it was.
+ * the time the process was unready before), bounded against a hang: every answer's status, whether
+ * the stack was seen joining, and the status page while it was.
  */
-async function watchReadiness(stack: string, logFrom: number, timeoutMs: number): Promise<{ statuses: number[]; sawJoining: boolean; page: string }> {
+async function watchReadiness(stack: string, logFrom: number): Promise<{ statuses: number[]; sawJoining: boolean; page: string }> {
   const statuses: number[] = [];
   let sawJoining = false;
   let page = '';
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    // Read before asking, so the answer after the failure is counted too.
-    const failed = licenseFailed(stack, logFrom);
-    const res = await fetch(`${base}/readyz`);
-    const body = (await res.json()) as ReadyBody;
-    statuses.push(res.status);
-    const joining = (body.joining ?? []).some((j) => j.stack === stack);
-    if (joining && !sawJoining) page = await (await fetch(`${base}/`)).text();
-    sawJoining ||= joining;
-    // Before the fix the first answer is already a 503: no need to wait out the attempt timeout.
-    if (res.status !== 200 || failed) return { statuses, sawJoining, page };
-    if (Date.now() > deadline) throw new Error(`no failed license poll of ${stack} logged after ${timeoutMs} ms: ${JSON.stringify(body)}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await waitFor(
+    `a failed license poll of ${stack} logged (or an answer other than 200)`,
+    async () => {
+      // Read before asking, so the answer after the failure is counted too.
+      const failed = licenseFailed(stack, logFrom);
+      const res = await fetch(`${base}/readyz`);
+      const body = (await res.json()) as ReadyBody;
+      statuses.push(res.status);
+      const joining = (body.joining ?? []).some((j) => j.stack === stack);
+      if (joining && !sawJoining) page = await (await fetch(`${base}/`)).text();
+      sawJoining ||= joining;
+      // Before the fix the first answer is already a 503: no need to wait out the attempt timeout.
+      return res.status !== 200 || failed || notYet(body);
+    },
+    { intervalMs: 200, gone: daemon?.gone },
+  );
+  return { statuses, sawJoining, page };
 }
 
 describe('a stack that cannot be reached, added after start', () => {
@@ -123,7 +126,7 @@ describe('a stack that cannot be reached, added after start', () => {
     const logged = daemon?.output().length ?? 0;
     const reload = await fetch(`${base}/-/reload`, { method: 'POST' });
     expect(await reload.text()).toContain('"added":1');
-    const seen = await watchReadiness('late', logged, 60_000);
+    const seen = await watchReadiness('late', logged);
     expect(seen.statuses.filter((s) => s !== 200)).toEqual([]);
     expect(seen.sawJoining).toBe(true);
     // Polled a few times a second over its 10 s attempt timeout.
@@ -139,8 +142,8 @@ describe('a stack that cannot be reached, added after start', () => {
     writeFileSync(join(dir, 'stacks.d', 'later.yaml'), unreachable('later', ''));
     const logged = daemon?.output().length ?? 0;
     daemon?.child.kill('SIGHUP');
-    await waitFor(async () => (daemon?.output().slice(logged).includes('configuration reloaded') ? true : undefined), 20_000, 'the reload');
-    const seen = await watchReadiness('later', logged, 60_000);
+    await waitFor('the reload', async () => (daemon?.output().slice(logged).includes('configuration reloaded') ? true : undefined));
+    const seen = await watchReadiness('later', logged);
     expect(seen.statuses.filter((s) => s !== 200)).toEqual([]);
     expect(seen.sawJoining).toBe(true);
     expect(seen.page).toContain('<code>later</code>');

@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { freePort, runDaemon, WAIT_MS, waitFor } from '../helpers/daemon.js';
+import { freePort, runDaemon } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SECRETS = {
   clientSecret: 'sweep-client-secret-Ha71Qz',
@@ -90,7 +91,7 @@ describe('secrets sweep', () => {
     const daemon = runDaemon(['--config', configFile, '--log.level', 'trace', '--web.listen-address', `127.0.0.1:${port}`], {});
     try {
       const base = `http://127.0.0.1:${port}`;
-      await waitFor(async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), WAIT_MS, '/readyz 200', daemon);
+      await waitFor('/readyz 200', async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), { gone: daemon.gone });
       const pages: Record<string, string> = {};
       for (const path of ['/metrics', '/', '/readyz']) pages[path] = await (await fetch(`${base}${path}`)).text();
       // The sweep is only worth something if the daemon met every planted text: data was read and refused.

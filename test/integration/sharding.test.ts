@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { freePort, runDaemon, WAIT_MS, waitFor, type Daemon } from '../helpers/daemon.js';
+import { freePort, runDaemon, type Daemon } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/wait.js';
 
 const SECRET = 'shard-secret-Q7x2Lm';
 const TOTAL = 3;
@@ -60,7 +61,7 @@ describe('three sharded replicas', () => {
       const args = ['--config', file, '--shard', String(shard), '--total-shards', String(TOTAL)];
       running.push(runDaemon(args, { EXPORTER_LISTEN_ADDRESS: `127.0.0.1:${ports[shard]}`, LOG_LEVEL: 'info' }));
     }
-    for (const [i, b] of bases.entries()) await waitFor(async () => ((await fetch(`${b}/readyz`)).status === 200 ? true : undefined), WAIT_MS, `${b}/readyz`, running[i]);
+    for (const [i, b] of bases.entries()) await waitFor(`${b}/readyz`, async () => ((await fetch(`${b}/readyz`)).status === 200 ? true : undefined), { gone: running[i]?.gone });
 
     const first = await scrapeAll(bases);
     const owned = first.map(stacksIn);
@@ -78,16 +79,12 @@ describe('three sharded replicas', () => {
     // SIGHUP re-reads the file through the sharded loader: the six new stacks are split too.
     writeFileSync(file, configYaml(30));
     for (const d of running) d.child.kill('SIGHUP');
-    const after = await waitFor(
-      async () => {
+    const after = await waitFor('the reload to reach every replica', async () => {
         const texts = await scrapeAll(bases);
         const counts = texts.map((t) => Number(/^cmdb_exporter_stacks (\d+)$/m.exec(t)?.[1] ?? 'NaN'));
         return counts.reduce((a, b) => a + b, 0) === 30 ? texts : undefined;
-      },
-      WAIT_MS,
-      'the reload to reach every replica',
-    );
-    await Promise.all(bases.map((b, i) => waitFor(async () => ((await fetch(`${b}/readyz`)).status === 200 ? true : undefined), WAIT_MS, `${b}/readyz after reload`, running[i])));
+      });
+    await Promise.all(bases.map((b, i) => waitFor(`${b}/readyz after reload`, async () => ((await fetch(`${b}/readyz`)).status === 200 ? true : undefined), { gone: running[i]?.gone })));
     const reloaded = (await scrapeAll(bases)).map(stacksIn);
     expect(after).toHaveLength(TOTAL);
     expect(reloaded.flat().sort()).toEqual(Array.from({ length: 30 }, (_, i) => `stack-${String(i).padStart(2, '0')}`));

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CronLike } from '../../src/scheduler/scheduler.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
-import { WAIT_MS, waitFor } from '../helpers/daemon.js';
+import { WAIT_MS, waitFor } from '../helpers/wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Every group polls once at start, never again. */
@@ -62,7 +62,7 @@ describe('a start that fails', () => {
     const stack = stackFor(sim, { name: 'undo', rateLimitPerMinute: 6000 });
     // An earlier process that polled everything and stopped: its state is kept.
     const first = await startExporter(configFor([stack], { storagePath: state }), { schedule: true, cron: NO_CRON, initialJitterMs: 0 });
-    await waitFor(async () => first.app.landing().stacks.every((s) => s.endpoints.every((e) => e.state === 'ok')) || undefined, WAIT_MS, 'every endpoint polled');
+    await waitFor('every endpoint polled', async () => first.app.landing().stacks.every((s) => s.endpoints.every((e) => e.state === 'ok')) || undefined);
     await first.app.close();
     const kept = readFileSync(join(state, 'stacks', 'undo.json.gz'));
     const record = readFileSync(join(state, 'budget.log'));

@@ -15,6 +15,7 @@ import type { CronLike } from '../../src/scheduler/scheduler.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { parseExposition, sampleValue } from '../helpers/exposition.js';
+import { notYet, waitFor } from '../helpers/wait.js';
 import { exampleQueries } from '../helpers/queries.js';
 
 const NO_CRON: CronLike = { schedule: () => ({ stop: () => undefined }) };
@@ -44,16 +45,6 @@ async function run(): Promise<App> {
   return app;
 }
 
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, detail?: () => unknown, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (let i = 0; Date.now() < deadline && i < timeoutMs / 50; i++) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}${detail ? `: ${JSON.stringify(detail())}` : ''}`);
-}
-
 /** Every endpoint of the stack polled by this process (its last poll after `since`, unix seconds) and ok. */
 const polledSince = (app: App, since: number) => app.landing().stacks.every((s) => s.endpoints.every((e) => e.state === 'ok' && (e.lastPollAt ?? 0) >= since)) || undefined;
 const notPolled = (app: App, since: number) => app.landing().stacks.flatMap((s) => s.endpoints.filter((e) => e.state !== 'ok' || (e.lastPollAt ?? 0) < since).map((e) => `${e.endpoint} ${e.state} ${e.lastPollAt}`));
@@ -69,7 +60,7 @@ describe('the saved queries across a restart with --storage.path', () => {
   it('asks nothing again without a rebuild, serves the counts and the previous counts, and counts the next rebuild against them', async () => {
     dir = mkdtempSync(join(tmpdir(), 'cmdb-storage-queries-'));
     const first = await run();
-    await until('the first process polled everything', () => polledSince(first, 0));
+    await waitFor('the first process polled everything', () => polledSince(first, 0));
     sim.scenario.rebuild();
     ahead += 2 * 3600_000;
     await first.pollOnce();
@@ -85,7 +76,7 @@ describe('the saved queries across a restart with --storage.path', () => {
     expect(counts(firstRender, 'cmdb_query_records')).toEqual(counts(before, 'cmdb_query_records'));
     expect(counts(firstRender, 'cmdb_query_previous_records')).toEqual(previous);
     // Its start-up polls, the queries' included, all done: none of them asked a count or the metadata.
-    await until('the second process polled every group', () => polledSince(second, restartedAt), () => notPolled(second, restartedAt));
+    await waitFor('the second process polled every group', () => polledSince(second, restartedAt) || notYet(notPolled(second, restartedAt)));
     expect(queryRequests(from).map((r) => `${r.method} ${r.rawPath}`)).toEqual([]);
     const status = second.landing().stacks[0]?.queries ?? [];
     expect(status.map((q) => q.next)).toEqual(QUERIES.map(() => 'current'));

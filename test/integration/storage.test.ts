@@ -10,7 +10,8 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { App } from '../../src/app.js';
+import type { App, StartOptions } from '../../src/app.js';
+import type { GrantEvent } from '../../src/cmdb/events.js';
 import type { StackConfig } from '../../src/config/types.js';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
 import type { CronLike } from '../../src/scheduler/scheduler.js';
@@ -19,6 +20,7 @@ import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { parseExposition, sampleValue } from '../helpers/exposition.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** Every group polls once at start (the scheduler's start-up polls), never again. */
 const NO_CRON: CronLike = { schedule: () => ({ stop: () => undefined }) };
@@ -49,20 +51,10 @@ function stack(overrides: Partial<StackConfig> = {}): StackConfig {
   return stackFor(sim, { name: 'kept', paging: { connectorPageSize: 50, actionPageSize: 100, maxPages: 100 }, ...overrides });
 }
 
-async function run(stacks: StackConfig[], nowMs?: () => number) {
-  const started = await startExporter(configFor(stacks, { storagePath: dir, logLevel: 'info' }), { schedule: true, cron: NO_CRON, initialJitterMs: 0, ...(nowMs ? { nowMs } : {}) });
+async function run(stacks: StackConfig[], nowMs?: () => number, opts: Partial<StartOptions> = {}) {
+  const started = await startExporter(configFor(stacks, { storagePath: dir, logLevel: 'info' }), { schedule: true, cron: NO_CRON, initialJitterMs: 0, ...(nowMs ? { nowMs } : {}), ...opts });
   apps.push(started.app);
   return { ...started, lines: () => started.logText().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
-}
-
-async function until<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (let i = 0; Date.now() < deadline && i < timeoutMs / 50; i++) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /** Every endpoint of every stack polled successfully. */
@@ -86,7 +78,7 @@ const warnings = (lines: Array<Record<string, unknown>>) => lines.filter((l) => 
 /** A first process that polled everything and stopped (its state written at the stop). */
 async function firstRun(s = stack()): Promise<Map<string, string>> {
   const first = await run([s]);
-  await until('every endpoint polled', () => allOk(first.app));
+  await waitFor('every endpoint polled', () => allOk(first.app));
   const series = cmdbSeries(await first.app.metricsText());
   await first.app.close();
   return series;
@@ -122,7 +114,7 @@ describe('a restart with --storage.path', () => {
     expect(Number(restoredLine?.series)).toBeGreaterThanOrEqual(before.size);
 
     // Its first polls: an incremental read of the connector history, and every restored age gone with its endpoint's success.
-    await until('no restored series left', async () => (/cmdb_endpoint_restored_age_seconds\{/.test(await second.app.metricsText()) ? undefined : true));
+    await waitFor('no restored series left', async () => (/cmdb_endpoint_restored_age_seconds\{/.test(await second.app.metricsText()) ? undefined : true));
     const queries = connectorQueries(from);
     expect(queries.length).toBeGreaterThan(0);
     expect(queries[0]?.get('size')).toBe('25');
@@ -152,7 +144,7 @@ describe('a restart with --storage.path', () => {
       sim.clearFaults();
     }
     const restarted = second;
-    await until('every endpoint polled since the restart', () => (restarted.landing().stacks[0]?.endpoints.every((e) => !e.restored && e.state === 'ok') ? true : undefined));
+    await waitFor('every endpoint polled since the restart', () => (restarted.landing().stacks[0]?.endpoints.every((e) => !e.restored && e.state === 'ok') ? true : undefined));
     expect(renderLanding(restarted.landing())).not.toContain('<tr class="restored">');
   });
 
@@ -161,13 +153,12 @@ describe('a restart with --storage.path', () => {
     sim.scenario.addConnector('restart-broken', 'Error', 60);
     try {
       const first = await run([stack()]);
-      await until('every endpoint polled', () => allOk(first.app));
+      await waitFor('every endpoint polled', () => allOk(first.app));
       const broken = (app: App) => [...(app.landing().stacks[0]?.seen ?? [])].find(([key]) => key.startsWith('CmdbConnectorError:') && key.includes('restart-broken'));
-      const before = await until('the broken connector seen', () => broken(first.app));
+      const before = await waitFor('the broken connector seen', () => broken(first.app));
       await first.app.close();
-      // Later than the first look: a problem seen afresh would say so.
-      await new Promise((resolve) => setTimeout(resolve, 1100));
-      const second = await run([stack()]);
+      // A minute later by its clock than the first look: a problem seen afresh would say so.
+      const second = await run([stack()], () => Date.now() + 60_000);
       // The restored series are applied in slices: the first look after they are.
       await second.app.metricsText();
       expect(broken(second.app)).toEqual(before);
@@ -188,7 +179,7 @@ describe('a restart with --storage.path', () => {
       await moved.app.close(0);
       // Now only `new` is configured: the file of `kept` goes, with one line.
       const renamed = await run([stack({ name: 'new' })]);
-      await until('the file of the removed stack removed', () => (existsSync(join(dir, 'stacks', 'kept.json.gz')) ? undefined : true));
+      await waitFor('the file of the removed stack removed', () => (existsSync(join(dir, 'stacks', 'kept.json.gz')) ? undefined : true));
       expect(renamed.lines().filter((l) => l.msg === 'state of a stack that is no longer configured discarded')).toEqual([expect.objectContaining({ stack: 'kept' })]);
       expect(warnings(renamed.lines())).toEqual([]);
     } finally {
@@ -232,7 +223,7 @@ describe('a restart with --storage.path', () => {
     expect(warned[0]).toMatchObject({ level: 'warn', stack: 'kept', msg: expect.stringMatching(/^the state file of this stack (cannot be read|is not valid)/) });
     expect(next.app.readiness().ready).toBe(false);
     // Cold: a full scan, and then a good file again.
-    await until('every endpoint polled', () => allOk(next.app));
+    await waitFor('every endpoint polled', () => allOk(next.app));
     expect(connectorQueries(from)[0]?.get('size')).toBe('50');
     const written = await next.app.writeState?.('kept');
     expect(written?.bytes).toBeGreaterThan(0);
@@ -243,11 +234,15 @@ describe('a restart with --storage.path', () => {
     await firstRun();
     writeFileSync(join(dir, 'budget.log'), 'garbage\n');
     const from = sim.requests().length;
-    const next = await run([stack()]);
+    const grants: GrantEvent[] = [];
+    const next = await run([stack()], undefined, { onRoad: (_s, events) => events.grants.on((g) => grants.push(g)) });
     expect(warnings(next.lines())).toEqual([expect.objectContaining({ msg: expect.stringContaining('record of the requests sent before the restart cannot be read') })]);
-    // Restored and ready, and not one request yet: the first waits a minute.
+    // Restored and ready, and not one request yet: the first waits a minute. Once a poll has begun,
+    // its first request has asked the budget (in the same turn): it was not let through.
     expect(next.app.readiness().ready).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitFor('a first poll begun', () => next.app.landing().stacks[0]?.endpoints.some((e) => e.pollingSince !== undefined));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(grants).toEqual([]);
     expect(sim.requests().length).toBe(from);
   });
 
@@ -259,14 +254,14 @@ describe('a restart with --storage.path', () => {
     expect(cmdbSeries(await later.app.metricsText()).size).toBe(before.size);
     expect(later.lines().find((l) => String(l.msg).startsWith('state kept at the last stop restored'))?.msg).toContain('older than an hour');
     // Every Action's jobs read again (restored statuses read ok: the requests say when it is done).
-    await until('every Action\'s jobs read again', () => (sim.requests().slice(from).filter((r) => r.endpoint === 'action_jobs').length >= 5 || undefined));
+    await waitFor('every Action\'s jobs read again', () => (sim.requests().slice(from).filter((r) => r.endpoint === 'action_jobs').length >= 5 || undefined));
     expect(connectorQueries(from)[0]?.get('size')).toBe('50');
   });
 
   it('a write that fails is logged once and counted, and polling goes on', async () => {
     dir = mkdtempSync(join(tmpdir(), 'cmdb-storage-'));
     const s = await run([stack()]);
-    await until('every endpoint polled', () => allOk(s.app));
+    await waitFor('every endpoint polled', () => allOk(s.app));
     // The directory gone and a file in its place: every write fails (also for root, unlike a chmod).
     renameSync(join(dir, 'stacks'), join(dir, 'moved'));
     writeFileSync(join(dir, 'stacks'), '');
@@ -286,14 +281,14 @@ describe('a restart with --storage.path', () => {
   it('a lock that names another process: one error line, and nothing is written there any more, at the stop neither', async () => {
     dir = mkdtempSync(join(tmpdir(), 'cmdb-storage-'));
     const s = await run([stack()]);
-    await until('every endpoint polled', () => allOk(s.app));
-    await until('a first write', () => existsSync(join(dir, 'stacks', 'kept.json.gz')) || undefined);
+    await waitFor('every endpoint polled', () => allOk(s.app));
+    await waitFor('a first write', () => existsSync(join(dir, 'stacks', 'kept.json.gz')) || undefined);
     // Another running process of this host took the folder (its lock names it).
     const thief = JSON.stringify({ pid: process.ppid, host: hostname(), startedAt: 1_800_000_000, command: 'daemon', token: 'thief' });
     writeFileSync(join(dir, 'cmdb-exporter.lock'), thief);
     rmSync(join(dir, 'stacks', 'kept.json.gz'));
     // Noticed at the lock's next refresh (every 10 s).
-    await until('the lock noticed as lost', () => s.lines().find((l) => String(l.msg).startsWith('the lock of --storage.path was taken by another process')), 30_000);
+    await waitFor('the lock noticed as lost', () => s.lines().find((l) => String(l.msg).startsWith('the lock of --storage.path was taken by another process')));
     const record = readFileSync(join(dir, 'budget.log'), 'utf8');
     expect(await s.app.writeState?.('kept')).toBeUndefined();
     await s.app.close();

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { BUILTIN_SETTINGS } from '../../src/config/rules.js';
 import { deadlineReached, pollDeadline, PollDeadlineReached, progressDeadline } from '../../src/scheduler/deadline.js';
 import type { StackConfig } from '../../src/config/types.js';
+import { waitFor } from '../helpers/wait.js';
 import { requestsTo, sim, simStack } from '../cmdb/helpers/sim.js';
 import { simPoller as poller } from './sim-poller.js';
 
@@ -61,7 +62,7 @@ describe('the time bound of one poll (the group interval)', () => {
     const { poller: p, status } = poller(hangingStack(s, 50));
     const shutdown = new AbortController();
     const polling = p.poll('ingestion', shutdown.signal);
-    while (requestsTo(s, 'data_ingestion').length === 0) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('the ingestion request at the CMDB', () => requestsTo(s, 'data_ingestion').length > 0);
     shutdown.abort();
     await polling;
     expect(status('data_ingestion')).toMatchObject({ state: 'pending', consecutiveFailures: 0 });
@@ -96,9 +97,11 @@ describe('pollDeadline', () => {
 describe('progressDeadline (issue 21: a connector scan may outlast its interval while it moves)', () => {
   it('does not abort at the interval while the read moves, and aborts as stalled once it stops', async () => {
     let idle: number | undefined = 0;
-    const d = progressDeadline(undefined, 0.05, 1.5, () => idle);
+    let checks = 0;
+    const d = progressDeadline(undefined, 0.05, 1.5, () => (checks++, idle));
     try {
-      await new Promise((r) => setTimeout(r, 300));
+      // Its check at the interval has run (it asks how long the read stood still): the read moves, no abort.
+      await waitFor('the check at the interval', () => checks >= 1);
       expect(d.signal.aborted).toBe(false);
       idle = 2;
       await new Promise<void>((resolve) => d.signal.addEventListener('abort', () => resolve(), { once: true }));

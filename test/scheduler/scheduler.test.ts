@@ -50,9 +50,20 @@ function gatedPoller(groups: GroupName[]) {
   return { poller, calls, gates, signals, releaseAll: () => gates.splice(0).forEach((g) => g()) };
 }
 
-const tick = () => new Promise((r) => setTimeout(r, 5));
+/**
+ * Runs the scheduler's timers due within 5 ms (its start-up polls at jitter 0) and what they start,
+ * on the fake timers of `useSchedulerTimers`: the order of events, not the machine's speed.
+ */
+const tick = () => vi.advanceTimersByTimeAsync(5);
+/** The scheduler's timers on vitest's fake clock (undone after each test). */
+const useSchedulerTimers = () => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 function setup(groups: GroupName[]) {
+  useSchedulerTimers();
   const registry = new Registry();
   const instruments = createInstruments(registry, { defaultMetrics: false });
   const log = captureLogger();
@@ -97,6 +108,7 @@ describe('Scheduler', () => {
         return { stop: () => undefined };
       },
     };
+    useSchedulerTimers();
     const clock = { ms: 1_000_000 };
     // The start-up poll a minute away (random 1): only the cron firings below poll.
     const scheduler = new Scheduler({ instruments, logger: captureLogger().logger, cron, initialJitterMs: 60_000, random: () => 1, nowMs: () => clock.ms });
@@ -172,7 +184,9 @@ describe('Scheduler', () => {
   it('on stop, stops the cron jobs and aborts polls still running after the grace period', async () => {
     const s = setup(['connectors']);
     await tick();
-    await s.scheduler.stop(20);
+    const stopping = s.scheduler.stop(20);
+    await vi.advanceTimersByTimeAsync(20);
+    await stopping;
     // the gated poll never resolves by itself: stop() returned only because the abort fired
     expect(s.signals[0]?.aborted).toBe(true);
     expect([...s.jobs.values()].every((j) => j.stopped)).toBe(true);

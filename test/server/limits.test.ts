@@ -3,6 +3,7 @@
  * connection cap derived from the open-files limit, and the timeouts applied in listen().
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait.js';
 import { gzipSync } from 'node:zlib';
 import { createHttpApp, listen, metricsHandler, type Listening } from '../../src/server/http.js';
 import type { ScrapeBody, ScrapeResponse } from '../../src/exposition/responses.js';
@@ -46,18 +47,12 @@ async function heldServer(maxRequests: number) {
   };
 }
 
-/** Until `condition` holds, bounded against a hang (not a measure of speed). */
-async function until(condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-  expect(condition()).toBe(true);
-}
 
 describe('--web.max-requests', () => {
   it('answers 503 beyond the cap while the others are in flight, and serves again once they finished', async () => {
     const s = await heldServer(3);
     const held = [1, 2, 3].map(() => fetch(`${s.url}/metrics`));
-    await until(() => s.inHandler() === 3);
+    await waitFor('3 requests in the handler', () => s.inHandler() === 3);
     const refusedReply = await fetch(`${s.url}/metrics`);
     expect(refusedReply.status).toBe(503);
     expect(refusedReply.headers.get('retry-after')).toBe('1');
@@ -68,7 +63,7 @@ describe('--web.max-requests', () => {
     s.release();
     expect((await Promise.all(held)).map((r) => r.status)).toEqual([200, 200, 200]);
     const again = fetch(`${s.url}/metrics`);
-    await until(() => s.inHandler() === 1);
+    await waitFor('1 request in the handler', () => s.inHandler() === 1);
     s.release();
     expect((await again).status).toBe(200);
   });
@@ -76,7 +71,7 @@ describe('--web.max-requests', () => {
   it('0 means no limit', async () => {
     const s = await heldServer(0);
     const held = Array.from({ length: 50 }, () => fetch(`${s.url}/metrics`));
-    await until(() => s.inHandler() === 50);
+    await waitFor('50 requests in the handler', () => s.inHandler() === 50);
     s.release();
     expect((await Promise.all(held)).every((r) => r.status === 200)).toBe(true);
     expect(s.refused).toEqual([]);
@@ -86,7 +81,7 @@ describe('--web.max-requests', () => {
     const s = await heldServer(1);
     const controller = new AbortController();
     const gone = fetch(`${s.url}/metrics`, { signal: controller.signal }).catch(() => 'aborted');
-    await until(() => s.inHandler() === 1);
+    await waitFor('1 request in the handler', () => s.inHandler() === 1);
     controller.abort();
     expect(await gone).toBe('aborted');
     // The aborted request's handler is still waiting, but its slot is free: the next request
@@ -94,7 +89,7 @@ describe('--web.max-requests', () => {
     let next: Response | undefined;
     for (let i = 0; i < 50 && next === undefined; i++) {
       const attempt = fetch(`${s.url}/metrics`);
-      await until(() => s.inHandler() === 2 || s.refused.length > i);
+      await waitFor(`2 requests in the handler, or request ${i + 1} refused`, () => s.inHandler() === 2 || s.refused.length > i);
       if (s.inHandler() === 2) {
         s.release();
         next = await attempt;

@@ -15,6 +15,7 @@ import { loadWebConfig } from '../../src/config/web-config.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { makeCa, makeCert } from '../helpers/certs.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
+import { notYet, waitFor } from '../helpers/wait.js';
 
 const PASSWORD = 'correct horse battery staple';
 let dir: string;
@@ -108,12 +109,15 @@ describe('TLS and basic auth', () => {
 
   it('counts refusals and never logs a password', async () => {
     // The exporter's own metrics may be up to 1 s old (SELF_METRICS_MAX_AGE_MS): scrape until they catch up.
-    let refused = 0;
-    for (const deadline = Date.now() + 60_000; refused < 12 && Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
-      const r = await get(port, '/metrics', { headers: { authorization: basic('prometheus', PASSWORD) } });
-      refused = Number(/^cmdb_exporter_http_requests_refused_total\{reason="unauthorized"\} (\d+)/m.exec(r.body)?.[1]);
-    }
-    expect(refused).toBeGreaterThanOrEqual(12);
+    await waitFor(
+      '12 refusals counted',
+      async () => {
+        const r = await get(port, '/metrics', { headers: { authorization: basic('prometheus', PASSWORD) } });
+        const refused = Number(/^cmdb_exporter_http_requests_refused_total\{reason="unauthorized"\} (\d+)/m.exec(r.body)?.[1]);
+        return refused >= 12 || notYet({ refused });
+      },
+      { intervalMs: 200 },
+    );
     expect(logText()).not.toContain(PASSWORD);
   });
 
@@ -135,13 +139,13 @@ describe('TLS and basic auth', () => {
     expect((await get(port, '/healthz', { headers: { authorization: basic('prometheus', PASSWORD) } })).cert?.subject.CN).toBe('first');
     // A broken certificate first: the server keeps serving the old one and says so once.
     writeFileSync(join(dir, 'server.crt'), '-----BEGIN CERTIFICATE-----\nnot a certificate\n-----END CERTIFICATE-----\n');
-    await waitUntil(() => logText().includes('the previous certificate stays in use'));
+    await waitFor('the broken certificate refused (the check runs every 5 s)', () => logText().includes('the previous certificate stays in use'));
     expect((await get(port, '/healthz', { headers: { authorization: basic('prometheus', PASSWORD) } })).cert?.subject.CN).toBe('first');
     // Then a good renewal (new key and certificate, same file names), as cert-manager writes it.
     makeCert(dir, 'renewed', { cn: 'second' });
     copyFileSync(join(dir, 'renewed.key'), join(dir, 'server.key'));
     copyFileSync(join(dir, 'renewed.crt'), join(dir, 'server.crt'));
-    await waitUntil(() => logText().includes('reloaded'));
+    await waitFor('the renewed certificate reloaded (the check runs every 5 s)', () => logText().includes('reloaded'));
     const r = await get(port, '/healthz', { headers: { authorization: basic('prometheus', PASSWORD) } });
     expect(r.status).toBe(200);
     expect(r.cert?.subject.CN).toBe('second');
@@ -186,12 +190,3 @@ describe('client certificates (RequireAnyClientCert)', () => {
     expect(closed).not.toMatch(/^HTTP\/1\.1 200/);
   });
 });
-
-/** Waits, bounded against a hang (the certificate check runs every 5 s), for a condition. */
-async function waitUntil(condition: () => boolean, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

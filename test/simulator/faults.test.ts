@@ -1,10 +1,11 @@
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DATA_ENDPOINTS, PATHS, TOKEN_PATH, type DataEndpoint } from '../../src/api/endpoints.js';
 import { TokenResponseSchema, validate } from '../../src/api/schemas.js';
 import { ConfigError } from '../../src/errors.js';
 import type { FaultRule } from '../../src/simulator/api.js';
 import { parseFaultRule } from '../../src/simulator/faults.js';
 import { SCHEMAS } from './schemas.js';
+import { notYet, waitFor } from '../helpers/wait.js';
 import { ask, fetchToken, get, post, sim, spellings } from './helpers.js';
 
 const LICENSE = PATHS.license()[0] as string;
@@ -115,9 +116,10 @@ describe('hold', () => {
     const plain = get(s, LICENSE, token).finally(() => answered++);
     const failing = get(s, LICENSE, token).finally(() => answered++);
     // Both arrived and wait: held by the rules, which are used up (`times`).
-    for (let i = 0; i < 1000 && s.requests().length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor('both held requests arrived', () => s.requests().length >= 3 || notYet(s.requests().length));
     expect(s.faults()).toEqual([]);
-    await new Promise((r) => setTimeout(r, 50));
+    // A request after them is answered: they are still held past it.
+    expect((await get(s, LICENSE, token)).status).toBe(200);
     expect(answered).toBe(0);
     s.clearFaults();
     expect((await plain).status).toBe(200);
@@ -243,7 +245,8 @@ describe('streamed and typed fault answers', () => {
     // Arrives in many pieces (one per byte written, give or take coalescing by the client).
     expect(reads).toBeGreaterThan(10);
     // The server ends the response on its next tick, after the client already has every byte.
-    await vi.waitFor(() => expect(s.requests().at(-1)).toMatchObject({ status: 200, bytes: Buffer.byteLength(normal.text) }));
+    const bytes = Buffer.byteLength(normal.text);
+    await waitFor('the answer logged whole', () => (s.requests().at(-1)?.bytes === bytes && s.requests().at(-1)?.status === 200) || notYet(s.requests().at(-1)));
   });
 
   it.each([false, true])('sends an oversize JSON body of exactly the size asked (chunked: %s)', async (chunked) => {

@@ -4,6 +4,7 @@ import { ConfigError } from '../../src/errors.js';
 import type { SimulatorServer } from '../../src/simulator/server.js';
 import { slotOf } from '../../src/simulator/data/connector-row.js';
 import type { ActionRow, ConnectorRow, IngestionRunRow, IngestionTaskRow } from '../../src/simulator/data/types.js';
+import { waitFor } from '../helpers/wait.js';
 import { FIXED_NOW, fetchToken, get, sim } from './helpers.js';
 
 async function body<T>(s: SimulatorServer, path: string): Promise<T> {
@@ -262,19 +263,18 @@ describe('live mode', () => {
     const before = s.state().ingestionRunIds;
     clock += 15 * 60_000;
     // Until its timer has run (bounded against a hang, not a measure of speed).
-    const deadline = Date.now() + 60_000;
-    while (Date.now() < deadline && s.state().ingestionRunIds.join() === before.join()) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    expect(s.state().ingestionRunIds).not.toEqual(before);
+    await waitFor('the live simulator moved its time', () => s.state().ingestionRunIds.join() !== before.join());
   });
 
   it('stands still without live mode', async () => {
     let clock = FIXED_NOW;
     const s = await sim({ now: () => clock });
+    // A live one on the same clock: once its timer has moved it, a timer of the other would have too.
+    const live = await sim({ live: true, now: () => clock });
     const before = s.state().ingestionRunIds;
+    const liveBefore = live.state().ingestionRunIds;
     clock += 15 * 60_000;
-    await new Promise((r) => setTimeout(r, 1300));
+    await waitFor('the live simulator beside it moved its time', () => live.state().ingestionRunIds.join() !== liveBefore.join());
     expect(s.state().ingestionRunIds).toEqual(before);
   });
 });

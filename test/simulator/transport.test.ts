@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { PATHS, TOKEN_PATH } from '../../src/api/endpoints.js';
 import type { RequestRecord } from '../../src/simulator/api.js';
 import { REQUEST_LOG_LIMIT, RequestLog } from '../../src/simulator/request-log.js';
+import { waitFor } from '../helpers/wait.js';
 import { fetchToken, get, sim } from './helpers.js';
 
 function selfSigned(): { cert: string; key: string } {
@@ -56,7 +57,7 @@ describe('transport', () => {
     const token = await fetchToken(s);
     s.addFault({ endpoint: 'license', latencyMs: 60_000 });
     const pending = get(s, PATHS.license()[0] as string, token).catch((err: unknown) => err);
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor('the license request arrived', () => s.requests().some((r) => r.endpoint === 'license'));
     await s.close();
     expect(await pending).toBeInstanceOf(Error);
   });

@@ -96,6 +96,9 @@ export class ManagedProcess {
     return this.exit !== undefined;
   }
 
+  /** For waitFor's `gone`: once it exited, how, with the end of its output (nothing it would do can come any more). */
+  readonly gone = (): string | undefined => (this.exit ? `${this.name} exited (${JSON.stringify(this.exit)})\n${this.tail()}` : undefined);
+
   lines(stream: 'stdout' | 'stderr' | 'both' = 'both'): string[] {
     if (stream === 'stdout') return [...this.stdoutLines];
     if (stream === 'stderr') return [...this.stderrLines];

@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import { RULES_DIR, renderRuleFiles, THRESHOLDS } from '../../../scripts/gen-rules.js';
 import { part, type Tier } from '../../../scripts/parts/index.js';
 import { startProcess, type ManagedProcess } from './processes.js';
-import { done, notYet, StopWaiting, waitFor } from './wait.js';
+import { done, notYet, StopWaiting, waitFor } from '../../helpers/wait.js';
 import { baseEnv, http, onFreePort, requirePart } from './tools.js';
 
 /** The job name the generated rules select (THRESHOLDS.jobSelector). */

@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
 import { part, type Tier } from '../../../scripts/parts/index.js';
 import { startProcess, type ManagedProcess } from './processes.js';
-import { done, notYet, StopWaiting, waitFor } from './wait.js';
+import { done, notYet, StopWaiting, waitFor } from '../../helpers/wait.js';
 import { baseEnv, http, onFreePort } from './tools.js';
 
 export interface RunningVictoria {
