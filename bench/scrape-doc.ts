@@ -3,9 +3,8 @@
  * swap and the scrapes-while-polling cells were measured, and each goal of docs/performance.md's
  * design with the figure of this run beside it.
  */
-import { GZIP_LEVEL } from '../src/exposition/gzip-pieces.js';
+import { GZIP_LEVEL, SELF_METRICS_MAX_AGE_MS } from '../src/exposition/responses.js';
 import { SLICE } from '../src/store/series.js';
-import { SELF_METRICS_MAX_AGE_MS } from '../src/exposition/responses.js';
 import { gzipCpuPerRequest } from './analysis.js';
 import { ratio, rssGrowth } from './compare-run.js';
 import { bytes, count, ms } from './format.js';
@@ -89,7 +88,7 @@ export function scrapeCostText(big: SizeResult): string {
   const plain = big.compare.plainBytes;
   const zipped = big.compare.gzipBytes;
   return `- **Scrapes cost what serving a file costs.** The CMDB data's exposition is kept as UTF-8 bytes,
-  made once per change, and its gzip (level ${GZIP_LEVEL}) as pieces of one gzip stream made once per change,
+  made once per change, and its gzip (level ${GZIP_LEVEL}) as one gzip stream of the whole body made once per change,
   off the event loop; a scrape writes the same Buffers for every client, with \`Content-Length\`. Only
   \`cmdb_license_days_until_expiry\` and the exporter's own metrics are made apart, at most once a second,
   as two small extra pieces. At the ${big.size} size the body is ${bytes(plain)} (${bytes(zipped)} gzipped), and a gzip
@@ -97,7 +96,7 @@ export function scrapeCostText(big: SizeResult): string {
 - **Changes.** A change of the largest endpoint's data at the ${big.size} size takes ${ms(big.swap.data.wallMs)} until the gzip
   response is ready (${ms(big.swap.data.cpuMs)} of CPU, compressing ${bytes(plain)} in zlib's threads included), holding the
   event loop ${ms(big.swap.data.maxLoopDelayMs)} at most: the series are prepared in slices of ${count(SLICE)} and swapped in whole,
-  with one new object per series (the label text) for the garbage collector, and the gzip pieces are compressed one at a time. A
-  poll that brings the same series, or changes only status, re-makes only the small status part
+  with one new object per series (the label text) for the garbage collector, and the body is compressed in zlib's threads. A
+  poll that brings the same series, or changes only status, re-makes only the small status part, and the gzip of the body
   (${ms(big.swap.status.wallMs)}).`;
 }
