@@ -1,6 +1,6 @@
 /**
- * Figures derived from the measurements, for the interpretation in docs/performance.md: what grows
- * per connector profile, and an estimate of the steady-state CPU an hour at the default intervals.
+ * Figures derived from the measurements: what grows per connector profile, and an estimate of the
+ * steady-state CPU an hour at the default intervals.
  */
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import { DEFAULT_INTERVALS } from '../src/config/types.js';
@@ -8,39 +8,19 @@ import { GROUP_NAMES } from '../src/api/endpoints.js';
 import { cellsOf, pooled } from './compare-run.js';
 import type { SizeResult } from './results.js';
 
-/** Growth per 1,000 connector profiles, from the smallest to the largest size measured. */
-export interface Growth {
-  readonly seriesPerProfile: number;
-  readonly bytesPerSeries: number;
-  readonly heapMiB: number;
-  readonly rssMiB: number;
-  readonly repeatPollCpuMs: number;
-  readonly changeCpuMs: number;
-  /** Connector profiles at which the default maxSeries is reached (other endpoints' series included). */
-  readonly profilesAtDefaultCap: number;
-}
-
 export const SCRAPE_INTERVAL_SECONDS = 15;
 export const PROMETHEUS_REPLICAS = 2;
-
-export interface SteadyState {
-  /** CPU seconds an hour. */
-  readonly polls: number;
-  readonly rerenders: number;
-  readonly scrapes: number;
-  readonly total: number;
-  /** Share of one core. */
-  readonly coreShare: number;
-  readonly rerendersPerHour: number;
-  readonly scrapesPerHour: number;
-}
 
 function slope(a: SizeResult, b: SizeResult, value: (s: SizeResult) => number): number {
   const profiles = b.data.connectorProfiles - a.data.connectorProfiles;
   return profiles > 0 ? ((value(b) - value(a)) / profiles) * 1000 : Number.NaN;
 }
 
-export function growth(sizes: readonly SizeResult[]): Growth | undefined {
+/**
+ * Growth per 1,000 connector profiles, from the smallest to the largest size measured, and the
+ * connector profiles at which the default maxSeries is reached (other endpoints' series included).
+ */
+export function growth(sizes: readonly SizeResult[]) {
   const sorted = [...sizes].sort((x, y) => x.data.connectorProfiles - y.data.connectorProfiles);
   const a = sorted[0];
   const b = sorted[sorted.length - 1];
@@ -63,7 +43,7 @@ export function growth(sizes: readonly SizeResult[]): Growth | undefined {
  * Every group's successful poll changes the exposition (its last-success time at least), and the
  * next scrape renders it again; groups start at spread-out offsets, so their changes do not coincide.
  */
-export function rerendersPerHour(): number {
+function rerendersPerHour(): number {
   return GROUP_NAMES.reduce((n, g) => n + 3600 / DEFAULT_INTERVALS[g], 0);
 }
 
@@ -77,9 +57,9 @@ export function gzipCpuPerRequest(s: SizeResult): number {
  * Action-jobs refresh; every change as costly as a data change of the largest endpoint (most polls
  * change status only, which costs far less: see the swap table); every scrape of PROMETHEUS_REPLICAS
  * servers at SCRAPE_INTERVAL_SECONDS with gzip (what Prometheus asks for), at the CPU per request
- * measured over HTTP, socket writes included.
+ * measured over HTTP, socket writes included. CPU seconds an hour; coreShare: of one core.
  */
-export function steadyState(s: SizeResult): SteadyState {
+export function steadyState(s: SizeResult) {
   const pollsPerHour = 3600 / DEFAULT_INTERVALS.connectors;
   const polls = (pollsPerHour * s.repeat.cpuMs + Math.max(0, s.hourLater.cpuMs - s.repeat.cpuMs)) / 1000;
   const scrapesPerHour = (3600 / SCRAPE_INTERVAL_SECONDS) * PROMETHEUS_REPLICAS;
@@ -88,10 +68,4 @@ export function steadyState(s: SizeResult): SteadyState {
   const scrapes = (scrapesPerHour * gzipCpuPerRequest(s)) / 1000;
   const total = polls + rerenders + scrapes;
   return { polls, rerenders, scrapes, total, coreShare: total / 3600, rerendersPerHour: renders, scrapesPerHour };
-}
-
-/** The name of the largest of the three steady-state costs. */
-export function largestCost(s: SteadyState): 'polls' | 'rerenders' | 'scrapes' {
-  if (s.rerenders >= s.polls && s.rerenders >= s.scrapes) return 'rerenders';
-  return s.scrapes >= s.polls ? 'scrapes' : 'polls';
 }

@@ -17,15 +17,15 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { secondsAtPace } from '../src/backfill/plan.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
-import { part } from '../scripts/parts/index.js';
-import { startChild } from './children.js';
+import { part, pathWithParts } from '../scripts/parts/index.js';
+import { startChild, stopProcess, type Child } from './children.js';
+import { runMain } from './daemon.js';
 import { bytes, count, seconds, type Table } from './format.js';
 import { sizeByName } from './sizes.js';
-import type { SimulatorReady } from './simulator-process.js';
+import { requestLog, type SimulatorReady } from './simulator-process.js';
 
 /** The simulator process's fixed clock (bench/simulator-process.ts): the range ends 3 h before it. */
 const SIMULATOR_NOW = Date.parse('2026-11-21T12:00:00Z') / 1000;
@@ -75,25 +75,6 @@ function du(path: string): number {
   return readdirSync(path).reduce((n, name) => n + du(join(path, name)), 0);
 }
 
-function run(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string; seconds: number }> {
-  const t0 = performance.now();
-  return new Promise((resolve, reject) => {
-    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => {
-      const text = c.toString('utf8');
-      stderr += text;
-      if (stderr.length > 1_000_000) stderr = stderr.slice(-100_000);
-      process.stderr.write(text);
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, stdout, stderr, seconds: (performance.now() - t0) / 1000 }));
-  });
-}
-
 function figure(text: string, pattern: RegExp, what: string): RegExpExecArray {
   const m = pattern.exec(text);
   if (!m) throw new Error(`backfill output has no ${what}:\n${text}`);
@@ -129,18 +110,10 @@ async function startVictoria(dir: string): Promise<{ url: string; child: ChildPr
   throw new Error('victoria-metrics did not answer /health within 30 s');
 }
 
-async function stopChildProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  await exited;
-  clearTimeout(timer);
-}
-
 async function blocksRoute(common: readonly string[], dir: string): Promise<RouteFigures> {
   const out = join(dir, 'blocks');
-  const r = await run([...common, '--out', out]);
+  // The pinned promtool of the real parts, which the command finds on its PATH.
+  const r = await runMain([...common, '--out', out], { PATH: pathWithParts(['promtool']) });
   if (r.code !== 0) throw new Error(`backfill (blocks) exited ${String(r.code)}:\n${r.stdout}\n${r.stderr.slice(-4000)}`);
   const om = figure(r.stdout, /openmetrics: (\d+) samples, (\d+) bytes in \d+ file\(s\), ([\d.]+)s, peak RSS (\d+) MB; promtool: \d+ run\(s\) in ([\d.]+)s/, 'openmetrics and promtool line');
   const blocks = readdirSync(out).filter((n) => /^[0-9A-Z]{26}$/.test(n));
@@ -164,7 +137,7 @@ async function remoteWriteRoute(common: readonly string[], dir: string): Promise
   const vm = await startVictoria(storage);
   try {
     const out = join(dir, 'remote-write-state');
-    const r = await run([...common, '--out', out, '--remote-write.url', `${vm.url}/api/v1/write`]);
+    const r = await runMain([...common, '--out', out, '--remote-write.url', `${vm.url}/api/v1/write`]);
     if (r.code !== 0) throw new Error(`backfill (remote write) exited ${String(r.code)}:\n${r.stdout}\n${r.stderr.slice(-4000)}`);
     const rw = figure(r.stdout, /remote write: (\d+) samples in (\d+) request\(s\) \((\d+) bytes, \d+ retried\), ([\d.]+)s replaying, peak RSS (\d+) MB/, 'remote write line');
     // What the target keeps once its in-memory parts are on disk.
@@ -182,52 +155,47 @@ async function remoteWriteRoute(common: readonly string[], dir: string): Promise
       requestBytes: Number(rw[3]),
     };
   } finally {
-    await stopChildProcess(vm.child);
+    await stopProcess(vm.child);
   }
+}
+
+/**
+ * The simulator with `days` days of the medium size's history (its connectors running once a day),
+ * a new temporary directory, and the arguments of `cmdb-exporter backfill` over those days at a
+ * raised pace (its configuration written into that directory). Shared with bench/snappy-run.ts.
+ */
+export async function backfillSetup(days: number, step: string | undefined): Promise<{ sim: Child; ready: SimulatorReady; dir: string; args: string[] }> {
+  const medium = sizeByName('medium');
+  if (!medium) throw new Error('no medium size');
+  const sim = await startChild('simulator-process.ts', [JSON.stringify({ ...medium.knobs, runsPerConnector: days, jobsPerAction: days }), JSON.stringify({ connectorPeriodSeconds: 86_400, historyDays: days })]);
+  const ready = sim.ready as SimulatorReady;
+  const dir = mkdtempSync(join(tmpdir(), 'cmdb-bench-backfill-'));
+  const config = join(dir, 'exporter.yaml');
+  // Raised for the cell; the time at the default pace is computed from the requests.
+  const stack = { name: 'bench', baseUrl: ready.url, clientId: ready.clientId, secret: ready.secret, rateLimitPerMinute: 6000, backfillRequestsPerMinute: 6000, track: { assets: ready.trackedAssets, users: ready.trackedUsers } };
+  writeFileSync(config, stringify({ stacks: [stack] }));
+  const to = SIMULATOR_NOW - 3 * 3600;
+  const iso = (s: number) => new Date(s * 1000).toISOString();
+  return { sim, ready, dir, args: ['backfill', '--config', config, '--from', iso(to - days * 86_400), '--to', iso(to), '--instance', 'bench:9873', ...(step ? ['--step', step] : [])] };
 }
 
 export async function benchBackfill(opts: { days?: number; step?: string }, progress: (m: string) => void): Promise<BackfillFigures> {
   const days = opts.days ?? BACKFILL_DAYS;
-  const medium = sizeByName('medium');
-  if (!medium) throw new Error('no medium size');
-  const knobs = { ...medium.knobs, runsPerConnector: days, jobsPerAction: days };
   progress(`backfill: simulator with ${days} days of medium history`);
-  const sim = await startChild('simulator-process.js', [JSON.stringify(knobs), JSON.stringify({ connectorPeriodSeconds: 86_400, historyDays: days })]);
-  const dir = mkdtempSync(join(tmpdir(), 'cmdb-bench-backfill-'));
+  const { sim, ready, dir, args: common } = await backfillSetup(days, opts.step);
   try {
-    const ready = sim.ready as SimulatorReady;
-    const config = join(dir, 'exporter.yaml');
-    writeFileSync(
-      config,
-      stringify({
-        stacks: [
-          {
-            name: 'bench',
-            baseUrl: ready.url,
-            clientId: ready.clientId,
-            secret: ready.secret,
-            // Raised for the cell; the time at the default pace is computed from the requests.
-            rateLimitPerMinute: 6000,
-            backfillRequestsPerMinute: 6000,
-            track: { assets: ready.trackedAssets, users: ready.trackedUsers },
-          },
-        ],
-      }),
-    );
-    const to = SIMULATOR_NOW - 3 * 3600;
-    const iso = (s: number) => new Date(s * 1000).toISOString();
-    const common = ['backfill', '--config', config, '--from', iso(to - days * 86_400), '--to', iso(to), '--instance', 'bench:9873', ...(opts.step ? ['--step', opts.step] : [])];
-    await fetch(`${ready.url}/_admin/requests`, { method: 'DELETE' }).catch(() => undefined);
+    await requestLog(ready.url, 'clear');
     progress(`backfill: ${days} days, ${ready.connectorProfiles} connector profiles, ${ready.actions} Actions${opts.step ? `, --step ${opts.step}` : ''}: blocks`);
     const blocks = await blocksRoute(common, dir);
-    const requestsByEndpoint = await simulatorRequests(ready.url);
+    const requestsByEndpoint: Record<string, number> = {};
+    for (const r of await requestLog(ready.url)) requestsByEndpoint[r.endpoint ?? 'other'] = (requestsByEndpoint[r.endpoint ?? 'other'] ?? 0) + 1;
     rmSync(join(dir, 'blocks'), { recursive: true, force: true });
     progress('backfill: remote write into VictoriaMetrics');
     const remote = await remoteWriteRoute(common, dir);
     const requests = Object.values(requestsByEndpoint).reduce((a, b) => a + b, 0);
     const rate = BUILTIN_SETTINGS.backfillRequestsPerMinute;
     return {
-      size: medium.name,
+      size: 'medium',
       days,
       connectorProfiles: ready.connectorProfiles,
       connectorRuns: ready.connectorRuns,
@@ -244,36 +212,6 @@ export async function benchBackfill(opts: { days?: number; step?: string }, prog
     rmSync(dir, { recursive: true, force: true });
     await sim.stop();
   }
-}
-
-/** Requests per endpoint from the simulator's request log. */
-async function simulatorRequests(url: string): Promise<Record<string, number>> {
-  const r = await fetch(`${url}/_admin/requests`);
-  const body = (await r.json()) as { requests?: Array<{ endpoint?: string }> } | Array<{ endpoint?: string }>;
-  const list = Array.isArray(body) ? body : (body.requests ?? []);
-  const out: Record<string, number> = {};
-  for (const req of list) out[req.endpoint ?? 'other'] = (out[req.endpoint ?? 'other'] ?? 0) + 1;
-  return out;
-}
-
-/** Where the backfill section sits in docs/performance.md: `--only backfill --write` replaces it there. */
-export const BACKFILL_START = '<!-- backfill:start -->';
-export const BACKFILL_END = '<!-- backfill:end -->';
-
-/** The section of docs/performance.md, between its markers. */
-export function backfillSection(f: BackfillFigures, markdownTable: (t: Table) => string): string {
-  const t = backfillTable(f);
-  return [
-    BACKFILL_START,
-    '## Backfill\n',
-    `\`cmdb-exporter backfill\` (docs/backfill.md) over ${f.days} days of the ${f.size} size's history: the simulator's connectors run once a day with ${f.days} runs each, Action jobs and ingestion runs spread over the ${f.days} days. The command runs as users run it, in a process of its own, by both routes on the same range: blocks through the real promtool, and remote write into a real VictoriaMetrics on loopback. It reads at a raised pace (waiting for the default pace measures nothing); the time at the default pace is what the token bucket makes of the requests. Run alone with \`npm run bench -- --only backfill --write\`${f.step ? ` (here with \`--backfill-step ${f.step}\`)` : ''}.\n`,
-    `${t.title}:\n`,
-    markdownTable(t),
-    '',
-    `Both routes replay the same way (each unit's collector run again only around its changes, its lines repeated otherwise). The blocks route writes the samples as text, 6 hours a file, and promtool reads each file once into a block while the next is written; remote write encodes them as protobuf straight into requests of 10,000 samples, four in flight (one per shard of series), and writes no text: its disk is the state in --out and what the receiver keeps. Both grow with the samples: series × steps (the default step is each group's interval, at most 5 minutes).`,
-    BACKFILL_END,
-    '',
-  ].join('\n');
 }
 
 export function backfillTable(f: BackfillFigures): Table {

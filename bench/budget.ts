@@ -2,15 +2,18 @@
  * The request budget in practice. A first poll under the client-side token bucket (src/cmdb/budget.ts)
  * sends `burst` requests at once and the rest at the configured rate, so its duration is about
  * (requests − burst) / rate. The hourly volume follows the table in docs/design.md, fed with the
- * request counts the benchmark measured per endpoint.
+ * request counts measured per endpoint. The request-budget cell (`npm run bench -- --only
+ * request-budget`) measures it instead: hours of polling at 200 Actions in simulated time, counted
+ * from the simulator's request log, beside the naive schedule of the same configuration.
  */
 import { burstFor } from '../src/cmdb/budget.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
-import { DEFAULT_INTERVALS } from '../src/config/types.js';
-import type { StackConfig } from '../src/config/types.js';
+import { DEFAULT_INTERVALS, type StackConfig } from '../src/config/types.js';
 import type { SimulatorSize } from '../src/simulator/api.js';
 import { count, seconds, type Table } from './format.js';
-import type { RequestBudgetFigures, SizeResult } from './results.js';
+import type { Progress, RequestBudgetFigures, SizeResult } from './results.js';
+import { BENCH_MAX_SERIES } from './sizes.js';
+import { simulatedStack } from './virtual-time.js';
 
 export const DEFAULT_RATE = BUILTIN_SETTINGS.rateLimitPerMinute;
 
@@ -19,26 +22,16 @@ export function budgetSeconds(requests: number, ratePerMinute: number): number {
   return (Math.max(0, requests - burstFor(ratePerMinute)) * 60) / ratePerMinute;
 }
 
-export interface HourlyVolume {
-  readonly connectorPages: number;
-  readonly actionPages: number;
-  readonly actions: number;
-  /** Assumed: half the Actions ran in the hour (the typical stack of docs/design.md: 20 of 40). */
-  readonly changedActions: number;
-  readonly trackedNames: number;
-  readonly perHour: number;
-  /** Share of the default budget (rate × 60) that the steady state uses. */
-  readonly budgetShare: number;
-  /** Minutes the hourly refresh of every Action's jobs occupies the budget on its own. */
-  readonly refreshBurstMinutes: number;
-}
-
 const perHour = (intervalSeconds: number) => 3600 / intervalSeconds;
 /** docs/design.md: list + next every minute, detail once per run plus each minute of a 20-minute run. */
 const INGESTION_PER_HOUR = 2 * perHour(DEFAULT_INTERVALS.ingestion) + 21;
 
-/** docs/design.md "Expected request volume", with C, P, A and T as measured for one size. */
-export function hourlyVolume(size: SizeResult, ratePerMinute = DEFAULT_RATE): HourlyVolume {
+/**
+ * docs/design.md "Expected request volume", with C, P, A and T as measured for one size and J = A / 2
+ * (its typical stack: 20 of 40 Actions ran in the hour): requests an hour, their share of the budget
+ * (rate × 60), and the minutes the hourly refresh of every Action's jobs takes of it on its own.
+ */
+export function hourlyVolume(size: SizeResult, ratePerMinute = DEFAULT_RATE) {
   const seen = size.repeat.requestsByEndpoint;
   const connectorPages = seen.connector ?? 0;
   const actionPages = seen.actions ?? 0;
@@ -67,7 +60,7 @@ export function hourlyVolume(size: SizeResult, ratePerMinute = DEFAULT_RATE): Ho
   };
 }
 
-// ---- the request budget over simulated hours (bench/budget-run.ts measureRequestBudget) ----
+// ---- the request-budget cell: the budget over simulated hours ----
 
 /** Start of simulated time: the same fixed clock as the other cells' simulator. */
 export const BUDGET_START_MS = Date.parse('2026-11-21T12:00:00Z');
@@ -88,8 +81,6 @@ export interface RequestBudgetOptions {
   readonly hours: number;
   /** Wall-clock limit of the cell. */
   readonly maxWallSeconds: number;
-  /** Also write every request of the simulator's log (time, endpoint, query, status) to this file. */
-  readonly dumpLog?: string;
 }
 
 interface Summary {
@@ -177,37 +168,94 @@ export function summarise(s: Summary): RequestBudgetFigures {
   };
 }
 
-const fixed = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
+/**
+ * The exporter's polling of one stack in simulated time against the real simulator, both on one
+ * VirtualTime: the exporter's client, poller and scheduler as the daemon wires them (with the
+ * default settings), the simulator's data moving as its clock moves. Figures come from the
+ * simulator's request log (what reached the CMDB) and its Action job history (the runs).
+ */
+export async function measureRequestBudget(opts: RequestBudgetOptions, progress: Progress): Promise<RequestBudgetFigures> {
+  const { sim, stack, road, poller, time, run, close } = await simulatedStack({
+    startMs: BUDGET_START_MS,
+    size: opts.knobs,
+    connectorPeriodSeconds: BUDGET_CONNECTOR_PERIOD_S,
+    stack: (s) => ({ track: { assets: s.state().trackedAssets, users: s.state().trackedUsers } }),
+    staleAfterSeconds: 3600,
+    maxSeries: BENCH_MAX_SERIES,
+  });
+  const state = sim.state();
+  const runs = new Set<string>();
+  const runTimes: number[] = [];
+  let readyAtMs: number | undefined;
+  let maxBacklog = 0;
+  let plan: RequestBudgetFigures['plan'];
+  let lastProgress = BUDGET_START_MS;
+  const wallStart = performance.now();
+  try {
+    const settled = () => {
+      // Ready: no endpoint keeps /readyz at 503 (src/stacks.ts asks the poller).
+      if (readyAtMs === undefined && poller.pending().length === 0) readyAtMs = time.now();
+      maxBacklog = Math.max(maxBacklog, poller.jobBacklog());
+    };
+    const moved = (to: number) => {
+      for (const action of sim.dataset.actions.values()) {
+        for (const job of action.jobs) {
+          const key = `${action.key}@${job.atMs}`;
+          if (job.atMs < BUDGET_START_MS || runs.has(key)) continue;
+          runs.add(key);
+          runTimes.push(job.atMs);
+        }
+      }
+      if (to - lastProgress < 900_000) return;
+      lastProgress = to;
+      progress(`[request budget] ${((to - BUDGET_START_MS) / 3_600_000).toFixed(2)} simulated h, ${sim.requests().length} requests`);
+    };
+    await run(BUDGET_START_MS + opts.hours * 3_600_000, opts.maxWallSeconds, { settled, moved });
+    // What the exporter plans, from what it saw over the run, to set beside what the log counts.
+    const p = road.plan?.plan();
+    if (p) plan = { perHour: p.perHour as Record<string, number>, total: p.total, ratio: p.ratio };
+  } finally {
+    await close();
+  }
+  return summarise({
+    stack,
+    log: sim.requests().map((r) => ({ at: r.at, endpoint: r.endpoint ?? 'unrouted' })),
+    runTimes,
+    actions: state.counts.actions,
+    connectorRows: state.counts.connectorRuns,
+    readyAtMs,
+    maxBacklog,
+    plan,
+    simulatedHours: (time.now() - BUDGET_START_MS) / 3_600_000,
+    wallSeconds: (performance.now() - wallStart) / 1000,
+  });
+}
 
-/** The columns of the measured request-budget tables (their ids in docs/performance.md's markers). */
-export const REQUEST_BUDGET_HEADS = {
-  'request-budget': ['endpoint', 'measured / h', 'naive / h', 'measured ÷ naive'],
-  'budget-goals': ['figure', 'measured', 'goal'],
-} as const satisfies Record<string, readonly string[]>;
+const fixed = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 
 /** The cell as tables: requests per endpoint beside the naive schedule, then the goals. */
 export function requestBudgetTables(f: RequestBudgetFigures): Table[] {
   const order = ['access_token', ...Object.keys(f.perHour).filter((e) => e !== 'access_token').sort()];
+  // The exporter's own plan (what cmdb_exporter_request_demand_ratio reports) beside the count, where it made one.
+  const plan = (n: number | undefined) => (f.plan ? [count(n ?? 0)] : []);
   const rows = order
     .filter((e) => f.perHour[e] !== undefined)
     .map((e) => {
       const { measured, naive } = f.perHour[e] as { measured: number; naive: number };
-      return [e, count(measured), count(naive), naive > 0 ? `${fixed(measured / naive)}×` : '–'];
+      return [e, count(measured), count(naive), naive > 0 ? `${fixed(measured / naive)}×` : '–', ...plan(f.plan?.perHour[e])];
     });
-  rows.push(['total', count(f.totalPerHour), count(f.naivePerHour), `${fixed(f.totalPerHour / f.naivePerHour)}×`]);
+  rows.push(['total', count(f.totalPerHour), count(f.naivePerHour), `${fixed(f.totalPerHour / f.naivePerHour)}×`, ...plan(f.plan?.total)]);
   const pace = f.actionJobsPerMinute === undefined ? '' : `, actionJobsPerMinute ${f.actionJobsPerMinute}`;
   return [
     {
-      title: `Requests per hour at ${count(f.actions)} Actions, measured from the simulator's request log over simulated hours ${WARMUP_HOURS}–${fixed(f.simulatedHours, 1)} (default settings: rateLimitPerMinute ${f.ratePerMinute}${pace}), beside the naive schedule of the same configuration`,
-      id: 'request-budget',
-      head: REQUEST_BUDGET_HEADS['request-budget'],
+      title: `Requests per hour at ${count(f.actions)} Actions, measured from the simulator's request log over simulated hours ${WARMUP_HOURS}–${fixed(f.simulatedHours, 1)} (default settings: rateLimitPerMinute ${f.ratePerMinute}${pace}), beside the naive schedule of the same configuration${f.plan ? ' and the poll plan the exporter computed at the end' : ''}; ${seconds(f.wallSeconds)} of wall time`,
+      head: ['endpoint', 'measured / h', 'naive / h', 'measured ÷ naive', ...(f.plan ? ['plan / h'] : [])],
       numericFrom: 1,
       rows,
     },
     {
       title: 'Request budget goals (issue 12), same run',
-      id: 'budget-goals',
-      head: REQUEST_BUDGET_HEADS['budget-goals'],
+      head: ['figure', 'measured', 'goal'],
       numericFrom: 1,
       rows: [
         ['job fetches / h', count(f.jobFetchesPerHour), `≤ ${count(f.jobFetchesAllowed)} (1.1 × ${count(f.actionRunsPerHour)} runs + ${count(f.refreshPerHour)} refresh)`],

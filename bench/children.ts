@@ -26,10 +26,10 @@ interface Answer {
   readonly error?: string;
 }
 
-function firstLine(child: ChildProcess, name: string): Promise<string> {
+function firstLine(child: ChildProcess, name: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffered = '';
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    const timer = setTimeout(() => reject(new Error(`${name} did not print its first line within ${timeoutMs} ms`)), timeoutMs);
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString('utf8');
       for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
@@ -58,13 +58,13 @@ function firstLine(child: ChildProcess, name: string): Promise<string> {
 }
 
 /** Starts bench/<script> with tsx, `args` and extra Node options; resolves once it printed its ready line. */
-export async function startChild(script: string, args: readonly string[], opts: { exposeGc?: boolean; nodeArgs?: readonly string[] } = {}): Promise<Child> {
+export async function startChild(script: string, args: readonly string[], opts: { exposeGc?: boolean; nodeArgs?: readonly string[]; startTimeoutMs?: number } = {}): Promise<Child> {
   const path = fileURLToPath(new URL(`./${script}`, import.meta.url));
   const execArgv = ['--import', 'tsx', ...(opts.exposeGc ? ['--expose-gc'] : []), ...(opts.nodeArgs ?? [])];
   const child = fork(path, [...args], { execArgv, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   let ready: unknown;
   try {
-    ready = JSON.parse(await firstLine(child, script)) as unknown;
+    ready = JSON.parse(await firstLine(child, script, opts.startTimeoutMs ?? START_TIMEOUT_MS)) as unknown;
   } catch (err) {
     child.kill('SIGKILL');
     throw err;
@@ -104,14 +104,35 @@ export async function startChild(script: string, args: readonly string[], opts: 
       child.send({ id, command, args });
     });
 
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  };
+  return { process: child, ready, call, stop: () => stopProcess(child) };
+}
 
-  return { process: child, ready, call, stop };
+/** Sends `signal` to a process of the benchmark's, SIGKILL after 20 s; resolves once it exited. */
+export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/**
+ * Probes every `everyMs` until `probe` gives something other than a string (a string says what is
+ * still missing), or fails once performance.now() passes `deadlineMs`.
+ */
+export async function until<T>(what: string, deadlineMs: number, probe: () => Promise<T | string>, everyMs = 250): Promise<T> {
+  let last = 'no answer';
+  while (performance.now() < deadlineMs) {
+    const value = await probe();
+    if (typeof value !== 'string') return value;
+    last = value;
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+  throw new Error(`no ${what} in time; last: ${last}`);
+}
+
+/** Until `url`/readyz answers 200, for at most `timeoutMs`. */
+export function untilReady(url: string, timeoutMs: number): Promise<true> {
+  return until('/readyz 200', performance.now() + timeoutMs, async () => ((await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200 ? true : 'not ready'), 100);
 }

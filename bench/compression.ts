@@ -8,22 +8,19 @@
  * full scan and of an incremental poll as the exporter's client reads them; a day is one full
  * scan and the incremental polls of the other intervals. Every loop is bounded by count.
  * With --remote-write: the share of snappy compression in a remote-write backfill (snappy-run.ts).
+ * Prints a Markdown table and saves the figures as JSON (bench/results/, or --json FILE).
  */
 import { parseArgs } from 'node:util';
 import { Agent } from 'undici';
-import { Registry } from 'prom-client';
 import { attempt } from '../src/cmdb/attempt.js';
-import { openRoad } from '../src/cmdb/road.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
-import type { StackConfig } from '../src/config/types.js';
-import { createLogger } from '../src/logger.js';
-import { createInstruments } from '../src/metrics/instruments.js';
-import { SecretScrubber } from '../src/secrets.js';
 import type { Compression } from '../src/simulator/api.js';
 import { startChild } from './children.js';
+import { saveFigures } from './format.js';
 import { HISTORY_KNOBS } from './history-run.js';
-import type { SimulatorReady } from './simulator-process.js';
+import { requestLog, simulatorToken, type SimulatorReady } from './simulator-process.js';
 import { benchSnappy, snappyLines } from './snappy-run.js';
+import { quietRoad, simulatorStack } from './stack.js';
 
 const USAGE = `Usage: npm run bench:compression -- [options]
 
@@ -31,53 +28,28 @@ const USAGE = `Usage: npm run bench:compression -- [options]
   --mbit N           link speed for the computed WAN transfer time (default 50)
   --remote-write     instead: compression's share of a remote-write backfill (30 days of the
                      medium size, --step 1h), native snappy against pure-JS snappyjs
+  --json FILE        save the figures to FILE (default: bench/results/compression-<time>.json)
   -h, --help         show this help`;
 
-interface LoggedRequest {
-  readonly endpoint: string | null;
-  readonly rawQuery: string;
-  readonly bytes?: number;
-}
-
-export interface CompressionFigures {
-  readonly mode: Compression;
-  readonly runs: number;
-  readonly pageRows: number;
-  /** One default-size page: wire bytes and decoded bytes. */
-  readonly pageWire: number;
-  readonly pageDecoded: number;
-  /** Fetch and decode of that page over loopback, median and range (ms). */
-  readonly pageMs: { median: number; min: number; max: number };
-  readonly fullScan: { pages: number; wire: number };
-  readonly incremental: { pages: number; wire: number };
-  /** One full scan plus the incremental polls of the rest of the day. */
-  readonly perDay: number;
-}
+type CompressionFigures = Awaited<ReturnType<typeof measureMode>>;
 
 const DAY = 86_400;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
-async function token(sim: SimulatorReady): Promise<string> {
-  const res = await fetch(`${sim.url}/CMDB/v1/access_token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ clientID: sim.clientId, secret: sim.secret }),
-  });
-  return ((await res.json()) as { data: { token: string } }).data.token;
-}
+const connectorLog = async (sim: SimulatorReady) => (await requestLog(sim.url)).filter((r) => r.endpoint === 'connector');
 
-async function connectorLog(sim: SimulatorReady): Promise<LoggedRequest[]> {
-  const res = await fetch(`${sim.url}/_admin/requests`);
-  return ((await res.json()) as LoggedRequest[]).filter((r) => r.endpoint === 'connector');
-}
-
-async function measureMode(mode: Compression, repeats: number, progress: (m: string) => void): Promise<CompressionFigures> {
+/**
+ * One mode: one default-size page (wire and decoded bytes; fetched and decoded over loopback, median
+ * and range in ms), a full scan and an incremental poll (pages, wire bytes), and a day: one full scan
+ * plus the incremental polls of the rest of the day.
+ */
+async function measureMode(mode: Compression, repeats: number, progress: (m: string) => void) {
   const child = await startChild('simulator-process.ts', [JSON.stringify(HISTORY_KNOBS), JSON.stringify({ compression: mode })]);
   const dispatcher = new Agent({ connections: 1 });
   try {
     const sim = child.ready as SimulatorReady;
     const size = BUILTIN_SETTINGS.paging.connectorPageSize;
-    const bearer = await token(sim);
+    const bearer = await simulatorToken(sim);
     progress(`${mode}: ${sim.connectorRuns} runs; page 0 of ${size} rows, ${repeats} times`);
     const times: number[] = [];
     let pageWire = 0;
@@ -99,28 +71,15 @@ async function measureMode(mode: Compression, repeats: number, progress: (m: str
       pageDecoded = reply.body.length;
     }
     progress(`${mode}: a full scan and an incremental poll through the exporter's client`);
-    const stack: StackConfig = {
-      ...BUILTIN_SETTINGS,
-      name: 'bench',
-      baseUrl: sim.url,
-      auth: { kind: 'client', clientId: sim.clientId, secret: sim.secret, clientIdKey: 'clientID' },
-      rateLimitPerMinute: 6000,
-      tls: { insecureSkipVerify: false },
-    };
-    const scrubber = new SecretScrubber();
-    const road = openRoad({
-      stack,
-      instruments: createInstruments(new Registry(), { defaultMetrics: false }),
-      logger: createLogger({ level: 'silent', format: 'json', scrubber }),
-      scrubber,
-    });
+    const stack = simulatorStack(sim, { rateLimitPerMinute: 6000 });
+    const road = quietRoad(stack);
     try {
       const before = (await connectorLog(sim)).length;
       await road.readers.get('connector');
       const afterFull = await connectorLog(sim);
       await road.readers.get('connector');
       const afterIncremental = await connectorLog(sim);
-      const sum = (rs: LoggedRequest[]) => rs.reduce((n, r) => n + (r.bytes ?? 0), 0);
+      const sum = (rs: readonly { bytes: number }[]) => rs.reduce((n, r) => n + r.bytes, 0);
       const full = afterFull.slice(before);
       const incremental = afterIncremental.slice(afterFull.length);
       const intervals = DAY / stack.intervals.connectors;
@@ -147,7 +106,7 @@ async function measureMode(mode: Compression, repeats: number, progress: (m: str
 
 const mib = (b: number) => `${(b / 1024 ** 2).toFixed(2)} MiB`;
 
-export function compressionLines(plain: CompressionFigures, gzip: CompressionFigures, mbit: number): string[] {
+function compressionLines(plain: CompressionFigures, gzip: CompressionFigures, mbit: number): string[] {
   const wan = (b: number) => `${((b * 8) / (mbit * 1e6)).toFixed(2)} s`;
   const ratio = (a: number, b: number) => `${(a / b).toFixed(1)}×`;
   const row = (what: string, p: string, g: string, r: string) => `| ${what} | ${p} | ${g} | ${r} |`;
@@ -166,7 +125,7 @@ export function compressionLines(plain: CompressionFigures, gzip: CompressionFig
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { repeats: { type: 'string' }, mbit: { type: 'string' }, 'remote-write': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { repeats: { type: 'string' }, mbit: { type: 'string' }, 'remote-write': { type: 'boolean' }, json: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) {
     console.log(USAGE);
     return;
@@ -174,6 +133,7 @@ async function main(): Promise<void> {
   if (values['remote-write']) {
     const figures = await benchSnappy({ rounds: Number(values.repeats ?? 5) || 5 }, (m) => console.error(`compression: ${m}`));
     console.log(snappyLines(figures).join('\n'));
+    saveFigures('compression', { remoteWrite: figures }, values.json);
     return;
   }
   const repeats = Math.min(50, Math.max(1, Number(values.repeats ?? 5) || 5));
@@ -182,6 +142,7 @@ async function main(): Promise<void> {
   const plain = await measureMode('off', repeats, progress);
   const gzip = await measureMode('gzip', repeats, progress);
   console.log(compressionLines(plain, gzip, mbit).join('\n'));
+  saveFigures('compression', { mbit, plain, gzip }, values.json);
 }
 
 if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop() ?? '')) {

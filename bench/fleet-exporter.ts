@@ -4,13 +4,11 @@
  * cadence) or on the default intervals. Usage: tsx bench/fleet-exporter.ts '<FleetInput as JSON>'
  * Prints one JSON line ({ url, pid, startedAtMs }) once it listens, then runs until its parent goes away.
  */
-import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { start } from '../src/app.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
-import { createLogger } from '../src/logger.js';
-import { SecretScrubber } from '../src/secrets.js';
+import { quietParts, simulatorStack } from './stack.js';
 
 export interface FleetInput {
   readonly stacks: number;
@@ -29,26 +27,15 @@ export const stackName = (i: number) => `fleet-${String(i).padStart(3, '0')}`;
 const BUSY = 10;
 
 function stack(input: FleetInput, i: number): StackConfig {
-  const { clientIdKey, ...settings } = BUILTIN_SETTINGS;
-  const intervals = input.busy ? (Object.fromEntries(Object.keys(settings.intervals).map((k) => [k, BUSY])) as unknown as StackConfig['intervals']) : settings.intervals;
-  return {
-    ...settings,
-    name: stackName(i),
-    baseUrl: input.baseUrl,
-    auth: { kind: 'client', clientId: input.clientId, secret: input.secret, clientIdKey },
-    // One simulator answers for every stack: the budget must not be what the cell measures.
-    rateLimitPerMinute: 6000,
-    actionJobsPerMinute: 6000,
-    intervals,
-    tls: { insecureSkipVerify: false },
-    track: { assets: input.trackedAssets, users: input.trackedUsers },
-  };
+  const intervals = input.busy ? (Object.fromEntries(Object.keys(BUILTIN_SETTINGS.intervals).map((k) => [k, BUSY])) as unknown as StackConfig['intervals']) : BUILTIN_SETTINGS.intervals;
+  // One simulator answers for every stack: the budget must not be what the cell measures.
+  const track = { assets: input.trackedAssets, users: input.trackedUsers };
+  return simulatorStack({ ...input, url: input.baseUrl }, { name: stackName(i), rateLimitPerMinute: 6000, actionJobsPerMinute: 6000, intervals, track });
 }
 
 async function main(): Promise<void> {
   const input = JSON.parse(process.argv[2] ?? '{}') as FleetInput;
-  const scrubber = new SecretScrubber();
-  const logger = createLogger({ level: 'error', format: 'json', scrubber, destination: new Writable({ write: (_c, _e, done) => done() }) });
+  const { logger, scrubber } = quietParts();
   const config: ExporterConfig = {
     listenAddress: '127.0.0.1:0',
     logLevel: 'error',

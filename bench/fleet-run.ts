@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
-import { startChild, type Child } from './children.js';
+import { startChild, untilReady, type Child } from './children.js';
 import { stackName, type FleetInput } from './fleet-exporter.js';
 import { cpuMs, residentBytes } from './proc.js';
 import { scrapeLoad } from './scrape-load.js';
@@ -59,14 +59,6 @@ async function get(url: string, gzip = false): Promise<{ status: number; body: B
   return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()) };
 }
 
-async function untilReady(url: string, startedAtMs: number): Promise<number> {
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if ((await get(`${url}/readyz`)).status === 200) return (Date.now() - startedAtMs) / 1000;
-    await sleep(100);
-  }
-  throw new Error(`the fleet exporter was not ready within ${READY_TIMEOUT_MS / 1000} s`);
-}
 
 /**
  * Scrape load on `url` while reading the CPU of process `pid`. `backgroundShare`: the CPU the process
@@ -100,7 +92,8 @@ async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progr
   let wallMs: number;
   try {
     const { url, pid, startedAtMs } = busy.ready as { url: string; pid: number; startedAtMs: number };
-    readySeconds = await untilReady(url, startedAtMs);
+    await untilReady(url, READY_TIMEOUT_MS);
+    readySeconds = (Date.now() - startedAtMs) / 1000;
     progress(`fleet ${n}: ready in ${readySeconds.toFixed(1)} s; measuring CPU for ${opts.cpuSeconds} s`);
     const c0 = await cpuMs(pid);
     const t0 = performance.now();
@@ -117,8 +110,8 @@ async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progr
   const dir = mkdtempSync(join(tmpdir(), 'cmdb-fleet-bench-'));
   let bare: Child | undefined;
   try {
-    const { url, pid, startedAtMs } = exporter.ready as { url: string; pid: number; startedAtMs: number };
-    await untilReady(url, startedAtMs);
+    const { url, pid } = exporter.ready as { url: string; pid: number };
+    await untilReady(url, READY_TIMEOUT_MS);
     const whole = (await get(`${url}/metrics`)).body;
     const stackUrl = `${url}/metrics?stack=${stackName(0)}`;
     const plain = (await get(stackUrl)).body;

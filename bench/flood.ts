@@ -11,18 +11,21 @@
  * The exporter runs as the daemon does (src/main.ts through tsx) from --exporter-dir, so the same
  * script measures an older checkout too. Everything talks to 127.0.0.1 only.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { startChild, type Child } from './children.js';
+import { startChild, untilReady, type Child } from './children.js';
+import { startDaemon, type Daemon } from './daemon.js';
+import { saveFigures } from './format.js';
 import { residentBytes } from './proc.js';
 import type { SimulatorReady } from './simulator-process.js';
 import { sizeByName } from './sizes.js';
+import { distribution } from './stats.js';
+import { idleFlood } from './flood-idle.js';
 
 const USAGE = `Usage: npm run bench:flood -- [options]
 
@@ -34,7 +37,7 @@ const USAGE = `Usage: npm run bench:flood -- [options]
   --deadline-seconds N        time limit of the scrape phase (default 120)
   --exporter-dir DIR          checkout whose src/main.ts is run (default this one)
   --exporter-arg ARG          extra flag for the exporter (repeatable)
-  --json FILE                 also write the figures as JSON
+  --json FILE                 save the figures to FILE (default: bench/results/flood-<time>.json)
   -h, --help                  show this help`;
 
 const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
@@ -92,12 +95,7 @@ function parseOptions(argv: string[]): Options | 'help' {
 
 // ---------------------------------------------------------------- the exporter under test
 
-interface Exporter {
-  readonly child: ChildProcess;
-  readonly port: number;
-  readonly lines: string[];
-  stop(): Promise<void>;
-}
+type Exporter = Daemon & { readonly port: number };
 
 async function startExporter(opts: Options, sim: SimulatorReady, dir: string): Promise<Exporter> {
   const ten = '10s';
@@ -114,59 +112,17 @@ async function startExporter(opts: Options, sim: SimulatorReady, dir: string): P
       },
     }),
   );
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', 'src/main.ts', '--config', configFile, '--web.listen-address', '127.0.0.1:0', ...opts.exporterArgs],
-    {
-      cwd: opts.exporterDir,
-      env: { PATH: process.env.PATH ?? '', CMDB_BASE_URL: sim.url, CMDB_CLIENT_ID: sim.clientId, CMDB_SECRET: sim.secret, CMDB_STACK: 'flood' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  const lines: string[] = [];
-  let buffered = '';
-  const onData = (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    const parts = buffered.split('\n');
-    buffered = parts.pop() ?? '';
-    // Bounded: a flood can make the exporter log a lot; keep the first 20,000 lines.
-    for (const line of parts) if (lines.length < 20_000) lines.push(line);
-  };
-  child.stdout?.on('data', onData);
-  child.stderr?.on('data', onData);
-  const port = await waitFor('the "listening on" line', 60_000, () => {
-    for (const line of lines) {
-      const m = /"url":"https?:\/\/[^"]*:(\d+)"/.exec(line);
-      if (m && line.includes('listening on')) return Number(m[1]);
-    }
-    if (child.exitCode !== null) throw new Error(`exporter exited:\n${lines.slice(-20).join('\n')}`);
-    return undefined;
+  const exporter = startDaemon(['--config', configFile, '--web.listen-address', '127.0.0.1:0', ...opts.exporterArgs], {
+    cwd: opts.exporterDir,
+    env: { CMDB_BASE_URL: sim.url, CMDB_CLIENT_ID: sim.clientId, CMDB_SECRET: sim.secret, CMDB_STACK: 'flood' },
   });
-  return {
-    child,
-    port,
-    lines,
-    stop: async () => {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await new Promise((r) => child.once('exit', r));
-      clearTimeout(killer);
-    },
-  };
-}
-
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => T | undefined | Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(250);
+  try {
+    return { ...exporter, port: Number(new URL(await exporter.url).port) };
+  } catch (err) {
+    await exporter.stop();
+    throw err;
   }
 }
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function openFilesLimit(pid: number): string {
   try {
@@ -216,15 +172,11 @@ function rawGet(port: number, path: string, headers: string, deadlineMs: number)
   });
 }
 
-function percentile(sorted: readonly number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? null;
-}
-
+/** Latency in whole ms: count, p50, p99, max (null for none). */
 function latency(values: number[]) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const r = (v: number | null) => (v === null ? null : Math.round(v));
-  return { n: sorted.length, p50: r(percentile(sorted, 50)), p99: r(percentile(sorted, 99)), max: r(sorted.at(-1) ?? null) };
+  const d = distribution(values);
+  const r = (v: number) => (Number.isFinite(v) ? Math.round(v) : null);
+  return { n: d.count, p50: r(d.p50), p99: r(d.p99), max: r(d.max) };
 }
 
 // ---------------------------------------------------------------- phase 1: concurrent scrapes
@@ -249,160 +201,9 @@ async function scrapeFlood(opts: Options, exporter: Exporter) {
   };
 }
 
-// ---------------------------------------------------------------- phase 2: idle connections
-
-interface WorkerReport {
-  readonly opened: number;
-  readonly failed: Record<string, number>;
-  /** Connections the server closed while they were held. */
-  readonly closedByServer: number;
-  readonly reconnects: number;
-  readonly openAtEnd: number;
-}
-
-/**
- * A worker process: opens `n` idle connections and keeps `n` open for the hold time — a connection
- * the server closes is opened again (at most 5 × n times), as a determined client would do, so the
- * exporter's descriptors stay under pressure for the whole hold. Reports, then closes them all.
- */
-async function idleWorker(port: number, n: number, holdMs: number): Promise<void> {
-  const sockets = new Set<Socket>();
-  const failed: Record<string, number> = {};
-  let opened = 0;
-  let closedByServer = 0;
-  let reconnects = 0;
-  let holding = true;
-  const open = (done?: () => void) => {
-    const s = connect({ host: '127.0.0.1', port });
-    const timer = setTimeout(() => done?.(), 20_000);
-    sockets.add(s);
-    s.on('connect', () => {
-      opened++;
-      clearTimeout(timer);
-      done?.();
-    });
-    s.on('error', (err: NodeJS.ErrnoException) => {
-      failed[err.code ?? 'error'] = (failed[err.code ?? 'error'] ?? 0) + 1;
-      clearTimeout(timer);
-      done?.();
-    });
-    s.on('close', () => {
-      sockets.delete(s);
-      if (!holding) return;
-      closedByServer++;
-      if (reconnects < 5 * n) {
-        reconnects++;
-        // A short pause, so a refusing server is not met with a tight reconnect loop.
-        setTimeout(() => holding && open(), 200);
-      }
-    });
-    s.on('data', () => undefined);
-  };
-  const until = Date.now() + holdMs;
-  await Promise.all(
-    // Spread the connects over ~2 s so the listen backlog is not the only thing measured.
-    Array.from({ length: n }, (_, i) => new Promise<void>((done) => setTimeout(() => open(done), Math.floor((i / n) * 2000)))),
-  );
-  process.send?.({ kind: 'opened', opened });
-  await sleep(Math.max(0, until - Date.now()));
-  holding = false;
-  const report: WorkerReport = { opened, failed, closedByServer, reconnects, openAtEnd: sockets.size };
-  process.send?.({ kind: 'report', report });
-  for (const s of sockets) s.destroy();
-}
-
-/** What one scrape shows of the upstream side: the ingestion endpoint's last success, requests by outcome. */
-interface Probe {
-  readonly ok: boolean;
-  readonly ingestionLastSuccess: number | null;
-  readonly requestsByOutcome: Record<string, number>;
-  readonly error?: string;
-}
-
-async function probeScrape(port: number): Promise<Probe> {
-  try {
-    const r = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5_000) });
-    const text = await r.text();
-    const m = /^cmdb_endpoint_last_success_timestamp_seconds\{[^}]*endpoint="data_ingestion"[^}]*\} (\S+)/m.exec(text);
-    const requestsByOutcome: Record<string, number> = {};
-    for (const line of text.matchAll(/^cmdb_endpoint_requests_total\{[^}]*outcome="([^"]+)"[^}]*\} (\S+)/gm)) {
-      const outcome = line[1] ?? '?';
-      requestsByOutcome[outcome] = (requestsByOutcome[outcome] ?? 0) + Number(line[2]);
-    }
-    return { ok: r.status === 200, ingestionLastSuccess: m ? Number(m[1]) : null, requestsByOutcome };
-  } catch (err) {
-    const cause = (err as { cause?: unknown }).cause;
-    return { ok: false, ingestionLastSuccess: null, requestsByOutcome: {}, error: cause ? String(cause) : (err as Error).message };
-  }
-}
-
-function difference(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const [k, v] of Object.entries(after)) if (v - (before[k] ?? 0) !== 0) out[k] = v - (before[k] ?? 0);
-  return out;
-}
-
-async function idleFlood(opts: Options, exporter: Exporter) {
-  const before = await probeScrape(exporter.port);
-  const logLines0 = exporter.lines.length;
-  const per = Math.ceil(opts.idle / opts.idleWorkers);
-  const self = fileURLToPath(import.meta.url);
-  const workers = Array.from({ length: opts.idleWorkers }, (_, i) =>
-    fork(self, ['--idle-worker', String(exporter.port), String(Math.min(per, opts.idle - i * per)), String(opts.holdSeconds * 1000)], {
-      execArgv: ['--import', 'tsx'],
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    }),
-  );
-  const reports = workers.map(
-    (w) =>
-      new Promise<WorkerReport>((done, fail) => {
-        w.on('message', (m: { kind: string; report?: WorkerReport }) => {
-          if (m.kind === 'report' && m.report) done(m.report);
-        });
-        w.once('exit', (code) => fail(new Error(`idle worker exited with ${String(code)} before reporting`)));
-      }),
-  );
-  // While the connections are held: a scrape every 5 s (bounded by the hold time).
-  const probes: Array<{ ok: boolean; error?: string }> = [];
-  const probeUntil = Date.now() + opts.holdSeconds * 1000;
-  while (Date.now() < probeUntil - 2_000 && probes.length < 200) {
-    await sleep(5_000);
-    const p = await probeScrape(exporter.port);
-    probes.push({ ok: p.ok, error: p.error });
-  }
-  const held = await Promise.all(reports);
-  await sleep(2_000);
-  const after = await probeScrape(exporter.port);
-  const emfile = exporter.lines.slice(logLines0).filter((l) => /EMFILE|ENFILE/.test(l)).length;
-  for (const w of workers) w.kill('SIGTERM');
-  return {
-    connections: opts.idle,
-    holdSeconds: opts.holdSeconds,
-    opened: held.reduce((s, r) => s + r.opened, 0),
-    failedToOpen: held.reduce<Record<string, number>>((acc, r) => {
-      for (const [k, v] of Object.entries(r.failed)) acc[k] = (acc[k] ?? 0) + v;
-      return acc;
-    }, {}),
-    closedByServerWhileHeld: held.reduce((s, r) => s + r.closedByServer, 0),
-    reconnects: held.reduce((s, r) => s + r.reconnects, 0),
-    openAtEnd: held.reduce((s, r) => s + r.openAtEnd, 0),
-    upstreamRequestsByOutcome: difference(after.requestsByOutcome, before.requestsByOutcome),
-    scrapesDuringHold: `${probes.filter((p) => p.ok).length}/${probes.length} ok`,
-    scrapeErrors: [...new Set(probes.filter((p) => !p.ok).map((p) => p.error ?? 'status'))],
-    ingestionLastSuccessAdvancedSeconds:
-      before.ingestionLastSuccess !== null && after.ingestionLastSuccess !== null ? after.ingestionLastSuccess - before.ingestionLastSuccess : null,
-    emfileLogLines: emfile,
-    peakRssBytes: (await residentBytes(exporter.child.pid ?? 0))?.hwm ?? null,
-  };
-}
-
 // ---------------------------------------------------------------- main
 
 async function main(argv: string[]): Promise<void> {
-  if (argv[0] === '--idle-worker') {
-    await idleWorker(Number(argv[1]), Number(argv[2]), Number(argv[3]));
-    return;
-  }
   const opts = parseOptions(argv);
   if (opts === 'help') {
     console.log(USAGE);
@@ -414,18 +215,12 @@ async function main(argv: string[]): Promise<void> {
   try {
     sim = await startChild('simulator-process.ts', [JSON.stringify(medium?.knobs ?? {})]);
     const ready = sim.ready as SimulatorReady;
-    const result: Record<string, unknown> = {
-      date: new Date().toISOString(),
-      node: process.version,
-      exporterDir: opts.exporterDir,
-      exporterArgs: opts.exporterArgs,
-    };
+    const result: Record<string, unknown> = { exporterDir: opts.exporterDir, exporterArgs: opts.exporterArgs };
     // Each phase gets a fresh exporter: the aftermath of one flood must not count against the next.
     const phases = opts.phase === 'both' ? (['scrapes', 'idle'] as const) : ([opts.phase] as const);
     for (const phase of phases) result[phase] = await runPhase(phase, opts, ready, dir);
-    const out = JSON.stringify(result, null, 2);
-    console.log(out);
-    if (opts.json) writeFileSync(opts.json, `${out}\n`);
+    console.log(JSON.stringify(result, null, 2));
+    saveFigures('flood', result, opts.json);
   } finally {
     await sim?.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -436,10 +231,7 @@ async function runPhase(phase: 'scrapes' | 'idle', opts: Options, ready: Simulat
   const exporter = await startExporter(opts, ready, dir);
   try {
     const port = exporter.port;
-    await waitFor('/readyz 200', 180_000, async () => {
-      const r = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
-      return r?.status === 200 ? true : undefined;
-    });
+    await untilReady(`http://127.0.0.1:${port}`, 180_000);
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     const series = text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
     const start = {
@@ -457,7 +249,6 @@ async function runPhase(phase: 'scrapes' | 'idle', opts: Options, ready: Simulat
       console.error(`idle: ${opts.idle} idle connections held ${opts.holdSeconds} s…`);
       figures = await idleFlood(opts, exporter);
     }
-    console.error(JSON.stringify(figures));
     return { ...start, ...figures, exporterAlive: exporter.child.exitCode === null };
   } finally {
     await exporter.stop();

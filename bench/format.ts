@@ -1,8 +1,13 @@
-/** Number formatting and plain tables, shared by the console output and docs/performance.md. */
+/**
+ * What every cell does with its figures: prints them as Markdown tables (ready to paste into
+ * docs/performance.md, which is written by hand) and saves them as JSON, with the machine they were
+ * measured on, into bench/results/ (outside git) or the file --json names.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
 
 export interface Table {
-  /** Names the table's layout in docs/performance.md (a marker comment); see TABLE_HEADS in tables.ts. */
-  readonly id?: string;
   readonly title: string;
   readonly head: readonly string[];
   readonly rows: ReadonlyArray<readonly string[]>;
@@ -45,21 +50,44 @@ export function percent(share: number): string {
   return `${pct.toFixed(pct < 10 ? 1 : 0)} %`;
 }
 
-function cell(t: Table, row: readonly string[], i: number, width: number): string {
-  const v = row[i] ?? '';
-  return i >= t.numericFrom ? v.padStart(width) : v.padEnd(width);
-}
-
-/** Aligned plain text for the terminal. */
-export function textTable(t: Table): string {
-  const widths = t.head.map((h, i) => Math.max(h.length, ...t.rows.map((r) => (r[i] ?? '').length)));
-  const line = (row: readonly string[]) => row.map((_, i) => cell(t, row, i, widths[i] ?? 0)).join('  ').trimEnd();
-  return [t.title, line(t.head), widths.map((w) => '-'.repeat(w)).join('  '), ...t.rows.map(line)].join('\n');
-}
-
 /** A GitHub-flavoured Markdown table (the title is left to the caller). */
 export function markdownTable(t: Table): string {
   const row = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
   const rule = t.head.map((_, i) => (i >= t.numericFrom ? '---:' : '---'));
   return [row(t.head), row(rule), ...t.rows.map(row)].join('\n');
+}
+
+/** The table on stdout, its title first, as docs/performance.md shows tables. */
+export function printTable(t: Table): void {
+  console.log(`${t.title}:\n\n${markdownTable(t)}\n`);
+}
+
+export function machine() {
+  const cores = cpus();
+  return {
+    cpus: cores.length,
+    cpuModel: cores[0]?.model.trim() ?? 'unknown',
+    memoryBytes: totalmem(),
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    date: new Date().toISOString().slice(0, 10),
+  };
+}
+
+export function machineLine(m = machine()): string {
+  return `Machine: ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB RAM, Node.js ${m.node} (${m.platform}), ${m.date}`;
+}
+
+const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
+
+/**
+ * Saves a cell's figures with the machine as JSON: to `file` when given (--json), otherwise to
+ * bench/results/<cell>-<time>.json (ignored by git). Says where on stderr; returns the path.
+ */
+export function saveFigures(cell: string, figures: object, file?: string): string {
+  const path = file ?? `${RESULTS}${cell}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
+  if (!file) mkdirSync(RESULTS, { recursive: true });
+  writeFileSync(path, `${JSON.stringify({ machine: machine(), ...figures }, null, 2)}\n`);
+  console.error(`bench: figures saved to ${path}`);
+  return path;
 }

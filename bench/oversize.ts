@@ -4,21 +4,20 @@
  * just under the cap for comparison. Loopback only; one fresh process per case, so each VmHWM is that
  * case's alone; every case is bounded by a time limit.
  *
- *   npm run bench:oversize -- [--mb 300] [--cap-mb 256] [--seconds 120]
+ *   npm run bench:oversize -- [--mb 300] [--cap-mb 256] [--seconds 120] [--json FILE]
+ *
+ * Prints a Markdown table and saves the figures as JSON (bench/results/, or --json FILE).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Registry } from 'prom-client';
-import { openRoad } from '../src/cmdb/road.js';
-import { createLogger } from '../src/logger.js';
-import { createInstruments } from '../src/metrics/instruments.js';
-import { SecretScrubber } from '../src/secrets.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { StackConfig } from '../src/config/types.js';
+import { startChild } from './children.js';
+import { saveFigures } from './format.js';
 import { residentBytes } from './proc.js';
+import { quietRoad } from './stack.js';
 
 const MB = 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 0x20);
@@ -73,8 +72,6 @@ function serve(bytes: number, chunked: boolean): Promise<{ url: string; close: (
 
 /** The child: one request through the real client; prints its figures as one JSON line. */
 async function child(url: string, name: string, endpoint: Case['endpoint'], capBytes: number, seconds: number): Promise<void> {
-  const registry = new Registry();
-  const scrubber = new SecretScrubber();
   const stack: StackConfig = {
     ...BUILTIN_SETTINGS,
     name: 'bench',
@@ -85,8 +82,7 @@ async function child(url: string, name: string, endpoint: Case['endpoint'], capB
     retries: { ...BUILTIN_SETTINGS.retries, max: 0 },
     tls: { insecureSkipVerify: false },
   };
-  const logger = createLogger({ level: 'error', format: 'json', scrubber, destination: process.stderr });
-  const road = openRoad({ stack, instruments: createInstruments(registry, { defaultMetrics: false }), logger, scrubber });
+  const road = quietRoad(stack, 'error');
   const baselineMb = await vmHwmMb();
   const started = performance.now();
   let outcome: string;
@@ -104,18 +100,11 @@ async function child(url: string, name: string, endpoint: Case['endpoint'], capB
 async function runCase(c: Case, capBytes: number, seconds: number): Promise<Figures> {
   const server = await serve(c.bytes, c.chunked);
   try {
-    const script = fileURLToPath(import.meta.url);
-    const proc: ChildProcess = spawn(process.execPath, [...process.execArgv, script, '--child', server.url, '--case', c.name, '--endpoint', c.endpoint, '--cap', String(capBytes), '--seconds', String(seconds)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    const timer = setTimeout(() => proc.kill('SIGKILL'), (seconds + 30) * 1000);
-    await new Promise((resolve) => proc.on('exit', resolve));
-    clearTimeout(timer);
-    const line = out.trim().split('\n').pop();
-    if (!line) throw new Error(`case ${c.name}: no figures (killed after ${seconds + 30}s?)`);
-    return JSON.parse(line) as Figures;
+    // A fresh process per case, so that each VmHWM is that case's alone; its one line is its figures.
+    const args = ['--child', server.url, '--case', c.name, '--endpoint', c.endpoint, '--cap', String(capBytes), '--seconds', String(seconds)];
+    const child = await startChild('oversize.ts', args, { startTimeoutMs: (seconds + 30) * 1000 });
+    await child.stop();
+    return child.ready as Figures;
   } finally {
     server.close();
   }
@@ -131,6 +120,7 @@ async function main(): Promise<void> {
       mb: { type: 'string', default: '300' },
       'cap-mb': { type: 'string', default: '256' },
       seconds: { type: 'string', default: '120' },
+      json: { type: 'string' },
     },
   });
   const seconds = Number(values.seconds);
@@ -153,10 +143,13 @@ async function main(): Promise<void> {
   console.log(`cap ${values['cap-mb']} MiB; Node ${process.version}; commit ${commit}; ${new Date().toISOString()}`);
   console.log('| case | outcome | VmHWM before the request | VmHWM peak | time |');
   console.log('| --- | --- | ---: | ---: | ---: |');
+  const figures: Figures[] = [];
   for (const c of cases) {
     const f = await runCase(c, cap, seconds);
+    figures.push(f);
     console.log(`| ${f.case} | ${f.outcome} | ${f.baselineMb.toFixed(0)} MB | ${f.peakMb.toFixed(0)} MB | ${f.seconds.toFixed(2)} s |`);
   }
+  saveFigures('oversize', { capBytes: cap, commit, cases: figures }, values.json);
 }
 
 await main();

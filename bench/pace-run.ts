@@ -8,14 +8,8 @@
  * read, the bytes of an incremental poll 5 minutes later (the runs of those 5 minutes are new), and
  * the bytes a day at the defaults (one full scan a day, an incremental poll every 5 minutes).
  */
-import { Registry } from 'prom-client';
-import { openRoad } from '../src/cmdb/road.js';
-import { BUILTIN_SETTINGS } from '../src/config/rules.js';
-import type { StackConfig } from '../src/config/types.js';
-import { createLogger } from '../src/logger.js';
-import { createInstruments } from '../src/metrics/instruments.js';
-import { SecretScrubber } from '../src/secrets.js';
 import { startSimulator } from '../src/simulator/server.js';
+import { quietRoad, simulatorStack } from './stack.js';
 
 export interface PaceOptions {
   readonly msPerRow: number;
@@ -24,34 +18,17 @@ export interface PaceOptions {
   readonly maxSeconds: number;
 }
 
-export interface PaceResult {
-  readonly rows: number;
-  readonly msPerRow: number;
-  readonly baseMs: number;
-  /** Seconds to the first connector data; undefined when the scan failed or ran out of time. */
-  readonly firstDataSeconds?: number;
-  readonly firstError?: string;
-  readonly fullScanRequests: number;
-  readonly fullScanBytes: number;
-  readonly incrementalRequests: number;
-  readonly incrementalBytes: number;
-  /** One full scan and 288 incremental polls (the defaults: 24 h, 5 min). */
-  readonly bytesPerDay: number;
-}
-
 export const PACE_SIZE = { connectors: 1000, profilesPerConnector: 2, runsPerConnector: 4 } as const;
 
-export async function benchPace(opts: PaceOptions, progress: (line: string) => void = () => undefined): Promise<PaceResult> {
+/**
+ * The cell. firstDataSeconds: to the first connector data, undefined when the scan failed or ran out
+ * of time (firstError says which); bytesPerDay: one full scan and 288 incremental polls (the
+ * defaults: 24 h, 5 min).
+ */
+export async function benchPace(opts: PaceOptions, progress: (line: string) => void = () => undefined) {
   const sim = await startSimulator({ size: PACE_SIZE, connectorPeriodSeconds: 86_400, connectorPace: { msPerRow: opts.msPerRow, baseMs: opts.baseMs } });
-  const stack: StackConfig = {
-    ...BUILTIN_SETTINGS,
-    name: 'pace',
-    baseUrl: sim.url,
-    auth: { kind: 'client', clientId: sim.clientId, secret: sim.secret, clientIdKey: 'clientID' },
-  };
-  const scrubber = new SecretScrubber();
-  const logger = createLogger({ level: 'silent', format: 'json', scrubber });
-  const road = openRoad({ stack, instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger, scrubber });
+  const stack = simulatorStack(sim, { name: 'pace' });
+  const road = quietRoad(stack);
   const connectorBytes = () => sim.requests().filter((r) => r.endpoint === 'connector').reduce((n, r) => n + r.bytes, 0);
   const connectorRequests = () => sim.requests().filter((r) => r.endpoint === 'connector').length;
   try {
@@ -87,7 +64,7 @@ export async function benchPace(opts: PaceOptions, progress: (line: string) => v
   }
 }
 
-export function paceLines(r: PaceResult): string[] {
+export function paceLines(r: Awaited<ReturnType<typeof benchPace>>): string[] {
   const mb = (b: number) => `${(b / 1e6).toFixed(1)} MB`;
   return [
     `connector history at the real pace (${r.rows} runs, ${r.msPerRow} ms a row + ${r.baseMs} ms a page, built-in defaults):`,

@@ -5,35 +5,23 @@
  * the endpoint reports down, the attempts sent, and the outcome. Bounded: the simulator hangs for at
  * most 600 s and the poll for at most its interval.
  */
-import { Registry } from 'prom-client';
 import { openRoad } from '../src/cmdb/road.js';
-import { BUILTIN_SETTINGS } from '../src/config/rules.js';
-import type { StackConfig } from '../src/config/types.js';
-import { createLogger } from '../src/logger.js';
-import { createInstruments } from '../src/metrics/instruments.js';
-import { enabledEndpoints } from '../src/config/endpoints.js';
+import { pollSettings } from '../src/config/endpoints.js';
 import { StackPoller } from '../src/scheduler/stack-poller.js';
-import { SecretScrubber } from '../src/secrets.js';
 import { startSimulator } from '../src/simulator/server.js';
 import { SnapshotStore } from '../src/store/snapshot-store.js';
+import { quietParts, simulatorStack } from './stack.js';
 
 const sim = await startSimulator({ host: '127.0.0.1', port: 0 });
 sim.addFault({ endpoint: 'data_ingestion', latencyMs: 600_000 });
-const stack: StackConfig = {
-  ...BUILTIN_SETTINGS,
-  name: 'bench',
-  baseUrl: sim.url,
-  auth: { kind: 'client', clientId: sim.clientId, secret: sim.secret, clientIdKey: 'clientID' },
-  tls: { insecureSkipVerify: false },
-};
-const scrubber = new SecretScrubber();
-const logger = createLogger({ level: 'error', format: 'json', scrubber, destination: process.stderr });
-const instruments = createInstruments(new Registry(), { defaultMetrics: false });
+const stack = simulatorStack(sim);
+const { scrubber, logger, instruments } = quietParts('error');
 const road = openRoad({ stack, instruments, logger, scrubber });
 const store = new SnapshotStore({ instruments, logger });
 const interval = stack.intervals.ingestion;
-store.addStack(stack.name, new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: interval, staleAfterSeconds: interval * 3 }])), 10_000);
-const poller = new StackPoller({ stack, api: road.readers, store, logger, scrubber, now: () => Date.now() / 1000 });
+const settings = pollSettings(stack);
+store.addStack(stack.name, new Map(settings.enabled.map((e) => [e, { intervalSeconds: interval, staleAfterSeconds: interval * 3 }])), 10_000);
+const poller = new StackPoller({ stack, settings, api: road.readers, store, logger, scrubber, now: () => Date.now() / 1000 });
 const started = Date.now();
 await poller.poll('ingestion');
 const status = poller.runner.status().find((s) => s.endpoint === 'data_ingestion');

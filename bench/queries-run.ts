@@ -6,28 +6,13 @@
  * reached the CMDB) and its merger rows (the rebuilds).
  */
 import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 import { parse } from 'yaml';
-import { Registry } from 'prom-client';
-import type { GroupName } from '../src/api/endpoints.js';
 import type { SavedQuery } from '../src/api/query.js';
 import { parseSavedQueries } from '../src/api/query-shape.js';
-import { createDispatcher } from '../src/cmdb/dispatcher.js';
-import { openRoad } from '../src/cmdb/road.js';
-import { BUILTIN_SETTINGS } from '../src/config/rules.js';
-import type { StackConfig } from '../src/config/types.js';
-import { createLogger } from '../src/logger.js';
-import { createInstruments } from '../src/metrics/instruments.js';
-import { nextScheduledRun, Scheduler } from '../src/scheduler/scheduler.js';
-import { enabledEndpoints } from '../src/config/endpoints.js';
-import { StackPoller } from '../src/scheduler/stack-poller.js';
-import { SecretScrubber } from '../src/secrets.js';
 import type { RequestRecord } from '../src/simulator/api.js';
-import { startSimulator } from '../src/simulator/server.js';
-import { SnapshotStore } from '../src/store/snapshot-store.js';
-import { count, markdownTable, textTable, type Table } from './format.js';
+import { count, type Table } from './format.js';
 import type { Progress, QueriesFigures, QueriesRun } from './results.js';
-import { countingDispatcher, settle, VirtualTime } from './virtual-time.js';
+import { simulatedStack } from './virtual-time.js';
 
 /** The worked examples of config/exporter.example.yaml (its first stack), as the configuration loads them. */
 export function exampleQueries(): SavedQuery[] {
@@ -75,29 +60,15 @@ function spacing(queries: readonly SavedQuery[], log: readonly RequestRecord[], 
 }
 
 async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress: Progress): Promise<QueriesRun> {
-  const time = new VirtualTime(START_MS);
-  const sim = await startSimulator({ host: '127.0.0.1', port: 0, seed: 42, size: { connectors: CONNECTORS }, live: false, now: () => START_MS, connectorPeriodSeconds: cadenceSeconds });
   const queries = exampleQueries();
-  const stack: StackConfig = {
-    ...BUILTIN_SETTINGS,
-    name: 'bench',
-    baseUrl: sim.url,
-    auth: { kind: 'client', clientId: sim.clientId, secret: sim.secret, clientIdKey: 'clientID' },
-    tls: { insecureSkipVerify: false },
-    queries,
-  };
-  const instruments = createInstruments(new Registry(), { defaultMetrics: false });
-  const scrubber = new SecretScrubber();
-  const logger = createLogger({ level: 'silent', format: 'json', scrubber });
-  const store = new SnapshotStore({ instruments, logger });
-  store.addStack(stack.name, new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 60, staleAfterSeconds: 86_400 }])), 100_000);
-  const { dispatcher, inFlight } = countingDispatcher(createDispatcher(stack));
-  const road = openRoad({ stack, instruments, logger, scrubber, clock: time, dispatcher, enabled: enabledEndpoints(stack) });
-  const poller = new StackPoller({ stack, api: road.readers, store, logger, scrubber, now: () => time.now() / 1000, sleep: (ms, signal) => time.sleep(ms, signal) });
-  const groupOf = (name: string) => name.slice(name.indexOf('/') + 1) as GroupName;
-  const cron = time.cron((name, nowMs) => 1000 * nextScheduledRun(stack.name, groupOf(name), stack.intervals[groupOf(name)], nowMs / 1000));
-  const scheduler = new Scheduler({ instruments, logger, cron, initialJitterMs: 0, nowMs: () => time.now() });
-  const endMs = START_MS + opts.hours * 3_600_000;
+  const { sim, time, run: simulate, close } = await simulatedStack({
+    startMs: START_MS,
+    size: { connectors: CONNECTORS },
+    connectorPeriodSeconds: cadenceSeconds,
+    stack: () => ({ queries }),
+    staleAfterSeconds: 86_400,
+    maxSeries: 100_000,
+  });
   // The history keeps a few runs per merger: its rows are noted as time moves, not read at the end.
   const seen = { asset: new Set<number>(), user: new Set<number>() };
   const noteRebuilds = () => {
@@ -109,21 +80,9 @@ async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress
   };
   const wallStart = performance.now();
   try {
-    scheduler.add(poller);
-    while (time.now() < endMs && performance.now() - wallStart < opts.maxWallSeconds * 1000) {
-      await settle(time, inFlight);
-      const next = time.next();
-      if (next === undefined) break;
-      const to = Math.min(next, endMs);
-      sim.scenario.advance((to - time.now()) / 1000);
-      noteRebuilds();
-      time.advance(to);
-    }
-    await settle(time, inFlight);
+    await simulate(START_MS + opts.hours * 3_600_000, opts.maxWallSeconds, { moved: noteRebuilds });
   } finally {
-    await scheduler.stop(0);
-    await road.close();
-    await sim.close();
+    await close();
   }
   const log = sim.requests();
   const rebuildsOf = (table: 'asset' | 'user') => [...seen[table]].sort((a, b) => a - b);
@@ -169,34 +128,4 @@ export function queriesTable(f: QueriesFigures): Table {
     ]),
     numericFrom: 1,
   };
-}
-
-export const QUERIES_START = '<!-- queries:start -->';
-export const QUERIES_END = '<!-- queries:end -->';
-
-/** The section of docs/performance.md, between its markers. */
-export function queriesSection(f: QueriesFigures, table: (t: Table) => string = markdownTable): string {
-  return [
-    QUERIES_START,
-    '## Saved queries: one request per query per rebuild\n',
-    `The worked example queries (config/exporter.example.yaml, ${f.runs[0]?.queries ?? 4} queries over both tables) with the built-in defaults (connectors polled every 5 min, \`intervals.queries\` 1 h), the daemon's road (client and readers), poller and scheduler in simulated time against the simulator, whose mergers rebuild the asset and user records on a cadence: every 4 h (the real service's fastest) and every 10 min (faster than any real stack, to show the \`intervals.queries\` cap). Counted from the simulator's request log; rebuilds from its merger rows. Run alone with \`npm run bench -- --only queries --write\`.\n`,
-    `${queriesTable(f).title}:\n`,
-    table(queriesTable(f)),
-    '',
-    'Each query is counted once at start and once after each rebuild of its table, and not between: "counts without a rebuild since" is 0. Where the mergers move faster than `intervals.queries`, rebuilds within the hour wait for it: at most one count per query an hour. The last column is what counting at every connector poll would have sent.',
-    QUERIES_END,
-    '',
-  ].join('\n');
-}
-
-async function cellMain(): Promise<void> {
-  const figures = await measureQueries(QUERIES_DEFAULTS, (m) => console.error(`bench: ${m}`));
-  console.log(textTable(queriesTable(figures)));
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  cellMain().catch((err: unknown) => {
-    console.error(err);
-    process.exitCode = 1;
-  });
 }

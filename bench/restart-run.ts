@@ -13,12 +13,9 @@
  * already did, the connector requests and bytes the new process read before it served everything,
  * and the busiest 60 s of requests the simulator saw over the whole run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
 import { runKey } from '../src/api/connector-runs.js';
@@ -26,11 +23,13 @@ import type { ConnectorRun } from '../src/api/schemas.js';
 import { CATALOGUE } from '../src/metrics/catalogue.js';
 import { stateFileOf } from '../src/persist/state-file.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
+import { busiestWindow } from './budget.js';
+import { until } from './children.js';
+import { startDaemon, type Daemon } from './daemon.js';
 import { bytes, count, ms, type Table } from './format.js';
 import { PACE_SIZE } from './pace-run.js';
-import type { StateFigures } from './state-run.js';
-
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
+import { sizeByName } from './sizes.js';
+import { benchState, type StateFigures } from './state-run.js';
 
 export interface RestartOptions {
   readonly msPerRow: number;
@@ -110,57 +109,7 @@ function samplesIn(file: string): number {
 }
 
 /** The most of `times` (ms) within any 60 s. */
-export function busiestMinute(times: readonly number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let best = 0;
-  for (let i = 0, j = 0; j < sorted.length; j++) {
-    while ((sorted[j] as number) - (sorted[i] as number) >= 60_000) i++;
-    best = Math.max(best, j - i + 1);
-  }
-  return best;
-}
-
-interface Daemon {
-  readonly child: ChildProcess;
-  readonly url: Promise<string>;
-  readonly spawnedAt: number;
-  readonly output: string[];
-}
-
-function startDaemon(args: readonly string[]): Daemon {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', EXPORTER_LISTEN_ADDRESS: '127.0.0.1:0', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const spawnedAt = performance.now();
-  const output: string[] = [];
-  const url = new Promise<string>((resolve, reject) => {
-    let partial = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      const lines = (partial + chunk.toString('utf8')).split('\n');
-      partial = lines.pop() ?? '';
-      for (const line of lines) {
-        output.push(line);
-        const entry = line.startsWith('{') ? (JSON.parse(line) as { msg?: string; url?: string }) : {};
-        if (entry.msg?.startsWith('listening on') && entry.url) resolve(entry.url.replace('0.0.0.0', '127.0.0.1'));
-      }
-    });
-    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
-    child.once('exit', (code, signal) => reject(new Error(`the exporter exited (${String(code ?? signal)}) before it listened:\n${output.slice(-20).join('\n')}`)));
-  });
-  url.catch(() => undefined);
-  return { child, url, spawnedAt, output };
-}
-
-async function stopDaemon(d: Daemon, signal: NodeJS.Signals): Promise<void> {
-  if (d.child.exitCode !== null || d.child.signalCode !== null) return;
-  const exited = once(d.child, 'exit');
-  d.child.kill(signal);
-  const timer = setTimeout(() => d.child.kill('SIGKILL'), 20_000);
-  await exited;
-  clearTimeout(timer);
-}
+const busiestMinute = (times: readonly number[]) => busiestWindow([...times].sort((a, b) => a - b), 60_000).count;
 
 async function scrape(url: string): Promise<string | undefined> {
   try {
@@ -184,17 +133,6 @@ function incomplete(text: string, keys: number): string | undefined {
   if (down) return down[0];
   const backlog = text.match(/^cmdb_action_jobs_backlog\{[^}]*\} (\d+)$/m);
   return backlog?.[1] === '0' ? undefined : `Action jobs backlog ${backlog?.[1] ?? 'absent'}`;
-}
-
-async function until<T>(what: string, deadlineMs: number, probe: () => Promise<T | string>): Promise<T> {
-  let last = 'no answer';
-  while (performance.now() < deadlineMs) {
-    const value = await probe();
-    if (typeof value !== 'string') return value;
-    last = value;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`no ${what} in time; last: ${last}`);
 }
 
 export async function benchRestart(opts: RestartOptions, progress: (line: string) => void = () => undefined): Promise<RestartRun> {
@@ -235,7 +173,7 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
       });
     }
     const reference = cmdbSeries((await scrape(firstUrl)) ?? '');
-    await stopDaemon(first, opts.signal);
+    await first.stop(opts.signal);
     const stoppedAt = sim.requests().length;
 
     const second = startDaemon(args);
@@ -269,30 +207,22 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
     const requests = sim.requests();
     return { ...base, series: 0, firstScrapeComplete: false, connectorRequests: 0, connectorBytes: 0, largestConnectorPage: 0, busiestMinute: busiestMinute(requests.map((r) => r.at)), error: (err as Error).message };
   } finally {
-    for (const d of daemons) await stopDaemon(d, 'SIGTERM');
+    for (const d of daemons) await d.stop();
     await sim.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-/** The runs of the cell: without state (as before issue 27), and with it after a SIGTERM and a SIGKILL. */
-export async function benchRestarts(opts: Omit<RestartOptions, 'signal' | 'storage'>, progress: (line: string) => void): Promise<RestartRun[]> {
+/**
+ * The cell: restarts at the pace cell's size without state (as before issue 27), and with it after
+ * a SIGTERM and a SIGKILL; then the state file at the large size.
+ */
+export async function benchRestarts(pace: { readonly msPerRow: number; readonly baseMs: number }, progress: (line: string) => void): Promise<RestartFigures> {
   const runs: RestartRun[] = [];
-  for (const [storage, signal] of [[false, 'SIGTERM'], [true, 'SIGTERM'], [true, 'SIGKILL']] as const) runs.push(await benchRestart({ ...opts, storage, signal }, progress));
-  return runs;
+  for (const [storage, signal] of [[false, 'SIGTERM'], [true, 'SIGTERM'], [true, 'SIGKILL']] as const) runs.push(await benchRestart({ ...pace, maxSeconds: 900, storage, signal }, progress));
+  const large = sizeByName('large');
+  return { ...pace, runs, state: large ? [await benchState(large, progress)] : [] };
 }
-
-export function restartLines(runs: readonly RestartRun[]): string[] {
-  const s = (x: number | undefined) => (x === undefined ? '–' : `${x.toFixed(1)} s`);
-  return runs.map((r) =>
-    r.error !== undefined
-      ? `restart ${r.storage ? 'with' : 'without'} state (${r.signal}): failed: ${r.error}`
-      : `restart ${r.storage ? 'with' : 'without'} state (${r.signal}, ${r.rows} runs, ${r.series} CMDB series): first start ${s(r.coldSeconds)}, after the restart ${s(r.restartSeconds)} to every series (first scrape at ${s(r.firstScrapeSeconds)}: ${r.firstScrapeComplete ? 'complete' : 'incomplete'}); ${r.connectorRequests} connector request(s), ${(r.connectorBytes / 1e6).toFixed(1)} MB, largest page ${r.largestConnectorPage}; busiest 60 s ${r.busiestMinute} requests (budget ${r.rateLimitPerMinute})`,
-  );
-}
-
-export const RESTART_START = '<!-- restart:start -->';
-export const RESTART_END = '<!-- restart:end -->';
 
 export interface RestartFigures {
   readonly msPerRow: number;
@@ -302,42 +232,29 @@ export interface RestartFigures {
   readonly state: readonly StateFigures[];
 }
 
-/** The section of docs/performance.md, between its markers. */
-export function restartSection(f: RestartFigures, table: (t: Table) => string): string {
+/** The cell as tables: the restarts, and the state file at the large size. */
+export function restartTables(f: RestartFigures): Table[] {
   const s = (x: number | undefined) => (x === undefined ? '–' : `${x.toFixed(1)} s`);
-  const runs: Table = {
-    title: 'Restart at the pace cell\'s size',
-    head: ['state', 'stop', 'first start: every series', 'restart: first scrape', 'restart: every series', 'connector reads after the restart', 'busiest 60 s (budget)'],
-    rows: f.runs.map((r) => [
-      r.storage ? '--storage.path' : 'none',
-      r.signal,
-      s(r.coldSeconds),
-      `${s(r.firstScrapeSeconds)}${r.firstScrapeComplete ? ' (complete)' : ''}`,
-      r.error === undefined ? s(r.restartSeconds) : `failed: ${r.error}`,
-      `${r.connectorRequests} (${bytes(r.connectorBytes)}, largest page ${r.largestConnectorPage})`,
-      `${r.busiestMinute} (${r.rateLimitPerMinute})`,
-    ]),
-    numericFrom: 2,
-  };
-  const state: Table = {
-    title: 'The state file',
-    head: ['size', 'CMDB series', 'file (gzip)', 'a write', 'its CPU', 'longest event-loop block', 'start() reading it', 'every series served'],
-    rows: f.state.map((x) => [x.size, count(x.series), bytes(x.fileBytes), ms(x.writeMs), ms(x.writeCpuMs), ms(x.writeMaxBlockMs), ms(x.startMs), ms(x.restoredMs)]),
-    numericFrom: 1,
-  };
   return [
-    RESTART_START,
-    '## Restarts\n',
-    `The daemon (\`src/main.ts\`, in a process of its own, built-in defaults but \`maxSeries\`) against the simulator at the pace cell's size (${count(f.runs[0]?.rows ?? 0)} connector runs) at ${f.msPerRow} ms a row plus ${f.baseMs} ms a page: a 2,000-row page takes ~${((2000 * f.msPerRow + f.baseMs) / 1000).toFixed(0)} s. It is started, left until it serves every series (every endpoint up, every connector profile exported, no Action's jobs left to read; with state, until the state file holds them all), stopped, and started again with the same arguments. "Every series" after the restart: the first scrape that holds every CMDB series of the last scrape before the stop, with the same values. Connector reads count the new process's requests until then. Run alone with \`npm run bench -- --only restart --write\` (docs/restarts.md).\n`,
-    `${runs.title}:\n`,
-    table(runs),
-    '',
-    'Before issue 27 (the same cell on the code before it, 09d8daa, 2026-11-26): first start 87.6 s, after a SIGTERM restart 86.5 s to every series, the first scrape at 3.8 s without a connector series, the whole history read again (4 connector requests, 9.6 MB, 2,000-row pages). On the real service, where a 2,000-row page takes 40 s and more and a row is ten times larger, that is minutes per restart and 100 MB read again.\n',
-    `${state.title}, written after a first poll of every endpoint (the median of 3 writes by longest block; the exporter in the benchmark's process, the simulator in its own), and read back by a new start() from the same directory:\n`,
-    table(state),
-    '',
-    'A write is made in slices (500 elements of a list at a time, a turn of the event loop between them), compressed by zlib in its threads, and never on the scrape path: a timer writes after polls that changed series (at most every 10 s per stack) or only their times (every 5 minutes), and at shutdown. Reading happens once, at start, before the server listens: that time is spent before the first scrape, not during one.',
-    RESTART_END,
-    '',
-  ].join('\n');
+    {
+      title: `Restart at the pace cell's size (${count(f.runs[0]?.rows ?? 0)} connector runs, ${f.msPerRow} ms a row plus ${f.baseMs} ms a page)`,
+      head: ['state', 'stop', 'first start: every series', 'restart: first scrape', 'restart: every series', 'connector reads after the restart', 'busiest 60 s (budget)'],
+      rows: f.runs.map((r) => [
+        r.storage ? '--storage.path' : 'none',
+        r.signal,
+        s(r.coldSeconds),
+        `${s(r.firstScrapeSeconds)}${r.firstScrapeComplete ? ' (complete)' : ''}`,
+        r.error === undefined ? s(r.restartSeconds) : `failed: ${r.error}`,
+        `${r.connectorRequests} (${bytes(r.connectorBytes)}, largest page ${r.largestConnectorPage})`,
+        `${r.busiestMinute} (${r.rateLimitPerMinute})`,
+      ]),
+      numericFrom: 2,
+    },
+    {
+      title: 'The state file, written after a first poll of every endpoint (the median of 3 writes by longest block), and read back by a new start() from the same directory',
+      head: ['size', 'CMDB series', 'file (gzip)', 'a write', 'its CPU', 'longest event-loop block', 'start() reading it', 'every series served'],
+      rows: f.state.map((x) => [x.size, count(x.series), bytes(x.fileBytes), ms(x.writeMs), ms(x.writeCpuMs), ms(x.writeMaxBlockMs), ms(x.startMs), ms(x.restoredMs)]),
+      numericFrom: 1,
+    },
+  ];
 }

@@ -1,7 +1,4 @@
-import type { PaceResult } from './pace-run.js';
-/** The shapes of the figures, shared by the benchmark, its exporter process and its reports. */
-import type { BackfillFigures } from './backfill-run.js';
-import type { RestartFigures } from './restart-run.js';
+/** The shapes of the figures, shared by the benchmark, its exporter process and its tables. */
 import type { SizeName } from './sizes.js';
 import type { Distribution } from './stats.js';
 
@@ -159,23 +156,6 @@ export interface SizeResult {
   readonly warnings: readonly string[];
 }
 
-/** The first poll under the default request budget: measured for one size, computed for the others. */
-export interface BudgetFigures {
-  readonly ratePerMinute: number;
-  readonly burst: number;
-  /** Measured: size, requests and wall time of a real first poll at the default budget. */
-  readonly measured?: { readonly size: SizeName; readonly requests: number; readonly wallSeconds: number; readonly modelSeconds: number };
-}
-
-export interface Machine {
-  readonly cpus: number;
-  readonly cpuModel: string;
-  readonly memoryBytes: number;
-  readonly node: string;
-  readonly platform: string;
-  readonly date: string;
-}
-
 export interface BenchSettings {
   readonly compare: CompareSettings;
   /** The formats beyond the text format whose /metrics is compared with the bare server too. */
@@ -185,31 +165,17 @@ export interface BenchSettings {
   readonly pollingSizes: readonly SizeName[];
 }
 
+/** What the size cells' tables are made from. */
 export interface BenchResult {
-  readonly machine: Machine;
   readonly settings: BenchSettings;
   readonly sizes: readonly SizeResult[];
-  readonly budget: BudgetFigures;
-  readonly totalSeconds: number;
-  /** The connector-history cell, when it ran. */
-  readonly history?: HistoryResult;
-  /** The connector history at the real service's pace (bench/pace-run.ts), when it ran. */
-  readonly pace?: PaceResult;
-  /** The request-budget cell (simulated hours at 200 Actions), when it ran. */
-  readonly requestBudget?: RequestBudgetFigures;
-  /** The backfill cell (bench/backfill-run.ts), when it ran. */
-  readonly backfill?: BackfillFigures;
-  /** The restart cell (bench/restart-run.ts), when it ran. */
-  readonly restart?: RestartFigures;
-  /** The saved-queries cell (bench/queries-run.ts), when it ran. */
-  readonly queries?: QueriesFigures;
 }
 
 // ---- the connector history cell (bench/history-run.ts) ----
 export interface ConnectorPoll {
   readonly requests: number;
-  /** Response bytes of the poll's requests; null when the simulator does not log them. */
-  readonly bytes: number | null;
+  /** Response bytes of the poll's requests. */
+  readonly bytes: number;
 }
 
 export interface HistoryResult {
@@ -219,12 +185,12 @@ export interface HistoryResult {
   readonly scrapes: number;
   readonly peakRssBytes: number | null;
   readonly polls: readonly ConnectorPoll[];
-  /** Largest later poll's bytes / first poll's bytes; null without byte figures or a second poll. */
+  /** Largest later poll's bytes / first poll's bytes; null without a second poll. */
   readonly laterPollShare: number | null;
   /** One big page (20,000 rows), reduced on the event loop and in the worker thread. */
-  readonly bigPage?: BigPage;
-  /** What held the slow scrapes up (bench/history-run.ts stallsOf); absent in figures saved before it. */
-  readonly stalls?: HistoryStalls;
+  readonly bigPage: BigPage;
+  /** What held the slow scrapes up (bench/history-run.ts stallsOf). */
+  readonly stalls: HistoryStalls;
 }
 
 /**
@@ -254,9 +220,8 @@ export interface HistoryStalls {
    * The longest time a scrape waited (ms) while neither the exporter's event loop nor the scraper's
    * was held (no stall of either overlapped it): what the exporter itself made it wait for, such as
    * a swap into the store or its compression threads. Under scrapeP99Ms as slowestAnswerMs is.
-   * Missing in figures saved before issue 33.
    */
-  readonly longestWaitMs?: number;
+  readonly longestWaitMs: number;
 }
 
 export interface BigPage {
@@ -268,7 +233,7 @@ export interface BigPage {
   readonly workerMaxLagMs: number;
 }
 
-// ---- the request-budget cell (bench/budget-run.ts measureRequestBudget) ----
+// ---- the request-budget cell (bench/budget.ts measureRequestBudget) ----
 export interface RequestBudgetFigures {
   readonly simulatedHours: number;
   readonly steadyHours: number;

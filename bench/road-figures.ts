@@ -14,10 +14,9 @@
 import { start, type App } from '../src/app.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
-import { createLogger } from '../src/logger.js';
-import { SecretScrubber } from '../src/secrets.js';
 import { renderLanding } from '../src/server/landing.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
+import { quietParts, simulatorStack } from './stack.js';
 
 const mode = process.argv[2];
 if (mode !== 'pause' && mode !== 'reload') {
@@ -25,22 +24,12 @@ if (mode !== 'pause' && mode !== 'reload') {
   process.exit(2);
 }
 
-function stackOf(sim: SimulatorServer, extra: Partial<StackConfig> = {}): StackConfig {
-  return {
-    ...BUILTIN_SETTINGS,
-    name: 'road',
-    baseUrl: sim.url,
-    auth: { kind: 'client', clientId: sim.clientId, secret: sim.secret, clientIdKey: 'clientID' },
-    tls: { insecureSkipVerify: false },
-    ...extra,
-  };
-}
+const stackOf = (sim: SimulatorServer, extra: Partial<StackConfig> = {}) => simulatorStack(sim, { name: 'road', ...extra });
 
 const configOf = (stack: StackConfig): ExporterConfig => ({ listenAddress: '127.0.0.1:0', logLevel: 'silent', logFormat: 'json', enableReload: true, stacks: [stack] });
 
 async function exporter(config: () => ExporterConfig): Promise<App> {
-  const scrubber = new SecretScrubber();
-  const logger = createLogger({ level: 'silent', format: 'json', scrubber });
+  const { logger, scrubber } = quietParts();
   return start({ config: config(), loadConfig: config, logger, scrubber, serve: false, defaultMetrics: false, initialJitterMs: 100 });
 }
 

@@ -1,273 +1,154 @@
 /**
- * `npm run bench`: measures the exporter at three data sizes against the simulator (loopback only)
- * and prints the figures. `npm run bench -- --write` also rewrites docs/performance.md.
- * Every loop is bounded by count and by time; see --help for the knobs.
+ * `npm run bench`: measures the exporter at three data sizes against the simulator (loopback only),
+ * then the other cells; prints the figures as Markdown tables and saves them as JSON (bench/results/,
+ * or --json FILE). docs/performance.md is written by hand from them. Every loop is bounded by count
+ * and by time; see --help for the knobs.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
-import { measureBudget, measureRequestBudget } from './budget-run.js';
-import { requestBudgetTables } from './budget.js';
-import { BACKFILL_DAYS, BACKFILL_END, BACKFILL_START, backfillSection, backfillTable, benchBackfill } from './backfill-run.js';
-import { markdownTable, textTable } from './format.js';
-import { HISTORY_END, HISTORY_START, historySection, renderPerformanceDoc } from './performance-doc.js';
-import type { BenchResult, BenchSettings, Machine, SizeResult } from './results.js';
+import { BACKFILL_DAYS, backfillTable, benchBackfill } from './backfill-run.js';
+import { measureRequestBudget, requestBudgetTables } from './budget.js';
+import { benchFleet, FLEET_DEFAULTS, fleetLines } from './fleet-run.js';
+import { machineLine, printTable, saveFigures, seconds } from './format.js';
 import { benchHistory, historyLines } from './history-run.js';
+import { benchPace, paceLines } from './pace-run.js';
+import { measureQueries, QUERIES_DEFAULTS, queriesTable } from './queries-run.js';
+import { benchRestarts, restartTables } from './restart-run.js';
+import type { BenchSettings, SizeResult } from './results.js';
 import { benchSize, benchSwapOnly, medianSwap } from './size-run.js';
 import { SIZES, sizeByName, type BenchSize } from './sizes.js';
-import { allTables } from './tables.js';
-import { benchPace, paceLines, type PaceOptions } from './pace-run.js';
-import { benchFleet, FLEET_DEFAULTS, fleetLines, type FleetOptions } from './fleet-run.js';
-import { benchRestarts, restartLines, restartSection, RESTART_END, RESTART_START, type RestartFigures } from './restart-run.js';
-import { benchState } from './state-run.js';
-import { measureQueries, QUERIES_DEFAULTS, QUERIES_END, QUERIES_START, queriesSection, queriesTable } from './queries-run.js';
+import { allTables, derivedLines, goalLines } from './tables.js';
 
 const USAGE = `Usage: npm run bench -- [options]
 
-  --write             also rewrite docs/performance.md with the figures
-  --sizes LIST        comma-separated sizes to run (default small,medium,large)
-  --seconds N         time limit of each /metrics load cell against the bare server (default 15)
-  --rounds N          rounds of exporter and bare server cells per encoding (default 2)
-  --clients N         keep-alive connections of the /metrics load (default 10)
-  --max-requests N    request limit of each /metrics load cell (default 200000)
-  --polling-seconds N how long one client scrapes while polls run (default 20)
-  --polling-sizes L   sizes at which it does (default medium)
-  --formats LIST      the formats beyond the text format whose /metrics is also compared with the
-                      bare server (default openmetrics; none: the text format only)
-  --json FILE         also save the raw figures as JSON
-  --doc-from FILE     measure nothing: rewrite docs/performance.md from figures saved with --json
-  --history-only      run only the connector-history cell (scrape p99, peak RSS, bytes per poll); with
-                      --write, its section of docs/performance.md is replaced in place
-  --no-history        skip the connector-history cell
-  --history-seconds N how long the connector-history cell scrapes (default 90)
-  --budget-hours N    simulated hours of the request-budget cell at 200 Actions (default 3)
-  --no-request-budget skip the request-budget cell
-  --only fleet        run only the fleet cell: 1, 50 and 200 small stacks, one target each
-                      (ready time, RSS and CPU per stack, one stack's scrape against a bare server)
-  --fleet-counts L    fleet sizes of the fleet cell (default 1,50,200)
-  --fleet-seconds N   CPU window of each fleet size (default 20)
-  --no-fleet          skip the fleet cell
-  --only backfill     run only the backfill cell (30 days of the medium size through
-                      cmdb-exporter backfill by both routes: blocks with promtool, and remote
-                      write into VictoriaMetrics); with --write, its section of
-                      docs/performance.md is replaced in place
-  --backfill-days N   days of the backfill cell (default 30)
-  --backfill-step D   --step of the backfill cell (default: the command's default steps)
-  --no-backfill       skip the backfill cell
-  --only queries      run only the saved-queries cell (a simulated day of the worked example queries
-                      while the mergers rebuild every 4 h and every 10 min: requests per query per
-                      rebuild from the simulator's log); with --write, its section of
-                      docs/performance.md is replaced in place
-  --no-queries        skip the saved-queries cell
-  --only swap         run only the swap cell at each size: a first poll, then --repeats changes of
-                      every series of the largest endpoint swapped in; prints each one's figures
-  --repeats N         swaps of --only swap (default 3)
-  --only pace         run only the connector history at the real service's pace (~2.3 s per 100
-                      rows): time to the first connector data, bytes a day at the defaults
-  --pace-ms-per-row N ms a row of the pace cell (default 23); --pace-base-ms N ms a page (default 600)
-  --no-pace           skip the pace cell (it takes a few minutes: that is the point of it)
-  --only restart      run only the restart cell: the daemon stopped and started again at the pace
-                      cell's size, without and with --storage.path (SIGTERM, SIGKILL), and the
-                      state file's size and write cost at the large size; with --write, its section
-                      of docs/performance.md is replaced in place
+The size cells (small, medium, large: polls, /metrics against a bare server, memory, swaps, scrapes
+while polling), then the cells below; docs/performance.md says what each measures.
+
+  --sizes LIST          sizes to run (default small,medium,large)
+  --seconds N           time limit of each /metrics load cell against the bare server (default 15)
+  --rounds N            rounds of exporter and bare server cells per encoding (default 2)
+  --clients N           keep-alive connections of the /metrics load (default 10)
+  --max-requests N      request limit of each /metrics load cell (default 200000)
+  --polling-seconds N   how long one client scrapes while polls run (default 20)
+  --polling-sizes LIST  sizes at which it does (default medium)
+  --formats LIST        formats beyond the text format also compared with the bare server
+                        (default openmetrics; none: the text format only)
+  --only CELL           run only this cell: swap (the swap cell at each size, --repeats times),
+                        history, pace, request-budget, backfill, restart, queries or fleet
+  --no-CELL             skip this cell (--no-history, --no-pace, --no-request-budget, --no-backfill,
+                        --no-restart, --no-queries, --no-fleet); --history-only: --only history
+  --repeats N           swaps of --only swap (default 3)
+  --history-seconds N   how long the connector-history cell scrapes (default 90)
+  --pace-ms-per-row N   ms a row of the pace cell (default 23); --pace-base-ms N: a page (default 600)
+  --budget-hours N      simulated hours of the request-budget cell at 200 Actions (default 3)
+  --backfill-days N     days of the backfill cell (default 30)
+  --backfill-step D     --step of the backfill cell (default: the command's default steps)
   --restart-ms-per-row N  ms a row of the restart cell (default 10: a 2,000-row page ~20 s);
-                      --restart-base-ms N ms a page (default 600)
-  --no-restart        skip the restart cell (it takes about 8 minutes)
-  --node-option OPT   run the exporter's process with this Node option (repeatable), e.g.
-                      --trace-gc (its lines go to stderr, with the measured changes marked)
-  -h, --help          show this help`;
+                        --restart-base-ms N: a page (default 600)
+  --fleet-counts LIST   fleet sizes of the fleet cell (default 1,50,200)
+  --fleet-seconds N     CPU window of each fleet size (default 20)
+  --node-option OPT     run the exporter's process with this Node option (repeatable), e.g.
+                        --trace-gc (its lines go to stderr, with the measured changes marked)
+  --json FILE           save the figures to FILE (default: bench/results/<cell>-<time>.json)
+  -h, --help            show this help`;
 
-/** The doc with the section between `startMarker` and `endMarker` replaced (or added before "What the figures mean"). */
-export function spliceSection(doc: string, section: string, startMarker: string, endMarker: string): string {
-  const start = doc.indexOf(startMarker);
-  const end = doc.indexOf(endMarker);
-  if (start >= 0 && end > start) return `${doc.slice(0, start)}${section.trimEnd()}${doc.slice(end + endMarker.length)}`;
-  const at = doc.indexOf('## What the figures mean');
-  return at < 0 ? `${doc.trimEnd()}\n\n${section}` : `${doc.slice(0, at)}${section}\n${doc.slice(at)}`;
-}
+const CELL_NAMES = ['history', 'pace', 'request-budget', 'backfill', 'restart', 'queries', 'fleet'] as const;
+type CellName = (typeof CELL_NAMES)[number];
 
-/** The doc with its backfill section replaced (or added before "What the figures mean"). */
-export function spliceBackfill(doc: string, section: string): string {
-  return spliceSection(doc, section, BACKFILL_START, BACKFILL_END);
-}
+const SKIP_FLAGS = Object.fromEntries(CELL_NAMES.map((c) => [`no-${c}`, { type: 'boolean' as const, default: false }]));
+const NUMBERS = ['seconds', 'rounds', 'clients', 'max-requests', 'polling-seconds', 'repeats', 'history-seconds', 'pace-ms-per-row', 'pace-base-ms', 'budget-hours', 'backfill-days', 'restart-ms-per-row', 'restart-base-ms', 'fleet-seconds'] as const;
 
-const DOC = new URL('../docs/performance.md', import.meta.url);
-
-/** A cell run alone: its figures to --json, and with --write its section spliced into docs/performance.md. */
-function saveCell(options: Options, figures: Record<string, unknown>, section: () => string, marks: readonly [string, string], what: string): void {
-  if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), ...figures }, null, 2)}\n`);
-  if (!options.write) return;
-  writeFileSync(DOC, spliceSection(readFileSync(DOC, 'utf8'), section(), marks[0], marks[1]));
-  console.log(`wrote the ${what} section of docs/performance.md`);
-}
-
-interface Options {
-  readonly write: boolean;
-  readonly sizes: readonly BenchSize[];
-  readonly settings: BenchSettings;
-  readonly json?: string;
-  readonly history: 'skip' | 'only' | 'also';
-  readonly historySeconds: number;
-  /** Simulated hours of the request-budget cell; 0 skips it. */
-  readonly budgetHours: number;
-  /** Run only this cell. */
-  readonly only?: 'swap' | 'pace' | 'fleet' | 'backfill' | 'restart' | 'queries';
-  /** The restart cell's page pace; undefined skips it. */
-  readonly restart?: { readonly msPerRow: number; readonly baseMs: number };
-  readonly pace: PaceOptions;
-  readonly noPace: boolean;
-  readonly fleet?: FleetOptions;
-  readonly backfill: { readonly run: boolean; readonly days: number; readonly step?: string };
-  /** Run the saved-queries cell. */
-  readonly queries: boolean;
-  readonly repeats: number;
-  /** Extra options of the exporter's Node process. */
-  readonly exporterNodeArgs: readonly string[];
-}
-
-function positive(name: string, text: string | undefined, fallback: number): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${JSON.stringify(text)}`);
-  return n;
-}
-
-function nonNegative(name: string, text: string | undefined, fallback: number): number {
-  if (text === undefined) return fallback;
-  const n = Number(text);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a number of at least 0, got ${JSON.stringify(text)}`);
-  return n;
-}
-
-function formatsOf(list: string): Array<'openmetrics'> {
-  if (list === 'none') return [];
-  return list.split(',').map((f) => {
-    const name = f.trim();
-    if (name !== 'openmetrics') throw new Error(`--formats: unknown format ${JSON.stringify(name)} (formats: openmetrics, or none)`);
-    return name;
-  });
-}
-
-function parseOptions(argv: string[]): Options | 'help' | { docFrom: string } {
+function parseOptions(argv: string[]) {
   const { values } = parseArgs({
     args: argv,
     options: {
-      write: { type: 'boolean', default: false },
+      ...Object.fromEntries(NUMBERS.map((n) => [n, { type: 'string' as const }])),
+      ...SKIP_FLAGS,
       sizes: { type: 'string' },
-      seconds: { type: 'string' },
-      'max-requests': { type: 'string' },
-      rounds: { type: 'string' },
-      clients: { type: 'string' },
-      'polling-seconds': { type: 'string' },
       'polling-sizes': { type: 'string' },
       formats: { type: 'string' },
-      json: { type: 'string' },
-      'doc-from': { type: 'string' },
-      'history-only': { type: 'boolean', default: false },
-      'no-history': { type: 'boolean', default: false },
-      'history-seconds': { type: 'string' },
-      'budget-hours': { type: 'string' },
-      'no-request-budget': { type: 'boolean', default: false },
       only: { type: 'string' },
-      'fleet-counts': { type: 'string' },
-      'fleet-seconds': { type: 'string' },
-      'no-fleet': { type: 'boolean', default: false },
-      'backfill-days': { type: 'string' },
+      'history-only': { type: 'boolean', default: false },
       'backfill-step': { type: 'string' },
-      'no-backfill': { type: 'boolean', default: false },
-      'no-queries': { type: 'boolean', default: false },
-      repeats: { type: 'string' },
-      'pace-ms-per-row': { type: 'string' },
-      'pace-base-ms': { type: 'string' },
-      'no-pace': { type: 'boolean', default: false },
-      'restart-ms-per-row': { type: 'string' },
-      'restart-base-ms': { type: 'string' },
-      'no-restart': { type: 'boolean', default: false },
+      'fleet-counts': { type: 'string' },
       'node-option': { type: 'string', multiple: true },
+      json: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  if (values.help) return 'help';
-  if (values['doc-from']) return { docFrom: values['doc-from'] };
-  const sizes = values.sizes
-    ? values.sizes.split(',').map((name) => {
-        const size = sizeByName(name.trim());
-        if (!size) throw new Error(`--sizes: unknown size ${JSON.stringify(name)} (sizes: ${SIZES.map((s) => s.name).join(', ')})`);
-        return size;
-      })
-    : SIZES;
-  const cells = ['swap', 'pace', 'fleet', 'backfill', 'restart', 'queries'];
-  if (values.only !== undefined && !cells.includes(values.only)) {
-    throw new Error(`--only: unknown cell ${JSON.stringify(values.only)} (cells: ${cells.join(', ')})`);
+  // The number options and the --no-CELL flags are declared from lists, so read them by name.
+  const byName = values as Readonly<Record<string, string | boolean | string[] | undefined>>;
+  /** A number option: at least 0 (pace: 0 ms is none), or above 0 and whole where a count. */
+  const number = (name: (typeof NUMBERS)[number], fallback: number, kind: 'count' | 'positive' | 'any' = 'positive'): number => {
+    const text = byName[name] as string | undefined;
+    const n = text === undefined ? fallback : Number(text);
+    const ok = Number.isFinite(n) && (kind === 'any' ? n >= 0 : n > 0) && (kind !== 'count' || Number.isInteger(n));
+    if (!ok) throw new Error(`--${name} must be ${kind === 'any' ? 'a number of at least 0' : kind === 'count' ? 'a whole number above 0' : 'a number above 0'}, got ${JSON.stringify(text)}`);
+    return n;
+  };
+  const sizes = (flag: string, list: string): BenchSize[] =>
+    list.split(',').map((name) => {
+      const size = sizeByName(name.trim());
+      if (!size) throw new Error(`--${flag}: unknown size ${JSON.stringify(name)} (sizes: ${SIZES.map((s) => s.name).join(', ')})`);
+      return size;
+    });
+  const counts = (values['fleet-counts'] ?? '1,50,200').split(',').map(Number);
+  if (!counts.every((n) => Number.isInteger(n) && n > 0)) throw new Error(`--fleet-counts must be whole numbers above 0, got ${JSON.stringify(values['fleet-counts'])}`);
+  const only = values['history-only'] ? 'history' : (values.only as string | undefined);
+  if (only !== undefined && only !== 'swap' && !(CELL_NAMES as readonly string[]).includes(only)) {
+    throw new Error(`--only: unknown cell ${JSON.stringify(only)} (cells: swap, ${CELL_NAMES.join(', ')})`);
   }
-  const fleetCounts = (values['fleet-counts'] ?? '1,50,200').split(',').map((n) => Math.floor(positive('fleet-counts', n.trim(), 1)));
+  const formats = values.formats ?? 'openmetrics';
+  if (formats !== 'openmetrics' && formats !== 'none') throw new Error(`--formats: unknown format ${JSON.stringify(formats)} (formats: openmetrics, or none)`);
+  const settings: BenchSettings = {
+    compare: { clients: number('clients', 10, 'count'), seconds: number('seconds', 15), rounds: number('rounds', 2, 'count'), maxRequests: number('max-requests', 200_000, 'count') },
+    formats: formats === 'none' ? [] : ['openmetrics'],
+    pollingSeconds: number('polling-seconds', 20),
+    pollingSizes: sizes('polling-sizes', values['polling-sizes'] ?? 'medium').map((s) => s.name),
+  };
   return {
-    only: values.only as Options['only'],
-    noPace: values['no-pace'],
-    ...(values['no-restart'] && values.only !== 'restart'
-      ? {}
-      : { restart: { msPerRow: nonNegative('restart-ms-per-row', values['restart-ms-per-row'], 10), baseMs: nonNegative('restart-base-ms', values['restart-base-ms'], 600) } }),
-    pace: { msPerRow: nonNegative('pace-ms-per-row', values['pace-ms-per-row'], 23), baseMs: nonNegative('pace-base-ms', values['pace-base-ms'], 600), maxSeconds: 900 },
-    fleet: values['no-fleet'] ? undefined : { ...FLEET_DEFAULTS, counts: fleetCounts, cpuSeconds: positive('fleet-seconds', values['fleet-seconds'], FLEET_DEFAULTS.cpuSeconds) },
-    backfill: {
-      run: !values['no-backfill'],
-      days: Math.floor(positive('backfill-days', values['backfill-days'], BACKFILL_DAYS)),
-      ...(values['backfill-step'] ? { step: values['backfill-step'] } : {}),
-    },
-    queries: !values['no-queries'],
-    repeats: Math.floor(positive('repeats', values.repeats, 3)),
-    exporterNodeArgs: values['node-option'] ?? [],
-    write: values.write,
-    sizes,
+    help: values.help,
+    only: only as CellName | 'swap' | undefined,
+    skip: new Set(CELL_NAMES.filter((c) => byName[`no-${c}`] === true)),
     json: values.json,
-    history: values['no-history'] ? 'skip' : values['history-only'] ? 'only' : 'also',
-    historySeconds: positive('history-seconds', values['history-seconds'], 90),
-    budgetHours: values['no-request-budget'] ? 0 : positive('budget-hours', values['budget-hours'], 3),
-    settings: {
-      compare: {
-        clients: Math.floor(positive('clients', values.clients, 10)),
-        seconds: positive('seconds', values.seconds, 15),
-        rounds: Math.floor(positive('rounds', values.rounds, 2)),
-        maxRequests: Math.floor(positive('max-requests', values['max-requests'], 200_000)),
-      },
-      formats: formatsOf(values.formats ?? 'openmetrics'),
-      pollingSeconds: positive('polling-seconds', values['polling-seconds'], 20),
-      pollingSizes: (values['polling-sizes'] ?? 'medium').split(',').map((name) => {
-        const size = sizeByName(name.trim());
-        if (!size) throw new Error(`--polling-sizes: unknown size ${JSON.stringify(name)}`);
-        return size.name;
-      }),
-    },
+    sizes: values.sizes ? sizes('sizes', values.sizes) : SIZES,
+    settings,
+    repeats: number('repeats', 3, 'count'),
+    exporterNodeArgs: values['node-option'] ?? [],
+    historySeconds: number('history-seconds', 90),
+    pace: { msPerRow: number('pace-ms-per-row', 23, 'any'), baseMs: number('pace-base-ms', 600, 'any'), maxSeconds: 900 },
+    budgetHours: number('budget-hours', 3),
+    backfill: { days: number('backfill-days', BACKFILL_DAYS, 'count'), step: values['backfill-step'] },
+    restart: { msPerRow: number('restart-ms-per-row', 10, 'any'), baseMs: number('restart-base-ms', 600, 'any') },
+    fleet: { ...FLEET_DEFAULTS, counts, cpuSeconds: number('fleet-seconds', FLEET_DEFAULTS.cpuSeconds) },
   };
 }
 
-function machine(): Machine {
-  const cores = cpus();
-  return {
-    cpus: cores.length,
-    cpuModel: cores[0]?.model.trim() ?? 'unknown',
-    memoryBytes: totalmem(),
-    node: process.version,
-    platform: `${process.platform} ${process.arch}`,
-    date: new Date().toISOString().slice(0, 10),
-  };
-}
+type Options = ReturnType<typeof parseOptions>;
 
 const progress = (message: string) => console.error(`bench: ${message}`);
+const lines = (xs: readonly string[]) => console.log(`${xs.join('\n')}\n`);
 
-/** The restart cell: the restarts at the pace cell's size, and the state file at the large size. */
-async function restartCell(pace: { readonly msPerRow: number; readonly baseMs: number }): Promise<RestartFigures> {
-  const runs = await benchRestarts({ ...pace, maxSeconds: 900 }, progress);
-  const large = sizeByName('large');
-  const state = large ? [await benchState(large, progress)] : [];
-  return { ...pace, runs, state };
+/** A cell beside the sizes: how it runs, and how its figures are printed. */
+interface Cell {
+  run(o: Options): Promise<unknown>;
+  print(figures: unknown): void;
 }
+const cell = <T>(run: (o: Options) => Promise<T>, print: (figures: T) => void): Cell => ({ run, print: (f) => print(f as T) });
 
-function stateTable(f: RestartFigures) {
-  return { title: 'state file', head: ['size', 'series', 'bytes', 'write ms', 'CPU ms', 'longest block ms', 'start() ms', 'served ms'], numericFrom: 1, rows: f.state.map((x) => [x.size, String(x.series), String(x.fileBytes), x.writeMs.toFixed(0), x.writeCpuMs.toFixed(0), x.writeMaxBlockMs.toFixed(1), x.startMs.toFixed(0), x.restoredMs.toFixed(0)]) };
-}
+const CELLS: Record<CellName, Cell> = {
+  history: cell((o) => benchHistory(o.historySeconds, progress, o.exporterNodeArgs), (h) => lines(historyLines(h))),
+  pace: cell((o) => benchPace(o.pace, progress), (p) => lines(paceLines(p))),
+  'request-budget': cell(
+    (o) => measureRequestBudget({ knobs: sizeByName('medium')?.knobs ?? {}, hours: o.budgetHours, maxWallSeconds: 1800 }, progress),
+    (f) => requestBudgetTables(f).forEach(printTable),
+  ),
+  backfill: cell((o) => benchBackfill(o.backfill, progress), (f) => printTable(backfillTable(f))),
+  restart: cell((o) => benchRestarts(o.restart, progress), (f) => restartTables(f).forEach(printTable)),
+  queries: cell(() => measureQueries(QUERIES_DEFAULTS, progress), (f) => printTable(queriesTable(f))),
+  fleet: cell((o) => benchFleet(o.fleet, progress), (f) => lines(fleetLines(f))),
+};
 
-/** `--only swap`: each size's first poll and swaps, one line each (not written to the doc). */
+/** `--only swap`: each size's first poll and swaps, one line each. */
 async function swapOnly(options: Options): Promise<void> {
   const results = [];
   for (const size of options.sizes) results.push(await benchSwapOnly(size, options.repeats, options.exporterNodeArgs, progress));
@@ -280,96 +161,36 @@ async function swapOnly(options: Options): Promise<void> {
     }
     console.log(`${r.size}: median longest block of ${r.swaps.length} swaps: ${ms(medianSwap(r.swaps).data.maxLoopDelayMs)}; peak RSS (VmHWM) ${r.peakRssBytes === null ? '–' : `${(r.peakRssBytes / 2 ** 20).toFixed(0)} MiB`}`);
   }
-  if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), swapOnly: results }, null, 2)}\n`);
+  saveFigures('swap', { swapOnly: results }, options.json);
 }
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
-  if (options === 'help') {
-    console.log(USAGE);
-    return;
-  }
-  if ('docFrom' in options) {
-    writeFileSync(DOC, renderPerformanceDoc(JSON.parse(readFileSync(options.docFrom, 'utf8')) as BenchResult));
-    console.log(`wrote docs/performance.md from ${options.docFrom}`);
-    return;
-  }
-  if (options.only === 'swap') {
-    await swapOnly(options);
-    return;
-  }
-  if (options.only === 'pace') {
-    const pace = await benchPace(options.pace, progress);
-    for (const line of paceLines(pace)) console.log(line);
-    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), pace }, null, 2)}\n`);
-    return;
-  }
-  if (options.only === 'fleet') {
-    const fleet = await benchFleet(options.fleet ?? FLEET_DEFAULTS, progress);
-    for (const line of fleetLines(fleet)) console.log(line);
-    if (options.json) writeFileSync(options.json, `${JSON.stringify({ machine: machine(), fleet }, null, 2)}\n`);
-    return;
-  }
-  if (options.only === 'restart') {
-    const figures = await restartCell(options.restart ?? { msPerRow: 10, baseMs: 600 });
-    for (const line of restartLines(figures.runs)) console.log(line);
-    console.log(`${textTable(stateTable(figures))}\n`);
-    saveCell(options, { restart: figures }, () => restartSection(figures, markdownTable), [RESTART_START, RESTART_END], 'restart');
-    return;
-  }
-  if (options.only === 'backfill') {
-    const figures = await benchBackfill(options.backfill, progress);
-    console.log(`${textTable(backfillTable(figures))}\n`);
-    saveCell(options, { backfill: figures }, () => backfillSection(figures, markdownTable), [BACKFILL_START, BACKFILL_END], 'backfill');
-    return;
-  }
-  if (options.only === 'queries') {
-    const figures = await measureQueries(QUERIES_DEFAULTS, progress);
-    console.log(`${textTable(queriesTable(figures))}\n`);
-    saveCell(options, { queries: figures }, () => queriesSection(figures, markdownTable), [QUERIES_START, QUERIES_END], 'saved-queries');
+  if (options.help) return console.log(USAGE);
+  if (options.only === 'swap') return swapOnly(options);
+  if (options.only) {
+    const figures = await CELLS[options.only].run(options);
+    CELLS[options.only].print(figures);
+    saveFigures(options.only, { [options.only]: figures }, options.json);
     return;
   }
   const t0 = performance.now();
-  const history = options.history === 'skip' ? undefined : await benchHistory(options.historySeconds, progress, options.exporterNodeArgs);
-  if (history) for (const line of historyLines(history)) console.log(line);
-  if (options.history === 'only' && history) {
-    saveCell(options, { history }, () => historySection(history), [HISTORY_START, HISTORY_END], 'connector history');
-    return;
-  }
+  const figures: Partial<Record<CellName, unknown>> = {};
+  // The connector-history cell runs first, then the sizes, then the other cells.
+  if (!options.skip.has('history')) figures.history = await CELLS.history.run(options);
   const sizes: SizeResult[] = [];
   for (const size of options.sizes) sizes.push(await benchSize(size, options.settings, progress));
-  const budget = await measureBudget(options.sizes.find((s) => s.name === 'small'), progress);
-  const pace = options.noPace ? undefined : await benchPace(options.pace, progress);
-  const medium = sizeByName('medium');
-  const requestBudget =
-    options.budgetHours > 0 && medium ? await measureRequestBudget({ knobs: medium.knobs, hours: options.budgetHours, maxWallSeconds: 1800 }, progress) : undefined;
-  const backfill = options.backfill.run ? await benchBackfill(options.backfill, progress) : undefined;
-  const restart = options.restart ? await restartCell(options.restart) : undefined;
-  const queries = options.queries ? await measureQueries(QUERIES_DEFAULTS, progress) : undefined;
-  const result: BenchResult = { machine: machine(), settings: options.settings, sizes, budget, history, pace, requestBudget, backfill, restart, queries, totalSeconds: (performance.now() - t0) / 1000 };
+  for (const name of CELL_NAMES) if (name !== 'history' && !options.skip.has(name)) figures[name] = await CELLS[name].run(options);
+  const totalSeconds = (performance.now() - t0) / 1000;
 
-  const m = result.machine;
-  console.log(`cmdb-exporter benchmark — ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB, Node ${m.node}, ${m.date}\n`);
-  for (const table of allTables(result)) console.log(`${textTable(table)}\n`);
-  if (budget.measured) {
-    const b = budget.measured;
-    console.log(`Measured at ${budget.ratePerMinute}/min, ${b.size} size: ${b.requests} requests took ${b.wallSeconds.toFixed(1)} s (model: ${b.modelSeconds.toFixed(1)} s)\n`);
-  }
-  if (requestBudget) for (const table of requestBudgetTables(requestBudget)) console.log(`${textTable(table)}\n`);
-  if (pace) for (const line of paceLines(pace)) console.log(line);
-  if (backfill) console.log(`${textTable(backfillTable(backfill))}\n`);
-  if (restart) for (const line of restartLines(restart.runs)) console.log(line);
-  if (queries) console.log(`${textTable(queriesTable(queries))}\n`);
+  const result = { settings: options.settings, sizes };
+  console.log(`# cmdb-exporter benchmark\n\n${machineLine()}; the whole run took ${seconds(totalSeconds)}.\n`);
+  allTables(result).forEach(printTable);
+  console.log(`/metrics against its goals:\n\n${goalLines(result).join('\n')}\n`);
+  console.log(`Derived figures:\n\n${derivedLines(result).join('\n')}\n`);
+  for (const name of CELL_NAMES) if (figures[name] !== undefined) CELLS[name].print(figures[name]);
   for (const s of sizes) for (const w of s.warnings) console.log(`exporter log (${s.size}): ${w}`);
-  const fleet = options.fleet ? await benchFleet(options.fleet, progress) : undefined;
-  if (fleet) console.log(`${fleetLines(fleet).join('\n')}\n`);
-  console.log(`total ${result.totalSeconds.toFixed(0)} s`);
-
-  if (options.json) writeFileSync(options.json, `${JSON.stringify({ ...result, fleet }, null, 2)}\n`);
-  if (options.write) {
-    writeFileSync(DOC, renderPerformanceDoc(result));
-    console.log('wrote docs/performance.md');
-  }
+  saveFigures('bench', { ...result, ...figures, totalSeconds }, options.json);
 }
 
 main().catch((err: unknown) => {

@@ -4,10 +4,12 @@
  * (the options: compression, and connectorPeriodSeconds and historyDays of SimulatorOptions for the
  * backfill cell)
  * Prints one JSON line (SimulatorReady) on stdout once it listens on 127.0.0.1, then serves until
- * SIGTERM / SIGINT or until its parent goes away. Request counts are read over /_admin/requests.
+ * SIGTERM / SIGINT or until its parent goes away. Its request log is read over /_admin/requests
+ * (requestLog here).
  */
+import { pathToFileURL } from 'node:url';
 import { startSimulator } from '../src/simulator/server.js';
-import type { SimulatorOptions, SimulatorSize } from '../src/simulator/api.js';
+import type { RequestRecord, SimulatorOptions, SimulatorSize } from '../src/simulator/api.js';
 
 export interface SimulatorReady {
   readonly url: string;
@@ -56,7 +58,24 @@ async function main(): Promise<void> {
   process.once('disconnect', stop);
 }
 
-main().catch((err: unknown) => {
-  console.error('simulator process failed:', err instanceof Error ? err.message : err);
-  process.exit(1);
-});
+/** The simulator's request log (every request it answered, oldest first); `clear` empties it instead. */
+export async function requestLog(url: string, clear?: 'clear'): Promise<RequestRecord[]> {
+  const res = await fetch(`${url}/_admin/requests`, { method: clear ? 'DELETE' : 'GET' });
+  if (!res.ok) throw new Error(`simulator ${clear ? 'DELETE' : 'GET'} /_admin/requests: ${res.status}`);
+  return clear ? [] : ((await res.json()) as RequestRecord[]);
+}
+
+/** A bearer token of the simulator, for its demo credential. */
+export async function simulatorToken(sim: SimulatorReady): Promise<string> {
+  const body = JSON.stringify({ clientID: sim.clientId, secret: sim.secret });
+  const res = await fetch(`${sim.url}/CMDB/v1/access_token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  return ((await res.json()) as { data: { token: string } }).data.token;
+}
+
+// Run only as the child process: the cells import requestLog and simulatorToken from here.
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    console.error('simulator process failed:', err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}

@@ -3,14 +3,12 @@
  * /metrics against a bare server serving the same bytes; a change swapped in, three times (the swap
  * stall); at the sizes chosen, scrapes while polls run.
  */
-import { request } from 'undici';
-import type { RequestRecord } from '../src/simulator/api.js';
 import { startChild, type Child } from './children.js';
 import { compareWithBare, type BenchFormat } from './compare-run.js';
 import { residentBytes } from './proc.js';
 import type { BenchSettings, CompareFigures, ExporterInput, Memory, PollFigures, PollingScrape, PollRun, Progress, SizeResult, SwapFigures } from './results.js';
 import { scrapeLoad } from './scrape-load.js';
-import type { SimulatorReady } from './simulator-process.js';
+import { requestLog, type SimulatorReady } from './simulator-process.js';
 import { BENCH_MAX_SERIES, RAISED_RATE, SWAP_RUNS, type BenchSize } from './sizes.js';
 
 /** `runs` changes swapped in one after the other (see exporter-process.ts swap). */
@@ -31,34 +29,41 @@ export function medianSwap(runs: readonly SwapFigures[]): SwapFigures {
   return median;
 }
 
-export async function startSimulatorProcess(size: BenchSize): Promise<{ child: Child; sim: SimulatorReady }> {
-  const child = await startChild('simulator-process.ts', [JSON.stringify(size.knobs)]);
-  return { child, sim: child.ready as SimulatorReady };
+interface Exporter {
+  readonly sim: SimulatorReady;
+  readonly exporter: Child;
+  readonly started: { readonly url: string; readonly memory: Memory };
+  readonly say: Progress;
 }
 
-export function exporterInput(sim: SimulatorReady, rateLimitPerMinute: number): ExporterInput {
-  return {
-    baseUrl: sim.url,
-    clientId: sim.clientId,
-    secret: sim.secret,
-    trackedAssets: sim.trackedAssets,
-    trackedUsers: sim.trackedUsers,
-    rateLimitPerMinute,
-    maxSeries: BENCH_MAX_SERIES,
-  };
-}
-
-async function admin(sim: SimulatorReady, method: 'GET' | 'DELETE'): Promise<unknown> {
-  const res = await request(`${sim.url}/_admin/requests`, { method });
-  if (res.statusCode !== 200) throw new Error(`simulator admin ${method} /_admin/requests: ${res.statusCode}`);
-  return res.body.json();
+/**
+ * The simulator at `size` and the exporter process polling it (budget raised, every series
+ * exported), each in a process of its own; `cell` runs with both, then both stop. `nodeArgs` go to
+ * the exporter's process (e.g. `--trace-gc`, whose lines are passed through to stderr).
+ */
+async function withExporter<T>(size: BenchSize, nodeArgs: readonly string[], progress: Progress, cell: (x: Exporter) => Promise<T>): Promise<T> {
+  const say = (m: string) => progress(`[${size.name}] ${m}`);
+  say('starting the simulator');
+  const simChild = await startChild('simulator-process.ts', [JSON.stringify(size.knobs)]);
+  const sim = simChild.ready as SimulatorReady;
+  let exporter: Child | undefined;
+  try {
+    exporter = await startChild('exporter-process.ts', [], { exposeGc: true, nodeArgs });
+    const input: ExporterInput = { baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, trackedAssets: sim.trackedAssets, trackedUsers: sim.trackedUsers, rateLimitPerMinute: RAISED_RATE, maxSeries: BENCH_MAX_SERIES };
+    const started = await exporter.call<{ url: string; memory: Memory }>('start', input);
+    return await cell({ sim, exporter, started, say });
+  } finally {
+    await exporter?.call('close').catch(() => undefined);
+    await exporter?.stop();
+    await simChild.stop();
+  }
 }
 
 /** Clears the simulator's request log, runs the poll, and counts what reached the simulator. */
-export async function pollRun(sim: SimulatorReady, exporter: Child, advanceSeconds = 0): Promise<PollRun> {
-  await admin(sim, 'DELETE');
+async function pollRun(sim: SimulatorReady, exporter: Child, advanceSeconds = 0): Promise<PollRun> {
+  await requestLog(sim.url, 'clear');
   const figures = await exporter.call<PollFigures>('poll', { advanceSeconds });
-  const log = (await admin(sim, 'GET')) as RequestRecord[];
+  const log = await requestLog(sim.url);
   const requestsByEndpoint: Record<string, number> = {};
   for (const r of log) {
     const key = r.endpoint ?? 'unrouted';
@@ -83,13 +88,7 @@ async function pollingScrape(url: string, exporter: Child, seconds: number): Pro
 }
 
 export async function benchSize(size: BenchSize, settings: BenchSettings, progress: Progress): Promise<SizeResult> {
-  const say = (m: string) => progress(`[${size.name}] ${m}`);
-  say('starting the simulator');
-  const { child: simChild, sim } = await startSimulatorProcess(size);
-  let exporter: Child | undefined;
-  try {
-    exporter = await startChild('exporter-process.ts', [], { exposeGc: true });
-    const started = await exporter.call<{ url: string; memory: Memory }>('start', exporterInput(sim, RAISED_RATE));
+  return withExporter(size, [], progress, async ({ sim, exporter, started, say }) => {
     say('first poll');
     const first = await pollRun(sim, exporter);
     say('repeat poll');
@@ -131,11 +130,7 @@ export async function benchSize(size: BenchSize, settings: BenchSettings, progre
       memoryAfterScrapes: await exporter.call<Memory>('memory'),
       warnings: await exporter.call<string[]>('warnings'),
     };
-  } finally {
-    await exporter?.call('close').catch(() => undefined);
-    await exporter?.stop();
-    await simChild.stop();
-  }
+  });
 }
 
 /** What `--only swap` measures: the first poll, then `repeats` swaps of a change of every series. */
@@ -149,24 +144,13 @@ export interface SwapOnlyResult {
 
 /**
  * The swap cell alone (`npm run bench -- --only swap`): one first poll to fill the store, then
- * `repeats` changes swapped in, each until its gzip response is ready. `nodeArgs` go to the
- * exporter's process (e.g. `--trace-gc`, whose lines are passed through to stderr).
+ * `repeats` changes swapped in, each until its gzip response is ready.
  */
 export async function benchSwapOnly(size: BenchSize, repeats: number, nodeArgs: readonly string[], progress: Progress): Promise<SwapOnlyResult> {
-  const say = (m: string) => progress(`[${size.name}] ${m}`);
-  say('starting the simulator');
-  const { child: simChild, sim } = await startSimulatorProcess(size);
-  let exporter: Child | undefined;
-  try {
-    exporter = await startChild('exporter-process.ts', [], { exposeGc: true, nodeArgs });
-    await exporter.call('start', exporterInput(sim, RAISED_RATE));
+  return withExporter(size, nodeArgs, progress, async ({ sim, exporter, say }) => {
     say('first poll');
     const first = await pollRun(sim, exporter);
     const swaps = await swapChanges(exporter, repeats, say);
     return { size: size.name, first, swaps, peakRssBytes: await exporter.call<number | null>('peakRss') };
-  } finally {
-    await exporter?.call('close').catch(() => undefined);
-    await exporter?.stop();
-    await simChild.stop();
-  }
+  });
 }

@@ -8,34 +8,13 @@
  * body compressed by snappyjs is checked to decompress, by the native package, to the same bytes.
  * Every loop is bounded by count.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { compressSync, uncompressSync } from 'snappy';
 import snappyjs from 'snappyjs';
-import { stringify } from 'yaml';
-import { startChild } from './children.js';
-import { sizeByName } from './sizes.js';
-import type { SimulatorReady } from './simulator-process.js';
-
-/** The simulator process's fixed clock (bench/simulator-process.ts): the range ends 3 h before it. */
-const SIMULATOR_NOW = Date.parse('2026-11-21T12:00:00Z') / 1000;
-
-export interface SnappyFigures {
-  readonly days: number;
-  readonly step: string;
-  readonly requests: number;
-  readonly rawBytes: number;
-  readonly wallSeconds: number;
-  /** Per implementation: compressed bytes and seconds to compress every body (median of the rounds). */
-  readonly native: { readonly bytes: number; readonly seconds: number };
-  readonly js: { readonly bytes: number; readonly seconds: number };
-  /** The longest single body's compression, in ms (what one call holds the event loop). */
-  readonly longestMs: { readonly native: number; readonly js: number };
-}
+import { backfillSetup } from './backfill-run.js';
+import { runMain } from './daemon.js';
 
 function receiver(bodies: Buffer[]): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
@@ -50,20 +29,6 @@ function receiver(bodies: Buffer[]): Promise<{ server: Server; url: string }> {
     });
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })));
-}
-
-function backfill(args: readonly string[]): Promise<{ code: number | null; seconds: number; output: string }> {
-  const t0 = performance.now();
-  const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const keep = (c: Buffer) => (output = (output + c.toString('utf8')).slice(-20_000));
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, seconds: (performance.now() - t0) / 1000, output }));
-  });
 }
 
 /** Seconds to compress every body with `compress`, median of `rounds`; the compressed bytes; the longest call (ms). */
@@ -88,27 +53,22 @@ function time(raw: readonly Buffer[], compress: (b: Buffer) => Uint8Array, round
   return { seconds: totals[Math.floor(totals.length / 2)] ?? NaN, bytes, longest };
 }
 
-export async function benchSnappy(opts: { days?: number; step?: string; rounds?: number }, progress: (m: string) => void): Promise<SnappyFigures> {
+/**
+ * The cell: the requests and their protobuf bytes, the command's wall time; per implementation the
+ * compressed bytes and the seconds to compress every body (median of the rounds), and the longest
+ * single body's compression in ms (what one call holds the event loop).
+ */
+export async function benchSnappy(opts: { days?: number; step?: string; rounds?: number }, progress: (m: string) => void) {
   const days = opts.days ?? 30;
   const step = opts.step ?? '1h';
-  const medium = sizeByName('medium');
-  if (!medium) throw new Error('no medium size');
   progress(`remote write: simulator with ${days} days of medium history`);
-  const sim = await startChild('simulator-process.js', [JSON.stringify({ ...medium.knobs, runsPerConnector: days, jobsPerAction: days }), JSON.stringify({ connectorPeriodSeconds: 86_400, historyDays: days })]);
+  const { sim, dir, args: common } = await backfillSetup(days, step);
   const bodies: Buffer[] = [];
   const target = await receiver(bodies);
-  const dir = mkdtempSync(join(tmpdir(), 'cmdb-bench-snappy-'));
   try {
-    const ready = sim.ready as SimulatorReady;
-    const config = join(dir, 'exporter.yaml');
-    const stack = { name: 'bench', baseUrl: ready.url, clientId: ready.clientId, secret: ready.secret, rateLimitPerMinute: 6000, backfillRequestsPerMinute: 6000, track: { assets: ready.trackedAssets, users: ready.trackedUsers } };
-    writeFileSync(config, stringify({ stacks: [stack] }));
-    const to = SIMULATOR_NOW - 3 * 3600;
-    const iso = (s: number) => new Date(s * 1000).toISOString();
     progress(`remote write: backfill of ${days} days at --step ${step} into a receiver that answers at once`);
-    const args = ['backfill', '--config', config, '--from', iso(to - days * 86_400), '--to', iso(to), '--step', step, '--instance', 'bench:9873', '--out', join(dir, 'out'), '--remote-write.url', `${target.url}/api/v1/write`];
-    const run = await backfill(args);
-    if (run.code !== 0) throw new Error(`backfill exited ${String(run.code)}:\n${run.output}`);
+    const run = await runMain([...common, '--out', join(dir, 'out'), '--remote-write.url', `${target.url}/api/v1/write`]);
+    if (run.code !== 0) throw new Error(`backfill exited ${String(run.code)}:\n${run.stdout}\n${run.stderr.slice(-4000)}`);
     const raw = bodies.map((b) => uncompressSync(b) as Buffer);
     const rounds = Math.max(1, Math.min(10, opts.rounds ?? 5));
     progress(`compressing ${raw.length} bodies again, ${rounds} rounds each: snappy, snappyjs`);
@@ -137,7 +97,7 @@ export async function benchSnappy(opts: { days?: number; step?: string; rounds?:
 const mib = (b: number) => `${(b / 1024 ** 2).toFixed(1)} MiB`;
 const pct = (a: number, b: number) => `${((100 * a) / b).toFixed(1)} %`;
 
-export function snappyLines(f: SnappyFigures): string[] {
+export function snappyLines(f: Awaited<ReturnType<typeof benchSnappy>>): string[] {
   return [
     `Remote-write backfill of ${f.days} days, medium size, --step ${f.step}: ${f.requests} requests, ${mib(f.rawBytes)} of protobuf before compression; the whole command took ${f.wallSeconds.toFixed(1)} s of wall time into a receiver that answers at once.`,
     '',

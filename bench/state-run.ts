@@ -10,15 +10,13 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { start, type App } from '../src/app.js';
-import { BUILTIN_SETTINGS } from '../src/config/rules.js';
-import type { ExporterConfig, StackConfig } from '../src/config/types.js';
-import { createLogger } from '../src/logger.js';
+import type { ExporterConfig } from '../src/config/types.js';
 import { stateFileOf } from '../src/persist/state-file.js';
-import { SecretScrubber } from '../src/secrets.js';
 import { startChild } from './children.js';
 import { loopDelay } from './loop-delay.js';
 import type { SimulatorReady } from './simulator-process.js';
 import { BENCH_MAX_SERIES, RAISED_RATE, type BenchSize } from './sizes.js';
+import { quietParts, simulatorStack } from './stack.js';
 
 const STACK = 'bench';
 const SAMPLES = 3;
@@ -39,25 +37,15 @@ export interface StateFigures {
 }
 
 function config(sim: SimulatorReady, dir: string): ExporterConfig {
-  const { clientIdKey, ...settings } = BUILTIN_SETTINGS;
-  const stack: StackConfig = {
-    ...settings,
-    name: STACK,
-    baseUrl: sim.url,
-    auth: { kind: 'client', clientId: sim.clientId, secret: sim.secret, clientIdKey },
-    rateLimitPerMinute: RAISED_RATE,
-    actionJobsPerMinute: RAISED_RATE,
-    tls: { insecureSkipVerify: false },
-    track: { assets: [...sim.trackedAssets], users: [...sim.trackedUsers] },
-    maxSeries: BENCH_MAX_SERIES,
-  };
+  const track = { assets: [...sim.trackedAssets], users: [...sim.trackedUsers] };
+  const stack = simulatorStack(sim, { name: STACK, rateLimitPerMinute: RAISED_RATE, actionJobsPerMinute: RAISED_RATE, track, maxSeries: BENCH_MAX_SERIES });
   return { listenAddress: '127.0.0.1:0', logLevel: 'silent', logFormat: 'json', enableReload: false, stacks: [stack], storagePath: dir };
 }
 
 async function app(cfg: ExporterConfig): Promise<App> {
-  const scrubber = new SecretScrubber();
+  const { logger, scrubber } = quietParts();
   // Polled by hand (pollOnce): no scheduler, no server; the state writer runs as in the daemon.
-  return start({ config: cfg, logger: createLogger({ level: 'silent', format: 'json', scrubber }), scrubber, serve: false, schedule: false, defaultMetrics: false });
+  return start({ config: cfg, logger, scrubber, serve: false, schedule: false, defaultMetrics: false });
 }
 
 async function timedWrite(a: App): Promise<{ ms: number; cpuMs: number; blockMs: number }> {

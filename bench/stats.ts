@@ -1,11 +1,4 @@
-/** Bounded measuring loops and the statistics the benchmark reports. */
-
-export interface Bounds {
-  /** Stop after this many iterations … */
-  readonly maxCount: number;
-  /** … or once this much time has passed, whichever comes first. */
-  readonly maxMs: number;
-}
+/** The statistics the benchmark reports. */
 
 export interface Distribution {
   readonly count: number;
@@ -34,24 +27,4 @@ export function distribution(values: readonly number[]): Distribution {
     max: sorted[sorted.length - 1] ?? Number.NaN,
     mean: sorted.length ? sum / sorted.length : Number.NaN,
   };
-}
-
-/**
- * Runs `step` repeatedly within `bounds` and returns each run's duration in ms. `before` runs
- * ahead of each step, outside the measured time (e.g. to invalidate a cache).
- */
-export async function timeRepeatedly(
-  step: () => Promise<unknown> | unknown,
-  bounds: Bounds,
-  before?: () => void,
-): Promise<number[]> {
-  const durations: number[] = [];
-  const deadline = performance.now() + bounds.maxMs;
-  for (let i = 0; i < bounds.maxCount && performance.now() < deadline; i++) {
-    before?.();
-    const t0 = performance.now();
-    await step();
-    durations.push(performance.now() - t0);
-  }
-  return durations;
 }

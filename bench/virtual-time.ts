@@ -1,12 +1,23 @@
 /**
- * Simulated time for the request-budget cell: a clock whose sleeps and cron firings wait for the
- * harness to move time, and a dispatcher wrapper that counts the requests in flight, so that time
- * moves only while the exporter has nothing to do but wait (a request on loopback takes no
- * simulated time; every wait for the budget, a pacer slot or the next poll takes exactly its length).
+ * Simulated time for the request-budget and saved-queries cells: a clock whose sleeps and cron
+ * firings wait for the harness to move time, and a dispatcher wrapper that counts the requests in
+ * flight, so that time moves only while the exporter has nothing to do but wait (a request on
+ * loopback takes no simulated time; every wait for the budget, a pacer slot or the next poll takes
+ * exactly its length). simulatedStack wires the daemon's parts for one stack on such a clock.
  */
 import type { Dispatcher } from 'undici';
+import type { GroupName } from '../src/api/endpoints.js';
 import type { Clock } from '../src/cmdb/clock.js';
-import type { CronLike, CronTask } from '../src/scheduler/scheduler.js';
+import { createDispatcher } from '../src/cmdb/dispatcher.js';
+import { openRoad } from '../src/cmdb/road.js';
+import { pollSettings } from '../src/config/endpoints.js';
+import type { StackConfig } from '../src/config/types.js';
+import { nextScheduledRun, Scheduler, type CronLike, type CronTask } from '../src/scheduler/scheduler.js';
+import { StackPoller } from '../src/scheduler/stack-poller.js';
+import type { SimulatorSize } from '../src/simulator/api.js';
+import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
+import { SnapshotStore } from '../src/store/snapshot-store.js';
+import { quietParts, simulatorStack } from './stack.js';
 
 interface Timer {
   readonly at: number;
@@ -137,4 +148,59 @@ export async function settle(time: VirtualTime, inFlight: () => number, quietChe
       seen = time.activity;
     } else quiet++;
   }
+}
+
+export interface SimulatedStackOptions {
+  /** Where simulated time starts; the simulator's data is made for this instant. */
+  readonly startMs: number;
+  readonly size: Partial<SimulatorSize>;
+  readonly connectorPeriodSeconds: number;
+  /** Settings beside the built-in defaults, from the simulator (e.g. its tracked names). */
+  readonly stack?: (sim: SimulatorServer) => Partial<StackConfig>;
+  readonly staleAfterSeconds: number;
+  readonly maxSeries: number;
+}
+
+/**
+ * The simulator and the daemon's road (client and readers), poller and scheduler for one stack
+ * (built-in defaults), all on one VirtualTime. `run` moves time to `endMs` (or until the wall-clock
+ * limit), settling before each move and calling `moved(toMs)` once the simulator's data moved;
+ * `close` ends it all.
+ */
+export async function simulatedStack(opts: SimulatedStackOptions) {
+  const time = new VirtualTime(opts.startMs);
+  const sim = await startSimulator({ host: '127.0.0.1', port: 0, seed: 42, size: opts.size, live: false, now: () => opts.startMs, connectorPeriodSeconds: opts.connectorPeriodSeconds });
+  const stack = simulatorStack(sim, opts.stack?.(sim));
+  const { instruments, scrubber, logger } = quietParts();
+  const store = new SnapshotStore({ instruments, logger });
+  const settings = pollSettings(stack);
+  store.addStack(stack.name, new Map(settings.enabled.map((e) => [e, { intervalSeconds: 60, staleAfterSeconds: opts.staleAfterSeconds }])), opts.maxSeries);
+  const { dispatcher, inFlight } = countingDispatcher(createDispatcher(stack));
+  const road = openRoad({ stack, instruments, logger, scrubber, clock: time, dispatcher, enabled: settings.enabled });
+  const poller = new StackPoller({ stack, settings, api: road.readers, store, logger, scrubber, now: () => time.now() / 1000, sleep: (ms, signal) => time.sleep(ms, signal) });
+  const groupOf = (name: string) => name.slice(name.indexOf('/') + 1) as GroupName;
+  const cron = time.cron((name, nowMs) => 1000 * nextScheduledRun(stack.name, groupOf(name), stack.intervals[groupOf(name)], nowMs / 1000));
+  const scheduler = new Scheduler({ instruments, logger, cron, initialJitterMs: 0, nowMs: () => time.now() });
+  scheduler.add(poller);
+  const run = async (endMs: number, maxWallSeconds: number, hooks: { settled?: () => void; moved?: (toMs: number) => void }): Promise<void> => {
+    const wallStart = performance.now();
+    // Bounded by simulated time and by a wall-clock limit.
+    while (time.now() < endMs && performance.now() - wallStart < maxWallSeconds * 1000) {
+      await settle(time, inFlight);
+      hooks.settled?.();
+      const next = time.next();
+      if (next === undefined) break;
+      const to = Math.min(next, endMs);
+      sim.scenario.advance((to - time.now()) / 1000);
+      hooks.moved?.(to);
+      time.advance(to);
+    }
+    await settle(time, inFlight);
+  };
+  const close = async () => {
+    await scheduler.stop(0);
+    await road.close();
+    await sim.close();
+  };
+  return { time, sim, stack, road, poller, run, close };
 }

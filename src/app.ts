@@ -104,7 +104,7 @@ export async function start(opts: StartOptions): Promise<App> {
   // Where a configuration is read, before anything of it is logged or used: a secret pasted into
   // another key is scrubbed from the first line on.
   registerSecrets(config, scrubber);
-  // --storage.path (src/persist/); --once starts without it (src/main.ts).
+  // --storage.path (src/persist/); --once starts without it (src/once.ts).
   const storage =
     config.storagePath === undefined
       ? undefined
@@ -204,48 +204,61 @@ export async function start(opts: StartOptions): Promise<App> {
   };
 
   // Each stack starts from what an earlier process kept (--storage.path); its restored series are
-  // served whole from the first scrape (awaited below, before the server listens).
-  const restoring: Array<Promise<void>> = [];
-  for (const stack of config.stacks) restoring.push(stacks.add(stack));
+  // served whole from the first scrape (awaited below, before the server listens). Nothing polls
+  // yet: the stacks start polling, and the state is written, once the server listens; a step that
+  // fails before lets go of everything opened so far (the folder's lock included) and sent nothing.
+  let server: Listening | undefined;
+  try {
+    const restoring: Array<Promise<void>> = [];
+    for (const stack of config.stacks) restoring.push(stacks.add(stack));
+    // What an earlier process kept is in the first response: a scrape never waits for the store.
+    await Promise.all(restoring);
+    // Every reason from 0, so rate() works from the first scrape (and --once shows the family too).
+    for (const reason of REFUSAL_REASONS) instruments.httpRefused.inc({ reason }, 0);
+    if (opts.serve !== false) {
+      const protection = buildProtection({
+        web: opts.webConfig,
+        limits: { ...defaultLimits(), ...opts.limits },
+        refused: (reason) => instruments.httpRefused.inc({ reason }),
+        logger,
+        telemetryPath: opts.telemetryPath,
+      });
+      let sdBase: ScrapeBase | undefined = opts.externalUrl;
+      const telemetryPath = opts.telemetryPath ?? '/metrics';
+      const http = createHttpApp({
+        metrics,
+        perStack,
+        sd: () => (sdBase ? targetGroups(store.stackNames(), sdBase, telemetryPath) : []),
+        readiness,
+        landing,
+        reload: config.enableReload ? reload : undefined,
+        logger,
+        telemetryPath: opts.telemetryPath,
+        docs: new DocsPages(),
+      });
+      const { host, port } = parseListenAddress(config.listenAddress, 'listenAddress');
+      const metricsRoute = { path: telemetryPath, handler: metricsHandler(metrics, perStack), logger };
+      server = await listen(http, host, port, { protection, metrics: metricsRoute });
+      sdBase ??= listenBase(host, (server.server.address() as { port: number }).port, protection.tls !== undefined);
+      const { maxRequests, maxConnections } = protection.limits;
+      const web = { tls: protection.tls !== undefined, basicAuth: protection.auth !== undefined, maxRequests, maxConnections };
+      logger.info({ url: server.url, stacks: config.stacks.map((s) => s.name), web }, `listening on ${server.url}`);
+    }
+  } catch (err) {
+    await server?.close();
+    await stacks.closeAll(0);
+    storage?.release();
+    store.close();
+    exposition.close();
+    formats.close();
+    throw err;
+  }
   storage?.start(
     { stacks: () => stacks.configs(), marks: (s) => stacks.stateMarks(s), settled: (s) => store.settledOf(s), prepare: (s) => stacks.prepareState(s), parts: (s) => stacks.stateParts(s) },
     () => stacks.sendTimes(),
   );
   if (config.storagePath !== undefined && storage) logger.info({ storagePath: config.storagePath }, 'keeping state across restarts');
-  // What an earlier process kept is in the first response: a scrape never waits for the store.
-  await Promise.all(restoring);
-  let server: Listening | undefined;
-  // Every reason from 0, so rate() works from the first scrape (and --once shows the family too).
-  for (const reason of REFUSAL_REASONS) instruments.httpRefused.inc({ reason }, 0);
-  if (opts.serve !== false) {
-    const protection = buildProtection({
-      web: opts.webConfig,
-      limits: { ...defaultLimits(), ...opts.limits },
-      refused: (reason) => instruments.httpRefused.inc({ reason }),
-      logger,
-      telemetryPath: opts.telemetryPath,
-    });
-    let sdBase: ScrapeBase | undefined = opts.externalUrl;
-    const telemetryPath = opts.telemetryPath ?? '/metrics';
-    const http = createHttpApp({
-      metrics,
-      perStack,
-      sd: () => (sdBase ? targetGroups(store.stackNames(), sdBase, telemetryPath) : []),
-      readiness,
-      landing,
-      reload: config.enableReload ? reload : undefined,
-      logger,
-      telemetryPath: opts.telemetryPath,
-      docs: new DocsPages(),
-    });
-    const { host, port } = parseListenAddress(config.listenAddress, 'listenAddress');
-    const metricsRoute = { path: telemetryPath, handler: metricsHandler(metrics, perStack), logger };
-    server = await listen(http, host, port, { protection, metrics: metricsRoute });
-    sdBase ??= listenBase(host, (server.server.address() as { port: number }).port, protection.tls !== undefined);
-    const { maxRequests, maxConnections } = protection.limits;
-    const web = { tls: protection.tls !== undefined, basicAuth: protection.auth !== undefined, maxRequests, maxConnections };
-    logger.info({ url: server.url, stacks: config.stacks.map((s) => s.name), web }, `listening on ${server.url}`);
-  }
+  stacks.startPolling();
 
   let closing: Promise<void> | undefined;
   const close = (graceMs = 5000) =>

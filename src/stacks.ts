@@ -102,6 +102,8 @@ export class Stacks {
 
   /** Runs every stack's poll jobs; undefined without `schedule`. */
   private readonly scheduler: Scheduler | undefined;
+  /** The scheduler takes the stacks' jobs (startPolling): before, a stack added waits for it. */
+  private polling = false;
 
   constructor(private readonly opts: StacksOptions) {
     const { schedule, instruments, logger, nowMs } = opts;
@@ -127,6 +129,7 @@ export class Stacks {
     const { carried } = start;
     const { scheduler } = this;
     const logger = this.opts.logger.child({ stack: stack.name });
+    // What the stack polls, computed once here and handed as data to its instruments, road, poller and store slot.
     const settings = pollSettings(stack);
     initStackInstruments(instruments, stack.name, settings.groups, settings.enabled);
     // --storage.path: each token granted is kept there for a backfill with the same client id (src/persist/token-file.ts).
@@ -138,7 +141,7 @@ export class Stacks {
     if (storage) client.events.sends.on((e) => storage.recordSend(stack.name, e.sentAt));
     const onBacklog = (n: number) => instruments.actionJobsBacklog.set({ stack: stack.name }, n);
     // Without a scheduler (--once) one round fetches every Action's jobs: no pacing, no backlog left.
-    const poller = new StackPoller({ stack, api: readers, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden, restored: carried.restored });
+    const poller = new StackPoller({ stack, settings, api: readers, store, logger, scrubber, now, onBacklog, paced: scheduler !== undefined, forbidden: carried.forbidden, restored: carried.restored });
     // Restored Actions whose jobs are due (--storage.path): the backlog shows from the first scrape.
     if (carried.restored?.poller) onBacklog(poller.jobBacklog());
     store.addStack(stack.name, settings.timing, stack.maxSeries);
@@ -149,8 +152,23 @@ export class Stacks {
     client.events.requests.on(this.status.recorder(stack.name));
     if (start.problemsSeen) this.status.restore(stack.name, start.problemsSeen, applied);
     this.runtimes.set(stack.name, { config: stack, road, client, readers, plan, poller, startedAt: now(), joined, restored: carried.restored !== undefined });
-    scheduler?.add(poller);
+    if (this.polling) scheduler?.add(poller);
     return applied;
+  }
+
+  /**
+   * The stacks start polling (the scheduler takes their jobs, and those of every stack added
+   * later): once the process serves, so that a start that fails sent no request to the CMDB.
+   */
+  startPolling(): void {
+    if (this.polling) return;
+    this.polling = true;
+    const at = this.opts.now();
+    for (const [name, r] of this.runtimes) {
+      // Readiness waits one attempt timeout from the first polls, not from when the runtime was built.
+      this.runtimes.set(name, { ...r, startedAt: at });
+      this.scheduler?.add(r.poller);
+    }
   }
 
   /**
@@ -231,7 +249,7 @@ export class Stacks {
     runtime.client.reconfigure(stack, instruments);
     runtime.readers.reconfigure();
     const settings = pollSettings(stack);
-    runtime.poller.reconfigure(stack);
+    runtime.poller.reconfigure(stack, settings);
     runtime.plan.reconfigure(stack, settings.enabled);
     // Its gauges keep what the running parts hold; those of an endpoint just enabled start at 0.
     initStackInstruments(instruments, stack.name, settings.groups, settings.enabled, true);
@@ -324,13 +342,14 @@ export class Stacks {
 
   /**
    * The stack's change marks for its state's writer: the store's, with every page of a full
-   * connector scan counted as a change of data (a restart goes on from the pages kept).
+   * connector scan counted as a change of data (a restart goes on from the pages kept), and when an
+   * endpoint's first outcome or series appeared (written at the writer's next look).
    */
-  stateMarks(name: string): { readonly data: number; readonly status: number } | undefined {
+  stateMarks(name: string): { readonly data: number; readonly status: number; readonly appeared?: number } | undefined {
     const marks = this.opts.store.changeMarks(name);
     const pages = this.runtimes.get(name)?.readers.stateMark() ?? 0;
     if (!marks && pages === 0) return undefined;
-    return { data: (marks?.data ?? 0) + pages, status: marks?.status ?? 0 };
+    return { data: (marks?.data ?? 0) + pages, status: marks?.status ?? 0, ...(marks?.appeared === undefined ? {} : { appeared: marks.appeared }) };
   }
 
   /** Makes the stack's parts current where they are held off the main thread (a connector scan's pages in the page worker). */

@@ -8,7 +8,7 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { formatDuration } from '../config/durations.js';
 import { envValue, KNOWN_VARS } from '../config/env.js';
-import { FlagError, flagsHelp, parseFlags, type FlagValues } from '../config/flags.js';
+import { checkFlags, FlagError, flagsHelp, parseFlags, type FlagValues } from '../config/flags.js';
 import { loadConfig } from '../config/load.js';
 import { secretsOf } from '../config/redact.js';
 import type { ExporterConfig, StackConfig } from '../config/types.js';
@@ -143,9 +143,9 @@ function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber): Checked 
     }
   }
   const storagePath = daemonFolder(flags);
-  const external = flags['web.external-url'] ?? (io.env.EXPORTER_WEB_EXTERNAL_URL || undefined);
+  const external = checkFlags('backfill', flags, io.env)['web.external-url'];
   const externalName = flags['web.external-url'] !== undefined ? '--web.external-url' : 'EXPORTER_WEB_EXTERNAL_URL';
-  const address = sdInstance({ externalUrl: external, externalUrlName: externalName, listenAddress: config.listenAddress });
+  const address = external?.address ?? sdInstance(config.listenAddress);
   return {
     range,
     config,

@@ -9,15 +9,14 @@
  *   EXPORTER_WEB_EXTERNAL_URL), else the listen address, every interface shown as the host name.
  */
 import { parseListenAddress } from '../config/load.js';
-import { listenBase, parseExternalUrl } from '../config/scrape-base.js';
+import { listenBase } from '../config/scrape-base.js';
 import type { PrometheusApi } from './prometheus-api.js';
 
 export class InstanceError extends Error {}
 
-/** The address /sd would hand out for this configuration (throws ConfigError on a bad URL or address). */
-export function sdInstance(opts: { externalUrl?: string; externalUrlName: string; listenAddress: string }, host?: string): string {
-  if (opts.externalUrl !== undefined) return parseExternalUrl(opts.externalUrl, opts.externalUrlName).address;
-  const { host: listenHost, port } = parseListenAddress(opts.listenAddress, 'listenAddress');
+/** The address /sd hands out without --web.external-url: the listen address's (throws ConfigError on a bad address). */
+export function sdInstance(listenAddress: string, host?: string): string {
+  const { host: listenHost, port } = parseListenAddress(listenAddress, 'listenAddress');
   return listenBase(listenHost, port, false, host).address;
 }
 

@@ -30,6 +30,8 @@ export type { Clock };
 
 export interface CmdbClientOptions {
   stack: StackConfig;
+  /** The pace, requests a minute (the budget; kept on a reload): default the stack's rateLimitPerMinute, the daemon's; a backfill's is backfillRequestsPerMinute. */
+  requestsPerMinute?: number;
   instruments: Instruments;
   /** Already a child bound to { stack }. */
   logger: Logger;
@@ -115,10 +117,12 @@ export class CmdbClient {
   /** The path spelling that answered 2xx, per endpoint with more than one (/actions or /action; change history with or without `metadata`). */
   private readonly spellings = new Map<DataEndpoint, string>();
   private readonly renewalsPerRequest: number;
+  private readonly pace: number | undefined;
 
   constructor(opts: CmdbClientOptions) {
     const { stack, instruments, logger, scrubber } = opts;
     this.stack = stack;
+    this.pace = opts.requestsPerMinute;
     this.renewalsPerRequest = opts.tokenRenewalsPerRequest ?? PATIENT_TOKEN_RENEWALS;
     this.logger = logger;
     this.clock = opts.clock ?? realClock;
@@ -127,11 +131,13 @@ export class CmdbClient {
     for (const [endpoint, path] of carried.spellings ?? []) this.spellings.set(endpoint, path);
     this.dispatcher = opts.dispatcher ?? createDispatcher(stack);
     warnInsecure(stack, logger);
-    instruments.rateLimitBudget.set({ stack: stack.name }, stack.rateLimitPerMinute);
+    const pace = this.pace ?? stack.rateLimitPerMinute;
+    instruments.rateLimitBudget.set({ stack: stack.name }, pace);
     observeRoad(this.events, instruments, stack.name, logger);
     const random = opts.random ?? Math.random;
     this.transport = new Transport({
       stack,
+      ratePerMinute: pace,
       dispatcher: this.dispatcher,
       clock: this.clock,
       random,
@@ -186,8 +192,9 @@ export class CmdbClient {
       void old.close().catch(() => undefined);
     }
     if (before.tls.insecureSkipVerify !== stack.tls.insecureSkipVerify) warnInsecure(stack, this.logger);
-    instruments.rateLimitBudget.set({ stack: stack.name }, stack.rateLimitPerMinute);
-    this.transport.reconfigure(stack, this.dispatcher);
+    const pace = this.pace ?? stack.rateLimitPerMinute;
+    instruments.rateLimitBudget.set({ stack: stack.name }, pace);
+    this.transport.reconfigure(stack, this.dispatcher, pace);
   }
 
   /** GET one endpoint's resource (`req.id`, `req.query`), decoded. */

@@ -9,12 +9,8 @@ import { PollPlan, type PlanSeen } from './plan.js';
 import type { PageReducer } from './page-reducer.js';
 import { StackReaders, type ConnectorHistoryReader } from './readers/index.js';
 
+/** The client's options (a backfill gives its pace, requestsPerMinute), and the readers' and the plan's. */
 export interface RoadOptions extends CmdbClientOptions {
-  /**
-   * The pace of the road's requests, a minute: default the stack's rateLimitPerMinute (the daemon);
-   * a backfill reads at its own share, backfillRequestsPerMinute.
-   */
-  readonly requestsPerMinute?: number;
   /** The connector history reader of the stack's previous runtime (see StackReaders.handOver). */
   readonly history?: ConnectorHistoryReader;
   /** Else what an earlier process kept of it (--storage.path): see StackReadersOptions. */
@@ -35,9 +31,7 @@ export interface Road {
 }
 
 export function openRoad(opts: RoadOptions): Road {
-  const { history, historyState, pageReducer, enabled, seen, requestsPerMinute, ...rest } = opts;
-  // The client and its budget read the pace from the stack's settings: the road's own pace is given them there.
-  const clientOptions = requestsPerMinute === undefined ? rest : { ...rest, stack: { ...rest.stack, rateLimitPerMinute: requestsPerMinute } };
+  const { history, historyState, pageReducer, enabled, seen, ...clientOptions } = opts;
   const client = new CmdbClient(clientOptions);
   const readers = new StackReaders({ client, instruments: opts.instruments, logger: opts.logger, ...(history ? { history } : {}), ...(historyState === undefined ? {} : { historyState }), ...(pageReducer ? { pageReducer } : {}) });
   const plan = enabled

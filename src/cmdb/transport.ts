@@ -55,6 +55,8 @@ export type Outcome<T> = { ok: true; status: number; value: T } | { ok: false; r
 
 export interface TransportOptions {
   stack: StackConfig;
+  /** The budget's requests a minute (the client's pace: CmdbClientOptions.requestsPerMinute). */
+  ratePerMinute: number;
   dispatcher: Dispatcher;
   clock: Clock;
   random: () => number;
@@ -92,7 +94,7 @@ export class Transport {
     this.logger = opts.logger;
     this.pauses = new Pauses(opts.clock);
     this.limiter = new StackLimiter({
-      ratePerMinute: opts.stack.rateLimitPerMinute,
+      ratePerMinute: opts.ratePerMinute,
       maxConcurrency: opts.stack.maxConcurrency,
       clock: opts.clock,
       pauses: this.pauses,
@@ -102,10 +104,10 @@ export class Transport {
   }
 
   /** The stack's settings changed on a reload that keeps the runtime: later attempts use them. */
-  reconfigure(stack: StackConfig, dispatcher: Dispatcher): void {
+  reconfigure(stack: StackConfig, dispatcher: Dispatcher, ratePerMinute: number): void {
     this.stack = stack;
     this.dispatcher = withFirstByte(dispatcher);
-    this.limiter.reconfigure(stack.rateLimitPerMinute, stack.maxConcurrency);
+    this.limiter.reconfigure(ratePerMinute, stack.maxConcurrency);
   }
 
   /** What this stack's budget has spent, for its next runtime. */

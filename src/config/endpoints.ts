@@ -1,28 +1,21 @@
 /**
  * Which data endpoints a stack polls, in which groups, how often and how long their series are
- * served while they fail: facts of its configuration, computed once per configuration (a StackConfig
- * is never changed: a reload makes a new one) and handed as data to the stack's road, poller, store
- * slot and instruments alike.
+ * served while they fail: facts of its configuration, computed once by the one who holds the
+ * configuration (Stacks.add and a reload's reconfigure, src/stacks.ts) and handed as data to the
+ * stack's road, poller, store slot and instruments alike. Pure functions: nothing here remembers.
  */
 import { DATA_ENDPOINTS, GROUP_NAMES, groupOf, type DataEndpoint, type GroupName } from '../api/endpoints.js';
 import type { StackConfig } from './types.js';
 
-const computed = new WeakMap<StackConfig, readonly DataEndpoint[]>();
-
 /** Data endpoints this stack polls: not disabled, change history only for tracked names, saved queries only when it has some. */
 export function enabledEndpoints(stack: StackConfig): readonly DataEndpoint[] {
-  let enabled = computed.get(stack);
-  if (!enabled) {
-    enabled = DATA_ENDPOINTS.filter((e) => {
-      if (stack.disabledEndpoints.includes(e)) return false;
-      if (e === 'asset_change') return stack.track.assets.length > 0;
-      if (e === 'user_change') return stack.track.users.length > 0;
-      if (e === 'data_query' || e === 'data_metadata') return stack.queries.length > 0;
-      return true;
-    });
-    computed.set(stack, enabled);
-  }
-  return enabled;
+  return DATA_ENDPOINTS.filter((e) => {
+    if (stack.disabledEndpoints.includes(e)) return false;
+    if (e === 'asset_change') return stack.track.assets.length > 0;
+    if (e === 'user_change') return stack.track.users.length > 0;
+    if (e === 'data_query' || e === 'data_metadata') return stack.queries.length > 0;
+    return true;
+  });
 }
 
 /** How often an endpoint is polled, and how long its series stay served while it fails (staleIntervals × interval). */
@@ -41,21 +34,14 @@ export interface PollSettings {
   readonly timing: ReadonlyMap<DataEndpoint, EndpointTiming>;
 }
 
-const settled = new WeakMap<StackConfig, PollSettings>();
-
-/** The stack's PollSettings, computed once per configuration. */
+/** The stack's PollSettings. */
 export function pollSettings(stack: StackConfig): PollSettings {
-  let settings = settled.get(stack);
-  if (!settings) {
-    const enabled = enabledEndpoints(stack);
-    const timing = new Map<DataEndpoint, EndpointTiming>();
-    for (const endpoint of enabled) {
-      const intervalSeconds = stack.intervals[groupOf(endpoint)];
-      timing.set(endpoint, { intervalSeconds, staleAfterSeconds: intervalSeconds * stack.staleIntervals });
-    }
-    const groups = GROUP_NAMES.filter((g) => enabled.some((e) => groupOf(e) === g));
-    settings = { enabled, groups, timing };
-    settled.set(stack, settings);
+  const enabled = enabledEndpoints(stack);
+  const timing = new Map<DataEndpoint, EndpointTiming>();
+  for (const endpoint of enabled) {
+    const intervalSeconds = stack.intervals[groupOf(endpoint)];
+    timing.set(endpoint, { intervalSeconds, staleAfterSeconds: intervalSeconds * stack.staleIntervals });
   }
-  return settings;
+  const groups = GROUP_NAMES.filter((g) => enabled.some((e) => groupOf(e) === g));
+  return { enabled, groups, timing };
 }

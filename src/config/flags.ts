@@ -1,14 +1,16 @@
 /**
- * Every command-line flag of every command, once: its type, value placeholder, help text, default
- * and the commands that take it. The parsers (node:util parseArgs) and the "Options:" part of each
+ * Every command-line flag of every command, once: its type, value placeholder, help text, default,
+ * environment variable, what its value must be, and the commands that take it. The parsers
+ * (node:util parseArgs), the checks of the values (checkFlags) and the "Options:" part of each
  * command's --help are derived from this table, so a flag shared by the daemon and `backfill`
- * (--config, --log.level, …) is declared, parsed and described the same way in both, and a new flag
- * is one entry here. (promtool's and node_exporter's kingpin trees do the same.)
+ * (--config, --log.level, …) is declared, parsed, checked and described the same way in both, and
+ * a new flag is one entry here. (promtool's and node_exporter's kingpin trees do the same.)
  *
  * An alias (`aliasOf`) is merged into the flag it stands for: given both, a value flag is refused
  * ("--config and --config.file are the same option"), a switch is on when either is.
  */
 import { parseArgs } from 'node:util';
+import { parseExternalUrl } from './scrape-base.js';
 
 /** The daemon (`cmdb-exporter [options]`) and its subcommands. */
 export type Command = 'daemon' | 'backfill';
@@ -30,6 +32,29 @@ export interface FlagSpec {
   readonly commands: readonly Command[];
   /** Another spelling of this flag (Prometheus exporters say --config.file). */
   readonly aliasOf?: string;
+  /** Read from this environment variable when the flag is not given (an empty value is not given). */
+  readonly env?: string;
+  /**
+   * What the value must be (given, or from `env`), checked by checkFlags once --help and --version
+   * are answered: returns the value parsed, or throws an error that names `name`, the flag or the
+   * variable it came from (exit 2).
+   */
+  readonly parse?: (text: string, name: string) => unknown;
+}
+
+/** A flag's value that is not what the flag takes: exit 2 with the message (no pointer to --help: the flag is known). */
+export class FlagValueError extends Error {}
+
+/** --web.telemetry-path: a path, as the server routes it. */
+function telemetryPath(text: string, name: string): string {
+  if (!/^\/[\w\-./]*$/.test(text)) throw new FlagValueError(`${name} must be a path starting with /, got ${JSON.stringify(text)}`);
+  return text;
+}
+
+/** --web.max-requests: digits only (Number() would read an empty value as 0, no limit, and 0x10 as 16). */
+function maxRequests(text: string, name: string): number {
+  if (!/^\d{1,6}$/.test(text) || Number(text) > 100_000) throw new FlagValueError(`${name} must be a whole number from 0 (no limit) to 100000, got ${JSON.stringify(text)}`);
+  return Number(text);
 }
 
 const BOTH = ['daemon', 'backfill'] as const;
@@ -129,12 +154,13 @@ export const FLAGS = {
     helpFor: { backfill: "the daemon's listen address, for the default --instance (env EXPORTER_LISTEN_ADDRESS, default :9873)" },
     commands: BOTH,
   },
-  'web.telemetry-path': { type: 'string', value: '<path>', help: 'path of the metrics (default /metrics)', commands: DAEMON },
+  'web.telemetry-path': { type: 'string', value: '<path>', help: 'path of the metrics (default /metrics)', commands: DAEMON, parse: telemetryPath },
   'web.config.file': {
     type: 'string',
     value: '<file>',
     help: "TLS, basic auth and headers of the exporter's own server, in the exporter-toolkit web-config.yml format (env EXPORTER_WEB_CONFIG_FILE; see docs/security.md)",
     commands: DAEMON,
+    env: 'EXPORTER_WEB_CONFIG_FILE',
   },
   'web.external-url': {
     type: 'string',
@@ -142,8 +168,10 @@ export const FLAGS = {
     help: 'the URL Prometheus reaches this exporter at (a Service name, an ingress), for the targets /sd lists (env EXPORTER_WEB_EXTERNAL_URL; default: the listen address)',
     helpFor: { backfill: "the daemon's external URL, for the default --instance (env EXPORTER_WEB_EXTERNAL_URL)" },
     commands: BOTH,
+    env: 'EXPORTER_WEB_EXTERNAL_URL',
+    parse: parseExternalUrl,
   },
-  'web.max-requests': { type: 'string', value: '<n>', help: 'concurrent scrapes served at once; more get 503 (default 40, 0: no limit)', commands: DAEMON },
+  'web.max-requests': { type: 'string', value: '<n>', help: 'concurrent scrapes served at once; more get 503 (default 40, 0: no limit)', commands: DAEMON, parse: maxRequests },
   'web.disable-exporter-metrics': { type: 'boolean', help: 'leave out the process_* and nodejs_* metrics of the exporter itself', commands: DAEMON },
   'web.openmetrics-created': {
     type: 'boolean',
@@ -193,6 +221,11 @@ export type FlagValues<C extends Command> = { readonly [K in Exclude<TakenBy<C>,
 /** A flag the command line got wrong: exit 2 with the message. */
 export class FlagError extends Error {}
 
+type Checked<S> = S extends { parse: (text: string, name: string) => infer T } ? T | undefined : S extends { env: string } ? string | undefined : never;
+
+/** What checkFlags returns: each flag the command takes with a check or a variable, its value (undefined: neither given). */
+export type CheckedFlags<C extends Command> = { readonly [K in TakenBy<C> as [Checked<Table[K]>] extends [never] ? never : K]: Checked<Table[K]> };
+
 const entries = Object.entries(FLAGS) as Array<[FlagName, FlagSpec]>;
 
 function takenBy(command: Command): Array<[FlagName, FlagSpec]> {
@@ -226,6 +259,23 @@ export function parseFlags<C extends Command>(command: C, argv: readonly string[
     else out[target] = values[name];
   }
   return out as FlagValues<C>;
+}
+
+/**
+ * The values of `flags` that the table checks or reads from a variable: each given flag's value,
+ * else its variable's, parsed. Throws what the flag's `parse` throws (FlagValueError, ConfigError).
+ */
+export function checkFlags<C extends Command>(command: C, flags: FlagValues<C>, env: Readonly<Record<string, string | undefined>>): CheckedFlags<C> {
+  const out: Record<string, unknown> = {};
+  for (const [name, spec] of takenBy(command)) {
+    if (spec.parse === undefined && spec.env === undefined) continue;
+    const given = (flags as Record<string, unknown>)[name] as string | undefined;
+    const fromEnv = spec.env === undefined ? undefined : env[spec.env] || undefined;
+    const text = given ?? fromEnv;
+    const source = given !== undefined ? `--${name}` : (spec.env as string);
+    out[name] = text === undefined || spec.parse === undefined ? text : spec.parse(text, source);
+  }
+  return out as CheckedFlags<C>;
 }
 
 const HELP_COLUMN = 32;

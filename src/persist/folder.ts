@@ -10,7 +10,7 @@ import { access, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { FOLDER_MODE, removeLeftTemporaries } from './atomic.js';
-import { describeHolder, FolderLock, type LockHolder } from './lock.js';
+import { describeHolder, FolderLock, REFRESH_MS, type LockHolder } from './lock.js';
 
 export interface FolderOptions {
   readonly dir: string;
@@ -21,8 +21,15 @@ export interface FolderOptions {
   readonly logger: Logger;
   /** Sub-folders to make in it (the daemon's `stacks`). */
   readonly subfolders?: readonly string[];
-  /** The lock was removed or replaced under this process: told once. */
+  /** The lock names another holder now: told once. */
   readonly lost?: (holder: LockHolder | undefined) => void;
+  /**
+   * A refresh or the release of the lock failed (the folder went read-only, EIO, EACCES, ESTALE):
+   * told at each, tried again at the next refresh. Default: logged once until a refresh succeeds.
+   */
+  readonly fault?: (err: unknown) => void;
+  /** A refresh succeeded again after a fault. */
+  readonly recovered?: () => void;
 }
 
 /** Thrown when the folder cannot be made or written (not when it is locked: FolderInUseError). */
@@ -49,15 +56,35 @@ export class Folder {
     } catch (err) {
       throw new FolderError(`${dir} (${flag}) cannot be used to keep the exporter's files: ${(err as Error).message}`);
     }
+    let failing = false;
     const lock = await FolderLock.acquire({
       dir,
       command: opts.command,
       flag,
       tookOver: (holder, why) => logger.warn({ folder: dir, holder: describeHolder(holder), why }, 'lock of a process that is gone taken over'),
       ...(opts.lost ? { lost: opts.lost } : {}),
+      fault:
+        opts.fault ??
+        ((err) => {
+          if (failing) return;
+          failing = true;
+          logger.error({ folder: dir, err: (err as Error).message }, `the lock of ${flag} cannot be refreshed: tried again every ${REFRESH_MS / 1000} s`);
+        }),
+      recovered:
+        opts.recovered ??
+        (() => {
+          failing = false;
+          logger.info({ folder: dir }, `the lock of ${flag} is refreshed again`);
+        }),
     });
-    for (const d of [dir, ...(opts.subfolders ?? []).map((s) => join(dir, s))]) removeLeftTemporaries(d);
-    const mode = (await stat(dir)).mode & 0o777;
+    let mode: number;
+    try {
+      for (const d of [dir, ...(opts.subfolders ?? []).map((s) => join(dir, s))]) removeLeftTemporaries(d);
+      mode = (await stat(dir)).mode & 0o777;
+    } catch (err) {
+      lock.release();
+      throw new FolderError(`${dir} (${flag}) cannot be used to keep the exporter's files: ${(err as Error).message}`);
+    }
     if (existed && (mode & 0o007) !== 0) {
       logger.warn({ folder: dir, mode: mode.toString(8) }, `${flag}: every user of the machine may list this folder (its files are the exporter user's alone, mode 0600); chmod 0700 it to hide their names too`);
     }
@@ -68,7 +95,7 @@ export class Folder {
     return join(this.dir, ...parts);
   }
 
-  /** Releases the lock (the files stay). */
+  /** Releases the lock (the files stay); a failure is told to `fault`, never thrown. */
   close(): void {
     this.lock.release();
   }

@@ -61,10 +61,15 @@ export class Journal {
   /** Replaces the journal with `lines`, atomically, and appends to it from there. */
   replace(lines: readonly string[]): void {
     const text = lines.map((l) => `${l}\n`).join('');
-    writeAtomicSync(this.path, text);
-    this.close();
-    this.open();
+    try {
+      writeAtomicSync(this.path, text);
+    } finally {
+      // The file in place may be the new one even when the write failed (renamed, the folder not
+      // flushed): the next append opens whatever is there now, never the one renamed over.
+      this.close();
+    }
     this.bytes = Buffer.byteLength(text);
+    this.open();
   }
 
   close(): void {

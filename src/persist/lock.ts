@@ -10,6 +10,11 @@
  * refreshed the lock's time within STALE_SECONDS (every holder refreshes it every REFRESH_MS). A
  * lock left by a process that is gone (kill -9, OOM, a power loss) is taken over with one log line.
  *
+ * A refresh never throws (it runs on a timer): an error of the folder (read-only, EIO, EACCES, NFS's
+ * ESTALE, a lock that cannot be read) is told as a fault and tried again at the next refresh; the
+ * lock stays this process's. A lock that was removed is made again. Only a lock that names another
+ * holder is lost: then this process no longer writes in the folder.
+ *
  * proper-lockfile (npm) locks by the refresh time alone: a lock left by a kill -9 would hold a
  * restart back until it is stale, its lock does not say who holds it, and a refresh it misses
  * throws from a timer by default.
@@ -45,8 +50,12 @@ export interface LockOptions {
   readonly flag: string;
   /** One line when a lock left by a process that is gone is taken over. */
   readonly tookOver: (holder: LockHolder | undefined, why: string) => void;
-  /** The lock file was removed or replaced under this process (someone deleted it, or another process took it). */
+  /** The lock names another holder now (another process took the folder): told once, and the refresh stops. */
   readonly lost?: (holder: LockHolder | undefined) => void;
+  /** A refresh (or the release) failed: told at each failed one; the next refresh tries again. */
+  readonly fault?: (err: unknown) => void;
+  /** A refresh succeeded again after a fault. */
+  readonly recovered?: () => void;
   /** Waits between looks at a lock of another host (tests shorten it). */
   readonly sleep?: (ms: number) => Promise<void>;
 }
@@ -90,6 +99,8 @@ export function describeHolder(h: LockHolder | undefined): string {
 export class FolderLock {
   private timer: NodeJS.Timeout | undefined;
   private released = false;
+  /** The last refresh failed (told as a fault). */
+  private faulty = false;
 
   private constructor(
     readonly path: string,
@@ -123,28 +134,52 @@ export class FolderLock {
     this.timer.unref();
   }
 
-  /** Still ours: its time is set to now (so another host sees it alive); not ours any more: lost, once. */
+  /**
+   * Still ours: its time is set to now (so another host sees it alive). Removed: made again. Naming
+   * another holder: lost, once. Any error (the folder read-only, EIO, EACCES, ESTALE, a content that
+   * is no lock) is a fault, tried again at the next refresh: never thrown from the timer.
+   */
   refresh(): void {
     if (this.released) return;
-    const found = readHolder(this.path);
-    if (found?.holder?.token === this.holder.token) {
-      const now = new Date();
-      utimesSync(this.path, now, now);
+    try {
+      const found = readHolder(this.path);
+      if (found?.holder && found.holder.token !== this.holder.token) {
+        clearInterval(this.timer);
+        this.released = true;
+        this.opts.lost?.(found.holder);
+        return;
+      }
+      if (found?.holder) {
+        const now = new Date();
+        utimesSync(this.path, now, now);
+      } else if (found) {
+        throw new Error(`${this.path} does not name this process (its content is not a lock of cmdb-exporter)`);
+      } else if (!create(this.path, this.holder)) {
+        // Made by another process this instant: the next refresh reads whose it is.
+        throw new Error(`${this.path} was removed and made again by another process`);
+      }
+    } catch (err) {
+      this.faulty = true;
+      this.opts.fault?.(err);
       return;
     }
-    clearInterval(this.timer);
-    this.released = true;
-    this.opts.lost?.(found?.holder);
+    if (!this.faulty) return;
+    this.faulty = false;
+    this.opts.recovered?.();
   }
 
-  /** Removes the lock, when it is still this process's. */
+  /** Removes the lock, when it is still this process's. A failure is told as a fault (the next start takes the lock over), never thrown. */
   release(): void {
     clearInterval(this.timer);
     if (this.released) return;
     this.released = true;
-    if (readHolder(this.path)?.holder?.token !== this.holder.token) return;
-    rmSync(this.path, { force: true });
-    syncFolderSync(this.opts.dir);
+    try {
+      if (readHolder(this.path)?.holder?.token !== this.holder.token) return;
+      rmSync(this.path, { force: true });
+      syncFolderSync(this.opts.dir);
+    } catch (err) {
+      this.opts.fault?.(err);
+    }
   }
 }
 

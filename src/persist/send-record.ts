@@ -55,10 +55,14 @@ export class SendJournal {
     this.journal = new Journal(join(opts.dir, JOURNAL_FILE), 'process');
   }
 
-  /** Starts a fresh record with the sends of the last minute (those restored included). Throws when the directory is not writable. */
+  /**
+   * Starts a fresh record with the sends of the last minute (those restored included). Throws when
+   * the directory is not writable; the requests are appended from then on all the same (each failed
+   * append is told to `failed`), so a folder that is writable again is written again.
+   */
   start(): void {
-    this.rotate();
     this.started = true;
+    this.rotate();
   }
 
   /** A request of `stack` leaves at `atMs`. */

@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import type { StateInstruments } from '../metrics/instruments.js';
 import { checkDocument, REFRESH_AFTER_SECONDS, type StackDocument } from './document.js';
 import { Folder, FolderError } from './folder.js';
-import { describeHolder, type LockHolder } from './lock.js';
+import { describeHolder, REFRESH_MS, type LockHolder } from './lock.js';
 import { readJournal, SendJournal, type JournalRead } from './send-record.js';
 import { readStateFile, STACKS_DIR, stateFiles } from './state-file.js';
 import { TokenKeeper } from './token-file.js';
@@ -57,6 +57,12 @@ type FileRead = { readonly value: unknown } | { readonly error: string };
 export class Storage {
   private writer: StateWriter | undefined;
   private journal: SendJournal | undefined;
+  /** The running stacks (from start()). */
+  private source: StateSource | undefined;
+  /** The lock names another process: nothing is written any more. */
+  private lost = false;
+  /** The lock's last refresh failed (logged once until one succeeds). */
+  private lockFailing = false;
   /** Each stack's current token, for a backfill given this folder (token-file.ts). */
   private tokens: TokenKeeper | undefined;
   /** Stacks that had a state file at start. */
@@ -77,30 +83,42 @@ export class Storage {
    */
   static async open(opts: StorageOptions): Promise<Storage> {
     const { dir, logger } = opts;
-    let lost: (holder: LockHolder | undefined) => void = () => undefined;
+    // The lock's events reach the storage once it is made (a refresh comes REFRESH_MS after the lock at the earliest).
+    const made: { storage?: Storage } = {};
+    const lock = {
+      lost: (holder: LockHolder | undefined) => made.storage?.lockLost(holder),
+      fault: (err: unknown) => made.storage?.lockFault(err),
+      recovered: () => made.storage?.lockRecovered(),
+    };
     let folder: Folder;
     try {
-      folder = await Folder.open({ dir, command: 'daemon', flag: '--storage.path', logger, subfolders: [STACKS_DIR], lost: (holder) => lost(holder) });
+      folder = await Folder.open({ dir, command: 'daemon', flag: '--storage.path', logger, subfolders: [STACKS_DIR], ...lock });
     } catch (err) {
       if (!(err instanceof FolderError)) throw err;
       throw new ConfigError([{ path: 'storagePath', message: `${err.message} (--storage.path, EXPORTER_STORAGE_PATH)` }]);
     }
     const files = new Map<string, FileRead>();
-    for (const [stack, path] of await stateFiles(dir)) {
-      try {
-        files.set(stack, { value: (await readStateFile(path)).value });
-      } catch (err) {
-        files.set(stack, { error: (err as Error).message });
+    let sends: JournalRead;
+    try {
+      for (const [stack, path] of await stateFiles(dir)) {
+        try {
+          files.set(stack, { value: (await readStateFile(path)).value });
+        } catch (err) {
+          files.set(stack, { error: (err as Error).message });
+        }
       }
+      sends = readJournal(dir, opts.now() * 1000);
+    } catch (err) {
+      // Opened and failed: the folder is let go as it was found (no lock of this process left in it).
+      folder.close();
+      throw new ConfigError([{ path: 'storagePath', message: `${dir} (--storage.path, EXPORTER_STORAGE_PATH) cannot be read: ${(err as Error).message}` }]);
     }
-    const sends = readJournal(dir, opts.now() * 1000);
     if (sends.kind === 'unreadable') {
       logger.warn({ storagePath: dir, reason: sends.reason }, 'the record of the requests sent before the restart cannot be read: each stack sends nothing for a minute, so that none goes over its rate');
     }
-    const storage = new Storage(opts, folder, files, sends);
-    storage.tokens = new TokenKeeper(dir, logger, opts.now);
-    lost = (holder) => storage.lockLost(holder);
-    return storage;
+    made.storage = new Storage(opts, folder, files, sends);
+    made.storage.tokens = new TokenKeeper(dir, logger, opts.now);
+    return made.storage;
   }
 
   /**
@@ -150,13 +168,18 @@ export class Storage {
     const { dir, logger, instruments, now } = this.opts;
     // Files of stacks no longer configured are removed by the writer's first round.
     this.files.clear();
+    this.source = source;
     const writer = new StateWriter({ dir, source, logger, instruments, now, files: this.onDisk });
     this.writer = writer;
-    this.journal = new SendJournal({ dir, current, failed: (stack, err) => writer.failed(stack, err) });
-    try {
-      this.journal.start();
-    } catch (err) {
-      writer.failed('*', err);
+    if (this.lost) writer.abandon();
+    else {
+      this.journal = new SendJournal({ dir, current, failed: (stack, err) => writer.failed(stack, err) });
+      try {
+        this.journal.start();
+      } catch (err) {
+        // Appended to from the next request on, once it can be (a failed append is the stack's write error).
+        this.failedAll(err);
+      }
     }
     writer.start();
   }
@@ -176,24 +199,74 @@ export class Storage {
     return this.writer?.writeNow(stack) ?? Promise.resolve(undefined);
   }
 
-  /** Shutdown: every stack that changed since its last write is written; the record is closed, the lock released. */
+  /**
+   * Shutdown: every stack that has polled is written (none once the lock names another process);
+   * the record is closed, the lock released. A disk fault is logged and counted, never thrown.
+   */
   async close(): Promise<void> {
     await this.writer?.close();
-    this.journal?.close();
+    this.closeJournal();
     this.tokens?.close();
     this.folder.close();
   }
 
-  /** The lock was removed or taken under this process: another process writes here now, so this one stops. */
+  /** A start that failed: the folder is let go without a write (the state files stay as they were read), the lock removed. */
+  release(): void {
+    this.writer?.abandon();
+    this.tokens?.abandon();
+    this.closeJournal();
+    this.folder.close();
+  }
+
+  private closeJournal(): void {
+    try {
+      this.journal?.close();
+    } catch (err) {
+      this.failedAll(err);
+    }
+    this.journal = undefined;
+  }
+
+  /** A fault of a file every stack's state has a part in (the request record): each stack's write error. */
+  private failedAll(err: unknown): void {
+    for (const stack of this.source?.stacks() ?? []) this.writer?.failed(stack.name, err);
+  }
+
+  /**
+   * The lock names another process now: that one writes here, so this one stops writing (its
+   * shutdown included). Polling and serving go on.
+   */
   private lockLost(holder: LockHolder | undefined): void {
+    this.lost = true;
     this.opts.logger.error(
       { storagePath: this.opts.dir, holder: describeHolder(holder) },
-      'the lock of --storage.path was removed or taken by another process: this exporter stops writing its state there (polling and serving go on); restart it once the folder is its own again',
+      'the lock of --storage.path was taken by another process: this exporter stops writing its state there, also at its shutdown (polling and serving go on); restart it once the folder is its own again',
     );
     this.writer?.abandon();
     this.tokens?.abandon();
-    this.journal?.close();
-    this.journal = undefined;
+    this.closeJournal();
+  }
+
+  /**
+   * The lock's refresh failed (the folder went read-only, EIO, EACCES, ESTALE): counted as an error
+   * of every stack's state (`cmdb_exporter_state_writes_total{result="error"}`: each stack's state
+   * lives in the folder), logged once until a refresh succeeds again, tried again at the next one.
+   * The lock is still this process's: its writes are tried again too.
+   */
+  private lockFault(err: unknown): void {
+    for (const stack of this.source?.stacks() ?? []) this.opts.instruments.stateWrites.inc({ stack: stack.name, result: 'error' });
+    if (this.lockFailing) return;
+    this.lockFailing = true;
+    this.opts.logger.error(
+      { storagePath: this.opts.dir, err: err instanceof Error ? err.message : String(err) },
+      `the lock of --storage.path cannot be refreshed (polling and serving go on; tried again every ${REFRESH_MS / 1000} s): check that the folder is writable`,
+    );
+  }
+
+  private lockRecovered(): void {
+    if (!this.lockFailing) return;
+    this.lockFailing = false;
+    this.opts.logger.info({ storagePath: this.opts.dir }, 'the lock of --storage.path is refreshed again');
   }
 }
 

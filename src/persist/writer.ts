@@ -3,9 +3,13 @@
  * scrape path: a timer looks every TICK_MS at the store's change marks of each stack and writes the
  * stacks that are due, one file at a time, each in slices (json-pieces.ts). How often is bounded per
  * stack: after a change of series, up or forbidden at most every MIN_GAP_SECONDS; after polls that
- * changed only their times, every STATUS_GAP_SECONDS. At shutdown every stack that has polled is
- * written once more. A write that fails is logged (once until it succeeds again) and
- * counted; it never stops a poll. Files of stacks no longer configured are removed.
+ * changed only their times, every STATUS_GAP_SECONDS; but an endpoint's first outcome or series
+ * (what the file lacks entirely: a first poll, series back after they expired) at the next look, so
+ * that a kill -9 soon after it does not leave a restart without that endpoint's series. At shutdown
+ * every stack that has polled is written once more. A write that fails is logged (once until it
+ * succeeds again), counted, and tried again after the least gap; it never stops a poll. Once the
+ * folder's lock names another process (abandon()), nothing is written any more, not even at
+ * shutdown. Files of stacks no longer configured are removed.
  */
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
@@ -24,8 +28,8 @@ export const STATUS_GAP_SECONDS = 300;
 export interface StateSource {
   /** The stacks configured now. */
   stacks(): readonly StackConfig[];
-  /** The stack's change marks (SnapshotStore.changeMarks, and a connector scan's pages). */
-  marks(stack: string): { readonly data: number; readonly status: number } | undefined;
+  /** The stack's change marks (SnapshotStore.changeMarks, and a connector scan's pages); `appeared` written at the next look. */
+  marks(stack: string): { readonly data: number; readonly status: number; readonly appeared?: number } | undefined;
   /** Resolves once the series that arrived for the stack so far are served (a large poll or a restore is applied in slices). */
   settled(stack: string): Promise<void>;
   /** Resolves once parts() is current where a part is held off the main thread (a connector scan's pages). */
@@ -54,6 +58,7 @@ export interface WriteFigures {
 interface Written {
   readonly data: number;
   readonly status: number;
+  readonly appeared?: number;
   /** Unix seconds. */
   readonly at: number;
 }
@@ -67,6 +72,8 @@ export class StateWriter {
   private timer: NodeJS.Timeout | undefined;
   private busy: Promise<void> | undefined;
   private closed = false;
+  /** The folder's lock names another process: nothing is written any more. */
+  private abandoned = false;
 
   constructor(private readonly opts: WriterOptions) {
     this.files = new Set(opts.files);
@@ -85,18 +92,21 @@ export class StateWriter {
     this.closed = true;
     clearInterval(this.timer);
     await this.busy;
+    if (this.abandoned) return;
     for (const stack of this.opts.source.stacks()) if (this.opts.source.marks(stack.name)) await this.write(stack);
   }
 
-  /** Stops writing at once, without a last write (the folder's lock was lost: another process writes there now). */
+  /** Stops writing at once and for good, shutdown included (the folder's lock was lost: another process writes there now). */
   abandon(): void {
     this.closed = true;
+    this.abandoned = true;
     clearInterval(this.timer);
   }
 
   /** Writes `stack` now, whatever its marks (the benchmark, tests). */
   async writeNow(name: string): Promise<WriteFigures | undefined> {
     while (this.busy) await this.busy;
+    if (this.abandoned) return undefined;
     const stack = this.opts.source.stacks().find((s) => s.name === name);
     if (!stack) return undefined;
     const writing = this.write(stack);
@@ -125,6 +135,7 @@ export class StateWriter {
     if (!marks) return false;
     const last = this.written.get(stack);
     if (!last) return true;
+    if (marks.appeared !== undefined && marks.appeared !== last.appeared) return true;
     const age = this.opts.now() - last.at;
     if (marks.data !== last.data) return age >= MIN_GAP_SECONDS;
     return marks.status !== last.status && age >= STATUS_GAP_SECONDS;
@@ -137,7 +148,7 @@ export class StateWriter {
     await source.prepare?.(stack.name);
     const marks = source.marks(stack.name) ?? { data: 0, status: 0 };
     const parts = await source.parts(stack.name);
-    if (!parts) return undefined;
+    if (!parts || this.abandoned) return undefined;
     const at = now();
     const doc: StackDocument = { format: STATE_FORMAT, version: STATE_VERSION, stack: stack.name, service: serviceOf(stack), writtenAt: at, parts };
     const labels = { stack: stack.name };
@@ -154,8 +165,8 @@ export class StateWriter {
       return { bytes, seconds };
     } catch (err) {
       this.failed(stack.name, err);
-      // Tried again after the least gap, not at every tick.
-      this.written.set(stack.name, { data: -1, status: -1, at });
+      // Tried again after the least gap, not at every tick (what appeared is in the next try).
+      this.written.set(stack.name, { data: -1, status: -1, ...(marks.appeared === undefined ? {} : { appeared: marks.appeared }), at });
       return undefined;
     }
   }

@@ -17,9 +17,9 @@
  * come (`rebuildPending`); the query poller decides from that when to count. When the queries
  * group runs is the scheduler's (scheduler.ts).
  */
-import { GROUPS, GROUP_NAMES, descriptor, scanned, type CmdbApi, type DataEndpoint, type GroupName } from '../api/endpoints.js';
+import { GROUPS, descriptor, scanned, type CmdbApi, type DataEndpoint, type GroupName } from '../api/endpoints.js';
 import { realClock } from '../cmdb/clock.js';
-import { enabledEndpoints } from '../config/endpoints.js';
+import type { PollSettings } from '../config/endpoints.js';
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
@@ -42,6 +42,8 @@ export type { CmdbApi };
 
 export interface StackPollerOptions {
   readonly stack: StackConfig;
+  /** What the stack polls (pollSettings(stack), computed once by whoever holds the configuration). */
+  readonly settings: PollSettings;
   readonly api: CmdbApi;
   readonly store: SnapshotStore;
   readonly logger: Logger;
@@ -84,7 +86,7 @@ export class StackPoller {
 
   constructor(private opts: StackPollerOptions) {
     this.name = opts.stack.name;
-    this.runner = new EndpointRunner({ ...opts, endpoints: enabledEndpoints(opts.stack), restored: opts.restored?.runner });
+    this.runner = new EndpointRunner({ ...opts, endpoints: opts.settings.enabled, restored: opts.restored?.runner });
     const stack = () => this.opts.stack;
     this.mapper = new Mapper({ stack, logger: opts.logger, now: opts.now });
     const parts: PollerParts = { stack, api: opts.api, runner: this.runner, mapper: this.mapper, logger: opts.logger, now: opts.now };
@@ -171,21 +173,21 @@ export class StackPoller {
 
   /**
    * A reload changed settings that keep the stack's road (src/stacks.ts): later polls run under
-   * `stack` (intervals, pace, tracked names, endpoints polled), the polls in flight finish under
-   * the settings they started with.
+   * `stack` (intervals, pace, tracked names) and `settings` (endpoints polled), the polls in flight
+   * finish under the settings they started with.
    */
-  reconfigure(stack: StackConfig): void {
+  reconfigure(stack: StackConfig, settings: PollSettings): void {
     const before = this.opts.stack;
-    this.opts = { ...this.opts, stack };
-    this.runner.reconfigure(stack, enabledEndpoints(stack));
+    this.opts = { ...this.opts, stack, settings };
+    this.runner.reconfigure(stack, settings.enabled);
     this.actions.reconfigure(before);
     // The saved queries keep what they counted, but for queries that changed or went.
     this.queries.reconfigure(before, stack);
   }
 
   /** Groups with at least one enabled endpoint. */
-  groups(): GroupName[] {
-    return GROUP_NAMES.filter((g) => (GROUPS[g] as readonly DataEndpoint[]).some((e) => this.runner.enabled(e)));
+  groups(): readonly GroupName[] {
+    return this.opts.settings.groups;
   }
 
   /** Poll one group through its poller. A poll takes at most the group's interval (src/scheduler/deadline.ts), a scan while it moves. */

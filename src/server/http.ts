@@ -285,12 +285,22 @@ export async function listen(app: express.Express, host: string | undefined, por
     : createServer({ connectionsCheckingInterval: 2000 }, handler);
   const stopWatching = protection ? secureServer(server, protection) : () => undefined;
   server.listen({ port, host, backlog: protection?.limits.listenBacklog });
-  await Promise.race([
-    once(server, 'listening'),
-    once(server, 'error').then(([err]) => {
-      throw err;
-    }),
-  ]);
+  const listening = new AbortController();
+  try {
+    await Promise.race([
+      once(server, 'listening', { signal: listening.signal }),
+      once(server, 'error', { signal: listening.signal }).then(([err]) => {
+        throw err;
+      }),
+    ]);
+  } catch (err) {
+    // Not listening (the address taken, not allowed): nothing of it is left running.
+    stopWatching();
+    server.close();
+    throw err;
+  } finally {
+    listening.abort();
+  }
   const address = server.address() as AddressInfo;
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `${protection?.tls ? 'https' : 'http'}://${host === undefined || address.address === '::' || address.address === '0.0.0.0' ? 'localhost' : shown}:${address.port}`;

@@ -56,10 +56,15 @@ interface StackState {
   readonly capped: Set<DataEndpoint>;
 }
 
-/** Change counts: `data` moves with a change of series, up or forbidden, `status` with any change. */
+/**
+ * Change counts: `data` moves with a change of series, up or forbidden, `status` with any change,
+ * `appeared` when an endpoint that held nothing gets its first outcome or series (a first poll,
+ * series back after they expired): what a state file written before lacks entirely.
+ */
 export interface ChangeMarks {
   readonly data: number;
   readonly status: number;
+  readonly appeared?: number;
 }
 
 export interface SnapshotStoreOptions {
@@ -266,7 +271,8 @@ export class SnapshotStore {
     if (!state || !current) return; // stack removed or endpoint disabled while the poll ran
     const next: HeldEndpoint = { ...current, ...(prepared ? { samples: prepared.samples, lines: prepared.lines } : {}), ...status };
     state.endpoints.set(endpoint, next);
-    this.marked(stack, (prepared?.changed ?? false) || next.up !== current.up || next.forbidden !== current.forbidden);
+    const appeared = (current.up === undefined && next.up !== undefined) || (current.samples.length === 0 && next.samples.length > 0);
+    this.marked(stack, (prepared?.changed ?? false) || next.up !== current.up || next.forbidden !== current.forbidden, appeared);
     if (next.up !== current.up || next.lastSuccess !== current.lastSuccess || next.samples !== current.samples) this.scheduleExpiry();
     for (const listener of this.appliedListeners) listener(stack, endpoint);
   }
@@ -314,9 +320,11 @@ export class SnapshotStore {
     return samples.slice(0, room);
   }
 
-  private marked(stack: string, data: boolean): void {
+  private marked(stack: string, data: boolean, appeared = false): void {
     const n = ++this.changes;
-    this.marks.set(stack, { data: data ? n : (this.marks.get(stack)?.data ?? n), status: n });
+    const before = this.marks.get(stack);
+    const since = appeared ? n : before?.appeared;
+    this.marks.set(stack, { data: data ? n : (before?.data ?? n), status: n, ...(since === undefined ? {} : { appeared: since }) });
     this.changed(data, n);
   }
 

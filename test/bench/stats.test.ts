@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { distribution, percentile, timeRepeatedly } from '../../bench/stats.js';
+import { distribution, percentile } from '../../bench/stats.js';
 import { budgetSeconds } from '../../bench/budget.js';
 
 describe('benchmark statistics', () => {
@@ -18,20 +18,6 @@ describe('benchmark statistics', () => {
 
   it('distribution sorts its input and reports count, max and mean', () => {
     expect(distribution([3, 1, 2])).toEqual({ count: 3, p50: 2, p90: 3, p99: 3, max: 3, mean: 2 });
-  });
-
-  it('timeRepeatedly stops at the count bound and runs `before` ahead of every step', async () => {
-    let before = 0;
-    let steps = 0;
-    const durations = await timeRepeatedly(() => void steps++, { maxCount: 5, maxMs: 10_000 }, () => void before++);
-    expect(durations).toHaveLength(5);
-    expect([before, steps]).toEqual([5, 5]);
-  });
-
-  it('timeRepeatedly stops at the time bound', async () => {
-    const durations = await timeRepeatedly(() => new Promise((r) => setTimeout(r, 20)), { maxCount: 1000, maxMs: 50 });
-    expect(durations.length).toBeGreaterThan(0);
-    expect(durations.length).toBeLessThan(10);
   });
 });
 

@@ -149,7 +149,7 @@ describe('fetched token', () => {
     const { logger, scrubber } = captureLog();
     const dispatcher = new Agent();
     try {
-      const transport = new Transport({ stack, logger, dispatcher, clock: realClock, random: Math.random, events: new RoadEvents(), onWait: () => undefined });
+      const transport = new Transport({ stack, ratePerMinute: stack.rateLimitPerMinute, logger, dispatcher, clock: realClock, random: Math.random, events: new RoadEvents(), onWait: () => undefined });
       const auth = stack.auth.kind === 'client' ? stack.auth : undefined;
       if (!auth) throw new Error('client auth expected');
       const tokens = new FetchedToken(auth, { settings: () => stack, transport, instruments, scrubber, lifetime: new AbortController().signal });

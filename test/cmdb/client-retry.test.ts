@@ -200,6 +200,21 @@ describe('client-side rate budget', () => {
     expect(clock.sleeps).toEqual([5000, 5000]);
     expect(await metrics.value('cmdb_rate_limit_wait_seconds_total', { stack: 'test' })).toBe(10);
   });
+
+  it("spends a pace given as an option (a backfill's share), leaves the stack's rateLimitPerMinute as configured, and keeps the pace on a reload", async () => {
+    const s = await sim();
+    const clock = new FakeClock();
+    const stack = simStack(s, { rateLimitPerMinute: 6000 });
+    const { client, cmdb, metrics } = makeClient(stack, { clock, requestsPerMinute: 12 });
+    expect(cmdb.settings.rateLimitPerMinute, "the daemon's budget keeps its one meaning").toBe(6000);
+    expect(await metrics.value('cmdb_rate_limit_requests_per_minute', { stack: 'test' })).toBe(12);
+    cmdb.reconfigure({ ...stack, rateLimitPerMinute: 3000 }, metrics.instruments);
+    expect(await metrics.value('cmdb_rate_limit_requests_per_minute', { stack: 'test' })).toBe(12);
+    await client.get('license'); // token + license = the burst of 12 a minute
+    await client.get('license');
+    await client.get('license');
+    expect(clock.sleeps).toEqual([5000, 5000]);
+  });
 });
 
 describe('retries', () => {

@@ -3,7 +3,8 @@
  * it, so a shared flag is parsed and described the same way by both, and an alias is one flag.
  */
 import { describe, expect, it } from 'vitest';
-import { FLAGS, FlagError, flagsHelp, parseFlags, type Command, type FlagSpec } from '../../src/config/flags.js';
+import { FLAGS, FlagError, FlagValueError, checkFlags, flagsHelp, parseFlags, type Command, type FlagSpec } from '../../src/config/flags.js';
+import { ConfigError } from '../../src/errors.js';
 import { GLOBALS } from '../../src/config/rules.js';
 import { DEFAULT_MAX_REQUESTS } from '../../src/server/limits.js';
 
@@ -101,6 +102,44 @@ describe('the flag table', () => {
         expect(line.length, line).toBeLessThanOrEqual(100);
         expect(line, line).toMatch(/^ {2}-|^ {32}\S/);
       }
+    }
+  });
+});
+
+describe('the checks of the values', () => {
+  const daemon = (argv: string[], env: Record<string, string> = {}) => checkFlags('daemon', parseFlags('daemon', argv), env);
+
+  it('gives each checked value parsed, and leaves a flag not given unset (its default is the server\'s)', () => {
+    expect(daemon(['--web.max-requests', '0', '--web.telemetry-path', '/probe/metrics'])).toMatchObject({ 'web.max-requests': 0, 'web.telemetry-path': '/probe/metrics' });
+    expect(daemon([])).toEqual({ 'web.telemetry-path': undefined, 'web.config.file': undefined, 'web.external-url': undefined, 'web.max-requests': undefined });
+  });
+
+  it.each(['many', '', '0x10', '1e3', '100001'])('--web.max-requests %j is refused naming the flag, without a pointer to --help', (value) => {
+    expect(() => daemon(['--web.max-requests', value])).toThrow(FlagValueError);
+    expect(() => daemon(['--web.max-requests', value])).toThrow(`--web.max-requests must be a whole number from 0 (no limit) to 100000, got ${JSON.stringify(value)}`);
+  });
+
+  it('--web.telemetry-path must be a path', () => {
+    expect(() => daemon(['--web.telemetry-path', 'metrics'])).toThrow('--web.telemetry-path must be a path starting with /, got "metrics"');
+  });
+
+  it('reads a variable when the flag is not given (an empty one is not given), and names where a bad value came from', () => {
+    expect(daemon([], { EXPORTER_WEB_CONFIG_FILE: 'web.yml' })['web.config.file']).toBe('web.yml');
+    expect(daemon(['--web.config.file', 'flag.yml'], { EXPORTER_WEB_CONFIG_FILE: 'web.yml' })['web.config.file']).toBe('flag.yml');
+    expect(daemon([], { EXPORTER_WEB_CONFIG_FILE: '' })['web.config.file']).toBeUndefined();
+    expect(daemon([], { EXPORTER_WEB_EXTERNAL_URL: 'https://exporter.example.com/cmdb/' })['web.external-url']).toEqual({ scheme: 'https', address: 'exporter.example.com:443', pathPrefix: '/cmdb' });
+    expect(() => daemon([], { EXPORTER_WEB_EXTERNAL_URL: 'http://user:pw@x:1' })).toThrow(ConfigError);
+    expect(() => daemon([], { EXPORTER_WEB_EXTERNAL_URL: 'http://user:pw@x:1' })).toThrow('EXPORTER_WEB_EXTERNAL_URL: must not hold a user name or password');
+    expect(() => daemon(['--web.external-url', 'cmdb-exporter:9873'], { EXPORTER_WEB_EXTERNAL_URL: 'http://x:1' })).toThrow('--web.external-url: must be an absolute http(s) URL');
+  });
+
+  it('checks for the backfill only the flags it takes, the same way as for the daemon', () => {
+    expect(checkFlags('backfill', parseFlags('backfill', ['--web.external-url', 'http://x:1']), {})).toEqual({ 'web.external-url': { scheme: 'http', address: 'x:1', pathPrefix: '' } });
+  });
+
+  it('a flag read from a variable names it in its help, for every command that takes it', () => {
+    for (const [name, spec] of TABLE.filter(([, s]) => s.env !== undefined)) {
+      for (const command of spec.commands) expect(helpOf(command, name).replace(/\s+/g, ' '), name).toContain(`env ${spec.env}`);
     }
   });
 });

@@ -1,17 +1,22 @@
 /**
- * Issue 27, end to end: the built exporter (`node dist/main.js --storage.path DIR`) against the
- * simulator at a slow page pace (600 connector runs in 6 pages of 100 at 20 ms a row: 2 s a page)
+ * Issues 27 and 44, end to end: the built exporter (`node dist/main.js --storage.path DIR`) against
+ * the simulator at a slow page pace (600 connector runs in 6 pages of 100 at 20 ms a row: 2 s a page)
  * and a budget kept full (every group every 10 s asks ~110 requests a minute of 60). After its
  * first full scan the exporter is killed (SIGKILL, no time to write anything) or stopped (SIGTERM),
- * and started again with the same --storage.path:
- * - the first scrape it answers holds every CMDB series the last scrape before the stop held, with
- *   the same values, and says they are restored;
+ * and started again with the same --storage.path; every comparison is with what the last scrape
+ * before the stop SERVED:
+ * - the first scrape it answers holds every CMDB series of that scrape, with the same values, and
+ *   says they are restored;
  * - its first connector read is incremental: the simulator sees no full scan start before it;
  * - the simulator never saw more than rateLimitPerMinute requests in any 60 s, across the restart;
- * - every counter series of the stack served before the stop comes back with a new start in
- *   OpenMetrics `_created`: the counters are the new process's own (issue 44;
- *   restart-counters.test.ts checks them across both restarts with a Prometheus).
- * Every wait is bounded by what it waits for; the times (the first scrape's included) are printed.
+ * - no counter of the stack went backwards: each counter series served before and after has a new
+ *   start (OpenMetrics `_created`: the new process counts from 0, an honest reset), or the same start
+ *   and a value not lower. Never lower under the same start. Since issue 44 the counters are the
+ *   process's own, so each comes back with a new start (restart-counters.test.ts checks them across
+ *   both restarts with a Prometheus).
+ * Before kill -9 the test waits for a scrape whose every CMDB series the state file holds (a write
+ * follows a change within 10 s; kill -9 loses what was not written). Every wait is bounded by what
+ * it waits for; the times (the first scrape's included) are printed.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
@@ -107,23 +112,38 @@ function notKept(served: ReadonlyMap<string, number>, kept: ReadonlyMap<string, 
   return [...served].filter(([k, v]) => kept.get(k) !== v && !(Number.isNaN(v) && Number.isNaN(kept.get(k)))).map(([k]) => k);
 }
 
+/** A counter series of the stack as OpenMetrics serves it: its value and its start (`_created`, unix seconds). */
+type Counted = { readonly value: number; readonly created: number | undefined };
+
 const OPENMETRICS = 'application/openmetrics-text;version=1.0.0';
 
-async function scrapeAs(e: RunningExporter, accept: string): Promise<Buffer> {
-  const r = await fetch(`${e.url}/metrics`, { headers: { accept }, signal: AbortSignal.timeout(60_000) });
-  if (r.status !== 200) throw new Error(`/metrics as ${accept}: ${r.status}`);
-  return Buffer.from(await r.arrayBuffer());
+/** The stack's counter series as OpenMetrics serves them (`_total` and `_created`), series → value and start. */
+async function countersServed(e: RunningExporter): Promise<Map<string, Counted>> {
+  const r = await fetch(`${e.url}/metrics`, { headers: { accept: OPENMETRICS }, signal: AbortSignal.timeout(60_000) });
+  if (r.status !== 200) throw new Error(`/metrics as OpenMetrics: ${r.status}`);
+  const text = await r.text();
+  const counters = new Set([...text.matchAll(/^# TYPE (\w+) counter$/gm)].map((m) => m[1] ?? ''));
+  const out = new Map<string, { value?: number; created?: number }>();
+  for (const m of text.matchAll(/^(\w+)_(total|created)\{(.*)\} (\S+)$/gm)) {
+    const [name = '', kind, labelText = '', v] = [m[1], m[2], m[3], m[4]];
+    const labels = Object.fromEntries([...labelText.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1] ?? '', l[2] ?? '']));
+    if (!counters.has(name) || labels.stack === undefined) continue;
+    const key = seriesKey(`${name}_total`, labels);
+    out.set(key, { ...out.get(key), [kind === 'total' ? 'value' : 'created']: Number(v) });
+  }
+  return new Map([...out].filter(([, c]) => c.value !== undefined).map(([k, c]) => [k, { value: c.value as number, created: c.created }]));
 }
 
-/** The stack's counter series as OpenMetrics serves them: series → start (`_created`, unix seconds). */
-async function counterStarts(e: RunningExporter): Promise<Map<string, number>> {
-  const om = (await scrapeAs(e, OPENMETRICS)).toString('utf8');
-  const counters = new Set([...om.matchAll(/^# TYPE (\S+) counter$/gm)].map((m) => m[1]));
-  const out = new Map<string, number>();
-  for (const m of om.matchAll(/^(\w+)_created\{(.*)\} (\S+)$/gm)) {
-    if (!counters.has(m[1])) continue;
-    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1] ?? '', l[2] ?? '']));
-    if ('stack' in labels) out.set(seriesKey(`${m[1] ?? ''}_total`, labels), Number(m[3]));
+/**
+ * The counter series that went backwards across the restart: served before and after under the
+ * same start with a lower value. A new start (the new process counts from 0) is an honest reset.
+ */
+function wentBackwards(before: ReadonlyMap<string, Counted>, after: ReadonlyMap<string, Counted>): string[] {
+  const out: string[] = [];
+  for (const [k, b] of before) {
+    const a = after.get(k);
+    if (a === undefined || a.created !== b.created) continue;
+    if (a.value < b.value) out.push(`${k}: ${b.value} → ${a.value} under the same start ${String(b.created)}`);
   }
   return out;
 }
@@ -191,8 +211,9 @@ async function restartCase(signal: 'SIGKILL' | 'SIGTERM', expect: ExpectStatic):
   );
   const before = cmdbSeries(beforeText);
   expect(before.size).toBeGreaterThan(600);
-  const startsBefore = await counterStarts(first);
-  expect(startsBefore.size).toBeGreaterThan(20);
+  const countedBefore = await countersServed(first);
+  expect(countedBefore.size, 'counter series of the stack with their starts').toBeGreaterThan(20);
+  for (const [k, c] of countedBefore) expect(c.created, `${k}: _created`).toBeDefined();
   if (signal === 'SIGKILL') first.proc.killNow();
   else await first.proc.stop();
   expect((await first.proc.exited).signal).toBe(signal === 'SIGKILL' ? 'SIGKILL' : null);
@@ -207,12 +228,16 @@ async function restartCase(signal: 'SIGKILL' | 'SIGTERM', expect: ExpectStatic):
   expect(missing, 'series of the last scrape before the stop missing or changed in the first scrape after the start').toEqual([]);
   expect(firstText).toMatch(new RegExp(`^cmdb_endpoint_restored_age_seconds\\{${s},endpoint="connector"\\} \\d`, 'm'));
   expect((await http(`${second.url}/readyz`)).status).toBe(200);
+  // No counter went backwards under its start: a new start, or the same start and a value not lower.
+  const countedAfter = await countersServed(second);
+  expect(countedAfter.size).toBeGreaterThan(20);
+  expect(wentBackwards(countedBefore, countedAfter), 'counter series lower after the restart under the same start').toEqual([]);
   // The counters are the new process's own: each series served before comes back with a new start.
-  const startsAfter = await counterStarts(second);
-  const again = [...startsBefore].filter(([k]) => startsAfter.has(k));
+  const again = [...countedBefore].filter(([k]) => countedAfter.has(k));
   expect(again.length).toBeGreaterThan(0);
-  for (const [k, start] of again) expect(startsAfter.get(k), `${k}: _created after the restart`).toBeGreaterThan(start);
+  for (const [k, c] of again) expect(countedAfter.get(k)?.created, `${k}: _created after the restart`).toBeGreaterThan(c.created ?? Infinity);
   const scans = (kind: string, text: string) => value(text, `cmdb_connector_scans_total{${s},kind="${kind}"}`) ?? 0;
+  // As the first scrape counts them (from 0 in this process).
   const [fullScans, incrementalReads] = [scans('full', firstText), scans('incremental', firstText)];
   expect(fullScans, 'no full scan in the new process').toBe(0);
 

@@ -6,7 +6,7 @@
  * restore bound is served but read again in full; a write that fails is logged and counted.
  */
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -281,5 +281,25 @@ describe('a restart with --storage.path', () => {
     renameSync(join(dir, 'moved'), join(dir, 'stacks'));
     expect((await s.app.writeState?.('kept'))?.bytes).toBeGreaterThan(0);
     expect(s.lines().filter((l) => l.msg === 'the state of this stack is written again')).toHaveLength(1);
+  });
+
+  it('a lock that names another process: one error line, and nothing is written there any more, at the stop neither', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cmdb-storage-'));
+    const s = await run([stack()]);
+    await until('every endpoint polled', () => allOk(s.app));
+    await until('a first write', () => existsSync(join(dir, 'stacks', 'kept.json.gz')) || undefined);
+    // Another running process of this host took the folder (its lock names it).
+    const thief = JSON.stringify({ pid: process.ppid, host: hostname(), startedAt: 1_800_000_000, command: 'daemon', token: 'thief' });
+    writeFileSync(join(dir, 'cmdb-exporter.lock'), thief);
+    rmSync(join(dir, 'stacks', 'kept.json.gz'));
+    // Noticed at the lock's next refresh (every 10 s).
+    await until('the lock noticed as lost', () => s.lines().find((l) => String(l.msg).startsWith('the lock of --storage.path was taken by another process')), 30_000);
+    const record = readFileSync(join(dir, 'budget.log'), 'utf8');
+    expect(await s.app.writeState?.('kept')).toBeUndefined();
+    await s.app.close();
+    expect(existsSync(join(dir, 'stacks', 'kept.json.gz')), 'a state file written over the holder\'s folder').toBe(false);
+    expect(readFileSync(join(dir, 'cmdb-exporter.lock'), 'utf8')).toBe(thief);
+    expect(readFileSync(join(dir, 'budget.log'), 'utf8')).toBe(record);
+    expect(s.lines().filter((l) => String(l.msg).startsWith('the lock of --storage.path was taken'))).toHaveLength(1);
   });
 });

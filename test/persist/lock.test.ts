@@ -3,9 +3,11 @@
  * is refused at once, naming the folder and the holder; a lock of a process that is gone (its pid
  * dead, or the pid now ours: an earlier start of this container) is taken over with one line; a lock
  * of another host is judged by its refresh time; a lock taken away is noticed at the next refresh.
+ * A refresh never throws: an error of the folder is a fault, told and tried again; a lock removed
+ * is made again; only a lock naming another holder is lost.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -95,5 +97,45 @@ describe('the folder lock', () => {
     lock.release();
     expect(lost.map((h) => h?.token)).toEqual(['thief']);
     expect(JSON.parse(readFileSync(join(dir, LOCK_FILE), 'utf8')).token).toBe('thief');
+  });
+
+  it('a refresh that fails is a fault, told at each, never thrown and not lost; the next good refresh makes a removed lock again', async () => {
+    const lost: Array<LockHolder | undefined> = [];
+    const faults: string[] = [];
+    let recovered = 0;
+    const lock = await FolderLock.acquire(options({ lost: (h) => lost.push(h), fault: (err) => faults.push((err as NodeJS.ErrnoException).code ?? (err as Error).message), recovered: () => recovered++ }));
+    const path = join(dir, LOCK_FILE);
+    // A path that cannot be read as a file (root reads any mode, so not a chmod): EISDIR, as EIO or ESTALE would be.
+    rmSync(path);
+    mkdirSync(path);
+    expect(() => lock.refresh()).not.toThrow();
+    lock.refresh();
+    expect(faults).toEqual(['EISDIR', 'EISDIR']);
+    expect(recovered).toBe(0);
+    // Removed: made again, naming this process, and told as recovered once.
+    rmSync(path, { recursive: true });
+    lock.refresh();
+    lock.refresh();
+    expect(recovered).toBe(1);
+    expect(JSON.parse(readFileSync(path, 'utf8')).token).toBe(lock.holder.token);
+    // A content that names no holder is a fault too, not a loss.
+    writeFileSync(path, 'not a lock');
+    lock.refresh();
+    expect(faults).toHaveLength(3);
+    expect(lost).toEqual([]);
+    writeFileSync(path, JSON.stringify(lock.holder));
+    lock.refresh();
+    expect(recovered).toBe(2);
+    lock.release();
+    expect(() => statSync(path)).toThrow(/ENOENT/);
+  });
+
+  it('a release that fails is told as a fault, not thrown', async () => {
+    const faults: string[] = [];
+    const lock = await FolderLock.acquire(options({ fault: (err) => faults.push((err as NodeJS.ErrnoException).code ?? '') }));
+    rmSync(join(dir, LOCK_FILE));
+    mkdirSync(join(dir, LOCK_FILE));
+    expect(() => lock.release()).not.toThrow();
+    expect(faults).toEqual(['EISDIR']);
   });
 });

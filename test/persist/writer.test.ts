@@ -1,8 +1,9 @@
 /**
  * The writer's bounds: a stack is written after a change of its series at most every MIN_GAP_SECONDS
- * and after changes of times only every STATUS_GAP_SECONDS, every stack that has polled once more
- * at close, and the file of a stack no longer configured is removed. The test makes the looks its
- * timer would make (check()), on its own clock.
+ * and after changes of times only every STATUS_GAP_SECONDS, an endpoint's first series at the next
+ * look, every stack that has polled once more at close (none once abandoned: the folder's lock is
+ * another process's), and the file of a stack no longer configured is removed. The test makes the
+ * looks its timer would make (check()), on its own clock.
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,7 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 function setup(stacks: StackConfig[], files: string[] = []) {
   const clock = { t: 1000 };
-  const marks = new Map<string, { data: number; status: number }>();
+  const marks = new Map<string, { data: number; status: number; appeared?: number }>();
   const writes: string[] = [];
   const registry = new Registry();
   const ins = createInstruments(registry, { defaultMetrics: false });
@@ -106,5 +107,51 @@ describe('StateWriter', () => {
     expect(writes.sort()).toEqual(['a', 'b']);
     await writer.close();
     expect(writes.sort()).toEqual(['a', 'a', 'b', 'b']);
+  });
+
+  it("writes what appeared (an endpoint's first series) at the next look, not after the least gap; a failed write is tried again after the gap", async () => {
+    const { writer, clock, marks, writes } = setup([testStack({ name: 'a' })]);
+    try {
+      marks.set('a', { data: 1, status: 1, appeared: 1 });
+      await writer.check();
+      clock.t += 1;
+      marks.set('a', { data: 2, status: 2, appeared: 2 });
+      await writer.check();
+      expect(writes).toEqual(['a', 'a']);
+      // A change of series that appeared nowhere new waits for the gap.
+      clock.t += 1;
+      marks.set('a', { data: 3, status: 3, appeared: 2 });
+      await writer.check();
+      expect(writes).toHaveLength(2);
+      // The folder gone: the write that appeared fails once, and is not tried at every look.
+      rmSync(join(dir, STACKS_DIR), { recursive: true });
+      writeFileSync(join(dir, STACKS_DIR), '');
+      marks.set('a', { data: 4, status: 4, appeared: 4 });
+      await writer.check();
+      await writer.check();
+      expect(writes).toHaveLength(3);
+      clock.t += MIN_GAP_SECONDS;
+      await writer.check();
+      expect(writes).toHaveLength(4);
+    } finally {
+      rmSync(join(dir, STACKS_DIR), { force: true });
+      mkdirSync(join(dir, STACKS_DIR));
+      await writer.close();
+    }
+  });
+
+  it('once abandoned writes nothing, at close neither', async () => {
+    const { writer, marks, writes } = setup([testStack({ name: 'a' })]);
+    marks.set('a', { data: 1, status: 1 });
+    await writer.check();
+    expect(writes).toEqual(['a']);
+    rmSync(stateFileOf(dir, 'a'));
+    writer.abandon();
+    marks.set('a', { data: 2, status: 2 });
+    await writer.check();
+    expect(await writer.writeNow('a')).toBeUndefined();
+    await writer.close();
+    expect(writes).toEqual(['a']);
+    expect(existsSync(stateFileOf(dir, 'a'))).toBe(false);
   });
 });

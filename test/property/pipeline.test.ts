@@ -17,7 +17,7 @@ import { StackReaders } from '../../src/cmdb/readers/index.js';
 import { secretsOfStack } from '../../src/config/redact.js';
 import type { StackConfig } from '../../src/config/types.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
-import { enabledEndpoints } from '../../src/config/endpoints.js';
+import { enabledEndpoints, pollSettings } from '../../src/config/endpoints.js';
 import { StackPoller } from '../../src/scheduler/stack-poller.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
@@ -122,7 +122,7 @@ async function pollWith(endpoint: DataEndpoint, body: string): Promise<{ outcome
   // again, and no connector history an earlier run (or the connector property's hostile bodies, up
   // to maxResponseBytes each) left is read, merged and rendered again by every later run.
   const readers = new StackReaders({ client, instruments, logger: log.logger, pageReducer: pages });
-  const poller = new StackPoller({ stack, api: readers, store, logger: log.logger, scrubber: log.scrubber, now: () => NOW_MS / 1000 });
+  const poller = new StackPoller({ stack, settings: pollSettings(stack), api: readers, store, logger: log.logger, scrubber: log.scrubber, now: () => NOW_MS / 1000 });
   try {
     for (const group of groupsFor(endpoint)) await poller.poll(group);
   } finally {

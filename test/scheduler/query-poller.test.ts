@@ -11,7 +11,7 @@ import type { SavedQuery } from '../../src/api/query.js';
 import type { ConnectorRun } from '../../src/api/schemas.js';
 import { CmdbAbortedError, CmdbHttpError } from '../../src/errors.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
-import { enabledEndpoints } from '../../src/config/endpoints.js';
+import { enabledEndpoints, pollSettings } from '../../src/config/endpoints.js';
 import { StackPoller } from '../../src/scheduler/stack-poller.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { captureLogger } from '../helpers/log.js';
@@ -81,7 +81,7 @@ function setup(queries: SavedQuery[], overrides: Partial<StackConfig> = {}) {
     queries: reader,
   };
   const sleep = async (ms: number) => void (clock.t += ms / 1000);
-  const poller = new StackPoller({ stack, api, store, logger: log.logger, scrubber: log.scrubber, now: () => clock.t, sleep });
+  const poller = new StackPoller({ stack, settings: pollSettings(stack), api, store, logger: log.logger, scrubber: log.scrubber, now: () => clock.t, sleep });
   const samples = (name: string) => (store.snapshot('s', 'data_query')?.samples ?? []).filter((x) => x.name === name);
   const value = (name: string, query: string) => samples(name).find((x) => x.labels.query === query)?.value;
   const counts = () => sent.filter((r) => r.endpoint === 'data_query');
@@ -380,7 +380,8 @@ describe('saved queries across a reload that keeps the stack\'s road (StackPolle
     await s.rebuild(12);
     const before = s.poller.queryStatus();
     // Another interval, another pace, the same queries.
-    s.poller.reconfigure({ ...s.poller.stack, intervals: { ...s.poller.stack.intervals, inventory: 600 }, queriesPerMinute: 5 });
+    const next = { ...s.poller.stack, intervals: { ...s.poller.stack.intervals, inventory: 600 }, queriesPerMinute: 5 };
+    s.poller.reconfigure(next, pollSettings(next));
     s.clock.t += 600;
     await s.poller.poll('connectors');
     await s.poller.poll('queries');
@@ -401,7 +402,8 @@ describe('saved queries across a reload that keeps the stack\'s road (StackPolle
     expect(s.counts()).toHaveLength(2);
     // The refused query fixed, servers gone, the ratio of edr-missing changed.
     const fixed = q('quoted-number', 'High_CVE', '==', 5);
-    s.poller.reconfigure({ ...s.poller.stack, queries: [{ ...GOOD, alertRiseRatio: 0.5 }, fixed] });
+    const next = { ...s.poller.stack, queries: [{ ...GOOD, alertRiseRatio: 0.5 }, fixed] };
+    s.poller.reconfigure(next, pollSettings(next));
     s.clock.t += 60;
     await s.poller.poll('queries');
     await s.store.settled();
@@ -412,7 +414,8 @@ describe('saved queries across a reload that keeps the stack\'s road (StackPolle
     expect(s.samples('cmdb_query_records').map((x) => x.labels.query).sort()).toEqual(['edr-missing', 'quoted-number']);
     expect(s.value('cmdb_query_alert_rise_ratio', 'edr-missing')).toBe(0.5);
     // A reload that only drops a query republishes at the next poll, though nothing is due.
-    s.poller.reconfigure({ ...s.poller.stack, queries: [{ ...GOOD, alertRiseRatio: 0.5 }] });
+    const dropped = { ...s.poller.stack, queries: [{ ...GOOD, alertRiseRatio: 0.5 }] };
+    s.poller.reconfigure(dropped, pollSettings(dropped));
     await s.poller.poll('queries');
     await s.store.settled();
     expect(s.counts()).toHaveLength(3);

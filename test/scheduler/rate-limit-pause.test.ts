@@ -3,6 +3,7 @@
  * its endpoints do not go on reporting up while their polls cannot run. Real client, real simulator.
  */
 import { describe, expect, it } from 'vitest';
+import { pollSettings } from '../../src/config/endpoints.js';
 import { BUILTIN_SETTINGS } from '../../src/config/rules.js';
 import { renderLanding } from '../../src/server/landing.js';
 import { requestsTo, sim, simStack } from '../cmdb/helpers/sim.js';
@@ -64,7 +65,8 @@ describe('a stack paused by Retry-After', () => {
     // ...longer than the ingestion interval (1 s from now on, as a reload would set it): its poll
     // cannot run and must not leave it up. The first poll ran on the default interval, so that it
     // was up before whatever the machine's speed.
-    p.poller.reconfigure({ ...stack, intervals: { ...stack.intervals, ingestion: 1 } });
+    const faster = { ...stack, intervals: { ...stack.intervals, ingestion: 1 } };
+    p.poller.reconfigure(faster, pollSettings(faster));
     const asked = requestsTo(s, 'data_ingestion').length;
     await p.poller.poll('ingestion');
     expect(p.status('data_ingestion')).toMatchObject({ state: 'failing', outcome: 'timeout' });

@@ -10,7 +10,7 @@ import { createInstruments } from '../../src/metrics/instruments.js';
 import { EndpointRunner } from '../../src/scheduler/endpoint-runner.js';
 import { pollerStateFrom } from '../../src/scheduler/poller-state.js';
 import { runnerStateFrom } from '../../src/scheduler/runner-state.js';
-import { enabledEndpoints } from '../../src/config/endpoints.js';
+import { enabledEndpoints, pollSettings } from '../../src/config/endpoints.js';
 import { StackPoller } from '../../src/scheduler/stack-poller.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { requestsTo, sim, simStack } from '../cmdb/helpers/sim.js';
@@ -73,7 +73,7 @@ async function pollerOn(s: Awaited<ReturnType<typeof sim>>, restored?: ReturnTyp
   const { client, log } = makeClient(stack);
   const store = new SnapshotStore({ instruments: createInstruments(new Registry(), { defaultMetrics: false }), logger: log.logger });
   store.addStack('p', new Map(enabledEndpoints(stack).map((e) => [e, { intervalSeconds: 60, staleAfterSeconds: 180 }] as const)), 10_000);
-  const poller = new StackPoller({ stack, api: client, store, logger: log.logger, scrubber: log.scrubber, now: () => Date.now() / 1000, paced: false, restored: restored && { poller: restored } });
+  const poller = new StackPoller({ stack, settings: pollSettings(stack), api: client, store, logger: log.logger, scrubber: log.scrubber, now: () => Date.now() / 1000, paced: false, restored: restored && { poller: restored } });
   return { poller, store };
 }
 

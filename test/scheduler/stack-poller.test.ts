@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
-import { enabledEndpoints } from '../../src/config/endpoints.js';
+import { enabledEndpoints, pollSettings } from '../../src/config/endpoints.js';
 import { StackPoller, type CmdbApi } from '../../src/scheduler/stack-poller.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
@@ -72,7 +72,7 @@ function setup(overrides: Partial<StackConfig> = {}) {
   const fake = fakeApi();
   // Paced waits move the fake clock, as real time would move.
   const sleep = async (ms: number) => void (clock.t += ms / 1000);
-  const poller = new StackPoller({ stack, api: fake.api, store, logger: log.logger, scrubber: log.scrubber, now: () => clock.t, sleep });
+  const poller = new StackPoller({ stack, settings: pollSettings(stack), api: fake.api, store, logger: log.logger, scrubber: log.scrubber, now: () => clock.t, sleep });
   return { poller, store, clock, ...fake };
 }
 
@@ -148,7 +148,7 @@ describe('connector history: an explicit {changed, runs} contract', () => {
     };
     const log = captureLogger();
     const stack = testStack({ name: 's', track: { assets: [], users: [] } });
-    const poller = new StackPoller({ stack, api, store: s.store, logger: log.logger, scrubber: log.scrubber, now: () => s.clock.t });
+    const poller = new StackPoller({ stack, settings: pollSettings(stack), api, store: s.store, logger: log.logger, scrubber: log.scrubber, now: () => s.clock.t });
     const succeed = s.store.succeed.bind(s.store);
     s.store.succeed = (...args: Parameters<typeof succeed>) => (mapped++, succeed(...args));
     await poller.poll('connectors');

@@ -100,6 +100,23 @@ describe("the store's state", () => {
     expect(store.changeMarks('s1')?.data).toBeGreaterThan(confirmed?.data ?? Infinity);
   });
 
+  it("moves `appeared` when an endpoint gets its first outcome or series, not when they change", async () => {
+    const { store } = newStore();
+    await store.succeed('s1', 'connector', records(2), 1000);
+    const first = store.changeMarks('s1')?.appeared;
+    expect(first).toBeDefined();
+    await store.succeed('s1', 'connector', records(2, (i) => i + 1), 1060);
+    await store.fail('s1', 'connector');
+    expect(store.changeMarks('s1')?.appeared).toBe(first);
+    // Another endpoint's first outcome (a failure, no series): what the file lacks entirely.
+    await store.fail('s1', 'license');
+    const second = store.changeMarks('s1')?.appeared ?? 0;
+    expect(second).toBeGreaterThan(first ?? Infinity);
+    // Its first series, after the failure.
+    await store.succeed('s1', 'license', [{ name: 'cmdb_license_info', labels: {}, value: 1 }], 1100);
+    expect(store.changeMarks('s1')?.appeared).toBeGreaterThan(second);
+  });
+
   it.each([
     ['another version', { v: STORE_STATE_VERSION + 1, endpoints: [] }],
     ['an unknown endpoint', { v: 1, endpoints: [{ endpoint: 'nope', samples: [] }] }],

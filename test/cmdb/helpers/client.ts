@@ -30,7 +30,7 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close()));
 });
 
-export interface ExtraOptions extends Partial<Pick<CmdbClientOptions, 'clock' | 'random' | 'dispatcher' | 'budget' | 'carried' | 'tokenRenewalsPerRequest' | 'tokenFirstByteSeconds' | 'onToken'>> {
+export interface ExtraOptions extends Partial<Pick<CmdbClientOptions, 'clock' | 'random' | 'dispatcher' | 'requestsPerMinute' | 'budget' | 'carried' | 'tokenRenewalsPerRequest' | 'tokenFirstByteSeconds' | 'onToken'>> {
   /** Build the poll plan of these endpoints, with what was seen before. */
   readonly enabled?: readonly DataEndpoint[];
   readonly seen?: PlanSeen;
