@@ -3,7 +3,7 @@
  * its CPU, heap and RSS are the exporter's alone. It prints one ready line, then answers commands
  * over the IPC channel (see Commands); the figures it returns are measured here, in-process.
  */
-import { GZIP_LEVEL } from '../src/exposition/gzip-pieces.js';
+import { GZIP_LEVEL } from '../src/exposition/responses.js';
 import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';

@@ -132,7 +132,7 @@ export async function start(opts: StartOptions): Promise<App> {
   });
 
   const readiness = () => stacks.readiness();
-  // Every format's whole exposition and per-stack ones, sharing their compressed pieces (the same Buffers).
+  // Every format's whole exposition and per-stack ones, each body made and gzipped once per change.
   const formats = new MetricsFormats({ exposition, registries: instruments.registries, now, starts, openMetricsCreated: opts.openMetricsCreated });
   const perStack: PerStackMetrics = {
     stack: (name, kind) => formats.stack(name, kind),

@@ -30,7 +30,7 @@ export interface ExpositionSource {
  * `days` holds none (computed per scrape). A data run is not copied into one Buffer: its pieces are
  * the endpoints' own pieces of family lines (text-lines.ts renderLines; small ones joined,
  * joinSmall), so a change costs no copy of the whole exposition, and a piece whose endpoint did not
- * change is the same Buffer (and keeps its gzip).
+ * change is the same Buffer.
  */
 export interface Segment {
   readonly kind: 'data' | 'status' | 'days';
@@ -100,8 +100,8 @@ export class Exposition implements ExpositionSource {
 
   /**
    * The exposition of every snapshot family, as segments in catalogue order; the `days` segment is
-   * empty: fill it with daysText(now). The same Buffer objects come back until their part changes
-   * (callers may cache per Buffer, e.g. its gzip). A scrape changes nothing: stale series expire on
+   * empty: fill it with daysText(now). The same array comes back until a part changes (responses.ts
+   * makes a new body, and its gzip, only then). A scrape changes nothing: stale series expire on
    * the store's timer.
    */
   segments(): readonly Segment[] {
@@ -117,8 +117,8 @@ export class Exposition implements ExpositionSource {
   /**
    * One stack's part of the exposition: the same families and lines as in segments(), only this
    * stack's series, assembled once per change of the stack (a poll of another stack leaves it as it
-   * is). Its pieces are the endpoints' own Buffers, shared with the whole exposition (and their gzip
-   * with it, see responses.ts). A stack no longer held has an empty exposition.
+   * is). Its pieces are the endpoints' own Buffers, shared with the whole exposition. A stack no
+   * longer held has an empty exposition.
    */
   view(stack: string): ExpositionSource {
     return { segments: () => this.stackSegments(stack), daysText: (now) => this.daysText(now, stack) };

@@ -7,16 +7,13 @@
  * units, starts as `_created`) from OpenMetrics, and a scraper that asks for protobuf first gets
  * OpenMetrics, the next format it accepts (docs/formats.md).
  */
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
 import type { SelfRegistries } from '../metrics/instruments.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
 import { Exposition, toBuffer } from './exposition.js';
 import type { Family, Format } from './family.js';
-import { GZIP_LEVEL, GzipPieces } from './gzip-pieces.js';
 import { openMetricsFormat } from './openmetrics-format.js';
 import { PerStackResponses } from './per-stack.js';
-import { body, ScrapeResponses, type ScrapeResponse } from './responses.js';
+import { body, response, ScrapeResponses, type ScrapeResponse } from './responses.js';
 import { registryFamilies, wholeSelfFamilies } from './self-families.js';
 import { StartTimes } from './start-times.js';
 import { TEXT_FORMAT } from './text-format.js';
@@ -26,8 +23,6 @@ export type BodyKind = 'text' | 'openmetrics';
 
 /** Which part of the exposition a request asks for: all of it, one stack's target, the exporter's own metrics. */
 export type Scope = { readonly kind: 'all' } | { readonly kind: 'stack'; readonly stack: string } | { readonly kind: 'exporter' };
-
-const gzipAsync = promisify(gzip);
 
 export interface FormatsOptions {
   /** The text format's exposition (the one --once and the golden file read). */
@@ -50,8 +45,6 @@ interface Served {
 
 export class MetricsFormats {
   private readonly served = new Map<BodyKind, Served>();
-  /** Shared by every format's responses: a Buffer common to two of them is compressed once. */
-  private readonly pieces = new GzipPieces();
   readonly starts: StartTimes;
 
   constructor(private readonly opts: FormatsOptions) {
@@ -75,7 +68,7 @@ export class MetricsFormats {
 
   /**
    * Only the families named (GET /metrics?name[]=…, as client_golang filters), of `scope`; made for
-   * the one request from the pieces the formats keep, not cached. Undefined for a stack not polled.
+   * the one request from the bytes the formats keep, not cached. Undefined for a stack not polled.
    */
   async filtered(names: readonly string[], scope: Scope, kind: BodyKind = 'text'): Promise<ScrapeResponse | undefined> {
     const { exposition, format } = this.of(kind);
@@ -86,10 +79,7 @@ export class MetricsFormats {
     const registry = scope.kind === 'stack' ? registries.stack(scope.stack) : scope.kind === 'exporter' ? registries.exporter : undefined;
     const all = registry ? await registryFamilies(registry) : scope.kind === 'all' ? await wholeSelfFamilies(registries) : [];
     const self = toBuffer(format.write(this.starts.annotate(all.filter((f) => wanted.has(f.family.name)))));
-    const plain = body([...data, self, Buffer.from(format.trailer ?? '', 'utf8')]);
-    let zipped: Promise<ReturnType<typeof body>> | undefined;
-    const whole = () => Buffer.concat(plain.parts);
-    return { contentType: format.contentType, plain, gzip: () => (zipped ??= gzipAsync(whole(), { level: GZIP_LEVEL }).then((z) => body([z]))) };
+    return response(format.contentType, body([...data, self, Buffer.from(format.trailer ?? '', 'utf8')]));
   }
 
   /** A reload's outcome shows on the next scrape, in every format. */
@@ -117,8 +107,8 @@ export class MetricsFormats {
     const exposition = kind === 'text' ? this.opts.exposition : new Exposition(store, format, { lazy: true });
     // The text format carries no start; reading the families still notes the starts of new series.
     const annotate = (families: readonly Family[], scope: string) => this.starts.annotate(families, scope);
-    const whole = new ScrapeResponses({ source: exposition, selfFamilies: async () => annotate(await wholeSelfFamilies(registries), 'all'), format, now, pieces: this.pieces });
-    const perStack = new PerStackResponses({ exposition, registries, now, pieces: this.pieces, format, annotate });
+    const whole = new ScrapeResponses({ source: exposition, selfFamilies: async () => annotate(await wholeSelfFamilies(registries), 'all'), format, now });
+    const perStack = new PerStackResponses({ exposition, registries, now, format, annotate });
     return { exposition, whole, perStack, format };
   }
 }

@@ -17,7 +17,6 @@
 import type { SelfRegistries } from '../metrics/instruments.js';
 import type { Exposition, ExpositionSource } from './exposition.js';
 import type { Family, Format } from './family.js';
-import { GzipPieces } from './gzip-pieces.js';
 import { ScrapeResponses, type ScrapeResponse } from './responses.js';
 import { registryFamilies } from './self-families.js';
 
@@ -28,8 +27,6 @@ export interface PerStackOptions {
   /** Where the exporter's own metrics live: each stack's registry, and the exporter's (no `stack` label). */
   readonly registries: SelfRegistries;
   readonly now: () => number;
-  /** Shared with the whole exposition's responses: a piece is compressed once for all. */
-  readonly pieces?: GzipPieces;
   readonly monotonicMs?: () => number;
   /** The format of the responses (default the text format 0.0.4; the exposition's own). */
   readonly format?: Format;
@@ -43,11 +40,9 @@ const NO_FAMILIES: readonly Family[] = [];
 export class PerStackResponses {
   private readonly responses = new Map<string, ScrapeResponses>();
   private exporterResponses: ScrapeResponses | undefined;
-  private readonly pieces: GzipPieces;
   private readonly monotonicMs: () => number;
 
   constructor(private readonly opts: PerStackOptions) {
-    this.pieces = opts.pieces ?? new GzipPieces();
     this.monotonicMs = opts.monotonicMs ?? (() => performance.now());
   }
 
@@ -91,6 +86,6 @@ export class PerStackResponses {
 
   private make(source: ExpositionSource, selfFamilies: () => Promise<readonly Family[]>): ScrapeResponses {
     const { now, format } = this.opts;
-    return new ScrapeResponses({ source, selfFamilies, now, pieces: this.pieces, maxAgeMs: SPLIT_MAX_AGE_MS, monotonicMs: this.monotonicMs, ...(format ? { format } : {}) });
+    return new ScrapeResponses({ source, selfFamilies, now, maxAgeMs: SPLIT_MAX_AGE_MS, monotonicMs: this.monotonicMs, ...(format ? { format } : {}) });
   }
 }

@@ -109,9 +109,8 @@ export function sameLines(a: SeriesLines, b: SeriesLines): boolean {
 
 /**
  * The size of the pieces the exposition is kept in: small enough to be made, copied or read in a
- * fraction of a millisecond, large enough that a response is tens of parts, not thousands, and that
- * compressing the pieces apart costs little (each starts with an empty 32 KiB deflate window).
- * Adjacent smaller pieces are joined up to about this size.
+ * fraction of a millisecond, large enough that a response is tens of parts, not thousands (one
+ * writev, and one hand-over to zlib each). Adjacent smaller pieces are joined up to about this size.
  */
 export const PIECE_BYTES = 256 * 1024;
 
