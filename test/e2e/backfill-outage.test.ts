@@ -9,10 +9,11 @@
  * The daemon is killed (SIGKILL) and started again once every scraper shows four failed scrapes:
  * each scraper wrote its staleness markers at the first. It starts as a daemon does, answering
  * scrapes before it has polled anything: its CMDB's token endpoint is held until every scraper has
- * recorded a scrape of it without the stack (up 1, no endpoint of the stack up), part of the outage,
- * where a VictoriaMetrics since 1.140 writes staleness markers again, for every series the last good
- * scrape had and this one has not. Once each shows good scrapes again (a VictoriaMetrics' range
- * queries show its last 30 s only then), on each target:
+ * recorded a scrape of it without the stack (up 1, no endpoint of the stack up), part of the
+ * outage, where a VictoriaMetrics since 1.140 (1.122.19, 1.136.4 of its long-term releases) writes
+ * staleness markers again, for every series the last good scrape had and this one has not. Once
+ * each shows good scrapes again (a VictoriaMetrics' range queries show its last 30 s only then), on
+ * each target:
  * - the documented command finds the outage (searched 7d up to now) from a millisecond after the
  *   first failed scrape to before the next good one, reading the scrape interval of the target
  *   itself (6 s for the operator's job, not the global 2 s), and no other gap than the time before
