@@ -7,10 +7,15 @@
  *   Prometheus does not search older than its retention: blocks older than that are deleted at
  *   once. Either way the run says what it searched, in words (`searched 7d up to now`), and why
  *   when it is less than was asked.
- * - **How a gap is filled**: from its exact start (a millisecond after the first missed scrape, where
- *   Prometheus wrote its staleness markers: gaps.ts) at the target's scrape interval, so that an
- *   instant query at any moment of the gap returns the backfilled value, as a scrape would have
- *   left it (a VictoriaMetrics, which sizes its look-back from the spacing of the samples, too).
+ * - **How a gap is filled**: from its exact start (a millisecond after the first missed scrape,
+ *   where Prometheus wrote its staleness markers: gaps.ts) every scrape interval, that is a
+ *   millisecond after each scrape that was due in the gap, so that an instant query at any moment
+ *   of the gap returns the backfilled value, as a scrape would have left it (a VictoriaMetrics,
+ *   which sizes its look-back from the spacing of the samples, too). A millisecond after each
+ *   missed scrape, not on a grid of its own: a VictoriaMetrics since 1.140 (and 1.122.19, 1.136.4
+ *   of its long-term releases) writes staleness markers again at the first scrape that answers
+ *   after failed ones, for each series the last good scrape had and this one has not (a daemon just
+ *   restarted, its endpoints not polled yet), and a sample of the fill must come after those too.
  *   A gap longer than FINE_GAP_SECONDS (days before the exporter's first scrape, a long outage) is
  *   written at the backfill's steps instead (each group's poll interval, at most 5 minutes: what
  *   Prometheus' 5-minute look-back needs), which a scrape interval would multiply for no graph's sake.

@@ -116,9 +116,21 @@ export function exactStart(gap: Gap, samples: EdgeSamples, interval: number): nu
 }
 
 /**
+ * Where a gap found on the grid ends, given its exact start: its last point, or a millisecond after
+ * it where a missed scrape fell on that very point (the scrapes come `interval` apart from the first
+ * missed one, a millisecond before `start`), so that the fill's sample just after that scrape, and
+ * after any staleness marker written there, is inside the gap too (write.ts stepsOf).
+ */
+export function exactEnd(gap: Gap, start: number, interval: number): number {
+  const sinceFirstMissed = Math.round((gap[1] - start) * 1000) + 1;
+  return sinceFirstMissed > 0 && sinceFirstMissed % Math.round(interval * 1000) === 0 ? justAfter(gap[1]) : gap[1];
+}
+
+/**
  * The gaps of one stack: covered where up is 1 and some cmdb_endpoint_up of the stack is 1 (a point
  * looking back one scrape interval), or where a backfill's coverage mark says it wrote that time;
- * each gap's start made exact from the raw samples around it (exactStart).
+ * each gap's start made exact from the raw samples around it (exactStart), and its end from that
+ * (exactEnd).
  */
 export async function stackGaps(api: PrometheusApi, q: { job: string; instance: string; stack: string; from: number; to: number; interval: number }): Promise<Gap[]> {
   const target = `job=${promString(q.job)},instance=${promString(q.instance)}`;
@@ -139,7 +151,8 @@ export async function stackGaps(api: PrometheusApi, q: { job: string; instance: 
     const until = Math.min(gap[1], gap[0] - 1 + 3 * q.interval);
     const range = `[${Math.ceil(until - (gap[0] - 1 - 2 * q.interval)) + 1}s]`;
     const [up, endpoints] = await Promise.all([api.samples(`up{${target}}${range}`, until), api.samples(`cmdb_endpoint_up{${target},${stack}}${range}`, until)]);
-    gaps.push([Math.max(q.from, exactStart(gap, { up: up[0]?.values ?? [], endpoints: endpoints.map((s) => s.values) }, q.interval)), gap[1]]);
+    const start = Math.max(q.from, exactStart(gap, { up: up[0]?.values ?? [], endpoints: endpoints.map((s) => s.values) }, q.interval));
+    gaps.push([start, gap[1] < q.to ? exactEnd(gap, start, q.interval) : gap[1]]);
   }
   return gaps;
 }

@@ -31,11 +31,11 @@ export interface StackReplay {
   readonly replays: readonly GroupReplay[];
   /** The labels of its coverage mark (coverage.ts): the target's and the stack; none without. */
   readonly coverageLabels?: Readonly<Record<string, string>>;
-  /** Ranges written at a finer step than each group's (--fill-gaps: a gap at the scrape interval, fill.ts). */
+  /** Ranges written at a step of their own as well as each group's (--fill-gaps: a gap at the scrape interval, fill.ts). */
   readonly fine?: FineSteps;
 }
 
-/** Ranges (a subset of a stack's) and the step they are written at when it is finer than a group's. */
+/** Ranges (a subset of a stack's) written every `step` from their start too (fill.ts). */
 export interface FineSteps {
   readonly step: number;
   readonly ranges: ReadonlyArray<readonly [number, number]>;
@@ -92,18 +92,20 @@ const inRanges = (ranges: StackReplay['ranges'], t: number) => ranges.some(([a, 
  * The steps of a replay in [from, to] (unix seconds): every multiple of `step`, and the start of
  * each range as well, so that a range shorter than a step (a crash of a minute at 5-minute steps)
  * still gets its samples from its first second on (its first millisecond, where a gap's start is
- * exact: gaps.ts); inside the `fine` ranges every multiple of their step too. `write` says whether
- * the step is inside a range; the others only move the replay on (its state memory needs every step).
+ * exact: gaps.ts). Inside the `fine` ranges, every `fine.step` from the range's start too: a gap
+ * starts a millisecond after its first missed scrape, so these fall a millisecond after each scrape
+ * that was due in it, after any staleness marker a scraper writes at one (fill.ts). `write` says
+ * whether the step is inside a range; the others only move the replay on (its state memory needs
+ * every step).
  */
 export function stepsOf(ranges: StackReplay['ranges'], step: number, from: number, to: number, fine?: FineSteps): Array<{ t: number; write: boolean }> {
   const times = new Set<number>();
   for (const [a] of ranges) if (a >= from && a <= to) times.add(a);
   for (let t = Math.ceil(from / step) * step; t <= to; t += step) times.add(t);
-  if (fine && fine.step < step) {
-    for (const [a, b] of fine.ranges) {
-      const end = Math.min(b, to);
-      for (let t = Math.ceil(Math.max(a, from) / fine.step) * fine.step; t <= end; t += fine.step) times.add(t);
-    }
+  for (const [a, b] of fine?.ranges ?? []) {
+    // In whole milliseconds, as the samples are written: no drift over a long gap.
+    const [start, last, every] = [Math.round(a * 1000), Math.round(Math.min(b, to) * 1000), Math.round((fine as FineSteps).step * 1000)];
+    for (let t = start + Math.max(0, Math.ceil((from * 1000 - start) / every)) * every; t <= last; t += every) times.add(t / 1000);
   }
   return [...times].sort((x, y) => x - y).map((t) => ({ t, write: inRanges(ranges, t) }));
 }
@@ -202,7 +204,9 @@ export async function writeWindows(opts: {
         break;
       }
       const end = w + WINDOW_SECONDS - 1;
-      const active = stacks.some((s) => touches(s.ranges, w, end));
+      // Its last millisecond: a gap's samples fall a millisecond after a scrape (stepsOf), any millisecond.
+      const last = w + WINDOW_SECONDS - 0.001;
+      const active = stacks.some((s) => touches(s.ranges, w, last));
       const pass = active ? passFor(state, w, missingNow) : 'none';
       const started = process.hrtime.bigint();
       const rec = state.window(w);
@@ -213,7 +217,7 @@ export async function writeWindows(opts: {
       try {
         for (const s of stacks) {
           for (const replay of s.replays) {
-            for (const { t, write } of stepsOf(s.ranges, replay.step, Math.max(w, from), Math.min(end, to), s.fine)) {
+            for (const { t, write } of stepsOf(s.ranges, replay.step, Math.max(w, from), Math.min(last, to), s.fine)) {
               if (!window || !write) {
                 replay.linesAt(t);
                 continue;

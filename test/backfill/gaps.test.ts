@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { exactStart, findGaps, formatGap, medianSpacing } from '../../src/backfill/gaps.js';
+import { exactEnd, exactStart, findGaps, formatGap, medianSpacing } from '../../src/backfill/gaps.js';
 import { formatDuration } from '../../src/config/durations.js';
 
 const T0 = Date.parse('2026-11-20T00:00:00Z') / 1000;
@@ -79,6 +79,18 @@ describe('gaps in the covered points', () => {
 
     it('no good scrape near it (the range starts inside the gap): as the grid says', () => {
       expect(exactStart([T0 + 30, T0 + 600], { up: [], endpoints: [] }, 15)).toBe(T0 + 30);
+    });
+  });
+
+  describe('where a gap ends: its last point, or a millisecond after it where a missed scrape fell on it', () => {
+    // The first missed scrape at T0+600.7: the gap starts at T0+600.701, the missed scrapes 5 s apart.
+    it('a scrape before the last point: the last point (the sample after that scrape is inside the gap)', () => {
+      expect(exactEnd([T0 + 600.701, T0 + 680], T0 + 600.701, 5)).toBe(T0 + 680);
+    });
+
+    it('a scrape on the last point itself: a millisecond after it, the sample after that scrape', () => {
+      expect(exactEnd([T0 + 600.001, T0 + 680], T0 + 600.001, 5)).toBe(T0 + 680.001);
+      expect(exactEnd([T0 + 600.001, T0 + 680], T0 + 600.001, 15)).toBe(T0 + 680);
     });
   });
 });

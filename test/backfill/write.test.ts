@@ -12,7 +12,7 @@ import type { StackHistory } from '../../src/backfill/history.js';
 import { replayStack, type Line } from '../../src/backfill/replay.js';
 import { BackfillState } from '../../src/backfill/state.js';
 import { COVERAGE_METRIC } from '../../src/backfill/coverage.js';
-import { missingFor, sourceOf, stepsOf, WINDOW_SECONDS, windowsOf, writeWindows, type PassOptions, type Sink } from '../../src/backfill/write.js';
+import { missingFor, sourceOf, stepsOf, WINDOW_SECONDS, windowsOf, writeWindows, type FineSteps, type PassOptions, type Sink } from '../../src/backfill/write.js';
 import type { MetricsRecord } from '../../src/api/schemas.js';
 import { Sink as TextSink } from '../helpers/backfill.js';
 import { testStack } from '../helpers/stack.js';
@@ -61,12 +61,12 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-async function write(h: StackHistory, missing: string[], from = D0, to = D0 + 3 * DAY - 1, stopping = new AbortController().signal, more: { ranges?: Array<[number, number]>; coverage?: boolean } = {}) {
+async function write(h: StackHistory, missing: string[], from = D0, to = D0 + 3 * DAY - 1, stopping = new AbortController().signal, more: { ranges?: Array<[number, number]>; coverage?: boolean; fine?: FineSteps } = {}) {
   const state = BackfillState.open(dir, { test: 'x' });
   const sink = new RecordingSink();
   const coverageLabels = more.coverage ? { coverageLabels: { job: 'j', stack: 's' } } : {};
   const result = await writeWindows({
-    stacks: [{ stack: 's', ranges: more.ranges ?? [[from, to]], replays: replayStack({ stack: STACK, history: h, step: 300, targetLabels: { job: 'j' } }), ...coverageLabels }],
+    stacks: [{ stack: 's', ranges: more.ranges ?? [[from, to]], replays: replayStack({ stack: STACK, history: h, step: 300, targetLabels: { job: 'j' } }), ...coverageLabels, ...(more.fine ? { fine: more.fine } : {}) }],
     sink,
     state,
     missingNow: new Set(missing),
@@ -134,15 +134,27 @@ describe('writing windows', () => {
     expect(missingFor(D0 + DAY + 3 * WINDOW_SECONDS, missing)).toEqual(['s:counts/2026-11-02', 's:connector-history']);
   });
 
-  it('a gap filled at the scrape interval: its exact start (a millisecond after the staleness markers), then every scrape interval inside it; the group\'s steps elsewhere', () => {
+  it('a gap filled at the scrape interval: its exact start (a millisecond after the staleness markers), then every scrape interval from it, a millisecond after each scrape due in it; the group\'s steps elsewhere', () => {
     const gap = [D0 + 600.701, D0 + 680] as [number, number];
     const ms = (t: number) => Math.round(t * 1000) / 1000;
     const steps = stepsOf([gap], 300, D0, D0 + 1200, { step: 15, ranges: [gap] });
-    expect(steps.filter((s) => s.write).map((s) => ms(s.t - D0))).toEqual([600.701, 615, 630, 645, 660, 675]);
+    expect(steps.filter((s) => s.write).map((s) => ms(s.t - D0))).toEqual([600.701, 615.701, 630.701, 645.701, 660.701, 675.701]);
     expect(steps.filter((s) => !s.write).map((s) => ms(s.t - D0))).toEqual([0, 300, 600, 900, 1200]);
-    // A finer step of the group wins; a gap not listed as fine keeps the group's steps.
-    expect(stepsOf([gap], 10, D0 + 600, D0 + 700, { step: 15, ranges: [gap] }).filter((s) => s.write).map((s) => ms(s.t - D0))).toEqual([600.701, 610, 620, 630, 640, 650, 660, 670, 680]);
+    // A finer step of the group adds its own; a gap not listed as fine keeps the group's steps.
+    expect(stepsOf([gap], 10, D0 + 600, D0 + 700, { step: 15, ranges: [gap] }).filter((s) => s.write).map((s) => ms(s.t - D0))).toEqual([
+      600.701, 610, 615.701, 620, 630, 630.701, 640, 645.701, 650, 660, 660.701, 670, 675.701, 680,
+    ]);
     expect(stepsOf([gap], 300, D0, D0 + 1200, { step: 15, ranges: [] }).filter((s) => s.write).map((s) => ms(s.t - D0))).toEqual([600.701]);
+    // Window by window, the same times: a window that starts inside the gap goes on from the gap's start.
+    const halves = [...stepsOf([gap], 300, D0, D0 + 640, { step: 15, ranges: [gap] }), ...stepsOf([gap], 300, D0 + 641, D0 + 1200, { step: 15, ranges: [gap] })];
+    expect(halves.filter((s) => s.write).map((s) => ms(s.t - D0))).toEqual([600.701, 615.701, 630.701, 645.701, 660.701, 675.701]);
+  });
+
+  it('a gap across two windows: a sample a millisecond after a scrape in the last second of the first window is written', async () => {
+    const gap = [D0 + WINDOW_SECONDS - 30.999, D0 + WINDOW_SECONDS + 30] as [number, number];
+    const { sink } = await write(history([D0]), [], D0, D0 + DAY - 1, undefined, { ranges: [gap], fine: { step: 15, ranges: [gap] } });
+    const ms = (t: number) => Math.round((t - D0 - WINDOW_SECONDS) * 1000) / 1000;
+    expect(sink.written.filter((w) => w.key.startsWith('cmdb_assets{')).map((w) => ms(w.t))).toEqual([-30.999, -15.999, -0.999, 0, 14.001, 29.001]);
   });
 
   it('a range shorter than a step gets samples from its first second: its start is a step too', async () => {

@@ -7,14 +7,20 @@
  * label relabelled to `cmdb-exporter`, every 6 s (three times its global 2 s).
  *
  * The daemon is killed (SIGKILL) and started again once every scraper shows four failed scrapes:
- * each scraper wrote its staleness markers at the first. Once each shows good scrapes again (a
- * VictoriaMetrics' range queries show its last 30 s only then), on each target:
+ * each scraper wrote its staleness markers at the first. It starts as a daemon does, answering
+ * scrapes before it has polled anything: its CMDB's token endpoint is held until every scraper has
+ * recorded a scrape of it without the stack (up 1, no endpoint of the stack up), part of the
+ * outage, where a VictoriaMetrics since 1.140 (1.122.19, 1.136.4 of its long-term releases) writes
+ * staleness markers again, for every series the last good scrape had and this one has not. Once
+ * each shows good scrapes again (a VictoriaMetrics' range queries show its last 30 s only then), on
+ * each target:
  * - the documented command finds the outage (searched 7d up to now) from a millisecond after the
  *   first failed scrape to before the next good one, reading the scrape interval of the target
  *   itself (6 s for the operator's job, not the global 2 s), and no other gap than the time before
  *   the target's first scrape;
  * - once filled, a range query of cmdb_assets at the scrape interval over the outage has a value at
- *   every step, at each failed scrape's moment (just after its staleness marker) and between two.
+ *   every step, at each missed scrape's moment (just after a staleness marker written there) and
+ *   between two.
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -86,13 +92,17 @@ async function coveredPoints(t: Target, since: number): Promise<number> {
   return body.data?.result[0]?.values.length ?? 0;
 }
 
-/** Until every target shows `n` scrapes after `since` that were good (as its range queries see them) or failed (up 0). */
-async function scrapesSeen(since: number, good: boolean, n: number, what: string): Promise<void> {
+/**
+ * Until every target shows `n` scrapes after `since` of a kind: good (as its range queries see
+ * them), failed (up 0), or answered without the stack (up 1, no endpoint of the stack up).
+ */
+async function scrapesSeen(since: number, kind: 'good' | 'failed' | 'without the stack', n: number, what: string): Promise<void> {
+  const counted = (s: { up: number; good: boolean }) => (kind === 'failed' ? s.up === 0 : s.up === 1 && !s.good);
   for (const t of targets) {
     await waitFor(
       `${t.name} to show ${n} ${what}`,
       async () => {
-        const seen = good ? await coveredPoints(t, since) : (await scrapes(t, now(), 600)).filter((s) => s.at > since && s.up === 0).length;
+        const seen = kind === 'good' ? await coveredPoints(t, since) : (await scrapes(t, now(), 600)).filter((s) => s.at > since && counted(s)).length;
         return seen >= n ? done(undefined) : notYet(`${seen} of ${n}`);
       },
       // VictoriaMetrics' range queries show its last 30 s only then (-search.latencyOffset).
@@ -153,16 +163,21 @@ beforeAll(async () => {
     { name: NAMES[3], url: operator.api.url, interval: OPERATOR_SCRAPE },
   );
   startedAt = now();
-  await scrapesSeen(startedAt, true, 3, 'good scrapes');
+  await scrapesSeen(startedAt, 'good', 3, 'good scrapes');
 
   // The outage: a kill, as long as it takes every scraper to show four failed scrapes.
   exporter.proc.killNow();
   await exporter.proc.exited;
   killedAt = now();
-  await scrapesSeen(killedAt, false, FAILED_SCRAPES, 'failed scrapes');
+  await scrapesSeen(killedAt, 'failed', FAILED_SCRAPES, 'failed scrapes');
+  // Started again, it answers scrapes before its first poll (its token asked for, held), until
+  // every scraper has recorded one such scrape: the outage's last scrapes.
+  sim.addFault({ endpoint: 'access_token', hold: true });
   exporter = await startExporter({ args: ['--config', config], env: { EXPORTER_LISTEN_ADDRESS: instance } });
   restartedAt = now();
-  await scrapesSeen(restartedAt, true, 2, 'good scrapes after the restart');
+  await scrapesSeen(restartedAt, 'without the stack', 1, 'a scrape answered without the stack');
+  sim.clearFaults();
+  await scrapesSeen(restartedAt, 'good', 2, 'good scrapes after the restart');
 }, 600_000);
 
 afterAll(async () => {
@@ -191,6 +206,8 @@ describe('--fill-gaps after a real outage of the daemon, as documented', () => {
     const firstFailed = Math.min(...seen.filter((x) => x.at > lastGood && !x.good).map((x) => x.at));
     const nextGood = Math.min(...seen.filter((x) => x.at > firstFailed && x.good).map((x) => x.at));
     expect([firstGood, lastGood, firstFailed, nextGood].every(Number.isFinite), `${output}\n${JSON.stringify(seen)}`).toBe(true);
+    // The outage's last scrapes answered without the stack: the restarted daemon had not polled yet.
+    expect(seen.some((x) => x.at > firstFailed && x.at < nextGood && x.up === 1), JSON.stringify(seen)).toBe(true);
 
     const gaps = [...r.stdout.matchAll(/^ {2}(\S+) to (\S+) \(/gm)].map((m) => [Date.parse(m[1] as string) / 1000, Date.parse(m[2] as string) / 1000] as const);
     // The time before the target's first scrape, and the outage: no other gap.

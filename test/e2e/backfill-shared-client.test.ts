@@ -10,7 +10,9 @@
  *   token (0 token requests of its own), fewer than 5 % of the requests are answered 401 and no poll
  *   of the daemon fails; when the tokens expire meanwhile, the backfill waits for the daemon to renew
  *   and still asks for none. The folder stays the daemon's: the backfill writes nothing there, and
- *   the token file is the daemon user's alone (0600).
+ *   the token file is the daemon user's alone (0600). The tokens expire after a number of requests
+ *   fewer than the backfill makes, not after a time: an expiry then falls inside the backfill's
+ *   work whatever the machine's pace (a 15-s lifetime outlived a backfill that read in less).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -20,6 +22,7 @@ import { startSimulator, type SimulatorServer } from '../../src/simulator/server
 import { FAST_INTERVALS, startExporter, waitUntilReady, writeExporterConfig, type RunningExporter } from '../helpers/exporter.js';
 import { runToCompletion, stopAllAndCheck } from './harness/processes.js';
 import { http, makeTempDir, removeDir, REPO_ROOT, requireBuild } from './harness/tools.js';
+import { done, notYet, waitFor } from './harness/wait.js';
 
 const DAY = 86_400;
 const STACK = 'shared';
@@ -122,6 +125,18 @@ describe('daemon and backfill with one client id, one token per client', () => {
   });
 
   it("given the daemon's --storage.path: one token holder, under 5 % of the requests answered 401, no poll of the daemon failed; expired tokens are renewed by the daemon alone", async () => {
+    // From one token holder on: the daemon holding the live token again (the backfill before took
+    // the last one; the daemon's next poll meets that 401 and renews), else the backfill starts on
+    // a token already ended and both meet that 401 (4 of 46 requests on a run).
+    const tokens = join(storage, 'cmdb-exporter.tokens.json');
+    await waitFor(
+      "the daemon's token file to hold the newest token",
+      async () => {
+        const newest = sim.issuedTokens().at(-1) as string;
+        return readFileSync(tokens, 'utf8').includes(newest) ? done(undefined) : notYet(`${sim.issuedTokens().length} tokens issued, the newest not the daemon's`);
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
     const logged = exporter.proc.output().split('\n').length;
     const before = sim.requests().length;
     const out = join(dir as string, 'shared-out');
@@ -137,18 +152,25 @@ describe('daemon and backfill with one client id, one token per client', () => {
     // The backfill asked for no token: it used the daemon's.
     expect(during.filter((q) => byBackfill(q) && q.endpoint === 'access_token').length, said).toBe(0);
     const refused = during.filter((q) => q.status === 401).length;
-    console.log(`one client id, the daemon's folder given: ${refused} of ${during.length} requests answered 401, ${during.filter((q) => q.endpoint === 'access_token').length} token requests, backfill exit ${String(r.code)}`);
+    console.log(`one client id, the daemon's folder given: ${refused} of ${during.length} requests answered 401 (${during.filter(byBackfill).length} of them the backfill's), ${during.filter((q) => q.endpoint === 'access_token').length} token requests, backfill exit ${String(r.code)}`);
     expect(refused / during.length).toBeLessThan(0.05);
     expect(pollFailures(logged), 'polls of the daemon that failed during the backfill').toEqual([]);
 
     // Tokens that expire meanwhile: the daemon meets the 401 at its next poll and renews; the
-    // backfill waits for that instead of asking for its own.
-    sim.setTokenExpiry({ afterSeconds: 15 });
+    // backfill waits for that instead of asking for its own. Each token ends after TOKEN_USES
+    // requests, fewer than the backfill makes (the run above made as many as this one makes: the
+    // same reading into a new --out), so the backfill meets an expired token, whatever its pace.
+    const TOKEN_USES = 10;
+    expect(during.filter((q) => byBackfill(q) && q.status === 200).length, said).toBeGreaterThan(TOKEN_USES);
+    sim.setTokenExpiry({ afterRequests: TOKEN_USES });
     try {
       const mark = sim.requests().length;
       const again = await backfill(join(dir as string, 'shared-expiring'), ['--storage.path', storage]);
       const expiring = sim.requests().slice(mark);
       const out2 = `exit ${String(again.code)}\n${again.stdout}\n${again.stderr}`;
+      console.log(
+        `tokens ending after ${TOKEN_USES} requests: ${expiring.filter(byBackfill).length} requests of the backfill (${expiring.filter((q) => byBackfill(q) && q.status === 401).length} answered 401), ${expiring.filter((q) => !byBackfill(q)).length} of the daemon, ${expiring.filter((q) => q.endpoint === 'access_token').length} token requests, backfill exit ${String(again.code)}`,
+      );
       expect(again.code, out2).toBe(0);
       expect(expiring.filter((q) => !byBackfill(q) && q.endpoint === 'access_token' && q.status === 200).length, 'tokens the daemon renewed').toBeGreaterThan(0);
       expect(expiring.filter((q) => byBackfill(q) && q.status === 401).length, 'the backfill met the expired tokens').toBeGreaterThan(0);
@@ -158,7 +180,6 @@ describe('daemon and backfill with one client id, one token per client', () => {
     }
 
     // The folder stays the daemon's: the backfill wrote nothing there; the token file is 0600.
-    const tokens = join(storage, 'cmdb-exporter.tokens.json');
     expect(statSync(tokens).mode & 0o777).toBe(0o600);
     expect(readdirSync(storage).filter((n) => n.includes('backfill'))).toEqual([]);
     // A secret: in that one file only, never in the backfill's output or files.
