@@ -110,6 +110,13 @@ describe('--fill-gaps after the daemon was killed', () => {
       { timeoutMs: 60_000, intervalMs: 1000 },
     );
 
+    // What Prometheus scraped, read before the fill writes samples of its own.
+    const ups = await raw(`up{instance="${instance}"}`, 900);
+    const lastBefore = Math.max(...ups.filter(([t, v]) => v === 1 && t < killedAt).map(([t]) => t));
+    const failed = ups.filter(([, v]) => v === 0).map(([t]) => t);
+    const assets = await raw(`cmdb_assets{instance="${instance}",stack="${STACK}"}`, 900);
+    const dataAgain = Math.min(...assets.filter(([t]) => t > Math.max(...failed)).map(([t]) => t));
+
     const r = await backfill('fill');
     const said = `exit ${String(r.code)}\n${r.stdout}\n${r.stderr}`;
     expect(r.code, said).toBe(0);
@@ -122,11 +129,6 @@ describe('--fill-gaps after the daemon was killed', () => {
     // after the last good scrape before the kill, by the first failed one (a millisecond after it,
     // within one scrape interval of 5 s), and ends after the last failed scrape, by the first
     // scrape after the restart that has the stack's data (the daemon answers before its first poll).
-    const ups = await raw(`up{instance="${instance}"}`, 900);
-    const lastBefore = Math.max(...ups.filter(([t, v]) => v === 1 && t < killedAt).map(([t]) => t));
-    const failed = ups.filter(([, v]) => v === 0).map(([t]) => t);
-    const assets = await raw(`cmdb_assets{instance="${instance}",stack="${STACK}"}`, 900);
-    const dataAgain = Math.min(...assets.filter(([t]) => t > Math.max(...failed)).map(([t]) => t));
     const recorded = `${said}\nlast good ${lastBefore}, failed ${failed.join(', ')}, data again ${dataAgain}`;
     expect(from, recorded).toBeGreaterThan(lastBefore);
     expect(from, recorded).toBeLessThanOrEqual(Math.min(...failed) + 5);
