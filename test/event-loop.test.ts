@@ -43,7 +43,7 @@ describe('the windowed event-loop delay figures', () => {
     collectDefaultMetrics({ register: registry });
     windowedEventLoopDelay(registry);
     // The first window closes at the first collect after the histogram's first sample (10 ms).
-    await waitFor('the first window', async () => (figuresOf(await registry.getMetricsAsJSON()).get('nodejs_eventloop_lag_min_seconds') !== undefined ? true : undefined));
+    await waitFor('the first window', async () => (figuresOf(await registry.getMetricsAsJSON()).get('nodejs_eventloop_lag_min_seconds') !== undefined ? true : undefined), { timeoutMs: 30_000 });
     for (let round = 0; round < 3; round++) {
       const [a, b] = await twoAtOnce(registry);
       expect(insane(figuresOf(a))).toEqual([]);
@@ -139,7 +139,7 @@ describe('two scrapes of the exporter at one moment', () => {
   const figuresIn = (body: string) => new Map(EVENT_LOOP_FIGURES.map((name) => [name, ((v) => (v === undefined ? undefined : Number(v)))(new RegExp(`^${name} (\\S+)$`, 'm').exec(body)?.[1])]));
 
   it('both read sane figures: the text and OpenMetrics bodies rendered together, and two requests over HTTP', async () => {
-    await waitFor('the first window', async () => (figuresIn(Buffer.concat((await app.metrics('text')).plain.parts).toString()).get('nodejs_eventloop_lag_min_seconds') !== undefined ? true : undefined));
+    await waitFor('the first window', async () => (figuresIn(Buffer.concat((await app.metrics('text')).plain.parts).toString()).get('nodejs_eventloop_lag_min_seconds') !== undefined ? true : undefined), { timeoutMs: 30_000 });
     // Each format renders the exporter's own metrics for itself: two collects in one turn.
     const [text, om] = await Promise.all([app.metrics('text'), app.metrics('openmetrics')]);
     for (const r of [text, om]) expect(insane(figuresIn(Buffer.concat(r.plain.parts).toString()))).toEqual([]);

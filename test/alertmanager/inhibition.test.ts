@@ -106,7 +106,7 @@ beforeAll(async () => {
       const settled = held.length === want && held.filter((a) => a.status.inhibitedBy.length > 0).length === inhibited.length;
       return settled ? done(held) : notYet(held.map((a) => [a.labels.alertname, a.labels.stack, a.status]));
     },
-    { intervalMs: 250 },
+    { timeoutMs: 30_000, intervalMs: 250 },
   );
 }, 60_000);
 
@@ -131,7 +131,7 @@ describe('the shipped Alertmanager configuration, in Alertmanager', () => {
     const got = await waitFor(
       `${expected} notifications`,
       async () => (receiver.notifications.length >= expected ? done([...receiver.notifications]) : notYet(receiver.notifications.map((n) => n.groupLabels))),
-      { intervalMs: 250 },
+      { timeoutMs: 30_000, intervalMs: 250 },
     );
     const summary = got.map((n) => `${n.receiver} ${n.groupLabels.stack ?? '-'}/${n.groupLabels.problem}${n.groupLabels.connector ? `/${n.groupLabels.connector}` : ''}: ${n.alerts.map((a) => a.labels.alertname).sort().join(',')}`).sort();
     // Exactly the groups with an alert that is not held back notify: the others have nothing to say.

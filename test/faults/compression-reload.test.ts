@@ -110,7 +110,7 @@ describe('a reload keeps what the stack knows', () => {
     let config = configFor([stackFor(s, { paging: { ...stackFor(s).paging, connectorPageSize: pageSize } })], { enableReload: true });
     const { app } = await startExporter(config, { loadConfig: () => config, schedule: true, cron: NO_CRON, initialJitterMs: 0 });
     apps.push(app);
-    await waitFor('connector page 1 asked', async () => (requestsTo(s, 'connector').some((r) => pageOf(r.rawQuery) === 1) ? true : undefined));
+    await waitFor('connector page 1 asked', async () => (requestsTo(s, 'connector').some((r) => pageOf(r.rawQuery) === 1) ? true : undefined), { timeoutMs: 20_000 });
 
     const [stack] = config.stacks as [StackConfig];
     config = configFor([{ ...stack, intervals: { ...stack.intervals, license: stack.intervals.license * 2 } }], { enableReload: true });
@@ -118,7 +118,7 @@ describe('a reload keeps what the stack knows', () => {
     expect(outcome.ok).toBe(true);
 
     const full = /^cmdb_connector_scans_total\{stack="sim",kind="full"\} (\S+)$/m;
-    await waitFor('the full scan to finish', async () => ((await metric(app, full)) === 1 ? true : undefined));
+    await waitFor('the full scan to finish', async () => ((await metric(app, full)) === 1 ? true : undefined), { timeoutMs: 60_000 });
     expect(requestsTo(s, 'connector').filter((r) => pageOf(r.rawQuery) === 0), 'page 0 asked again').toHaveLength(1);
     expect(outcome.message).toContain('"reconfigured":1');
     expect(await app.metricsText()).toMatch(/^cmdb_endpoint_up\{stack="sim",endpoint="connector"\} 1$/m);
@@ -132,7 +132,7 @@ describe('a reload keeps what the stack knows', () => {
     let config = configFor([stackFor(s, { userAgent: 'first', paging: { ...stackFor(s).paging, connectorPageSize: pageSize } })], { enableReload: true });
     const { app } = await startExporter(config, { loadConfig: () => config, schedule: true, cron: NO_CRON, initialJitterMs: 0 });
     apps.push(app);
-    await waitFor('connector page 1 asked', async () => (requestsTo(s, 'connector').some((r) => pageOf(r.rawQuery) === 1) ? true : undefined));
+    await waitFor('connector page 1 asked', async () => (requestsTo(s, 'connector').some((r) => pageOf(r.rawQuery) === 1) ? true : undefined), { timeoutMs: 20_000 });
 
     // Before, any change but an interval restarted the stack: the scan was dropped and began again at page 0.
     const [stack] = config.stacks as [StackConfig];
@@ -142,7 +142,7 @@ describe('a reload keeps what the stack knows', () => {
     expect(outcome).toMatchObject({ ok: true, message: expect.stringContaining('"reconfigured":1') });
 
     const full = /^cmdb_connector_scans_total\{stack="sim",kind="full"\} (\S+)$/m;
-    await waitFor('the full scan to finish', async () => ((await metric(app, full)) === 1 ? true : undefined));
+    await waitFor('the full scan to finish', async () => ((await metric(app, full)) === 1 ? true : undefined), { timeoutMs: 60_000 });
     expect(requestsTo(s, 'connector').filter((r) => pageOf(r.rawQuery) === 0), 'page 0 asked again').toHaveLength(1);
     expect(await app.metricsText()).toMatch(/^cmdb_endpoint_up\{stack="sim",endpoint="connector"\} 1$/m);
     // The new settings are in force for what was asked after the reload: its pages went out with the new user agent.

@@ -72,7 +72,7 @@ beforeAll(async () => {
   const port = await freePort();
   daemon = runDaemon(['--config', join(dir, 'exporter.yaml'), '--web.listen-address', `127.0.0.1:${port}`], { IT_SECRET: SECRET, LOG_LEVEL: 'info' });
   base = `http://127.0.0.1:${port}`;
-  await waitFor('/readyz 200 at start', async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined));
+  await waitFor('/readyz 200 at start', async () => ((await fetch(`${base}/readyz`)).status === 200 ? true : undefined), { timeoutMs: 30_000 });
 });
 
 afterAll(async () => {
@@ -142,7 +142,7 @@ describe('a stack that cannot be reached, added after start', () => {
     writeFileSync(join(dir, 'stacks.d', 'later.yaml'), unreachable('later', ''));
     const logged = daemon?.output().length ?? 0;
     daemon?.child.kill('SIGHUP');
-    await waitFor('the reload', async () => (daemon?.output().slice(logged).includes('configuration reloaded') ? true : undefined));
+    await waitFor('the reload', async () => (daemon?.output().slice(logged).includes('configuration reloaded') ? true : undefined), { timeoutMs: 20_000 });
     const seen = await watchReadiness('later', logged);
     expect(seen.statuses.filter((s) => s !== 200)).toEqual([]);
     expect(seen.sawJoining).toBe(true);
