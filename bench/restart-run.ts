@@ -13,19 +13,20 @@
  * already did, the connector requests and bytes the new process read before it served everything,
  * and the busiest 60 s of requests the simulator saw over the whole run.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
 import { runKey } from '../src/api/connector-runs.js';
 import type { ConnectorRun } from '../src/api/schemas.js';
-import { CATALOGUE } from '../src/metrics/catalogue.js';
-import { stateFileOf } from '../src/persist/state-file.js';
+import { CATALOGUE, family } from '../src/metrics/catalogue.js';
+import { formatLabels, formatValue } from '../src/metrics/series-text.js';
+import { readStateFile, stateFileOf } from '../src/persist/state-file.js';
+import { storeStateFrom } from '../src/store/store-state.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { busiestWindow } from './budget.js';
 import { until } from './children.js';
-import { startDaemon, type Daemon } from './daemon.js';
+import { scrapeText, startDaemon, type Daemon } from './daemon.js';
 import { bytes, count, ms, type Table } from './format.js';
 import { PACE_SIZE } from './pace-run.js';
 import { sizeByName } from './sizes.js';
@@ -101,24 +102,19 @@ export function missingSeries(reference: ReadonlyMap<string, string>, now: Reado
   return out;
 }
 
-/** Samples in a state file (0 while there is none); the license's days until expiry are computed, not kept. */
-function samplesIn(file: string): number {
-  if (!existsSync(file)) return 0;
-  const doc = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8')) as { parts: { store?: { endpoints: Array<{ samples: unknown[] }> } } };
-  return (doc.parts.store?.endpoints ?? []).reduce((n, e) => n + e.samples.length, 0);
+/**
+ * The series `stack`'s state file keeps, keyed and valued as the exposition writes them (none while
+ * there is no file); the license's days until expiry are computed, not kept.
+ */
+export async function keptSeries(file: string, stack: string): Promise<Map<string, string>> {
+  if (!existsSync(file)) return new Map();
+  const doc = (await readStateFile(file)).value as { parts: { store?: unknown } };
+  const samples = storeStateFrom(doc.parts.store)?.flatMap((e) => e.samples) ?? [];
+  return new Map(samples.map((s) => [`${s.name}${formatLabels(family(s.name).labels, { stack, ...s.labels })}`, formatValue(s.value)]));
 }
 
 /** The most of `times` (ms) within any 60 s. */
 const busiestMinute = (times: readonly number[]) => busiestWindow([...times].sort((a, b) => a - b), 60_000).count;
-
-async function scrape(url: string): Promise<string | undefined> {
-  try {
-    const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) });
-    return res.ok ? await res.text() : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Connector profiles (keys) in the simulator's history: the connector series are complete with them all. */
 function expectedKeys(sim: SimulatorServer): number {
@@ -156,7 +152,7 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
     daemons.push(first);
     const firstUrl = await first.url;
     const cold = await until('complete first start', first.spawnedAt + opts.maxSeconds * 1000, async () => {
-      const text = await scrape(firstUrl);
+      const text = await scrapeText(firstUrl);
       const missing = text === undefined ? 'no scrape' : incomplete(text, keys);
       return missing ?? (performance.now() - first.spawnedAt) / 1000;
     });
@@ -167,12 +163,12 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
     if (opts.storage) {
       const file = stateFileOf(join(dir, 'state'), stack.name);
       await until('state file with every series', performance.now() + 120_000, async () => {
-        const served = cmdbSeries((await scrape(firstUrl)) ?? '').size - 1;
-        const kept = samplesIn(file);
+        const served = cmdbSeries((await scrapeText(firstUrl)) ?? '').size - 1;
+        const kept = (await keptSeries(file, stack.name)).size;
         return kept === served ? true : `${kept} of ${served} series in the state file`;
       });
     }
-    const reference = cmdbSeries((await scrape(firstUrl)) ?? '');
+    const reference = cmdbSeries((await scrapeText(firstUrl)) ?? '');
     await first.stop(opts.signal);
     const stoppedAt = sim.requests().length;
 
@@ -181,7 +177,7 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
     const url = await second.url;
     let firstScrape: { seconds: number; complete: boolean } | undefined;
     const restartSeconds = await until('complete restart', second.spawnedAt + opts.maxSeconds * 1000, async () => {
-      const text = await scrape(url);
+      const text = await scrapeText(url);
       if (text === undefined) return 'no scrape';
       const missing = missingSeries(reference, cmdbSeries(text));
       const seconds = (performance.now() - second.spawnedAt) / 1000;
