@@ -9,7 +9,8 @@ import { PageReducer, reduceConnectorPage } from '../src/cmdb/page-reducer.js';
 import type { RequestRecord } from '../src/simulator/api.js';
 import { startChild, type Child } from './children.js';
 import type { BigPage, ConnectorPoll, ExporterInput, HistoryResult, HistoryStalls } from './results.js';
-import { scrapeLoad, type ClientStall, type SlowScrape } from './scrape-load.js';
+import type { Stall as Plain } from './loop-delay.js';
+import { scrapeLoad, type SlowScrape } from './scrape-load.js';
 import { requestLog, simulatorToken, type SimulatorReady } from './simulator-process.js';
 
 export const HISTORY_KNOBS = { connectors: 530, runsPerConnector: 72 } as const;
@@ -45,12 +46,8 @@ async function measureBigPage(sim: SimulatorReady): Promise<BigPage> {
   }
 }
 
-/** A stall of the exporter's event loop (bench/exporter-process.ts watchBlocks). */
-interface Stall {
-  readonly at: number;
-  readonly ms: number;
-  readonly cpuMs: number;
-}
+/** A stall of the exporter's event loop with the process CPU meanwhile (bench/exporter-process.ts watchBlocks). */
+type Stall = Required<Plain>;
 
 /** A stall is the exporter's own work when the process used the CPU for at least half of it. */
 const own = (s: Stall) => s.cpuMs >= s.ms / 2;
@@ -60,7 +57,7 @@ const own = (s: Stall) => s.cpuMs >= s.ms / 2;
  * process used meanwhile. A stall with little CPU is the machine running other work (another
  * process had the core); one with CPU is the exporter's own (parsing, mapping, rendering, GC).
  */
-export function stallsOf(stalls: readonly Stall[], slow: readonly SlowScrape[], clientStalls: readonly ClientStall[] = []): HistoryStalls {
+export function stallsOf(stalls: readonly Stall[], slow: readonly SlowScrape[], clientStalls: readonly Plain[] = []): HistoryStalls {
   const longest = (xs: readonly Stall[]) => xs.reduce<Stall | undefined>((a, s) => (a && a.ms >= s.ms ? a : s), undefined);
   const worst = slow.reduce<SlowScrape | undefined>((a, s) => (a && a.ms >= s.ms ? a : s), undefined);
   // How much of a scrape's time the given stalls took (their overlap with it, in ms).

@@ -5,6 +5,7 @@
  */
 import { Pool } from 'undici';
 import type { ScrapeCell } from './results.js';
+import { watchStalls, type Stall } from './loop-delay.js';
 import { distribution } from './stats.js';
 
 export interface ScrapeLoad {
@@ -24,36 +25,9 @@ export interface SlowScrape {
   readonly ms: number;
 }
 
-/** A stall of this (the scraping) process's event loop: when it began (ms since the epoch) and how long. */
-export interface ClientStall {
-  readonly at: number;
-  readonly ms: number;
-}
-
-/** Stalls of the scraping process over 20 ms, from a 2 ms timer chain; stop() returns them. */
-function watchClient(): { stop(): ClientStall[] } {
-  const stalls: ClientStall[] = [];
-  let last = performance.now();
-  let timer: NodeJS.Timeout;
-  const tick = () => {
-    const now = performance.now();
-    const stall = now - last - 2;
-    if (stall > 20) stalls.push({ at: Date.now() - stall, ms: stall });
-    last = now;
-    timer = setTimeout(tick, 2);
-  };
-  timer = setTimeout(tick, 2);
-  return {
-    stop: () => {
-      clearTimeout(timer);
-      return stalls;
-    },
-  };
-}
-
 const WARM_UP_REQUESTS = 3;
 
-export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow: SlowScrape[]; clientStalls: ClientStall[] }> {
+export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow: SlowScrape[]; clientStalls: Stall[] }> {
   const target = new URL(load.url);
   const origin = target.origin;
   // A URL with a path or query is scraped as given (/metrics?stack=NAME); a bare origin at /metrics.
@@ -73,7 +47,7 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow:
     const latencies: number[] = [];
     const slow: SlowScrape[] = [];
     // Only when slow scrapes are asked for: a scrape can also be slow because this process waited.
-    const client = load.slowerThanMs === undefined ? undefined : watchClient();
+    const client = load.slowerThanMs === undefined ? undefined : watchStalls();
     let sent = 0;
     let errors = 0;
     const started = performance.now();
