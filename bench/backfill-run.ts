@@ -14,14 +14,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { secondsAtPace } from '../src/backfill/plan.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
+import { freePort } from '../scripts/demo-process.js';
 import { part, pathWithParts } from '../scripts/parts/index.js';
-import { startChild, stopProcess, type Child } from './children.js';
+import { startChild, stopProcess, until, type Child } from './children.js';
 import { runMain } from './daemon.js';
 import { bytes, count, seconds, type Table } from './format.js';
 import { sizeByName } from './sizes.js';
@@ -81,33 +81,19 @@ function figure(text: string, pattern: RegExp, what: string): RegExpExecArray {
   return m;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** A VictoriaMetrics on loopback with its storage in `dir`; resolves once it answers /health. */
 async function startVictoria(dir: string): Promise<{ url: string; child: ChildProcess }> {
   const bin = part('victoria-metrics');
   const port = await freePort();
   const child = spawn(bin, [`-storageDataPath=${dir}`, `-httpListenAddr=127.0.0.1:${port}`, '-retentionPeriod=100y', '-loggerLevel=ERROR'], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 120; i++) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) return { url, child };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
+  try {
+    await until('victoria-metrics /health', performance.now() + 30_000, async () => ((await fetch(`${url}/health`).catch(() => undefined))?.ok ? true : 'not answering'));
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
   }
-  child.kill('SIGKILL');
-  throw new Error('victoria-metrics did not answer /health within 30 s');
+  return { url, child };
 }
 
 async function blocksRoute(common: readonly string[], dir: string): Promise<RouteFigures> {
