@@ -26,7 +26,7 @@ function stackConfig(input: ExporterInput): StackConfig {
   const { paging, intervals } = BUILTIN_SETTINGS;
   const h = input.history;
   return simulatorStack(
-    { ...input, url: input.baseUrl },
+    input,
     {
       ...(h ? { paging: { ...paging, connectorPageSize: h.connectorPageSize }, intervals: { ...intervals, connectors: h.connectorIntervalSeconds } } : {}),
       name: STACK,

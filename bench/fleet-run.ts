@@ -83,7 +83,7 @@ async function measured(url: string, pid: number, gzip: boolean, seconds: number
 }
 
 async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progress: (m: string) => void): Promise<FleetCell> {
-  const input = (busy: boolean): FleetInput => ({ stacks: n, baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, trackedAssets: sim.trackedAssets, trackedUsers: sim.trackedUsers, busy });
+  const input = (busy: boolean): FleetInput => ({ ...sim, stacks: n, busy });
   // The busy cadence first: ready time, RSS and the polls' CPU.
   const busy: Child = await startChild('fleet-exporter.ts', [JSON.stringify(input(true))], { exposeGc: false });
   let readySeconds: number;

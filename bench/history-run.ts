@@ -116,16 +116,7 @@ export async function benchHistory(seconds: number, progress: (m: string) => voi
   try {
     const sim = simulator.ready as SimulatorReady;
     exporter = await startChild('exporter-process.ts', [], { nodeArgs });
-    const input: ExporterInput = {
-      baseUrl: sim.url,
-      clientId: sim.clientId,
-      secret: sim.secret,
-      trackedAssets: sim.trackedAssets,
-      trackedUsers: sim.trackedUsers,
-      rateLimitPerMinute: 600,
-      maxSeries: 1_000_000,
-      history: HISTORY_SETTINGS,
-    };
+    const input: ExporterInput = { ...sim, rateLimitPerMinute: 600, maxSeries: 1_000_000, history: HISTORY_SETTINGS };
     progress(`history: ${sim.connectorRuns} runs; scraping for ${seconds} s from start-up`);
     await exporter.call('watchBlocks');
     const { url } = await exporter.call<{ url: string }>('start', input);

@@ -1,14 +1,10 @@
 /** The shapes of the figures, shared by the benchmark, its exporter process and its tables. */
+import type { SimulatorAccess } from './simulator-process.js';
 import type { SizeName } from './sizes.js';
 import type { Distribution } from './stats.js';
 
 /** What the exporter process needs to poll the simulator. */
-export interface ExporterInput {
-  readonly baseUrl: string;
-  readonly clientId: string;
-  readonly secret: string;
-  readonly trackedAssets: readonly string[];
-  readonly trackedUsers: readonly string[];
+export interface ExporterInput extends SimulatorAccess {
   readonly rateLimitPerMinute: number;
   readonly maxSeries: number;
   /** The connector-history cell: scheduler on, with these settings. */

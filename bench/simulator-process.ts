@@ -11,13 +11,16 @@ import { pathToFileURL } from 'node:url';
 import { startSimulator } from '../src/simulator/server.js';
 import type { RequestRecord, SimulatorOptions, SimulatorSize } from '../src/simulator/api.js';
 
-export interface SimulatorReady {
+/** Where the simulator listens, its demo credential (not a secret of any real system) and its tracked names. */
+export interface SimulatorAccess {
   readonly url: string;
   readonly clientId: string;
-  /** Demo credential of the simulator, not a secret of any real system. */
   readonly secret: string;
   readonly trackedAssets: readonly string[];
   readonly trackedUsers: readonly string[];
+}
+
+export interface SimulatorReady extends SimulatorAccess {
   readonly connectors: number;
   readonly connectorProfiles: number;
   readonly connectorRuns: number;

@@ -49,7 +49,7 @@ async function withExporter<T>(size: BenchSize, nodeArgs: readonly string[], pro
   let exporter: Child | undefined;
   try {
     exporter = await startChild('exporter-process.ts', [], { exposeGc: true, nodeArgs });
-    const input: ExporterInput = { baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, trackedAssets: sim.trackedAssets, trackedUsers: sim.trackedUsers, rateLimitPerMinute: RAISED_RATE, maxSeries: BENCH_MAX_SERIES };
+    const input: ExporterInput = { ...sim, rateLimitPerMinute: RAISED_RATE, maxSeries: BENCH_MAX_SERIES };
     const started = await exporter.call<{ url: string; memory: Memory }>('start', input);
     return await cell({ sim, exporter, started, say });
   } finally {
