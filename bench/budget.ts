@@ -103,19 +103,18 @@ interface Summary {
  */
 export function naiveSchedule(stack: StackConfig, sizes: { actions: number; connectorRows: number }): Record<string, number> {
   const i = stack.intervals;
-  const per = (seconds: number) => 3600 / seconds;
   const pages = (rows: number, size: number) => Math.max(1, Math.ceil(rows / size));
   return {
-    metrics_data: per(i.inventory),
-    license: per(i.license),
-    connector: per(i.connectors) * pages(sizes.connectorRows, stack.paging.connectorPageSize),
-    data_ingestion: per(i.ingestion),
-    data_ingestion_next: per(i.ingestion),
-    data_ingestion_detail: per(i.ingestion),
-    actions: per(i.actions) * pages(sizes.actions, stack.paging.actionPageSize),
-    action_jobs: per(i.actionJobs) * sizes.actions,
-    asset_change: per(i.changes) * stack.track.assets.length,
-    user_change: per(i.changes) * stack.track.users.length,
+    metrics_data: perHour(i.inventory),
+    license: perHour(i.license),
+    connector: perHour(i.connectors) * pages(sizes.connectorRows, stack.paging.connectorPageSize),
+    data_ingestion: perHour(i.ingestion),
+    data_ingestion_next: perHour(i.ingestion),
+    data_ingestion_detail: perHour(i.ingestion),
+    actions: perHour(i.actions) * pages(sizes.actions, stack.paging.actionPageSize),
+    action_jobs: perHour(i.actionJobs) * sizes.actions,
+    asset_change: perHour(i.changes) * stack.track.assets.length,
+    user_change: perHour(i.changes) * stack.track.users.length,
   };
 }
 

@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Daemon } from './daemon.js';
 import { residentBytes } from './proc.js';
 
-type Exporter = Daemon & { readonly port: number };
+export type Exporter = Daemon & { readonly port: number };
 
 interface WorkerReport {
   readonly opened: number;

@@ -19,13 +19,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { startChild, untilReady, type Child } from './children.js';
-import { startDaemon, type Daemon } from './daemon.js';
+import { startDaemon } from './daemon.js';
 import { saveFigures } from './format.js';
 import { residentBytes } from './proc.js';
 import type { SimulatorReady } from './simulator-process.js';
 import { sizeByName } from './sizes.js';
 import { distribution } from './stats.js';
-import { idleFlood } from './flood-idle.js';
+import { idleFlood, type Exporter } from './flood-idle.js';
 
 const USAGE = `Usage: npm run bench:flood -- [options]
 
@@ -94,8 +94,6 @@ function parseOptions(argv: string[]): Options | 'help' {
 }
 
 // ---------------------------------------------------------------- the exporter under test
-
-type Exporter = Daemon & { readonly port: number };
 
 async function startExporter(opts: Options, sim: SimulatorReady, dir: string): Promise<Exporter> {
   const ten = '10s';
