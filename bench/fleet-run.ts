@@ -5,12 +5,9 @@
  * stack's exposition, and one stack's scrape against a bare node:http server serving the same
  * bytes (requests a second and CPU per request of each process). Every wait and load is bounded.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import { startChild, untilReady, type Child } from './children.js';
+import { saved, withBareServer } from './compare-run.js';
 import { stackName, type FleetInput } from './fleet-exporter.js';
 import { cpuMs, residentBytes } from './proc.js';
 import { scrapeLoad } from './scrape-load.js';
@@ -53,12 +50,6 @@ export const FLEET_DEFAULTS: FleetOptions = { counts: [1, 50, 200], cpuSeconds: 
 const READY_TIMEOUT_MS = 180_000;
 /** The window without scrapes before each load on the exporter, for its background CPU. */
 const QUIET_MS = 3000;
-
-async function get(url: string, gzip = false): Promise<{ status: number; body: Buffer }> {
-  const res = await request(url, { headers: gzip ? { 'accept-encoding': 'gzip' } : {} });
-  return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()) };
-}
-
 
 /**
  * Scrape load on `url` while reading the CPU of process `pid`. `backgroundShare`: the CPU the process
@@ -107,35 +98,31 @@ async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progr
   // Then the scrapes, on the default intervals (as in production: the polls mostly quiet), so that
   // the figures are the scrapes' own and not the busy polls' contention for the thread pool.
   const exporter: Child = await startChild('fleet-exporter.ts', [JSON.stringify(input(false))], { exposeGc: false });
-  const dir = mkdtempSync(join(tmpdir(), 'cmdb-fleet-bench-'));
-  let bare: Child | undefined;
   try {
     const { url, pid } = exporter.ready as { url: string; pid: number };
     await untilReady(url, READY_TIMEOUT_MS);
-    const whole = (await get(`${url}/metrics`)).body;
+    const whole = await saved(`${url}/metrics`);
     const stackUrl = `${url}/metrics?stack=${stackName(0)}`;
-    const plain = (await get(stackUrl)).body;
-    const zipped = (await get(stackUrl, true)).body;
-    writeFileSync(join(dir, 'plain'), plain);
-    writeFileSync(join(dir, 'gzip'), zipped);
-    bare = await startChild('bare-server.ts', [join(dir, 'plain'), join(dir, 'gzip')]);
-    const barePid = (bare.ready as { pid: number }).pid;
-    const bareUrl = (bare.ready as { url: string }).url;
-    const scrapes: FleetScrape[] = [];
-    for (const encoding of ['plain', 'gzip'] as const) {
-      progress(`fleet ${n}: one stack's scrape, ${encoding}, ${opts.scrapeSeconds} s each against the exporter and the bare server`);
-      const e = await measured(stackUrl, pid, encoding === 'gzip', opts.scrapeSeconds, QUIET_MS);
-      const b = await measured(`${bareUrl}/metrics`, barePid, encoding === 'gzip', opts.scrapeSeconds);
-      scrapes.push({
-        encoding,
-        bytes: encoding === 'gzip' ? zipped.length : plain.length,
-        exporterPerSecond: e.perSecond,
-        barePerSecond: b.perSecond,
-        exporterCpuMsPerRequest: e.cpuMsPerRequest,
-        exporterGrossCpuMsPerRequest: e.grossCpuMsPerRequest,
-        bareCpuMsPerRequest: b.cpuMsPerRequest,
-      });
-    }
+    const plain = await saved(stackUrl);
+    const zipped = await saved(stackUrl, true);
+    const scrapes = await withBareServer(plain, zipped, async (bare) => {
+      const out: FleetScrape[] = [];
+      for (const encoding of ['plain', 'gzip'] as const) {
+        progress(`fleet ${n}: one stack's scrape, ${encoding}, ${opts.scrapeSeconds} s each against the exporter and the bare server`);
+        const e = await measured(stackUrl, pid, encoding === 'gzip', opts.scrapeSeconds, QUIET_MS);
+        const b = await measured(`${bare.url}/metrics`, bare.pid, encoding === 'gzip', opts.scrapeSeconds);
+        out.push({
+          encoding,
+          bytes: encoding === 'gzip' ? zipped.length : plain.length,
+          exporterPerSecond: e.perSecond,
+          barePerSecond: b.perSecond,
+          exporterCpuMsPerRequest: e.cpuMsPerRequest,
+          exporterGrossCpuMsPerRequest: e.grossCpuMsPerRequest,
+          bareCpuMsPerRequest: b.cpuMsPerRequest,
+        });
+      }
+      return out;
+    });
     const wholeSeries = whole.toString('utf8').split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
     return {
       stacks: n,
@@ -149,9 +136,7 @@ async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progr
       scrapes,
     };
   } finally {
-    await bare?.stop();
     await exporter.stop();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
