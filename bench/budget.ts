@@ -11,7 +11,7 @@ import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import { DEFAULT_INTERVALS, type StackConfig } from '../src/config/types.js';
 import type { SimulatorSize } from '../src/simulator/api.js';
 import { count, seconds, type Table } from './format.js';
-import type { Progress, RequestBudgetFigures, SizeResult } from './results.js';
+import type { Progress, SizeResult } from './results.js';
 import { BENCH_MAX_SERIES } from './sizes.js';
 import { simulatedStack } from './virtual-time.js';
 
@@ -83,9 +83,19 @@ export interface RequestBudgetOptions {
   readonly maxWallSeconds: number;
 }
 
+/**
+ * The exporter's own poll plan at the end of the run (src/cmdb/plan.ts, what
+ * cmdb_exporter_request_demand_ratio reports): requests an hour by endpoint, in total, and ÷ budget.
+ */
+interface Plan {
+  readonly perHour: Readonly<Record<string, number>>;
+  readonly total: number;
+  readonly ratio: number;
+}
+
 interface Summary {
   readonly stack: StackConfig;
-  readonly plan?: RequestBudgetFigures['plan'];
+  readonly plan?: Plan;
   readonly log: ReadonlyArray<{ readonly at: number; readonly endpoint: string }>;
   readonly runTimes: readonly number[];
   readonly actions: number;
@@ -128,7 +138,8 @@ export function busiestWindow(times: readonly number[], windowMs: number): { cou
   return best;
 }
 
-export function summarise(s: Summary): RequestBudgetFigures {
+/** The cell's figures: requests per hour by endpoint after start-up (measured) beside the naive schedule, and the goals' figures. */
+export function summarise(s: Summary) {
   const from = BUDGET_START_MS + WARMUP_HOURS * 3_600_000;
   const steadyHours = Math.max(0, s.simulatedHours - WARMUP_HOURS);
   const steady = s.log.filter((r) => r.at >= from);
@@ -157,10 +168,12 @@ export function summarise(s: Summary): RequestBudgetFigures {
     jobFetchesPerHour: (counts.action_jobs ?? 0) / steadyHours,
     actionRunsPerHour: runs,
     refreshPerHour,
+    // The goal's ceiling: 1.1 × runs plus the slow refresh (every Action once per intervals.actionJobsRefresh).
     jobFetchesAllowed: 1.1 * runs + refreshPerHour,
     busiestMinute: busiest.count,
     busiestMinuteAt: (busiest.at - BUDGET_START_MS) / 1000,
     startupRequests: times.filter((t) => t < BUDGET_START_MS + 600_000).length,
+    // Until every enabled endpoint finished a first poll (absent: never).
     ...(s.readyAtMs === undefined ? {} : { readySeconds: (s.readyAtMs - BUDGET_START_MS) / 1000 }),
     maxBacklog: s.maxBacklog,
     ...(s.plan === undefined ? {} : { plan: s.plan }),
@@ -187,7 +200,7 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
   const runTimes: number[] = [];
   let readyAtMs: number | undefined;
   let maxBacklog = 0;
-  let plan: RequestBudgetFigures['plan'];
+  let plan: Plan | undefined;
   let lastProgress = BUDGET_START_MS;
   const wallStart = performance.now();
   try {
@@ -229,6 +242,8 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
     wallSeconds: (performance.now() - wallStart) / 1000,
   });
 }
+
+export type RequestBudgetFigures = ReturnType<typeof summarise>;
 
 const fixed = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 

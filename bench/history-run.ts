@@ -8,7 +8,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { PageReducer, reduceConnectorPage } from '../src/cmdb/page-reducer.js';
 import type { RequestRecord } from '../src/simulator/api.js';
 import { startChild, type Child } from './children.js';
-import type { BigPage, ConnectorPoll, ExporterInput, HistoryResult, HistoryStalls } from './results.js';
+import type { ExporterInput, HistoryStalls } from './results.js';
 import type { Stall as Plain } from './loop-delay.js';
 import { scrapeLoad, type SlowScrape } from './scrape-load.js';
 import { requestLog, simulatorToken, type SimulatorReady } from './simulator-process.js';
@@ -18,7 +18,7 @@ export const HISTORY_SETTINGS = { connectorPageSize: 5000, connectorIntervalSeco
 export const HISTORY_GOALS = { scrapeP99Ms: 50, scrapeMaxMs: 150, peakRssBytes: 300 * 1024 * 1024, laterPollShare: 0.1 } as const;
 
 /** Times one ~25 MB page both ways, in this (the benchmark's) process. */
-async function measureBigPage(sim: SimulatorReady): Promise<BigPage> {
+async function measureBigPage(sim: SimulatorReady) {
   const token = await simulatorToken(sim);
   const res = await fetch(`${sim.url}/CMDB/v2/system/metrics/connector?page=0&size=20000`, { headers: { authorization: `Bearer ${token}` } });
   const text = await res.text();
@@ -96,7 +96,7 @@ function union(xs: readonly { at: number; ms: number }[]): Array<{ at: number; m
 }
 
 /** Connector requests grouped into polls: a poll starts with its page 0. */
-export function connectorPolls(log: readonly Pick<RequestRecord, 'endpoint' | 'rawQuery' | 'bytes'>[]): ConnectorPoll[] {
+export function connectorPolls(log: readonly Pick<RequestRecord, 'endpoint' | 'rawQuery' | 'bytes'>[]) {
   const polls: Array<{ requests: number; bytes: number }> = [];
   for (const r of log) {
     if (r.endpoint !== 'connector') continue;
@@ -109,7 +109,7 @@ export function connectorPolls(log: readonly Pick<RequestRecord, 'endpoint' | 'r
   return polls;
 }
 
-export async function benchHistory(seconds: number, progress: (m: string) => void, nodeArgs: readonly string[] = []): Promise<HistoryResult> {
+export async function benchHistory(seconds: number, progress: (m: string) => void, nodeArgs: readonly string[] = []) {
   progress(`history: building ${HISTORY_KNOBS.connectors} connectors × ${HISTORY_KNOBS.runsPerConnector} runs`);
   const simulator = await startChild('simulator-process.ts', [JSON.stringify(HISTORY_KNOBS)]);
   let exporter: Child | undefined;
@@ -139,7 +139,7 @@ export async function benchHistory(seconds: number, progress: (m: string) => voi
 const mb = (b: number | null) => (b === null ? 'n/a' : `${(b / 1024 ** 2).toFixed(1)} MB`);
 
 /** The three figures, each with its goal beside it. */
-export function historyLines(r: HistoryResult): string[] {
+export function historyLines(r: Awaited<ReturnType<typeof benchHistory>>): string[] {
   const share = r.laterPollShare;
   const ok = (pass: boolean | null) => (pass === null ? 'not measured' : pass ? 'met' : 'NOT met');
   const st = r.stalls;

@@ -11,7 +11,7 @@ import type { SavedQuery } from '../src/api/query.js';
 import { parseSavedQueries } from '../src/api/query-shape.js';
 import type { RequestRecord } from '../src/simulator/api.js';
 import { count, type Table } from './format.js';
-import type { Progress, QueriesFigures, QueriesRun } from './results.js';
+import type { Progress } from './results.js';
 import { simulatedStack } from './virtual-time.js';
 
 /** The worked examples of config/exporter.example.yaml (its first stack), as the configuration loads them. */
@@ -59,7 +59,7 @@ function spacing(queries: readonly SavedQuery[], log: readonly RequestRecord[], 
   return { most, without };
 }
 
-async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress: Progress): Promise<QueriesRun> {
+async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress: Progress) {
   const queries = exampleQueries();
   const { sim, time, run: simulate, close } = await simulatedStack({
     startMs: START_MS,
@@ -87,15 +87,20 @@ async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress
   const log = sim.requests();
   const rebuildsOf = (table: 'asset' | 'user') => [...seen[table]].sort((a, b) => a - b);
   const { most, without } = spacing(queries, log, rebuildsOf);
-  const run: QueriesRun = {
+  const run = {
     cadenceSeconds,
     simulatedHours: (time.now() - START_MS) / 3_600_000,
     queries: queries.length,
+    // Merger runs that did not fail in the window, the start not counted.
     rebuilds: { asset: rebuildsOf('asset').length, user: rebuildsOf('user').length },
+    // POST /CMDB/v2/data/cmdb.
     counts: log.filter((r) => r.endpoint === 'data_query').length,
     metadataReads: log.filter((r) => r.endpoint === 'data_metadata').length,
+    // The most counts of one query between two rebuilds of its table (1: once per rebuild), and
+    // those with no rebuild since the query's count before (the daily run included).
     maxCountsBetweenRebuilds: most,
     countsWithoutRebuild: without,
+    // What counting at every connector poll would have sent, per query.
     connectorPolls: log.filter((r) => r.endpoint === 'connector').length,
     wallSeconds: (performance.now() - wallStart) / 1000,
   };
@@ -103,15 +108,15 @@ async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress
   return run;
 }
 
-export async function measureQueries(opts: QueriesOptions, progress: Progress): Promise<QueriesFigures> {
-  const runs: QueriesRun[] = [];
+export async function measureQueries(opts: QueriesOptions, progress: Progress) {
+  const runs = [];
   for (const cadence of opts.cadences) runs.push(await runCadence(cadence, opts, progress));
   return { runs };
 }
 
 const minutes = (s: number) => (s >= 3600 ? `${s / 3600} h` : `${s / 60} min`);
 
-export function queriesTable(f: QueriesFigures): Table {
+export function queriesTable(f: Awaited<ReturnType<typeof measureQueries>>): Table {
   return {
     title: 'Saved queries over simulated days: requests from the simulator\'s request log',
     head: ['mergers rebuild every', 'simulated hours', 'queries', 'rebuilds (asset / user)', 'counts sent', 'most counts of a query between two rebuilds', 'counts without a rebuild since', 'metadata reads', 'counting at every connector poll'],
