@@ -50,24 +50,6 @@ export interface RouteFigures {
   readonly requestBytes?: number;
 }
 
-export interface BackfillFigures {
-  readonly size: string;
-  readonly days: number;
-  readonly connectorProfiles: number;
-  readonly connectorRuns: number;
-  readonly actions: number;
-  readonly trackedNames: number;
-  readonly requests: number;
-  readonly requestsByEndpoint: Record<string, number>;
-  /** backfillRequestsPerMinute's default. */
-  readonly defaultRate: number;
-  /** Seconds the requests take at the default pace. */
-  readonly secondsAtDefaultPace: number;
-  readonly routes: readonly RouteFigures[];
-  /** `--step` of the run, or undefined for the default steps. */
-  readonly step?: string;
-}
-
 function du(path: string): number {
   if (!existsSync(path)) return 0;
   const s = statSync(path);
@@ -165,7 +147,7 @@ export async function backfillSetup(days: number, step: string | undefined): Pro
   return { sim, ready, dir, args: ['backfill', '--config', config, '--from', iso(to - days * 86_400), '--to', iso(to), '--instance', 'bench:9873', ...(step ? ['--step', step] : [])] };
 }
 
-export async function benchBackfill(opts: { days?: number; step?: string }, progress: (m: string) => void): Promise<BackfillFigures> {
+export async function benchBackfill(opts: { days?: number; step?: string }, progress: (m: string) => void) {
   const days = opts.days ?? BACKFILL_DAYS;
   progress(`backfill: simulator with ${days} days of medium history`);
   const { sim, ready, dir, args: common } = await backfillSetup(days, opts.step);
@@ -200,7 +182,7 @@ export async function benchBackfill(opts: { days?: number; step?: string }, prog
   }
 }
 
-export function backfillTable(f: BackfillFigures): Table {
+export function backfillTable(f: Awaited<ReturnType<typeof benchBackfill>>): Table {
   const byEndpoint = Object.entries(f.requestsByEndpoint)
     .sort((a, b) => b[1] - a[1])
     .map(([e, n]) => `${e} ${count(n)}`)

@@ -13,31 +13,6 @@ import { cpuMs, residentBytes } from './proc.js';
 import { scrapeLoad } from './scrape-load.js';
 import type { SimulatorReady } from './simulator-process.js';
 
-export interface FleetScrape {
-  readonly encoding: 'plain' | 'gzip';
-  readonly bytes: number;
-  readonly exporterPerSecond: number;
-  readonly barePerSecond: number;
-  /** Net of the CPU the process spent without scrapes just before (its polls). */
-  readonly exporterCpuMsPerRequest: number;
-  /** Everything the process spent during the load, divided by the scrapes. */
-  readonly exporterGrossCpuMsPerRequest: number;
-  readonly bareCpuMsPerRequest: number;
-}
-
-export interface FleetCell {
-  readonly stacks: number;
-  readonly readySeconds: number;
-  readonly rssBytes: number;
-  readonly cpuSecondsPerStackHour: number;
-  /** Share of one core over the measured window, in %. */
-  readonly corePercent: number;
-  readonly wholeBytes: number;
-  readonly wholeSeries: number;
-  readonly stackBytes: number;
-  readonly scrapes: readonly FleetScrape[];
-}
-
 export interface FleetOptions {
   readonly counts: readonly number[];
   /** The CPU window per fleet size. */
@@ -73,7 +48,7 @@ async function measured(url: string, pid: number, gzip: boolean, seconds: number
   return { perSecond: cell.perSecond, cpuMsPerRequest: Math.max(0, net) / requests, grossCpuMsPerRequest: gross / requests };
 }
 
-async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progress: (m: string) => void): Promise<FleetCell> {
+async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progress: (m: string) => void) {
   const input = (busy: boolean): FleetInput => ({ ...sim, stacks: n, busy });
   // The busy cadence first: ready time, RSS and the polls' CPU.
   const busy: Child = await startChild('fleet-exporter.ts', [JSON.stringify(input(true))], { exposeGc: false });
@@ -106,7 +81,7 @@ async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progr
     const plain = await saved(stackUrl);
     const zipped = await saved(stackUrl, true);
     const scrapes = await withBareServer(plain, zipped, async (bare) => {
-      const out: FleetScrape[] = [];
+      const out = [];
       for (const encoding of ['plain', 'gzip'] as const) {
         progress(`fleet ${n}: one stack's scrape, ${encoding}, ${opts.scrapeSeconds} s each against the exporter and the bare server`);
         const e = await measured(stackUrl, pid, encoding === 'gzip', opts.scrapeSeconds, QUIET_MS);
@@ -140,10 +115,10 @@ async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progr
   }
 }
 
-export async function benchFleet(opts: FleetOptions, progress: (m: string) => void): Promise<FleetCell[]> {
+export async function benchFleet(opts: FleetOptions, progress: (m: string) => void) {
   const sim = await startChild('simulator-process.ts', [JSON.stringify({})]);
   try {
-    const cells: FleetCell[] = [];
+    const cells = [];
     for (const n of opts.counts) cells.push(await fleetOf(n, sim.ready as SimulatorReady, opts, progress));
     return cells;
   } finally {
@@ -153,7 +128,7 @@ export async function benchFleet(opts: FleetOptions, progress: (m: string) => vo
 
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 
-export function fleetLines(cells: readonly FleetCell[]): string[] {
+export function fleetLines(cells: Awaited<ReturnType<typeof benchFleet>>): string[] {
   const one = cells.find((c) => c.stacks === 1);
   const lines = [
     'Fleet (small stacks; ready, RSS and CPU with every group every 10 s; one stack scraped as /metrics?stack=NAME by',

@@ -46,25 +46,11 @@ function complete(body: string): boolean {
   return /^cmdb_endpoint_up\{/m.test(body) && !/^cmdb_endpoint_up\{[^}]*\} 0$/m.test(body) && /^cmdb_connector_info\{/m.test(body);
 }
 
-export interface LoopRun {
-  readonly signal: 'SIGKILL' | 'SIGTERM';
-  /** Seconds from the spawn of the new process to its first answered scrape. */
-  readonly firstScrapeSeconds: number;
-  /** Of the new process: its first log line, its listening, the CPU it had used by then. */
-  readonly start: Daemon['marks'];
-  /** The machine's load average over the last minute when the new process started. */
-  readonly load: number;
-  readonly kept: number;
-  readonly keptMissing: number;
-  readonly served: number;
-  readonly servedMissing: number;
-  /** Series of the last scrape before the stop absent (not only changed) from the first scrape after it. */
-  readonly servedAbsent: number;
-  readonly good: boolean;
-  readonly example?: string;
-}
-
-async function oneRun(signal: 'SIGKILL' | 'SIGTERM', seed: number): Promise<LoopRun> {
+/**
+ * One run: the new process's first scrape (seconds from its spawn), its start marks and the load then,
+ * and how much of what was kept and of what was served before the stop that scrape held.
+ */
+async function oneRun(signal: 'SIGKILL' | 'SIGTERM', seed: number) {
   const dir = mkdtempSync(join(tmpdir(), 'cmdb-bench-restarts-'));
   const sim = await startSimulator({ seed, size: { connectors: 30, profilesPerConnector: 2, runsPerConnector: 10, actions: 6 }, connectorPeriodSeconds: 86_400 });
   const daemons: Daemon[] = [];
@@ -108,6 +94,8 @@ async function oneRun(signal: 'SIGKILL' | 'SIGTERM', seed: number): Promise<Loop
   }
 }
 
+type LoopRun = Awaited<ReturnType<typeof oneRun>>;
+
 function line(i: number, r: LoopRun): string {
   const served = r.signal === 'SIGKILL' ? `; of what was served ${r.served - r.servedMissing}/${r.served} the same, ${r.servedAbsent} absent` : '';
   const s = (x: number | undefined) => (x === undefined ? '?' : x.toFixed(1));
@@ -125,7 +113,7 @@ async function main(): Promise<void> {
   let seed = Number(values.seed);
   try {
     for (const signal of signals) {
-      const results: LoopRun[] = [];
+      const results = [];
       for (let i = 1; i <= runs; i++) {
         const r = await oneRun(signal, seed++);
         results.push(r);

@@ -30,7 +30,7 @@ import { scrapeText, startDaemon, type Daemon } from './daemon.js';
 import { bytes, count, ms, type Table } from './format.js';
 import { PACE_SIZE } from './pace-run.js';
 import { sizeByName } from './sizes.js';
-import { benchState, type StateFigures } from './state-run.js';
+import { benchState } from './state-run.js';
 
 export interface RestartOptions {
   readonly msPerRow: number;
@@ -213,23 +213,15 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
  * The cell: restarts at the pace cell's size without state (as before issue 27), and with it after
  * a SIGTERM and a SIGKILL; then the state file at the large size.
  */
-export async function benchRestarts(pace: { readonly msPerRow: number; readonly baseMs: number }, progress: (line: string) => void): Promise<RestartFigures> {
+export async function benchRestarts(pace: { readonly msPerRow: number; readonly baseMs: number }, progress: (line: string) => void) {
   const runs: RestartRun[] = [];
   for (const [storage, signal] of [[false, 'SIGTERM'], [true, 'SIGTERM'], [true, 'SIGKILL']] as const) runs.push(await benchRestart({ ...pace, maxSeconds: 900, storage, signal }, progress));
   const large = sizeByName('large');
   return { ...pace, runs, state: large ? [await benchState(large, progress)] : [] };
 }
 
-export interface RestartFigures {
-  readonly msPerRow: number;
-  readonly baseMs: number;
-  readonly runs: readonly RestartRun[];
-  /** The state file at the benchmark sizes (bench/state-run.ts). */
-  readonly state: readonly StateFigures[];
-}
-
 /** The cell as tables: the restarts, and the state file at the large size. */
-export function restartTables(f: RestartFigures): Table[] {
+export function restartTables(f: Awaited<ReturnType<typeof benchRestarts>>): Table[] {
   const s = (x: number | undefined) => (x === undefined ? '–' : `${x.toFixed(1)} s`);
   return [
     {

@@ -133,20 +133,11 @@ export async function benchSize(size: BenchSize, settings: BenchSettings, progre
   });
 }
 
-/** What `--only swap` measures: the first poll, then `repeats` swaps of a change of every series. */
-export interface SwapOnlyResult {
-  readonly size: string;
-  readonly first: PollRun;
-  readonly swaps: readonly SwapFigures[];
-  /** VmHWM of the exporter's process after the swaps. */
-  readonly peakRssBytes: number | null;
-}
-
 /**
  * The swap cell alone (`npm run bench -- --only swap`): one first poll to fill the store, then
- * `repeats` changes swapped in, each until its gzip response is ready.
+ * `repeats` changes swapped in, each until its gzip response is ready; the exporter's VmHWM after.
  */
-export async function benchSwapOnly(size: BenchSize, repeats: number, nodeArgs: readonly string[], progress: Progress): Promise<SwapOnlyResult> {
+export async function benchSwapOnly(size: BenchSize, repeats: number, nodeArgs: readonly string[], progress: Progress) {
   return withExporter(size, nodeArgs, progress, async ({ sim, exporter, say }) => {
     say('first poll');
     const first = await pollRun(sim, exporter);

@@ -21,21 +21,6 @@ import { quietParts, simulatorStack } from './stack.js';
 const STACK = 'bench';
 const SAMPLES = 3;
 
-export interface StateFigures {
-  readonly size: string;
-  readonly series: number;
-  readonly fileBytes: number;
-  /** The median write (by longest block) of SAMPLES. */
-  readonly writeMs: number;
-  readonly writeCpuMs: number;
-  readonly writeMaxBlockMs: number;
-  /** start() with the state present: reading, checking, restoring the runtime. */
-  readonly startMs: number;
-  /** From start() until every restored series is applied (served). */
-  readonly restoredMs: number;
-  readonly restoredSeries: number;
-}
-
 function config(sim: SimulatorReady, dir: string): ExporterConfig {
   const track = { assets: [...sim.trackedAssets], users: [...sim.trackedUsers] };
   const stack = simulatorStack(sim, { name: STACK, rateLimitPerMinute: RAISED_RATE, actionJobsPerMinute: RAISED_RATE, track, maxSeries: BENCH_MAX_SERIES });
@@ -60,7 +45,7 @@ async function timedWrite(a: App): Promise<{ ms: number; cpuMs: number; blockMs:
   return { ms, cpuMs: (cpu.user + cpu.system) / 1000, blockMs };
 }
 
-export async function benchState(size: BenchSize, progress: (line: string) => void = () => undefined): Promise<StateFigures> {
+export async function benchState(size: BenchSize, progress: (line: string) => void = () => undefined) {
   const sim = await startChild('simulator-process.ts', [JSON.stringify(size.knobs)]);
   const dir = mkdtempSync(join(tmpdir(), 'cmdb-bench-state-'));
   const cfg = config(sim.ready as SimulatorReady, dir);
