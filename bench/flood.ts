@@ -203,10 +203,7 @@ async function scrapeFlood(opts: Options, exporter: Exporter) {
 
 async function main(argv: string[]): Promise<void> {
   const opts = parseOptions(argv);
-  if (opts === 'help') {
-    console.log(USAGE);
-    return;
-  }
+  if (opts === 'help') return console.log(USAGE);
   const dir = mkdtempSync(join(tmpdir(), 'cmdb-flood-'));
   const medium = sizeByName('medium');
   let sim: Child | undefined;

@@ -64,8 +64,8 @@ export interface SwapFigures {
   readonly data: ChangeFigures;
   /** A poll that only changed status (up, last success). */
   readonly status: ChangeFigures;
-  /** Longest block of the same timer chain over 2 s with nothing to do, just before: the busy machine's share (absent in older figures). */
-  readonly idleMaxLoopDelayMs?: number;
+  /** Longest block of the same timer chain over 2 s with nothing to do, just before: the busy machine's share. */
+  readonly idleMaxLoopDelayMs: number;
 }
 
 /** Scrapes while polls run back to back (the exporter's clock moving on between polls). */
@@ -141,8 +141,8 @@ export interface SizeResult {
   readonly hourLater: PollRun;
   /** The run of SWAP_RUNS whose data change had the median longest block (see swapRuns). */
   readonly swap: SwapFigures;
-  /** Every run of the swap cell, in order (figures saved before it ran once have none). */
-  readonly swapRuns?: readonly SwapFigures[];
+  /** Every run of the swap cell, in order. */
+  readonly swapRuns: readonly SwapFigures[];
   readonly compare: CompareFigures;
   /** The same cells in the formats beyond the text format (BenchSettings.formats), when they ran. */
   readonly formats?: Readonly<Partial<Record<'openmetrics', CompareFigures>>>;

@@ -156,7 +156,7 @@ async function swapOnly(options: Options): Promise<void> {
     console.log(`${r.size}: first poll ${ms(r.first.wallMs)}, longest block ${ms(r.first.maxLoopDelayMs)}, ${r.first.cmdbSeries} series`);
     for (const [i, s] of r.swaps.entries()) {
       const d = s.data;
-      console.log(`${r.size}: swap ${i + 1}: ${d.series} series changed, longest block ${ms(d.maxLoopDelayMs)}, until gzip ready ${ms(d.wallMs)}, CPU ${ms(d.cpuMs)}; status-only: longest block ${ms(s.status.maxLoopDelayMs)}, ${ms(s.status.wallMs)}; idle 2 s before: longest block ${ms(s.idleMaxLoopDelayMs ?? NaN)}`);
+      console.log(`${r.size}: swap ${i + 1}: ${d.series} series changed, longest block ${ms(d.maxLoopDelayMs)}, until gzip ready ${ms(d.wallMs)}, CPU ${ms(d.cpuMs)}; status-only: longest block ${ms(s.status.maxLoopDelayMs)}, ${ms(s.status.wallMs)}; idle 2 s before: longest block ${ms(s.idleMaxLoopDelayMs)}`);
     }
     console.log(`${r.size}: median longest block of ${r.swaps.length} swaps: ${ms(medianSwap(r.swaps).data.maxLoopDelayMs)}; peak RSS (VmHWM) ${r.peakRssBytes === null ? '–' : `${(r.peakRssBytes / 2 ** 20).toFixed(0)} MiB`}`);
   }
