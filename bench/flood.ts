@@ -42,18 +42,6 @@ const USAGE = `Usage: npm run bench:flood -- [options]
 
 const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
-interface Options {
-  readonly phase: 'scrapes' | 'idle' | 'both';
-  readonly scrapes: number;
-  readonly idle: number;
-  readonly idleWorkers: number;
-  readonly holdSeconds: number;
-  readonly deadlineSeconds: number;
-  readonly exporterDir: string;
-  readonly exporterArgs: readonly string[];
-  readonly json?: string;
-}
-
 function count(name: string, text: string | undefined, fallback: number, max: number): number {
   if (text === undefined) return fallback;
   const n = Number(text);
@@ -61,7 +49,7 @@ function count(name: string, text: string | undefined, fallback: number, max: nu
   return n;
 }
 
-function parseOptions(argv: string[]): Options | 'help' {
+function parseOptions(argv: string[]) {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -77,7 +65,7 @@ function parseOptions(argv: string[]): Options | 'help' {
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  if (values.help) return 'help';
+  if (values.help) return 'help' as const;
   const phase = values.phase;
   if (phase !== 'scrapes' && phase !== 'idle' && phase !== 'both') throw new Error(`--phase must be scrapes, idle or both`);
   return {
@@ -92,6 +80,8 @@ function parseOptions(argv: string[]): Options | 'help' {
     json: values.json,
   };
 }
+
+type Options = Exclude<ReturnType<typeof parseOptions>, 'help'>;
 
 // ---------------------------------------------------------------- the exporter under test
 
