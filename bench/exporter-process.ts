@@ -25,16 +25,9 @@ const warnings = new Set<string>();
 function stackConfig(input: ExporterInput): StackConfig {
   const { paging, intervals } = BUILTIN_SETTINGS;
   const h = input.history;
-  return simulatorStack(
-    input,
-    {
-      ...(h ? { paging: { ...paging, connectorPageSize: h.connectorPageSize }, intervals: { ...intervals, connectors: h.connectorIntervalSeconds } } : {}),
-      name: STACK,
-      rateLimitPerMinute: input.rateLimitPerMinute,
-      track: { assets: input.trackedAssets, users: input.trackedUsers },
-      maxSeries: input.maxSeries,
-    },
-  );
+  const history = h && { paging: { ...paging, connectorPageSize: h.connectorPageSize }, intervals: { ...intervals, connectors: h.connectorIntervalSeconds } };
+  const track = { assets: input.trackedAssets, users: input.trackedUsers };
+  return simulatorStack(input, { ...history, name: STACK, rateLimitPerMinute: input.rateLimitPerMinute, track, maxSeries: input.maxSeries });
 }
 
 /** Keeps the distinct warning and error messages; the raised rate budget's own warning is expected. */

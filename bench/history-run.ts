@@ -9,8 +9,8 @@ import { PageReducer, reduceConnectorPage } from '../src/cmdb/page-reducer.js';
 import type { RequestRecord } from '../src/simulator/api.js';
 import { startChild, type Child } from './children.js';
 import type { ExporterInput, HistoryStalls } from './results.js';
-import type { Stall as Plain } from './loop-delay.js';
-import { scrapeLoad, type SlowScrape } from './scrape-load.js';
+import type { Stall as Span } from './loop-delay.js';
+import { scrapeLoad } from './scrape-load.js';
 import { requestLog, simulatorToken, type SimulatorReady } from './simulator-process.js';
 
 export const HISTORY_KNOBS = { connectors: 530, runsPerConnector: 72 } as const;
@@ -47,7 +47,7 @@ async function measureBigPage(sim: SimulatorReady) {
 }
 
 /** A stall of the exporter's event loop with the process CPU meanwhile (bench/exporter-process.ts watchBlocks). */
-type Stall = Required<Plain>;
+type Stall = Required<Span>;
 
 /** A stall is the exporter's own work when the process used the CPU for at least half of it. */
 const own = (s: Stall) => s.cpuMs >= s.ms / 2;
@@ -57,11 +57,11 @@ const own = (s: Stall) => s.cpuMs >= s.ms / 2;
  * process used meanwhile. A stall with little CPU is the machine running other work (another
  * process had the core); one with CPU is the exporter's own (parsing, mapping, rendering, GC).
  */
-export function stallsOf(stalls: readonly Stall[], slow: readonly SlowScrape[], clientStalls: readonly Plain[] = []): HistoryStalls {
+export function stallsOf(stalls: readonly Stall[], slow: readonly Span[], clientStalls: readonly Span[] = []): HistoryStalls {
   const longest = (xs: readonly Stall[]) => xs.reduce<Stall | undefined>((a, s) => (a && a.ms >= s.ms ? a : s), undefined);
-  const worst = slow.reduce<SlowScrape | undefined>((a, s) => (a && a.ms >= s.ms ? a : s), undefined);
+  const worst = slow.reduce<Span | undefined>((a, s) => (a && a.ms >= s.ms ? a : s), undefined);
   // How much of a scrape's time the given stalls took (their overlap with it, in ms).
-  const within = (scrape: SlowScrape, xs: readonly { at: number; ms: number }[]) =>
+  const within = (scrape: Span, xs: readonly { at: number; ms: number }[]) =>
     xs.reduce((n, x) => n + Math.max(0, Math.min(scrape.at + scrape.ms, x.at + x.ms) - Math.max(scrape.at, x.at)), 0);
   // A scrape less the time the scraper itself waited for a core: the exporter's answer time.
   const answerMs = slow.reduce((m, s) => Math.max(m, s.ms - within(s, clientStalls)), 0);

@@ -1,4 +1,5 @@
 /** The shapes of the figures, shared by the benchmark, its exporter process and its tables. */
+import type { scrapeLoad } from './scrape-load.js';
 import type { SimulatorAccess } from './simulator-process.js';
 import type { SizeName } from './sizes.js';
 import type { Distribution } from './stats.js';
@@ -88,7 +89,7 @@ export interface CompareSettings {
 }
 
 /** One closed-loop load cell against the exporter or the bare server. */
-export interface CompareCell extends Omit<ScrapeCell, 'clients' | 'gzip'> {
+export interface CompareCell extends Pick<Awaited<ReturnType<typeof scrapeLoad>>, 'requests' | 'errors' | 'seconds' | 'perSecond' | 'latency' | 'responseBytes'> {
   readonly target: 'exporter' | 'bare';
   readonly encoding: Encoding;
   readonly round: number;
@@ -106,18 +107,6 @@ export interface CompareFigures {
   /** The exporter's VmHWM after the cells. */
   readonly peakRssBytes: number;
   readonly cells: readonly CompareCell[];
-}
-
-export interface ScrapeCell {
-  readonly clients: number;
-  readonly gzip: boolean;
-  readonly requests: number;
-  readonly errors: number;
-  readonly seconds: number;
-  readonly perSecond: number;
-  /** Latency in ms. */
-  readonly latency: Distribution;
-  readonly responseBytes: number;
 }
 
 export interface DataShape {

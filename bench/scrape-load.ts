@@ -4,7 +4,6 @@
  * Runs in the benchmark process, not in the exporter's.
  */
 import { Pool } from 'undici';
-import type { ScrapeCell } from './results.js';
 import { watchStalls, type Stall } from './loop-delay.js';
 import { distribution } from './stats.js';
 
@@ -20,14 +19,10 @@ export interface ScrapeLoad {
   readonly slowerThanMs?: number;
 }
 
-export interface SlowScrape {
-  readonly at: number;
-  readonly ms: number;
-}
-
 const WARM_UP_REQUESTS = 3;
 
-export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow: SlowScrape[]; clientStalls: Stall[] }> {
+/** The cell's figures (latency in ms); with slowerThanMs, the slow scrapes and this process's own stalls meanwhile. */
+export async function scrapeLoad(load: ScrapeLoad) {
   const target = new URL(load.url);
   const origin = target.origin;
   // A URL with a path or query is scraped as given (/metrics?stack=NAME); a bare origin at /metrics.
@@ -45,7 +40,7 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow:
     for (let i = 0; i < WARM_UP_REQUESTS; i++) responseBytes = (await scrape()).bytes;
 
     const latencies: number[] = [];
-    const slow: SlowScrape[] = [];
+    const slow: Stall[] = [];
     // Only when slow scrapes are asked for: a scrape can also be slow because this process waited.
     const client = load.slowerThanMs === undefined ? undefined : watchStalls();
     let sent = 0;
@@ -65,7 +60,7 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow:
       }
     };
     await Promise.all(Array.from({ length: load.clients }, scraper));
-    const clientStalls = client?.stop() ?? [];
+    const clientStalls: Stall[] = client?.stop() ?? [];
     const seconds = (performance.now() - started) / 1000;
     return {
       clients: load.clients,
