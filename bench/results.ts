@@ -1,6 +1,6 @@
 /** The shapes of the figures, shared by the benchmark, its exporter process and its tables. */
 import type { scrapeLoad } from './scrape-load.js';
-import type { SimulatorAccess } from './simulator-process.js';
+import type { SimulatorAccess, SimulatorReady } from './simulator-process.js';
 import type { SizeName } from './sizes.js';
 import type { Distribution } from './stats.js';
 
@@ -109,18 +109,9 @@ export interface CompareFigures {
   readonly cells: readonly CompareCell[];
 }
 
-export interface DataShape {
-  readonly connectors: number;
-  readonly connectorProfiles: number;
-  readonly connectorRuns: number;
-  readonly actions: number;
-  readonly actionJobs: number;
-  readonly trackedNames: number;
-}
-
 export interface SizeResult {
   readonly size: SizeName;
-  readonly data: DataShape;
+  readonly data: Pick<SimulatorReady, 'connectors' | 'connectorProfiles' | 'connectorRuns' | 'actions' | 'actionJobs'> & { readonly trackedNames: number };
   readonly memoryAtStart: Memory;
   /** First poll of every endpoint, cold: token, every page, every Action's jobs, every tracked name. */
   readonly first: PollRun;

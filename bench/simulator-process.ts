@@ -1,8 +1,6 @@
 /**
  * The simulated CMDB in its own process, so that its CPU does not count against the exporter.
- * Usage: tsx bench/simulator-process.ts '<SimulatorSize knobs as JSON>' ['<options as JSON>']
- * (the options: compression, and connectorPeriodSeconds and historyDays of SimulatorOptions for the
- * backfill cell)
+ * Usage: tsx bench/simulator-process.ts '<SimulatorSize knobs as JSON>' ['<SimulatorOptions as JSON>']
  * Prints one JSON line (SimulatorReady) on stdout once it listens on 127.0.0.1, then serves until
  * SIGTERM / SIGINT or until its parent goes away. Its request log is read over /_admin/requests
  * (requestLog here).
