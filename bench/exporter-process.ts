@@ -10,7 +10,7 @@ import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
 import { SecretScrubber } from '../src/secrets.js';
-import { loopDelay, watchStalls } from './loop-delay.js';
+import { loopDelay, timed, watchStalls } from './loop-delay.js';
 import { residentBytes } from './proc.js';
 import type { ChangeFigures, ExporterInput, Memory, PollFigures, SwapFigures } from './results.js';
 import { simulatorStack } from './stack.js';
@@ -85,15 +85,12 @@ async function poll(args: { advanceSeconds?: number }): Promise<PollFigures> {
   const a = running();
   clockOffsetMs += (args.advanceSeconds ?? 0) * 1000;
   const wait0 = await budgetWaitSeconds(a);
-  const lag = loopDelay();
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const ok = await a.pollOnce();
-  await a.store.settled();
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  const maxLoopDelayMs = await lag.stop();
-  markEnd('poll', lag, maxLoopDelayMs);
+  const { value: ok, wallMs, cpuMs, maxLoopDelayMs, blockAt } = await timed(async () => {
+    const done = await a.pollOnce();
+    await a.store.settled();
+    return done;
+  });
+  markEnd('poll', blockAt, maxLoopDelayMs);
   const budgetWait = (await budgetWaitSeconds(a)) - wait0;
   // The exposition is rendered lazily, on the first scrape after a change: time that separately.
   const r0 = performance.now();
@@ -107,7 +104,7 @@ async function poll(args: { advanceSeconds?: number }): Promise<PollFigures> {
     ok,
     failed,
     wallMs,
-    cpuMs: (cpu.user + cpu.system) / 1000,
+    cpuMs,
     budgetWaitSeconds: budgetWait,
     renderMs,
     cmdbSeries: a.store.seriesCount(STACK),
@@ -128,25 +125,21 @@ async function gzipResponse(a: App): Promise<void> {
 const mark = process.execArgv.includes('--trace-gc') ? (text: string) => process.stdout.write(`--- ${text}\n`) : () => undefined;
 
 /** The end of a measured stretch, and where its longest block began (also in µs of the monotonic clock, which --cpu-prof's timestamps use). */
-function markEnd(what: string, lag: { at(): number }, maxLoopDelayMs: number): void {
-  const monotonicUs = Number(process.hrtime.bigint() / 1000n) + (lag.at() - performance.now()) * 1000;
-  mark(`${what}: end, longest block ${maxLoopDelayMs.toFixed(1)} ms from ${lag.at().toFixed(0)} ms (monotonic ${monotonicUs.toFixed(0)} µs)`);
+function markEnd(what: string, blockAt: number, maxLoopDelayMs: number): void {
+  const monotonicUs = Number(process.hrtime.bigint() / 1000n) + (blockAt - performance.now()) * 1000;
+  mark(`${what}: end, longest block ${maxLoopDelayMs.toFixed(1)} ms from ${blockAt.toFixed(0)} ms (monotonic ${monotonicUs.toFixed(0)} µs)`);
 }
 
 async function change(a: App, series: number, update: () => void): Promise<ChangeFigures> {
   await gzipResponse(a);
   mark(`change of ${series} series: start`);
-  const lag = loopDelay();
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  update();
-  await a.store.settled();
-  await gzipResponse(a);
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  const maxLoopDelayMs = await lag.stop();
-  markEnd(`change of ${series} series`, lag, maxLoopDelayMs);
-  return { series, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, maxLoopDelayMs };
+  const { wallMs, cpuMs, maxLoopDelayMs, blockAt } = await timed(async () => {
+    update();
+    await a.store.settled();
+    await gzipResponse(a);
+  });
+  markEnd(`change of ${series} series`, blockAt, maxLoopDelayMs);
+  return { series, wallMs, cpuMs, maxLoopDelayMs };
 }
 
 /**

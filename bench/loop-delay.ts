@@ -32,6 +32,20 @@ export function loopDelay(): { stop(): Promise<number>; at(): number } {
   };
 }
 
+/**
+ * Runs `work` and times it in this process: its wall time, the process CPU meanwhile (all threads),
+ * and the event loop's longest block meanwhile (loopDelay) with when that block began.
+ */
+export async function timed<T>(work: () => Promise<T>) {
+  const lag = loopDelay();
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const value = await work();
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  return { value, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, maxLoopDelayMs: await lag.stop(), blockAt: lag.at() };
+}
+
 /** A stall of an event loop: when it began (ms since the epoch), how long, and the process CPU meanwhile when asked. */
 export interface Stall {
   readonly at: number;

@@ -35,8 +35,6 @@ import { benchState } from './state-run.js';
 export interface RestartOptions {
   readonly msPerRow: number;
   readonly baseMs: number;
-  /** Give up waiting for every series after this long (each start). */
-  readonly maxSeconds: number;
   /** How the first process is stopped. */
   readonly signal: 'SIGTERM' | 'SIGKILL';
   /** Start both processes with --storage.path. */
@@ -75,6 +73,8 @@ export interface RestartRun {
 const CLOCK_FAMILIES = new Set(['cmdb_license_days_until_expiry', 'cmdb_ingestion_next_run_timestamp_seconds']);
 const CMDB_FAMILIES = new Set(CATALOGUE.filter((f) => f.endpoint !== undefined).map((f) => f.name));
 const RATE = 50;
+/** Each start is given up on when it has not served every series after this long. */
+const MAX_MS = 900_000;
 
 /** The CMDB series of an exposition: series key → value text. */
 export function cmdbSeries(text: string): Map<string, string> {
@@ -151,7 +151,7 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
     const first = startDaemon(args);
     daemons.push(first);
     const firstUrl = await first.url;
-    const cold = await until('complete first start', first.spawnedAt + opts.maxSeconds * 1000, async () => {
+    const cold = await until('complete first start', first.spawnedAt + MAX_MS, async () => {
       const text = await scrapeText(firstUrl);
       const missing = text === undefined ? 'no scrape' : incomplete(text, keys);
       return missing ?? (performance.now() - first.spawnedAt) / 1000;
@@ -176,7 +176,7 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
     daemons.push(second);
     const url = await second.url;
     let firstScrape: { seconds: number; complete: boolean } | undefined;
-    const restartSeconds = await until('complete restart', second.spawnedAt + opts.maxSeconds * 1000, async () => {
+    const restartSeconds = await until('complete restart', second.spawnedAt + MAX_MS, async () => {
       const text = await scrapeText(url);
       if (text === undefined) return 'no scrape';
       const missing = missingSeries(reference, cmdbSeries(text));
@@ -215,7 +215,7 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
  */
 export async function benchRestarts(pace: { readonly msPerRow: number; readonly baseMs: number }, progress: (line: string) => void) {
   const runs: RestartRun[] = [];
-  for (const [storage, signal] of [[false, 'SIGTERM'], [true, 'SIGTERM'], [true, 'SIGKILL']] as const) runs.push(await benchRestart({ ...pace, maxSeconds: 900, storage, signal }, progress));
+  for (const [storage, signal] of [[false, 'SIGTERM'], [true, 'SIGTERM'], [true, 'SIGKILL']] as const) runs.push(await benchRestart({ ...pace, storage, signal }, progress));
   const large = sizeByName('large');
   return { ...pace, runs, state: large ? [await benchState(large, progress)] : [] };
 }

@@ -13,7 +13,7 @@ import { start, type App } from '../src/app.js';
 import type { ExporterConfig } from '../src/config/types.js';
 import { stateFileOf } from '../src/persist/state-file.js';
 import { startChild } from './children.js';
-import { loopDelay } from './loop-delay.js';
+import { timed } from './loop-delay.js';
 import type { SimulatorReady } from './simulator-process.js';
 import { BENCH_MAX_SERIES, RAISED_RATE, type BenchSize } from './sizes.js';
 import { quietParts, simulatorStack } from './stack.js';
@@ -34,15 +34,9 @@ async function app(cfg: ExporterConfig): Promise<App> {
 }
 
 async function timedWrite(a: App): Promise<{ ms: number; cpuMs: number; blockMs: number }> {
-  const lag = loopDelay();
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const written = await a.writeState?.(STACK);
-  const ms = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  const blockMs = await lag.stop();
-  if (!written) throw new Error('the state was not written');
-  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, blockMs };
+  const write = await timed(async () => a.writeState?.(STACK));
+  if (!write.value) throw new Error('the state was not written');
+  return { ms: write.wallMs, cpuMs: write.cpuMs, blockMs: write.maxLoopDelayMs };
 }
 
 export async function benchState(size: BenchSize, progress: (line: string) => void = () => undefined) {
