@@ -83,8 +83,6 @@ function parseOptions(argv: string[]) {
 
 type Options = Exclude<ReturnType<typeof parseOptions>, 'help'>;
 
-// ---------------------------------------------------------------- the exporter under test
-
 async function startExporter(opts: Options, sim: SimulatorReady, dir: string): Promise<Exporter> {
   const ten = '10s';
   const configFile = join(dir, 'exporter.yaml');
@@ -121,8 +119,6 @@ function openFilesLimit(pid: number): string {
     return 'unknown';
   }
 }
-
-// ---------------------------------------------------------------- one raw HTTP request
 
 interface Answer {
   readonly status: number | null;
@@ -167,8 +163,6 @@ function latency(values: number[]) {
   return { n: d.count, p50: r(d.p50), p99: r(d.p99), max: r(d.max) };
 }
 
-// ---------------------------------------------------------------- phase 1: concurrent scrapes
-
 async function scrapeFlood(opts: Options, exporter: Exporter) {
   const t0 = performance.now();
   const answers = await Promise.all(
@@ -188,8 +182,6 @@ async function scrapeFlood(opts: Options, exporter: Exporter) {
     peakRssBytes: (await residentBytes(exporter.child.pid ?? 0))?.hwm ?? null,
   };
 }
-
-// ---------------------------------------------------------------- main
 
 async function main(argv: string[]): Promise<void> {
   const opts = parseOptions(argv);
