@@ -108,16 +108,10 @@ export async function benchSize(size: BenchSize, settings: BenchSettings, progre
       say(`scrapes while polls run, ${settings.pollingSeconds} s`);
       polling = await pollingScrape(started.url, exporter, settings.pollingSeconds);
     }
+    const { connectors, connectorProfiles, connectorRuns, actions, actionJobs } = sim;
     return {
       size: size.name,
-      data: {
-        connectors: sim.connectors,
-        connectorProfiles: sim.connectorProfiles,
-        connectorRuns: sim.connectorRuns,
-        actions: sim.actions,
-        actionJobs: sim.actionJobs,
-        trackedNames: sim.trackedAssets.length + sim.trackedUsers.length,
-      },
+      data: { connectors, connectorProfiles, connectorRuns, actions, actionJobs, trackedNames: sim.trackedAssets.length + sim.trackedUsers.length },
       memoryAtStart: started.memory,
       first,
       repeat,
