@@ -25,10 +25,8 @@ import { startChild, stopProcess, until, type Child } from './children.js';
 import { runMain } from './daemon.js';
 import { bytes, count, seconds, type Table } from './format.js';
 import { sizeByName } from './sizes.js';
-import { requestLog, type SimulatorReady } from './simulator-process.js';
+import { CLOCK_MS, requestLog, type SimulatorReady } from './simulator-process.js';
 
-/** The simulator process's fixed clock (bench/simulator-process.ts): the range ends 3 h before it. */
-const SIMULATOR_NOW = Date.parse('2026-11-21T12:00:00Z') / 1000;
 export const BACKFILL_DAYS = 30;
 
 export interface RouteFigures {
@@ -142,7 +140,8 @@ export async function backfillSetup(days: number, step: string | undefined): Pro
   // Raised for the cell; the time at the default pace is computed from the requests.
   const stack = { name: 'bench', baseUrl: ready.url, clientId: ready.clientId, secret: ready.secret, rateLimitPerMinute: 6000, backfillRequestsPerMinute: 6000, track: { assets: ready.trackedAssets, users: ready.trackedUsers } };
   writeFileSync(config, stringify({ stacks: [stack] }));
-  const to = SIMULATOR_NOW - 3 * 3600;
+  // The range ends 3 h before the simulator process's fixed clock.
+  const to = CLOCK_MS / 1000 - 3 * 3600;
   const iso = (s: number) => new Date(s * 1000).toISOString();
   return { sim, ready, dir, args: ['backfill', '--config', config, '--from', iso(to - days * 86_400), '--to', iso(to), '--instance', 'bench:9873', ...(step ? ['--step', step] : [])] };
 }

@@ -12,6 +12,7 @@ import { DEFAULT_INTERVALS, type StackConfig } from '../src/config/types.js';
 import type { SimulatorSize } from '../src/simulator/api.js';
 import { count, seconds, type Table } from './format.js';
 import type { Progress, SizeResult } from './results.js';
+import { CLOCK_MS } from './simulator-process.js';
 import { BENCH_MAX_SERIES } from './sizes.js';
 import { simulatedStack } from './virtual-time.js';
 
@@ -62,8 +63,6 @@ export function hourlyVolume(size: SizeResult, ratePerMinute = DEFAULT_RATE) {
 
 // ---- the request-budget cell: the budget over simulated hours ----
 
-/** Start of simulated time: the same fixed clock as the other cells' simulator. */
-export const BUDGET_START_MS = Date.parse('2026-11-21T12:00:00Z');
 /**
  * Connectors run once a day in this cell, as on the real service (docs/cmdb-api-notes.md), so the
  * connector history spans days as there. The simulator's demo cadence (every 3–10 minutes) packs
@@ -140,7 +139,7 @@ export function busiestWindow(times: readonly number[], windowMs: number): { cou
 
 /** The cell's figures: requests per hour by endpoint after start-up (measured) beside the naive schedule, and the goals' figures. */
 export function summarise(s: Summary) {
-  const from = BUDGET_START_MS + WARMUP_HOURS * 3_600_000;
+  const from = CLOCK_MS + WARMUP_HOURS * 3_600_000;
   const steadyHours = Math.max(0, s.simulatedHours - WARMUP_HOURS);
   const steady = s.log.filter((r) => r.at >= from);
   const counts: Record<string, number> = {};
@@ -171,10 +170,10 @@ export function summarise(s: Summary) {
     // The goal's ceiling: 1.1 × runs plus the slow refresh (every Action once per intervals.actionJobsRefresh).
     jobFetchesAllowed: 1.1 * runs + refreshPerHour,
     busiestMinute: busiest.count,
-    busiestMinuteAt: (busiest.at - BUDGET_START_MS) / 1000,
-    startupRequests: times.filter((t) => t < BUDGET_START_MS + 600_000).length,
+    busiestMinuteAt: (busiest.at - CLOCK_MS) / 1000,
+    startupRequests: times.filter((t) => t < CLOCK_MS + 600_000).length,
     // Until every enabled endpoint finished a first poll (absent: never).
-    ...(s.readyAtMs === undefined ? {} : { readySeconds: (s.readyAtMs - BUDGET_START_MS) / 1000 }),
+    ...(s.readyAtMs === undefined ? {} : { readySeconds: (s.readyAtMs - CLOCK_MS) / 1000 }),
     maxBacklog: s.maxBacklog,
     ...(s.plan === undefined ? {} : { plan: s.plan }),
   };
@@ -188,7 +187,7 @@ export function summarise(s: Summary) {
  */
 export async function measureRequestBudget(opts: RequestBudgetOptions, progress: Progress): Promise<RequestBudgetFigures> {
   const { sim, stack, road, poller, time, run, close } = await simulatedStack({
-    startMs: BUDGET_START_MS,
+    startMs: CLOCK_MS,
     size: opts.knobs,
     connectorPeriodSeconds: BUDGET_CONNECTOR_PERIOD_S,
     stack: (s) => ({ track: { assets: s.state().trackedAssets, users: s.state().trackedUsers } }),
@@ -201,7 +200,7 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
   let readyAtMs: number | undefined;
   let maxBacklog = 0;
   let plan: Plan | undefined;
-  let lastProgress = BUDGET_START_MS;
+  let lastProgress = CLOCK_MS;
   const wallStart = performance.now();
   try {
     const settled = () => {
@@ -213,16 +212,16 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
       for (const action of sim.dataset.actions.values()) {
         for (const job of action.jobs) {
           const key = `${action.key}@${job.atMs}`;
-          if (job.atMs < BUDGET_START_MS || runs.has(key)) continue;
+          if (job.atMs < CLOCK_MS || runs.has(key)) continue;
           runs.add(key);
           runTimes.push(job.atMs);
         }
       }
       if (to - lastProgress < 900_000) return;
       lastProgress = to;
-      progress(`[request budget] ${((to - BUDGET_START_MS) / 3_600_000).toFixed(2)} simulated h, ${sim.requests().length} requests`);
+      progress(`[request budget] ${((to - CLOCK_MS) / 3_600_000).toFixed(2)} simulated h, ${sim.requests().length} requests`);
     };
-    await run(BUDGET_START_MS + opts.hours * 3_600_000, opts.maxWallSeconds, { settled, moved });
+    await run(CLOCK_MS + opts.hours * 3_600_000, opts.maxWallSeconds, { settled, moved });
     // What the exporter plans, from what it saw over the run, to set beside what the log counts.
     const p = road.plan?.plan();
     if (p) plan = { perHour: p.perHour as Record<string, number>, total: p.total, ratio: p.ratio };
@@ -238,7 +237,7 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
     readyAtMs,
     maxBacklog,
     plan,
-    simulatedHours: (time.now() - BUDGET_START_MS) / 3_600_000,
+    simulatedHours: (time.now() - CLOCK_MS) / 3_600_000,
     wallSeconds: (performance.now() - wallStart) / 1000,
   });
 }

@@ -12,6 +12,7 @@ import { parseSavedQueries } from '../src/api/query-shape.js';
 import type { RequestRecord } from '../src/simulator/api.js';
 import { count, type Table } from './format.js';
 import type { Progress } from './results.js';
+import { CLOCK_MS } from './simulator-process.js';
 import { simulatedStack } from './virtual-time.js';
 
 /** The worked examples of config/exporter.example.yaml (its first stack), as the configuration loads them. */
@@ -22,7 +23,6 @@ export function exampleQueries(): SavedQuery[] {
   return parsed.value;
 }
 
-const START_MS = Date.parse('2026-11-21T12:00:00Z');
 const MERGER_TABLE: Readonly<Record<string, 'asset' | 'user'>> = { 'Lucidum Asset Merger': 'asset', 'Lucidum User Merger': 'user' };
 /** Enough connectors for both mergers (the 7th and the 16th template). */
 const CONNECTORS = 16;
@@ -62,7 +62,7 @@ function spacing(queries: readonly SavedQuery[], log: readonly RequestRecord[], 
 async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress: Progress) {
   const queries = exampleQueries();
   const { sim, time, run: simulate, close } = await simulatedStack({
-    startMs: START_MS,
+    startMs: CLOCK_MS,
     size: { connectors: CONNECTORS },
     connectorPeriodSeconds: cadenceSeconds,
     stack: () => ({ queries }),
@@ -75,12 +75,12 @@ async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress
     for (const r of sim.dataset.history.all()) {
       const table = MERGER_TABLE[r.bridge_name];
       // A rebuild: a merger run that did not fail (the simulator's and the exporter's rule), inside the window.
-      if (table && /^(SUCCESS|WARNING)$/i.test(r.status) && r._time * 1000 > START_MS) seen[table].add(r._time * 1000);
+      if (table && /^(SUCCESS|WARNING)$/i.test(r.status) && r._time * 1000 > CLOCK_MS) seen[table].add(r._time * 1000);
     }
   };
   const wallStart = performance.now();
   try {
-    await simulate(START_MS + opts.hours * 3_600_000, opts.maxWallSeconds, { moved: noteRebuilds });
+    await simulate(CLOCK_MS + opts.hours * 3_600_000, opts.maxWallSeconds, { moved: noteRebuilds });
   } finally {
     await close();
   }
@@ -89,7 +89,7 @@ async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress
   const { most, without } = spacing(queries, log, rebuildsOf);
   const run = {
     cadenceSeconds,
-    simulatedHours: (time.now() - START_MS) / 3_600_000,
+    simulatedHours: (time.now() - CLOCK_MS) / 3_600_000,
     queries: queries.length,
     // Merger runs that did not fail in the window, the start not counted.
     rebuilds: { asset: rebuildsOf('asset').length, user: rebuildsOf('user').length },

@@ -27,8 +27,8 @@ export interface SimulatorReady extends SimulatorAccess {
   readonly buildMs: number;
 }
 
-/** A fixed clock: with live:false the data is the same on every run for the same size. */
-const CLOCK_MS = Date.parse('2026-11-21T12:00:00Z');
+/** A fixed clock (where the simulated-time cells start too): with live:false the data is the same on every run for the same size. */
+export const CLOCK_MS = Date.parse('2026-11-21T12:00:00Z');
 
 async function main(): Promise<void> {
   const knobs = JSON.parse(process.argv[2] ?? '{}') as Partial<SimulatorSize>;
