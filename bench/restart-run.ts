@@ -3,9 +3,8 @@
  * serves the pace cell's ~7,600 connector runs at a slow page pace (by default 10 ms a row plus
  * 600 ms a page: a 2,000-row page takes ~20 s); the daemon runs in a process of its own (src/main.ts
  * through tsx, as `node dist/main.js` would) with the built-in defaults (but maxSeries, raised so that
- * every connector profile is exported). It is started, left until it
- * serves every series, stopped (SIGTERM or SIGKILL) and started again with the same arguments:
- * without --storage.path, and with it.
+ * every connector profile is exported). It is started, left until it serves every series, stopped
+ * (SIGTERM or SIGKILL) and started again with the same arguments: without --storage.path, and with it.
  *
  * Reported per run: the time to every series at the first start and after the restart (the
  * restart's figure counts from the new process's spawn to the first scrape that holds every CMDB
