@@ -107,9 +107,10 @@ export function missingSeries(reference: ReadonlyMap<string, string>, now: Reado
  */
 export async function keptSeries(file: string, stack: string): Promise<Map<string, string>> {
   if (!existsSync(file)) return new Map();
-  const doc = (await readStateFile(file)).value as { parts: { store?: unknown } };
-  const samples = storeStateFrom(doc.parts.store)?.flatMap((e) => e.samples) ?? [];
-  return new Map(samples.map((s) => [`${s.name}${formatLabels(family(s.name).labels, { stack, ...s.labels })}`, formatValue(s.value)]));
+  const store = ((await readStateFile(file)).value as { parts: { store?: unknown } }).parts.store;
+  const endpoints = store === undefined ? [] : storeStateFrom(store);
+  if (!endpoints) throw new Error(`${file} holds no store state this exporter reads`);
+  return new Map(endpoints.flatMap((e) => e.samples).map((s) => [`${s.name}${formatLabels(family(s.name).labels, { stack, ...s.labels })}`, formatValue(s.value)]));
 }
 
 /** The most of `times` (ms) within any 60 s. */
