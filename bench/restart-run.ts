@@ -19,6 +19,7 @@ import { stringify } from 'yaml';
 import { runKey } from '../src/api/connector-runs.js';
 import type { ConnectorRun } from '../src/api/schemas.js';
 import { CATALOGUE, family } from '../src/metrics/catalogue.js';
+import type { Sample } from '../src/metrics/sample.js';
 import { formatLabels, formatValue } from '../src/metrics/series-text.js';
 import { readStateFile, stateFileOf } from '../src/persist/state-file.js';
 import { storeStateFrom } from '../src/store/store-state.js';
@@ -110,7 +111,8 @@ export async function keptSeries(file: string, stack: string): Promise<Map<strin
   const store = ((await readStateFile(file)).value as { parts: { store?: unknown } }).parts.store;
   const endpoints = store === undefined ? [] : storeStateFrom(store);
   if (!endpoints) throw new Error(`${file} holds no store state this exporter reads`);
-  return new Map(endpoints.flatMap((e) => e.samples).map((s) => [`${s.name}${formatLabels(family(s.name).labels, { stack, ...s.labels })}`, formatValue(s.value)]));
+  const key = (s: Sample) => `${s.name}${formatLabels(family(s.name).labels, { stack, ...s.labels })}`;
+  return new Map(endpoints.flatMap((e) => e.samples).map((s) => [key(s), formatValue(s.value)] as const));
 }
 
 /** The most of `times` (ms) within any 60 s. */
