@@ -66,13 +66,6 @@ async function cell(target: Target, encoding: Encoding, round: number, settings:
   };
 }
 
-/** Largest VmRSS over `ms` with nothing asked of the process. */
-async function idleRss(pid: number, ms: number): Promise<number> {
-  const sampler = sampleRss(pid);
-  await new Promise((resolve) => setTimeout(resolve, ms));
-  return sampler.stop();
-}
-
 export async function compareWithBare(
   exporter: { url: string; pid: number },
   settings: CompareSettings,
@@ -88,7 +81,9 @@ export async function compareWithBare(
       { name: 'exporter', url: exporter.url, pid: exporter.pid },
       { name: 'bare', url: ready.url, pid: ready.pid },
     ];
-    const idle = await idleRss(exporter.pid, 2000);
+    const idleSampler = sampleRss(exporter.pid);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const idle = await idleSampler.stop();
     const cells: CompareCell[] = [];
     for (const encoding of ['identity', 'gzip'] as const) {
       for (let round = 1; round <= settings.rounds; round++) {
