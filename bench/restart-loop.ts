@@ -66,7 +66,7 @@ async function oneRun(signal: 'SIGKILL' | 'SIGTERM', seed: number) {
     const first = startDaemon(args, { built: true });
     daemons.push(first);
     const firstUrl = await first.url;
-    await until('every endpoint served', performance.now() + 180_000, async () => (complete((await scrape(firstUrl)) ?? '') ? true : first.lines.slice(-10).join('\n')));
+    await until('scrape with every endpoint served', performance.now() + 180_000, async () => (complete((await scrape(firstUrl)) ?? '') ? true : first.lines.slice(-10).join('\n')));
     // Anywhere between two writes of the state (every 10 s after a change of series).
     await new Promise((resolve) => setTimeout(resolve, Math.random() * 10_000));
     const before = cmdbSeries((await scrape(firstUrl)) ?? '');
