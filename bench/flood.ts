@@ -66,8 +66,8 @@ function parseOptions(argv: string[]) {
     },
   });
   if (values.help) return 'help' as const;
-  const phase = values.phase;
-  if (phase !== 'scrapes' && phase !== 'idle' && phase !== 'both') throw new Error(`--phase must be scrapes, idle or both`);
+  const phase = values.phase as 'scrapes' | 'idle' | 'both';
+  if (!['scrapes', 'idle', 'both'].includes(phase)) throw new Error(`--phase must be scrapes, idle or both`);
   return {
     phase,
     scrapes: count('scrapes', values.scrapes, 10_000, 50_000),
