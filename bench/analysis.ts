@@ -43,9 +43,7 @@ export function growth(sizes: readonly SizeResult[]) {
  * Every group's successful poll changes the exposition (its last-success time at least), and the
  * next scrape renders it again; groups start at spread-out offsets, so their changes do not coincide.
  */
-function rerendersPerHour(): number {
-  return GROUP_NAMES.reduce((n, g) => n + 3600 / DEFAULT_INTERVALS[g], 0);
-}
+const RERENDERS_PER_HOUR = GROUP_NAMES.reduce((n, g) => n + 3600 / DEFAULT_INTERVALS[g], 0);
 
 /** The exporter's CPU per gzip request over every round of the comparison, socket writes included. */
 export function gzipCpuPerRequest(s: SizeResult): number {
@@ -63,7 +61,7 @@ export function steadyState(s: SizeResult) {
   const pollsPerHour = 3600 / DEFAULT_INTERVALS.connectors;
   const polls = (pollsPerHour * s.repeat.cpuMs + Math.max(0, s.hourLater.cpuMs - s.repeat.cpuMs)) / 1000;
   const scrapesPerHour = (3600 / SCRAPE_INTERVAL_SECONDS) * PROMETHEUS_REPLICAS;
-  const renders = Math.min(rerendersPerHour(), scrapesPerHour);
+  const renders = Math.min(RERENDERS_PER_HOUR, scrapesPerHour);
   const rerenders = (renders * s.swap.data.cpuMs) / 1000;
   const scrapes = (scrapesPerHour * gzipCpuPerRequest(s)) / 1000;
   const total = polls + rerenders + scrapes;

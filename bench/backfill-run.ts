@@ -14,21 +14,19 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { secondsAtPace } from '../src/backfill/plan.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
+import { freePort } from '../scripts/demo-process.js';
 import { part, pathWithParts } from '../scripts/parts/index.js';
-import { startChild, stopProcess, type Child } from './children.js';
+import { startChild, stopProcess, until, type Child } from './children.js';
 import { runMain } from './daemon.js';
 import { bytes, count, seconds, type Table } from './format.js';
 import { sizeByName } from './sizes.js';
-import { requestLog, type SimulatorReady } from './simulator-process.js';
+import { CLOCK_MS, requestLog, type SimulatorReady } from './simulator-process.js';
 
-/** The simulator process's fixed clock (bench/simulator-process.ts): the range ends 3 h before it. */
-const SIMULATOR_NOW = Date.parse('2026-11-21T12:00:00Z') / 1000;
 export const BACKFILL_DAYS = 30;
 
 export interface RouteFigures {
@@ -50,24 +48,6 @@ export interface RouteFigures {
   readonly requestBytes?: number;
 }
 
-export interface BackfillFigures {
-  readonly size: string;
-  readonly days: number;
-  readonly connectorProfiles: number;
-  readonly connectorRuns: number;
-  readonly actions: number;
-  readonly trackedNames: number;
-  readonly requests: number;
-  readonly requestsByEndpoint: Record<string, number>;
-  /** backfillRequestsPerMinute's default. */
-  readonly defaultRate: number;
-  /** Seconds the requests take at the default pace. */
-  readonly secondsAtDefaultPace: number;
-  readonly routes: readonly RouteFigures[];
-  /** `--step` of the run, or undefined for the default steps. */
-  readonly step?: string;
-}
-
 function du(path: string): number {
   if (!existsSync(path)) return 0;
   const s = statSync(path);
@@ -81,33 +61,19 @@ function figure(text: string, pattern: RegExp, what: string): RegExpExecArray {
   return m;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** A VictoriaMetrics on loopback with its storage in `dir`; resolves once it answers /health. */
 async function startVictoria(dir: string): Promise<{ url: string; child: ChildProcess }> {
   const bin = part('victoria-metrics');
   const port = await freePort();
   const child = spawn(bin, [`-storageDataPath=${dir}`, `-httpListenAddr=127.0.0.1:${port}`, '-retentionPeriod=100y', '-loggerLevel=ERROR'], { stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 120; i++) {
-    try {
-      if ((await fetch(`${url}/health`)).ok) return { url, child };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
+  try {
+    await until('victoria-metrics /health', performance.now() + 30_000, async () => ((await fetch(`${url}/health`).catch(() => undefined))?.ok ? true : 'not answering'));
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
   }
-  child.kill('SIGKILL');
-  throw new Error('victoria-metrics did not answer /health within 30 s');
+  return { url, child };
 }
 
 async function blocksRoute(common: readonly string[], dir: string): Promise<RouteFigures> {
@@ -174,12 +140,13 @@ export async function backfillSetup(days: number, step: string | undefined): Pro
   // Raised for the cell; the time at the default pace is computed from the requests.
   const stack = { name: 'bench', baseUrl: ready.url, clientId: ready.clientId, secret: ready.secret, rateLimitPerMinute: 6000, backfillRequestsPerMinute: 6000, track: { assets: ready.trackedAssets, users: ready.trackedUsers } };
   writeFileSync(config, stringify({ stacks: [stack] }));
-  const to = SIMULATOR_NOW - 3 * 3600;
+  // The range ends 3 h before the simulator process's fixed clock.
+  const to = CLOCK_MS / 1000 - 3 * 3600;
   const iso = (s: number) => new Date(s * 1000).toISOString();
   return { sim, ready, dir, args: ['backfill', '--config', config, '--from', iso(to - days * 86_400), '--to', iso(to), '--instance', 'bench:9873', ...(step ? ['--step', step] : [])] };
 }
 
-export async function benchBackfill(opts: { days?: number; step?: string }, progress: (m: string) => void): Promise<BackfillFigures> {
+export async function benchBackfill(opts: { days?: number; step?: string }, progress: (m: string) => void) {
   const days = opts.days ?? BACKFILL_DAYS;
   progress(`backfill: simulator with ${days} days of medium history`);
   const { sim, ready, dir, args: common } = await backfillSetup(days, opts.step);
@@ -214,7 +181,7 @@ export async function benchBackfill(opts: { days?: number; step?: string }, prog
   }
 }
 
-export function backfillTable(f: BackfillFigures): Table {
+export function backfillTable(f: Awaited<ReturnType<typeof benchBackfill>>): Table {
   const byEndpoint = Object.entries(f.requestsByEndpoint)
     .sort((a, b) => b[1] - a[1])
     .map(([e, n]) => `${e} ${count(n)}`)

@@ -11,7 +11,8 @@ import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import { DEFAULT_INTERVALS, type StackConfig } from '../src/config/types.js';
 import type { SimulatorSize } from '../src/simulator/api.js';
 import { count, seconds, type Table } from './format.js';
-import type { Progress, RequestBudgetFigures, SizeResult } from './results.js';
+import type { Progress, SizeResult } from './results.js';
+import { CLOCK_MS } from './simulator-process.js';
 import { BENCH_MAX_SERIES } from './sizes.js';
 import { simulatedStack } from './virtual-time.js';
 
@@ -62,8 +63,6 @@ export function hourlyVolume(size: SizeResult, ratePerMinute = DEFAULT_RATE) {
 
 // ---- the request-budget cell: the budget over simulated hours ----
 
-/** Start of simulated time: the same fixed clock as the other cells' simulator. */
-export const BUDGET_START_MS = Date.parse('2026-11-21T12:00:00Z');
 /**
  * Connectors run once a day in this cell, as on the real service (docs/cmdb-api-notes.md), so the
  * connector history spans days as there. The simulator's demo cadence (every 3–10 minutes) packs
@@ -83,9 +82,19 @@ export interface RequestBudgetOptions {
   readonly maxWallSeconds: number;
 }
 
+/**
+ * The exporter's own poll plan at the end of the run (src/cmdb/plan.ts, what
+ * cmdb_exporter_request_demand_ratio reports): requests an hour by endpoint, in total, and ÷ budget.
+ */
+interface Plan {
+  readonly perHour: Readonly<Record<string, number>>;
+  readonly total: number;
+  readonly ratio: number;
+}
+
 interface Summary {
   readonly stack: StackConfig;
-  readonly plan?: RequestBudgetFigures['plan'];
+  readonly plan?: Plan;
   readonly log: ReadonlyArray<{ readonly at: number; readonly endpoint: string }>;
   readonly runTimes: readonly number[];
   readonly actions: number;
@@ -103,19 +112,18 @@ interface Summary {
  */
 export function naiveSchedule(stack: StackConfig, sizes: { actions: number; connectorRows: number }): Record<string, number> {
   const i = stack.intervals;
-  const per = (seconds: number) => 3600 / seconds;
   const pages = (rows: number, size: number) => Math.max(1, Math.ceil(rows / size));
   return {
-    metrics_data: per(i.inventory),
-    license: per(i.license),
-    connector: per(i.connectors) * pages(sizes.connectorRows, stack.paging.connectorPageSize),
-    data_ingestion: per(i.ingestion),
-    data_ingestion_next: per(i.ingestion),
-    data_ingestion_detail: per(i.ingestion),
-    actions: per(i.actions) * pages(sizes.actions, stack.paging.actionPageSize),
-    action_jobs: per(i.actionJobs) * sizes.actions,
-    asset_change: per(i.changes) * stack.track.assets.length,
-    user_change: per(i.changes) * stack.track.users.length,
+    metrics_data: perHour(i.inventory),
+    license: perHour(i.license),
+    connector: perHour(i.connectors) * pages(sizes.connectorRows, stack.paging.connectorPageSize),
+    data_ingestion: perHour(i.ingestion),
+    data_ingestion_next: perHour(i.ingestion),
+    data_ingestion_detail: perHour(i.ingestion),
+    actions: perHour(i.actions) * pages(sizes.actions, stack.paging.actionPageSize),
+    action_jobs: perHour(i.actionJobs) * sizes.actions,
+    asset_change: perHour(i.changes) * stack.track.assets.length,
+    user_change: perHour(i.changes) * stack.track.users.length,
   };
 }
 
@@ -129,8 +137,9 @@ export function busiestWindow(times: readonly number[], windowMs: number): { cou
   return best;
 }
 
-export function summarise(s: Summary): RequestBudgetFigures {
-  const from = BUDGET_START_MS + WARMUP_HOURS * 3_600_000;
+/** The cell's figures: requests per hour by endpoint after start-up (measured) beside the naive schedule, and the goals' figures. */
+export function summarise(s: Summary) {
+  const from = CLOCK_MS + WARMUP_HOURS * 3_600_000;
   const steadyHours = Math.max(0, s.simulatedHours - WARMUP_HOURS);
   const steady = s.log.filter((r) => r.at >= from);
   const counts: Record<string, number> = {};
@@ -158,11 +167,13 @@ export function summarise(s: Summary): RequestBudgetFigures {
     jobFetchesPerHour: (counts.action_jobs ?? 0) / steadyHours,
     actionRunsPerHour: runs,
     refreshPerHour,
+    // The goal's ceiling: 1.1 × runs plus the slow refresh (every Action once per intervals.actionJobsRefresh).
     jobFetchesAllowed: 1.1 * runs + refreshPerHour,
     busiestMinute: busiest.count,
-    busiestMinuteAt: (busiest.at - BUDGET_START_MS) / 1000,
-    startupRequests: times.filter((t) => t < BUDGET_START_MS + 600_000).length,
-    ...(s.readyAtMs === undefined ? {} : { readySeconds: (s.readyAtMs - BUDGET_START_MS) / 1000 }),
+    busiestMinuteAt: (busiest.at - CLOCK_MS) / 1000,
+    startupRequests: times.filter((t) => t < CLOCK_MS + 600_000).length,
+    // Until every enabled endpoint finished a first poll (absent: never).
+    ...(s.readyAtMs === undefined ? {} : { readySeconds: (s.readyAtMs - CLOCK_MS) / 1000 }),
     maxBacklog: s.maxBacklog,
     ...(s.plan === undefined ? {} : { plan: s.plan }),
   };
@@ -176,7 +187,7 @@ export function summarise(s: Summary): RequestBudgetFigures {
  */
 export async function measureRequestBudget(opts: RequestBudgetOptions, progress: Progress): Promise<RequestBudgetFigures> {
   const { sim, stack, road, poller, time, run, close } = await simulatedStack({
-    startMs: BUDGET_START_MS,
+    startMs: CLOCK_MS,
     size: opts.knobs,
     connectorPeriodSeconds: BUDGET_CONNECTOR_PERIOD_S,
     stack: (s) => ({ track: { assets: s.state().trackedAssets, users: s.state().trackedUsers } }),
@@ -188,8 +199,8 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
   const runTimes: number[] = [];
   let readyAtMs: number | undefined;
   let maxBacklog = 0;
-  let plan: RequestBudgetFigures['plan'];
-  let lastProgress = BUDGET_START_MS;
+  let plan: Plan | undefined;
+  let lastProgress = CLOCK_MS;
   const wallStart = performance.now();
   try {
     const settled = () => {
@@ -201,16 +212,16 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
       for (const action of sim.dataset.actions.values()) {
         for (const job of action.jobs) {
           const key = `${action.key}@${job.atMs}`;
-          if (job.atMs < BUDGET_START_MS || runs.has(key)) continue;
+          if (job.atMs < CLOCK_MS || runs.has(key)) continue;
           runs.add(key);
           runTimes.push(job.atMs);
         }
       }
       if (to - lastProgress < 900_000) return;
       lastProgress = to;
-      progress(`[request budget] ${((to - BUDGET_START_MS) / 3_600_000).toFixed(2)} simulated h, ${sim.requests().length} requests`);
+      progress(`[request budget] ${((to - CLOCK_MS) / 3_600_000).toFixed(2)} simulated h, ${sim.requests().length} requests`);
     };
-    await run(BUDGET_START_MS + opts.hours * 3_600_000, opts.maxWallSeconds, { settled, moved });
+    await run(CLOCK_MS + opts.hours * 3_600_000, opts.maxWallSeconds, { settled, moved });
     // What the exporter plans, from what it saw over the run, to set beside what the log counts.
     const p = road.plan?.plan();
     if (p) plan = { perHour: p.perHour as Record<string, number>, total: p.total, ratio: p.ratio };
@@ -226,10 +237,12 @@ export async function measureRequestBudget(opts: RequestBudgetOptions, progress:
     readyAtMs,
     maxBacklog,
     plan,
-    simulatedHours: (time.now() - BUDGET_START_MS) / 3_600_000,
+    simulatedHours: (time.now() - CLOCK_MS) / 3_600_000,
     wallSeconds: (performance.now() - wallStart) / 1000,
   });
 }
+
+export type RequestBudgetFigures = ReturnType<typeof summarise>;
 
 const fixed = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 

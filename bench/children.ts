@@ -26,6 +26,8 @@ interface Answer {
   readonly error?: string;
 }
 
+type Outcome = { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: Error };
+
 function firstLine(child: ChildProcess, name: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffered = '';
@@ -71,36 +73,26 @@ export async function startChild(script: string, args: readonly string[], opts: 
   }
 
   let nextId = 1;
-  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  /** The commands sent and not yet answered: each settles once, with its answer, a timeout or the child's exit. */
+  const pending = new Map<number, (outcome: Outcome) => void>();
   child.on('message', (message: Answer) => {
-    const waiter = pending.get(message.id);
-    if (!waiter) return;
-    pending.delete(message.id);
-    if (message.ok) waiter.resolve(message.result);
-    else waiter.reject(new Error(`${script}: ${message.error ?? 'command failed'}`));
+    pending.get(message.id)?.(message.ok ? { ok: true, result: message.result } : { ok: false, error: new Error(`${script}: ${message.error ?? 'command failed'}`) });
   });
   child.once('exit', (code) => {
-    for (const waiter of pending.values()) waiter.reject(new Error(`${script} exited with code ${String(code)}`));
-    pending.clear();
+    for (const settle of pending.values()) settle({ ok: false, error: new Error(`${script} exited with code ${String(code)}`) });
   });
 
   const call = <T>(command: string, args?: unknown): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const id = nextId++;
-      const timer = setTimeout(() => {
+      const settle = (outcome: Outcome) => {
+        clearTimeout(timer);
         pending.delete(id);
-        reject(new Error(`${script}: ${command} took longer than ${COMMAND_TIMEOUT_MS} ms`));
-      }, COMMAND_TIMEOUT_MS);
-      pending.set(id, {
-        resolve: (v) => {
-          clearTimeout(timer);
-          resolve(v as T);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      });
+        if (outcome.ok) resolve(outcome.result as T);
+        else reject(outcome.error);
+      };
+      const timer = setTimeout(() => settle({ ok: false, error: new Error(`${script}: ${command} took longer than ${COMMAND_TIMEOUT_MS} ms`) }), COMMAND_TIMEOUT_MS);
+      pending.set(id, settle);
       child.send({ id, command, args });
     });
 

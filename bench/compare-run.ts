@@ -25,10 +25,25 @@ export const FORMAT_ACCEPT = {
 } as const;
 export type BenchFormat = keyof typeof FORMAT_ACCEPT;
 
-async function saved(url: string, gzip: boolean, accept: string | undefined): Promise<Buffer> {
-  const res = await request(`${url}/metrics`, { headers: { ...(gzip ? { 'accept-encoding': 'gzip' } : {}), ...(accept ? { accept } : {}) } });
-  if (res.statusCode !== 200) throw new Error(`GET /metrics: ${res.statusCode}`);
+/** The body of GET `url` as it travels (gzip when asked; in the format `accept` names); throws unless 200. */
+export async function saved(url: string, gzip = false, accept?: string): Promise<Buffer> {
+  const res = await request(url, { headers: { ...(gzip ? { 'accept-encoding': 'gzip' } : {}), ...(accept ? { accept } : {}) } });
+  if (res.statusCode !== 200) throw new Error(`GET ${url}: ${res.statusCode}`);
   return Buffer.from(await res.body.arrayBuffer());
+}
+
+/** A bare server (bench/bare-server.ts, a process of its own) serving `plain` and `zipped` while `use` runs. */
+export async function withBareServer<T>(plain: Buffer, zipped: Buffer, use: (bare: { url: string; pid: number }) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'cmdb-bench-'));
+  writeFileSync(join(dir, 'metrics.txt'), plain);
+  writeFileSync(join(dir, 'metrics.txt.gz'), zipped);
+  const bare = await startChild('bare-server.ts', [join(dir, 'metrics.txt'), join(dir, 'metrics.txt.gz')]);
+  try {
+    return await use(bare.ready as { url: string; pid: number });
+  } finally {
+    await bare.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 async function cell(target: Target, encoding: Encoding, round: number, settings: CompareSettings, accept: string | undefined): Promise<CompareCell> {
@@ -51,13 +66,6 @@ async function cell(target: Target, encoding: Encoding, round: number, settings:
   };
 }
 
-/** Largest VmRSS over `ms` with nothing asked of the process. */
-async function idleRss(pid: number, ms: number): Promise<number> {
-  const sampler = sampleRss(pid);
-  await new Promise((resolve) => setTimeout(resolve, ms));
-  return sampler.stop();
-}
-
 export async function compareWithBare(
   exporter: { url: string; pid: number },
   settings: CompareSettings,
@@ -66,19 +74,16 @@ export async function compareWithBare(
   format?: BenchFormat,
 ): Promise<CompareFigures> {
   const accept = format && FORMAT_ACCEPT[format];
-  const dir = mkdtempSync(join(tmpdir(), 'cmdb-bench-'));
-  const plain = await saved(exporter.url, false, accept);
-  const zipped = await saved(exporter.url, true, accept);
-  writeFileSync(join(dir, 'metrics.txt'), plain);
-  writeFileSync(join(dir, 'metrics.txt.gz'), zipped);
-  const bare = await startChild('bare-server.ts', [join(dir, 'metrics.txt'), join(dir, 'metrics.txt.gz')]);
-  try {
-    const ready = bare.ready as { url: string; pid: number };
+  const plain = await saved(`${exporter.url}/metrics`, false, accept);
+  const zipped = await saved(`${exporter.url}/metrics`, true, accept);
+  return withBareServer(plain, zipped, async (ready) => {
     const targets: Target[] = [
       { name: 'exporter', url: exporter.url, pid: exporter.pid },
       { name: 'bare', url: ready.url, pid: ready.pid },
     ];
-    const idle = await idleRss(exporter.pid, 2000);
+    const idleSampler = sampleRss(exporter.pid);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const idle = await idleSampler.stop();
     const cells: CompareCell[] = [];
     for (const encoding of ['identity', 'gzip'] as const) {
       for (let round = 1; round <= settings.rounds; round++) {
@@ -92,10 +97,7 @@ export async function compareWithBare(
     }
     const peak = await residentBytes(exporter.pid);
     return { plainBytes: plain.length, gzipBytes: zipped.length, idleRssBytes: idle, peakRssBytes: peak?.hwm ?? Number.NaN, cells };
-  } finally {
-    await bare.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 }
 
 /** The cells of one target and encoding, every round. */

@@ -126,28 +126,22 @@ function compressionLines(plain: CompressionFigures, gzip: CompressionFigures, m
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ args: process.argv.slice(2), options: { repeats: { type: 'string' }, mbit: { type: 'string' }, 'remote-write': { type: 'boolean' }, json: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
-  if (values.help) {
-    console.log(USAGE);
-    return;
-  }
+  if (values.help) return void console.log(USAGE);
+  const progress = (m: string) => console.error(`compression: ${m}`);
   if (values['remote-write']) {
-    const figures = await benchSnappy({ rounds: Number(values.repeats ?? 5) || 5 }, (m) => console.error(`compression: ${m}`));
+    const figures = await benchSnappy({ rounds: Number(values.repeats ?? 5) || 5 }, progress);
     console.log(snappyLines(figures).join('\n'));
-    saveFigures('compression', { remoteWrite: figures }, values.json);
-    return;
+    return saveFigures('compression', { remoteWrite: figures }, values.json);
   }
   const repeats = Math.min(50, Math.max(1, Number(values.repeats ?? 5) || 5));
   const mbit = Math.max(1, Number(values.mbit ?? 50) || 50);
-  const progress = (m: string) => console.error(`compression: ${m}`);
   const plain = await measureMode('off', repeats, progress);
   const gzip = await measureMode('gzip', repeats, progress);
   console.log(compressionLines(plain, gzip, mbit).join('\n'));
   saveFigures('compression', { mbit, plain, gzip }, values.json);
 }
 
-if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop() ?? '')) {
-  main().catch((err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
-}
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

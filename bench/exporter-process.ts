@@ -3,22 +3,19 @@
  * its CPU, heap and RSS are the exporter's alone. It prints one ready line, then answers commands
  * over the IPC channel (see Commands); the figures it returns are measured here, in-process.
  */
-import { GZIP_LEVEL } from '../src/exposition/responses.js';
 import { Writable } from 'node:stream';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
 import { start, type App } from '../src/app.js';
 import type { Sample } from '../src/metrics/sample.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
 import { createLogger } from '../src/logger.js';
 import { SecretScrubber } from '../src/secrets.js';
-import { loopDelay } from './loop-delay.js';
+import { loopDelay, timed, watchStalls } from './loop-delay.js';
 import { residentBytes } from './proc.js';
 import type { ChangeFigures, ExporterInput, Memory, PollFigures, SwapFigures } from './results.js';
+import { simulatorStack } from './stack.js';
 
 const STACK = 'bench';
-const gzipAsync = promisify(gzip);
 
 let app: App | undefined;
 /** Added to the exporter's clock, to poll "an hour later" without waiting an hour. */
@@ -26,24 +23,11 @@ let clockOffsetMs = 0;
 const warnings = new Set<string>();
 
 function stackConfig(input: ExporterInput): StackConfig {
-  const { clientIdKey, ...settings } = BUILTIN_SETTINGS;
-  const history = input.history;
-  return {
-    ...settings,
-    ...(history
-      ? {
-          paging: { ...settings.paging, connectorPageSize: history.connectorPageSize },
-          intervals: { ...settings.intervals, connectors: history.connectorIntervalSeconds },
-        }
-      : {}),
-    name: STACK,
-    baseUrl: input.baseUrl,
-    auth: { kind: 'client', clientId: input.clientId, secret: input.secret, clientIdKey },
-    rateLimitPerMinute: input.rateLimitPerMinute,
-    tls: { insecureSkipVerify: false },
-    track: { assets: input.trackedAssets, users: input.trackedUsers },
-    maxSeries: input.maxSeries,
-  };
+  const { paging, intervals } = BUILTIN_SETTINGS;
+  const h = input.history;
+  const history = h && { paging: { ...paging, connectorPageSize: h.connectorPageSize }, intervals: { ...intervals, connectors: h.connectorIntervalSeconds } };
+  const track = { assets: input.trackedAssets, users: input.trackedUsers };
+  return simulatorStack(input, { ...history, name: STACK, rateLimitPerMinute: input.rateLimitPerMinute, track, maxSeries: input.maxSeries });
 }
 
 /** Keeps the distinct warning and error messages; the raised rate budget's own warning is expected. */
@@ -101,15 +85,12 @@ async function poll(args: { advanceSeconds?: number }): Promise<PollFigures> {
   const a = running();
   clockOffsetMs += (args.advanceSeconds ?? 0) * 1000;
   const wait0 = await budgetWaitSeconds(a);
-  const lag = loopDelay();
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const ok = await a.pollOnce();
-  await settled(a);
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  const maxLoopDelayMs = await lag.stop();
-  markEnd('poll', lag, maxLoopDelayMs);
+  const { value: ok, wallMs, cpuMs, maxLoopDelayMs, blockAt } = await timed(async () => {
+    const done = await a.pollOnce();
+    await a.store.settled();
+    return done;
+  });
+  markEnd('poll', blockAt, maxLoopDelayMs);
   const budgetWait = (await budgetWaitSeconds(a)) - wait0;
   // The exposition is rendered lazily, on the first scrape after a change: time that separately.
   const r0 = performance.now();
@@ -123,7 +104,7 @@ async function poll(args: { advanceSeconds?: number }): Promise<PollFigures> {
     ok,
     failed,
     wallMs,
-    cpuMs: (cpu.user + cpu.system) / 1000,
+    cpuMs,
     budgetWaitSeconds: budgetWait,
     renderMs,
     cmdbSeries: a.store.seriesCount(STACK),
@@ -135,42 +116,30 @@ async function poll(args: { advanceSeconds?: number }): Promise<PollFigures> {
   };
 }
 
-/** Waits for updates still being swapped in (the store before sliced swaps had none). */
-async function settled(a: App): Promise<void> {
-  const store = a.store as { settled?: () => Promise<void> };
-  await store.settled?.();
-}
-
-/** The gzip response as /metrics serves it (before bytes-once-per-change: the text, gzipped). */
+/** The gzip response as /metrics serves it. */
 async function gzipResponse(a: App): Promise<void> {
-  const served = a as { metrics?: () => Promise<{ gzip(): Promise<unknown> }> };
-  if (served.metrics) await (await served.metrics()).gzip();
-  else await gzipAsync(await a.metricsText(), { level: GZIP_LEVEL });
+  await (await a.metrics()).gzip();
 }
 
 /** Under --trace-gc (bench --trace-gc), marks where a measured change starts and ends among its lines. */
 const mark = process.execArgv.includes('--trace-gc') ? (text: string) => process.stdout.write(`--- ${text}\n`) : () => undefined;
 
 /** The end of a measured stretch, and where its longest block began (also in µs of the monotonic clock, which --cpu-prof's timestamps use). */
-function markEnd(what: string, lag: { at(): number }, maxLoopDelayMs: number): void {
-  const monotonicUs = Number(process.hrtime.bigint() / 1000n) + (lag.at() - performance.now()) * 1000;
-  mark(`${what}: end, longest block ${maxLoopDelayMs.toFixed(1)} ms from ${lag.at().toFixed(0)} ms (monotonic ${monotonicUs.toFixed(0)} µs)`);
+function markEnd(what: string, blockAt: number, maxLoopDelayMs: number): void {
+  const monotonicUs = Number(process.hrtime.bigint() / 1000n) + (blockAt - performance.now()) * 1000;
+  mark(`${what}: end, longest block ${maxLoopDelayMs.toFixed(1)} ms from ${blockAt.toFixed(0)} ms (monotonic ${monotonicUs.toFixed(0)} µs)`);
 }
 
 async function change(a: App, series: number, update: () => void): Promise<ChangeFigures> {
   await gzipResponse(a);
   mark(`change of ${series} series: start`);
-  const lag = loopDelay();
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  update();
-  await settled(a);
-  await gzipResponse(a);
-  const wallMs = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  const maxLoopDelayMs = await lag.stop();
-  markEnd(`change of ${series} series`, lag, maxLoopDelayMs);
-  return { series, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, maxLoopDelayMs };
+  const { wallMs, cpuMs, maxLoopDelayMs, blockAt } = await timed(async () => {
+    update();
+    await a.store.settled();
+    await gzipResponse(a);
+  });
+  markEnd(`change of ${series} series`, blockAt, maxLoopDelayMs);
+  return { series, wallMs, cpuMs, maxLoopDelayMs };
 }
 
 /**
@@ -210,43 +179,8 @@ async function idleLoopDelay(): Promise<number> {
   return lag.stop();
 }
 
-/** A stall of the exporter's event loop: when it began (ms since the epoch), how long, and the process CPU meanwhile. */
-interface Block {
-  readonly at: number;
-  readonly ms: number;
-  readonly cpuMs: number;
-}
-
-/** Stalls longer than this are kept; shorter ones cannot make a scrape slow. */
-const BLOCK_MIN_MS = 20;
-let watch: { blocks: Block[]; timer?: NodeJS.Timeout } | undefined;
-
-/**
- * Records every stall of the event loop (a 2 ms timer chain's gaps) with the CPU the process used
- * meanwhile (the main thread and the page worker; Node 20 has no per-thread figure): a stall with
- * little CPU is the machine running other work, one with CPU is the exporter's own.
- */
-async function watchBlocks(): Promise<void> {
-  const state: { blocks: Block[]; timer?: NodeJS.Timeout } = { blocks: [] };
-  watch = state;
-  let last = performance.now();
-  let cpu = process.cpuUsage();
-  const tick = () => {
-    const now = performance.now();
-    const used = process.cpuUsage(cpu);
-    const stall = now - last - 2;
-    if (stall > BLOCK_MIN_MS) state.blocks.push({ at: Date.now() - stall, ms: stall, cpuMs: (used.user + used.system) / 1000 });
-    last = now;
-    cpu = process.cpuUsage();
-    state.timer = setTimeout(tick, 2);
-  };
-  state.timer = setTimeout(tick, 2);
-}
-
-async function blocks(): Promise<Block[]> {
-  clearTimeout(watch?.timer);
-  return watch?.blocks ?? [];
-}
+/** The event loop's stalls with the CPU the process used in each (bench/history-run.ts stallsOf tells them apart). */
+let stalls: ReturnType<typeof watchStalls> | undefined;
 
 /** Polls back to back, the clock moving on `advanceSeconds` each time, for `seconds` or `maxPolls`. */
 async function pollLoop(args: { seconds: number; maxPolls: number; advanceSeconds: number }): Promise<number> {
@@ -266,8 +200,8 @@ const commands: Record<string, (args: never) => Promise<unknown>> = {
   poll,
   swap,
   pollLoop,
-  watchBlocks,
-  blocks,
+  watchBlocks: async () => void (stalls = watchStalls(true)),
+  blocks: async () => stalls?.stop() ?? [],
   memory: async () => memory(),
   // VmHWM of this process (Linux): the peak resident set since it started.
   peakRss: async () => (await residentBytes(process.pid))?.hwm ?? null,

@@ -8,16 +8,11 @@ import { pathToFileURL } from 'node:url';
 import { start } from '../src/app.js';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
 import type { ExporterConfig, StackConfig } from '../src/config/types.js';
+import type { SimulatorAccess } from './simulator-process.js';
 import { quietParts, simulatorStack } from './stack.js';
 
-export interface FleetInput {
+export interface FleetInput extends SimulatorAccess {
   readonly stacks: number;
-  readonly baseUrl: string;
-  readonly clientId: string;
-  /** The simulator's demo credential. */
-  readonly secret: string;
-  readonly trackedAssets: readonly string[];
-  readonly trackedUsers: readonly string[];
   /** Every group every 10 s (the busy cadence); false: the default intervals. */
   readonly busy: boolean;
 }
@@ -30,7 +25,7 @@ function stack(input: FleetInput, i: number): StackConfig {
   const intervals = input.busy ? (Object.fromEntries(Object.keys(BUILTIN_SETTINGS.intervals).map((k) => [k, BUSY])) as unknown as StackConfig['intervals']) : BUILTIN_SETTINGS.intervals;
   // One simulator answers for every stack: the budget must not be what the cell measures.
   const track = { assets: input.trackedAssets, users: input.trackedUsers };
-  return simulatorStack({ ...input, url: input.baseUrl }, { name: stackName(i), rateLimitPerMinute: 6000, actionJobsPerMinute: 6000, intervals, track });
+  return simulatorStack(input, { name: stackName(i), rateLimitPerMinute: 6000, actionJobsPerMinute: 6000, intervals, track });
 }
 
 async function main(): Promise<void> {

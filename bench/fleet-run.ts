@@ -5,41 +5,13 @@
  * stack's exposition, and one stack's scrape against a bare node:http server serving the same
  * bytes (requests a second and CPU per request of each process). Every wait and load is bounded.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import { startChild, untilReady, type Child } from './children.js';
+import { saved, withBareServer } from './compare-run.js';
 import { stackName, type FleetInput } from './fleet-exporter.js';
 import { cpuMs, residentBytes } from './proc.js';
 import { scrapeLoad } from './scrape-load.js';
 import type { SimulatorReady } from './simulator-process.js';
-
-export interface FleetScrape {
-  readonly encoding: 'plain' | 'gzip';
-  readonly bytes: number;
-  readonly exporterPerSecond: number;
-  readonly barePerSecond: number;
-  /** Net of the CPU the process spent without scrapes just before (its polls). */
-  readonly exporterCpuMsPerRequest: number;
-  /** Everything the process spent during the load, divided by the scrapes. */
-  readonly exporterGrossCpuMsPerRequest: number;
-  readonly bareCpuMsPerRequest: number;
-}
-
-export interface FleetCell {
-  readonly stacks: number;
-  readonly readySeconds: number;
-  readonly rssBytes: number;
-  readonly cpuSecondsPerStackHour: number;
-  /** Share of one core over the measured window, in %. */
-  readonly corePercent: number;
-  readonly wholeBytes: number;
-  readonly wholeSeries: number;
-  readonly stackBytes: number;
-  readonly scrapes: readonly FleetScrape[];
-}
 
 export interface FleetOptions {
   readonly counts: readonly number[];
@@ -53,12 +25,6 @@ export const FLEET_DEFAULTS: FleetOptions = { counts: [1, 50, 200], cpuSeconds: 
 const READY_TIMEOUT_MS = 180_000;
 /** The window without scrapes before each load on the exporter, for its background CPU. */
 const QUIET_MS = 3000;
-
-async function get(url: string, gzip = false): Promise<{ status: number; body: Buffer }> {
-  const res = await request(url, { headers: gzip ? { 'accept-encoding': 'gzip' } : {} });
-  return { status: res.statusCode, body: Buffer.from(await res.body.arrayBuffer()) };
-}
-
 
 /**
  * Scrape load on `url` while reading the CPU of process `pid`. `backgroundShare`: the CPU the process
@@ -82,8 +48,8 @@ async function measured(url: string, pid: number, gzip: boolean, seconds: number
   return { perSecond: cell.perSecond, cpuMsPerRequest: Math.max(0, net) / requests, grossCpuMsPerRequest: gross / requests };
 }
 
-async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progress: (m: string) => void): Promise<FleetCell> {
-  const input = (busy: boolean): FleetInput => ({ stacks: n, baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, trackedAssets: sim.trackedAssets, trackedUsers: sim.trackedUsers, busy });
+async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progress: (m: string) => void) {
+  const input = (busy: boolean): FleetInput => ({ ...sim, stacks: n, busy });
   // The busy cadence first: ready time, RSS and the polls' CPU.
   const busy: Child = await startChild('fleet-exporter.ts', [JSON.stringify(input(true))], { exposeGc: false });
   let readySeconds: number;
@@ -107,35 +73,31 @@ async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progr
   // Then the scrapes, on the default intervals (as in production: the polls mostly quiet), so that
   // the figures are the scrapes' own and not the busy polls' contention for the thread pool.
   const exporter: Child = await startChild('fleet-exporter.ts', [JSON.stringify(input(false))], { exposeGc: false });
-  const dir = mkdtempSync(join(tmpdir(), 'cmdb-fleet-bench-'));
-  let bare: Child | undefined;
   try {
     const { url, pid } = exporter.ready as { url: string; pid: number };
     await untilReady(url, READY_TIMEOUT_MS);
-    const whole = (await get(`${url}/metrics`)).body;
+    const whole = await saved(`${url}/metrics`);
     const stackUrl = `${url}/metrics?stack=${stackName(0)}`;
-    const plain = (await get(stackUrl)).body;
-    const zipped = (await get(stackUrl, true)).body;
-    writeFileSync(join(dir, 'plain'), plain);
-    writeFileSync(join(dir, 'gzip'), zipped);
-    bare = await startChild('bare-server.ts', [join(dir, 'plain'), join(dir, 'gzip')]);
-    const barePid = (bare.ready as { pid: number }).pid;
-    const bareUrl = (bare.ready as { url: string }).url;
-    const scrapes: FleetScrape[] = [];
-    for (const encoding of ['plain', 'gzip'] as const) {
-      progress(`fleet ${n}: one stack's scrape, ${encoding}, ${opts.scrapeSeconds} s each against the exporter and the bare server`);
-      const e = await measured(stackUrl, pid, encoding === 'gzip', opts.scrapeSeconds, QUIET_MS);
-      const b = await measured(`${bareUrl}/metrics`, barePid, encoding === 'gzip', opts.scrapeSeconds);
-      scrapes.push({
-        encoding,
-        bytes: encoding === 'gzip' ? zipped.length : plain.length,
-        exporterPerSecond: e.perSecond,
-        barePerSecond: b.perSecond,
-        exporterCpuMsPerRequest: e.cpuMsPerRequest,
-        exporterGrossCpuMsPerRequest: e.grossCpuMsPerRequest,
-        bareCpuMsPerRequest: b.cpuMsPerRequest,
-      });
-    }
+    const plain = await saved(stackUrl);
+    const zipped = await saved(stackUrl, true);
+    const scrapes = await withBareServer(plain, zipped, async (bare) => {
+      const out = [];
+      for (const encoding of ['plain', 'gzip'] as const) {
+        progress(`fleet ${n}: one stack's scrape, ${encoding}, ${opts.scrapeSeconds} s each against the exporter and the bare server`);
+        const e = await measured(stackUrl, pid, encoding === 'gzip', opts.scrapeSeconds, QUIET_MS);
+        const b = await measured(`${bare.url}/metrics`, bare.pid, encoding === 'gzip', opts.scrapeSeconds);
+        out.push({
+          encoding,
+          bytes: encoding === 'gzip' ? zipped.length : plain.length,
+          exporterPerSecond: e.perSecond,
+          barePerSecond: b.perSecond,
+          exporterCpuMsPerRequest: e.cpuMsPerRequest,
+          exporterGrossCpuMsPerRequest: e.grossCpuMsPerRequest,
+          bareCpuMsPerRequest: b.cpuMsPerRequest,
+        });
+      }
+      return out;
+    });
     const wholeSeries = whole.toString('utf8').split('\n').filter((l) => l !== '' && !l.startsWith('#')).length;
     return {
       stacks: n,
@@ -149,16 +111,14 @@ async function fleetOf(n: number, sim: SimulatorReady, opts: FleetOptions, progr
       scrapes,
     };
   } finally {
-    await bare?.stop();
     await exporter.stop();
-    rmSync(dir, { recursive: true, force: true });
   }
 }
 
-export async function benchFleet(opts: FleetOptions, progress: (m: string) => void): Promise<FleetCell[]> {
+export async function benchFleet(opts: FleetOptions, progress: (m: string) => void) {
   const sim = await startChild('simulator-process.ts', [JSON.stringify({})]);
   try {
-    const cells: FleetCell[] = [];
+    const cells = [];
     for (const n of opts.counts) cells.push(await fleetOf(n, sim.ready as SimulatorReady, opts, progress));
     return cells;
   } finally {
@@ -168,7 +128,7 @@ export async function benchFleet(opts: FleetOptions, progress: (m: string) => vo
 
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 
-export function fleetLines(cells: readonly FleetCell[]): string[] {
+export function fleetLines(cells: Awaited<ReturnType<typeof benchFleet>>): string[] {
   const one = cells.find((c) => c.stacks === 1);
   const lines = [
     'Fleet (small stacks; ready, RSS and CPU with every group every 10 s; one stack scraped as /metrics?stack=NAME by',

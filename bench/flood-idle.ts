@@ -11,7 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Daemon } from './daemon.js';
 import { residentBytes } from './proc.js';
 
-type Exporter = Daemon & { readonly port: number };
+export type Exporter = Daemon & { readonly port: number };
 
 interface WorkerReport {
   readonly opened: number;
@@ -74,14 +74,7 @@ async function idleWorker(port: number, n: number, holdMs: number): Promise<void
 }
 
 /** What one scrape shows of the upstream side: the ingestion endpoint's last success, requests by outcome. */
-interface Probe {
-  readonly ok: boolean;
-  readonly ingestionLastSuccess: number | null;
-  readonly requestsByOutcome: Record<string, number>;
-  readonly error?: string;
-}
-
-async function probeScrape(port: number): Promise<Probe> {
+async function probeScrape(port: number) {
   try {
     const r = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5_000) });
     const text = await r.text();

@@ -19,13 +19,13 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { startChild, untilReady, type Child } from './children.js';
-import { startDaemon, type Daemon } from './daemon.js';
+import { startDaemon } from './daemon.js';
 import { saveFigures } from './format.js';
 import { residentBytes } from './proc.js';
 import type { SimulatorReady } from './simulator-process.js';
 import { sizeByName } from './sizes.js';
 import { distribution } from './stats.js';
-import { idleFlood } from './flood-idle.js';
+import { idleFlood, type Exporter } from './flood-idle.js';
 
 const USAGE = `Usage: npm run bench:flood -- [options]
 
@@ -42,18 +42,6 @@ const USAGE = `Usage: npm run bench:flood -- [options]
 
 const REPO = resolve(fileURLToPath(new URL('..', import.meta.url)));
 
-interface Options {
-  readonly phase: 'scrapes' | 'idle' | 'both';
-  readonly scrapes: number;
-  readonly idle: number;
-  readonly idleWorkers: number;
-  readonly holdSeconds: number;
-  readonly deadlineSeconds: number;
-  readonly exporterDir: string;
-  readonly exporterArgs: readonly string[];
-  readonly json?: string;
-}
-
 function count(name: string, text: string | undefined, fallback: number, max: number): number {
   if (text === undefined) return fallback;
   const n = Number(text);
@@ -61,7 +49,7 @@ function count(name: string, text: string | undefined, fallback: number, max: nu
   return n;
 }
 
-function parseOptions(argv: string[]): Options | 'help' {
+function parseOptions(argv: string[]) {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -77,9 +65,9 @@ function parseOptions(argv: string[]): Options | 'help' {
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
-  if (values.help) return 'help';
-  const phase = values.phase;
-  if (phase !== 'scrapes' && phase !== 'idle' && phase !== 'both') throw new Error(`--phase must be scrapes, idle or both`);
+  if (values.help) return 'help' as const;
+  const phase = values.phase as 'scrapes' | 'idle' | 'both';
+  if (!['scrapes', 'idle', 'both'].includes(phase)) throw new Error(`--phase must be scrapes, idle or both`);
   return {
     phase,
     scrapes: count('scrapes', values.scrapes, 10_000, 50_000),
@@ -93,9 +81,7 @@ function parseOptions(argv: string[]): Options | 'help' {
   };
 }
 
-// ---------------------------------------------------------------- the exporter under test
-
-type Exporter = Daemon & { readonly port: number };
+type Options = Exclude<ReturnType<typeof parseOptions>, 'help'>;
 
 async function startExporter(opts: Options, sim: SimulatorReady, dir: string): Promise<Exporter> {
   const ten = '10s';
@@ -133,8 +119,6 @@ function openFilesLimit(pid: number): string {
     return 'unknown';
   }
 }
-
-// ---------------------------------------------------------------- one raw HTTP request
 
 interface Answer {
   readonly status: number | null;
@@ -179,8 +163,6 @@ function latency(values: number[]) {
   return { n: d.count, p50: r(d.p50), p99: r(d.p99), max: r(d.max) };
 }
 
-// ---------------------------------------------------------------- phase 1: concurrent scrapes
-
 async function scrapeFlood(opts: Options, exporter: Exporter) {
   const t0 = performance.now();
   const answers = await Promise.all(
@@ -201,14 +183,9 @@ async function scrapeFlood(opts: Options, exporter: Exporter) {
   };
 }
 
-// ---------------------------------------------------------------- main
-
 async function main(argv: string[]): Promise<void> {
   const opts = parseOptions(argv);
-  if (opts === 'help') {
-    console.log(USAGE);
-    return;
-  }
+  if (opts === 'help') return console.log(USAGE);
   const dir = mkdtempSync(join(tmpdir(), 'cmdb-flood-'));
   const medium = sizeByName('medium');
   let sim: Child | undefined;

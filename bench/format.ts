@@ -50,16 +50,11 @@ export function percent(share: number): string {
   return `${pct.toFixed(pct < 10 ? 1 : 0)} %`;
 }
 
-/** A GitHub-flavoured Markdown table (the title is left to the caller). */
-export function markdownTable(t: Table): string {
+/** The table on stdout as GitHub-flavoured Markdown, its title first, as docs/performance.md shows tables. */
+export function printTable(t: Table): void {
   const row = (cells: readonly string[]) => `| ${cells.join(' | ')} |`;
   const rule = t.head.map((_, i) => (i >= t.numericFrom ? '---:' : '---'));
-  return [row(t.head), row(rule), ...t.rows.map(row)].join('\n');
-}
-
-/** The table on stdout, its title first, as docs/performance.md shows tables. */
-export function printTable(t: Table): void {
-  console.log(`${t.title}:\n\n${markdownTable(t)}\n`);
+  console.log(`${t.title}:\n\n${[row(t.head), row(rule), ...t.rows.map(row)].join('\n')}\n`);
 }
 
 export function machine() {
@@ -74,20 +69,17 @@ export function machine() {
   };
 }
 
-export function machineLine(m = machine()): string {
+export function machineLine(): string {
+  const m = machine();
   return `Machine: ${m.cpus} × ${m.cpuModel}, ${(m.memoryBytes / 2 ** 30).toFixed(1)} GiB RAM, Node.js ${m.node} (${m.platform}), ${m.date}`;
 }
 
 const RESULTS = fileURLToPath(new URL('./results/', import.meta.url));
 
-/**
- * Saves a cell's figures with the machine as JSON: to `file` when given (--json), otherwise to
- * bench/results/<cell>-<time>.json (ignored by git). Says where on stderr; returns the path.
- */
-export function saveFigures(cell: string, figures: object, file?: string): string {
+/** Saves a cell's figures with the machine as JSON to `file` (--json) or bench/results/<cell>-<time>.json (ignored by git); says where on stderr. */
+export function saveFigures(cell: string, figures: object, file?: string): void {
   const path = file ?? `${RESULTS}${cell}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`;
   if (!file) mkdirSync(RESULTS, { recursive: true });
   writeFileSync(path, `${JSON.stringify({ machine: machine(), ...figures }, null, 2)}\n`);
   console.error(`bench: figures saved to ${path}`);
-  return path;
 }

@@ -8,8 +8,9 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { PageReducer, reduceConnectorPage } from '../src/cmdb/page-reducer.js';
 import type { RequestRecord } from '../src/simulator/api.js';
 import { startChild, type Child } from './children.js';
-import type { BigPage, ConnectorPoll, ExporterInput, HistoryResult, HistoryStalls } from './results.js';
-import { scrapeLoad, type ClientStall, type SlowScrape } from './scrape-load.js';
+import type { ExporterInput, HistoryStalls } from './results.js';
+import type { Stall as Span } from './loop-delay.js';
+import { scrapeLoad } from './scrape-load.js';
 import { requestLog, simulatorToken, type SimulatorReady } from './simulator-process.js';
 
 export const HISTORY_KNOBS = { connectors: 530, runsPerConnector: 72 } as const;
@@ -17,7 +18,7 @@ export const HISTORY_SETTINGS = { connectorPageSize: 5000, connectorIntervalSeco
 export const HISTORY_GOALS = { scrapeP99Ms: 50, scrapeMaxMs: 150, peakRssBytes: 300 * 1024 * 1024, laterPollShare: 0.1 } as const;
 
 /** Times one ~25 MB page both ways, in this (the benchmark's) process. */
-async function measureBigPage(sim: SimulatorReady): Promise<BigPage> {
+async function measureBigPage(sim: SimulatorReady) {
   const token = await simulatorToken(sim);
   const res = await fetch(`${sim.url}/CMDB/v2/system/metrics/connector?page=0&size=20000`, { headers: { authorization: `Bearer ${token}` } });
   const text = await res.text();
@@ -45,12 +46,8 @@ async function measureBigPage(sim: SimulatorReady): Promise<BigPage> {
   }
 }
 
-/** A stall of the exporter's event loop (bench/exporter-process.ts watchBlocks). */
-interface Stall {
-  readonly at: number;
-  readonly ms: number;
-  readonly cpuMs: number;
-}
+/** A stall of the exporter's event loop with the process CPU meanwhile (bench/exporter-process.ts watchBlocks). */
+type Stall = Required<Span>;
 
 /** A stall is the exporter's own work when the process used the CPU for at least half of it. */
 const own = (s: Stall) => s.cpuMs >= s.ms / 2;
@@ -60,11 +57,11 @@ const own = (s: Stall) => s.cpuMs >= s.ms / 2;
  * process used meanwhile. A stall with little CPU is the machine running other work (another
  * process had the core); one with CPU is the exporter's own (parsing, mapping, rendering, GC).
  */
-export function stallsOf(stalls: readonly Stall[], slow: readonly SlowScrape[], clientStalls: readonly ClientStall[] = []): HistoryStalls {
+export function stallsOf(stalls: readonly Stall[], slow: readonly Span[], clientStalls: readonly Span[] = []): HistoryStalls {
   const longest = (xs: readonly Stall[]) => xs.reduce<Stall | undefined>((a, s) => (a && a.ms >= s.ms ? a : s), undefined);
-  const worst = slow.reduce<SlowScrape | undefined>((a, s) => (a && a.ms >= s.ms ? a : s), undefined);
+  const worst = slow.reduce<Span | undefined>((a, s) => (a && a.ms >= s.ms ? a : s), undefined);
   // How much of a scrape's time the given stalls took (their overlap with it, in ms).
-  const within = (scrape: SlowScrape, xs: readonly { at: number; ms: number }[]) =>
+  const within = (scrape: Span, xs: readonly { at: number; ms: number }[]) =>
     xs.reduce((n, x) => n + Math.max(0, Math.min(scrape.at + scrape.ms, x.at + x.ms) - Math.max(scrape.at, x.at)), 0);
   // A scrape less the time the scraper itself waited for a core: the exporter's answer time.
   const answerMs = slow.reduce((m, s) => Math.max(m, s.ms - within(s, clientStalls)), 0);
@@ -99,7 +96,7 @@ function union(xs: readonly { at: number; ms: number }[]): Array<{ at: number; m
 }
 
 /** Connector requests grouped into polls: a poll starts with its page 0. */
-export function connectorPolls(log: readonly Pick<RequestRecord, 'endpoint' | 'rawQuery' | 'bytes'>[]): ConnectorPoll[] {
+export function connectorPolls(log: readonly Pick<RequestRecord, 'endpoint' | 'rawQuery' | 'bytes'>[]) {
   const polls: Array<{ requests: number; bytes: number }> = [];
   for (const r of log) {
     if (r.endpoint !== 'connector') continue;
@@ -112,23 +109,14 @@ export function connectorPolls(log: readonly Pick<RequestRecord, 'endpoint' | 'r
   return polls;
 }
 
-export async function benchHistory(seconds: number, progress: (m: string) => void, nodeArgs: readonly string[] = []): Promise<HistoryResult> {
+export async function benchHistory(seconds: number, progress: (m: string) => void, nodeArgs: readonly string[] = []) {
   progress(`history: building ${HISTORY_KNOBS.connectors} connectors × ${HISTORY_KNOBS.runsPerConnector} runs`);
   const simulator = await startChild('simulator-process.ts', [JSON.stringify(HISTORY_KNOBS)]);
   let exporter: Child | undefined;
   try {
     const sim = simulator.ready as SimulatorReady;
     exporter = await startChild('exporter-process.ts', [], { nodeArgs });
-    const input: ExporterInput = {
-      baseUrl: sim.url,
-      clientId: sim.clientId,
-      secret: sim.secret,
-      trackedAssets: sim.trackedAssets,
-      trackedUsers: sim.trackedUsers,
-      rateLimitPerMinute: 600,
-      maxSeries: 1_000_000,
-      history: HISTORY_SETTINGS,
-    };
+    const input: ExporterInput = { ...sim, rateLimitPerMinute: 600, maxSeries: 1_000_000, history: HISTORY_SETTINGS };
     progress(`history: ${sim.connectorRuns} runs; scraping for ${seconds} s from start-up`);
     await exporter.call('watchBlocks');
     const { url } = await exporter.call<{ url: string }>('start', input);
@@ -151,7 +139,7 @@ export async function benchHistory(seconds: number, progress: (m: string) => voi
 const mb = (b: number | null) => (b === null ? 'n/a' : `${(b / 1024 ** 2).toFixed(1)} MB`);
 
 /** The three figures, each with its goal beside it. */
-export function historyLines(r: HistoryResult): string[] {
+export function historyLines(r: Awaited<ReturnType<typeof benchHistory>>): string[] {
   const share = r.laterPollShare;
   const ok = (pass: boolean | null) => (pass === null ? 'not measured' : pass ? 'met' : 'NOT met');
   const st = r.stalls;

@@ -13,11 +13,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { BUILTIN_SETTINGS } from '../src/config/rules.js';
-import type { StackConfig } from '../src/config/types.js';
 import { startChild } from './children.js';
 import { saveFigures } from './format.js';
 import { residentBytes } from './proc.js';
-import { quietRoad } from './stack.js';
+import { quietRoad, simulatorStack } from './stack.js';
 
 const MB = 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 0x20);
@@ -72,16 +71,8 @@ function serve(bytes: number, chunked: boolean): Promise<{ url: string; close: (
 
 /** The child: one request through the real client; prints its figures as one JSON line. */
 async function child(url: string, name: string, endpoint: Case['endpoint'], capBytes: number, seconds: number): Promise<void> {
-  const stack: StackConfig = {
-    ...BUILTIN_SETTINGS,
-    name: 'bench',
-    baseUrl: url,
-    auth: { kind: 'token', token: 'bench-token' },
-    maxResponseBytes: capBytes,
-    timeoutSeconds: seconds,
-    retries: { ...BUILTIN_SETTINGS.retries, max: 0 },
-    tls: { insecureSkipVerify: false },
-  };
+  const auth = { kind: 'token', token: 'bench-token' } as const;
+  const stack = simulatorStack({ url, clientId: '', secret: '' }, { auth, maxResponseBytes: capBytes, timeoutSeconds: seconds, retries: { ...BUILTIN_SETTINGS.retries, max: 0 } });
   const road = quietRoad(stack, 'error');
   const baselineMb = await vmHwmMb();
   const started = performance.now();

@@ -7,10 +7,10 @@
  * chain). The exporter renders these series once per change instead (docs/design.md "Serving
  * /metrics"). Every loop is bounded by count.
  */
-import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Gauge, Registry } from 'prom-client';
 import { CATALOGUE } from '../src/metrics/catalogue.js';
+import { saveFigures } from './format.js';
 import { loopDelay } from './loop-delay.js';
 import { distribution } from './stats.js';
 
@@ -19,7 +19,7 @@ const USAGE = `Usage: npm run bench:prom-client -- [options]
   --series LIST   comma-separated series counts (default 20000,180000: the default maxSeries, and
                   the large size of npm run bench)
   --repeats N     renders timed per count, after one untimed (default 5)
-  --json FILE     also save the figures as JSON
+  --json FILE     save the figures to FILE (default: bench/results/prom-client-<time>.json)
   -h, --help      show this help`;
 
 /** Values of the labels beyond stack, connector and profile: a state set gets a series per state. */
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
     const ms = (x: number) => `${x.toFixed(1)} ms`;
     console.log(`${count} series (${(r.bytes / 2 ** 20).toFixed(1)} MiB): registry.metrics() median ${ms(r.renderMs.p50)} (${ms(r.renderMs.min)}–${ms(r.renderMs.max)} over ${repeats}), longest event-loop block median ${ms(r.longestBlockMs.p50)}, max ${ms(r.longestBlockMs.max)}`);
   }
-  if (values.json) writeFileSync(values.json, `${JSON.stringify({ node: process.version, repeats, results }, null, 2)}\n`);
+  saveFigures('prom-client', { repeats, results }, values.json);
 }
 
 main().catch((err: unknown) => {

@@ -11,7 +11,8 @@ import type { SavedQuery } from '../src/api/query.js';
 import { parseSavedQueries } from '../src/api/query-shape.js';
 import type { RequestRecord } from '../src/simulator/api.js';
 import { count, type Table } from './format.js';
-import type { Progress, QueriesFigures, QueriesRun } from './results.js';
+import type { Progress } from './results.js';
+import { CLOCK_MS } from './simulator-process.js';
 import { simulatedStack } from './virtual-time.js';
 
 /** The worked examples of config/exporter.example.yaml (its first stack), as the configuration loads them. */
@@ -22,7 +23,6 @@ export function exampleQueries(): SavedQuery[] {
   return parsed.value;
 }
 
-const START_MS = Date.parse('2026-11-21T12:00:00Z');
 const MERGER_TABLE: Readonly<Record<string, 'asset' | 'user'>> = { 'Lucidum Asset Merger': 'asset', 'Lucidum User Merger': 'user' };
 /** Enough connectors for both mergers (the 7th and the 16th template). */
 const CONNECTORS = 16;
@@ -59,10 +59,10 @@ function spacing(queries: readonly SavedQuery[], log: readonly RequestRecord[], 
   return { most, without };
 }
 
-async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress: Progress): Promise<QueriesRun> {
+async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress: Progress) {
   const queries = exampleQueries();
   const { sim, time, run: simulate, close } = await simulatedStack({
-    startMs: START_MS,
+    startMs: CLOCK_MS,
     size: { connectors: CONNECTORS },
     connectorPeriodSeconds: cadenceSeconds,
     stack: () => ({ queries }),
@@ -75,27 +75,32 @@ async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress
     for (const r of sim.dataset.history.all()) {
       const table = MERGER_TABLE[r.bridge_name];
       // A rebuild: a merger run that did not fail (the simulator's and the exporter's rule), inside the window.
-      if (table && /^(SUCCESS|WARNING)$/i.test(r.status) && r._time * 1000 > START_MS) seen[table].add(r._time * 1000);
+      if (table && /^(SUCCESS|WARNING)$/i.test(r.status) && r._time * 1000 > CLOCK_MS) seen[table].add(r._time * 1000);
     }
   };
   const wallStart = performance.now();
   try {
-    await simulate(START_MS + opts.hours * 3_600_000, opts.maxWallSeconds, { moved: noteRebuilds });
+    await simulate(CLOCK_MS + opts.hours * 3_600_000, opts.maxWallSeconds, { moved: noteRebuilds });
   } finally {
     await close();
   }
   const log = sim.requests();
   const rebuildsOf = (table: 'asset' | 'user') => [...seen[table]].sort((a, b) => a - b);
   const { most, without } = spacing(queries, log, rebuildsOf);
-  const run: QueriesRun = {
+  const run = {
     cadenceSeconds,
-    simulatedHours: (time.now() - START_MS) / 3_600_000,
+    simulatedHours: (time.now() - CLOCK_MS) / 3_600_000,
     queries: queries.length,
+    // Merger runs that did not fail in the window, the start not counted.
     rebuilds: { asset: rebuildsOf('asset').length, user: rebuildsOf('user').length },
+    // POST /CMDB/v2/data/cmdb.
     counts: log.filter((r) => r.endpoint === 'data_query').length,
     metadataReads: log.filter((r) => r.endpoint === 'data_metadata').length,
+    // The most counts of one query between two rebuilds of its table (1: once per rebuild), and
+    // those with no rebuild since the query's count before (the daily run included).
     maxCountsBetweenRebuilds: most,
     countsWithoutRebuild: without,
+    // What counting at every connector poll would have sent, per query.
     connectorPolls: log.filter((r) => r.endpoint === 'connector').length,
     wallSeconds: (performance.now() - wallStart) / 1000,
   };
@@ -103,15 +108,15 @@ async function runCadence(cadenceSeconds: number, opts: QueriesOptions, progress
   return run;
 }
 
-export async function measureQueries(opts: QueriesOptions, progress: Progress): Promise<QueriesFigures> {
-  const runs: QueriesRun[] = [];
+export async function measureQueries(opts: QueriesOptions, progress: Progress) {
+  const runs = [];
   for (const cadence of opts.cadences) runs.push(await runCadence(cadence, opts, progress));
   return { runs };
 }
 
 const minutes = (s: number) => (s >= 3600 ? `${s / 3600} h` : `${s / 60} min`);
 
-export function queriesTable(f: QueriesFigures): Table {
+export function queriesTable(f: Awaited<ReturnType<typeof measureQueries>>): Table {
   return {
     title: 'Saved queries over simulated days: requests from the simulator\'s request log',
     head: ['mergers rebuild every', 'simulated hours', 'queries', 'rebuilds (asset / user)', 'counts sent', 'most counts of a query between two rebuilds', 'counts without a rebuild since', 'metadata reads', 'counting at every connector poll'],

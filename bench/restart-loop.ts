@@ -14,21 +14,20 @@
  *   is not kept: a series new in an endpoint that had others, or a new value, is written within 10 s).
  * The license's days until expiry and the next ingestion run move with the clock: presence only.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { gunzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
-import { CATALOGUE } from '../src/metrics/catalogue.js';
+import { stateFileOf } from '../src/persist/state-file.js';
 import { startSimulator } from '../src/simulator/server.js';
+import { until } from './children.js';
+import { scrapeText, startDaemon, type Daemon } from './daemon.js';
+import { cmdbSeries, keptSeries, missingSeries } from './restart-run.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-const CMDB = new Set(CATALOGUE.filter((f) => f.endpoint !== undefined).map((f) => f.name));
-const CLOCK = new Set(['cmdb_license_days_until_expiry', 'cmdb_ingestion_next_run_timestamp_seconds']);
 const INTERVALS = { inventory: '10s', license: '10s', connectors: '10s', ingestion: '10s', actions: '10s', actionJobs: '10s', actionJobsRefresh: '10s', changes: '10s', queries: '10s' };
 /** What "at the first scrape" means: within this many seconds of the new process's spawn. */
 const FIRST_SCRAPE_SECONDS = 5;
@@ -40,130 +39,18 @@ const USAGE = `Usage: npm run bench:restarts -- [options]
   --signal S      SIGKILL, SIGTERM or both (default both)
   --seed N        first simulator seed (default 1; each run takes the next)`;
 
-/** A series as name and sorted labels without `stack` (the state file keeps samples without it). */
-const seriesKey = (name: string, labels: Readonly<Record<string, string>>) =>
-  `${name}${JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'stack').sort(([a], [b]) => a.localeCompare(b)))}`;
-
-function unescape(v: string): string {
-  return v.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
-}
-
-/** The CMDB series of an exposition, series → value text. */
-function served(text: string): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const m of text.matchAll(/^(\w+)(?:\{(.*)\})? (\S+)$/gm)) {
-    const name = m[1] ?? '';
-    if (!CMDB.has(name)) continue;
-    const labels = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((l) => [l[1] ?? '', unescape(l[2] ?? '')]));
-    out.set(seriesKey(name, labels), m[3] ?? '');
-  }
-  return out;
-}
-
-const text = (v: number | string) => (typeof v === 'string' ? v : Number.isNaN(v) ? 'NaN' : String(v));
-
-/** The series the stack's state file keeps, series → value text (none while there is no file). */
-function kept(file: string): Map<string, string> {
-  if (!existsSync(file)) return new Map();
-  const doc = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8')) as { parts: { store?: { endpoints: Array<{ samples: Array<[string, Record<string, string>, number | string]> }> } } };
-  return new Map((doc.parts.store?.endpoints ?? []).flatMap((e) => e.samples.map(([n, l, v]) => [seriesKey(n, l), text(v)] as const)));
-}
-
-/** The series of `reference` missing from `now` or with another value (the clock's families: presence only). */
-function missing(reference: ReadonlyMap<string, string>, now: ReadonlyMap<string, string>): string[] {
-  return [...reference].filter(([k, v]) => !now.has(k) || (!CLOCK.has(k.slice(0, k.indexOf('['))) && now.get(k) !== v && !(v === 'NaN' && now.get(k) === 'NaN'))).map(([k]) => k);
-}
-
-interface Daemon {
-  readonly child: ChildProcess;
-  readonly spawnedAt: number;
-  readonly url: Promise<string>;
-  readonly output: string[];
-  /** When its first log line came (its modules loaded), and when it listened, seconds from the spawn; and the CPU it had used by then. */
-  readonly marks: { firstLine?: number; listened?: number; cpuSeconds?: number };
-}
-
-/** CPU seconds (user and system) a process has used so far, from /proc (undefined elsewhere). */
-function cpuSecondsOf(pid: number | undefined): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${String(pid)}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-    // utime and stime, fields 14 and 15 of stat (11 and 12 after the command), in clock ticks of 1/100 s.
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
-}
-
-function startDaemon(args: readonly string[]): Daemon {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/main.js'), ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', EXPORTER_LISTEN_ADDRESS: '127.0.0.1:0' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  const spawnedAt = performance.now();
-  const output: string[] = [];
-  const marks: Daemon['marks'] = {};
-  const url = new Promise<string>((resolve, reject) => {
-    let partial = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      const lines = (partial + chunk.toString('utf8')).split('\n');
-      partial = lines.pop() ?? '';
-      marks.firstLine ??= (performance.now() - spawnedAt) / 1000;
-      for (const line of lines) {
-        output.push(line);
-        const entry = line.startsWith('{') ? (JSON.parse(line) as { msg?: string; url?: string }) : {};
-        if (entry.msg?.startsWith('listening on') && entry.url) {
-          marks.listened = (performance.now() - spawnedAt) / 1000;
-          marks.cpuSeconds = cpuSecondsOf(child.pid);
-          resolve(entry.url);
-        }
-      }
-    });
-    child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString('utf8')));
-    child.once('exit', (code, signal) => reject(new Error(`the daemon exited (${String(code ?? signal)}) before it listened:\n${output.slice(-10).join('\n')}`)));
-  });
-  url.catch(() => undefined);
-  return { child, spawnedAt, url, output, marks };
-}
-
-async function stop(d: Daemon, signal: NodeJS.Signals): Promise<void> {
-  if (d.child.exitCode !== null || d.child.signalCode !== null) return;
-  const exited = once(d.child, 'exit');
-  d.child.kill(signal);
-  await exited;
-}
-
-async function scrape(url: string): Promise<string | undefined> {
-  try {
-    const r = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(30_000) });
-    return r.ok ? await r.text() : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const scrape = (url: string) => scrapeText(url, 30_000);
 
 /** Every endpoint up (a first poll of each answered), the connector series served. */
 function complete(body: string): boolean {
   return /^cmdb_endpoint_up\{/m.test(body) && !/^cmdb_endpoint_up\{[^}]*\} 0$/m.test(body) && /^cmdb_connector_info\{/m.test(body);
 }
 
-export interface LoopRun {
-  readonly signal: 'SIGKILL' | 'SIGTERM';
-  /** Seconds from the spawn of the new process to its first answered scrape. */
-  readonly firstScrapeSeconds: number;
-  /** Of the new process: its first log line, its listening, the CPU it had used by then. */
-  readonly start: Daemon['marks'];
-  /** The machine's load average over the last minute when the new process started. */
-  readonly load: number;
-  readonly kept: number;
-  readonly keptMissing: number;
-  readonly served: number;
-  readonly servedMissing: number;
-  /** Series of the last scrape before the stop absent (not only changed) from the first scrape after it. */
-  readonly servedAbsent: number;
-  readonly good: boolean;
-  readonly example?: string;
-}
-
-async function oneRun(signal: 'SIGKILL' | 'SIGTERM', seed: number): Promise<LoopRun> {
+/**
+ * One run: the new process's first scrape (seconds from its spawn), its start marks and the load then,
+ * and how much of what was kept and of what was served before the stop that scrape held.
+ */
+async function oneRun(signal: 'SIGKILL' | 'SIGTERM', seed: number) {
   const dir = mkdtempSync(join(tmpdir(), 'cmdb-bench-restarts-'));
   const sim = await startSimulator({ seed, size: { connectors: 30, profilesPerConnector: 2, runsPerConnector: 10, actions: 6 }, connectorPeriodSeconds: 86_400 });
   const daemons: Daemon[] = [];
@@ -175,42 +62,39 @@ async function oneRun(signal: 'SIGKILL' | 'SIGTERM', seed: number): Promise<Loop
     const stack = { name: 'loop', baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, rateLimitPerMinute: 600, intervals: INTERVALS, track: { assets: state.trackedAssets, users: state.trackedUsers } };
     writeFileSync(config, stringify({ stacks: [stack] }));
     const args = ['--config', config, '--storage.path', join(dir, 'state')];
-    const file = join(dir, 'state', 'stacks', 'loop.json.gz');
 
-    const first = startDaemon(args);
+    const first = startDaemon(args, { built: true });
     daemons.push(first);
     const firstUrl = await first.url;
-    const deadline = performance.now() + 180_000;
-    while (!complete((await scrape(firstUrl)) ?? '')) {
-      if (performance.now() > deadline) throw new Error(`not every endpoint served within 180 s:\n${first.output.slice(-10).join('\n')}`);
-      await sleep(250);
-    }
+    await until('scrape with every endpoint served', performance.now() + 180_000, async () => (complete((await scrape(firstUrl)) ?? '') ? true : first.lines.slice(-10).join('\n')));
     // Anywhere between two writes of the state (every 10 s after a change of series).
-    await sleep(Math.random() * 10_000);
-    const before = served((await scrape(firstUrl)) ?? '');
-    await stop(first, signal);
-    const keptAtStop = kept(file);
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 10_000));
+    const before = cmdbSeries((await scrape(firstUrl)) ?? '');
+    await first.stop(signal);
+    const keptAtStop = await keptSeries(stateFileOf(join(dir, 'state'), stack.name), stack.name);
 
     const load = loadavg()[0] ?? 0;
-    const second = startDaemon(args);
+    const second = startDaemon(args, { built: true });
     daemons.push(second);
     const url = await second.url;
     let body: string | undefined;
     while (body === undefined && second.child.exitCode === null) body = await scrape(url);
     const firstScrapeSeconds = (performance.now() - second.spawnedAt) / 1000;
-    const after = served(body ?? '');
-    const keptMissing = missing(keptAtStop, after);
-    const servedMissing = missing(before, after);
+    const after = cmdbSeries(body ?? '');
+    const keptMissing = missingSeries(keptAtStop, after);
+    const servedMissing = missingSeries(before, after);
     const good = keptMissing.length === 0 && firstScrapeSeconds <= FIRST_SCRAPE_SECONDS && (signal === 'SIGKILL' || servedMissing.length === 0);
     const example = [...keptMissing, ...servedMissing][0];
     const servedAbsent = [...before.keys()].filter((k) => !after.has(k)).length;
     return { signal, firstScrapeSeconds, start: { ...second.marks }, load, kept: keptAtStop.size, keptMissing: keptMissing.length, served: before.size, servedMissing: servedMissing.length, servedAbsent, good, ...(example ? { example } : {}) };
   } finally {
-    for (const d of daemons) await stop(d, 'SIGTERM');
+    for (const d of daemons) await d.stop();
     await sim.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+type LoopRun = Awaited<ReturnType<typeof oneRun>>;
 
 function line(i: number, r: LoopRun): string {
   const served = r.signal === 'SIGKILL' ? `; of what was served ${r.served - r.servedMissing}/${r.served} the same, ${r.servedAbsent} absent` : '';
@@ -229,7 +113,7 @@ async function main(): Promise<void> {
   let seed = Number(values.seed);
   try {
     for (const signal of signals) {
-      const results: LoopRun[] = [];
+      const results = [];
       for (let i = 1; i <= runs; i++) {
         const r = await oneRun(signal, seed++);
         results.push(r);

@@ -3,9 +3,8 @@
  * serves the pace cell's ~7,600 connector runs at a slow page pace (by default 10 ms a row plus
  * 600 ms a page: a 2,000-row page takes ~20 s); the daemon runs in a process of its own (src/main.ts
  * through tsx, as `node dist/main.js` would) with the built-in defaults (but maxSeries, raised so that
- * every connector profile is exported). It is started, left until it
- * serves every series, stopped (SIGTERM or SIGKILL) and started again with the same arguments:
- * without --storage.path, and with it.
+ * every connector profile is exported). It is started, left until it serves every series, stopped
+ * (SIGTERM or SIGKILL) and started again with the same arguments: without --storage.path, and with it.
  *
  * Reported per run: the time to every series at the first start and after the restart (the
  * restart's figure counts from the new process's spawn to the first scrape that holds every CMDB
@@ -13,29 +12,29 @@
  * already did, the connector requests and bytes the new process read before it served everything,
  * and the busiest 60 s of requests the simulator saw over the whole run.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
 import { runKey } from '../src/api/connector-runs.js';
 import type { ConnectorRun } from '../src/api/schemas.js';
-import { CATALOGUE } from '../src/metrics/catalogue.js';
-import { stateFileOf } from '../src/persist/state-file.js';
+import { CATALOGUE, family } from '../src/metrics/catalogue.js';
+import type { Sample } from '../src/metrics/sample.js';
+import { formatLabels, formatValue } from '../src/metrics/series-text.js';
+import { readStateFile, stateFileOf } from '../src/persist/state-file.js';
+import { storeStateFrom } from '../src/store/store-state.js';
 import { startSimulator, type SimulatorServer } from '../src/simulator/server.js';
 import { busiestWindow } from './budget.js';
 import { until } from './children.js';
-import { startDaemon, type Daemon } from './daemon.js';
+import { scrapeText, startDaemon, type Daemon } from './daemon.js';
 import { bytes, count, ms, type Table } from './format.js';
 import { PACE_SIZE } from './pace-run.js';
 import { sizeByName } from './sizes.js';
-import { benchState, type StateFigures } from './state-run.js';
+import { benchState } from './state-run.js';
 
 export interface RestartOptions {
   readonly msPerRow: number;
   readonly baseMs: number;
-  /** Give up waiting for every series after this long (each start). */
-  readonly maxSeconds: number;
   /** How the first process is stopped. */
   readonly signal: 'SIGTERM' | 'SIGKILL';
   /** Start both processes with --storage.path. */
@@ -74,6 +73,8 @@ export interface RestartRun {
 const CLOCK_FAMILIES = new Set(['cmdb_license_days_until_expiry', 'cmdb_ingestion_next_run_timestamp_seconds']);
 const CMDB_FAMILIES = new Set(CATALOGUE.filter((f) => f.endpoint !== undefined).map((f) => f.name));
 const RATE = 50;
+/** Each start is given up on when it has not served every series after this long. */
+const MAX_MS = 900_000;
 
 /** The CMDB series of an exposition: series key → value text. */
 export function cmdbSeries(text: string): Map<string, string> {
@@ -101,24 +102,21 @@ export function missingSeries(reference: ReadonlyMap<string, string>, now: Reado
   return out;
 }
 
-/** Samples in a state file (0 while there is none); the license's days until expiry are computed, not kept. */
-function samplesIn(file: string): number {
-  if (!existsSync(file)) return 0;
-  const doc = JSON.parse(gunzipSync(readFileSync(file)).toString('utf8')) as { parts: { store?: { endpoints: Array<{ samples: unknown[] }> } } };
-  return (doc.parts.store?.endpoints ?? []).reduce((n, e) => n + e.samples.length, 0);
+/**
+ * The series `stack`'s state file keeps, keyed and valued as the exposition writes them (none while
+ * there is no file); the license's days until expiry are computed, not kept.
+ */
+export async function keptSeries(file: string, stack: string): Promise<Map<string, string>> {
+  if (!existsSync(file)) return new Map();
+  const store = ((await readStateFile(file)).value as { parts: { store?: unknown } }).parts.store;
+  const endpoints = store === undefined ? [] : storeStateFrom(store);
+  if (!endpoints) throw new Error(`${file} holds no store state this exporter reads`);
+  const key = (s: Sample) => `${s.name}${formatLabels(family(s.name).labels, { stack, ...s.labels })}`;
+  return new Map(endpoints.flatMap((e) => e.samples).map((s) => [key(s), formatValue(s.value)] as const));
 }
 
 /** The most of `times` (ms) within any 60 s. */
 const busiestMinute = (times: readonly number[]) => busiestWindow([...times].sort((a, b) => a - b), 60_000).count;
-
-async function scrape(url: string): Promise<string | undefined> {
-  try {
-    const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(10_000) });
-    return res.ok ? await res.text() : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /** Connector profiles (keys) in the simulator's history: the connector series are complete with them all. */
 function expectedKeys(sim: SimulatorServer): number {
@@ -155,8 +153,8 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
     const first = startDaemon(args);
     daemons.push(first);
     const firstUrl = await first.url;
-    const cold = await until('complete first start', first.spawnedAt + opts.maxSeconds * 1000, async () => {
-      const text = await scrape(firstUrl);
+    const cold = await until('complete first start', first.spawnedAt + MAX_MS, async () => {
+      const text = await scrapeText(firstUrl);
       const missing = text === undefined ? 'no scrape' : incomplete(text, keys);
       return missing ?? (performance.now() - first.spawnedAt) / 1000;
     });
@@ -167,12 +165,12 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
     if (opts.storage) {
       const file = stateFileOf(join(dir, 'state'), stack.name);
       await until('state file with every series', performance.now() + 120_000, async () => {
-        const served = cmdbSeries((await scrape(firstUrl)) ?? '').size - 1;
-        const kept = samplesIn(file);
+        const served = cmdbSeries((await scrapeText(firstUrl)) ?? '').size - 1;
+        const kept = (await keptSeries(file, stack.name)).size;
         return kept === served ? true : `${kept} of ${served} series in the state file`;
       });
     }
-    const reference = cmdbSeries((await scrape(firstUrl)) ?? '');
+    const reference = cmdbSeries((await scrapeText(firstUrl)) ?? '');
     await first.stop(opts.signal);
     const stoppedAt = sim.requests().length;
 
@@ -180,8 +178,8 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
     daemons.push(second);
     const url = await second.url;
     let firstScrape: { seconds: number; complete: boolean } | undefined;
-    const restartSeconds = await until('complete restart', second.spawnedAt + opts.maxSeconds * 1000, async () => {
-      const text = await scrape(url);
+    const restartSeconds = await until('complete restart', second.spawnedAt + MAX_MS, async () => {
+      const text = await scrapeText(url);
       if (text === undefined) return 'no scrape';
       const missing = missingSeries(reference, cmdbSeries(text));
       const seconds = (performance.now() - second.spawnedAt) / 1000;
@@ -217,23 +215,15 @@ export async function benchRestart(opts: RestartOptions, progress: (line: string
  * The cell: restarts at the pace cell's size without state (as before issue 27), and with it after
  * a SIGTERM and a SIGKILL; then the state file at the large size.
  */
-export async function benchRestarts(pace: { readonly msPerRow: number; readonly baseMs: number }, progress: (line: string) => void): Promise<RestartFigures> {
+export async function benchRestarts(pace: { readonly msPerRow: number; readonly baseMs: number }, progress: (line: string) => void) {
   const runs: RestartRun[] = [];
-  for (const [storage, signal] of [[false, 'SIGTERM'], [true, 'SIGTERM'], [true, 'SIGKILL']] as const) runs.push(await benchRestart({ ...pace, maxSeconds: 900, storage, signal }, progress));
+  for (const [storage, signal] of [[false, 'SIGTERM'], [true, 'SIGTERM'], [true, 'SIGKILL']] as const) runs.push(await benchRestart({ ...pace, storage, signal }, progress));
   const large = sizeByName('large');
   return { ...pace, runs, state: large ? [await benchState(large, progress)] : [] };
 }
 
-export interface RestartFigures {
-  readonly msPerRow: number;
-  readonly baseMs: number;
-  readonly runs: readonly RestartRun[];
-  /** The state file at the benchmark sizes (bench/state-run.ts). */
-  readonly state: readonly StateFigures[];
-}
-
 /** The cell as tables: the restarts, and the state file at the large size. */
-export function restartTables(f: RestartFigures): Table[] {
+export function restartTables(f: Awaited<ReturnType<typeof benchRestarts>>): Table[] {
   const s = (x: number | undefined) => (x === undefined ? '–' : `${x.toFixed(1)} s`);
   return [
     {

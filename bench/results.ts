@@ -1,14 +1,11 @@
 /** The shapes of the figures, shared by the benchmark, its exporter process and its tables. */
+import type { scrapeLoad } from './scrape-load.js';
+import type { SimulatorAccess, SimulatorReady } from './simulator-process.js';
 import type { SizeName } from './sizes.js';
 import type { Distribution } from './stats.js';
 
 /** What the exporter process needs to poll the simulator. */
-export interface ExporterInput {
-  readonly baseUrl: string;
-  readonly clientId: string;
-  readonly secret: string;
-  readonly trackedAssets: readonly string[];
-  readonly trackedUsers: readonly string[];
+export interface ExporterInput extends SimulatorAccess {
   readonly rateLimitPerMinute: number;
   readonly maxSeries: number;
   /** The connector-history cell: scheduler on, with these settings. */
@@ -68,8 +65,8 @@ export interface SwapFigures {
   readonly data: ChangeFigures;
   /** A poll that only changed status (up, last success). */
   readonly status: ChangeFigures;
-  /** Longest block of the same timer chain over 2 s with nothing to do, just before: the busy machine's share (absent in older figures). */
-  readonly idleMaxLoopDelayMs?: number;
+  /** Longest block of the same timer chain over 2 s with nothing to do, just before: the busy machine's share. */
+  readonly idleMaxLoopDelayMs: number;
 }
 
 /** Scrapes while polls run back to back (the exporter's clock moving on between polls). */
@@ -92,7 +89,7 @@ export interface CompareSettings {
 }
 
 /** One closed-loop load cell against the exporter or the bare server. */
-export interface CompareCell extends Omit<ScrapeCell, 'clients' | 'gzip'> {
+export interface CompareCell extends Pick<Awaited<ReturnType<typeof scrapeLoad>>, 'requests' | 'errors' | 'seconds' | 'perSecond' | 'latency' | 'responseBytes'> {
   readonly target: 'exporter' | 'bare';
   readonly encoding: Encoding;
   readonly round: number;
@@ -112,30 +109,9 @@ export interface CompareFigures {
   readonly cells: readonly CompareCell[];
 }
 
-export interface ScrapeCell {
-  readonly clients: number;
-  readonly gzip: boolean;
-  readonly requests: number;
-  readonly errors: number;
-  readonly seconds: number;
-  readonly perSecond: number;
-  /** Latency in ms. */
-  readonly latency: Distribution;
-  readonly responseBytes: number;
-}
-
-export interface DataShape {
-  readonly connectors: number;
-  readonly connectorProfiles: number;
-  readonly connectorRuns: number;
-  readonly actions: number;
-  readonly actionJobs: number;
-  readonly trackedNames: number;
-}
-
 export interface SizeResult {
   readonly size: SizeName;
-  readonly data: DataShape;
+  readonly data: Pick<SimulatorReady, 'connectors' | 'connectorProfiles' | 'connectorRuns' | 'actions' | 'actionJobs'> & { readonly trackedNames: number };
   readonly memoryAtStart: Memory;
   /** First poll of every endpoint, cold: token, every page, every Action's jobs, every tracked name. */
   readonly first: PollRun;
@@ -145,8 +121,8 @@ export interface SizeResult {
   readonly hourLater: PollRun;
   /** The run of SWAP_RUNS whose data change had the median longest block (see swapRuns). */
   readonly swap: SwapFigures;
-  /** Every run of the swap cell, in order (figures saved before it ran once have none). */
-  readonly swapRuns?: readonly SwapFigures[];
+  /** Every run of the swap cell, in order. */
+  readonly swapRuns: readonly SwapFigures[];
   readonly compare: CompareFigures;
   /** The same cells in the formats beyond the text format (BenchSettings.formats), when they ran. */
   readonly formats?: Readonly<Partial<Record<'openmetrics', CompareFigures>>>;
@@ -171,30 +147,9 @@ export interface BenchResult {
   readonly sizes: readonly SizeResult[];
 }
 
-// ---- the connector history cell (bench/history-run.ts) ----
-export interface ConnectorPoll {
-  readonly requests: number;
-  /** Response bytes of the poll's requests. */
-  readonly bytes: number;
-}
-
-export interface HistoryResult {
-  readonly runs: number;
-  readonly seconds: number;
-  readonly scrape: Distribution;
-  readonly scrapes: number;
-  readonly peakRssBytes: number | null;
-  readonly polls: readonly ConnectorPoll[];
-  /** Largest later poll's bytes / first poll's bytes; null without a second poll. */
-  readonly laterPollShare: number | null;
-  /** One big page (20,000 rows), reduced on the event loop and in the worker thread. */
-  readonly bigPage: BigPage;
-  /** What held the slow scrapes up (bench/history-run.ts stallsOf). */
-  readonly stalls: HistoryStalls;
-}
-
 /**
- * The exporter's event-loop stalls during the cell (gaps of a 2 ms timer chain over 20 ms), told
+ * The connector-history cell (bench/history-run.ts stallsOf): what held the slow scrapes up. The
+ * exporter's event-loop stalls during the cell (gaps of a 2 ms timer chain over 20 ms), told
  * apart by the process CPU used in them: "own" when it used the CPU for at least half the stall.
  */
 export interface HistoryStalls {
@@ -222,71 +177,6 @@ export interface HistoryStalls {
    * a swap into the store or its compression threads. Under scrapeP99Ms as slowestAnswerMs is.
    */
   readonly longestWaitMs: number;
-}
-
-export interface BigPage {
-  readonly bytes: number;
-  /** JSON.parse and reduction on the calling thread: the event loop is blocked this long. */
-  readonly inlineMs: number;
-  /** The same page through the worker: wall time, and the longest the event loop was held meanwhile. */
-  readonly workerMs: number;
-  readonly workerMaxLagMs: number;
-}
-
-// ---- the request-budget cell (bench/budget.ts measureRequestBudget) ----
-export interface RequestBudgetFigures {
-  readonly simulatedHours: number;
-  readonly steadyHours: number;
-  readonly wallSeconds: number;
-  readonly actions: number;
-  readonly ratePerMinute: number;
-  readonly actionJobsPerMinute?: number;
-  /** Requests per hour by endpoint, measured after start-up and on the naive schedule. */
-  readonly perHour: Readonly<Record<string, { readonly measured: number; readonly naive: number }>>;
-  readonly totalPerHour: number;
-  readonly naivePerHour: number;
-  readonly jobFetchesPerHour: number;
-  readonly actionRunsPerHour: number;
-  /** Slow refresh allowance: every Action once per intervals.actionJobsRefresh. */
-  readonly refreshPerHour: number;
-  /** The ceiling of the goal: 1.1 × runs + slow refresh. */
-  readonly jobFetchesAllowed: number;
-  /** Most requests in any rolling 60 s, start-up included, and when that minute began (s after start). */
-  readonly busiestMinute: number;
-  readonly busiestMinuteAt: number;
-  /** Requests in the first 10 minutes. */
-  readonly startupRequests: number;
-  /** Seconds from start until every enabled endpoint finished a first poll (undefined: never). */
-  readonly readySeconds?: number;
-  readonly maxBacklog: number;
-  /**
-   * The exporter's own poll plan at the end of the run (src/cmdb/plan.ts, what
-   * cmdb_exporter_request_demand_ratio reports): requests an hour by endpoint, in total, and ÷ budget.
-   */
-  readonly plan?: { readonly perHour: Readonly<Record<string, number>>; readonly total: number; readonly ratio: number };
-}
-
-// ---- the saved-queries cell (bench/queries-run.ts) ----
-export interface QueriesRun {
-  readonly cadenceSeconds: number;
-  readonly simulatedHours: number;
-  readonly queries: number;
-  /** Rebuilds of each table in the window (merger runs that did not fail), the start not counted. */
-  readonly rebuilds: Readonly<Record<'asset' | 'user', number>>;
-  /** Counts sent (POST /CMDB/v2/data/cmdb), field metadata reads. */
-  readonly counts: number;
-  readonly metadataReads: number;
-  /** The most counts one query sent between two rebuilds of its table (1 = once per rebuild). */
-  readonly maxCountsBetweenRebuilds: number;
-  /** Counts a query sent with no rebuild of its table since its count before (the daily run included). */
-  readonly countsWithoutRebuild: number;
-  /** Every connector poll in the window: what counting at the connector interval would have sent. */
-  readonly connectorPolls: number;
-  readonly wallSeconds: number;
-}
-
-export interface QueriesFigures {
-  readonly runs: readonly QueriesRun[];
 }
 
 /** Told what a cell is doing, for the bench's progress lines. */

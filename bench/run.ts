@@ -35,7 +35,7 @@ while polling), then the cells below; docs/performance.md says what each measure
   --only CELL           run only this cell: swap (the swap cell at each size, --repeats times),
                         history, pace, request-budget, backfill, restart, queries or fleet
   --no-CELL             skip this cell (--no-history, --no-pace, --no-request-budget, --no-backfill,
-                        --no-restart, --no-queries, --no-fleet); --history-only: --only history
+                        --no-restart, --no-queries, --no-fleet)
   --repeats N           swaps of --only swap (default 3)
   --history-seconds N   how long the connector-history cell scrapes (default 90)
   --pace-ms-per-row N   ms a row of the pace cell (default 23); --pace-base-ms N: a page (default 600)
@@ -67,7 +67,6 @@ function parseOptions(argv: string[]) {
       'polling-sizes': { type: 'string' },
       formats: { type: 'string' },
       only: { type: 'string' },
-      'history-only': { type: 'boolean', default: false },
       'backfill-step': { type: 'string' },
       'fleet-counts': { type: 'string' },
       'node-option': { type: 'string', multiple: true },
@@ -93,7 +92,7 @@ function parseOptions(argv: string[]) {
     });
   const counts = (values['fleet-counts'] ?? '1,50,200').split(',').map(Number);
   if (!counts.every((n) => Number.isInteger(n) && n > 0)) throw new Error(`--fleet-counts must be whole numbers above 0, got ${JSON.stringify(values['fleet-counts'])}`);
-  const only = values['history-only'] ? 'history' : (values.only as string | undefined);
+  const only = values.only;
   if (only !== undefined && only !== 'swap' && !(CELL_NAMES as readonly string[]).includes(only)) {
     throw new Error(`--only: unknown cell ${JSON.stringify(only)} (cells: swap, ${CELL_NAMES.join(', ')})`);
   }
@@ -157,7 +156,7 @@ async function swapOnly(options: Options): Promise<void> {
     console.log(`${r.size}: first poll ${ms(r.first.wallMs)}, longest block ${ms(r.first.maxLoopDelayMs)}, ${r.first.cmdbSeries} series`);
     for (const [i, s] of r.swaps.entries()) {
       const d = s.data;
-      console.log(`${r.size}: swap ${i + 1}: ${d.series} series changed, longest block ${ms(d.maxLoopDelayMs)}, until gzip ready ${ms(d.wallMs)}, CPU ${ms(d.cpuMs)}; status-only: longest block ${ms(s.status.maxLoopDelayMs)}, ${ms(s.status.wallMs)}; idle 2 s before: longest block ${ms(s.idleMaxLoopDelayMs ?? NaN)}`);
+      console.log(`${r.size}: swap ${i + 1}: ${d.series} series changed, longest block ${ms(d.maxLoopDelayMs)}, until gzip ready ${ms(d.wallMs)}, CPU ${ms(d.cpuMs)}; status-only: longest block ${ms(s.status.maxLoopDelayMs)}, ${ms(s.status.wallMs)}; idle 2 s before: longest block ${ms(s.idleMaxLoopDelayMs)}`);
     }
     console.log(`${r.size}: median longest block of ${r.swaps.length} swaps: ${ms(medianSwap(r.swaps).data.maxLoopDelayMs)}; peak RSS (VmHWM) ${r.peakRssBytes === null ? '–' : `${(r.peakRssBytes / 2 ** 20).toFixed(0)} MiB`}`);
   }

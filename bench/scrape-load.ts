@@ -4,7 +4,7 @@
  * Runs in the benchmark process, not in the exporter's.
  */
 import { Pool } from 'undici';
-import type { ScrapeCell } from './results.js';
+import { watchStalls, type Stall } from './loop-delay.js';
 import { distribution } from './stats.js';
 
 export interface ScrapeLoad {
@@ -19,41 +19,10 @@ export interface ScrapeLoad {
   readonly slowerThanMs?: number;
 }
 
-export interface SlowScrape {
-  readonly at: number;
-  readonly ms: number;
-}
-
-/** A stall of this (the scraping) process's event loop: when it began (ms since the epoch) and how long. */
-export interface ClientStall {
-  readonly at: number;
-  readonly ms: number;
-}
-
-/** Stalls of the scraping process over 20 ms, from a 2 ms timer chain; stop() returns them. */
-function watchClient(): { stop(): ClientStall[] } {
-  const stalls: ClientStall[] = [];
-  let last = performance.now();
-  let timer: NodeJS.Timeout;
-  const tick = () => {
-    const now = performance.now();
-    const stall = now - last - 2;
-    if (stall > 20) stalls.push({ at: Date.now() - stall, ms: stall });
-    last = now;
-    timer = setTimeout(tick, 2);
-  };
-  timer = setTimeout(tick, 2);
-  return {
-    stop: () => {
-      clearTimeout(timer);
-      return stalls;
-    },
-  };
-}
-
 const WARM_UP_REQUESTS = 3;
 
-export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow: SlowScrape[]; clientStalls: ClientStall[] }> {
+/** The cell's figures (latency in ms); with slowerThanMs, the slow scrapes and this process's own stalls meanwhile. */
+export async function scrapeLoad(load: ScrapeLoad) {
   const target = new URL(load.url);
   const origin = target.origin;
   // A URL with a path or query is scraped as given (/metrics?stack=NAME); a bare origin at /metrics.
@@ -71,9 +40,9 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow:
     for (let i = 0; i < WARM_UP_REQUESTS; i++) responseBytes = (await scrape()).bytes;
 
     const latencies: number[] = [];
-    const slow: SlowScrape[] = [];
+    const slow: Stall[] = [];
     // Only when slow scrapes are asked for: a scrape can also be slow because this process waited.
-    const client = load.slowerThanMs === undefined ? undefined : watchClient();
+    const client = load.slowerThanMs === undefined ? undefined : watchStalls();
     let sent = 0;
     let errors = 0;
     const started = performance.now();
@@ -91,7 +60,7 @@ export async function scrapeLoad(load: ScrapeLoad): Promise<ScrapeCell & { slow:
       }
     };
     await Promise.all(Array.from({ length: load.clients }, scraper));
-    const clientStalls = client?.stop() ?? [];
+    const clientStalls: Stall[] = client?.stop() ?? [];
     const seconds = (performance.now() - started) / 1000;
     return {
       clients: load.clients,

@@ -1,8 +1,6 @@
 /**
  * The simulated CMDB in its own process, so that its CPU does not count against the exporter.
- * Usage: tsx bench/simulator-process.ts '<SimulatorSize knobs as JSON>' ['<options as JSON>']
- * (the options: compression, and connectorPeriodSeconds and historyDays of SimulatorOptions for the
- * backfill cell)
+ * Usage: tsx bench/simulator-process.ts '<SimulatorSize knobs as JSON>' ['<SimulatorOptions as JSON>']
  * Prints one JSON line (SimulatorReady) on stdout once it listens on 127.0.0.1, then serves until
  * SIGTERM / SIGINT or until its parent goes away. Its request log is read over /_admin/requests
  * (requestLog here).
@@ -11,13 +9,16 @@ import { pathToFileURL } from 'node:url';
 import { startSimulator } from '../src/simulator/server.js';
 import type { RequestRecord, SimulatorOptions, SimulatorSize } from '../src/simulator/api.js';
 
-export interface SimulatorReady {
+/** Where the simulator listens, its demo credential (not a secret of any real system) and its tracked names. */
+export interface SimulatorAccess {
   readonly url: string;
   readonly clientId: string;
-  /** Demo credential of the simulator, not a secret of any real system. */
   readonly secret: string;
   readonly trackedAssets: readonly string[];
   readonly trackedUsers: readonly string[];
+}
+
+export interface SimulatorReady extends SimulatorAccess {
   readonly connectors: number;
   readonly connectorProfiles: number;
   readonly connectorRuns: number;
@@ -26,8 +27,8 @@ export interface SimulatorReady {
   readonly buildMs: number;
 }
 
-/** A fixed clock: with live:false the data is the same on every run for the same size. */
-const CLOCK_MS = Date.parse('2026-11-21T12:00:00Z');
+/** A fixed clock (where the simulated-time cells start too): with live:false the data is the same on every run for the same size. */
+export const CLOCK_MS = Date.parse('2026-11-21T12:00:00Z');
 
 async function main(): Promise<void> {
   const knobs = JSON.parse(process.argv[2] ?? '{}') as Partial<SimulatorSize>;

@@ -49,7 +49,7 @@ async function withExporter<T>(size: BenchSize, nodeArgs: readonly string[], pro
   let exporter: Child | undefined;
   try {
     exporter = await startChild('exporter-process.ts', [], { exposeGc: true, nodeArgs });
-    const input: ExporterInput = { baseUrl: sim.url, clientId: sim.clientId, secret: sim.secret, trackedAssets: sim.trackedAssets, trackedUsers: sim.trackedUsers, rateLimitPerMinute: RAISED_RATE, maxSeries: BENCH_MAX_SERIES };
+    const input: ExporterInput = { ...sim, rateLimitPerMinute: RAISED_RATE, maxSeries: BENCH_MAX_SERIES };
     const started = await exporter.call<{ url: string; memory: Memory }>('start', input);
     return await cell({ sim, exporter, started, say });
   } finally {
@@ -108,16 +108,10 @@ export async function benchSize(size: BenchSize, settings: BenchSettings, progre
       say(`scrapes while polls run, ${settings.pollingSeconds} s`);
       polling = await pollingScrape(started.url, exporter, settings.pollingSeconds);
     }
+    const { connectors, connectorProfiles, connectorRuns, actions, actionJobs } = sim;
     return {
       size: size.name,
-      data: {
-        connectors: sim.connectors,
-        connectorProfiles: sim.connectorProfiles,
-        connectorRuns: sim.connectorRuns,
-        actions: sim.actions,
-        actionJobs: sim.actionJobs,
-        trackedNames: sim.trackedAssets.length + sim.trackedUsers.length,
-      },
+      data: { connectors, connectorProfiles, connectorRuns, actions, actionJobs, trackedNames: sim.trackedAssets.length + sim.trackedUsers.length },
       memoryAtStart: started.memory,
       first,
       repeat,
@@ -133,20 +127,11 @@ export async function benchSize(size: BenchSize, settings: BenchSettings, progre
   });
 }
 
-/** What `--only swap` measures: the first poll, then `repeats` swaps of a change of every series. */
-export interface SwapOnlyResult {
-  readonly size: string;
-  readonly first: PollRun;
-  readonly swaps: readonly SwapFigures[];
-  /** VmHWM of the exporter's process after the swaps. */
-  readonly peakRssBytes: number | null;
-}
-
 /**
  * The swap cell alone (`npm run bench -- --only swap`): one first poll to fill the store, then
- * `repeats` changes swapped in, each until its gzip response is ready.
+ * `repeats` changes swapped in, each until its gzip response is ready; the exporter's VmHWM after.
  */
-export async function benchSwapOnly(size: BenchSize, repeats: number, nodeArgs: readonly string[], progress: Progress): Promise<SwapOnlyResult> {
+export async function benchSwapOnly(size: BenchSize, repeats: number, nodeArgs: readonly string[], progress: Progress) {
   return withExporter(size, nodeArgs, progress, async ({ sim, exporter, say }) => {
     say('first poll');
     const first = await pollRun(sim, exporter);

@@ -13,28 +13,13 @@ import { start, type App } from '../src/app.js';
 import type { ExporterConfig } from '../src/config/types.js';
 import { stateFileOf } from '../src/persist/state-file.js';
 import { startChild } from './children.js';
-import { loopDelay } from './loop-delay.js';
+import { timed } from './loop-delay.js';
 import type { SimulatorReady } from './simulator-process.js';
 import { BENCH_MAX_SERIES, RAISED_RATE, type BenchSize } from './sizes.js';
 import { quietParts, simulatorStack } from './stack.js';
 
 const STACK = 'bench';
 const SAMPLES = 3;
-
-export interface StateFigures {
-  readonly size: string;
-  readonly series: number;
-  readonly fileBytes: number;
-  /** The median write (by longest block) of SAMPLES. */
-  readonly writeMs: number;
-  readonly writeCpuMs: number;
-  readonly writeMaxBlockMs: number;
-  /** start() with the state present: reading, checking, restoring the runtime. */
-  readonly startMs: number;
-  /** From start() until every restored series is applied (served). */
-  readonly restoredMs: number;
-  readonly restoredSeries: number;
-}
 
 function config(sim: SimulatorReady, dir: string): ExporterConfig {
   const track = { assets: [...sim.trackedAssets], users: [...sim.trackedUsers] };
@@ -48,19 +33,7 @@ async function app(cfg: ExporterConfig): Promise<App> {
   return start({ config: cfg, logger, scrubber, serve: false, schedule: false, defaultMetrics: false });
 }
 
-async function timedWrite(a: App): Promise<{ ms: number; cpuMs: number; blockMs: number }> {
-  const lag = loopDelay();
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  const written = await a.writeState?.(STACK);
-  const ms = performance.now() - t0;
-  const cpu = process.cpuUsage(cpu0);
-  const blockMs = await lag.stop();
-  if (!written) throw new Error('the state was not written');
-  return { ms, cpuMs: (cpu.user + cpu.system) / 1000, blockMs };
-}
-
-export async function benchState(size: BenchSize, progress: (line: string) => void = () => undefined): Promise<StateFigures> {
+export async function benchState(size: BenchSize, progress: (line: string) => void = () => undefined) {
   const sim = await startChild('simulator-process.ts', [JSON.stringify(size.knobs)]);
   const dir = mkdtempSync(join(tmpdir(), 'cmdb-bench-state-'));
   const cfg = config(sim.ready as SimulatorReady, dir);
@@ -72,11 +45,12 @@ export async function benchState(size: BenchSize, progress: (line: string) => vo
     const series = first.store.seriesCount(STACK);
     await first.writeState?.(STACK);
     const writes = [];
-    for (let i = 0; i < SAMPLES; i++) writes.push(await timedWrite(first));
-    writes.sort((a, b) => a.blockMs - b.blockMs);
+    for (let i = 0; i < SAMPLES; i++) writes.push(await timed(async () => first.writeState?.(STACK)));
+    if (writes.some((w) => !w.value)) throw new Error('the state was not written');
+    writes.sort((a, b) => a.maxLoopDelayMs - b.maxLoopDelayMs);
     const median = writes[Math.floor(SAMPLES / 2)] as (typeof writes)[number];
     const fileBytes = statSync(stateFileOf(dir, STACK)).size;
-    progress(`state (${size.name}): ${series} series, ${fileBytes} bytes, a write ${median.ms.toFixed(0)} ms, longest block ${median.blockMs.toFixed(1)} ms`);
+    progress(`state (${size.name}): ${series} series, ${fileBytes} bytes, a write ${median.wallMs.toFixed(0)} ms, longest block ${median.maxLoopDelayMs.toFixed(1)} ms`);
     await first.close(0);
 
     const t0 = performance.now();
@@ -86,7 +60,7 @@ export async function benchState(size: BenchSize, progress: (line: string) => vo
     const restoredMs = performance.now() - t0;
     const restoredSeries = second.store.seriesCount(STACK);
     await second.close(0);
-    return { size: size.name, series, fileBytes, writeMs: median.ms, writeCpuMs: median.cpuMs, writeMaxBlockMs: median.blockMs, startMs, restoredMs, restoredSeries };
+    return { size: size.name, series, fileBytes, writeMs: median.wallMs, writeCpuMs: median.cpuMs, writeMaxBlockMs: median.maxLoopDelayMs, startMs, restoredMs, restoredSeries };
   } finally {
     await sim.stop();
     rmSync(dir, { recursive: true, force: true });

@@ -49,11 +49,13 @@ const laterPollsTable = (r: BenchResult) =>
 
 const rate = (n: number) => (Number.isFinite(n) ? n.toFixed(n >= 100 ? 0 : 1) : '–');
 
+/** A size's /metrics comparisons: the text format's (format ''), then each other format's that ran. */
+const comparisons = (s: SizeResult) => [['', s.compare] as const, ...Object.entries(s.formats ?? {})].flatMap(([format, f]) => (f ? [[format, f] as const] : []));
+
 function compareTable(r: BenchResult): Table {
   const rows: string[][] = [];
   for (const s of r.sizes) {
-    for (const [format, figures] of [['', s.compare] as const, ...Object.entries(s.formats ?? {})]) {
-      if (!figures) continue;
+    for (const [format, figures] of comparisons(s)) {
       for (const encoding of ['identity', 'gzip'] as const) {
         const exporterCells = cellsOf(figures, 'exporter', encoding);
         const bareCells = cellsOf(figures, 'bare', encoding);
@@ -148,8 +150,7 @@ export function goalLines(r: BenchResult): string[] {
   const lines: string[] = [];
   for (const s of r.sizes.filter((x) => x.size !== 'small')) {
     for (const encoding of ['identity', 'gzip'] as const) {
-      for (const [format, figures] of [['', s.compare] as const, ...Object.entries(s.formats ?? {})]) {
-        if (!figures) continue;
+      for (const [format, figures] of comparisons(s)) {
         const x = ratio(figures, encoding);
         lines.push(`- Throughput at ${count(s.first.exposedSeries)} series (${s.size}), ${format ? `${format}, ` : ''}${encoding}: ${x.toFixed(2)}× the bare server — goal ≥ ${SCRAPE_GOALS.ratio}×: ${verdict(x >= SCRAPE_GOALS.ratio)}.`);
       }
@@ -162,8 +163,8 @@ export function goalLines(r: BenchResult): string[] {
   const large = r.sizes.find((x) => x.size === 'large');
   if (large) {
     const stall = large.swap.data.maxLoopDelayMs;
-    const idle = large.swap.idleMaxLoopDelayMs === undefined ? '' : ` (the same process idle for 2 s just before: ${ms(large.swap.idleMaxLoopDelayMs)})`;
-    lines.push(`- Swap stall at ${count(large.swap.data.series)} changed series (large): ${ms(stall)}${idle} — goal < ${SCRAPE_GOALS.swapStallMs} ms: ${verdict(stall < SCRAPE_GOALS.swapStallMs)}.`);
+    const idle = ms(large.swap.idleMaxLoopDelayMs);
+    lines.push(`- Swap stall at ${count(large.swap.data.series)} changed series (large): ${ms(stall)} (the same process idle for 2 s just before: ${idle}) — goal < ${SCRAPE_GOALS.swapStallMs} ms: ${verdict(stall < SCRAPE_GOALS.swapStallMs)}.`);
     const g = rssGrowth(large.compare);
     lines.push(`- RSS with ${r.settings.compare.clients} concurrent scrapers (large): ${g.toFixed(2)}× idle — goal ≤ ${SCRAPE_GOALS.rssGrowth}×: ${verdict(g <= SCRAPE_GOALS.rssGrowth)}.`);
   }

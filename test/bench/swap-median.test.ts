@@ -5,6 +5,7 @@ import { medianSwap } from '../../bench/size-run.js';
 const run = (block: number, wallMs = 1000): SwapFigures => ({
   data: { series: 10, wallMs, cpuMs: 1, maxLoopDelayMs: block },
   status: { series: 0, wallMs: 1, cpuMs: 1, maxLoopDelayMs: block / 10 },
+  idleMaxLoopDelayMs: 1,
 });
 
 describe('medianSwap', () => {
