@@ -66,8 +66,4 @@ export class StartTimes {
     this.since = now;
     for (const scope of this.looked.keys()) this.looked.set(scope, now);
   }
-
-  get size(): number {
-    return this.starts.size;
-  }
 }
