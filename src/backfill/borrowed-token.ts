@@ -7,6 +7,7 @@
  * daemon holding the folder: its own tokens. The folder is read, never written; the token read is
  * registered with the scrubber like any other.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { tokenSlot, type Credential, type TokenProvider } from '../cmdb/auth.js';
 import type { StackConfig } from '../config/types.js';
 import { CmdbAbortedError } from '../errors.js';
@@ -39,19 +40,8 @@ export function daemonWaitMs(stack: StackConfig): number {
   return Math.max(60, 2 * Math.min(...intervals, 300)) * 1000;
 }
 
-const sleepFor = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(new Error('aborted'));
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', stop);
-      resolve();
-    }, ms);
-    const stop = () => {
-      clearTimeout(timer);
-      reject(new Error('aborted'));
-    };
-    signal?.addEventListener('abort', stop, { once: true });
-  });
+/** Rejects (AbortError) when `signal` aborts. */
+const sleepFor = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, { signal });
 
 export class BorrowedToken implements TokenProvider {
   /** The daemon's token in use (negative generations tell it from the client's own). */

@@ -5,6 +5,7 @@
  * (5xx, 429, a network error, a timeout) for `retryForSeconds`; any other 4xx stops the backfill
  * with the target's answer (RemoteWriteError, `refused`).
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { formatDuration } from '../config/durations.js';
 import { retryAfterMs } from '../time.js';
@@ -57,17 +58,8 @@ export interface ClientOptions {
 
 const recoverable = (status: number) => status === 429 || status >= 500;
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+/** Resolves after `ms`, or at once when `signal` aborts. */
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, { signal }).catch(() => undefined);
 
 export class RemoteWriteClient {
   private readonly dispatcher: Dispatcher;
