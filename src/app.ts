@@ -134,11 +134,7 @@ export async function start(opts: StartOptions): Promise<App> {
   const readiness = () => stacks.readiness();
   // Every format's whole exposition and per-stack ones, each body made and gzipped once per change.
   const formats = new MetricsFormats({ exposition, registries: instruments.registries, now, starts, openMetricsCreated: opts.openMetricsCreated });
-  const perStack: PerStackMetrics = {
-    stack: (name, kind) => formats.stack(name, kind),
-    exporter: (kind) => formats.exporter(kind),
-    filtered: (names, scope, kind) => formats.filtered(names, scope, kind),
-  };
+  const perStack: PerStackMetrics = formats;
   // The very bytes /metrics serves (plain), as text: for --once, the golden file and the benchmark.
   const metrics = (kind?: BodyKind) => formats.whole(kind);
   const metricsText = async () => Buffer.concat((await metrics()).plain.parts).toString('utf8');

@@ -1,21 +1,10 @@
 /**
  * The event-loop delay figures of prom-client's default metrics (nodejs_eventloop_lag_min_seconds,
  * _max, _mean, _stddev, _p50, _p90, _p99), made so that any number of scrapers read them at once.
- *
- * prom-client's collector (node_modules/prom-client/lib/metrics/eventLoopLag.js) reads a
- * `monitorEventLoopDelay` histogram and resets it at every collect: a second collect within the
- * histogram's resolution (10 ms) reads an empty one, min 9.22e9 s (2^63 ns) and mean NaN. Two
- * scrapes at one moment that render the exporter's own metrics each (two formats: an OpenMetrics and
- * a text Prometheus 3.5.3 at one offset read that in 64 and 9 of 86 scrapes) met it.
- *
- * Here the seven gauges are replaced by the same names and HELP texts, read from a histogram of
- * their own in windows: the first collect at least WINDOW_MS after the last window closed closes
- * the next one (its figures taken, the histogram reset), every collect serves the figures of the
- * last closed window, and a window closes only once the histogram holds a sample. So a collect
- * never reads an empty window, and scrapes within WINDOW_MS of each other read the same figures;
- * a scraper that comes every WINDOW_MS or less often reads the window since the previous scrape,
- * as with prom-client. Before the first window (the process's first 10 ms) the gauges have no
- * value. prom-client's `nodejs_eventloop_lag_seconds` (a setImmediate probe, never empty) stays.
+ * prom-client's collector resets its histogram at every collect, so a second scrape of the same
+ * moment read an empty one (min 2^63 ns, mean NaN). Here the same names and HELP texts serve the
+ * figures of the last closed window of at least WINDOW_MS (docs/metrics.md, "Process metrics"); a
+ * window closes only once it holds a sample. prom-client's `nodejs_eventloop_lag_seconds` stays.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { Gauge, type Registry } from 'prom-client';

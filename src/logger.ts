@@ -11,7 +11,6 @@ export type { Logger };
 
 import { REDACTED, type SecretScrubber } from './secrets.js';
 
-
 export const REDACT_PATHS = [
   'secret',
   'token',
@@ -55,15 +54,6 @@ export function createLogger(opts: LoggerOptions): Logger {
   );
 }
 
-const COLOURLESS_LEVEL: Record<string, string> = {
-  trace: 'TRACE',
-  debug: 'DEBUG',
-  info: 'INFO ',
-  warn: 'WARN ',
-  error: 'ERROR',
-  fatal: 'FATAL',
-};
-
 /** LOG_FORMAT=pretty: `time LEVEL [stack/endpoint] message key=value …`, one line per entry. */
 function prettyStream(out: NodeJS.WritableStream): Writable {
   return new Writable({
@@ -88,6 +78,7 @@ export function formatPretty(line: string): string {
   const extra = Object.entries(rest)
     .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(' ');
-  const lvl = COLOURLESS_LEVEL[String(level)] ?? String(level);
+  // pino's labels (trace … fatal), aligned: `INFO `, `ERROR`.
+  const lvl = String(level).toUpperCase().padEnd(5);
   return [String(time ?? ''), lvl, where ? `[${where}]` : '', String(msg ?? ''), extra].filter(Boolean).join(' ');
 }

@@ -39,11 +39,6 @@ export class SecretScrubber {
     this.slots.delete(slot);
   }
 
-  clear(): void {
-    this.values = new Set();
-    this.slots = new Map();
-  }
-
   /** How many values every line is checked against. */
   get size(): number {
     return this.all().size;

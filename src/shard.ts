@@ -1,12 +1,8 @@
 /**
  * Sharding across processes: the stacks of one configuration are split over N replicas, each polling
- * only its share (the pattern kube-state-metrics uses: --shard / --total-shards, or the ordinal of a
- * StatefulSet pod). A stack goes to the shard with the highest rendezvous (highest-random-weight)
- * hash of `${shard}:${stack}`, so going from N to N+1 replicas moves only the ~1/(N+1) of the stacks
- * the new shard wins; every other stack stays where it was, and no replica needs to talk to another.
- *
- * Pure: options in, assignment out. Problems are ConfigErrors naming the flag or variable, so the
- * command line reports them like any other configuration problem (exit code 2).
+ * only its share (as kube-state-metrics' --shard / --total-shards, or a StatefulSet pod's ordinal),
+ * by rendezvous hashing of the stack name (docs/scaling.md says why). Pure: options in, assignment
+ * out. Problems are ConfigErrors naming the flag or variable (exit code 2).
  */
 import { createHash } from 'node:crypto';
 import type { ExporterConfig } from './config/types.js';

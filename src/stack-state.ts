@@ -1,27 +1,13 @@
 /**
  * A stack's starting point and its state as the parts of its state file (--storage.path,
  * src/persist/), and back: what a reload hands to a stack's next runtime (Carried), a restart keeps
- * too, each component in a small versioned form of its own, made and read next to the component:
+ * too, each component in a small versioned form of its own, made and read next to the component.
+ * docs/restarts.md tables the parts (store, runner, poller, queries, client, history, status);
+ * test/persist/state-table.test.ts holds every stateful component of a running stack to it.
  *
- * | part      | component (class)                          | made by                      | read by                     |
- * |-----------|--------------------------------------------|------------------------------|-----------------------------|
- * | `store`   | SnapshotStore (series, up, last success)   | exportStack                  | storeStateFrom, restoreStack|
- * | `runner`  | EndpointRunner (state, 403 back-off)       | exportState                  | runnerStateFrom             |
- * | `poller`  | StackPoller (Action jobs cache, change log, ingestion detail read, StateMemory) | exportState | pollerStateFrom |
- * | `queries` | QueryLedger in QueryPoller (last run, outcome and counts per saved query) | exportState | queryLedgerStateFrom |
- * | `client`  | CmdbClient (path spellings, pauses) and PollPlan (seen); never the token | exportState | clientStateFrom |
- * | `history` | ConnectorHistoryReader in StackReaders (rows held, last full scan, page size, incremental off, a full scan's pages read so far) | historyState | fromState |
- * | `status`  | StatusMemory (since when each problem is seen; src/stacks.ts adds it) | exportState | statusStateFrom |
- *
- * The exporter's own counters are not a part: they belong to the process that counts, and a restart
- * starts them at 0 with a new start (src/exposition/start-times.ts). A `counters` part an earlier
- * version wrote is not read.
- *
- * The request budget's sends are not a part: the request record (src/persist/send-record.ts) has
- * them to the last request, also after a kill -9 (each written as the request leaves:
- * RoadEvents.sends); the storage hands them out with the stack's state (Storage.restore).
- * docs/restarts.md has the same table; test/persist/state-table.test.ts holds every stateful
- * component of a running stack to it.
+ * Not parts: the exporter's own counters belong to the process that counts (a restart starts them
+ * at 0 with a new start; a `counters` part an earlier version wrote is not read), and the budget's
+ * sends are in the request record (src/persist/send-record.ts), written as each request leaves.
  */
 import type { BudgetState } from './cmdb/budget.js';
 import { budgetFromSends, spentBudget } from './cmdb/budget.js';

@@ -79,10 +79,8 @@ interface StackRuntime {
 }
 
 /**
- * What a stack's road is: the service it asks, as whom, and how its pages are cut and ordered
- * (with the time zone its held times were read in). While these stay, the running stack takes every
- * other setting in place and its reads in flight go on (a connector scan half-way through its
- * pages keeps its pages); a change of any of them is another road, and the stack restarts.
+ * What a stack's road is: the service it asks, as whom, and how its pages are cut and ordered (with
+ * the time zone its held times were read in). docs/design.md, "A reload keeps what the stack knows".
  */
 const ROAD_KEYS = ['baseUrl', 'auth', 'paging', 'connectorSort', 'timezone'] as const satisfies ReadonlyArray<keyof StackConfig>;
 
@@ -269,14 +267,10 @@ export class Stacks {
   }
 
   /**
-   * Ready when every enabled endpoint of the stacks the process started with has finished a poll
-   * (of this runtime, or of the one a reload replaced), or its stack was restored from the state an
-   * earlier process kept (it serves what that one served, and a full connector scan it left
-   * half-way goes on), or its stack started more than one attempt timeout (timeoutSeconds) ago: a stack that cannot be reached must not keep the whole process
-   * unready while its first polls run out of retries; its endpoints read `cmdb_endpoint_up 0`
-   * meanwhile. A stack added later (a reload, stacksDir) is listed as `joining` until its first
-   * polls end and never makes the process unready: behind a Service, an unready pod stops every
-   * stack's scrapes, not only the new one's.
+   * /readyz as docs/configuration.md describes it; a stack restored from an earlier process's state
+   * is ready at once (it serves what that one served). A stack that cannot be reached must not keep
+   * the process unready, nor one added later: behind a Service, an unready pod stops every stack's
+   * scrapes, not only the new one's.
    */
   readiness(): Readiness {
     const pending: Array<{ stack: string; endpoint: string }> = [];

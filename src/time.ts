@@ -97,20 +97,9 @@ function fromDateTime(text: string, timeZone: string): number | undefined {
   return utcMs === undefined ? undefined : positive(utcMs / 1000 + fractionSeconds);
 }
 
-function isLeapYear(year: number): boolean {
-  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-}
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return isLeapYear(year) ? 29 : 28;
-  return [4, 6, 9, 11].includes(month) ? 30 : 31;
-}
-
 function isValidWallTime(w: WallTime): boolean {
-  // Years before 100 would be remapped by Date.UTC; they are before 1970 anyway.
-  if (w.year < 100 || w.month < 1 || w.month > 12) return false;
-  if (w.day < 1 || w.day > daysInMonth(w.year, w.month)) return false;
-  return w.hour <= 23 && w.minute <= 59 && w.second <= 59;
+  // dayOf refuses a day that does not exist, and a year before 100 (Date.UTC remaps it to 19xx).
+  return dayOf(w.year, w.month, w.day) !== undefined && w.hour <= 23 && w.minute <= 59 && w.second <= 59;
 }
 
 /** The wall time read as if it were UTC, in milliseconds. */

@@ -105,10 +105,6 @@ export class NewestRuns {
 
   constructor(private readonly timeZone: string) {}
 
-  get size(): number {
-    return this.newest.size;
-  }
-
   /** True when the row replaced or added a key's newest row with a different row. */
   add(run: ConnectorRun): boolean {
     const key = runKey(run);

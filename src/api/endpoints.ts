@@ -245,7 +245,6 @@ export type GetArgs<E extends DataEndpoint> = ArgOf<E> extends string
   ? [id: string, ctx?: RequestContext]
   : [id?: undefined, ctx?: RequestContext];
 
-
 /** A read of the connector run history: `changed` false when `runs` are those the previous read returned. */
 export interface ConnectorHistoryRead {
   readonly changed: boolean;

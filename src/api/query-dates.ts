@@ -1,16 +1,9 @@
 /**
- * Datetime values of saved queries. The service compares `yyyy-mm-dd HH:MM:SS` text in its own
- * zone (the stack's `timezone`); a date without a time lands at an unspecified point of the day,
- * so only the full form is sent. A relative value is resolved at each run, to a day boundary:
- *
- * - `today`: 00:00:00 of the current day in the stack's time zone;
- * - `-30d`: 00:00:00 of the day 30 days before today; `+90d`: of the day 90 days after today.
- *
- * Day boundaries keep a count the same for every run of one day (between two rebuilds a count
- * must not move because the clock did).
- *
- * Every value stands for one second, so `==` and `!=` on a Datetime compare with that second alone:
- * query-check.ts refuses them, naming the range to write (absoluteRanges gives its ends).
+ * Datetime values of saved queries (docs/queries.md). The service compares `yyyy-mm-dd HH:MM:SS`
+ * text in its own zone (the stack's `timezone`); a date without a time lands at an unspecified point
+ * of the day, so only the full form is sent. A relative value (`today`, `-30d`, `+90d`) is resolved
+ * at each run to 00:00:00 of its day, so that a count stays the same for every run of one day.
+ * `==` and `!=` on a Datetime compare with that one second: query-check.ts refuses them.
  */
 import { dayInZone, parseTimestamp } from '../time.js';
 

@@ -109,7 +109,6 @@ export const LicenseRecordSchema = z.preprocess(
       message: 'none of licenseType, expireDate, customerName is present',
     }),
 );
-export type LicenseRecord = z.output<typeof LicenseRecordSchema>;
 
 // ---- 2.4 connector run (one row of the run history) --------------------------------------------
 export const ConnectorProfileSchema = z.object({
@@ -140,25 +139,13 @@ export const ConnectorRunSchema = z.object({
 });
 export type ConnectorRun = z.output<typeof ConnectorRunSchema>;
 
-const pageFields = {
-  last: optBool,
-  first: optBool,
-  totalPages: optNum,
-  totalElements: optNum,
-  number: optNum,
-  size: optNum,
-  numberOfElements: optNum,
-  pageable: z
-    .object({ pageNumber: optNum, pageSize: optNum, offset: optNum })
-    .nullish()
-    .catch(undefined),
-};
+/** The page fields the paging loop reads (src/cmdb/readers/pages.ts); the others are stripped. */
+const pageFields = { last: optBool, totalPages: optNum };
 
 export const ConnectorPageSchema = z.preprocess(
   listEnvelope('content'),
   z.object({ content: z.array(ConnectorRunSchema), ...pageFields }),
 );
-export type ConnectorPage = z.output<typeof ConnectorPageSchema>;
 
 // ---- 2.5 ingestion runs ------------------------------------------------------------------------
 export const IngestionRunSchema = z.object({
@@ -175,7 +162,6 @@ export const IngestionRunListSchema = z.preprocess(
   listEnvelope('data_ingestion_runs'),
   z.object({ data_ingestion_runs: z.array(IngestionRunSchema) }),
 );
-export type IngestionRunList = z.output<typeof IngestionRunListSchema>;
 
 // ---- 2.6 next run ------------------------------------------------------------------------------
 export const NextRunSchema = z.preprocess(
@@ -192,7 +178,6 @@ export const NextRunSchema = z.preprocess(
       { message: 'none of next_run_at, schedule_interval_value, schedule_interval_type is present' },
     ),
 );
-export type NextRun = z.output<typeof NextRunSchema>;
 
 // ---- 2.7 ingestion run detail ------------------------------------------------------------------
 export const IngestionTaskSchema = z.object({
@@ -204,13 +189,11 @@ export const IngestionTaskSchema = z.object({
   start_date: optTime,
   end_date: optTime,
 });
-export type IngestionTask = z.output<typeof IngestionTaskSchema>;
 
 export const IngestionDetailSchema = z.preprocess(
   listEnvelope('task_list'),
   z.object({ task_list: z.array(IngestionTaskSchema) }),
 );
-export type IngestionDetail = z.output<typeof IngestionDetailSchema>;
 
 // ---- 2.8 Actions -------------------------------------------------------------------------------
 export const ActionSchema = z.object({
@@ -218,15 +201,12 @@ export const ActionSchema = z.object({
   actionId: idText,
   actionName: optText,
   actionType: optText,
-  actionTypeDisplayName: optText,
   actionGroup: optText,
   createdAt: optTime,
-  createdBy: optText,
   lastRunAt: optTime,
   /** A time, or a text such as "After Next Data Ingestion". */
   nextRunAt: optTime,
   scheduleType: optText,
-  scheduleCronExpression: optText,
   status: optText,
 });
 export type Action = z.output<typeof ActionSchema>;
@@ -235,7 +215,6 @@ export const ActionPageSchema = z.preprocess(
   listEnvelope('actions'),
   z.object({ actions: z.array(ActionSchema), ...pageFields }),
 );
-export type ActionPage = z.output<typeof ActionPageSchema>;
 
 // ---- 2.9 Action jobs ---------------------------------------------------------------------------
 export const ActionJobSchema = z.object({
@@ -245,7 +224,6 @@ export const ActionJobSchema = z.object({
   action_status: optText,
   // action_status_msg is deliberately not read: free text.
   action_result_number: optNum,
-  action_result_log_id: optText,
 });
 export type ActionJob = z.output<typeof ActionJobSchema>;
 
@@ -253,7 +231,6 @@ export const ActionJobListSchema = z.preprocess(
   arrayEnvelope(['content', 'data', 'jobs', 'actionJobs']),
   z.array(ActionJobSchema),
 );
-export type ActionJobList = z.output<typeof ActionJobListSchema>;
 
 // ---- 2.10 change history -----------------------------------------------------------------------
 export const ChangeEntrySchema = z.object({
@@ -270,7 +247,6 @@ export const ChangeListSchema = z.preprocess(
   arrayEnvelope(['content', 'data', 'changes']),
   z.array(ChangeEntrySchema),
 );
-export type ChangeList = z.output<typeof ChangeListSchema>;
 
 // ---- 9 data query endpoint (saved inventory queries) -------------------------------------------
 export const FieldMetadataSchema = z.object({
@@ -284,7 +260,6 @@ export const FieldMetadataListSchema = z.preprocess(
   listEnvelope('metadata'),
   z.object({ metadata: z.array(FieldMetadataSchema) }),
 );
-export type FieldMetadataList = z.output<typeof FieldMetadataListSchema>;
 
 /**
  * A count of `POST /CMDB/v2/data/cmdb`: `totalRecords` only. The records (`data`) are stripped
@@ -293,7 +268,6 @@ export type FieldMetadataList = z.output<typeof FieldMetadataListSchema>;
 export const QueryCountSchema = z.object({
   totalRecords: num.pipe(z.number().int().nonnegative()),
 });
-export type QueryCount = z.output<typeof QueryCountSchema>;
 
 // ---- validation helper -------------------------------------------------------------------------
 export type Validated<T> = { ok: true; value: T } | { ok: false; field: string; message: string };

@@ -1,21 +1,12 @@
 /**
  * The answers a backfill has read, kept in --out so that running the same command again asks the
- * CMDB for none of them: at the service's pace reading is the expensive part (a day's counts, an
- * Action's jobs, pages of the connector history that take tens of seconds each).
- *
- * A journal of the persistence module (src/persist/journal.ts: 0600, one record a line, each
- * flushed to the disk as it is appended, a line cut short by a kill ignored), its first line saying
- * what it is and in which version. One record per answer, appended as soon as it is read, keyed by
- * stack and unit (`counts/2026-11-03`, `connector-history`, `action-jobs/<id>`,
- * `asset-changes/<name>`): what a unit is does not depend on how it is read, so the cache holds
- * whatever reads it. An answer is kept in its disk form only, made where it is read (history.ts):
- * the endpoint's schema drops what is not read, and connector runs lose their event texts as in
- * the daemon's own state (runForDisk). Failures are not kept: a run again asks for them.
- *
- * A unit read in pages (the connector history) also keeps each page as it arrives, before the
- * next is asked: the part of the unit's answer that page brought, with where the read stands after
- * it (connector-scan.ts). A read stopped partway (a signal, a failure, a kill) goes on from there
- * at the next run; once the unit's answer is kept its pages are not read back.
+ * CMDB for none of them: at the service's pace reading is the expensive part (docs/backfill.md,
+ * "Stoppable and resumable"). A journal of the persistence module (src/persist/journal.ts), one
+ * record per answer keyed by stack and unit (`counts/2026-11-03`, `connector-history`,
+ * `action-jobs/<id>`, `asset-changes/<name>`), in its disk form only (made where it is read:
+ * history.ts). Failures are not kept. A unit read in pages (the connector history) also keeps each
+ * page as it arrives, with where the read stands after it (connector-scan.ts), so that a read
+ * stopped partway goes on from there.
  */
 import { join } from 'node:path';
 import { Journal, readLines } from '../persist/journal.js';

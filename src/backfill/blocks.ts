@@ -67,7 +67,7 @@ export class BlocksSink implements Sink {
     // Several passes over one window (units read later) each make a file, and a block, of their own.
     const path = join(this.work, `cmdb-backfill-${iso(start).replace(/[:.]/g, '-')}-${Date.now().toString(36)}.om`);
     return {
-      add: (line: Line, _stack: string, t: number) => writer.addLine(line.family, `${line.text} ${t}\n`),
+      add: (line: Line, _stack: string, t: number) => writer.add(line.family, line.text, t),
       discard: () => writer.discard(),
       finish: async () => {
         const samples = writer.total;

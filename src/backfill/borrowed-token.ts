@@ -1,19 +1,13 @@
 /**
  * A backfill given the --storage.path of the daemon that polls with the same client id: one token
- * holder, the daemon. Where the CMDB keeps one token per client, each token either process asks for
- * ends the other's: the two would take each other's tokens all along (43 % of the requests answered
- * 401, the daemon's endpoints down for polls at a time). So, while a daemon holds that folder:
- *
- * - the backfill uses the daemon's current token (src/persist/token-file.ts), asks for none itself;
- * - on a 401 it waits for the daemon to renew it (the daemon's next poll meets the same 401 and asks
- *   for a new one), looking at the folder every POLL_MS, for at most `waitMs` (two of the stack's
- *   shortest poll intervals, at least a minute); past that, or once no daemon holds the folder, it
- *   asks for its own, said once, and goes back to the daemon's when the daemon renews;
- * - no daemon holding the folder (it stopped, or has not started): its own tokens, as without it.
- *
- * The folder is read, never written: it stays the daemon's. The token read is registered with the
- * scrubber like any other, so no output shows it.
+ * holder, the daemon (docs/backfill.md, "A client id of the backfill's own, or the daemon's
+ * folder"). While a daemon holds the folder the backfill uses its current token
+ * (src/persist/token-file.ts); on a 401 it looks at the folder every POLL_MS for the daemon's
+ * renewal, for at most `waitMs`, then asks for its own (said once) until the daemon renews. No
+ * daemon holding the folder: its own tokens. The folder is read, never written; the token read is
+ * registered with the scrubber like any other.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { tokenSlot, type Credential, type TokenProvider } from '../cmdb/auth.js';
 import type { StackConfig } from '../config/types.js';
 import { CmdbAbortedError } from '../errors.js';
@@ -46,19 +40,8 @@ export function daemonWaitMs(stack: StackConfig): number {
   return Math.max(60, 2 * Math.min(...intervals, 300)) * 1000;
 }
 
-const sleepFor = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (signal?.aborted) return reject(new Error('aborted'));
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', stop);
-      resolve();
-    }, ms);
-    const stop = () => {
-      clearTimeout(timer);
-      reject(new Error('aborted'));
-    };
-    signal?.addEventListener('abort', stop, { once: true });
-  });
+/** Rejects (AbortError) when `signal` aborts. */
+const sleepFor = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, { signal });
 
 export class BorrowedToken implements TokenProvider {
   /** The daemon's token in use (negative generations tell it from the client's own). */

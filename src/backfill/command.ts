@@ -192,15 +192,16 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
     return 0;
   }
   const scrubber = new SecretScrubber();
+  const exit2 = (e: unknown): number => {
+    if (!EXIT_2.some((c) => e instanceof c)) throw e;
+    err(scrubber.scrub((e as Error).message));
+    return 2;
+  };
   let checked: Checked;
   try {
     checked = check(flags, io, scrubber);
   } catch (e) {
-    if (EXIT_2.some((c) => e instanceof c)) {
-      err(scrubber.scrub((e as Error).message));
-      return 2;
-    }
-    throw e;
+    return exit2(e);
   }
   const { range, config, stacks, remote } = checked;
 
@@ -244,11 +245,7 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
       scrubber,
     });
   } catch (e) {
-    if (EXIT_2.some((c) => e instanceof c)) {
-      err(scrubber.scrub((e as Error).message));
-      return 2;
-    }
-    throw e;
+    return exit2(e);
   } finally {
     folder?.close();
   }

@@ -1,18 +1,10 @@
 /**
  * A backfill's read of the connector run history: one full scan of every run through the stack's
  * connector reader (its page sizes, its halving of a timed-out page), reduced to what the range
- * needs (RangeRows), and kept page by page so that a scan stopped partway goes on from its next
- * page at the next run, as a restart of the daemon goes on from the pages its state kept.
- *
- * Each page is kept in the answers as soon as it arrived, before the next is asked: the reader's
- * position after it (ScanPosition: the next page and its size, pages and rows read, the scan's
- * start) and the rows of the page the range took, in the daemon's disk form (runForDisk: no event
- * texts), read back through the daemon's own schema of a scan in progress (ScanStateSchema). At the
- * next run the pages of the last scan, in an unbroken line from its first, are folded into the
- * range's rows again and the reader asks from the page after the last one kept, when the scan
- * `continuesScan` under the stack's settings of now (the same sort, pages no larger); else it
- * starts over. A stop loses at most the page in flight: a SIGTERM drops it, a kill -9 too, since
- * each page is flushed to the disk (fsync) as it is kept.
+ * needs (RangeRows), and kept page by page (the reader's ScanPosition and the page's rows in the
+ * daemon's disk form, read back through ScanStateSchema) so that a scan stopped partway goes on
+ * from its next page at the next run, when it `continuesScan` under the settings of now; else it
+ * starts over. docs/backfill.md, "What a re-run continues from", says what a stop costs.
  */
 import { runForDisk, runKey, runTime } from '../api/connector-runs.js';
 import type { ConnectorRun } from '../api/schemas.js';

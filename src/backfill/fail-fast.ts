@@ -1,25 +1,10 @@
 /**
- * When a stack's reading stops early, and why. A backfill reads hundreds of units one after the
- * other at a few a minute; when the CMDB refuses the credentials, or cannot be reached, every unit
- * fails the same way, each after its retries, and the ETA grows to an hour of nothing. So:
- *
- * - rejected credentials (the token endpoint refuses the client id and secret, or a pre-issued
- *   token gets 401) stop the stack's reading at the first one: no request after it can succeed.
- *   A 401 on tokens the token endpoint has just granted is not that: the client renews them with
- *   back-off (src/cmdb/auth.ts), and when every new one is refused at once, another process with the
- *   same client id takes them (a CMDB that keeps one token per client). That counts as a failure of
- *   the stack like the ones below, with the hint to give the backfill a client id of its own;
- * - the CMDB unreachable or not answering (network errors, timeouts) `stackLimit` times in a row
- *   stops the stack's reading: that is the service, not one endpoint. So does the token endpoint
- *   failing otherwise (a 5xx after its retries): every request needs a token, and the road pauses
- *   the whole stack for it (src/cmdb/policy.ts), whichever endpoint's unit was being read;
- * - the same failure of one endpoint (5xx, rate limited past the retries, a body that does not
- *   validate) `endpointLimit` times in a row stops that endpoint; a 403 stops it at once (a scoped
- *   token lacks that right); the other endpoints go on.
- *
- * An answer in between starts a count again. What was read is kept (answers.ts) and what was not
- * is listed as missing: running the same command again later reads only that. Pure: the caller
- * reports the outcomes.
+ * When a stack's reading stops early, and why (docs/backfill.md, "Fails fast, and says why"): every
+ * unit failing the same way, each after its retries, would grow the ETA to an hour of nothing.
+ * Rejected credentials stop the stack at once; the CMDB unreachable or its token endpoint failing
+ * `stackLimit` times in a row stop the stack; one endpoint failing the same way `endpointLimit` times
+ * in a row (a 403 at once) stops that endpoint. An answer in between starts a count again. Pure: the
+ * caller reports the outcomes.
  */
 import { TOKEN_PATH } from '../api/endpoints.js';
 import { CmdbError, CmdbHttpError, CmdbTokenRejectedError, CmdbTokensTakenError, CmdbUnauthorizedError } from '../errors.js';

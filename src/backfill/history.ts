@@ -2,14 +2,9 @@
  * Reading a stack's history for a backfill, through the daemon's own readers and client (retries,
  * token, budget, the connector reader's page sizes) paced at `backfillRequestsPerMinute`: one
  * `data?date=` per day of the range, one scan of every connector run, the ingestion run list, the
- * Action list and every Action's jobs, and the change history of the tracked names. Nothing here
- * reads the CMDB but through src/cmdb/readers. Each is a unit of unit-reader.ts: kept in --out once
- * read, read again by no later run; one that fails is listed as missing, and the fail-fast policy
- * stops the stack's reading when the failures say no more can succeed. What a unit keeps is its
- * disk form: the endpoint's schema has dropped what is not read, and connector runs are reduced as
- * the daemon's state reduces them (runForDisk: the event messages' number and level, not their texts).
- * The connector history is kept page by page as it is read, too (connector-scan.ts): a scan stopped
- * partway goes on from its next page at the next run.
+ * Action list and every Action's jobs, and the change history of the tracked names. Each is a unit
+ * of unit-reader.ts: kept in --out in its disk form once read (runForDisk for connector runs), read
+ * again by no later run; one that fails is listed as missing (fail-fast.ts says when to stop).
  */
 import type { Action, ActionJob, ChangeEntry, ConnectorRun, IngestionRun, MetricsRecord } from '../api/schemas.js';
 import type { StackReaders } from '../cmdb/readers/index.js';

@@ -7,15 +7,11 @@
  */
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import { escapeOpenMetricsHelp } from '../exposition/openmetrics-format.js';
 import type { MetricFamily } from '../metrics/catalogue.js';
 
 const FLUSH_CHARS = 256 * 1024;
 const COPY_BYTES = 1024 * 1024;
-
-/** OpenMetrics HELP: backslash, double quote and line feed escaped. */
-export function escapeOpenMetricsHelp(text: string): string {
-  return text.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
-}
 
 export class OpenMetricsWriter {
   private readonly dir: string;
@@ -42,11 +38,7 @@ export class OpenMetricsWriter {
    * gives each series' samples in increasing time (the replay's steps only move forward).
    */
   add(family: number, text: string, t: number): void {
-    this.addLine(family, `${text} ${t}\n`);
-  }
-
-  /** One sample line, already ending in ` <timestamp>\n`. */
-  addLine(family: number, line: string): void {
+    const line = `${text} ${t}\n`;
     const list = this.pending[family] as string[];
     list.push(line);
     this.samples[family] = (this.samples[family] as number) + 1;

@@ -5,6 +5,7 @@
  * leaves between requests). Counts that depend on the CMDB's answers (pages of the connector
  * history and of the Action list, the number of Actions) are given per unit, since a plan sends nothing.
  */
+import { burstFor } from '../cmdb/budget.js';
 import { formatDuration } from '../config/durations.js';
 import type { StackConfig } from '../config/types.js';
 
@@ -35,8 +36,6 @@ export interface PlanLine {
   readonly more?: string;
   /** Seconds the service takes for one of its requests. */
   readonly serviceSeconds: number;
-  /** Seconds each further request adds (the pace or the service, whichever is slower). */
-  readonly moreSeconds?: number;
 }
 
 export interface StackPlan {
@@ -59,7 +58,7 @@ export function planStack(stack: StackConfig, from: number, to: number, days?: n
   const add = (endpoint: string, requests: number, service: number, more?: string) => {
     if (off.has(endpoint)) return;
     const moreSeconds = Math.max(60 / rate, service);
-    lines.push({ endpoint, requests, serviceSeconds: service, ...(more ? { more: `${more}, ~${formatDuration(Math.round(moreSeconds))} each` } : {}), ...(more ? { moreSeconds } : {}) });
+    lines.push({ endpoint, requests, serviceSeconds: service, ...(more ? { more: `${more}, ~${formatDuration(Math.round(moreSeconds))} each` } : {}) });
   };
   if (stack.auth.kind === 'client') lines.push({ endpoint: 'access_token', requests: 1, serviceSeconds: serviceSeconds() });
   add('metrics_data', days ?? dayKeys(from, to).length, serviceSeconds());
@@ -81,11 +80,11 @@ export function planStack(stack: StackConfig, from: number, to: number, days?: n
 
 /**
  * Seconds requests sent one after the other take, each `services[i]` seconds at the service,
- * through the token bucket of src/cmdb/budget.ts (a burst of ten seconds' worth, at most 10, then
- * `ratePerMinute`): a request waits for a token, and tokens come back while the one before is served.
+ * through the token bucket of src/cmdb/budget.ts: a request waits for a token, and tokens come back
+ * while the one before is served.
  */
 export function secondsAtServicePace(services: readonly number[], ratePerMinute: number): number {
-  const burst = Math.max(1, Math.min(10, Math.ceil(ratePerMinute / 6)));
+  const burst = burstFor(ratePerMinute);
   const perSecond = ratePerMinute / 60;
   let t = 0;
   let tokens = burst;
@@ -101,13 +100,9 @@ export function secondsAtServicePace(services: readonly number[], ratePerMinute:
   return t;
 }
 
-/**
- * Seconds `requests` take at `ratePerMinute`, after the token bucket's burst (src/cmdb/budget.ts:
- * ten seconds' worth, at most 10) goes out at once.
- */
+/** Seconds `requests` take at `ratePerMinute`, after the token bucket's burst goes out at once. */
 export function secondsAtPace(requests: number, ratePerMinute: number): number {
-  const burst = Math.max(1, Math.min(10, Math.ceil(ratePerMinute / 6)));
-  return (Math.max(0, requests - burst) * 60) / ratePerMinute;
+  return (Math.max(0, requests - burstFor(ratePerMinute)) * 60) / ratePerMinute;
 }
 
 /** The plan as the dry run prints it. */

@@ -47,14 +47,6 @@ export interface RemoteWriteFlags {
   readonly 'remote-write.retry-for'?: string;
 }
 
-function readSecretFile(flag: string, path: string): string {
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch (e) {
-    throw new RemoteWriteFlagError(`${flag}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-}
-
 function readPem(flag: string, path: string | undefined): Buffer | undefined {
   if (path === undefined) return undefined;
   try {
@@ -62,6 +54,10 @@ function readPem(flag: string, path: string | undefined): Buffer | undefined {
   } catch (e) {
     throw new RemoteWriteFlagError(`${flag}: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
+}
+
+function readSecretFile(flag: string, path: string): string {
+  return (readPem(flag, path) as Buffer).toString('utf8').trim();
 }
 
 function parseHeaders(lines: readonly string[]): Record<string, string> {

@@ -1,17 +1,12 @@
 /**
- * The remote-write sink, sharded by series as Prometheus' queue manager is: each series belongs to
- * one of REMOTE_WRITE_SHARDS shards (a hash of its labels, modulo the shards), and each shard sends
- * its requests one at a time, first in first out, retries included. So a series is never in two
- * requests in flight at once and never sent older than a sample of it already sent, across windows
- * too (windows are handed over in time order); requests of different shards, for different series,
- * go out in parallel. (Remote write 1.0: "senders MUST send samples for any given series in
- * timestamp order … MAY send multiple requests for different series in parallel".)
- *
- * A window's samples are grouped by series (a request carries each series once with many samples),
- * cut per shard into chunks per unit and packed into requests of at most `maxSamplesPerSend`
- * samples. Each chunk is named (`stack:unit#shard.n`) and kept in the state as soon as the target
- * takes it: a stop in the middle of a window sends none of those again, whatever else the next run
- * writes into the window.
+ * The remote-write sink, sharded by series as Prometheus' queue manager is (docs/backfill.md, "What
+ * a receiver gets"): each series belongs to one of REMOTE_WRITE_SHARDS shards (a hash of its
+ * labels), and each shard sends its requests one at a time, retries included, so a series is never
+ * sent older than a sample of it already sent ("senders MUST send samples for any given series in
+ * timestamp order"). A window's samples are grouped by series, cut per shard into chunks per unit
+ * and packed into requests of at most `maxSamplesPerSend` samples. Each chunk is named
+ * (`stack:unit#shard.n`) and kept in the state as the target takes it: a stop in the middle of a
+ * window sends none of those again.
  */
 import { WRITTEN_FAMILIES } from './coverage.js';
 import type { Line } from './replay.js';

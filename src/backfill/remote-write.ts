@@ -1,15 +1,11 @@
 /**
  * The HTTP side of remote write: one client for a receiver URL (remote-write-settings.ts has its
- * options), sending WriteRequest bodies, probing the receiver and asking its status API.
- *
- * Every request is retried as Prometheus' own remote write retries: on what may pass (5xx, 429, a
- * network error, a timeout), with back-off doubling from 500 ms to 30 s, or the wait the server's
- * Retry-After asks for (read against its Date header, src/time.ts), for `retryForSeconds`
- * (--remote-write.retry-for, 15 minutes by default: a Prometheus restarting and replaying its
- * write-ahead log answers 503 or not at all for minutes). Any other 4xx is the target refusing the
- * request, which sending again does not change: a batch refused stops the backfill with the
- * target's answer (RemoteWriteError, `refused`).
+ * options), sending WriteRequest bodies, probing the receiver and asking its status API. Retried as
+ * Prometheus' own remote write retries (docs/backfill.md, "What a receiver gets"): what may pass
+ * (5xx, 429, a network error, a timeout) for `retryForSeconds`; any other 4xx stops the backfill
+ * with the target's answer (RemoteWriteError, `refused`).
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { formatDuration } from '../config/durations.js';
 import { retryAfterMs } from '../time.js';
@@ -62,17 +58,8 @@ export interface ClientOptions {
 
 const recoverable = (status: number) => status === 429 || status >= 500;
 
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+/** Resolves after `ms`, or at once when `signal` aborts. */
+const sleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, { signal }).catch(() => undefined);
 
 export class RemoteWriteClient {
   private readonly dispatcher: Dispatcher;

@@ -36,23 +36,13 @@ const DAY = 86_400;
  */
 export const MAX_DEFAULT_STEP_SECONDS = 300;
 
-/**
- * Families the history cannot reconstruct honestly, left out (docs/backfill.md lists them with the
- * reason). The license, the next ingestion run and the task detail of the newest run say only how
- * things are now; an Action's status and next run likewise; the exporter's own families
- * (cmdb_endpoint_*, cmdb_series and the process metrics) describe polls that never happened.
- */
+/** Families of a replayed endpoint the history cannot reconstruct honestly (docs/backfill.md says why). */
 export const OMITTED_FAMILIES: ReadonlySet<string> = new Set([
   'cmdb_action_status',
   'cmdb_action_next_run_timestamp_seconds',
 ]);
 
-/**
- * The endpoints replayed, by poll group; every other endpoint's families are left out. The saved
- * queries (`queries`: cmdb_query_*) are: the data query endpoint answers for the data as it is now and
- * has no "as of" date, so no past count can be asked for (cmdb_data_as_of_timestamp_seconds comes
- * from the connector history and is replayed with it).
- */
+/** The endpoints replayed, by poll group; every other endpoint's families are left out (docs/backfill.md). */
 export const REPLAYED: ReadonlyArray<{ group: GroupName; endpoints: readonly string[] }> = [
   { group: 'inventory', endpoints: ['metrics_data'] },
   { group: 'connectors', endpoints: ['connector'] },

@@ -1,19 +1,11 @@
 /**
  * The state file of a backfill in --out: what the command was (the flags and the parts of the
  * configuration that decide what is written), the ranges it resolved them to (`--from 30d` means
- * another time tomorrow), and the windows already written, so that the same command run again
- * continues where it stopped: it writes no window twice and asks again for no answer
- * (answers.ts holds those).
- *
- * A window is done once its samples are safe in the target (its block made, every batch taken).
- * Units that were missing when it was written are listed with it; a later run that reads one of
- * them writes that unit's samples into the window, nothing else. A remote-write window in progress
- * lists the chunks the target took, so that a stop in its middle sends none of them again.
- *
- * A document of the persistence module (src/persist/document.ts): versioned, 0600, replaced
- * atomically and durably after each window (a power loss leaves the last window recorded, never a
- * file that no longer reads). It holds no secret: the stacks' services as a hash, URLs without
- * their credentials.
+ * another time tomorrow), and the windows already written (with the units missing from each, and a
+ * remote-write window's chunks the target took), so that the same command run again writes no
+ * window or chunk twice (docs/backfill.md, "Stoppable and resumable"). A document of the
+ * persistence module (src/persist/document.ts), replaced after each window. No secret: the stacks'
+ * services as a hash, URLs without their credentials.
  */
 import { join } from 'node:path';
 import { readDocumentSync, writeDocumentSync } from '../persist/document.js';

@@ -57,11 +57,6 @@ export class UnitReader {
     return this.policy.stop;
   }
 
-  /** Was the unit read, in this run or an earlier one? */
-  known(key: string): boolean {
-    return this.opts.answers.has(key);
-  }
-
   /**
    * The unit's answer: kept, read now, or undefined (then listed as missing). Throws only when
    * the signal stopped the run (the answer in flight is then lost, and asked again next time).

@@ -37,25 +37,12 @@ export function wakeOrAbort(signal: AbortSignal | undefined, enlist: (wake: () =
 
 export const realClock: Clock = {
   now: () => Date.now(),
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(abortReason(signal));
-        return;
-      }
-      const timer = setTimeout(() => {
-        leave();
-        resolve();
-      }, Math.max(0, ms));
-      // followAbort: the sleeps of many requests on one poll's signal share one listener.
-      const leave = signal
-        ? followAbort(signal, () => {
-            clearTimeout(timer);
-            reject(abortReason(signal));
-          })
-        : () => undefined;
-    });
-  },
+  // A signal already aborted rejects at once: followAbort calls back before the timer can fire.
+  sleep: (ms: number, signal?: AbortSignal): Promise<void> =>
+    wakeOrAbort(signal, (wake) => {
+      const timer = setTimeout(wake, Math.max(0, ms));
+      return () => clearTimeout(timer);
+    }),
 };
 
 /** Settles like `promise`, or rejects as soon as `signal` aborts (the promise itself keeps running). */

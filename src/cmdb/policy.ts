@@ -4,18 +4,7 @@
  * retry once the pause is over, or give up. A pure function of what the attempt came to, the
  * server's word (Retry-After, read against the server's own Date header), the request's counts, its
  * deadline and what else the stack is going through; src/cmdb/transport.ts carries it out.
- * test/cmdb/policy.test.ts is its table.
- *
- * Where a pause belongs:
- * - a 429 is the account's limit, which refuses every request of the stack alike: the stack waits.
- *   A 429 to a request while the CMDB answered the stack's other requests may be about that
- *   request (a proxy's per-path limit, a broken route): it spends a retry, so that endpoint fails
- *   alone instead of waiting out its poll;
- * - a 502, 503 or 504 with a Retry-After is one backend behind the gateway: its group waits. Once a
- *   second endpoint asks to wait while the first pause is in force, the service as a whole is asking:
- *   the stack waits;
- * - the token endpoint: every request needs a token, so its pauses, and its giving up after its
- *   retries, hold the stack.
+ * docs/design.md tables where each pause belongs; test/cmdb/policy.test.ts is its table too.
  */
 import type { EndpointName } from '../api/endpoints.js';
 import type { RetryConfig } from '../config/types.js';
@@ -101,16 +90,11 @@ const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
 export function decide(i: PolicyInput): Decision {
   const a = i.attempted;
   if (a.kind === 'failure') return afterFailure(i, a.failure);
-  if (a.status === 429) return afterRefusal(i, askedMs(i, a));
+  if (a.status === 429) return afterRefusal(i, retryAfterMs(a.retryAfter, a.date, i.now));
   // Any other answer ends a run of refusals: the account's limit is not what refuses now.
   const answered = { counts: i.counts, refusalStreak: 0 };
-  if (a.status >= 500) return afterServerError(i, a.status, askedMs(i, a));
+  if (a.status >= 500) return afterServerError(i, a.status, retryAfterMs(a.retryAfter, a.date, i.now));
   return { next: 'return', ...answered };
-}
-
-/** The wait a Retry-After asks for (ms), measured against the server's Date header: a CMDB 10 minutes ahead must not turn 30 s into 630 s. */
-function askedMs(i: PolicyInput, a: Extract<Attempted, { kind: 'answer' }>): number | undefined {
-  return retryAfterMs(a.retryAfter, a.date, i.now);
 }
 
 const backoff = (i: PolicyInput) => backoffDelayMs(i.counts.retries, i.retries, () => i.jitter);

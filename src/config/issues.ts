@@ -7,7 +7,6 @@ export { closest, formatPath };
 
 export type { PathSegment } from '../errors.js';
 
-
 /** The value at `path` in a tree of mappings and lists; undefined where the path leaves the tree. */
 export function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
   let v = root;

@@ -1,14 +1,9 @@
 /**
  * `stacksDir`: a directory of YAML files, one or more stacks each, that a provisioning tool can
- * write one tenant at a time. Each file is validated like the main file's `stacks` (the same
- * schema, `${VAR}` expansion, relative file names resolved against the file's own directory), and
- * every problem is reported with the file's name in front of its key path. The stacks are merged
- * with the main file's `defaults` by the loader, like the main file's own stacks.
- *
- * A file holds either one stack (its keys at the top level: name, baseUrl, credentials, settings)
- * or `stacks:` with a list. Files whose names end in .yaml or .yml are read, in name order; names
- * starting with a dot (editors' and tools' temporary files) are skipped, so a tool can write
- * `.acme.yaml.tmp` and rename it into place.
+ * write one tenant at a time (docs/configuration.md, "A stack per file"). Each file is validated
+ * like the main file's `stacks`, every problem named with the file in front of its key path, and
+ * merged with the main file's `defaults` by the loader. Files ending in .yaml or .yml are read in
+ * name order; names starting with a dot (a tool's `.acme.yaml.tmp`) are skipped.
  */
 import { readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

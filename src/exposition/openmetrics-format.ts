@@ -1,20 +1,13 @@
 /**
  * The writer of OpenMetrics 1.0.0 (application/openmetrics-text): the same samples, with the same
- * names, labels and values, as the text format 0.0.4 (text-format.ts), so that a scraper gets the
- * same series whichever of the two it asks for. What differs is in the metadata:
- * - a counter family is named without `_total` (its samples keep it: `# TYPE x counter`, `x_total 3`);
- *   a counter whose name does not end in `_total` would have to change its samples' name, so it is
- *   written as `unknown` instead;
- * - a gauge named `…_info` whose every value is 1 is an `info` family (`# TYPE x info`, `x_info{…} 1`);
- *   the state sets of the catalogue do not fit OpenMetrics' `stateset` (its label must be named as
- *   the family, ours is `status`), so they stay gauges, as in the text format;
- * - `# UNIT` when the family's name ends in a unit (`_seconds`, `_bytes`, `_ratio`);
- * - `_created` lines (a series' start, unix seconds) only when asked for (--web.openmetrics-created):
- *   a Prometheus without created-timestamp ingestion stores them as series of their own;
- * - HELP escapes `"` too, and the body ends with `# EOF`, so a body cut short is refused.
+ * names, labels and values, as the text format 0.0.4 (text-format.ts). What differs is in the
+ * metadata (docs/formats.md, "What differs between the formats"): counter families named without
+ * `_total` (one whose name does not end in it is `unknown`), `…_info` gauges of value 1 as `info`,
+ * `# UNIT`, `"` escaped in HELP, `# EOF` last; `_created` lines only with --web.openmetrics-created.
  */
-import { escapeLabelValue, formatLabels, formatValue } from '../metrics/series-text.js';
+import { formatValue } from '../metrics/series-text.js';
 import type { Family, FamilyMeta, FamilySeries, Format } from './family.js';
+import { labelText } from './text-format.js';
 
 export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 export const EOF = '# EOF\n';
@@ -50,12 +43,6 @@ function headerOf(f: FamilyMeta, allOnes?: boolean): string {
   const m = openMetricsMeta(f, allOnes);
   const unit = m.unit ? `# UNIT ${m.name} ${m.unit}\n` : '';
   return `# HELP ${m.name} ${escapeOpenMetricsHelp(f.help)}\n# TYPE ${m.name} ${m.type}\n${unit}`;
-}
-
-function labelText(f: FamilyMeta, labels: FamilySeries['labels']): string {
-  if (f.labels) return formatLabels(f.labels, labels as Readonly<Record<string, string>>);
-  const pairs = Object.entries(labels).map(([name, value]) => `${name}="${escapeLabelValue(String(value))}"`);
-  return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
 }
 
 /** The labels of a histogram's or summary's series without `le`/`quantile`: the key of its start time. */

@@ -1,19 +1,11 @@
 /**
  * Each counter, histogram and summary series' start (OpenMetrics `_created`): the time this process
- * first saw its label set counted, kept per family and label set for as long as the process runs.
- * The exporter's counters belong to the process that counts, as in client_golang and prom-client:
- * they count from 0 in each process, also with --storage.path, so a start is never older than the
- * process. A restart is a reset with a new start, which Prometheus reads as one; a start kept across
- * a restart would claim a count the new process does not have.
- *
- * A label set is seen when the exporter's own families of a scope (the whole /metrics, a stack's
- * target, the exporter's own) are read for a response, at most every SELF_METRICS_MAX_AGE_MS while
- * scraped. Each read takes every series of its scope, so a label set new at a read was not counted
- * at the scope's previous read: it starts then (at the process's start for the first read). A start
- * is thus no later than the first count, and older than the scrape that first sees the series, which
- * Prometheus needs to store the 0 of a new start (created-timestamp ingestion); a start taken at the
- * read itself would be a few milliseconds newer than that scrape, and Prometheus 3 drops such a
- * start.
+ * first saw its label set counted, kept per family and label set for as long as the process runs
+ * (docs/formats.md, "`_created`": why a start is never older than the process). A label set is seen
+ * when the exporter's own families of a scope (the whole /metrics, a stack's target, the exporter's
+ * own) are read for a response, at most every SELF_METRICS_MAX_AGE_MS while scraped; one new at a
+ * read starts at the scope's previous read (the process's start for the first), so that the start
+ * is older than the scrape that first sees it: Prometheus 3 drops a start newer than its scrape.
  */
 import type { Family } from './family.js';
 
@@ -73,9 +65,5 @@ export class StartTimes {
     const now = this.now();
     this.since = now;
     for (const scope of this.looked.keys()) this.looked.set(scope, now);
-  }
-
-  get size(): number {
-    return this.starts.size;
   }
 }

@@ -14,7 +14,7 @@ export function header(f: FamilyMeta): string {
 }
 
 /** A series' label text: in the family's label order when it has one, else in the order of its labels. */
-function labelText(f: FamilyMeta, labels: FamilySeries['labels']): string {
+export function labelText(f: FamilyMeta, labels: FamilySeries['labels']): string {
   if (f.labels) return formatLabels(f.labels, labels as Readonly<Record<string, string>>);
   const pairs = Object.entries(labels).map(([name, value]) => `${name}="${escapeLabelValue(String(value))}"`);
   return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;

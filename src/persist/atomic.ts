@@ -1,17 +1,11 @@
 /**
  * The one way a document reaches the disk, for both commands: the daemon's state files and request
- * record, the backfill's state. A temporary file of a unique name beside the document (so that two
- * writers can never write into one temporary file) is created new, readable by the exporter's user
- * only (0600), written, flushed to the disk (fsync) and renamed over the document; then the folder
- * is flushed, so that the rename itself survives a power loss. A crash, a kill or a full disk
- * leaves the old document or the new one, never a mix, and never a document at the default mode.
- *
- * Asynchronous for large documents made in pieces (a stack's state, gzip-compressed on the way);
- * synchronous for small ones written between two steps that must not interleave (the backfill's
- * state after each window, the request record when it is cut back).
- *
- * write-file-atomic (npm) does the same steps but the last: it does not flush the folder, takes the
- * whole text at once (a large state is made in slices), and its current major needs Node 22.
+ * record, the backfill's state. A temporary file of a unique name beside the document (created new,
+ * 0600) is written, flushed (fsync) and renamed over the document; then the folder is flushed, so
+ * that the rename itself survives a power loss. docs/restarts.md ("How and when it is written")
+ * says why not write-file-atomic. Asynchronous for large documents made in pieces (a stack's
+ * state, gzip-compressed on the way); synchronous for small ones written between two steps that
+ * must not interleave (the backfill's state after each window, the request record when cut back).
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';

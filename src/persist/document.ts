@@ -48,13 +48,7 @@ export function writeDocumentSync(path: string, doc: Versioned): void {
 export const STATE_FORMAT = 'cmdb-exporter-state';
 export const STATE_VERSION = 1;
 
-/**
- * State older than this is still served (its series, under their own last-success times) but not
- * continued from: the connector history is read in full, every Action's jobs are due, 403
- * back-offs end. An hour is the longest default interval (license, Action jobs refresh): by then
- * everything the state knew would be due anyway, and an incremental read would have to page back
- * over more new runs than a full scan costs. docs/restarts.md.
- */
+/** State older than this is served but not continued from (docs/restarts.md, "What is read back"). */
 export const REFRESH_AFTER_SECONDS = 3600;
 
 export interface StackDocument {

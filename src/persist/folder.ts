@@ -91,10 +91,6 @@ export class Folder {
     return new Folder(dir, lock);
   }
 
-  path(...parts: string[]): string {
-    return join(this.dir, ...parts);
-  }
-
   /** Releases the lock (the files stay); a failure is told to `fault`, never thrown. */
   close(): void {
     this.lock.release();

@@ -1,23 +1,8 @@
 /**
  * The lock of a folder the exporter keeps its files in: one folder belongs to one process, daemon
  * or backfill, at a time. `DIR/cmdb-exporter.lock` is created new (O_EXCL, 0600) and names its
- * holder: pid, host, start time and command. Two processes writing one folder would interleave
- * their request records and overwrite each other's state, so a second one is refused at start
- * (FolderInUseError: exit 2, the folder and the holder named) while the first goes on.
- *
- * Whether the holder still runs: on the same host, whether its pid is alive (a pid that is ours now
- * is an earlier start of this container: gone); on another host (a shared volume), whether it
- * refreshed the lock's time within STALE_SECONDS (every holder refreshes it every REFRESH_MS). A
- * lock left by a process that is gone (kill -9, OOM, a power loss) is taken over with one log line.
- *
- * A refresh never throws (it runs on a timer): an error of the folder (read-only, EIO, EACCES, NFS's
- * ESTALE, a lock that cannot be read) is told as a fault and tried again at the next refresh; the
- * lock stays this process's. A lock that was removed is made again. Only a lock that names another
- * holder is lost: then this process no longer writes in the folder.
- *
- * proper-lockfile (npm) locks by the refresh time alone: a lock left by a kill -9 would hold a
- * restart back until it is stale, its lock does not say who holds it, and a refresh it misses
- * throws from a timer by default.
+ * holder. docs/restarts.md ("One process per folder: the lock") says when a lock is taken over,
+ * lost or made again, and why not proper-lockfile. A refresh never throws (it runs on a timer).
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeSync } from 'node:fs';

@@ -1,14 +1,10 @@
 /**
  * The request record: `<dir>/budget.log`, a journal (journal.ts, durability `process`) of one line
- * per request the stacks' budgets let leave (`<send time in ms>\t<stack>`), appended as it leaves,
- * just before it is handed to the connection. A restart reads it back so that the budget counts
- * what the earlier process sent in its last minute, also after a kill -9, which leaves no time to
- * write anything: the lines are in the kernel's hands once written. The record is cut back to the
- * last minute's sends when it passes ROTATE_BYTES.
- *
- * Appends are synchronous (one small write(2) per request, at most rateLimitPerMinute a minute per
- * stack): an asynchronous one could still be queued when the request leaves, and a kill then would
- * lose it.
+ * per request the stacks' budgets let leave (`<send time in ms>\t<stack>`), appended just before the
+ * request is handed to the connection, so that a restart's budget counts what the earlier process
+ * sent in its last minute, also after a kill -9 (docs/restarts.md). Cut back to the last minute's
+ * sends past ROTATE_BYTES. Appends are synchronous: an asynchronous one could still be queued when
+ * the request leaves, and a kill then would lose it.
  */
 import { join } from 'node:path';
 import { Journal, readLines } from './journal.js';

@@ -1,18 +1,11 @@
 /**
  * The daemon's current token of each stack, kept in its --storage.path for a backfill run beside it
- * with the same client id. A CMDB may keep one token per client id, ending the older ones when it
- * grants a new one: two processes that each ask for their own then take each other's all along.
- * With this file there is one token holder, the daemon: a backfill given the daemon's folder (read
- * only) uses the daemon's token and, on a 401, waits for the daemon to renew it (src/backfill/
- * borrowed-token.ts).
- *
- * `DIR/cmdb-exporter.tokens.json`: a document (format, version) naming each stack's token with the
- * hash of its base URL and client id (document.ts serviceOf: never the address, the client id or a
- * secret), written by the one recipe of atomic.ts at each grant, readable by the exporter's user
- * only (0600). A token is a secret: this is the one file it is written to, it is never logged (a
- * failed write is logged with the folder and the error's code only), and the file lives only while
- * the daemon runs: removed at its start (a killed daemon's) and at its stop. A write that fails is
- * logged once and never stops a poll: the backfill then asks for its own tokens.
+ * with the same client id: a CMDB may keep one token per client id, so two processes that each ask
+ * for their own take each other's all along (docs/backfill.md, "A client id of the backfill's own,
+ * or the daemon's folder"). `DIR/cmdb-exporter.tokens.json` names each stack's token with the hash
+ * of its base URL and client id (document.ts serviceOf), written by atomic.ts at each grant (0600).
+ * The one file a token is written to: never logged (a failed write is logged with the folder and
+ * the error's code only, once, and never stops a poll), removed at the daemon's start and stop.
  */
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,15 +1,12 @@
 /**
  * Writes each stack's state file (state-file.ts) after polls that changed something, off the
  * scrape path: a timer looks every TICK_MS at the store's change marks of each stack and writes the
- * stacks that are due, one file at a time, each in slices (json-pieces.ts). How often is bounded per
- * stack: after a change of series, up or forbidden at most every MIN_GAP_SECONDS; after polls that
- * changed only their times, every STATUS_GAP_SECONDS; but an endpoint's first outcome or series
- * (what the file lacks entirely: a first poll, series back after they expired) at the next look, so
- * that a kill -9 soon after it does not leave a restart without that endpoint's series. At shutdown
- * every stack that has polled is written once more. A write that fails is logged (once until it
- * succeeds again), counted, and tried again after the least gap; it never stops a poll. Once the
- * folder's lock names another process (abandon()), nothing is written any more, not even at
- * shutdown. Files of stacks no longer configured are removed.
+ * stacks that are due, one file at a time, each in slices (json-pieces.ts), at most every
+ * MIN_GAP_SECONDS after a change of data, every STATUS_GAP_SECONDS after changes of times only, and
+ * at the next look for an endpoint's first outcome or series (docs/restarts.md, "How and when it is
+ * written"). A write that fails is logged once until it succeeds again, counted, and tried again;
+ * it never stops a poll. Once the folder's lock names another process (abandon()), nothing is
+ * written any more. Files of stacks no longer configured are removed.
  */
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';

@@ -1,15 +1,11 @@
 /**
- * The Action list (`actions` group) and each listed Action's jobs (`actionJobs`). Requests are spent
- * where data can have changed:
- * - an Action's jobs are fetched once per run: when its lastRunAt changed since the last fetch; a
- *   run whose newest job was still running is fetched once more, one poll later; otherwise only on
- *   the slow refresh (intervals.actionJobsRefresh), whose first round is spread over the second half
- *   of the period by Action id, so that hundreds of Actions fetched at start-up do not all fall due
- *   in the same poll an hour later;
- * - job fetches are paced (actionJobsPerMinute, Pacer): what does not fit in one poll stays as a
- *   backlog for the next, and each slice of a poll publishes what it fetched, so the first Action
- *   jobs show (and the endpoint is ready) seconds after the Action list, not after every Action.
- * The Action list and the jobs cache are this poller's state, kept across a restart.
+ * The Action list (`actions` group) and each listed Action's jobs (`actionJobs`), fetched where
+ * data can have changed (docs/design.md): when an Action's lastRunAt changed since the last fetch
+ * (a run whose newest job was still running once more, one poll later), else on the slow refresh
+ * (intervals.actionJobsRefresh), its first round spread over the second half of the period by
+ * Action id. Job fetches are paced (actionJobsPerMinute, Pacer): what does not fit in one poll stays
+ * as a backlog for the next, and each slice publishes what it fetched, so the first jobs show
+ * seconds after the Action list. The list and the jobs cache are kept across a restart.
  */
 import type { Action } from '../api/schemas.js';
 import { jobStatus, newestJob } from '../collectors/index.js';

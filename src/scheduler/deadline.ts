@@ -56,20 +56,8 @@ export interface PollDeadline {
  * per-attempt deadline. Not AbortSignal.any, which leaks listeners on long-lived signals in Node 20.
  */
 export function pollDeadline(outer: AbortSignal | undefined, seconds: number): PollDeadline {
-  const ctl = new AbortController();
-  const onOuter = () => ctl.abort(outer?.reason);
-  if (outer?.aborted) onOuter();
-  else outer?.addEventListener('abort', onOuter, { once: true });
-  const timer = setTimeout(() => ctl.abort(new PollDeadlineReached(seconds)), seconds * 1000);
-  timer.unref();
-  return {
-    signal: ctl.signal,
-    context: { signal: ctl.signal, deadline: Date.now() + seconds * 1000 },
-    dispose() {
-      clearTimeout(timer);
-      outer?.removeEventListener('abort', onOuter);
-    },
-  };
+  // No read to watch: the progress deadline aborts at `seconds`, as a plain one does.
+  return progressDeadline(outer, seconds, 0, () => undefined);
 }
 
 /**

@@ -44,11 +44,6 @@ export class QueryFields {
 
   constructor(private readonly opts: QueryFieldsOptions) {}
 
-  /** Whether any table's metadata was read. */
-  get read(): boolean {
-    return this.held.size > 0;
-  }
-
   /** The field types of `table` to check a query against, or undefined. */
   types(table: QueryTable): FieldTypes | undefined {
     return this.held.get(table)?.types;

@@ -1,13 +1,10 @@
 /**
- * The saved inventory queries of one stack, counted once per rebuild (query-schedule.ts says when).
- * A poll of the `queries` group (chained after each connector poll, whose merger rows date the
- * rebuilds, and on its own interval; a failing group on its back-off): the queries that are due are
- * checked against their table's field metadata of the same rebuild (query-fields.ts) and counted,
- * one request each, paced at queriesPerMinute like the Action jobs, and so is every further request
- * of a count (a retry, page 0); what each query's last run left is its snapshot (QueryOutcome): a
- * count with the rebuild it belongs to, or a refusal or failure without a count. A query that is
- * refused or fails costs only itself: the others go on. A query that cannot be checked because the
- * metadata cannot be read fails without a request: data_metadata reads down, data_query does not.
+ * The saved inventory queries of one stack, counted once per rebuild (query-schedule.ts says when;
+ * docs/queries.md how they are paced). The due queries are checked against their table's field
+ * metadata of the same rebuild (query-fields.ts) and counted, one request each, paced at
+ * queriesPerMinute; each query's last run is its snapshot (QueryOutcome): a count with its
+ * rebuild, or a refusal or failure without one, which costs only that query. When the metadata
+ * cannot be read the due queries fail without a request: data_metadata reads down, not data_query.
  */
 import type { EndpointInputs, QueryCounting } from '../api/endpoints.js';
 import type { Rebuilds } from '../api/connector-runs.js';

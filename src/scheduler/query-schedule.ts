@@ -1,17 +1,8 @@
 /**
- * When a saved query runs: a pure decision, so that "once per rebuild" is a table of cases.
- *
- * - At start, once the stack's "data as of" is known: the first read of the connector history
- *   (whose merger rows date the rebuilds) has finished, or the stack does not read it.
- * - When its table's data was rebuilt since its last run (a newer merger run that did not fail),
- *   but not sooner than `minSeconds` (intervals.queries) after its last run: a rebuild seen sooner
- *   waits for the spacing to pass.
- * - At least once a day, rebuild or not (a stack whose mergers stopped, or no merger rows at all).
- * - After a failed request at the next poll: the scheduler's back-off for failing groups spaces
- *   those. After the CMDB refused the query itself (400, 422) or the field metadata check did, not
- *   before the next rebuild or day: asking again would get the same answer.
- *
- * Between rebuilds nothing is due, so nothing is sent.
+ * When a saved query runs: a pure decision, so that "once per rebuild" is a table of cases (at start
+ * once the data's "as of" is known; when its table was rebuilt, at most every `minSeconds`; at least
+ * daily; after a failed request at the next poll, after a refusal at the next rebuild or day). The
+ * rules and why: docs/queries.md, "Once per rebuild". Between rebuilds nothing is due.
  */
 
 /** At least this often a query runs, rebuild or not (seconds). */

@@ -2,17 +2,11 @@
  * One node-cron job per (stack, group). Every group polls once at start-up, spread out by a small
  * jitter (Action jobs right after the Action list, which they need; saved queries after every
  * connector poll, whose merger rows tell when the data was rebuilt, unless they are failing and wait
- * for their retry); after that on its interval,
- * at an offset within the interval derived from the stack and group names so that groups and
- * stacks do not all fire in the same second. A poll never overlaps the previous poll of the same
- * group: an overlapping start is skipped and counted.
- *
- * A poll that leaves an endpoint of its group failing is retried on the group's own back-off
- * (RETRY_FIRST_SECONDS, doubling up to RETRY_MAX_SECONDS), never later than the group's next
- * scheduled poll; a 403 waits on its own long back-off (EndpointRunner) instead. When a group that
- * was failing succeeds again, the other failing groups of the stack are retried at once: the CMDB
- * answers again. So after an outage every endpoint is fresh within about two minutes of the CMDB
- * recovering, whatever its interval; every retry goes through the stack's client and its budget.
+ * for their retry); after that on its interval, at an offset derived from the stack and group names
+ * so that groups and stacks do not all fire in the same second. A poll never overlaps the previous
+ * poll of the same group: an overlapping start is skipped and counted. A failing group is retried
+ * on its own back-off (RETRY_FIRST_SECONDS, doubling up to RETRY_MAX_SECONDS): docs/design.md, "A
+ * failed poll is retried on its own back-off".
  */
 import cron from 'node-cron';
 import type { GroupName } from '../api/endpoints.js';

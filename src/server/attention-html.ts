@@ -8,6 +8,7 @@
  */
 import { escapeHtml } from './html.js';
 import { relativeTime, shortDuration } from './attention.js';
+import { iso } from './endpoint-table.js';
 import type { LandingStack } from './landing-model.js';
 import type { CauseLine, Line, StackView } from './stack-view.js';
 
@@ -19,22 +20,18 @@ export function runbookUrl(alert: string, base = SERVED_RUNBOOKS): string {
   return `${base}#${alert.toLowerCase()}`;
 }
 
-function utc(at: number): string {
-  return new Date(Math.round(at) * 1000).toISOString().replace('.000Z', 'Z');
-}
-
 /** `07:05 UTC` today, `2026-11-20 07:05 UTC` before: short enough for a line, exact on hover. */
 export function clock(now: number, at: number): string {
-  const iso = utc(at);
-  const sameDay = iso.slice(0, 10) === utc(now).slice(0, 10);
-  return `${sameDay ? iso.slice(11, 16) : `${iso.slice(0, 10)} ${iso.slice(11, 16)}`} UTC`;
+  const text = iso(at);
+  const sameDay = text.slice(0, 10) === iso(now).slice(0, 10);
+  return `${sameDay ? text.slice(11, 16) : `${text.slice(0, 10)} ${text.slice(11, 16)}`} UTC`;
 }
 
 /** `since 07:05 UTC (14m)`, the exact time on hover; nothing when unknown. */
 export function sinceText(now: number, at: number | undefined): string {
   if (at === undefined) return '';
   const age = at <= now ? ` (${shortDuration(now - at)})` : ` (${relativeTime(now, at)})`;
-  return ` <span class="since">since <time datetime="${utc(at)}" title="${utc(at)}">${clock(now, at)}</time>${age}</span>`;
+  return ` <span class="since">since <time datetime="${iso(at)}" title="${iso(at)}">${clock(now, at)}</time>${age}</span>`;
 }
 
 const newBadge = (isNew: boolean) => (isNew ? ' <span class="new" title="appeared since you last looked at this page (on a first look: in the newest poll of its endpoint)">new</span>' : '');
@@ -55,7 +52,7 @@ function causeItem(now: number, c: CauseLine, folded: readonly Line[], base: str
     folded.length === 0
       ? ''
       : `<details><summary>${folded.length} line(s) it explains</summary><ul>${folded.map((l) => lineItem(now, l, base)).join('')}</ul></details>`;
-  const until = c.until === undefined ? '' : ` It ends at <time datetime="${utc(c.until)}">${clock(now, c.until)}</time> (${relativeTime(now, c.until)}).`;
+  const until = c.until === undefined ? '' : ` It ends at <time datetime="${iso(c.until)}">${clock(now, c.until)}</time> (${relativeTime(now, c.until)}).`;
   return `<li class="critical cause"><span class="sev">critical</span>${newBadge(c.isNew)} <b class="cause-title">${escapeHtml(c.title)}</b>: ${escapeHtml(c.text)}.${sinceText(now, c.since)}${until}${data}${whatToDo(c.alert, base)}${explained}</li>`;
 }
 

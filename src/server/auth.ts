@@ -1,14 +1,9 @@
 /**
  * HTTP basic authentication against the bcrypt hashes of a web-config file (basic_auth_users), as
  * exporter-toolkit does: every path is protected, a missing or wrong credential gets 401 with
- * `WWW-Authenticate: Basic`.
- *
- * bcrypt is slow on purpose (~50–100 ms at cost 10 in JavaScript), far too slow to pay on every
- * scrape. A credential that verified once is remembered as an HMAC of (hash, password) under a key
- * made at start-up and never stored: the plaintext password is not kept, and a digest from one
- * process is worthless to another. Later requests compare digests in constant time. Wrong
- * passwords always pay bcrypt, and at most MAX_PENDING_VERIFICATIONS run at once: beyond that a
- * request is refused with 503 instead of queueing CPU work for an attacker.
+ * `WWW-Authenticate: Basic`. bcrypt is too slow to pay on every scrape: a credential that verified
+ * once is remembered as an HMAC under a key made at start-up, and at most MAX_PENDING_VERIFICATIONS
+ * bcrypt checks run at once (docs/security.md, "bcrypt without paying it per scrape").
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import bcrypt from 'bcryptjs';

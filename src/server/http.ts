@@ -285,21 +285,14 @@ export async function listen(app: express.Express, host: string | undefined, por
     : createServer({ connectionsCheckingInterval: 2000 }, handler);
   const stopWatching = protection ? secureServer(server, protection) : () => undefined;
   server.listen({ port, host, backlog: protection?.limits.listenBacklog });
-  const listening = new AbortController();
   try {
-    await Promise.race([
-      once(server, 'listening', { signal: listening.signal }),
-      once(server, 'error', { signal: listening.signal }).then(([err]) => {
-        throw err;
-      }),
-    ]);
+    // events.once rejects when the server emits 'error' first.
+    await once(server, 'listening');
   } catch (err) {
     // Not listening (the address taken, not allowed): nothing of it is left running.
     stopWatching();
     server.close();
     throw err;
-  } finally {
-    listening.abort();
   }
   const address = server.address() as AddressInfo;
   const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -1,14 +1,9 @@
 /**
  * Bounds of the exporter's own HTTP server, so that a flood of scrapes or idle connections cannot
- * take memory or descriptors the upstream polls need (issue: 10,000 concurrent scrapes took 3 GB,
- * 20,000 idle connections starved the CMDB client of descriptors with EMFILE):
- *
- * - at most `maxRequests` concurrent requests of the telemetry path (node_exporter's
- *   --web.max-requests); beyond it a prompt 503;
- * - at most `maxConnections` open connections, chosen from the open-files limit so that a
- *   reserve of descriptors stays for the CMDB client, log files and the like;
- * - timeouts for headers, the whole request, keep-alive and an idle socket, so idle or slow
- *   connections are closed instead of holding a descriptor for ever.
+ * take memory or descriptors the upstream polls need (10,000 concurrent scrapes took 3 GB, 20,000
+ * idle connections starved the CMDB client of descriptors with EMFILE): `maxRequests` concurrent
+ * requests of the telemetry path, `maxConnections` from the open-files limit, and timeouts for
+ * headers, requests, keep-alive and idle sockets (docs/security.md tables each).
  */
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';

@@ -1,14 +1,9 @@
 /**
  * HTTP service discovery (GET /sd) for Prometheus' http_sd_configs: one target group per stack this
  * exporter polls, each scraping /metrics?stack=NAME, and one for the exporter's own metrics
- * (/metrics?only=exporter). Prometheus takes the address, scheme and path from the labels
- * `__address__` (the target), `__scheme__` and `__metrics_path__`, and the query from `__param_*`,
- * so no relabelling is needed; `stack` becomes a target label (`up{stack="…"}` per stack) and the
- * `__meta_cmdb_exporter_*` labels are there for relabelling of one's own (they are dropped after it).
- *
- * The address is --web.external-url's (a Service name, an ingress) when given, else the listen
- * address; a listen address on every interface (`:9873`) is shown with the host name, as Prometheus
- * does for its own external URL.
+ * (/metrics?only=exporter), so that no relabelling is needed (docs/scaling.md). The address is
+ * --web.external-url's when given, else the listen address; one on every interface (`:9873`) is
+ * shown with the host name, as Prometheus does for its own external URL.
  */
 import type { ScrapeBase } from '../config/scrape-base.js';
 

@@ -1,18 +1,12 @@
 /**
  * The newest sample set per (stack, endpoint), swapped whole in one step, with the freshness rules
- * of metrics.md:
- * - a successful poll replaces the endpoint's series wholesale (vanished entities vanish at once);
- * - a failed poll sets cmdb_endpoint_up to 0 at once and keeps the last good series until the last
- *   success is older than the endpoint's stale limit, then drops them (on a timer set for that
- *   moment, not when someone scrapes: the log line and the series count say so on time);
- * - before its first poll has finished an endpoint reads cmdb_endpoint_up 0 (snapshot().up stays
- *   undefined: readiness tells "not polled yet" from "failed").
+ * of docs/design.md (a successful poll replaces the series wholesale; a failed one sets
+ * cmdb_endpoint_up 0 and keeps the last good series until the stale limit, dropped on a timer set
+ * for that moment; before its first poll `snapshot().up` stays undefined, for readiness).
  *
- * A poll's series are prepared in slices (de-duplicated, capped, rendered by the exposition's
- * renderer: src/store/series.ts), one per turn of the event loop, and swapped in when complete;
- * updates apply in the order they arrived (update-queue.ts). succeed(), confirm() and fail()
- * resolve once applied: a poll is complete when what it brought is served. Until then readers see
- * the old set, never a mix. What /metrics makes of the store is src/exposition/'s.
+ * A poll's series are prepared in slices (src/store/series.ts), one per turn of the event loop, and
+ * swapped in when complete, in the order they arrived (update-queue.ts); readers see the old set
+ * until then, never a mix. succeed(), confirm() and fail() resolve once applied.
  */
 import type { DataEndpoint } from '../api/endpoints.js';
 import type { Instruments } from '../metrics/instruments.js';

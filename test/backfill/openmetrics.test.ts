@@ -2,7 +2,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { escapeOpenMetricsHelp, OpenMetricsWriter } from '../../src/backfill/openmetrics.js';
+import { OpenMetricsWriter } from '../../src/backfill/openmetrics.js';
+import { escapeOpenMetricsHelp } from '../../src/exposition/openmetrics-format.js';
 import type { MetricFamily } from '../../src/metrics/catalogue.js';
 
 const fam = (name: string, help = `help of ${name}`): MetricFamily => ({ name, type: 'gauge', labels: ['stack'], help, origin: 'snapshot' });

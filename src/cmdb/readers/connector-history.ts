@@ -1,45 +1,14 @@
 /**
- * Reading the connector run history at real scale and pace (docs/cmdb-api-notes.md): about 100 MB in pages of ~25 MB on a
- * busy stack, ~2.3 s per 100 rows (tens of seconds a page, minutes a scan), for data that changes
- * about once a day. docs/design.md ("The connector history") explains the whole of it.
+ * Reading the connector run history at the real service's size and pace: full scans sorted by
+ * `_time` descending that run as long as their pages keep coming, pages halved when they time out,
+ * small incremental reads in between, the sort checked on every page. docs/design.md ("The
+ * connector history") explains each choice. Memory is proportional to the number of keys, never to
+ * the history: each page is reduced as it arrives (scan-reducers.ts).
  *
- * - A full scan reads every page sorted by `_time` descending (unless connectorSort says otherwise)
- *   and keeps only the newest row per (bridge_name, profile name). It runs first, and again every
- *   connectorFullScanInterval; a complete one is the only read that drops connectors that vanished.
- *   Sorted, a scan cut at paging.maxPages keeps the newest runs, and rows written during the scan
- *   only shift rows already read onto the next page. A truncated scan is merged into what is held,
- *   never replaces it: a held row is replaced only by a newer one.
- * - A full scan is not bound to the poll interval: it runs for as long as its pages keep coming
- *   (the poller's deadline follows `progress()`), so a scan longer than the interval finishes.
- * - Pages that fit their time: a page whose attempt times out is asked again at half the size (from
- *   the rows read so far, so nothing is skipped or read twice), down to MIN_PAGE_SIZE; the size is
- *   kept for later scans of the stack, and doubles back (up to paging.connectorPageSize) after a
- *   scan whose slowest page took under a quarter of timeoutSeconds. At the smallest size a page
- *   gets the stack's retries; then the scan fails.
- * - In between, an incremental scan asks for `sort=_time,desc`, starting with a page of 25 rows and
- *   doubling, and reads on only while the page held something new and is all newer than the newest
- *   `_time` held minus a margin: with nothing new it reads one page of 25 rows. A late row (written
- *   after the last read with an older `_time`) is read when it lands on a page read for new rows,
- *   else by the next full scan.
- * - The sort is checked on every page: `_time` never increases down a page, nor across pages,
- *   except for rows the scan already knows (shifted down by rows written at the top) or written
- *   after the scan began. A page that is still unsorted turns that poll into a full scan; a second
- *   one in a row switches incremental reads off for an hour, doubling up to
- *   connectorFullScanInterval (cmdb_connector_incremental_off_until_timestamp_seconds).
- *
- * Memory is proportional to the number of keys, never to the history: each page is reduced as it
- * arrives (scan-reducers.ts) and only the kept rows survive it.
- *
- * A restart (--storage.path) goes on from what a full scan in progress read: prepareState() takes its
- * pages' newest row per key from the page worker, exportState() writes them with the next page's
- * position (connector-history-state.ts); the next full scan asks from that page on (so does one
- * that failed in this process).
- *
- * A backfill needs every run of its range, not only the newest per key: `everyRun` hands every row
- * of a full scan to a visitor, page by page, with the same page sizes and the same halving of a
- * timed-out page, and the same position after each page, from which a later run goes on as a
- * restart does. The pages of a full scan are full-walk.ts; every loop here is the one paging loop
- * (pages.ts); the IO is connector-io.ts.
+ * A restart (--storage.path) goes on from what a full scan in progress read (prepareState,
+ * exportState; connector-history-state.ts). A backfill's `everyRun` hands every row of a full scan
+ * to a visitor, page by page. The pages of a full scan are full-walk.ts; the one paging loop is
+ * pages.ts; the IO is connector-io.ts.
  */
 import { NewestRuns, runForDisk } from '../../api/connector-runs.js';
 import { JsonList } from '../../json-list.js';

@@ -11,7 +11,7 @@ import type { ActionJob, ChangeEntry, ConnectorRun, MetricsRecord } from '../../
 import type { StackConfig } from '../../config/types.js';
 import type { Instruments } from '../../metrics/instruments.js';
 import type { Logger } from '../../logger.js';
-import type { CmdbClient } from '../client.js';
+import { sameCredentials, type CmdbClient } from '../client.js';
 import { PageReducer } from '../page-reducer.js';
 import { ConnectorHistoryReader, continues, type HistorySettings, type ScanProgress } from './connector-history.js';
 import type { HistoryReaderState, ScanPosition } from './connector-history-state.js';
@@ -183,8 +183,7 @@ export class StackReaders implements CmdbApi {
    * times were read in. Call once no read is in flight.
    */
   handOver(previous: StackConfig, next: StackConfig): ConnectorHistoryReader | undefined {
-    const same = previous.baseUrl === next.baseUrl && JSON.stringify(previous.auth) === JSON.stringify(next.auth) && previous.timezone === next.timezone;
-    return same ? this.history : undefined;
+    return sameCredentials(previous, next) && previous.timezone === next.timezone ? this.history : undefined;
   }
 
   /** The connector history reader's cursor and the pages of a full scan in progress, for a restart (--storage.path); undefined before anything is read. */
