@@ -5,6 +5,7 @@
  */
 import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { processAlive } from '../../src/persist/lock.js';
 
 const WAIT_MS = 20 * 60_000;
 const POLL_MS = 200;
@@ -13,15 +14,6 @@ const MAKING_MS = 10_000;
 
 function sleep(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function ownerGone(lock: string): boolean {
@@ -35,7 +27,7 @@ function ownerGone(lock: string): boolean {
       return false;
     }
   }
-  return !Number.isInteger(owner) || owner <= 0 || !alive(owner);
+  return !Number.isInteger(owner) || owner <= 0 || !processAlive(owner);
 }
 
 /** One attempt at the lock: true when taken; a lock whose owner is gone is removed (and false returned). */

@@ -66,7 +66,8 @@ function readHolder(path: string): { holder: LockHolder | undefined; text: strin
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether a process of this pid runs (on this host). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -205,7 +206,7 @@ async function judge(found: NonNullable<ReturnType<typeof readHolder>>, me: Lock
   }
   if (holder.host === me.host) {
     if (holder.pid === me.pid) return { held: false, why: 'it was left by an earlier start with this pid' };
-    if (!alive(holder.pid)) return { held: false, why: 'its process is gone' };
+    if (!processAlive(holder.pid)) return { held: false, why: 'its process is gone' };
     if (age <= STALE_SECONDS) return { held: true, why: 'its process runs' };
     // A live holder refreshes every REFRESH_MS: this pid was given to another process since.
     return { held: false, why: `its pid runs but the lock was not refreshed for ${Math.round(age)} s` };
@@ -265,6 +266,6 @@ export function runningHolder(dir: string): LockHolder | undefined {
   const holder = found?.holder;
   if (!found || !holder) return undefined;
   if ((Date.now() - found.mtimeMs) / 1000 > STALE_SECONDS) return undefined;
-  if (holder.host === hostname() && (holder.pid === process.pid || !alive(holder.pid))) return undefined;
+  if (holder.host === hostname() && (holder.pid === process.pid || !processAlive(holder.pid))) return undefined;
   return holder;
 }

@@ -10,6 +10,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSyn
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { promisify } from 'node:util';
+import { processAlive } from '../../../src/persist/lock.js';
 import { runToCompletion, startProcess, type ManagedProcess, type Stopped } from '../../e2e/harness/processes.js';
 import { REPO_ROOT } from '../../e2e/harness/tools.js';
 
@@ -242,21 +243,12 @@ export const runContainer = (role: string): string => `${RUN_PREFIX}${process.pi
 /** The image this run builds. */
 export const runImage = (): string => `${RUN_REPOSITORY}:${process.pid}`;
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * Removes the working containers and the image of this run, or (`gone`) those a run left whose
  * process has ended (killed before its clean-up): vfs keeps a whole copy of the files per container.
  */
 export async function removeRuns(which: 'this' | 'gone'): Promise<void> {
-  const wanted = (pid: number) => (which === 'this' ? pid === process.pid : !alive(pid));
+  const wanted = (pid: number) => (which === 'this' ? pid === process.pid : !processAlive(pid));
   const containers = (await buildah(['containers', '--format', '{{.ContainerName}}'])).split('\n');
   for (const name of containers) {
     const pid = new RegExp(`^${RUN_PREFIX}(\\d+)-`).exec(name)?.[1];
