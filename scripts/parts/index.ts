@@ -18,7 +18,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, accessSync, constants, readlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync, accessSync, constants, readlinkSync, realpathSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -236,6 +236,14 @@ function wrapper(dir: string, name: string, spec: PartSpec): string {
   return target;
 }
 
+/** Links of `prefix` whose cache is gone (a removed checkout): made again on demand if it comes back. */
+export function removeDanglingLinks(prefix: string): void {
+  for (const entry of readdirSync(dirname(prefix))) {
+    const path = join(dirname(prefix), entry);
+    if (path.startsWith(prefix) && !existsSync(path)) rmSync(path, { force: true });
+  }
+}
+
 /**
  * A copy of the binary that reads its data folder from the unpacked package instead of the absolute
  * path Debian built in (which exists only when the package is installed): the path is replaced, byte
@@ -244,14 +252,18 @@ function wrapper(dir: string, name: string, spec: PartSpec): string {
  */
 function relocated(dir: string, name: string, file: string, data: { absolute: string; inside: string }): string {
   const prefix = join(tmpdir(), 'cmdb-part-');
-  const digest = createHash('sha256').update(dir).digest('hex');
+  // The cache's real path: a checkout that reaches it through a link (a copy with node_modules
+  // linked) shares its link and its relocated binary instead of leaving one of its own behind.
+  const real = realpathSync(dir);
+  const digest = createHash('sha256').update(real).digest('hex');
   const room = data.absolute.length - prefix.length;
   if (room < 12) throw new Error(`${name}: the temporary folder ${tmpdir()} has too long a path to relocate ${data.absolute}; set TMPDIR=/tmp`);
   const link = prefix + digest.slice(0, room);
-  if (readlinkOrEmpty(link) !== join(dir, data.inside)) {
+  if (readlinkOrEmpty(link) !== join(real, data.inside)) {
+    removeDanglingLinks(prefix);
     const partial = `${link}.${process.pid}.partial`;
     rmSync(partial, { force: true });
-    symlinkSync(join(dir, data.inside), partial);
+    symlinkSync(join(real, data.inside), partial);
     renameSync(partial, link);
   }
   const target = join(dir, '.relocated', name);

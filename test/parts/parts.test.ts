@@ -2,12 +2,13 @@
  * scripts/parts: the pinned real parts. The fetch itself is proven by every suite that starts a part;
  * here the pieces that decide what is fetched from where, and what a user sees when it cannot be.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { debianMirror, parseAptSources } from '../../scripts/parts/debian.js';
-import { checkSha256, currentTier, describePart, overrideVariable, part, PART_NAMES, partSpec, TIERS } from '../../scripts/parts/index.js';
+import { checkSha256, currentTier, describePart, overrideVariable, part, PART_NAMES, partsCache, partSpec, removeDanglingLinks, TIERS } from '../../scripts/parts/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cmdb-parts-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -89,5 +90,32 @@ describe('choosing a part', () => {
     expect(() => checkSha256(file, '0'.repeat(64), 'prometheus: Debian sid package prometheus 3.5.3+ds1-6')).toThrow(
       /^prometheus: Debian sid package prometheus 3\.5\.3\+ds1-6: sha256 [0-9a-f]{64} is not the pinned 0{64} .*The file was not used/,
     );
+  });
+
+  it("a relocated part (Alertmanager's data path) reached through a linked cache leaves no link of its own in the temporary folder", () => {
+    const cache = partsCache();
+    part('alertmanager');
+    const linked = join(dir, 'linked-cache');
+    symlinkSync(realpathSync(cache), linked);
+    const root = join(import.meta.dirname, '..', '..');
+    const exe = execFileSync(process.execPath, ['--import', 'tsx', 'scripts/parts.ts', 'path', 'alertmanager'], { cwd: root, env: { ...process.env, CMDB_PARTS_CACHE: linked }, encoding: 'utf8' }).trim();
+    expect(exe.startsWith(linked)).toBe(true);
+    const intoLinked = readdirSync(tmpdir())
+      .filter((e) => e.startsWith('cmdb-part-'))
+      .map((e) => readlinkSync(join(tmpdir(), e)))
+      .filter((target) => target.startsWith(linked));
+    expect(intoLinked).toEqual([]);
+  });
+
+  it('a link of a cache that is gone is removed when a link is made; live links and other files stay', () => {
+    const folder = join(dir, 'links');
+    mkdirSync(folder);
+    writeFileSync(join(folder, 'target'), '');
+    symlinkSync(join(folder, 'target'), join(folder, 'cmdb-part-live'));
+    symlinkSync(join(folder, 'gone'), join(folder, 'cmdb-part-gone'));
+    symlinkSync(join(folder, 'gone'), join(folder, 'other-gone'));
+    removeDanglingLinks(join(folder, 'cmdb-part-'));
+    expect(readdirSync(folder).sort()).toEqual(['cmdb-part-live', 'other-gone', 'target']);
+    expect(existsSync(join(folder, 'cmdb-part-live'))).toBe(true);
   });
 });
