@@ -17,8 +17,12 @@ export class ChangePoller implements GroupPoller {
 
   constructor(private readonly parts: PollerParts) {}
 
+  /**
+   * Both endpoints at once: neither waits on the other, so one that the CMDB keeps refusing (a 429
+   * each time, which may hold it until the poll's deadline) does not take the other down with it.
+   */
   async poll(ctx: PollContext): Promise<void> {
-    for (const endpoint of ENDPOINTS) await this.pollNames(endpoint, ctx);
+    await Promise.all(ENDPOINTS.map((endpoint) => this.pollNames(endpoint, ctx)));
   }
 
   /** Its part of the poller's state (--storage.path). */

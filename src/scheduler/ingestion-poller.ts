@@ -21,8 +21,8 @@ export class IngestionPoller implements GroupPoller {
 
   async poll(ctx: PollContext): Promise<void> {
     const { runner } = this.parts;
-    const runs = await pollOnce(this.parts, 'data_ingestion', ctx);
-    await pollOnce(this.parts, 'data_ingestion_next', ctx);
+    // The run list and the next run at once: one the CMDB keeps refusing does not hold the other.
+    const [runs] = await Promise.all([pollOnce(this.parts, 'data_ingestion', ctx), pollOnce(this.parts, 'data_ingestion_next', ctx)]);
     if (!runner.enabled('data_ingestion_detail')) return;
     if (!runs) {
       runner.blocked('data_ingestion_detail', 'the run list (data_ingestion) could not be read');

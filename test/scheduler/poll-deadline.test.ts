@@ -8,7 +8,7 @@ import { BUILTIN_SETTINGS } from '../../src/config/rules.js';
 import { deadlineReached, pollDeadline, PollDeadlineReached, progressDeadline } from '../../src/scheduler/deadline.js';
 import type { StackConfig } from '../../src/config/types.js';
 import { waitFor } from '../helpers/wait.js';
-import { requestsTo, sim, simStack } from '../cmdb/helpers/sim.js';
+import { requestsTo, sim, simStack, trackedAsset, trackedUser } from '../cmdb/helpers/sim.js';
 import { simPoller as poller } from './sim-poller.js';
 
 /** Attempts of 2 s, 3 retries: unbounded, a hanging endpoint holds one poll for 8 s and more. */
@@ -44,15 +44,27 @@ describe('the time bound of one poll (the group interval)', () => {
     expect(status('data_ingestion')?.error).toMatch(/^poll of data_ingestion: not finished within its 1s interval/);
     expect(status('data_ingestion')?.hint).toMatch(/did not finish within its interval.*raise timeoutSeconds or the interval/);
     expect(store.snapshot('test', 'data_ingestion')).toMatchObject({ up: 0 });
-    // The group's later endpoint could not start in time: down with the same outcome, never asked.
-    expect(status('data_ingestion_next')).toMatchObject({ state: 'failing', outcome: 'timeout' });
-    expect(requestsTo(s, 'data_ingestion_next')).toHaveLength(0);
+    // The next run is asked alongside, not after: the hang does not take it down. The detail needs the run list.
+    expect(status('data_ingestion_next')).toMatchObject({ state: 'ok', outcome: 'success' });
+    expect(requestsTo(s, 'data_ingestion_next')).toHaveLength(1);
     expect(status('data_ingestion_detail')).toMatchObject({ state: 'blocked' });
     // The runner logs the cut-off like any other failure, with the timeout hint.
-    expect(log.lines().filter((l) => l.level === 'warn' && l.outcome === 'timeout').map((l) => l.endpoint)).toEqual([
-      'data_ingestion',
-      'data_ingestion_next',
-    ]);
+    expect(log.lines().filter((l) => l.level === 'warn' && l.outcome === 'timeout').map((l) => l.endpoint)).toEqual(['data_ingestion']);
+  });
+
+  it("cuts off a hanging asset_change without taking user_change down: the group's endpoints are asked at once", async () => {
+    const s = await sim();
+    s.addFault({ endpoint: 'asset_change', latencyMs: 60_000 });
+    const stack = simStack(s, {
+      timeoutSeconds: 2,
+      track: { assets: [trackedAsset()], users: [trackedUser()] },
+      intervals: { ...BUILTIN_SETTINGS.intervals, changes: 1 },
+    });
+    const { poller: p, status } = await warmPoller(stack);
+    await p.poll('changes');
+    expect(status('asset_change')).toMatchObject({ state: 'failing', outcome: 'timeout' });
+    expect(status('user_change')).toMatchObject({ state: 'ok', outcome: 'success' });
+    expect(requestsTo(s, 'user_change')).toHaveLength(1);
   });
 
   it('is not a failure when the exporter shuts down during the poll', async () => {
