@@ -25,15 +25,26 @@ const VOLATILE = new Set([
   'cmdb_connector_scan_start_timestamp_seconds',
 ]);
 
+/**
+ * The output without volatile families, each family's samples sorted: their order within a family is
+ * the order the series were first written, which follows which request of a poll finished first (the
+ * endpoints of a group are asked at once), and means nothing to Prometheus.
+ */
 export function normalise(text: string): string {
   const out: string[] = [];
+  let samples: string[] = [];
   let skip = false;
   for (const line of text.split('\n')) {
     const family = /^# (?:HELP|TYPE) (\S+)/.exec(line)?.[1];
-    if (family) skip = VOLATILE.has(family) || family.startsWith('process_') || family.startsWith('nodejs_');
+    if (family) {
+      out.push(...samples.sort());
+      samples = [];
+      skip = VOLATILE.has(family) || family.startsWith('process_') || family.startsWith('nodejs_');
+    }
     if (skip || line === '') continue;
-    out.push(line.replace(/node_version="[^"]*"/, 'node_version="NODE"'));
+    (family ? out : samples).push(line.replace(/node_version="[^"]*"/, 'node_version="NODE"'));
   }
+  out.push(...samples.sort());
   return `${out.join('\n')}\n`;
 }
 
