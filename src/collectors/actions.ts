@@ -3,8 +3,6 @@ import type { Action } from '../api/schemas.js';
 import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext } from './types.js';
 import { SampleSet, firstOfEach, label, preview, readTime } from './emit.js';
-import { defineArea } from './area.js';
-import { collectActionJobs } from './action-jobs.js';
 
 const STATUS = 'cmdb_action_status';
 const STATUS_BASE = ['RUNNING'];
@@ -42,9 +40,3 @@ export const collectActions: Collector<'actions'> = (actions, ctx) => {
   for (const action of once) collectAction(action, out, ctx);
   return out.finish([STATUS]);
 };
-
-export const actionsArea = defineArea({
-  name: 'actions',
-  endpoints: ['actions', 'action_jobs'],
-  collectors: { actions: collectActions, action_jobs: collectActionJobs },
-});

@@ -6,7 +6,6 @@ import type { ChangeEntry } from '../api/schemas.js';
 import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext, EndpointInputs } from './types.js';
 import { SampleSet, firstOfEach } from './emit.js';
-import { defineArea } from './area.js';
 
 type RecordType = 'asset' | 'user';
 
@@ -58,9 +57,3 @@ function changeCollector(type: RecordType): Collector<'asset_change' | 'user_cha
 
 export const collectAssetChanges: Collector<'asset_change'> = changeCollector('asset');
 export const collectUserChanges: Collector<'user_change'> = changeCollector('user');
-
-export const changesArea = defineArea({
-  name: 'changes',
-  endpoints: ['asset_change', 'user_change'],
-  collectors: { asset_change: collectAssetChanges, user_change: collectUserChanges },
-});

@@ -10,7 +10,6 @@ import type { ConnectorRun } from '../api/schemas.js';
 import type { Labels, Sample } from '../metrics/sample.js';
 import type { Collector, CollectorContext } from './types.js';
 import { SampleSet, label, readTime, span } from './emit.js';
-import { defineArea } from './area.js';
 import { HEALTH_STATES, eventCounts, fieldCounts, healthOf, missingFieldCount } from './connector-run.js';
 
 const STATUS = 'cmdb_connector_status';
@@ -111,9 +110,3 @@ export const collectConnectors: Collector<'connector'> = (runs, ctx) => {
     if (step.done) return step.value;
   }
 };
-
-export const connectorsArea = defineArea({
-  name: 'connectors',
-  endpoints: ['connector'],
-  collectors: { connector: collectConnectors },
-});

@@ -49,16 +49,15 @@ export class QueryFields {
     return this.held.get(table)?.types;
   }
 
-  /**
-   * Why the queries of `table` cannot be checked now, or undefined when they can: no metadata, or
-   * metadata that is not that of the table's newest rebuild (read before it, or a day old), because
-   * reading it again failed.
-   */
   /** Whether the last read of `table`'s metadata failed (then reading it again within the same poll would not help). */
   failed(table: QueryTable): boolean {
     return this.errors.has(table);
   }
 
+  /**
+   * Why the queries of `table` cannot be checked now, or undefined when they can: no metadata, or
+   * metadata that is not that of the table's newest rebuild (read before it, or a day old).
+   */
   uncheckable(table: QueryTable, rebuild: number | undefined): string | undefined {
     if (this.opts.reader() === undefined) return 'the stack has no query reader';
     const fields = this.held.get(table);

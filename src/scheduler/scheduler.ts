@@ -165,7 +165,7 @@ export class Scheduler {
     job.startedAt = this.nowMs();
     const end = this.opts.instruments.pollDuration.startTimer({ stack, group });
     job.running = entry.poller
-      .poll(group, entry.controller.signal, { stop: entry.stopping.signal })
+      .poll(group, entry.controller.signal, entry.stopping.signal)
       .catch((err: unknown) => this.opts.logger.error({ stack, group, err }, 'poll crashed (this is a bug)'))
       .finally(() => {
         end();
