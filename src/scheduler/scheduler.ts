@@ -179,9 +179,8 @@ export class Scheduler {
 
   /**
    * Starts `group` after another group's poll unless it is running (a following poll is no skipped
-   * start) or failing: a failing group waits for its retry on its own back-off (or its scheduled
-   * poll), so a query that fails is not asked again at every connector poll (issue 37: 48 requests
-   * in 49 s against a data query endpoint answering 503).
+   * start) or failing: a failing group waits for its own retry (or its scheduled poll), so a query
+   * that fails is not asked again at every connector poll (issue 37).
    */
   private follow(entry: Entry, group: GroupName): void {
     const job = entry.jobs.get(group);

@@ -126,11 +126,7 @@ export class StackPoller {
     return this.runner.enabled('data_query') ? this.queries.status() : [];
   }
 
-  /**
-   * What a restart keeps (--storage.path), each poller's part: which Action's jobs were read when,
-   * the Actions' last runs, the last good change history, the ingestion detail read, and the
-   * remembered states.
-   */
+  /** What a restart keeps (--storage.path): each poller's part, and the remembered states (poller-state.ts). */
   exportState(): PollerState {
     return {
       v: POLLER_STATE_VERSION,
