@@ -17,8 +17,6 @@ const HEALTH = 'cmdb_connector_health';
 const MERGER_STATUS = 'cmdb_merger_status';
 const ACTION_RUN_STATUS = 'cmdb_action_history_status';
 
-export { newestRuns, profileName };
-
 function durationSeconds(run: ConnectorRun, ctx: CollectorContext, key: Labels, start?: number, end?: number): number | undefined {
   const minutes = run.duration_minutes;
   if (minutes == null) return span(ctx, 'connector run', start, end, key);

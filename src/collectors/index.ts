@@ -29,7 +29,6 @@ export const COLLECTORS: CollectorTable = {
   data_query: collectQueries,
 };
 
-export type { Collector, CollectorContext, CollectorTable, EndpointInputs } from './types.js';
 export { detailRun, newestRun } from './ingestion-runs.js';
 export { jobStatus, newestJob } from './action-jobs.js';
 export { connectorSteps } from './connectors.js';

@@ -233,15 +233,9 @@ export class Scheduler {
     for (const job of entry.jobs.values()) clearTimeout(job.retry);
     const inFlight = [...entry.jobs.values()].map((j) => j.running).filter((p): p is Promise<void> => p !== undefined);
     if (inFlight.length === 0) return;
-    const settled = Promise.allSettled(inFlight);
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
-    const first = await Promise.race([settled, deadline]);
+    const timer = setTimeout(() => entry.controller.abort(), graceMs);
+    await Promise.allSettled(inFlight);
     clearTimeout(timer);
-    if (first === 'timeout') {
-      entry.controller.abort();
-      await settled;
-    }
   }
 
   async stop(graceMs = 5000): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DATA_ENDPOINTS, GROUPS, groupOf, type DataEndpoint } from '../../src/api/endpoints.js';
+import { DATA_ENDPOINTS, GROUPS, groupOf, type DataEndpoint, type EndpointInputs } from '../../src/api/endpoints.js';
 import {
   ActionJobListSchema,
   ActionPageSchema,
@@ -13,7 +13,7 @@ import {
   FieldMetadataListSchema,
 } from '../../src/api/schemas.js';
 import { COLLECTORS, newestRun } from '../../src/collectors/index.js';
-import type { CollectorContext, EndpointInputs } from '../../src/collectors/types.js';
+import type { CollectorContext } from '../../src/collectors/types.js';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { collect, context, fixture, validated } from './helpers.js';
