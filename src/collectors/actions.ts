@@ -2,7 +2,7 @@
 import type { Action } from '../api/schemas.js';
 import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext } from './types.js';
-import { SampleSet, firstOfEach, label, preview, readTime } from './emit.js';
+import { SampleSet, firstOfEach, label, preview, readTime, statusText } from './emit.js';
 
 const STATUS = 'cmdb_action_status';
 const STATUS_BASE = ['RUNNING'];
@@ -28,8 +28,7 @@ function collectAction(action: Action, out: SampleSet, ctx: CollectorContext): v
     action_group: label(action.actionGroup),
     schedule_type: label(action.scheduleType),
   });
-  const status = action.status != null && action.status.trim() !== '' ? action.status : undefined;
-  out.stateSet(STATUS, key, 'status', status, STATUS_BASE);
+  out.stateSet(STATUS, key, 'status', statusText(action.status), STATUS_BASE);
   out.gauge('cmdb_action_last_run_timestamp_seconds', key, readTime(ctx, 'lastRunAt', action.lastRunAt, key));
   out.gauge('cmdb_action_next_run_timestamp_seconds', key, nextRun(action, ctx, key));
 }
