@@ -13,11 +13,10 @@ import type { QueryOutcome, QueryTable, SavedQuery } from '../api/query.js';
 import type { RequestContext } from '../api/request-context.js';
 import type { StackConfig } from '../config/types.js';
 import { CmdbAbortedError, CmdbError, CmdbHttpError } from '../errors.js';
-import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import { deadlineReached } from './deadline.js';
-import type { EndpointRunner, PollResult } from './endpoint-runner.js';
-import type { PollContext } from './mapping.js';
+import type { PollResult } from './endpoint-runner.js';
+import type { PollContext, PollerParts } from './mapping.js';
 import { PACED_SHARE, Pacer, SLICE_SECONDS, type Sleep } from './pacer.js';
 import { QueryFields } from './query-fields.js';
 import { QueryLedger, type QueryLedgerState } from './query-ledger.js';
@@ -37,16 +36,10 @@ export interface QueryStatus {
   readonly next: When['reason'];
 }
 
-export interface QueryPollerOptions {
-  /** The stack's settings now (a reload that keeps the stack's road keeps this poller: reconfigure()). */
-  readonly stack: () => StackConfig;
+export interface QueryPollerOptions extends Pick<PollerParts, 'stack' | 'runner' | 'logger' | 'now'> {
   /** The stack's query reader (src/cmdb/readers/queries.ts); undefined when the readers have none: every query then fails. */
   readonly reader: QueryCounting | undefined;
-  readonly runner: EndpointRunner;
-  readonly logger: Logger;
   readonly scrubber: SecretScrubber;
-  /** Unix seconds. */
-  readonly now: () => number;
   /** Waits between paced counts (queriesPerMinute). */
   readonly sleep: Sleep;
   /** Told each slot of the pacer a count takes (ms). */
