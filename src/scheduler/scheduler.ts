@@ -148,7 +148,7 @@ export class Scheduler {
   }
 
   /** Start a poll of the group now unless one is running (then the start is skipped and counted) or the stack is removed. */
-  trigger(entry: Entry, group: GroupName): Promise<void> {
+  private trigger(entry: Entry, group: GroupName): Promise<void> {
     const job = entry.jobs.get(group);
     // Removed (a chained start-up poll, a retry): its client is closed, and a restarted stack's new
     // runtime shares its store slot, so nothing of the old one may poll any more.
