@@ -2,9 +2,7 @@
 import type { Action } from '../api/schemas.js';
 import { parseTimestamp } from '../time.js';
 import type { Collector, CollectorContext } from './types.js';
-import { SampleSet, firstOfEach, label, preview, readTime } from './emit.js';
-import { defineArea } from './area.js';
-import { collectActionJobs } from './action-jobs.js';
+import { SampleSet, firstOfEach, label, preview, readTime, statusText } from './emit.js';
 
 const STATUS = 'cmdb_action_status';
 const STATUS_BASE = ['RUNNING'];
@@ -30,8 +28,7 @@ function collectAction(action: Action, out: SampleSet, ctx: CollectorContext): v
     action_group: label(action.actionGroup),
     schedule_type: label(action.scheduleType),
   });
-  const status = action.status != null && action.status.trim() !== '' ? action.status : undefined;
-  out.stateSet(STATUS, key, 'status', status, STATUS_BASE);
+  out.stateSet(STATUS, key, 'status', statusText(action.status), STATUS_BASE);
   out.gauge('cmdb_action_last_run_timestamp_seconds', key, readTime(ctx, 'lastRunAt', action.lastRunAt, key));
   out.gauge('cmdb_action_next_run_timestamp_seconds', key, nextRun(action, ctx, key));
 }
@@ -42,9 +39,3 @@ export const collectActions: Collector<'actions'> = (actions, ctx) => {
   for (const action of once) collectAction(action, out, ctx);
   return out.finish([STATUS]);
 };
-
-export const actionsArea = defineArea({
-  name: 'actions',
-  endpoints: ['actions', 'action_jobs'],
-  collectors: { actions: collectActions, action_jobs: collectActionJobs },
-});

@@ -4,9 +4,8 @@
  */
 import type { ChangeEntry } from '../api/schemas.js';
 import { parseTimestamp } from '../time.js';
-import type { Collector, CollectorContext, EndpointInputs } from './types.js';
+import type { Collector, CollectorContext } from './types.js';
 import { SampleSet, firstOfEach } from './emit.js';
-import { defineArea } from './area.js';
 
 type RecordType = 'asset' | 'user';
 
@@ -48,7 +47,7 @@ function collectRecord(type: RecordType, id: string, entries: readonly ChangeEnt
 }
 
 function changeCollector(type: RecordType): Collector<'asset_change' | 'user_change'> {
-  return (records: EndpointInputs['asset_change'], ctx) => {
+  return (records, ctx) => {
     const out = new SampleSet(ctx);
     const once = firstOfEach(records, (r) => r.id, ctx, 'tracked name given twice; later change list ignored', (id) => ({ type, id }));
     for (const { id, value } of once) collectRecord(type, id, value, out, ctx);
@@ -58,9 +57,3 @@ function changeCollector(type: RecordType): Collector<'asset_change' | 'user_cha
 
 export const collectAssetChanges: Collector<'asset_change'> = changeCollector('asset');
 export const collectUserChanges: Collector<'user_change'> = changeCollector('user');
-
-export const changesArea = defineArea({
-  name: 'changes',
-  endpoints: ['asset_change', 'user_change'],
-  collectors: { asset_change: collectAssetChanges, user_change: collectUserChanges },
-});

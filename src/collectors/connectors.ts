@@ -9,16 +9,13 @@ import { newestRuns, profileName, rebuildsOf, rowKind, runTime } from '../api/co
 import type { ConnectorRun } from '../api/schemas.js';
 import type { Labels, Sample } from '../metrics/sample.js';
 import type { Collector, CollectorContext } from './types.js';
-import { SampleSet, label, readTime, span } from './emit.js';
-import { defineArea } from './area.js';
+import { SampleSet, label, readTime, span, statusText } from './emit.js';
 import { HEALTH_STATES, eventCounts, fieldCounts, healthOf, missingFieldCount } from './connector-run.js';
 
 const STATUS = 'cmdb_connector_status';
 const HEALTH = 'cmdb_connector_health';
 const MERGER_STATUS = 'cmdb_merger_status';
 const ACTION_RUN_STATUS = 'cmdb_action_history_status';
-
-export { newestRuns, profileName };
 
 function durationSeconds(run: ConnectorRun, ctx: CollectorContext, key: Labels, start?: number, end?: number): number | undefined {
   const minutes = run.duration_minutes;
@@ -38,7 +35,7 @@ function collectRun(run: ConnectorRun, out: SampleSet, ctx: CollectorContext): v
     platform: label(run.platform),
     version: label(run.version),
   });
-  out.stateSet(STATUS, key, 'status', statusText(run), []);
+  out.stateSet(STATUS, key, 'status', statusText(run.status), []);
   const health = healthOf(run.status);
   for (const h of HEALTH_STATES) out.gauge(HEALTH, { ...key, health: h }, h === health ? 1 : 0);
 
@@ -57,16 +54,12 @@ function collectRun(run: ConnectorRun, out: SampleSet, ctx: CollectorContext): v
   }
 }
 
-function statusText(run: ConnectorRun): string | undefined {
-  return run.status != null && run.status.trim() !== '' ? run.status : undefined;
-}
-
 /** A merger rebuilds the inventory from what the connectors wrote: stale when it stops finishing. */
 function collectMerger(run: ConnectorRun, out: SampleSet, ctx: CollectorContext): void {
   const key = { merger: run.bridge_name };
   out.gauge('cmdb_merger_last_run_timestamp_seconds', key, runTime(run, ctx.timeZone));
   out.gauge('cmdb_merger_last_run_end_timestamp_seconds', key, readTime(ctx, 'end_time', run.end_time, key));
-  out.stateSet(MERGER_STATUS, key, 'status', statusText(run), []);
+  out.stateSet(MERGER_STATUS, key, 'status', statusText(run.status), []);
   const health = healthOf(run.status);
   for (const h of HEALTH_STATES) out.gauge('cmdb_merger_health', { ...key, health: h }, h === health ? 1 : 0);
   out.gauge('cmdb_merger_output_records', key, run.output_records ?? undefined);
@@ -76,7 +69,7 @@ function collectMerger(run: ConnectorRun, out: SampleSet, ctx: CollectorContext)
 function collectActionRun(run: ConnectorRun, out: SampleSet, ctx: CollectorContext): void {
   const key = { action_type: run.bridge_name, action_name: profileName(run) };
   out.gauge('cmdb_action_history_last_run_timestamp_seconds', key, runTime(run, ctx.timeZone));
-  out.stateSet(ACTION_RUN_STATUS, key, 'status', statusText(run), []);
+  out.stateSet(ACTION_RUN_STATUS, key, 'status', statusText(run.status), []);
   const health = healthOf(run.status);
   for (const h of HEALTH_STATES) out.gauge('cmdb_action_history_health', { ...key, health: h }, h === health ? 1 : 0);
   out.gauge('cmdb_action_history_output_records', key, run.output_records ?? undefined);
@@ -111,9 +104,3 @@ export const collectConnectors: Collector<'connector'> = (runs, ctx) => {
     if (step.done) return step.value;
   }
 };
-
-export const connectorsArea = defineArea({
-  name: 'connectors',
-  endpoints: ['connector'],
-  collectors: { connector: collectConnectors },
-});

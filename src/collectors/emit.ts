@@ -80,6 +80,11 @@ export function label(value: string | null | undefined): string {
   return value ?? '';
 }
 
+/** A status as sent, for a state set; undefined when missing or blank (no state). */
+export function statusText(status: string | null | undefined): string | undefined {
+  return status != null && status.trim() !== '' ? status : undefined;
+}
+
 /** The value for the debug log of an unparseable field: short, since it is free text from the CMDB. */
 export function preview(value: unknown): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value) ?? String(value);

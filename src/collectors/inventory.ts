@@ -1,7 +1,6 @@
 /** Inventory area: asset and user counts (GET …/system/metrics/data). */
 import type { Collector } from './types.js';
 import { SampleSet } from './emit.js';
-import { defineArea } from './area.js';
 
 export const collectMetricsData: Collector<'metrics_data'> = (record, ctx) => {
   const out = new SampleSet(ctx);
@@ -12,9 +11,3 @@ export const collectMetricsData: Collector<'metrics_data'> = (record, ctx) => {
   out.gauge('cmdb_users_avg_30d', {}, record.avg30DaysUserCount ?? undefined);
   return out.finish([]);
 };
-
-export const inventoryArea = defineArea({
-  name: 'inventory',
-  endpoints: ['metrics_data'],
-  collectors: { metrics_data: collectMetricsData },
-});

@@ -1,7 +1,6 @@
 /** License area (GET …/system/metrics/license). */
 import type { Collector } from './types.js';
 import { SampleSet, label, preview } from './emit.js';
-import { defineArea } from './area.js';
 import { parseDay } from '../time.js';
 
 export const collectLicense: Collector<'license'> = (record, ctx) => {
@@ -18,9 +17,3 @@ export const collectLicense: Collector<'license'> = (record, ctx) => {
   // store derives it from the expiry with daysUntilExpiry() (src/time.ts).
   return out.finish([]);
 };
-
-export const licenseArea = defineArea({
-  name: 'license',
-  endpoints: ['license'],
-  collectors: { license: collectLicense },
-});

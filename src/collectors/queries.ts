@@ -5,7 +5,6 @@
  */
 import type { Collector } from './types.js';
 import { SampleSet } from './emit.js';
-import { defineArea } from './area.js';
 
 export const collectQueries: Collector<'data_query'> = (outcomes, ctx) => {
   const out = new SampleSet(ctx);
@@ -28,9 +27,3 @@ export const collectFieldMetadata: Collector<'data_metadata'> = (tables, ctx) =>
   for (const { id, value } of tables) out.gauge('cmdb_query_fields', { table: id }, value.length);
   return out.finish([]);
 };
-
-export const queriesArea = defineArea({
-  name: 'queries',
-  endpoints: ['data_metadata', 'data_query'],
-  collectors: { data_metadata: collectFieldMetadata, data_query: collectQueries },
-});

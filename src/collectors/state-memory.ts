@@ -20,11 +20,6 @@ export class StateMemory {
   /** metric → entity key → state → when last current (unix seconds), least recently seen first. */
   private readonly seen = new Map<string, Map<string, Map<string, number>>>();
 
-  constructor(
-    private readonly forgetAfterSeconds = FORGET_STATE_AFTER_SECONDS,
-    private readonly maxExtra = MAX_EXTRA_STATES,
-  ) {}
-
   /**
    * The states to export for one entity at time `now`: `base` (always present, in its order), then
    * the other states remembered, sorted. `current` is recorded first; empty or undefined is not a
@@ -45,8 +40,8 @@ export class StateMemory {
     for (const s of states.keys()) if (!base.includes(s)) extra++;
     for (const [s, at] of states) {
       if (s === current) continue;
-      const stale = now - at > this.forgetAfterSeconds;
-      const surplus = extra > this.maxExtra && !base.includes(s);
+      const stale = now - at > FORGET_STATE_AFTER_SECONDS;
+      const surplus = extra > MAX_EXTRA_STATES && !base.includes(s);
       if (stale || surplus) {
         states.delete(s);
         if (!base.includes(s)) extra--;

@@ -1,6 +1,4 @@
 import type { DataEndpoint, EndpointInputs } from '../api/endpoints.js';
-
-export type { EndpointInputs };
 import type { Sample } from '../metrics/sample.js';
 import type { StateMemory } from './state-memory.js';
 

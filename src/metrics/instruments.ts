@@ -8,7 +8,6 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { family } from './catalogue.js';
 import { VERSION } from '../version.js';
 
-type L<T extends string> = T;
 type Labels<T extends string> = Partial<Record<T, string | number>>;
 
 /** A counter of one stack's (its `stack` label says which): the stack's own instrument counts it. */
@@ -26,33 +25,33 @@ export interface StackHistogram<T extends string> {
 }
 
 export interface Instruments {
-  readonly requestDuration: StackHistogram<L<'stack' | 'endpoint'>>;
-  readonly requests: StackCounter<L<'stack' | 'endpoint' | 'outcome'>>;
-  readonly tokenRequests: StackCounter<L<'stack' | 'outcome'>>;
-  readonly pollDuration: StackHistogram<L<'stack' | 'group'>>;
-  readonly pollSkipped: StackCounter<L<'stack' | 'group'>>;
-  readonly rateLimitBudget: StackGauge<L<'stack'>>;
-  readonly rateLimitWait: StackCounter<L<'stack'>>;
-  readonly rateLimitPausedUntil: StackGauge<L<'stack'>>;
-  readonly requestDemand: StackGauge<L<'stack'>>;
-  readonly actionJobsBacklog: StackGauge<L<'stack'>>;
-  readonly seriesDropped: StackCounter<L<'stack'>>;
-  readonly duplicateSeries: StackCounter<L<'stack'>>;
-  readonly pagesTruncated: StackCounter<L<'stack' | 'endpoint'>>;
-  readonly responseBytes: StackCounter<L<'stack' | 'endpoint'>>;
-  readonly connectorScans: StackCounter<L<'stack' | 'kind'>>;
-  readonly connectorSortFallbacks: StackCounter<L<'stack'>>;
-  readonly connectorScanInProgress: StackGauge<L<'stack'>>;
-  readonly connectorScanPagesRead: StackGauge<L<'stack'>>;
-  readonly connectorScanPagesExpected: StackGauge<L<'stack'>>;
-  readonly connectorScanBytes: StackGauge<L<'stack'>>;
-  readonly connectorScanStart: StackGauge<L<'stack'>>;
-  readonly connectorScanPageSize: StackGauge<L<'stack'>>;
-  readonly connectorIncrementalOffUntil: StackGauge<L<'stack'>>;
+  readonly requestDuration: StackHistogram<'stack' | 'endpoint'>;
+  readonly requests: StackCounter<'stack' | 'endpoint' | 'outcome'>;
+  readonly tokenRequests: StackCounter<'stack' | 'outcome'>;
+  readonly pollDuration: StackHistogram<'stack' | 'group'>;
+  readonly pollSkipped: StackCounter<'stack' | 'group'>;
+  readonly rateLimitBudget: StackGauge<'stack'>;
+  readonly rateLimitWait: StackCounter<'stack'>;
+  readonly rateLimitPausedUntil: StackGauge<'stack'>;
+  readonly requestDemand: StackGauge<'stack'>;
+  readonly actionJobsBacklog: StackGauge<'stack'>;
+  readonly seriesDropped: StackCounter<'stack'>;
+  readonly duplicateSeries: StackCounter<'stack'>;
+  readonly pagesTruncated: StackCounter<'stack' | 'endpoint'>;
+  readonly responseBytes: StackCounter<'stack' | 'endpoint'>;
+  readonly connectorScans: StackCounter<'stack' | 'kind'>;
+  readonly connectorSortFallbacks: StackCounter<'stack'>;
+  readonly connectorScanInProgress: StackGauge<'stack'>;
+  readonly connectorScanPagesRead: StackGauge<'stack'>;
+  readonly connectorScanPagesExpected: StackGauge<'stack'>;
+  readonly connectorScanBytes: StackGauge<'stack'>;
+  readonly connectorScanStart: StackGauge<'stack'>;
+  readonly connectorScanPageSize: StackGauge<'stack'>;
+  readonly connectorIncrementalOffUntil: StackGauge<'stack'>;
   readonly reloadSuccessful: Gauge;
   readonly reloadSuccessTimestamp: Gauge;
-  readonly buildInfo: Gauge<L<'version' | 'node_version'>>;
-  readonly httpRefused: Counter<L<'reason'>>;
+  readonly buildInfo: Gauge<'version' | 'node_version'>;
+  readonly httpRefused: Counter<'reason'>;
   /** Where the series live: each stack's registry, and the exporter's own (no `stack` label). */
   readonly registries: SelfRegistries;
 }
@@ -304,9 +303,9 @@ export function registerShardInstruments(
 
 /** The instruments of --storage.path (src/persist/): only registered when state is kept. */
 export interface StateInstruments {
-  readonly stateWrites: StackCounter<L<'stack' | 'result'>>;
-  readonly stateBytes: StackGauge<L<'stack'>>;
-  readonly stateLastWrite: StackGauge<L<'stack'>>;
+  readonly stateWrites: StackCounter<'stack' | 'result'>;
+  readonly stateBytes: StackGauge<'stack'>;
+  readonly stateLastWrite: StackGauge<'stack'>;
 }
 
 /**

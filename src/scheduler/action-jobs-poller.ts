@@ -10,23 +10,16 @@
 import type { Action } from '../api/schemas.js';
 import { jobStatus, newestJob } from '../collectors/index.js';
 import type { StackConfig } from '../config/types.js';
-import { CmdbAbortedError } from '../errors.js';
-import { eitherSignal } from '../signals.js';
 import { fanOut, type Cached } from './fan-out.js';
 import type { GroupPoller, PollContext, PollerParts } from './mapping.js';
 import { pollOnce } from './once-poller.js';
-import { Pacer, type Sleep } from './pacer.js';
+import { PACED_SHARE, Pacer, SLICE_SECONDS, type Sleep } from './pacer.js';
 import type { JobsCacheEntry, PollerState } from './poller-state.js';
 import { spreadOffset } from './spread.js';
 import { wellFormedIds } from './well-formed.js';
 
 /** Job statuses that mean the run has not finished yet. */
 const UNFINISHED = /RUNNING|PROGRESS|PENDING|QUEUED|STARTED|SCHEDULED/;
-
-/** Seconds of one slice of a job poll: what a slice fetched is published when it ends. */
-const JOB_SLICE_SECONDS = 15;
-/** A job poll ends by this share of its interval, so it never runs into the next one. */
-const JOB_POLL_SHARE = 0.8;
 
 export interface ActionJobsOptions {
   /** Waits between paced job fetches. */
@@ -107,10 +100,10 @@ export class ActionJobsPoller {
     const tried = new Set<string>();
     const due = (id: string, cached: Cached<JobsCacheEntry> | undefined) => !tried.has(id) && isDue(id, cached);
     const { paced } = this.opts;
-    const deadline = paced ? now() + stack.intervals.actionJobs * JOB_POLL_SHARE : Infinity;
+    const deadline = paced ? now() + stack.intervals.actionJobs * PACED_SHARE : Infinity;
     // Slices: each publishes what is fetched so far, until nothing is due or the poll's time is up.
     for (let left = 1; left > 0 && !signal.aborted && !stop?.aborted && now() < deadline; ) {
-      const sliceEnd = Math.min(deadline, now() + JOB_SLICE_SECONDS);
+      const sliceEnd = Math.min(deadline, now() + SLICE_SECONDS);
       let fetched = 0;
       await runner.run(
         'action_jobs',
@@ -120,7 +113,8 @@ export class ActionJobsPoller {
             cache: this.jobs,
             due,
             fetch: (id) => (tried.add(id), this.fetchJobs(id, actions, ctx)),
-            ...(paced ? { pace: this.pace(sliceEnd, signal, stop) } : {}),
+            // A stop (shutdown, reload) ends the wait: the fetches in flight finish, the backlog stays.
+            ...(paced ? { pace: () => this.pacer.take(sliceEnd * 1000, signal, stop, 'GET /actions/{id}/jobs') } : {}),
             concurrency: stack.maxConcurrency,
             staleAfterSeconds: stack.intervals.actionJobs * stack.staleIntervals,
             now,
@@ -136,27 +130,6 @@ export class ActionJobsPoller {
       // A slice that could not start a single fetch before the deadline ends the poll.
       if (fetched === 0 && left > 0 && sliceEnd >= deadline) break;
     }
-  }
-
-  /**
-   * The wait before each fetch of a slice. It ends when the stack stops (shutdown, reload): the
-   * fetches in flight finish, the backlog stays, and the poll ends at once instead of pacing on
-   * through the removal's grace period.
-   */
-  private pace(sliceEnd: number, signal: AbortSignal, stop: AbortSignal | undefined): () => Promise<boolean> {
-    return async () => {
-      if (stop?.aborted) return false;
-      const waiting = eitherSignal(signal, stop);
-      try {
-        return await this.pacer.take(sliceEnd * 1000, waiting.signal);
-      } catch {
-        // The poll's own abort (deadline or shutdown) is the runner's to judge, not an error of the exporter.
-        if (signal.aborted) throw new CmdbAbortedError('pacing of GET /actions/{id}/jobs');
-        return false;
-      } finally {
-        waiting.dispose();
-      }
-    };
   }
 
   /** When an Action's jobs are due: never fetched, failed, a new run, a run seen running, or the slow refresh. */

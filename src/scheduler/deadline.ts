@@ -1,11 +1,8 @@
 /**
  * The time bound of one poll: a poll of a group may take at most the group's interval, all of its
- * requests, retries, back-off, budget and Retry-After waits included. Without it a hanging endpoint
- * kept `cmdb_endpoint_up 1` for timeout × (retries + 1) plus back-off, over three minutes at the
- * defaults against a one-minute interval, while its data stopped moving.
- *
- * The bound aborts the poll's requests through the signal they already take; the runner tells this
- * abort from a shutdown by the signal's reason and records it as a `timeout`.
+ * requests, retries, back-off, budget and Retry-After waits included (docs/design.md, "A poll takes
+ * at most its interval"). It aborts the poll's requests through the signal they already take; the
+ * runner tells this abort from a shutdown by the signal's reason and records it as a `timeout`.
  */
 import type { RequestContext } from '../api/request-context.js';
 import { CmdbError } from '../errors.js';

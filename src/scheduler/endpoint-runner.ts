@@ -105,14 +105,10 @@ export class EndpointRunner {
 
   /** An endpoint as an earlier process left it: its failure is shown as restored, its 403 back-off waited out. */
   private restore(r: RestoredEndpoint): void {
+    const { forbidden: _gate, ...kept } = r;
     const failed = r.outcome !== undefined && r.outcome !== 'success';
     const status: Mutable = {
-      endpoint: r.endpoint,
-      state: r.state,
-      consecutiveFailures: r.consecutiveFailures,
-      ...(r.lastPollAt === undefined ? {} : { lastPollAt: r.lastPollAt }),
-      ...(r.lastDurationSeconds === undefined ? {} : { lastDurationSeconds: r.lastDurationSeconds }),
-      ...(r.outcome === undefined ? {} : { outcome: r.outcome }),
+      ...kept,
       ...(failed ? { error: `the last poll before the restart failed (${r.outcome})`, hint: hintFor(r.outcome as PollOutcome, r.endpoint, this.opts.stack.auth.kind) } : {}),
     };
     this.statuses.set(r.endpoint, status);

@@ -11,11 +11,9 @@ import type { GroupPoller, PollContext, PollerParts } from './mapping.js';
 import { pollOnce } from './once-poller.js';
 import type { PollerState } from './poller-state.js';
 
-/** The newest run whose detail was read, and its status then. */
-type DetailRead = NonNullable<PollerState['detailOf']>;
-
 export class IngestionPoller implements GroupPoller {
-  private detailOf: DetailRead | undefined;
+  /** The newest run whose detail was read, and its status then. */
+  private detailOf: PollerState['detailOf'];
 
   constructor(private readonly parts: PollerParts) {}
 

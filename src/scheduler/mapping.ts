@@ -38,15 +38,7 @@ export type Mapped = PollResult & { kind: 'samples' };
 export class Mapper {
   readonly states = new StateMemory();
 
-  constructor(
-    private readonly opts: {
-      /** The stack's settings now (its time zone). */
-      readonly stack: () => StackConfig;
-      readonly logger: Logger;
-      /** Unix seconds. */
-      readonly now: () => number;
-    },
-  ) {}
+  constructor(private readonly opts: Pick<PollerParts, 'stack' | 'logger' | 'now'>) {}
 
   /** What a collector is given besides the answer: the time, the stack's time zone, the remembered states. */
   context(endpoint: DataEndpoint): CollectorContext {

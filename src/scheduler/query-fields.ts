@@ -12,7 +12,8 @@ import type { FieldTypes, QueryTable } from '../api/query.js';
 import type { FieldMetadata } from '../api/schemas.js';
 import { CmdbAbortedError } from '../errors.js';
 import type { PollDeadline } from './deadline.js';
-import type { EndpointRunner, PollResult } from './endpoint-runner.js';
+import type { PollResult } from './endpoint-runner.js';
+import type { PollerParts } from './mapping.js';
 import { metadataDue } from './query-schedule.js';
 
 /** Unix seconds as `2026-03-10T12:00:00Z`. */
@@ -27,12 +28,9 @@ interface TableFields {
   readonly rebuild?: number;
 }
 
-export interface QueryFieldsOptions {
+export interface QueryFieldsOptions extends Pick<PollerParts, 'runner' | 'now'> {
   /** The stack's query reader; undefined when the readers have none. */
   readonly reader: () => QueryCounting | undefined;
-  readonly runner: EndpointRunner;
-  /** Unix seconds. */
-  readonly now: () => number;
   readonly map: (endpoint: 'data_metadata', input: EndpointInputs['data_metadata']) => PollResult & { kind: 'samples' };
   /** An error as the status page may show it (scrubbed). */
   readonly message: (err: unknown) => string;
@@ -49,16 +47,15 @@ export class QueryFields {
     return this.held.get(table)?.types;
   }
 
-  /**
-   * Why the queries of `table` cannot be checked now, or undefined when they can: no metadata, or
-   * metadata that is not that of the table's newest rebuild (read before it, or a day old), because
-   * reading it again failed.
-   */
   /** Whether the last read of `table`'s metadata failed (then reading it again within the same poll would not help). */
   failed(table: QueryTable): boolean {
     return this.errors.has(table);
   }
 
+  /**
+   * Why the queries of `table` cannot be checked now, or undefined when they can: no metadata, or
+   * metadata that is not that of the table's newest rebuild (read before it, or a day old).
+   */
   uncheckable(table: QueryTable, rebuild: number | undefined): string | undefined {
     if (this.opts.reader() === undefined) return 'the stack has no query reader';
     const fields = this.held.get(table);

@@ -13,19 +13,14 @@ import type { QueryOutcome, QueryTable, SavedQuery } from '../api/query.js';
 import type { RequestContext } from '../api/request-context.js';
 import type { StackConfig } from '../config/types.js';
 import { CmdbAbortedError, CmdbError, CmdbHttpError } from '../errors.js';
-import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
-import { deadlineReached, type PollDeadline } from './deadline.js';
-import type { EndpointRunner, PollResult } from './endpoint-runner.js';
-import { Pacer, type Sleep } from './pacer.js';
+import { deadlineReached } from './deadline.js';
+import type { PollResult } from './endpoint-runner.js';
+import type { PollContext, PollerParts } from './mapping.js';
+import { PACED_SHARE, Pacer, SLICE_SECONDS, type Sleep } from './pacer.js';
 import { QueryFields } from './query-fields.js';
 import { QueryLedger, type QueryLedgerState } from './query-ledger.js';
 import { whenToRun, type RunEnd, type When } from './query-schedule.js';
-
-/** Seconds of one slice of a paced round: what a slice counted is published when it ends. */
-const SLICE_SECONDS = 15;
-/** A paced round ends by this share of the interval, so it never runs into the next poll. */
-const ROUND_SHARE = 0.8;
 
 /** What the status page shows of one saved query. */
 export interface QueryStatus {
@@ -41,16 +36,10 @@ export interface QueryStatus {
   readonly next: When['reason'];
 }
 
-export interface QueryPollerOptions {
-  /** The stack's settings now (a reload that keeps the stack's road keeps this poller: reconfigure()). */
-  readonly stack: () => StackConfig;
+export interface QueryPollerOptions extends Pick<PollerParts, 'stack' | 'runner' | 'logger' | 'now'> {
   /** The stack's query reader (src/cmdb/readers/queries.ts); undefined when the readers have none: every query then fails. */
   readonly reader: QueryCounting | undefined;
-  readonly runner: EndpointRunner;
-  readonly logger: Logger;
   readonly scrubber: SecretScrubber;
-  /** Unix seconds. */
-  readonly now: () => number;
   /** Waits between paced counts (queriesPerMinute). */
   readonly sleep: Sleep;
   /** Told each slot of the pacer a count takes (ms). */
@@ -71,9 +60,6 @@ export interface QueryPollerOptions {
 function endOf(err: unknown): RunEnd {
   return err instanceof CmdbHttpError && (err.status === 400 || err.status === 422) ? 'final' : 'retry';
 }
-
-/** What a poll's requests carry: its signal (always set) and its deadline. */
-type PollContext = PollDeadline['context'];
 
 const COUNT_REQUEST = 'POST /CMDB/v2/data/cmdb';
 
@@ -197,7 +183,7 @@ export class QueryPoller {
   private async countAll(due: readonly SavedQuery[], roundAt: number, ctx: PollContext, stop?: AbortSignal): Promise<void> {
     const { paced, now, stack, runner } = this.opts;
     const { signal } = ctx;
-    const deadline = paced ? now() + stack().intervals.queries * ROUND_SHARE : Infinity;
+    const deadline = paced ? now() + stack().intervals.queries * PACED_SHARE : Infinity;
     let next = 0;
     // A failure in one slice keeps the later slices of the round partial: the endpoint stays down until a round counts every query.
     let error: unknown;
@@ -208,7 +194,7 @@ export class QueryPoller {
         'data_query',
         async () => {
           while (next < due.length) {
-            if (paced && !(await this.pacer.takeWithin(sliceEnd * 1000, signal, stop, COUNT_REQUEST))) break;
+            if (paced && !(await this.pacer.take(sliceEnd * 1000, signal, stop, COUNT_REQUEST))) break;
             const failed = await this.runOne(due[next++] as SavedQuery, roundAt, paced ? this.pacedContext(ctx, stop) : ctx);
             // Published at once: the endpoint reads down as soon as a count failed, not at the slice's end.
             if (failed !== undefined) {
@@ -232,7 +218,7 @@ export class QueryPoller {
    */
   private pacedContext(ctx: PollContext, stop: AbortSignal | undefined): RequestContext {
     const beforeRetry = async () => {
-      if (!(await this.pacer.takeWithin(Infinity, ctx.signal, stop, COUNT_REQUEST))) throw new CmdbAbortedError(`pacing of ${COUNT_REQUEST}`);
+      if (!(await this.pacer.take(Infinity, ctx.signal, stop, COUNT_REQUEST))) throw new CmdbAbortedError(`pacing of ${COUNT_REQUEST}`);
     };
     return { ...ctx, beforeRetry };
   }

@@ -6,8 +6,7 @@
  * - when the read says nothing changed (an incremental read found nothing newer) and the store
  *   holds the series of an earlier success, they are still current: mapping ~1,000 runs again would
  *   only cost time;
- * - the mapping runs a step of runs at a time with the event loop free between steps, so scrapes are
- *   answered meanwhile (mapping ~1,000 runs at once held it ~130 ms);
+ * - the mapping runs a step of runs at a time, scrapes answered between steps (connectorSteps);
  * - what the history says of the data's rebuilds (its merger rows) is handed on after every read
  *   (`rebuilds`): the saved queries count once per rebuild (query-poller.ts).
  */

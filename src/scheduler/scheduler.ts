@@ -148,7 +148,7 @@ export class Scheduler {
   }
 
   /** Start a poll of the group now unless one is running (then the start is skipped and counted) or the stack is removed. */
-  trigger(entry: Entry, group: GroupName): Promise<void> {
+  private trigger(entry: Entry, group: GroupName): Promise<void> {
     const job = entry.jobs.get(group);
     // Removed (a chained start-up poll, a retry): its client is closed, and a restarted stack's new
     // runtime shares its store slot, so nothing of the old one may poll any more.
@@ -165,7 +165,7 @@ export class Scheduler {
     job.startedAt = this.nowMs();
     const end = this.opts.instruments.pollDuration.startTimer({ stack, group });
     job.running = entry.poller
-      .poll(group, entry.controller.signal, { stop: entry.stopping.signal })
+      .poll(group, entry.controller.signal, entry.stopping.signal)
       .catch((err: unknown) => this.opts.logger.error({ stack, group, err }, 'poll crashed (this is a bug)'))
       .finally(() => {
         end();
@@ -179,9 +179,8 @@ export class Scheduler {
 
   /**
    * Starts `group` after another group's poll unless it is running (a following poll is no skipped
-   * start) or failing: a failing group waits for its retry on its own back-off (or its scheduled
-   * poll), so a query that fails is not asked again at every connector poll (issue 37: 48 requests
-   * in 49 s against a data query endpoint answering 503).
+   * start) or failing: a failing group waits for its own retry (or its scheduled poll), so a query
+   * that fails is not asked again at every connector poll (issue 37).
    */
   private follow(entry: Entry, group: GroupName): void {
     const job = entry.jobs.get(group);
@@ -234,15 +233,9 @@ export class Scheduler {
     for (const job of entry.jobs.values()) clearTimeout(job.retry);
     const inFlight = [...entry.jobs.values()].map((j) => j.running).filter((p): p is Promise<void> => p !== undefined);
     if (inFlight.length === 0) return;
-    const settled = Promise.allSettled(inFlight);
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), graceMs)));
-    const first = await Promise.race([settled, deadline]);
+    const timer = setTimeout(() => entry.controller.abort(), graceMs);
+    await Promise.allSettled(inFlight);
     clearTimeout(timer);
-    if (first === 'timeout') {
-      entry.controller.abort();
-      await settled;
-    }
   }
 
   async stop(graceMs = 5000): Promise<void> {

@@ -38,8 +38,6 @@ import type { QueryLedgerState } from './query-ledger.js';
 import type { RestoredEndpoint } from './runner-state.js';
 import { readThroughGet, ScanPoller } from './scan-poller.js';
 
-export type { CmdbApi };
-
 export interface StackPollerOptions {
   readonly stack: StackConfig;
   /** What the stack polls (pollSettings(stack), computed once by whoever holds the configuration). */
@@ -65,14 +63,6 @@ export interface StackPollerOptions {
   readonly forbidden?: ForbiddenState;
   /** What an earlier process knew (--storage.path): the runner's endpoints, and the poller's caches. */
   readonly restored?: { readonly runner?: ReadonlyMap<DataEndpoint, RestoredEndpoint>; readonly poller?: PollerState; readonly queries?: QueryLedgerState };
-}
-
-export interface PollOptions {
-  /**
-   * Aborted when the stack is being stopped: requests in flight finish (the poll's signal bounds
-   * them), but no new paced work starts.
-   */
-  readonly stop?: AbortSignal;
 }
 
 export class StackPoller {
@@ -136,11 +126,7 @@ export class StackPoller {
     return this.runner.enabled('data_query') ? this.queries.status() : [];
   }
 
-  /**
-   * What a restart keeps (--storage.path), each poller's part: which Action's jobs were read when,
-   * the Actions' last runs, the last good change history, the ingestion detail read, and the
-   * remembered states.
-   */
+  /** What a restart keeps (--storage.path): each poller's part, and the remembered states (poller-state.ts). */
   exportState(): PollerState {
     return {
       v: POLLER_STATE_VERSION,
@@ -192,13 +178,17 @@ export class StackPoller {
     return this.opts.settings.groups;
   }
 
-  /** Poll one group through its poller. A poll takes at most the group's interval (src/scheduler/deadline.ts), a scan while it moves. */
-  async poll(group: GroupName, outer?: AbortSignal, options: PollOptions = {}): Promise<void> {
+  /**
+   * Poll one group through its poller. A poll takes at most the group's interval (deadline.ts), a
+   * scan while it moves. `stop` aborts when the stack is being stopped: requests in flight finish
+   * (`outer` bounds them), but no new paced work starts.
+   */
+  async poll(group: GroupName, outer?: AbortSignal, stop?: AbortSignal): Promise<void> {
     const interval = this.opts.stack.intervals[group];
     const poller = this.pollers[group];
     const deadline: PollDeadline = poller === this.scan ? this.scan.deadline(outer, interval) : pollDeadline(outer, interval);
     try {
-      await poller.poll(deadline.context, options.stop);
+      await poller.poll(deadline.context, stop);
     } finally {
       deadline.dispose();
     }

@@ -7,15 +7,11 @@ import type { Sample } from '../metrics/sample.js';
 import { formatLabels } from '../metrics/series-text.js';
 import { SLICE } from './series.js';
 
-export interface Deduplicated {
-  /** The collector's own sample objects that are kept (see Labelled), and their label texts. */
-  readonly kept: Sample[];
-  readonly texts: string[];
-  readonly duplicates: number;
-}
-
-/** `samples` without duplicate label sets, `stack` added to each label text; yields every SLICE samples. */
-export function* deduplicate(stack: string, samples: readonly Sample[]): Generator<void, Deduplicated> {
+/**
+ * `samples` without duplicate label sets (`kept`: the collector's own objects, see Labelled) and
+ * their label texts with `stack` added; yields every SLICE samples.
+ */
+export function* deduplicate(stack: string, samples: readonly Sample[]): Generator<void, { kept: Sample[]; texts: string[]; duplicates: number }> {
   // De-duplication per family by label text: no key string made per series.
   const seen = new Map<string, Set<string>>();
   const kept: Sample[] = [];

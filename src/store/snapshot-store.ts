@@ -13,7 +13,6 @@ import type { Instruments } from '../metrics/instruments.js';
 import type { Sample } from '../metrics/sample.js';
 import type { Logger } from '../logger.js';
 import { JsonList } from '../json-list.js';
-import { ExpiryTimer } from './expiry.js';
 import { deduplicate } from './prepare.js';
 import { NO_LINES, SLICE, type SeriesLines, type SeriesRenderer } from './series.js';
 import { sampleToJson, STORE_STATE_VERSION, type StoredEndpoint, type StoreState } from './store-state.js';
@@ -76,7 +75,9 @@ export interface SnapshotStoreOptions {
 export class SnapshotStore {
   private readonly stacks = new Map<string, StackState>();
   private readonly queue = new UpdateQueue();
-  private readonly expiry: ExpiryTimer;
+  /** Set for the earliest stale limit (scheduleExpiry), at `expiryAt` (unix seconds; Infinity: none). */
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private expiryAt = Infinity;
   /** Per stack, the change count at its last change of series, up or forbidden (data), and of anything (status). */
   private readonly marks = new Map<string, ChangeMarks>();
   private changes = 0;
@@ -86,9 +87,7 @@ export class SnapshotStore {
   /** Told of every change of what the store holds (see version()). */
   private readonly changeListeners = new Set<() => void>();
 
-  constructor(private readonly opts: SnapshotStoreOptions) {
-    this.expiry = new ExpiryTimer(opts.now, (now) => this.expireStale(now));
-  }
+  constructor(private readonly opts: SnapshotStoreOptions) {}
 
   /**
    * Adds `stack`, or re-adds it after a restart with a changed configuration: then each endpoint
@@ -249,7 +248,8 @@ export class SnapshotStore {
 
   /** Stops the expiry timer (the process is shutting down). */
   close(): void {
-    this.expiry.close();
+    clearTimeout(this.expiryTimer);
+    this.expiryAt = Infinity;
   }
 
   /** Small updates apply at once when nothing waits before them; the rest in slices, in order. */
@@ -339,6 +339,17 @@ export class SnapshotStore {
         if (s.up === 0 && s.samples.length > 0) next = Math.min(next, (s.lastSuccess ?? -Infinity) + s.settings.staleAfterSeconds);
       }
     }
-    this.expiry.set(next);
+    const { now } = this.opts;
+    if (!now || next === this.expiryAt) return;
+    this.close();
+    this.expiryAt = next;
+    if (next === Infinity) return;
+    // Just past the limit: a series is stale once its age is above it, not at it.
+    const delayMs = Math.min(Math.max(0, (next - now()) * 1000) + 10, 2 ** 31 - 1);
+    this.expiryTimer = setTimeout(() => {
+      this.expiryAt = Infinity;
+      this.expireStale(now());
+    }, delayMs);
+    this.expiryTimer.unref();
   }
 }

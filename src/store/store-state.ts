@@ -12,6 +12,7 @@ import { DATA_ENDPOINTS, type DataEndpoint } from '../api/endpoints.js';
 import { FAMILIES } from '../metrics/catalogue.js';
 import type { JsonList } from '../json-list.js';
 import type { Labels, Sample } from '../metrics/sample.js';
+import { formatValue } from '../metrics/series-text.js';
 
 export const STORE_STATE_VERSION = 1;
 
@@ -32,7 +33,7 @@ export interface StoreState {
 export type SampleJson = [name: string, labels: Labels, value: number | string];
 
 export function sampleToJson(s: Sample): SampleJson {
-  return [s.name, s.labels, Number.isFinite(s.value) ? s.value : String(s.value).replace(/^Infinity$/, '+Inf').replace(/^-Infinity$/, '-Inf')];
+  return [s.name, s.labels, Number.isFinite(s.value) ? s.value : formatValue(s.value)];
 }
 
 const NON_FINITE: Readonly<Record<string, number>> = { NaN: Number.NaN, '+Inf': Number.POSITIVE_INFINITY, '-Inf': Number.NEGATIVE_INFINITY };

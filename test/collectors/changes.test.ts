@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ChangeListSchema } from '../../src/api/schemas.js';
 import { collectAssetChanges, collectUserChanges } from '../../src/collectors/changes.js';
-import type { CollectorContext, EndpointInputs } from '../../src/collectors/types.js';
+import type { EndpointInputs } from '../../src/api/endpoints.js';
+import type { CollectorContext } from '../../src/collectors/types.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { collect, context, find, fixture, iso, valueOf, validated } from './helpers.js';
 

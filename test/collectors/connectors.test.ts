@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConnectorPageSchema } from '../../src/api/schemas.js';
-import { collectConnectors, connectorSteps, newestRuns } from '../../src/collectors/connectors.js';
+import { newestRuns } from '../../src/api/connector-runs.js';
+import { collectConnectors, connectorSteps } from '../../src/collectors/connectors.js';
 import { StateMemory } from '../../src/collectors/state-memory.js';
 import { PLANTED_SECRETS } from '../../src/simulator/api.js';
 import type { TestContext } from './helpers.js';

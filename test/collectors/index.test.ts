@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DATA_ENDPOINTS, type DataEndpoint } from '../../src/api/endpoints.js';
+import { DATA_ENDPOINTS, GROUPS, groupOf, type DataEndpoint, type EndpointInputs } from '../../src/api/endpoints.js';
 import {
   ActionJobListSchema,
   ActionPageSchema,
@@ -12,8 +12,8 @@ import {
   NextRunSchema,
   FieldMetadataListSchema,
 } from '../../src/api/schemas.js';
-import { AREAS, COLLECTORS, newestRun } from '../../src/collectors/index.js';
-import type { CollectorContext, EndpointInputs } from '../../src/collectors/types.js';
+import { COLLECTORS, newestRun } from '../../src/collectors/index.js';
+import type { CollectorContext } from '../../src/collectors/types.js';
 import { CATALOGUE } from '../../src/metrics/catalogue.js';
 import type { Sample } from '../../src/metrics/sample.js';
 import { collect, context, fixture, validated } from './helpers.js';
@@ -48,8 +48,13 @@ function inputs(): EndpointInputs {
   };
 }
 
-/** Families the store computes at scrape time from an area's samples; no collector emits them. */
+/** Families the store computes at scrape time from an endpoint's samples; no collector emits them. */
 const SCRAPE_TIME = ['cmdb_license_days_until_expiry'];
+
+/** The catalogue families of the endpoints of a poll group (asset_change and user_change share theirs). */
+function groupFamilies(endpoints: readonly DataEndpoint[]): string[] {
+  return CATALOGUE.filter((f) => f.endpoint !== undefined && endpoints.includes(f.endpoint)).map((f) => f.name);
+}
 
 function run(endpoint: DataEndpoint, input: EndpointInputs, ctx = context()): Sample[] {
   // The table is indexed by a runtime endpoint name, which TypeScript cannot tie to its input type.
@@ -65,32 +70,26 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-describe('collector table and areas', () => {
+describe('collector table', () => {
   it('has one collector for every data endpoint', () => {
     expect(Object.keys(COLLECTORS).sort()).toEqual([...DATA_ENDPOINTS].sort());
     for (const e of DATA_ENDPOINTS) expect(typeof COLLECTORS[e]).toBe('function');
   });
 
-  it('lists every data endpoint in exactly one area', () => {
-    const listed = AREAS.flatMap((a) => a.endpoints);
-    expect([...listed].sort()).toEqual([...DATA_ENDPOINTS].sort());
+  // What the collectors really emit, against the catalogue: a catalogued family that no collector
+  // emits, or one emitted by the collectors of another group, fails here.
+  it.each(Object.entries(GROUPS))('group %s: its collectors emit exactly the catalogue families of its endpoints', (_group, endpoints) => {
+    const emitted = new Set(endpoints.flatMap((e) => run(e, inputs()).map((s) => s.name)));
+    const catalogued = groupFamilies(endpoints).filter((name) => !SCRAPE_TIME.includes(name));
+    expect([...emitted].sort()).toEqual(catalogued.sort());
   });
 
-  // What the collectors really emit, against the catalogue (area families are taken from the
-  // catalogue, so comparing those with it could never fail): a catalogued family that no collector
-  // emits, or one emitted by the collectors of another area, fails here.
-  it.each(AREAS.map((a) => [a.name, a] as const))('area %s: its collectors emit exactly the catalogue families of its endpoints', (_name, area) => {
-    const emitted = new Set(area.endpoints.flatMap((e) => run(e, inputs()).map((s) => s.name)));
-    const catalogued = CATALOGUE.filter((f) => f.endpoint !== undefined && area.endpoints.includes(f.endpoint) && !SCRAPE_TIME.includes(f.name));
-    expect([...emitted].sort()).toEqual(catalogued.map((f) => f.name).sort());
-  });
-
-  it.each(DATA_ENDPOINTS.map((e) => [e]))('%s emits only families of its own area, never days-until-expiry', (endpoint) => {
-    const area = AREAS.find((a) => a.endpoints.includes(endpoint));
+  it.each(DATA_ENDPOINTS.map((e) => [e]))('%s emits only families of its own group, never days-until-expiry', (endpoint) => {
+    const families = groupFamilies(GROUPS[groupOf(endpoint)]);
     const samples = run(endpoint, inputs());
     expect(samples.length).toBeGreaterThan(0);
     for (const s of samples) {
-      expect(area?.families).toContain(s.name);
+      expect(families).toContain(s.name);
       expect(s.name).not.toBe('cmdb_license_days_until_expiry');
     }
   });

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { enabledEndpoints, pollSettings } from '../../src/config/endpoints.js';
-import { StackPoller, type CmdbApi } from '../../src/scheduler/stack-poller.js';
+import { StackPoller } from '../../src/scheduler/stack-poller.js';
 import { SnapshotStore } from '../../src/store/snapshot-store.js';
 import { createInstruments } from '../../src/metrics/instruments.js';
 import { CmdbHttpError } from '../../src/errors.js';
-import { pathsOf, type DataEndpoint } from '../../src/api/endpoints.js';
+import { pathsOf, type CmdbApi, type DataEndpoint } from '../../src/api/endpoints.js';
 import type { Action, ActionJob, IngestionRun } from '../../src/api/schemas.js';
 import type { StackConfig } from '../../src/config/types.js';
 import { captureLogger } from '../helpers/log.js';
