@@ -102,10 +102,6 @@ export class RequestBudget {
     this.tokens = Math.min(this.capacity, this.tokens);
   }
 
-  get burst(): number {
-    return this.capacity;
-  }
-
   /** Takes a place in line; `at` is when it may leave (ms, never before `now`). */
   take(now: number): Place {
     this.refill(now);
@@ -118,14 +114,6 @@ export class RequestBudget {
     place.at = this.windowFree(place.at, now, this.line.length);
     this.line.push(place);
     return place;
-  }
-
-  /** Takes a place; returns how many ms the caller must wait before sending (a place never handed back). */
-  reserve(now: number): number {
-    const place = this.take(now);
-    const wait = place.at - now;
-    if (wait <= 0) this.leave(place, now);
-    return wait;
   }
 
   /**
@@ -175,12 +163,6 @@ export class RequestBudget {
     this.refill(now);
     this.trim(now);
     return { tokens: this.tokens, updatedAt: this.updatedAt, sendTimes: this.sent.map((e) => e.at) };
-  }
-
-  /** Requests that could leave right now without waiting. */
-  available(now: number): number {
-    this.refill(now);
-    return Math.max(0, Math.floor(this.tokens));
   }
 
   /**

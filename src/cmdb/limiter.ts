@@ -16,10 +16,6 @@ export class Semaphore {
 
   constructor(private max: number) {}
 
-  get inFlight(): number {
-    return this.active;
-  }
-
   /** A new cap (a reload in place): waiters that now fit are let in. */
   resize(max: number): void {
     this.max = Math.max(1, max);
