@@ -16,7 +16,6 @@ import { PageReducer } from '../page-reducer.js';
 import { ConnectorHistoryReader, continues, type HistorySettings, type ScanProgress } from './connector-history.js';
 import type { HistoryReaderState, ScanPosition } from './connector-history-state.js';
 import { connectorIo } from './connector-io.js';
-import { readCounts } from './counts.js';
 import { readList } from './list.js';
 import { QueryReader } from './queries.js';
 import type { Walked } from './pages.js';
@@ -104,9 +103,9 @@ export class StackReaders implements CmdbApi {
     }
   }
 
-  /** The asset and user counts now (`day` undefined) or of a past day (`yyyy-mm-dd`). */
+  /** The asset and user counts now (`day` undefined: the daemon's poll) or of a past day (`yyyy-mm-dd`: a backfill). */
   countsOn(day: string | undefined, ctx: RequestContext = {}): Promise<MetricsRecord> {
-    return readCounts(this.client, day, ctx);
+    return readRecord(this.client, 'metrics_data', undefined, ctx, day === undefined ? undefined : `date=${encodeURIComponent(day)}`);
   }
 
   /** An Action's jobs; none (an empty list) when the CMDB answers 404. */
@@ -148,26 +147,20 @@ export class StackReaders implements CmdbApi {
   readonly scan: ScanReading = {
     read: (ctx) => this.readConnectors(ctx),
     progress: {
-      idleSeconds: () => this.connectorIdleSeconds(),
-      stallSeconds: () => this.connectorStallSeconds,
+      // Seconds since the connector read last moved (a page arrived, or it began); undefined when none runs.
+      idleSeconds: () => (this.connectorMovedAt === undefined ? undefined : this.client.clock.now() / 1000 - this.connectorMovedAt),
+      // A read with no page for this long is stuck (until then it runs past its interval): one page's
+      // worst case, every attempt timed out, every back-off at its longest, one Retry-After.
+      stallSeconds: () => {
+        const { timeoutSeconds, retries } = this.client.settings;
+        return timeoutSeconds * (retries.max + 1) + retries.maxDelaySeconds * retries.max + retries.maxRetryAfterSeconds + 60;
+      },
     },
   };
 
   /** Whether a connector scan left at `position` goes on from its next page under this stack's settings (else it starts over). */
   continuesScan(position: ScanPosition): boolean {
     return continues(position, historySettings(this.client.settings));
-  }
-
-  /** Seconds since the connector read last moved (a page arrived, or it began); undefined when none runs. */
-  connectorIdleSeconds(): number | undefined {
-    return this.connectorMovedAt === undefined ? undefined : this.client.clock.now() / 1000 - this.connectorMovedAt;
-  }
-
-  /** A connector read with no page for this long is stuck; until then it runs past its interval. */
-  get connectorStallSeconds(): number {
-    const { timeoutSeconds, retries } = this.client.settings;
-    // One page's worst case: every attempt timed out, every back-off at its longest, one Retry-After.
-    return timeoutSeconds * (retries.max + 1) + retries.maxDelaySeconds * retries.max + retries.maxRetryAfterSeconds + 60;
   }
 
   /** The connector scan in progress or the last one, and until when incremental reads are off (the status page). */
