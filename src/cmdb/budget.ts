@@ -1,10 +1,7 @@
 /**
  * The client-side request budget of one stack: a token bucket (requests a minute, small burst) and
- * a rolling window that keeps any WINDOW_MS at or below the rate, counted from when requests really
- * left. Token requests, retries and redirect hops draw on the same budget, so the stack never sends
- * more than its configured rate; a reload hands the spent budget to the stack's new runtime
- * (BudgetState) instead of starting with a full one. limiter.ts puts it in order with the pauses
- * and the cap on requests in flight for one request.
+ * a rolling window that keeps any WINDOW_MS at or below the rate. Token requests, retries and
+ * redirect hops draw on it too; a reload hands what was spent to the new runtime (BudgetState).
  */
 
 /** Burst size for a budget of `ratePerMinute`: ten seconds' worth, at most 10, at least 1. */
@@ -60,16 +57,15 @@ export interface Place {
 /**
  * Token bucket with places in line: taking a place may drive the balance below zero, and the
  * request waits until it is back at zero, so waiters keep their order without a queue of their own.
- * On top, no request leaves while the window already holds `rate` requests: the burst alone would
- * let one minute reach rate + burst. The window counts when requests really left (`sentAt`), not
- * when they were planned to: a place whose time came while its request could not leave (a timer
- * that fired late, a pause) is checked again against what really left before it goes.
+ * On top, no request leaves while the window already holds `rate` requests (the burst alone would
+ * let one minute reach rate + burst), counted from when requests really left (`sentAt`): a place
+ * whose time came while it could not leave (a late timer, a pause) is checked again before it goes.
  */
 export class RequestBudget {
-  private capacity: number;
-  private perMs: number;
-  private windowLimit: number;
-  private tokens: number;
+  private capacity = 0;
+  private perMs = 0;
+  private windowLimit = 0;
+  private tokens = 0;
   private updatedAt: number;
   /** Requests that left within the last window, by the time they left. */
   private sent: Array<{ at: number }> = [];
@@ -79,11 +75,9 @@ export class RequestBudget {
   private lastLeft = -Infinity;
 
   constructor(ratePerMinute: number, now: number, inherited?: BudgetState) {
-    this.capacity = burstFor(ratePerMinute);
-    this.perMs = ratePerMinute / 60_000;
-    this.windowLimit = Math.max(1, Math.floor(ratePerMinute));
-    this.tokens = this.capacity;
     this.updatedAt = now;
+    this.setRate(ratePerMinute, now);
+    this.tokens = this.capacity;
     if (inherited) {
       // A changed rate keeps what was spent: never more tokens than the new burst allows.
       this.tokens = Math.min(this.capacity, inherited.tokens);

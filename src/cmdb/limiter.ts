@@ -1,8 +1,4 @@
-/**
- * What one request of a stack goes through before it leaves (StackLimiter), in this order: the
- * stack's pauses (pauses.ts), a slot under the cap on requests in flight (Semaphore), and its place
- * in the request budget (budget.ts).
- */
+/** What one request of a stack goes through before it leaves (StackLimiter), and its in-flight cap (Semaphore). */
 import { setMaxListeners } from 'node:events';
 import { eitherSignal } from '../signals.js';
 import { RequestBudget, type BudgetState, type Place } from './budget.js';
@@ -71,9 +67,9 @@ export interface Admitted {
 }
 
 /**
- * What one request of the stack goes through before it leaves, in this order: the pauses (its
- * group's and the stack's, and after a pause one request at a time), a concurrency slot, and its
- * place in the budget. A pause set while it waited for the budget sends it back to the pauses.
+ * What one request of the stack goes through before it leaves, in this order: the pauses (pauses.ts:
+ * its group's and the stack's, and after a pause one request at a time), a concurrency slot, and its
+ * place in the budget (budget.ts). A pause set while it waited for the budget sends it back to the pauses.
  */
 export class StackLimiter {
   private readonly budget: RequestBudget;
