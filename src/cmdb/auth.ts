@@ -100,11 +100,7 @@ export class FetchedToken implements TokenProvider {
       clock?: Clock;
       /** A draw in [0, 1) for the back-off's jitter. */
       random?: () => number;
-      /**
-       * A backfill's token request: its answer must start within this many seconds, and one that
-       * timed out is not asked again within the request (the unit that needed it fails, and the
-       * backfill's rule stops the stack after three in a row). Default: as any request.
-       */
+      /** A backfill's: the answer must start within this (s), and one that timed out is not asked again (its unit fails). */
       firstByteSeconds?: number;
       /** Told of each token granted (the daemon keeps it for a backfill with --storage.path: src/persist/token-file.ts). */
       granted?: (token: string) => void;
