@@ -1,8 +1,6 @@
 /**
- * The pages of a full connector history scan, for the daemon's full scans and a backfill's scan of
- * every run alike (connector-history.ts): which page comes next and at what size, where a scan
- * stands once a page arrived (its position, what a restart or a later backfill run goes on from),
- * and whether a scan left at a position can go on under the settings of now.
+ * The pages of a full connector history scan, the daemon's and a backfill's alike: which page comes
+ * next and at what size, and whether a scan left at a position can go on under the settings of now.
  */
 import type { HistoryIo, HistoryPage, HistorySettings } from './connector-history-types.js';
 import type { ScanPosition } from './connector-history-state.js';
