@@ -294,7 +294,6 @@ export class ConnectorHistoryReader {
           return p.min === undefined || p.min >= cutoff;
         },
         maxPages: this.settings.maxPages,
-        maxRows: Number.POSITIVE_INFINITY,
       }));
     } catch (err) {
       scan.drop();

@@ -17,6 +17,7 @@ import type { PageAnswer, PageReducer } from '../page-reducer.js';
 import { requestName } from '../transport.js';
 import { INCREMENTAL_SORT } from './connector-history.js';
 import type { EveryRunPage, HistoryIo, HistoryPage, ScanProgress } from './connector-history-types.js';
+import { reportTruncated } from './list.js';
 import { pageQuery } from './pages.js';
 
 const ENDPOINT = 'connector';
@@ -126,10 +127,7 @@ export function connectorIo(opts: ConnectorIoOptions, ctx: RequestContext): Hist
           : 'the connector history came back not sorted by _time descending again: incremental reads are off until the time given, every poll reads every page',
       );
     },
-    truncated: (rows) => {
-      logger.warn({ endpoint: ENDPOINT, maxPages: client.settings.paging.maxPages, rows }, 'paged read stopped at paging.maxPages before the last page');
-      ins.pagesTruncated.inc({ stack, endpoint: ENDPOINT });
-    },
+    truncated: (rows) => reportTruncated(opts, ENDPOINT, rows),
     progress: (p: ScanProgress) => {
       opts.moved(p.endedAt === undefined ? p.lastPageAt : undefined);
       if (p.kind !== 'full') return;

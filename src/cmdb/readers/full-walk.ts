@@ -81,7 +81,6 @@ export function walkFull<P extends HistoryPage>(w: FullWalk<P>): Promise<Walked>
       page = rows / size;
       return true;
     },
-    maxPages: Number.POSITIVE_INFINITY,
     maxRows: settings.maxPages * settings.pageSize,
   });
 }
