@@ -1,10 +1,8 @@
 /**
- * The one decision of the request pipeline: after an attempt, what happens next. Hand the answer to
- * the caller, retry after a back-off, pause (the request's endpoint group or the whole stack) and
- * retry once the pause is over, or give up. A pure function of what the attempt came to, the
- * server's word (Retry-After, read against the server's own Date header), the request's counts, its
- * deadline and what else the stack is going through; src/cmdb/transport.ts carries it out.
- * docs/design.md tables where each pause belongs; test/cmdb/policy.test.ts is its table too.
+ * The one decision of the request pipeline, after an attempt: return the answer, retry after a
+ * back-off, pause (the endpoint's group or the stack) and retry, or give up. A pure function of the
+ * attempt, the server's Retry-After, the request's counts, its deadline and the stack's state;
+ * transport.ts carries it out. docs/design.md tables where each pause belongs.
  */
 import type { EndpointName } from '../api/endpoints.js';
 import type { RetryConfig } from '../config/types.js';
