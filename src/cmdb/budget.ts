@@ -10,11 +10,9 @@ export function burstFor(ratePerMinute: number): number {
 }
 
 /**
- * How much longer than a minute the window is. A server counts a request when it arrives, the
- * budget when it leaves; what lies between (connecting, the network, a busy event loop on either
- * side) differs from request to request. With 2 s more, a request may arrive up to 2 s later than
- * the one `rate` requests before it without the server seeing rate + 1 in any 60 s: at
- * rateLimitPerMinute 60 the budget sends at most 60 in any 62 s, about 58 a minute at full load.
+ * How much longer than a minute the window is: a request may reach the server up to 2 s later than
+ * the one `rate` requests before it without the server seeing rate + 1 in any 60 s (docs/design.md,
+ * "The request budget and the server's count").
  */
 export const WINDOW_MARGIN_MS = 2000;
 export const WINDOW_MS = 60_000 + WINDOW_MARGIN_MS;

@@ -1,11 +1,8 @@
 /**
- * When a request's first byte really leaves. The budget's window must count a request from then,
- * not from when it was let through: a request on a new connection waits for the connection (TCP,
- * TLS, a busy event loop) before it is written, and a server counting arrivals would otherwise see
- * it later than the budget thinks. undici calls a handler's onRequestStart right before it writes
- * the request's head to its connected socket (client-h1 writeH1, also when a request is written
- * again on another connection); this interceptor tells the attempt that asked, through the request
- * option `onFirstByte`.
+ * When a request's first byte really leaves, which the budget's window counts it from (docs/design.md,
+ * "The request budget and the server's count"): undici calls a handler's onRequestStart right before
+ * it writes the request's head (again when it is written on another connection); this interceptor
+ * tells the attempt that asked through the request option `onFirstByte`.
  */
 import type { Dispatcher } from 'undici';
 
