@@ -2,17 +2,14 @@
  * What the connector history reader (connector-history.ts) and its IO (connector-io.ts) say to each
  * other: a page's facts, a scan, where a scan stands, and the reader's settings.
  */
-import type { PageFields } from '../../api/endpoints.js';
 import type { ConnectorRun } from '../../api/schemas.js';
 import type { KnownTimes, PageTimes } from '../scan-reducers.js';
+import type { PageRead } from './pages.js';
 
 export type ScanKind = 'full' | 'incremental';
 
 /** What one page says to the reader: its size, paging fields and sort facts (its rows stay with the scan). */
-export interface HistoryPage extends PageTimes {
-  /** Rows on the page. */
-  readonly count: number;
-  readonly fields: PageFields;
+export interface HistoryPage extends PageRead, PageTimes {
   /** Body bytes and seconds the request took (progress and page-size decisions). */
   readonly bytes?: number;
   readonly seconds?: number;
