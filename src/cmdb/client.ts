@@ -305,11 +305,7 @@ export class CmdbClient {
     return notFound as Answer<T>;
   }
 
-  /**
-   * One request with the current token; after a 401, a retry with a renewed token while the
-   * provider gives one (a pre-issued token: one re-read of its file; a fetched token: a new one, and
-   * again with back-off while each new one is refused at once, auth.ts), up to renewalsPerRequest.
-   */
+  /** One request with the current token; after a 401, again with a renewed one (auth.ts) while the provider gives one, up to renewalsPerRequest. */
   private async authorized<T>(
     method: 'GET' | 'POST',
     endpoint: DataEndpoint,
