@@ -69,11 +69,7 @@ export class StackReaders implements CmdbApi {
     const settings = historySettings(opts.client.settings);
     const restored = opts.historyState === undefined ? undefined : ConnectorHistoryReader.fromState(settings, opts.historyState);
     this.history = opts.history?.reconfigure(settings) ?? restored ?? new ConnectorHistoryReader(settings);
-    this.instruments.connectorScanPageSize.set({ stack: this.stackName }, this.history.pageSize());
-  }
-
-  private get stackName(): string {
-    return this.client.settings.name;
+    this.instruments.connectorScanPageSize.set({ stack: this.client.settings.name }, this.history.pageSize());
   }
 
   /** The stack's settings changed on a reload that keeps its runtime (src/stacks.ts). */
@@ -120,7 +116,7 @@ export class StackReaders implements CmdbApi {
 
   /** The connector history, newest run per key, and whether it changed since the previous read. */
   async readConnectors(ctx: RequestContext = {}): Promise<ConnectorHistoryRead> {
-    const labels = { stack: this.stackName };
+    const labels = { stack: this.client.settings.name };
     try {
       return await this.history.read(this.connectorIo(ctx), this.client.clock.now() / 1000);
     } finally {
@@ -130,11 +126,7 @@ export class StackReaders implements CmdbApi {
     }
   }
 
-  /**
-   * Every run of the connector history, page by page to `visit` with where the scan stands after
-   * the page, with the reader's page sizes (a backfill); from the page after `from` when the scan
-   * left there `continuesScan`.
-   */
+  /** Every run of the connector history for a backfill (ConnectorHistoryReader.everyRun), from `from` when it `continuesScan`. */
   async everyConnectorRun(visit: (rows: readonly ConnectorRun[], at: ScanPosition) => void, ctx: RequestContext = {}, from?: ScanPosition): Promise<Walked> {
     try {
       return await this.history.everyRun(this.connectorIo(ctx), visit, from);
@@ -170,11 +162,7 @@ export class StackReaders implements CmdbApi {
     return { ...(progress ? { progress } : {}), ...(offUntil === undefined ? {} : { incrementalOffUntil: offUntil }), pageSize: this.history.pageSize() };
   }
 
-  /**
-   * The connector history reader for the stack's next runtime (a reload that restarts it), when
-   * what it holds still holds there: the same service and credentials, and the same time zone its
-   * times were read in. Call once no read is in flight.
-   */
+  /** The connector history reader for the stack's restarted runtime (no read in flight), when its service, credentials and time zone stay. */
   handOver(previous: StackConfig, next: StackConfig): ConnectorHistoryReader | undefined {
     return sameCredentials(previous, next) && previous.timezone === next.timezone ? this.history : undefined;
   }
