@@ -125,10 +125,7 @@ export class FetchedToken implements TokenProvider {
     return this.credential ? Promise.resolve(this.credential) : this.shared(signal);
   }
 
-  /**
-   * A new token after `used` was refused; undefined once TAKEN_RENEWALS tokens in a row were
-   * refused, each just granted (another client of the same id keeps taking them).
-   */
+  /** A new token after `used` was refused; undefined once TAKEN_RENEWALS tokens in a row were refused, each just granted. */
   renew(used: Credential, signal?: AbortSignal): Promise<Credential | undefined> {
     if (this.credential && this.credential.generation > used.generation) return Promise.resolve(this.credential);
     if (this.credential?.generation === used.generation) {

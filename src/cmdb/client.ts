@@ -24,8 +24,6 @@ import type { PlanSeen } from './plan.js';
 import { CLIENT_STATE_VERSION, type ClientState } from './client-state.js';
 import { Transport, requestName, type Decoder, type Outcome } from './transport.js';
 
-export type { Clock };
-
 export interface CmdbClientOptions {
   stack: StackConfig;
   /** The pace, requests a minute (the budget; kept on a reload): default the stack's rateLimitPerMinute, the daemon's; a backfill's is backfillRequestsPerMinute. */

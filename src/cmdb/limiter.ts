@@ -104,9 +104,8 @@ export class StackLimiter {
   }
 
   /**
-   * The stack stops (shutdown, removal, a restart on reload): requests that wait for the budget, a
-   * pause or a concurrency slot give up at once, and so does every later one; requests in flight
-   * go on. Nothing waits out the stop's grace period for a request it would never send.
+   * The stack stops (shutdown, removal, a restart on reload): every wait for the budget, a pause or a
+   * slot gives up, now and later, rather than wait out the stop's grace period; requests in flight go on.
    */
   stopWaiting(): void {
     this.stopping.abort(new Error('the stack is stopping'));
