@@ -240,9 +240,9 @@ export class ConnectorHistoryReader {
 
   /** The pages of a full scan from `cursor` (full-walk.ts), at the page size this reader learned. */
   private walkFull<P extends HistoryPage>(io: HistoryIo, fetch: (page: number, size: number) => Promise<P>, seen: (page: P) => void, cursor: ScanCursor, from?: ScanPosition): Promise<Walked> {
-    const pageSize = { get: () => this.fullPageSize, set: (size: number) => (this.fullPageSize = size) };
+    const shrunk = (size: number) => (this.fullPageSize = size);
     const start: WalkPosition | undefined = from && { rows: from.rowsRead, pages: from.pagesRead };
-    return walkFull({ io, tracker: this.tracker, settings: this.settings, pageSize, cursor, fetch, seen, ...(start ? { from: start } : {}) });
+    return walkFull({ io, tracker: this.tracker, settings: this.settings, shrunk, cursor, fetch, seen, ...(start ? { from: start } : {}) });
   }
 
   /** After a scan whose every page was fast, the next one asks for pages twice as large (up to the configured size). */

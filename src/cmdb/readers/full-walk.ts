@@ -35,8 +35,8 @@ export interface FullWalk<P extends HistoryPage> {
   readonly io: HistoryIo;
   readonly tracker: ScanTracker;
   readonly settings: HistorySettings;
-  /** The page size full scans use now: a timeout halves it here, and it stays so for later scans. */
-  readonly pageSize: { get(): number; set(size: number): void };
+  /** A timeout halved the page size: later scans keep it. */
+  readonly shrunk: (size: number) => void;
   readonly cursor: ScanCursor;
   readonly fetch: (page: number, size: number) => Promise<P>;
   /** After each page, once the cursor and the tracker moved past it. */
@@ -77,7 +77,7 @@ export function walkFull<P extends HistoryPage>(w: FullWalk<P>): Promise<Walked>
       if (smaller === undefined) return ++timeouts <= retries;
       io.pageSize(smaller, size, 'timeout');
       size = smaller;
-      w.pageSize.set(smaller);
+      w.shrunk(smaller);
       page = rows / size;
       return true;
     },
