@@ -66,10 +66,6 @@ export interface Reply {
 /** What every request accepts, each decoded here; an answer in any other coding is refused, named (docs/design.md, "Compressed answers"). */
 const ACCEPT_ENCODING = 'gzip, deflate, br';
 
-function statusText(status: number): string {
-  return STATUS_CODES[status] ?? '';
-}
-
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
 /** Enough of an error body to read a token rejection's code/message; the rest is dropped. */
@@ -122,7 +118,7 @@ async function follow(req: AttemptRequest, limits: AttemptLimits, signal: AbortS
     if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string') {
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       const read = ok ? await readCapped(res.body, res.headers, limits, req.request) : await readHead(res.body, res.headers, ERROR_BODY_BYTES);
-      return { status: res.statusCode, statusText: statusText(res.statusCode), headers: res.headers, body: read.body, wireBytes: read.wire };
+      return { status: res.statusCode, statusText: STATUS_CODES[res.statusCode] ?? '', headers: res.headers, body: read.body, wireBytes: read.wire };
     }
     await discard(res.body);
     const next = new URL(location, `${origin}${path}`);

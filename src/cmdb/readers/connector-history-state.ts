@@ -33,6 +33,7 @@ export const ScanStateSchema = z.object({
   pagesRead: count,
   rowsRead: count,
   bytes: count,
+  /** Pages the scan expects at its current page size (from the service's totalPages); undefined until known. */
   pagesTotal: count.optional(),
   runs: z.array(ConnectorRunSchema),
 });

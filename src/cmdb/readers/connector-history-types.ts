@@ -4,6 +4,7 @@
  */
 import type { ConnectorRun } from '../../api/schemas.js';
 import type { KnownTimes, PageTimes } from '../scan-reducers.js';
+import type { ScanPosition } from './connector-history-state.js';
 import type { PageRead } from './pages.js';
 
 export type ScanKind = 'full' | 'incremental';
@@ -33,15 +34,8 @@ export interface HistoryScan {
 }
 
 /** Where a scan stands: pages read of the expected total, bytes, start (the status page and metrics). */
-export interface ScanProgress {
+export interface ScanProgress extends Pick<ScanPosition, 'startedAt' | 'pagesRead' | 'pagesTotal' | 'rowsRead' | 'bytes'> {
   readonly kind: ScanKind;
-  /** Unix seconds. */
-  readonly startedAt: number;
-  readonly pagesRead: number;
-  /** Pages the scan expects at its current page size (from the service's totalPages); undefined until known. */
-  readonly pagesTotal?: number;
-  readonly rowsRead: number;
-  readonly bytes: number;
   /** Unix seconds of the last page received (or of the start). */
   readonly lastPageAt: number;
   readonly pageSize: number;
