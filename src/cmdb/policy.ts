@@ -90,9 +90,8 @@ export function decide(i: PolicyInput): Decision {
   if (a.kind === 'failure') return afterFailure(i, a.failure);
   if (a.status === 429) return afterRefusal(i, retryAfterMs(a.retryAfter, a.date, i.now));
   // Any other answer ends a run of refusals: the account's limit is not what refuses now.
-  const answered = { counts: i.counts, refusalStreak: 0 };
   if (a.status >= 500) return afterServerError(i, a.status, retryAfterMs(a.retryAfter, a.date, i.now));
-  return { next: 'return', ...answered };
+  return { next: 'return', counts: i.counts, refusalStreak: 0 };
 }
 
 const backoff = (i: PolicyInput) => backoffDelayMs(i.counts.retries, i.retries, () => i.jitter);

@@ -75,9 +75,3 @@ export interface HistorySettings {
   /** Timeouts a page may have at the smallest size before the scan fails (retries.max). */
   readonly retries?: number;
 }
-
-/** What a read returned: `changed` false when the rows are those of the previous read. */
-export interface HistoryResult {
-  readonly changed: boolean;
-  readonly runs: ConnectorRun[];
-}

@@ -8,12 +8,13 @@
 import { NewestRuns, runForDisk } from '../../api/connector-runs.js';
 import { JsonList } from '../../json-list.js';
 import type { ConnectorRun } from '../../api/schemas.js';
-import type { HistoryIo, HistoryPage, HistoryResult, HistoryScan, HistorySettings, ScanProgress } from './connector-history-types.js';
+import type { ConnectorHistoryRead } from '../../api/endpoints.js';
+import type { HistoryIo, HistoryPage, HistoryScan, HistorySettings, ScanProgress } from './connector-history-types.js';
 import { HISTORY_STATE_VERSION, HistoryReaderStateSchema, type HistoryReaderState, type ScanPosition } from './connector-history-state.js';
 import { continues, fullScanSort, walkFull, type ScanCursor } from './full-walk.js';
 import { sizeDividing, walkPages, type WalkPosition, type Walked } from './pages.js';
 import { ScanTracker } from './scan-tracker.js';
-export type { EveryRunPage, HistoryIo, HistoryPage, HistoryResult, HistoryScan, HistorySettings, ScanKind, ScanProgress } from './connector-history-types.js';
+export type { EveryRunPage, HistoryIo, HistoryPage, HistoryScan, HistorySettings, ScanKind, ScanProgress } from './connector-history-types.js';
 export { continues, FULL_SCAN_SORT, MIN_PAGE_SIZE } from './full-walk.js';
 
 /**
@@ -147,7 +148,7 @@ export class ConnectorHistoryReader {
   }
 
   /** The newest row per key after this poll. `now` in unix seconds. */
-  async read(io: HistoryIo, now: number): Promise<HistoryResult> {
+  async read(io: HistoryIo, now: number): Promise<ConnectorHistoryRead> {
     if (this.incrementalAllowed(now)) {
       const merged = await this.incremental(io, now);
       if (merged) {
