@@ -22,7 +22,7 @@ import { observeRoad } from './observers.js';
 import type { Pause } from './pauses.js';
 import type { PlanSeen } from './plan.js';
 import { CLIENT_STATE_VERSION, type ClientState } from './client-state.js';
-import { Transport, requestName, type Decoder, type Outcome } from './transport.js';
+import { Transport, requestName, type Decoder, type Exchange, type Outcome } from './transport.js';
 
 export interface CmdbClientOptions {
   stack: StackConfig;
@@ -75,16 +75,14 @@ export interface ClientCarry {
   readonly pauses?: readonly Pause[];
 }
 
-/** One request of an endpoint: which one, its id, its query, and how its 2xx is read. */
-export interface CmdbRequest<T> {
+/** One request of an endpoint: which one, its id, its query, how its 2xx is read, and whether a timeout is asked again. */
+export interface CmdbRequest<T> extends Pick<Exchange, 'retryTimeouts'> {
   readonly endpoint: DataEndpoint;
   /** The id of a per-id endpoint: a path segment, or `?id=` where the descriptor says so. */
   readonly id?: string;
   /** More of the query string, already percent-encoded (`page=0&size=100`, `date=2026-07-27`). */
   readonly query?: string;
   readonly decode: Decoder<T>;
-  /** Ask again after a timeout (default true); off for connector pages, whose reader halves the page instead. */
-  readonly retryTimeouts?: boolean;
 }
 
 /** A 2xx, decoded; or a 404 on the spelling that applies (what it means is the reader's to say). */
