@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import { CmdbAbortedError, CmdbError, CmdbHttpError, CmdbInvalidBodyError, CmdbTokenRejectedError } from '../errors.js';
 import { TOKEN_PATH } from '../api/endpoints.js';
-import { TokenResponseSchema, validate, type TokenResponse } from '../api/schemas.js';
+import { TokenResponseSchema, type TokenResponse } from '../api/schemas.js';
 import { jsonDecoder } from './body.js';
 import type { Reply } from './attempt.js';
 import { raceAbort, realClock, type Clock } from './clock.js';
@@ -258,16 +258,13 @@ const OTHER_SPELLING: Readonly<Record<string, string>> = { clientID: 'clientId',
 
 const decodeToken = jsonDecoder(TokenResponseSchema);
 
-/** The body of a non-2xx token reply, leniently: undefined when it is not a token response. */
+/** The body of a non-2xx token reply, read as a 2xx's is: undefined when it is not a token response. */
 function readTokenBody(reply: Reply): TokenResponse | undefined {
-  let body: unknown;
   try {
-    body = JSON.parse(reply.body.toString('utf8'));
+    return decodeToken(reply, TOKEN_REQUEST);
   } catch {
     return undefined;
   }
-  const result = validate(TokenResponseSchema, body);
-  return result.ok ? result.value : undefined;
 }
 
 function rejectionDetail(reply: Reply | undefined, parsed: TokenResponse | undefined): string {
