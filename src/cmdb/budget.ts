@@ -130,12 +130,11 @@ export class RequestBudget {
     const entry = place.sent;
     if (!entry || at <= entry.at) return;
     entry.at = at;
-    // Later than it was: it moves towards the end, where the newest are.
-    let i = this.sent.indexOf(entry);
-    while (i >= 0 && i + 1 < this.sent.length && (this.sent[i + 1] as { at: number }).at < at) {
-      this.sent[i] = this.sent[i + 1] as { at: number };
-      this.sent[++i] = entry;
-    }
+    // Later than it was: back in order among the newest (unless trimmed already).
+    const i = this.sent.indexOf(entry);
+    if (i < 0) return;
+    this.sent.splice(i, 1);
+    this.insert(entry);
   }
 
   /**
