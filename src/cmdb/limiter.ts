@@ -139,17 +139,14 @@ export class StackLimiter {
     try {
       for (;;) {
         const gate = await this.pauses.pass(key, either.signal, count);
-        try {
-          await this.slots.acquire(either.signal);
-        } catch (err) {
-          gate.done(undefined);
-          throw err;
-        }
+        let slot = false;
         let place: Place | undefined;
         try {
+          await this.slots.acquire(either.signal);
+          slot = true;
           place = await this.waitForBudget(key, either.signal, count);
         } catch (err) {
-          this.slots.release();
+          if (slot) this.slots.release();
           gate.done(undefined);
           throw err;
         }
