@@ -11,46 +11,28 @@ export interface FirstByteOption {
   readonly onFirstByte?: () => void;
 }
 
-/** Passes every call on to `inner`, and says when the request starts on its connection. */
-class FirstByteHandler implements Dispatcher.DispatchHandler {
-  constructor(
-    private readonly inner: Dispatcher.DispatchHandler,
-    private readonly left: () => void,
-  ) {}
-
-  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
-    try {
-      this.left();
-    } catch {
-      // The stamp is the attempt's; a failure in it must not fail the request.
-    }
-    this.inner.onRequestStart?.(controller, context);
-  }
-
-  onRequestUpgrade(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onRequestUpgrade']>>): void {
-    this.inner.onRequestUpgrade?.(...args);
-  }
-
-  onResponseStart(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseStart']>>): void {
-    this.inner.onResponseStart?.(...args);
-  }
-
-  onResponseData(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseData']>>): void {
-    this.inner.onResponseData?.(...args);
-  }
-
-  onResponseEnd(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseEnd']>>): void {
-    this.inner.onResponseEnd?.(...args);
-  }
-
-  onResponseError(...args: Parameters<NonNullable<Dispatcher.DispatchHandler['onResponseError']>>): void {
-    this.inner.onResponseError?.(...args);
-  }
+/** `inner`, every call passed on, and `left` told as the request starts on its connection. */
+function firstByteHandler(inner: Dispatcher.DispatchHandler, left: () => void): Dispatcher.DispatchHandler {
+  return {
+    onRequestStart: (controller, context) => {
+      try {
+        left();
+      } catch {
+        // The stamp is the attempt's; a failure in it must not fail the request.
+      }
+      inner.onRequestStart?.(controller, context);
+    },
+    onRequestUpgrade: (...args) => inner.onRequestUpgrade?.(...args),
+    onResponseStart: (...args) => inner.onResponseStart?.(...args),
+    onResponseData: (...args) => inner.onResponseData?.(...args),
+    onResponseEnd: (...args) => inner.onResponseEnd?.(...args),
+    onResponseError: (...args) => inner.onResponseError?.(...args),
+  };
 }
 
 const stamp: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
   const left = (opts as Dispatcher.DispatchOptions & FirstByteOption).onFirstByte;
-  return dispatch(opts, left ? new FirstByteHandler(handler, left) : handler);
+  return dispatch(opts, left ? firstByteHandler(handler, left) : handler);
 };
 
 /** `dispatcher`, telling each request that asks (FirstByteOption) when its first byte leaves. */
