@@ -48,11 +48,8 @@ export class AttemptTrace {
   }
 
   /**
-   * Its first byte is written to its connection now (first-byte.ts): that is when it left, and the
-   * budget's window counts it from then (a new connection may have taken seconds to open). Told as a
-   * send synchronously, before the byte is written, so that a record kept of it (--storage.path's
-   * budget.log) is written before the CMDB can have seen it. Once per request: written again on
-   * another connection, it keeps its first time.
+   * Its first byte is written now (first-byte.ts): the budget's window counts it from then, and the
+   * send is told (events.ts SendEvent). Written again on another connection, it keeps its first time.
    */
   firstByte(): void {
     if (!this.left || this.written) return;

@@ -45,22 +45,11 @@ export interface AttemptLimits {
   /** The name of that cap in the too_large message (default maxResponseBytes). */
   capName?: string;
   signal?: AbortSignal;
-  /**
-   * Called before a same-origin redirect is followed; the hop waits for it (the transport counts
-   * the request that was answered with the redirect and charges the next one to the budget).
-   */
+  /** Called before a same-origin redirect is followed; the hop waits for it (the transport charges it to the budget). */
   onRedirect?: (status: number, fromPath: string, toPath: string) => void | Promise<void>;
-  /**
-   * Called as each request of the chain is handed to the dispatcher (the first and every hop). A hop
-   * whose deadline passed while it waited for the budget is never sent, so it is never announced
-   * (and never counted).
-   */
+  /** Called as each request of the chain (the first and every hop) is handed to the dispatcher (a hop whose deadline passed in the budget's line is never sent nor announced). */
   onSend?: () => void;
-  /**
-   * Called as each request of the chain really leaves: its first byte is written to its connection
-   * (first-byte.ts; a dispatcher without that interceptor never calls it). Later than onSend by the
-   * time the connection took to open.
-   */
+  /** Called as each request of the chain writes its first byte (first-byte.ts): later than onSend by the time its connection took to open. */
   onFirstByte?: () => void;
 }
 
@@ -74,16 +63,8 @@ export interface Reply {
   wireBytes?: number;
 }
 
-/**
- * What every request accepts (Accept-Encoding). The connector rows compress about 20x, so a service
- * or proxy that compresses cuts the transfer and the page time by an order of magnitude. Every
- * encoding named here is decoded by readBody; an answer in any other one is refused, named.
- */
-export const ACCEPT_ENCODING = 'gzip, deflate, br';
-
-function statusText(status: number): string {
-  return STATUS_CODES[status] ?? '';
-}
+/** What every request accepts, each decoded here; an answer in any other coding is refused, named (docs/design.md, "Compressed answers"). */
+const ACCEPT_ENCODING = 'gzip, deflate, br';
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const MAX_REDIRECTS = 5;
@@ -137,7 +118,7 @@ async function follow(req: AttemptRequest, limits: AttemptLimits, signal: AbortS
     if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string') {
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       const read = ok ? await readCapped(res.body, res.headers, limits, req.request) : await readHead(res.body, res.headers, ERROR_BODY_BYTES);
-      return { status: res.statusCode, statusText: statusText(res.statusCode), headers: res.headers, body: read.body, wireBytes: read.wire };
+      return { status: res.statusCode, statusText: STATUS_CODES[res.statusCode] ?? '', headers: res.headers, body: read.body, wireBytes: read.wire };
     }
     await discard(res.body);
     const next = new URL(location, `${origin}${path}`);
@@ -198,10 +179,8 @@ function codingsOf(headers: IncomingHttpHeaders, request: string): string[] {
 }
 
 /**
- * The body of a 2xx, never more than the cap: refused on its Content-Length before a byte is read,
- * else dropped with its connection as soon as the running total passes the cap (only what arrived
- * so far is held, never more than the cap). A compressed body is decoded as it arrives and the cap
- * applies to the decoded bytes: a small body that inflates without end stops at the cap.
+ * The body of a 2xx, never more than the cap: refused on its Content-Length, else dropped with its
+ * connection as soon as the running total passes it. The cap counts decoded bytes of a compressed body.
  */
 async function readCapped(body: ResponseBody, headers: IncomingHttpHeaders, limits: AttemptLimits, request: string): Promise<Read> {
   const max = limits.maxResponseBytes;

@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import type { SecretScrubber } from '../secrets.js';
 import { CmdbAbortedError, CmdbError, CmdbHttpError, CmdbInvalidBodyError, CmdbTokenRejectedError } from '../errors.js';
 import { TOKEN_PATH } from '../api/endpoints.js';
-import { TokenResponseSchema, validate, type TokenResponse } from '../api/schemas.js';
+import { TokenResponseSchema, type TokenResponse } from '../api/schemas.js';
 import { jsonDecoder } from './body.js';
 import type { Reply } from './attempt.js';
 import { raceAbort, realClock, type Clock } from './clock.js';
@@ -100,11 +100,7 @@ export class FetchedToken implements TokenProvider {
       clock?: Clock;
       /** A draw in [0, 1) for the back-off's jitter. */
       random?: () => number;
-      /**
-       * A backfill's token request: its answer must start within this many seconds, and one that
-       * timed out is not asked again within the request (the unit that needed it fails, and the
-       * backfill's rule stops the stack after three in a row). Default: as any request.
-       */
+      /** A backfill's: the answer must start within this (s), and one that timed out is not asked again (its unit fails). */
       firstByteSeconds?: number;
       /** Told of each token granted (the daemon keeps it for a backfill with --storage.path: src/persist/token-file.ts). */
       granted?: (token: string) => void;
@@ -129,10 +125,7 @@ export class FetchedToken implements TokenProvider {
     return this.credential ? Promise.resolve(this.credential) : this.shared(signal);
   }
 
-  /**
-   * A new token after `used` was refused; undefined once TAKEN_RENEWALS tokens in a row were
-   * refused, each just granted (another client of the same id keeps taking them).
-   */
+  /** A new token after `used` was refused; undefined once TAKEN_RENEWALS tokens in a row were refused, each just granted. */
   renew(used: Credential, signal?: AbortSignal): Promise<Credential | undefined> {
     if (this.credential && this.credential.generation > used.generation) return Promise.resolve(this.credential);
     if (this.credential?.generation === used.generation) {
@@ -265,16 +258,13 @@ const OTHER_SPELLING: Readonly<Record<string, string>> = { clientID: 'clientId',
 
 const decodeToken = jsonDecoder(TokenResponseSchema);
 
-/** The body of a non-2xx token reply, leniently: undefined when it is not a token response. */
+/** The body of a non-2xx token reply, read as a 2xx's is: undefined when it is not a token response. */
 function readTokenBody(reply: Reply): TokenResponse | undefined {
-  let body: unknown;
   try {
-    body = JSON.parse(reply.body.toString('utf8'));
+    return decodeToken(reply, TOKEN_REQUEST);
   } catch {
     return undefined;
   }
-  const result = validate(TokenResponseSchema, body);
-  return result.ok ? result.value : undefined;
 }
 
 function rejectionDetail(reply: Reply | undefined, parsed: TokenResponse | undefined): string {

@@ -33,12 +33,7 @@ function contentType(reply: Reply): string {
   return MEDIA_TYPE.test(media) ? `, ${media}` : '';
 }
 
-/**
- * Endpoints that answer one small record (a few hundred bytes; the token, inventory counts, license,
- * next run). Their bodies are refused past RECORD_MAX_BYTES instead of maxResponseBytes (256 MiB by
- * default, sized for connector pages), so a broken or hostile answer without a Content-Length holds
- * at most that much before it is dropped.
- */
+/** Endpoints that answer one small record: refused past RECORD_MAX_BYTES, not maxResponseBytes (docs/design.md, "Response size caps"). */
 const RECORD_ENDPOINTS: ReadonlySet<EndpointName> = new Set<EndpointName>(['access_token', 'metrics_data', 'license', 'data_ingestion_next']);
 export const RECORD_MAX_BYTES = 1024 * 1024;
 

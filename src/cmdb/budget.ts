@@ -1,10 +1,7 @@
 /**
  * The client-side request budget of one stack: a token bucket (requests a minute, small burst) and
- * a rolling window that keeps any WINDOW_MS at or below the rate, counted from when requests really
- * left. Token requests, retries and redirect hops draw on the same budget, so the stack never sends
- * more than its configured rate; a reload hands the spent budget to the stack's new runtime
- * (BudgetState) instead of starting with a full one. limiter.ts puts it in order with the pauses
- * and the cap on requests in flight for one request.
+ * a rolling window that keeps any WINDOW_MS at or below the rate. Token requests, retries and
+ * redirect hops draw on it too; a reload hands what was spent to the new runtime (BudgetState).
  */
 
 /** Burst size for a budget of `ratePerMinute`: ten seconds' worth, at most 10, at least 1. */
@@ -13,11 +10,9 @@ export function burstFor(ratePerMinute: number): number {
 }
 
 /**
- * How much longer than a minute the window is. A server counts a request when it arrives, the
- * budget when it leaves; what lies between (connecting, the network, a busy event loop on either
- * side) differs from request to request. With 2 s more, a request may arrive up to 2 s later than
- * the one `rate` requests before it without the server seeing rate + 1 in any 60 s: at
- * rateLimitPerMinute 60 the budget sends at most 60 in any 62 s, about 58 a minute at full load.
+ * How much longer than a minute the window is: a request may reach the server up to 2 s later than
+ * the one `rate` requests before it without the server seeing rate + 1 in any 60 s (docs/design.md,
+ * "The request budget and the server's count").
  */
 export const WINDOW_MARGIN_MS = 2000;
 export const WINDOW_MS = 60_000 + WINDOW_MARGIN_MS;
@@ -60,16 +55,15 @@ export interface Place {
 /**
  * Token bucket with places in line: taking a place may drive the balance below zero, and the
  * request waits until it is back at zero, so waiters keep their order without a queue of their own.
- * On top, no request leaves while the window already holds `rate` requests: the burst alone would
- * let one minute reach rate + burst. The window counts when requests really left (`sentAt`), not
- * when they were planned to: a place whose time came while its request could not leave (a timer
- * that fired late, a pause) is checked again against what really left before it goes.
+ * On top, no request leaves while the window already holds `rate` requests (the burst alone would
+ * let one minute reach rate + burst), counted from when requests really left (`sentAt`): a place
+ * whose time came while it could not leave (a late timer, a pause) is checked again before it goes.
  */
 export class RequestBudget {
-  private capacity: number;
-  private perMs: number;
-  private windowLimit: number;
-  private tokens: number;
+  private capacity = 0;
+  private perMs = 0;
+  private windowLimit = 0;
+  private tokens = 0;
   private updatedAt: number;
   /** Requests that left within the last window, by the time they left. */
   private sent: Array<{ at: number }> = [];
@@ -79,11 +73,9 @@ export class RequestBudget {
   private lastLeft = -Infinity;
 
   constructor(ratePerMinute: number, now: number, inherited?: BudgetState) {
-    this.capacity = burstFor(ratePerMinute);
-    this.perMs = ratePerMinute / 60_000;
-    this.windowLimit = Math.max(1, Math.floor(ratePerMinute));
-    this.tokens = this.capacity;
     this.updatedAt = now;
+    this.setRate(ratePerMinute, now);
+    this.tokens = this.capacity;
     if (inherited) {
       // A changed rate keeps what was spent: never more tokens than the new burst allows.
       this.tokens = Math.min(this.capacity, inherited.tokens);
@@ -102,10 +94,6 @@ export class RequestBudget {
     this.tokens = Math.min(this.capacity, this.tokens);
   }
 
-  get burst(): number {
-    return this.capacity;
-  }
-
   /** Takes a place in line; `at` is when it may leave (ms, never before `now`). */
   take(now: number): Place {
     this.refill(now);
@@ -118,14 +106,6 @@ export class RequestBudget {
     place.at = this.windowFree(place.at, now, this.line.length);
     this.line.push(place);
     return place;
-  }
-
-  /** Takes a place; returns how many ms the caller must wait before sending (a place never handed back). */
-  reserve(now: number): number {
-    const place = this.take(now);
-    const wait = place.at - now;
-    if (wait <= 0) this.leave(place, now);
-    return wait;
   }
 
   /**
@@ -150,12 +130,11 @@ export class RequestBudget {
     const entry = place.sent;
     if (!entry || at <= entry.at) return;
     entry.at = at;
-    // Later than it was: it moves towards the end, where the newest are.
-    let i = this.sent.indexOf(entry);
-    while (i >= 0 && i + 1 < this.sent.length && (this.sent[i + 1] as { at: number }).at < at) {
-      this.sent[i] = this.sent[i + 1] as { at: number };
-      this.sent[++i] = entry;
-    }
+    // Later than it was: back in order among the newest (unless trimmed already).
+    const i = this.sent.indexOf(entry);
+    if (i < 0) return;
+    this.sent.splice(i, 1);
+    this.insert(entry);
   }
 
   /**
@@ -175,12 +154,6 @@ export class RequestBudget {
     this.refill(now);
     this.trim(now);
     return { tokens: this.tokens, updatedAt: this.updatedAt, sendTimes: this.sent.map((e) => e.at) };
-  }
-
-  /** Requests that could leave right now without waiting. */
-  available(now: number): number {
-    this.refill(now);
-    return Math.max(0, Math.floor(this.tokens));
   }
 
   /**

@@ -21,11 +21,7 @@ export interface ClientState {
 }
 
 /** What of a client's state holds under the stack as configured now. */
-export interface RestoredClient {
-  readonly spellings: Map<DataEndpoint, string>;
-  readonly seen: PlanSeen;
-  readonly pauses: readonly Pause[];
-}
+export type RestoredClient = Omit<ClientState, 'v' | 'spellings'> & { readonly spellings: Map<DataEndpoint, string> };
 
 const count = z.number().finite().min(0);
 const endpointName = z.enum(['access_token', ...DATA_ENDPOINTS] as [string, ...string[]]);

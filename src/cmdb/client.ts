@@ -1,10 +1,8 @@
 /**
- * The CMDB client of one stack: the only code in the exporter that speaks HTTP to the CMDB. It keeps
- * the token, the path spellings that answered, and one way to ask (`get`, and `post` with a JSON
- * body), through the stack's transport (pauses, budget, retries: transport.ts and policy.ts). What
- * a resource is and how it is paged is its reader's (src/cmdb/readers/). Failures are CmdbError
- * subclasses, never logged here: the scheduler's runner (or the backfill) decides how a failure is
- * logged and counted.
+ * The CMDB client of one stack, the only code that speaks HTTP to the CMDB: the token, the path
+ * spellings that answered, and `get`/`post` through the stack's transport (transport.ts). How a
+ * resource is read is its reader's (readers/). Failures are CmdbError subclasses, never logged here:
+ * the caller (the scheduler's runner, the backfill) logs and counts them.
  */
 import type { Dispatcher } from 'undici';
 import type { StackConfig } from '../config/types.js';
@@ -24,9 +22,7 @@ import { observeRoad } from './observers.js';
 import type { Pause } from './pauses.js';
 import type { PlanSeen } from './plan.js';
 import { CLIENT_STATE_VERSION, type ClientState } from './client-state.js';
-import { Transport, requestName, type Decoder, type Outcome } from './transport.js';
-
-export type { Clock };
+import { Transport, requestName, type Decoder, type Exchange, type Outcome } from './transport.js';
 
 export interface CmdbClientOptions {
   stack: StackConfig;
@@ -47,22 +43,17 @@ export interface CmdbClientOptions {
   /** What the stack's previous runtime knew of the service (on reload): see CmdbClient.handOver. */
   carried?: ClientCarry;
   /**
-   * New tokens one request asks for after 401s: the first at once (the token expired), the rest
-   * with back-off while each is refused as soon as it was granted (auth.ts). Default
-   * PATIENT_TOKEN_RENEWALS: a backfill reads each unit once, so it waits out another process that
-   * takes the tokens. The daemon asks for POLL_TOKEN_RENEWALS: its next poll asks again, and an
-   * endpoint that answers 401 to every token must read down within its poll, not after a minute of
-   * token requests that hold every other endpoint's requests while they wait.
+   * New tokens one request asks for after 401s (auth.ts). Default PATIENT_TOKEN_RENEWALS: a backfill
+   * reads each unit once, so it waits out another process that takes the tokens. The daemon's
+   * POLL_TOKEN_RENEWALS: its next poll asks again, and an endpoint that answers 401 to every token must
+   * read down within its poll, not hold every other endpoint's requests through a minute of token requests.
    */
   tokenRenewalsPerRequest?: number;
   /** A backfill's token requests: their answer must start within this (seconds), not asked again after a timeout (auth.ts). */
   tokenFirstByteSeconds?: number;
   /** Told of each token granted: the daemon keeps it in --storage.path for a backfill with the same client id (src/persist/token-file.ts). */
   onToken?: (token: string) => void;
-  /**
-   * The tokens a backfill uses instead of fetching its own, while a daemon with the same client id
-   * holds them (src/backfill/borrowed-token.ts); given the client's own provider to fall back on.
-   */
+  /** The tokens a backfill borrows from a daemon with the same client id (src/backfill/borrowed-token.ts), given the client's own to fall back on. */
   tokens?: (own: TokenProvider) => TokenProvider;
 }
 
@@ -84,16 +75,14 @@ export interface ClientCarry {
   readonly pauses?: readonly Pause[];
 }
 
-/** One request of an endpoint: which one, its id, its query, and how its 2xx is read. */
-export interface CmdbRequest<T> {
+/** One request of an endpoint: which one, its id, its query, how its 2xx is read, and whether a timeout is asked again. */
+export interface CmdbRequest<T> extends Pick<Exchange, 'retryTimeouts'> {
   readonly endpoint: DataEndpoint;
   /** The id of a per-id endpoint: a path segment, or `?id=` where the descriptor says so. */
   readonly id?: string;
   /** More of the query string, already percent-encoded (`page=0&size=100`, `date=2026-07-27`). */
   readonly query?: string;
   readonly decode: Decoder<T>;
-  /** Ask again after a timeout (default true); off for connector pages, whose reader halves the page instead. */
-  readonly retryTimeouts?: boolean;
 }
 
 /** A 2xx, decoded; or a 404 on the spelling that applies (what it means is the reader's to say). */
@@ -146,8 +135,7 @@ export class CmdbClient {
       onWait: (seconds) => instruments.rateLimitWait.inc({ stack: stack.name }, seconds),
       budget: opts.budget,
     });
-    // The configured secret or token is registered with the scrubber where the config is read
-    // (src/app.ts); tokens fetched later are registered by the token provider.
+    // The configured secret or token is registered with the scrubber where the config is read (src/app.ts); fetched ones by the provider.
     const own =
       stack.auth.kind === 'client'
         ? new FetchedToken(
@@ -177,10 +165,9 @@ export class CmdbClient {
   }
 
   /**
-   * A reload changed settings that leave the service, the credentials and the paging as they were
-   * (src/stacks.ts keeps this client): later requests use the new ones. Settings baked into the
-   * dispatcher (TLS, proxy, timeouts, connections) get a new dispatcher; the old one is closed once
-   * the requests in flight on it are done.
+   * A reload changed settings that leave the service, the credentials and the paging as they were:
+   * later requests use the new ones. A change baked into the dispatcher (TLS, proxy, timeouts,
+   * connections) gets a new one; the old one closes once its requests in flight are done.
    */
   reconfigure(stack: StackConfig, instruments: Instruments): void {
     const before = this.stack;
@@ -214,8 +201,7 @@ export class CmdbClient {
 
   /**
    * What this client learned of the service that still holds under `next`, the stack's configuration
-   * in its next runtime (a reload; call after close(), when no request is in flight). Nothing passes
-   * to another base URL; the token belongs to the credentials too.
+   * on reload (call after close()): nothing passes to another base URL, the token only with the same credentials.
    */
   handOver(next: StackConfig): ClientCarry {
     if (!sameService(this.stack, next)) return {};
@@ -223,18 +209,12 @@ export class CmdbClient {
     return { spellings: new Map(this.spellings), ...(token ? { token } : {}) };
   }
 
-  /**
-   * What a restart keeps of this client (--storage.path), never a token: the path spellings that
-   * answered, the pauses still running, and `seen` (the poll plan's, PollPlan.seen()).
-   */
+  /** What a restart keeps of this client (--storage.path, client-state.ts), never a token; `seen` is PollPlan.seen(). */
   exportState(seen: PlanSeen): ClientState {
     return { v: CLIENT_STATE_VERSION, spellings: [...this.spellings], seen, pauses: this.pauses() };
   }
 
-  /**
-   * Pauses an earlier process was told of and that have not ended: requests wait them out, and the
-   * pause is reported (gauge, log line) as when it was set.
-   */
+  /** Pauses an earlier process was told of and that have not ended: waited out, and reported as when set. */
   restorePauses(pauses: readonly Pause[]): void {
     const now = this.clock.now();
     for (const pause of pauses) {
@@ -267,9 +247,8 @@ export class CmdbClient {
   }
 
   /**
-   * The stack is stopping: requests waiting for the budget, a pause or a slot give up, and so do
-   * retries waiting for their back-off (CmdbAbortedError, no failure) instead of holding their poll
-   * through the stop's grace period. Requests already sent go on; close() follows once the polls have ended.
+   * The stack is stopping: requests waiting for the budget, a pause, a slot or a retry's back-off give
+   * up (CmdbAbortedError, no failure); those sent go on. close() follows once the polls have ended.
    */
   stopWaiting(): void {
     this.transport.stopWaiting();
@@ -322,11 +301,7 @@ export class CmdbClient {
     return notFound as Answer<T>;
   }
 
-  /**
-   * One request with the current token; after a 401, a retry with a renewed token while the
-   * provider gives one (a pre-issued token: one re-read of its file; a fetched token: a new one, and
-   * again with back-off while each new one is refused at once, auth.ts), up to renewalsPerRequest.
-   */
+  /** One request with the current token; after a 401, again with a renewed one (auth.ts) while the provider gives one, up to renewalsPerRequest. */
   private async authorized<T>(
     method: 'GET' | 'POST',
     endpoint: DataEndpoint,

@@ -52,15 +52,6 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefine
   return new Promise<T>((resolve, reject) => {
     // Many requests may wait for one token on one poll's signal: followAbort keeps it at one listener.
     const leave = followAbort(signal, () => reject(abortReason(signal)));
-    promise.then(
-      (v) => {
-        leave();
-        resolve(v);
-      },
-      (e: unknown) => {
-        leave();
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
+    promise.finally(leave).then(resolve, (e: unknown) => reject(e instanceof Error ? e : new Error(String(e))));
   });
 }

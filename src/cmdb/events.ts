@@ -1,12 +1,8 @@
 /**
- * What the road to one stack's CMDB reports as it goes, for whoever needs the figures: one event
- * per place the budget granted and per slot the saved queries' pacer gave (what tests check the
- * CMDB's request log against), one per request that left (the request metrics, the debug log line,
- * the poll plan's fetch rates, a backfill's request count), one as each request's first byte
- * leaves (the record of sends a restart reads, with --storage.path), one per read a reader
- * finished (the poll plan's pages and Actions), one per pause set or ended (the pause gauge and the
- * log line naming the status). Observers are called in turn and their failures are theirs: a
- * request never fails because an observer did.
+ * What the road to one stack's CMDB reports as it goes, one channel per kind of event below, for
+ * whoever needs the figures (metrics, logs, the poll plan, the record of sends, tests checking the
+ * CMDB's request log). Observers are called in turn and their failures are theirs: a request never
+ * fails because an observer did.
  */
 import type { DataEndpoint, EndpointName } from '../api/endpoints.js';
 import type { RequestOutcome } from '../errors.js';
@@ -40,10 +36,9 @@ export interface RequestEvent {
 }
 
 /**
- * A request leaves now (an attempt, or a hop of a redirect): told synchronously as its first byte is
- * about to be written to its connection (src/cmdb/first-byte.ts), so that a record kept of it
- * (--storage.path's budget.log) is written before the CMDB can have seen it, also when the process
- * is killed right after. A request whose connection never opened is never told: the CMDB never saw it.
+ * A request (an attempt, or a redirect hop) leaves now: told synchronously before its first byte is
+ * written (first-byte.ts), so that --storage.path's budget.log holds it before the CMDB can have seen
+ * it, even if the process is killed right after. A request whose connection never opened is never told.
  */
 export interface SendEvent {
   readonly endpoint: EndpointName;
@@ -52,10 +47,9 @@ export interface SendEvent {
 }
 
 /**
- * The budget let a request leave (an attempt, or a hop of a redirect): when its place in line was
- * planned to leave at the earliest as it was taken (the token bucket, the line, the window then),
- * and when it was let through (later when its timer fired late or the window filled meanwhile).
- * What the budget granted, against which what reached the CMDB can be checked without timing it.
+ * The budget let a request (an attempt, or a redirect hop) leave: when its place was planned as it
+ * was taken, and when it was let through (later when a timer fired late or the window filled). What
+ * reached the CMDB can be checked against it without timing it.
  */
 export interface GrantEvent {
   /** ms since the epoch: its place's time as taken. */

@@ -1,8 +1,4 @@
-/**
- * What one request of a stack goes through before it leaves (StackLimiter), in this order: the
- * stack's pauses (pauses.ts), a slot under the cap on requests in flight (Semaphore), and its place
- * in the request budget (budget.ts).
- */
+/** What one request of a stack goes through before it leaves (StackLimiter), and its in-flight cap (Semaphore). */
 import { setMaxListeners } from 'node:events';
 import { eitherSignal } from '../signals.js';
 import { RequestBudget, type BudgetState, type Place } from './budget.js';
@@ -15,10 +11,6 @@ export class Semaphore {
   private readonly waiters: Array<() => void> = [];
 
   constructor(private max: number) {}
-
-  get inFlight(): number {
-    return this.active;
-  }
 
   /** A new cap (a reload in place): waiters that now fit are let in. */
   resize(max: number): void {
@@ -75,9 +67,9 @@ export interface Admitted {
 }
 
 /**
- * What one request of the stack goes through before it leaves, in this order: the pauses (its
- * group's and the stack's, and after a pause one request at a time), a concurrency slot, and its
- * place in the budget. A pause set while it waited for the budget sends it back to the pauses.
+ * What one request of the stack goes through before it leaves, in this order: the pauses (pauses.ts:
+ * its group's and the stack's, and after a pause one request at a time), a concurrency slot, and its
+ * place in the budget (budget.ts). A pause set while it waited for the budget sends it back to the pauses.
  */
 export class StackLimiter {
   private readonly budget: RequestBudget;
@@ -112,9 +104,8 @@ export class StackLimiter {
   }
 
   /**
-   * The stack stops (shutdown, removal, a restart on reload): requests that wait for the budget, a
-   * pause or a concurrency slot give up at once, and so does every later one; requests in flight
-   * go on. Nothing waits out the stop's grace period for a request it would never send.
+   * The stack stops (shutdown, removal, a restart on reload): every wait for the budget, a pause or a
+   * slot gives up, now and later, rather than wait out the stop's grace period; requests in flight go on.
    */
   stopWaiting(): void {
     this.stopping.abort(new Error('the stack is stopping'));
@@ -148,17 +139,14 @@ export class StackLimiter {
     try {
       for (;;) {
         const gate = await this.pauses.pass(key, either.signal, count);
-        try {
-          await this.slots.acquire(either.signal);
-        } catch (err) {
-          gate.done(undefined);
-          throw err;
-        }
+        let slot = false;
         let place: Place | undefined;
         try {
+          await this.slots.acquire(either.signal);
+          slot = true;
           place = await this.waitForBudget(key, either.signal, count);
         } catch (err) {
-          this.slots.release();
+          if (slot) this.slots.release();
           gate.done(undefined);
           throw err;
         }

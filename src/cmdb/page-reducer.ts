@@ -1,12 +1,8 @@
 /**
- * One page of the connector run history, parsed and reduced off the event loop.
- *
- * A real page is up to ~25 MB (2,000 rows); JSON.parse of that holds the loop for hundreds of
- * milliseconds and the parsed rows take several times the text in heap. So the text goes to a worker
- * thread, which parses it and keeps, across all pages of one scan, only the newest row per
- * (bridge_name, profile name); per page it answers only what the incremental reader needs (was the
- * page sorted by `_time` descending, its oldest `_time`). When the scan ends, the kept rows (one
- * per key) come back once and the main thread validates them with the endpoint's schema.
+ * The connector history's pages, parsed and reduced off the event loop: a real page is up to ~25 MB
+ * (2,000 rows), whose JSON.parse holds the loop for hundreds of milliseconds. A worker thread keeps,
+ * across the pages of one scan, the newest row per key, and answers per page what the reader needs
+ * (scan-reducers.ts); the kept rows come back once, to be validated on the main thread.
  * Measured in bench/ (docs/performance.md): see the connector-history cell.
  */
 import { existsSync } from 'node:fs';

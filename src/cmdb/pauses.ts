@@ -1,9 +1,7 @@
 /**
- * The pauses of one stack, in one object: the stack's pause (a 429, the token endpoint failing, or
- * several endpoints asking to wait), each endpoint group's pause (a 5xx with Retry-After), who set
- * each one and with which status, the run of 429s the next pause grows with, and after a pause the
- * one request at a time that tests the water before the scope widens back to maxConcurrency.
- * src/cmdb/policy.ts decides; this object remembers and makes requests wait.
+ * The pauses of one stack: the stack's and each endpoint group's, who set each, the run of 429s the
+ * next pause grows with, and after a pause the one request at a time that tests the water before
+ * the scope widens back to maxConcurrency. policy.ts decides; this remembers and makes requests wait.
  */
 import { groupOf, type EndpointName, type GroupName } from '../api/endpoints.js';
 import type { PauseScope, StackView } from './policy.js';

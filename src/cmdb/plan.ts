@@ -1,10 +1,7 @@
 /**
  * The poll plan of one stack: how many requests an hour its configuration asks of the CMDB, given
- * what its client last saw (connector pages, Action pages, Action job and ingestion detail fetches),
- * retries aside, against the budget of rateLimitPerMinute × 60. The formula is in docs/scaling.md
- * ("Sizing the request budget"); the benchmark's request-budget cell prints it beside the requests
- * it counted in the simulator's log. What the client saw comes from its road's events (events.ts):
- * PollPlan observes them.
+ * what its client last saw (PollPlan observes its road's events), retries aside, against the budget
+ * of rateLimitPerMinute × 60. The formula is in docs/scaling.md ("Sizing the request budget").
  */
 import type { DataEndpoint } from '../api/endpoints.js';
 import type { StackConfig } from '../config/types.js';
@@ -35,21 +32,7 @@ export interface StackPlan {
   readonly ratio: number;
 }
 
-/**
- * Requests an hour of `stack` for the endpoints in `enabled`:
- *
- *     3600/inventory + 3600/license
- *   + 3600/connectors × C_inc + (C_full − C_inc) × 86400/connectorFullScanInterval ÷ 24
- *   + 3600/ingestion × 2 (list and next) + D
- *   + 3600/actions × P + min(J, actionJobsPerMinute × 60)
- *   + 3600/changes × T
- *   + 3600/queries × (Q + M)
- *
- * C: connector pages (1 until seen), P: Action pages (1 until seen), T: tracked names, Q: saved
- * queries, M: the tables they count (field metadata, read with each rebuild), D: ingestion
- * detail fetches an hour (until seen: one per ingestion poll), J: Action job fetches an hour (until
- * seen: each Action once per refresh, actionJobsRefresh).
- */
+/** Requests an hour of `stack` for the endpoints in `enabled`: the formula of docs/scaling.md, with what was seen. */
 export function planFor(stack: StackConfig, enabled: ReadonlySet<DataEndpoint>, seen: PlanSeen = {}): StackPlan {
   const i = stack.intervals;
   const per = (seconds: number) => 3600 / seconds;

@@ -1,10 +1,8 @@
 /**
- * The one decision of the request pipeline: after an attempt, what happens next. Hand the answer to
- * the caller, retry after a back-off, pause (the request's endpoint group or the whole stack) and
- * retry once the pause is over, or give up. A pure function of what the attempt came to, the
- * server's word (Retry-After, read against the server's own Date header), the request's counts, its
- * deadline and what else the stack is going through; src/cmdb/transport.ts carries it out.
- * docs/design.md tables where each pause belongs; test/cmdb/policy.test.ts is its table too.
+ * The one decision of the request pipeline, after an attempt: return the answer, retry after a
+ * back-off, pause (the endpoint's group or the stack) and retry, or give up. A pure function of the
+ * attempt, the server's Retry-After, the request's counts, its deadline and the stack's state;
+ * transport.ts carries it out. docs/design.md tables where each pause belongs.
  */
 import type { EndpointName } from '../api/endpoints.js';
 import type { RetryConfig } from '../config/types.js';
@@ -92,9 +90,8 @@ export function decide(i: PolicyInput): Decision {
   if (a.kind === 'failure') return afterFailure(i, a.failure);
   if (a.status === 429) return afterRefusal(i, retryAfterMs(a.retryAfter, a.date, i.now));
   // Any other answer ends a run of refusals: the account's limit is not what refuses now.
-  const answered = { counts: i.counts, refusalStreak: 0 };
   if (a.status >= 500) return afterServerError(i, a.status, retryAfterMs(a.retryAfter, a.date, i.now));
-  return { next: 'return', ...answered };
+  return { next: 'return', counts: i.counts, refusalStreak: 0 };
 }
 
 const backoff = (i: PolicyInput) => backoffDelayMs(i.counts.retries, i.retries, () => i.jitter);

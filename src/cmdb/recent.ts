@@ -1,9 +1,7 @@
 /**
  * What became of a stack's recent requests, for the status page's "CMDB unreachable" line: since
- * when every request has failed to connect or timed out, with no answer of any kind in between, and
- * how many endpoints those failures were of. One record per request that left (the `outcome` of
- * cmdb_endpoint_requests_total); any answer, even a 500 or a body that does not parse, means the
- * CMDB is reachable.
+ * when every request failed to connect or timed out, of how many endpoints. Any answer, even a 500
+ * or a body that does not parse, means the CMDB is reachable.
  */
 import type { RequestOutcome } from '../errors.js';
 

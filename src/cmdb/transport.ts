@@ -1,8 +1,7 @@
 /**
- * A logical request to the CMDB: through the stack's pauses, in-flight cap and budget (budget.ts),
- * one attempt at a time (attempt.ts), each reported as a request event (events.ts), and after each
- * one what src/cmdb/policy.ts decides: return, retry, pause its group or the stack, or give up.
- * Knows nothing of tokens, paths or readers; the client builds the exchange.
+ * A logical request to the CMDB: through the stack's limiter (limiter.ts), one attempt at a time
+ * (attempt.ts), each reported as a request event, and after each what policy.ts decides. Knows
+ * nothing of tokens, paths or readers; the client builds the exchange.
  */
 import type { Dispatcher } from 'undici';
 import type { StackConfig } from '../config/types.js';
@@ -31,23 +30,13 @@ export interface Exchange {
   query?: string;
   headers: Record<string, string>;
   body?: string;
-  /**
-   * Retry an attempt that timed out (default true). Off for connector history pages: the reader
-   * asks for the page again at half the size instead of at the same size.
-   */
+  /** Retry an attempt that timed out (default true); off for connector pages, whose reader asks at half the size instead. */
   retryTimeouts?: boolean;
-  /**
-   * The answer must start (status line and headers) within this many seconds, else the attempt
-   * times out; a small answer (the token) that has not begun by then will not come. Default: only
-   * the stack's timeoutSeconds for the whole response.
-   */
+  /** The answer's head must come within this (s), else the attempt times out (a token request's); default only timeoutSeconds for all of it. */
   firstByteSeconds?: number;
 }
 
-/**
- * Turns a 2xx into the caller's value; may be asynchronous (connector pages are parsed in a worker).
- * It runs inside the attempt, so its failure (invalid_body) is that request's outcome.
- */
+/** Turns a 2xx into the caller's value (connector pages: in a worker), inside the attempt: its failure (invalid_body) is the request's outcome. */
 export type Decoder<T> = (reply: Reply, request: string) => T | Promise<T>;
 
 /** A 2xx decoded by the caller's `decode`, or the final non-2xx reply (after any retries). */

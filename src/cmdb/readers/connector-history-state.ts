@@ -14,38 +14,6 @@ import type { JsonList } from '../../json-list.js';
 
 export const HISTORY_STATE_VERSION = 1;
 
-/** Where a full scan in progress stands: the next page to ask, and what was read before it. */
-export interface ScanPosition {
-  /** The sort the scan asks for: a scan under another sort is not continued. */
-  readonly sort: string;
-  /** The next page (0-based) at `size` rows. */
-  readonly page: number;
-  readonly size: number;
-  /** Unix seconds when the scan began. */
-  readonly startedAt: number;
-  readonly pagesRead: number;
-  readonly rowsRead: number;
-  readonly bytes: number;
-  readonly pagesTotal?: number;
-}
-
-export interface HistoryReaderState {
-  readonly v: typeof HISTORY_STATE_VERSION;
-  /** The zone the rows' times were read in: rows read in another zone are not restored. */
-  readonly timeZone: string;
-  /** The newest row per key, written reduced by runForDisk (no free text): a JsonList when made, an array when read. */
-  readonly runs: JsonList<ConnectorRun> | readonly ConnectorRun[];
-  /** Unix seconds of the last full scan: the next one is due connectorFullScanInterval after it. */
-  readonly lastFullScanAt?: number;
-  /** Incremental reads off until then (unix seconds), after repeated unsorted pages. */
-  readonly offUntil?: number;
-  readonly unsortedStreak: number;
-  /** The page size full scans had learned (halved after timeouts). */
-  readonly pageSize: number;
-  /** A full scan in progress: its position and the newest row per key of its pages read (reduced by runForDisk). */
-  readonly scan?: ScanPosition & { readonly runs: JsonList<ConnectorRun> | readonly ConnectorRun[] };
-}
-
 const finite = z.number().finite();
 const count = z.number().int().min(0);
 
@@ -55,24 +23,45 @@ const count = z.number().int().min(0);
  * the rows of the page its range needs (src/backfill/connector-scan.ts).
  */
 export const ScanStateSchema = z.object({
+  /** The sort the scan asks for: a scan under another sort is not continued. */
   sort: z.string(),
+  /** The next page (0-based) at `size` rows. */
   page: count,
   size: z.number().int().min(1),
+  /** Unix seconds when the scan began. */
   startedAt: finite,
   pagesRead: count,
   rowsRead: count,
   bytes: count,
+  /** Pages the scan expects at its current page size (from the service's totalPages); undefined until known. */
   pagesTotal: count.optional(),
   runs: z.array(ConnectorRunSchema),
 });
 
 export const HistoryReaderStateSchema = z.object({
   v: z.literal(HISTORY_STATE_VERSION),
+  /** The zone the rows' times were read in: rows read in another zone are not restored. */
   timeZone: z.string(),
+  /** The newest row per key, reduced by runForDisk (no free text). */
   runs: z.array(ConnectorRunSchema),
+  /** Unix seconds of the last full scan: the next one is due connectorFullScanInterval after it. */
   lastFullScanAt: finite.optional(),
+  /** Incremental reads off until then (unix seconds), after repeated unsorted pages. */
   offUntil: finite.optional(),
   unsortedStreak: count,
+  /** The page size full scans had learned (halved after timeouts). */
   pageSize: z.number().int().min(1),
+  /** A full scan in progress: its position and the newest row per key of its pages read. */
   scan: ScanStateSchema.optional(),
 });
+
+/** Where a full scan in progress stands: the next page to ask, and what was read before it. */
+export type ScanPosition = Readonly<Omit<z.infer<typeof ScanStateSchema>, 'runs'>>;
+
+/** Runs as written (a JsonList, reduced a slice at a time) or as read back (an array). */
+type Runs = JsonList<ConnectorRun> | readonly ConnectorRun[];
+
+export type HistoryReaderState = Readonly<Omit<z.infer<typeof HistoryReaderStateSchema>, 'runs' | 'scan'>> & {
+  readonly runs: Runs;
+  readonly scan?: ScanPosition & { readonly runs: Runs };
+};

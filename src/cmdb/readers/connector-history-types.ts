@@ -2,17 +2,15 @@
  * What the connector history reader (connector-history.ts) and its IO (connector-io.ts) say to each
  * other: a page's facts, a scan, where a scan stands, and the reader's settings.
  */
-import type { PageFields } from '../../api/endpoints.js';
 import type { ConnectorRun } from '../../api/schemas.js';
 import type { KnownTimes, PageTimes } from '../scan-reducers.js';
+import type { ScanPosition } from './connector-history-state.js';
+import type { PageRead } from './pages.js';
 
 export type ScanKind = 'full' | 'incremental';
 
 /** What one page says to the reader: its size, paging fields and sort facts (its rows stay with the scan). */
-export interface HistoryPage extends PageTimes {
-  /** Rows on the page. */
-  readonly count: number;
-  readonly fields: PageFields;
+export interface HistoryPage extends PageRead, PageTimes {
   /** Body bytes and seconds the request took (progress and page-size decisions). */
   readonly bytes?: number;
   readonly seconds?: number;
@@ -36,15 +34,8 @@ export interface HistoryScan {
 }
 
 /** Where a scan stands: pages read of the expected total, bytes, start (the status page and metrics). */
-export interface ScanProgress {
+export interface ScanProgress extends Pick<ScanPosition, 'startedAt' | 'pagesRead' | 'pagesTotal' | 'rowsRead' | 'bytes'> {
   readonly kind: ScanKind;
-  /** Unix seconds. */
-  readonly startedAt: number;
-  readonly pagesRead: number;
-  /** Pages the scan expects at its current page size (from the service's totalPages); undefined until known. */
-  readonly pagesTotal?: number;
-  readonly rowsRead: number;
-  readonly bytes: number;
   /** Unix seconds of the last page received (or of the start). */
   readonly lastPageAt: number;
   readonly pageSize: number;
@@ -83,10 +74,4 @@ export interface HistorySettings {
   readonly timeoutSeconds?: number;
   /** Timeouts a page may have at the smallest size before the scan fails (retries.max). */
   readonly retries?: number;
-}
-
-/** What a read returned: `changed` false when the rows are those of the previous read. */
-export interface HistoryResult {
-  readonly changed: boolean;
-  readonly runs: ConnectorRun[];
 }

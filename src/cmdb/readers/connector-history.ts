@@ -1,24 +1,20 @@
 /**
- * Reading the connector run history at the real service's size and pace: full scans sorted by
- * `_time` descending that run as long as their pages keep coming, pages halved when they time out,
- * small incremental reads in between, the sort checked on every page. docs/design.md ("The
- * connector history") explains each choice. Memory is proportional to the number of keys, never to
- * the history: each page is reduced as it arrives (scan-reducers.ts).
- *
- * A restart (--storage.path) goes on from what a full scan in progress read (prepareState,
- * exportState; connector-history-state.ts). A backfill's `everyRun` hands every row of a full scan
- * to a visitor, page by page. The pages of a full scan are full-walk.ts; the one paging loop is
- * pages.ts; the IO is connector-io.ts.
+ * Reading the connector run history at the real service's size and pace: full scans (full-walk.ts)
+ * that run as long as their pages keep coming, small incremental reads in between, the sort checked
+ * on every page; a restart goes on from a full scan's pages read (connector-history-state.ts), and a
+ * backfill's `everyRun` hands every row to a visitor. docs/design.md ("The connector history")
+ * explains each choice. Memory follows the keys, never the history: pages are reduced as they arrive.
  */
 import { NewestRuns, runForDisk } from '../../api/connector-runs.js';
 import { JsonList } from '../../json-list.js';
 import type { ConnectorRun } from '../../api/schemas.js';
-import type { HistoryIo, HistoryPage, HistoryResult, HistoryScan, HistorySettings, ScanProgress } from './connector-history-types.js';
+import type { ConnectorHistoryRead } from '../../api/endpoints.js';
+import type { HistoryIo, HistoryPage, HistoryScan, HistorySettings, ScanProgress } from './connector-history-types.js';
 import { HISTORY_STATE_VERSION, HistoryReaderStateSchema, type HistoryReaderState, type ScanPosition } from './connector-history-state.js';
 import { continues, fullScanSort, walkFull, type ScanCursor } from './full-walk.js';
 import { sizeDividing, walkPages, type WalkPosition, type Walked } from './pages.js';
 import { ScanTracker } from './scan-tracker.js';
-export type { EveryRunPage, HistoryIo, HistoryPage, HistoryResult, HistoryScan, HistorySettings, ScanKind, ScanProgress } from './connector-history-types.js';
+export type { EveryRunPage, HistoryIo, HistoryPage, HistoryScan, HistorySettings, ScanKind, ScanProgress } from './connector-history-types.js';
 export { continues, FULL_SCAN_SORT, MIN_PAGE_SIZE } from './full-walk.js';
 
 /**
@@ -64,10 +60,9 @@ export class ConnectorHistoryReader {
   }
 
   /**
-   * The stack's next runtime (a reload) takes this reader over with its settings: what is held, when
-   * the last full scan ran, the learned page size and whether incremental reads are off all stay, so
-   * its next poll is what this runtime's next poll would have been. Only between reads (the old
-   * runtime's polls have ended). A smaller configured page size applies at once.
+   * The stack's next runtime (a reload, between reads) takes this reader over with its settings:
+   * everything it learned stays, so its next poll is what this runtime's would have been. A smaller
+   * configured page size applies at once.
    */
   reconfigure(settings: HistorySettings): this {
     this.settings = settings;
@@ -76,10 +71,8 @@ export class ConnectorHistoryReader {
   }
 
   /**
-   * What a restart keeps (--storage.path): the rows held, when the last full scan ran, the learned
-   * page size, whether incremental reads are off, and the pages of a full scan in progress (as of
-   * the last prepareState); undefined before anything is known. Rows are reduced as they are
-   * written, a slice at a time (JsonList): not all 10,000 at once here.
+   * What a restart keeps (--storage.path), with the pages of a full scan in progress as of the last
+   * prepareState; undefined before anything is known. Rows are reduced as written, a slice at a time (JsonList).
    */
   exportState(): HistoryReaderState | undefined {
     const scan = this.scanning && this.kept ? this.kept : this.resume && { position: this.resume.position, runs: this.resume.runs.runs() };
@@ -116,10 +109,8 @@ export class ConnectorHistoryReader {
   }
 
   /**
-   * A reader that goes on from `state` (exportState of an earlier process) under `settings`, as
-   * reconfigure() goes on from an earlier runtime: its first read is incremental unless a full scan
-   * is due, and a full scan in progress goes on from its next page. Undefined when `state` is not a
-   * valid state of this version, or its times were read in another time zone.
+   * A reader that goes on from `state` (an earlier process's exportState) as reconfigure() does from
+   * an earlier runtime. Undefined when `state` is not valid in this version, or was read in another time zone.
    */
   static fromState(settings: HistorySettings, state: unknown): ConnectorHistoryReader | undefined {
     const parsed = HistoryReaderStateSchema.safeParse(state);
@@ -157,7 +148,7 @@ export class ConnectorHistoryReader {
   }
 
   /** The newest row per key after this poll. `now` in unix seconds. */
-  async read(io: HistoryIo, now: number): Promise<HistoryResult> {
+  async read(io: HistoryIo, now: number): Promise<ConnectorHistoryRead> {
     if (this.incrementalAllowed(now)) {
       const merged = await this.incremental(io, now);
       if (merged) {
@@ -230,10 +221,9 @@ export class ConnectorHistoryReader {
   }
 
   /**
-   * Every run of the history, page by page to `visit` with where the scan stands after the page (a
-   * backfill, which keeps both): a full scan in the same pages, a timed-out page asked again at half
-   * the size. A scan left at `from` (an earlier run's) goes on from its next page when it
-   * `continues` under the settings of now. What is held for the daemon's reads is left as it is.
+   * Every run of the history, page by page to `visit` with where the scan stands after it (a
+   * backfill): a full scan's pages, from `from`'s next one when it `continues` under the settings of
+   * now. What is held for the daemon's reads is left as it is.
    */
   async everyRun(io: HistoryIo, visit: (rows: readonly ConnectorRun[], at: ScanPosition) => void, from?: ScanPosition): Promise<Walked> {
     const sort = fullScanSort(this.settings);
@@ -251,9 +241,9 @@ export class ConnectorHistoryReader {
 
   /** The pages of a full scan from `cursor` (full-walk.ts), at the page size this reader learned. */
   private walkFull<P extends HistoryPage>(io: HistoryIo, fetch: (page: number, size: number) => Promise<P>, seen: (page: P) => void, cursor: ScanCursor, from?: ScanPosition): Promise<Walked> {
-    const pageSize = { get: () => this.fullPageSize, set: (size: number) => (this.fullPageSize = size) };
+    const shrunk = (size: number) => (this.fullPageSize = size);
     const start: WalkPosition | undefined = from && { rows: from.rowsRead, pages: from.pagesRead };
-    return walkFull({ io, tracker: this.tracker, settings: this.settings, pageSize, cursor, fetch, seen, ...(start ? { from: start } : {}) });
+    return walkFull({ io, tracker: this.tracker, settings: this.settings, shrunk, cursor, fetch, seen, ...(start ? { from: start } : {}) });
   }
 
   /** After a scan whose every page was fast, the next one asks for pages twice as large (up to the configured size). */
@@ -305,7 +295,6 @@ export class ConnectorHistoryReader {
           return p.min === undefined || p.min >= cutoff;
         },
         maxPages: this.settings.maxPages,
-        maxRows: Number.POSITIVE_INFINITY,
       }));
     } catch (err) {
       scan.drop();

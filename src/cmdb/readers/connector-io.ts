@@ -17,6 +17,7 @@ import type { PageAnswer, PageReducer } from '../page-reducer.js';
 import { requestName } from '../transport.js';
 import { INCREMENTAL_SORT } from './connector-history.js';
 import type { EveryRunPage, HistoryIo, HistoryPage, ScanProgress } from './connector-history-types.js';
+import { reportTruncated } from './list.js';
 import { pageQuery } from './pages.js';
 
 const ENDPOINT = 'connector';
@@ -73,17 +74,18 @@ export function connectorIo(opts: ConnectorIoOptions, ctx: RequestContext): Hist
   const labels = { stack };
   const path = requestName('GET', pathsOf(ENDPOINT)[0] ?? '');
   const now = () => client.clock.now() / 1000;
-  const timed = async <P>(ask: (bytes: (n: number) => void) => Promise<P>): Promise<P & { bytes: number; seconds: number }> => {
+  /** One page, decoded, with its body's bytes and the seconds it took. */
+  const fetch = async <T>(page: number, size: number, sort: string | undefined, decode: (reply: Reply, name: string) => T | Promise<T>): Promise<T & { bytes: number; seconds: number }> => {
     let bytes = 0;
     const started = client.clock.now();
-    const value = await ask((n) => (bytes = n));
-    return { ...value, bytes, seconds: (client.clock.now() - started) / 1000 };
-  };
-  const fetch = async <T>(page: number, size: number, sort: string | undefined, decode: (reply: Reply, name: string) => T | Promise<T>): Promise<T> => {
+    const measured = (reply: Reply, name: string) => {
+      bytes = reply.body.length;
+      return decode(reply, name);
+    };
     // A timed-out page is not asked again at the same size: the reader halves it.
-    const answer = await client.get({ endpoint: ENDPOINT, query: pageQuery(page, size, sort), decode, retryTimeouts: false }, ctx);
+    const answer = await client.get({ endpoint: ENDPOINT, query: pageQuery(page, size, sort), decode: measured, retryTimeouts: false }, ctx);
     if (!answer.found) throw answer.error;
-    return answer.value;
+    return { ...answer.value, bytes, seconds: (client.clock.now() - started) / 1000 };
   };
   return {
     scan: (known) => {
@@ -91,24 +93,15 @@ export function connectorIo(opts: ConnectorIoOptions, ctx: RequestContext): Hist
       // Rows of bodies that are not page objects (a bare list), already validated here.
       const extra: ConnectorRun[] = [];
       return {
-        fetchPage: (page, size, sort) =>
-          timed((bytes) =>
-            fetch(page, size, sort, async (reply, name) => {
-              bytes(reply.body.length);
-              return decodeHistoryPage(await session.page(reply.body), name, extra);
-            }),
-          ),
+        fetchPage: (page, size, sort) => fetch(page, size, sort, async (reply, name) => decodeHistoryPage(await session.page(reply.body), name, extra)),
         rows: async () => [...(await validateRows(await session.finish(), path)), ...extra],
         peek: async () => [...(await validateRows(await session.peek(), path)), ...extra],
         drop: () => session.drop(),
       };
     },
     everyRunPage: (page, size, sort) =>
-      timed(async (bytes): Promise<EveryRunPage> => {
-        const body = await fetch(page, size, sort, (reply, name) => {
-          bytes(reply.body.length);
-          return decodeEveryRunPage(reply, name);
-        });
+      fetch(page, size, sort, (reply, name): EveryRunPage => {
+        const body = decodeEveryRunPage(reply, name);
         return { count: body.content.length, fields: body, sorted: false, rows: body.content };
       }),
     now,
@@ -126,10 +119,7 @@ export function connectorIo(opts: ConnectorIoOptions, ctx: RequestContext): Hist
           : 'the connector history came back not sorted by _time descending again: incremental reads are off until the time given, every poll reads every page',
       );
     },
-    truncated: (rows) => {
-      logger.warn({ endpoint: ENDPOINT, maxPages: client.settings.paging.maxPages, rows }, 'paged read stopped at paging.maxPages before the last page');
-      ins.pagesTruncated.inc({ stack, endpoint: ENDPOINT });
-    },
+    truncated: (rows) => reportTruncated(opts, ENDPOINT, rows),
     progress: (p: ScanProgress) => {
       opts.moved(p.endedAt === undefined ? p.lastPageAt : undefined);
       if (p.kind !== 'full') return;

@@ -1,8 +1,6 @@
 /**
- * The pages of a full connector history scan, for the daemon's full scans and a backfill's scan of
- * every run alike (connector-history.ts): which page comes next and at what size, where a scan
- * stands once a page arrived (its position, what a restart or a later backfill run goes on from),
- * and whether a scan left at a position can go on under the settings of now.
+ * The pages of a full connector history scan, the daemon's and a backfill's alike: which page comes
+ * next and at what size, and whether a scan left at a position can go on under the settings of now.
  */
 import type { HistoryIo, HistoryPage, HistorySettings } from './connector-history-types.js';
 import type { ScanPosition } from './connector-history-state.js';
@@ -37,8 +35,8 @@ export interface FullWalk<P extends HistoryPage> {
   readonly io: HistoryIo;
   readonly tracker: ScanTracker;
   readonly settings: HistorySettings;
-  /** The page size full scans use now: a timeout halves it here, and it stays so for later scans. */
-  readonly pageSize: { get(): number; set(size: number): void };
+  /** A timeout halved the page size: later scans keep it. */
+  readonly shrunk: (size: number) => void;
   readonly cursor: ScanCursor;
   readonly fetch: (page: number, size: number) => Promise<P>;
   /** After each page, once the cursor and the tracker moved past it. */
@@ -79,11 +77,10 @@ export function walkFull<P extends HistoryPage>(w: FullWalk<P>): Promise<Walked>
       if (smaller === undefined) return ++timeouts <= retries;
       io.pageSize(smaller, size, 'timeout');
       size = smaller;
-      w.pageSize.set(smaller);
+      w.shrunk(smaller);
       page = rows / size;
       return true;
     },
-    maxPages: Number.POSITIVE_INFINITY,
     maxRows: settings.maxPages * settings.pageSize,
   });
 }

@@ -16,7 +16,6 @@ import { PageReducer } from '../page-reducer.js';
 import { ConnectorHistoryReader, continues, type HistorySettings, type ScanProgress } from './connector-history.js';
 import type { HistoryReaderState, ScanPosition } from './connector-history-state.js';
 import { connectorIo } from './connector-io.js';
-import { readCounts } from './counts.js';
 import { readList } from './list.js';
 import { QueryReader } from './queries.js';
 import type { Walked } from './pages.js';
@@ -70,11 +69,7 @@ export class StackReaders implements CmdbApi {
     const settings = historySettings(opts.client.settings);
     const restored = opts.historyState === undefined ? undefined : ConnectorHistoryReader.fromState(settings, opts.historyState);
     this.history = opts.history?.reconfigure(settings) ?? restored ?? new ConnectorHistoryReader(settings);
-    this.instruments.connectorScanPageSize.set({ stack: this.stackName }, this.history.pageSize());
-  }
-
-  private get stackName(): string {
-    return this.client.settings.name;
+    this.instruments.connectorScanPageSize.set({ stack: this.client.settings.name }, this.history.pageSize());
   }
 
   /** The stack's settings changed on a reload that keeps its runtime (src/stacks.ts). */
@@ -104,9 +99,9 @@ export class StackReaders implements CmdbApi {
     }
   }
 
-  /** The asset and user counts now (`day` undefined) or of a past day (`yyyy-mm-dd`). */
+  /** The asset and user counts now (`day` undefined: the daemon's poll) or of a past day (`yyyy-mm-dd`: a backfill). */
   countsOn(day: string | undefined, ctx: RequestContext = {}): Promise<MetricsRecord> {
-    return readCounts(this.client, day, ctx);
+    return readRecord(this.client, 'metrics_data', undefined, ctx, day === undefined ? undefined : `date=${encodeURIComponent(day)}`);
   }
 
   /** An Action's jobs; none (an empty list) when the CMDB answers 404. */
@@ -121,7 +116,7 @@ export class StackReaders implements CmdbApi {
 
   /** The connector history, newest run per key, and whether it changed since the previous read. */
   async readConnectors(ctx: RequestContext = {}): Promise<ConnectorHistoryRead> {
-    const labels = { stack: this.stackName };
+    const labels = { stack: this.client.settings.name };
     try {
       return await this.history.read(this.connectorIo(ctx), this.client.clock.now() / 1000);
     } finally {
@@ -131,11 +126,7 @@ export class StackReaders implements CmdbApi {
     }
   }
 
-  /**
-   * Every run of the connector history, page by page to `visit` with where the scan stands after
-   * the page, with the reader's page sizes (a backfill); from the page after `from` when the scan
-   * left there `continuesScan`.
-   */
+  /** Every run of the connector history for a backfill (ConnectorHistoryReader.everyRun), from `from` when it `continuesScan`. */
   async everyConnectorRun(visit: (rows: readonly ConnectorRun[], at: ScanPosition) => void, ctx: RequestContext = {}, from?: ScanPosition): Promise<Walked> {
     try {
       return await this.history.everyRun(this.connectorIo(ctx), visit, from);
@@ -148,26 +139,20 @@ export class StackReaders implements CmdbApi {
   readonly scan: ScanReading = {
     read: (ctx) => this.readConnectors(ctx),
     progress: {
-      idleSeconds: () => this.connectorIdleSeconds(),
-      stallSeconds: () => this.connectorStallSeconds,
+      // Seconds since the connector read last moved (a page arrived, or it began); undefined when none runs.
+      idleSeconds: () => (this.connectorMovedAt === undefined ? undefined : this.client.clock.now() / 1000 - this.connectorMovedAt),
+      // A read with no page for this long is stuck (until then it runs past its interval): one page's
+      // worst case, every attempt timed out, every back-off at its longest, one Retry-After.
+      stallSeconds: () => {
+        const { timeoutSeconds, retries } = this.client.settings;
+        return timeoutSeconds * (retries.max + 1) + retries.maxDelaySeconds * retries.max + retries.maxRetryAfterSeconds + 60;
+      },
     },
   };
 
   /** Whether a connector scan left at `position` goes on from its next page under this stack's settings (else it starts over). */
   continuesScan(position: ScanPosition): boolean {
     return continues(position, historySettings(this.client.settings));
-  }
-
-  /** Seconds since the connector read last moved (a page arrived, or it began); undefined when none runs. */
-  connectorIdleSeconds(): number | undefined {
-    return this.connectorMovedAt === undefined ? undefined : this.client.clock.now() / 1000 - this.connectorMovedAt;
-  }
-
-  /** A connector read with no page for this long is stuck; until then it runs past its interval. */
-  get connectorStallSeconds(): number {
-    const { timeoutSeconds, retries } = this.client.settings;
-    // One page's worst case: every attempt timed out, every back-off at its longest, one Retry-After.
-    return timeoutSeconds * (retries.max + 1) + retries.maxDelaySeconds * retries.max + retries.maxRetryAfterSeconds + 60;
   }
 
   /** The connector scan in progress or the last one, and until when incremental reads are off (the status page). */
@@ -177,11 +162,7 @@ export class StackReaders implements CmdbApi {
     return { ...(progress ? { progress } : {}), ...(offUntil === undefined ? {} : { incrementalOffUntil: offUntil }), pageSize: this.history.pageSize() };
   }
 
-  /**
-   * The connector history reader for the stack's next runtime (a reload that restarts it), when
-   * what it holds still holds there: the same service and credentials, and the same time zone its
-   * times were read in. Call once no read is in flight.
-   */
+  /** The connector history reader for the stack's restarted runtime (no read in flight), when its service, credentials and time zone stay. */
   handOver(previous: StackConfig, next: StackConfig): ConnectorHistoryReader | undefined {
     return sameCredentials(previous, next) && previous.timezone === next.timezone ? this.history : undefined;
   }

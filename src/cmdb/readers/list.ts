@@ -17,6 +17,12 @@ export interface ListReading {
   readonly logger: Logger;
 }
 
+/** A paged read stopped at paging.maxPages while the service had more: logged and counted. */
+export function reportTruncated(r: ListReading, endpoint: PagedEndpoint, rows: number): void {
+  r.logger.warn({ endpoint, maxPages: r.client.settings.paging.maxPages, rows }, 'paged read stopped at paging.maxPages before the last page');
+  r.instruments.pagesTruncated.inc({ stack: r.client.settings.name, endpoint });
+}
+
 export async function readList<E extends PagedEndpoint>(r: ListReading, endpoint: E, ctx: RequestContext): Promise<ResultOf<E>> {
   const { client } = r;
   const d = descriptor(endpoint);
@@ -37,12 +43,8 @@ export async function readList<E extends PagedEndpoint>(r: ListReading, endpoint
       return { count: rows.length, fields: answer.value };
     },
     maxPages,
-    maxRows: Number.POSITIVE_INFINITY,
   });
-  if (walked.truncated) {
-    r.logger.warn({ endpoint, maxPages, rows: walked.rows }, 'paged read stopped at paging.maxPages before the last page');
-    r.instruments.pagesTruncated.inc({ stack: client.settings.name, endpoint });
-  }
+  if (walked.truncated) reportTruncated(r, endpoint, walked.rows);
   client.events.reads.emit({ endpoint, pages: walked.pages, rows: all.length });
   return all as ResultOf<E>;
 }

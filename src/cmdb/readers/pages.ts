@@ -27,9 +27,9 @@ export interface PageWalk<P extends PageRead> {
   askAgain?(err: unknown, at: WalkPosition, size: number): boolean;
   /** After each page (the service's last too): false ends the walk here. Default true. */
   goOn?(page: P, asked: { readonly page: number; readonly size: number }): boolean;
-  /** The walk stops, truncated, once it read this many pages or rows while the service has more. */
-  readonly maxPages: number;
-  readonly maxRows: number;
+  /** The walk stops, truncated, once it read this many pages or rows while the service has more (default no limit). */
+  readonly maxPages?: number;
+  readonly maxRows?: number;
   /** How far an earlier part of the walk got (a scan continued after a restart); default none. */
   readonly start?: WalkPosition;
 }
@@ -53,7 +53,7 @@ export async function walkPages<P extends PageRead>(walk: PageWalk<P>): Promise<
     at = { rows: at.rows + p.count, pages: at.pages + 1 };
     // The walk's own stop first: it may need to see the last page too (an incremental scan checks its sort).
     if (walk.goOn?.(p, asked) === false || isLastPage(asked.page, p.count, p.fields)) return { ...at, truncated: false };
-    if (at.pages >= walk.maxPages || at.rows >= walk.maxRows) return { ...at, truncated: true };
+    if (at.pages >= (walk.maxPages ?? Infinity) || at.rows >= (walk.maxRows ?? Infinity)) return { ...at, truncated: true };
   }
 }
 

@@ -1,12 +1,8 @@
 /**
- * The reader of the saved inventory queries: the field metadata a query is checked against (GET
- * `…/data/metadata/<table>`, read by its descriptor like any record) and the count of a query (POST
- * `…/data/cmdb`, its query in the body), both through the stack's client (token, budget, retries,
- * pauses, request events). A count is one request for `totalRecords`: a page past the end with one
- * record per page, which carries the count and no record; where the service refuses that page (400,
- * 404, 416, 422, or an answer without a whole count) page 0 is asked instead, from then on (kept for
- * as long as the stack's road: a reload in place keeps it). The records themselves are never read or
- * kept: the count's schema strips them.
+ * The reader of the saved inventory queries: a table's field metadata (GET `…/data/metadata/<table>`,
+ * a record like any other) and a query's count (POST `…/data/cmdb`, the query in the body), one
+ * request for `totalRecords` on a page past the end, or on page 0 where the service refuses that
+ * (docs/queries.md, "Counted, not downloaded"; kept as long as the stack's road).
  */
 import type { QueryCounting } from '../../api/endpoints.js';
 import { COUNT_PAGE, countRequestBody, type QueryTable, type SentCriterion } from '../../api/query.js';
