@@ -5,7 +5,7 @@
  * checks what it can without the CMDB (query-shape.ts); `prepareQuery` checks the rest against the
  * stack's field metadata before each run and builds what is sent.
  */
-import { closest } from './closest.js';
+import { didYouMean } from './closest.js';
 import { absoluteRanges, datetimeProblem, relativeDay, relativeDays, resolveDatetime } from './query-dates.js';
 import {
   DATA_TYPES,
@@ -22,7 +22,7 @@ import {
   type SentCriterion,
 } from './query.js';
 
-const quote = (text: string): string => JSON.stringify(text);
+export const quote = (text: string): string => JSON.stringify(text);
 
 /** A value for a message: short, since it is the user's own text. */
 function show(value: unknown): string {
@@ -40,8 +40,7 @@ export function operatorProblem(operator: string): string | undefined {
     );
   }
   if (KNOWN_OPERATORS.includes(operator)) return undefined;
-  const match = closest(operator, KNOWN_OPERATORS);
-  return `unknown operator ${quote(operator)}${match === undefined ? '' : `; did you mean ${quote(match)}?`}; the service takes ${KNOWN_OPERATORS.join(', ')}`;
+  return `unknown operator ${quote(operator)}${didYouMean(operator, KNOWN_OPERATORS)}; the service takes ${KNOWN_OPERATORS.join(', ')}`;
 }
 
 /** Why `operator` does not fit a field of `type`, or undefined. */
@@ -196,8 +195,7 @@ function isDataType(type: string): type is DataType {
 function criterionRefusal(c: Criterion, fields: FieldTypes, table: string): string | undefined {
   const fieldType = fields.get(c.searchFieldName);
   if (fieldType === undefined) {
-    const match = closest(c.searchFieldName, [...fields.keys()]);
-    const hint = match === undefined ? '' : `; did you mean ${quote(match)}?`;
+    const hint = didYouMean(c.searchFieldName, [...fields.keys()]);
     return `no field ${quote(c.searchFieldName)} in this stack's ${table} metadata (names are exact and case-sensitive; the service answers 0 for a misspelt field)${hint}`;
   }
   if (!isDataType(fieldType)) return `the field's dataType ${quote(fieldType)} is not one whose values can be checked (${DATA_TYPES.join(', ')})`;

@@ -45,14 +45,15 @@ const optTime = z.union([z.string(), z.number()]).nullish().catch(undefined);
 const optBool = z.boolean().nullish().catch(undefined);
 const optList = z.array(z.unknown()).nullish().catch(undefined);
 
-function isObject(v: unknown): v is Record<string, unknown> {
+/** A mapping (`{…}`): not null, not a list. */
+export function isMapping(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Accept `{...record}` or `{ data: {...record} }` (the token endpoint's envelope style). */
 function recordEnvelope(expected: readonly string[]) {
   return (body: unknown): unknown => {
-    if (isObject(body) && !expected.some((k) => k in body) && isObject(body.data)) return body.data;
+    if (isMapping(body) && !expected.some((k) => k in body) && isMapping(body.data)) return body.data;
     return body;
   };
 }
@@ -61,9 +62,9 @@ function recordEnvelope(expected: readonly string[]) {
 function listEnvelope(key: string) {
   return (body: unknown): unknown => {
     if (Array.isArray(body)) return { [key]: body };
-    if (isObject(body) && !(key in body)) {
+    if (isMapping(body) && !(key in body)) {
       if (Array.isArray(body.data)) return { ...body, [key]: body.data };
-      if (isObject(body.data) && key in body.data) return body.data;
+      if (isMapping(body.data) && key in body.data) return body.data;
     }
     return body;
   };
@@ -72,7 +73,7 @@ function listEnvelope(key: string) {
 /** Accept a bare array, or an object holding the array under one of `keys`. */
 function arrayEnvelope(keys: readonly string[]) {
   return (body: unknown): unknown => {
-    if (isObject(body)) {
+    if (isMapping(body)) {
       for (const k of keys) if (Array.isArray(body[k])) return body[k];
     }
     return body;

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { LineCounter, parseDocument } from 'yaml';
+import { isMapping } from '../api/schemas.js';
 import { errorCode } from '../errors.js';
 import { describeValue, kindOf } from './checks.js';
 import type { CredentialNaming } from './credentials.js';
@@ -145,10 +146,10 @@ export function readStacks(raw: unknown, baseDir: string, issues: IssueList): St
   checkUniqueNames(raw, issues);
   const sources: StackSource[] = [];
   raw.forEach((item: unknown, i) => {
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+    if (!isMapping(item)) {
       issues.add(formatPath(['stacks', i]), `must be a mapping with name, baseUrl and credentials, got ${kindOf(item)}`);
     } else {
-      sources.push(stackSource(item as Record<string, unknown>, ['stacks', i], baseDir, issues));
+      sources.push(stackSource(item, ['stacks', i], baseDir, issues));
     }
   });
   return sources;

@@ -6,6 +6,7 @@
  * merging (a cross-field rule, an unreadable file) is reported at the key the user actually set:
  * `defaults.tls.caFile`, `stacks[2].timeoutSeconds` or `CMDB_CA_FILE`.
  */
+import { isMapping } from '../api/schemas.js';
 import type { StackConfig, TlsConfig } from './types.js';
 import { type CredentialKey, type CredentialNaming, credentialKind, loadAuth, readPemFile } from './credentials.js';
 import { formatDuration } from './durations.js';
@@ -42,10 +43,6 @@ interface Merged<T> {
   readonly values: T;
   /** Origin the value of each leaf came from. */
   readonly origins: ReadonlyMap<string, string>;
-}
-
-function isMapping(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function apply(

@@ -16,6 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createSecureContext, type SecureVersion } from 'node:tls';
+import { isMapping } from '../api/schemas.js';
 import { errorCode } from '../errors.js';
 import { describeValue, kindOf } from './checks.js';
 import { readYamlMapping } from './file.js';
@@ -154,10 +155,6 @@ export function loadWebConfig(path: string): WebConfig {
   if (tls) checkTlsLoads(tls, issues, at);
   issues.throwIfAny();
   return { file, tls, basicAuthUsers, headers, warnings };
-}
-
-function isMapping(value: unknown): value is Tree {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 type At = (key: string) => string;
