@@ -48,13 +48,6 @@ export const GLOBAL_VARS: Readonly<Partial<Record<GlobalKey, string>>> = Object.
   keysOf(GLOBALS).flatMap(([key, { env }]) => (env === undefined ? [] : [[key, env]])),
 );
 
-/** The variable's value checked by the key's rule, or undefined when unset or invalid (reported). */
-export function globalFromEnv<K extends GlobalKey>(key: K, env: Env, issues: IssueList): GlobalValue<K> | undefined {
-  const name = GLOBAL_VARS[key];
-  if (name === undefined) return undefined;
-  return checkedValue(GLOBALS[key].check as Check<GlobalValue<K>>, envValue(env, name), name, issues);
-}
-
 function setAt(target: Record<string, unknown>, dotted: string, value: unknown): void {
   const keys = dotted.split('.');
   const last = keys.pop() ?? dotted;

@@ -7,7 +7,7 @@ import { dirname, resolve } from 'node:path';
 import type { ExporterConfig, StackConfig } from './types.js';
 import { readStacksDir } from './stacks-dir.js';
 import type { Check } from './checks.js';
-import { checkedValue, type Env, envValue, type GlobalKey, type GlobalValue, globalFromEnv, readEnvStack, unknownVariables } from './env.js';
+import { checkedValue, type Env, envValue, type GlobalKey, type GlobalValue, readEnvStack, unknownVariables } from './env.js';
 import { type FileConfig, parseFileConfig, readConfigFile } from './file.js';
 import { IssueList } from './issues.js';
 import { BUILTIN_GLOBALS, GLOBALS, type Resolved } from './rules.js';
@@ -36,10 +36,11 @@ function resolveGlobal<K extends GlobalKey>(
   overrides: Overrides | undefined,
   issues: IssueList,
 ): GlobalValue<K> {
-  const { check, flag } = GLOBALS[key];
+  const { flag, env: variable } = GLOBALS[key];
+  const check = GLOBALS[key].check as Check<GlobalValue<K>>;
   const raw = flag === undefined ? undefined : (overrides as Record<string, string | undefined> | undefined)?.[key];
-  const fromFlag = checkedValue(check as Check<GlobalValue<K>>, raw, flag ?? key, issues);
-  const fromEnv = globalFromEnv(key, env, issues);
+  const fromFlag = checkedValue(check, raw, flag ?? key, issues);
+  const fromEnv = variable === undefined ? undefined : checkedValue(check, envValue(env, variable), variable, issues);
   const fromFile = file?.top?.[key] as GlobalValue<K> | undefined;
   return fromFlag ?? fromEnv ?? fromFile ?? (BUILTIN_GLOBALS[key] as GlobalValue<K>);
 }
