@@ -37,12 +37,7 @@ export interface SavedQuery {
 }
 
 /** A criterion as sent: the service reads exactly these four keys; `type` is the field's own. */
-export interface SentCriterion {
-  readonly searchFieldName: string;
-  readonly operator: string;
-  readonly type: DataType;
-  readonly value: CriterionValue;
-}
+export type SentCriterion = Required<Criterion>;
 
 const PRESENCE = ['exists', 'empty'] as const;
 const NUMERIC = ['==', '!=', '>=', '>', '<=', '<', ...PRESENCE];
