@@ -103,41 +103,25 @@ export function readEnvStack(env: Env, issues: IssueList): StackSource | undefin
  */
 const REFERENCE = /^([A-Za-z_][A-Za-z0-9_]*)(?::-([^]*))?$/;
 
-/** The expanded string, or a message saying why it cannot be expanded. */
+/** The expanded string, or a message saying why it cannot be expanded (the first problem met). */
 function expandString(value: string, env: Env, referenced?: Set<string>): { value: string } | { problem: string } {
-  let out = '';
-  let i = 0;
-  while (i < value.length) {
-    const dollar = value.indexOf('$', i);
-    if (dollar < 0) break;
-    out += value.slice(i, dollar);
-    if (value.startsWith('$${', dollar)) {
-      out += '${';
-      i = dollar + 3;
-      continue;
+  let problem: string | undefined;
+  const out = value.replace(/\$\$\{|\$\{([^}]*)(\})?/g, (match, inner: string | undefined, close: string | undefined) => {
+    if (match === '$${' || problem !== undefined) return '${';
+    const m = REFERENCE.exec(inner ?? '');
+    if (close === undefined) problem = 'has an unterminated "${"; write "$${" for a literal "${"';
+    else if (!m || (m[2] ?? '').includes('${')) problem = `has an invalid reference "\${${inner}}"; write \${NAME} or \${NAME:-default}`;
+    else {
+      const [, name = '', fallback] = m;
+      referenced?.add(name);
+      const set = env[name];
+      if (fallback !== undefined) return set === undefined || set === '' ? fallback : set;
+      if (set !== undefined) return set;
+      problem = `environment variable ${name} is not set (write \${${name}:-default} to give a default)`;
     }
-    if (!value.startsWith('${', dollar)) {
-      out += '$';
-      i = dollar + 1;
-      continue;
-    }
-    const close = value.indexOf('}', dollar + 2);
-    if (close < 0) return { problem: 'has an unterminated "${"; write "$${" for a literal "${"' };
-    const inner = value.slice(dollar + 2, close);
-    const m = REFERENCE.exec(inner);
-    if (!m || (m[2] ?? '').includes('${')) {
-      return { problem: `has an invalid reference "\${${inner}}"; write \${NAME} or \${NAME:-default}` };
-    }
-    const name = m[1] ?? '';
-    referenced?.add(name);
-    const fallback = m[2];
-    const set = env[name];
-    if (fallback !== undefined) out += set === undefined || set === '' ? fallback : set;
-    else if (set !== undefined) out += set;
-    else return { problem: `environment variable ${name} is not set (write \${${name}:-default} to give a default)` };
-    i = close + 1;
-  }
-  return { value: out + value.slice(i) };
+    return '';
+  });
+  return problem === undefined ? { value: out } : { problem };
 }
 
 /**
