@@ -64,12 +64,7 @@ function numberProblem(type: 'Integer' | 'Float', value: CriterionValue): string
   return type === 'Integer' && !Number.isInteger(value) ? `${show(value)} is not a whole number (the field is Integer)` : undefined;
 }
 
-/**
- * A Binary value as true or false, whatever the accepted spelling (a YAML boolean, 1/0, "true",
- * " Yes ", "NO"); undefined when it is none of them. The service compares the text exactly and
- * answers a spelling it does not know (`"true"`) with a silent 0, so what is sent is always the
- * service's own "True" or "False" (sentValue).
- */
+/** A Binary value as true or false, whatever the accepted spelling (a YAML boolean, 1/0, " Yes "); else undefined. */
 export function binaryValue(value: CriterionValue): boolean | undefined {
   if (value === true || value === 1) return true;
   if (value === false || value === 0) return false;
@@ -96,12 +91,8 @@ function rangeToWrite(operator: string, what: string, from: string, to: string):
 }
 
 /**
- * Why `==` or `!=` on a Datetime is refused: the service compares with one second exactly, and a
- * value stands for one second. A relative day is resolved to 00:00:00 of that day, so `== "today"`
- * asks for records stamped exactly at midnight, a 0 that looks true (`>= "today"` on the same field
- * counted 8); `== "2026-11-01 00:00:00"` is the same trap with the day written out. The range of the
- * day is what was meant: it is named (with an absolute value, also the one-second range, for a
- * field that holds a fixed time).
+ * Why `==` or `!=` on a Datetime is refused: a value stands for one second, compared exactly, where
+ * the day's range was meant; the message names that range (docs/queries.md).
  */
 export function datetimeEqualityProblem(operator: string, value: CriterionValue | undefined): string | undefined {
   if ((operator !== '==' && operator !== '!=') || typeof value !== 'string') return undefined;

@@ -1,10 +1,7 @@
 /**
- * Saved queries as configured (`queries:` of a stack or of `defaults`), checked without the CMDB:
- * the shape of the API's own body (a list of AND groups, each a list of OR-ed criteria with
- * `searchFieldName`, `operator`, `type`, `value`), known operators (the windowed ones refused with
- * the absolute form to write), a `type` spelt as the metadata spells it, values of the kind the
- * operator (and the type, when given) takes, relative days. What needs the stack's field metadata
- * (field names, their types) is checked before each run (query-check.ts).
+ * Saved queries as configured (`queries:` of a stack or of `defaults`), checked as far as they can
+ * be without the CMDB: the shape of the API's body, operators, types, value kinds, relative days.
+ * What needs the stack's field metadata is checked before each run (query-check.ts).
  */
 import { didYouMean } from './closest.js';
 import { operatorProblem, operatorTypeProblem, quote, valueProblem, valueProblemWithoutType } from './query-check.js';
