@@ -31,7 +31,8 @@ export const MAX_QUERIES = 200;
 
 function unknownKeys(value: Record<string, unknown>, known: readonly string[], at: At, what: string): void {
   for (const key of Object.keys(value)) {
-    if (!known.includes(key)) throw new ShapeProblem(`unknown key${didYouMean(key, known)} (${what} has ${known.join(', ')})`, [...at, key]);
+    if (known.includes(key)) continue;
+    throw new ShapeProblem(`unknown key${didYouMean(key, known)} (${what} has ${known.join(', ')})`, [...at, key]);
   }
 }
 

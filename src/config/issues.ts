@@ -37,7 +37,8 @@ export class IssueList {
   add(path: string, message: string): void {
     const at = `${this.prefix}${path}`;
     const { issues, blocked } = this.shared;
-    if (!blocked.has(at) && !issues.some((i) => i.path === at && i.message === message)) issues.push({ path: at, message });
+    if (blocked.has(at)) return;
+    if (!issues.some((i) => i.path === at && i.message === message)) issues.push({ path: at, message });
   }
 
   /** Report nothing more at `path`: its value is already known to be wrong (e.g. an unset ${VAR}). */
