@@ -26,7 +26,6 @@ export interface EndpointTiming {
 
 /** What a stack polls, as its runtime's parts are given it. */
 export interface PollSettings {
-  /** enabledEndpoints(stack). */
   readonly enabled: readonly DataEndpoint[];
   /** The groups with at least one enabled endpoint, in GROUP_NAMES order (one scheduler job each). */
   readonly groups: readonly GroupName[];
@@ -34,7 +33,6 @@ export interface PollSettings {
   readonly timing: ReadonlyMap<DataEndpoint, EndpointTiming>;
 }
 
-/** The stack's PollSettings. */
 export function pollSettings(stack: StackConfig): PollSettings {
   const enabled = enabledEndpoints(stack);
   const timing = new Map<DataEndpoint, EndpointTiming>();

@@ -26,21 +26,15 @@ function refersToItself(node: unknown, open = new Set<object>()): boolean {
   return found;
 }
 
-/**
- * Read and parse the YAML file, then expand `${VAR}` in its string values (the names referred to
- * are added to `referenced`). Problems are reported against the file name; returns undefined when
- * the file cannot be used at all.
- */
+/** The config file read (readYamlMapping) and `${VAR}` expanded, the names referred to added to `referenced`. */
 export function readConfigFile(file: string, env: Env, issues: IssueList, referenced?: Set<string>): Record<string, unknown> | undefined {
   const tree = readYamlMapping(file, 'the config file', issues);
   return tree === undefined ? undefined : (expandTree(tree, env, [], issues, referenced) as Record<string, unknown>);
 }
 
 /**
- * Read and parse a YAML file that holds a mapping at the top level (an empty file is an empty
- * mapping). `what` names the file in the message when it cannot be read. Problems are reported
- * against the file name, with the line and column of the first YAML error; returns undefined when
- * the file cannot be used at all.
+ * A YAML file holding a mapping at the top level (an empty file is an empty one), or undefined when
+ * it cannot be used at all; problems are reported at the file name, `what` naming it when unreadable.
  */
 export function readYamlMapping(file: string, what: string, issues: IssueList): Record<string, unknown> | undefined {
   let source: string;

@@ -18,9 +18,8 @@ export interface StackSource {
   /** The parsed declaration; undefined when it failed the schema (those problems are reported). */
   readonly input: StackInput | undefined;
   /**
-   * When `input` is undefined: what is valid of the declaration all the same (a required key
-   * missing, a bad value left out). The checks across keys and of the named files run on it, so its
-   * problems come in the same round; the stack is still rejected.
+   * When `input` is undefined: what is valid of the declaration all the same, so that the checks
+   * across keys and of the named files report in the same round (the stack is still rejected).
    */
   readonly partial?: StackParts | undefined;
   /** Whether a credential key is set in the raw declaration, known even when parsing failed. */
