@@ -56,10 +56,6 @@ export class IssueList {
     return this.shared.issues.some((i) => i.path === at || i.path.startsWith(`${at}.`) || i.path.startsWith(`${at}[`));
   }
 
-  get count(): number {
-    return this.shared.issues.length;
-  }
-
   /** `hints`: reported with the problems when there are any (never alone). */
   throwIfAny(hints: readonly ConfigIssue[] = []): void {
     const { issues, scrubber } = this.shared;

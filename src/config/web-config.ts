@@ -334,7 +334,7 @@ function checkTlsLoads(tls: WebTlsConfig, issues: IssueList, at: At): void {
       issues.add(at(`tls_server_config.${name}`), `cannot read ${source.file}: ${errorCode(err) ?? (err as Error).message}`);
     }
   }
-  if (issues.count > 0) return;
+  if (issues.hasAt(at('tls_server_config'))) return;
   try {
     createSecureContext(secureContextOptions(tls));
   } catch (err) {
