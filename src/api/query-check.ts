@@ -173,11 +173,6 @@ export function valueProblemWithoutType(operator: string, value: CriterionValue 
   return undefined;
 }
 
-/** Where a criterion is, for messages: `[1][0] (EP_Not_Installed ==)`. */
-export function criterionName(group: number, index: number, c: Pick<Criterion, 'searchFieldName' | 'operator'>): string {
-  return `criterion [${group}][${index}] (${c.searchFieldName} ${c.operator})`;
-}
-
 function isDataType(type: string): type is DataType {
   return (DATA_TYPES as readonly string[]).includes(type);
 }
@@ -217,7 +212,8 @@ export function prepareQuery(saved: SavedQuery, fields: FieldTypes, nowSeconds: 
     const out: SentCriterion[] = [];
     for (const [i, c] of group.entries()) {
       const problem = criterionRefusal(c, fields, saved.table);
-      if (problem !== undefined) return { ok: false, reason: `query ${quote(saved.name)}: ${criterionName(g, i, c)}: ${problem}` };
+      const where = `criterion [${g}][${i}] (${c.searchFieldName} ${c.operator})`;
+      if (problem !== undefined) return { ok: false, reason: `query ${quote(saved.name)}: ${where}: ${problem}` };
       const type = fields.get(c.searchFieldName) as DataType;
       out.push({ searchFieldName: c.searchFieldName, operator: c.operator, type, value: sentValue(c, type, nowSeconds, timeZone) });
     }

@@ -52,10 +52,7 @@ function setAt(target: Record<string, unknown>, dotted: string, value: unknown):
   const keys = dotted.split('.');
   const last = keys.pop() ?? dotted;
   let node = target;
-  for (const k of keys) {
-    const next = (node[k] ??= {}) as Record<string, unknown>;
-    node = next;
-  }
+  for (const k of keys) node = (node[k] ??= {}) as Record<string, unknown>;
   node[last] = value;
 }
 
