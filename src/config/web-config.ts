@@ -1,17 +1,9 @@
 /**
- * `--web.config.file`: TLS and basic authentication of the exporter's own HTTP server, in the
- * format of the Prometheus exporter-toolkit (web-config.yml), so that a file written for
- * node_exporter works here unchanged:
- *
- *     tls_server_config: { cert_file, key_file, client_auth_type, client_ca_file, min_version, … }
- *     http_server_config: { headers: { … }, http2 }
- *     basic_auth_users: { user: <bcrypt hash> }
- *
- * Like exporter-toolkit (which parses strictly), an unknown key or a bad value stops start-up with a
- * ConfigError naming the key. Relative paths are resolved against the web-config file's directory.
- * Keys Node cannot honour as such are mapped where an equivalent exists (cipher_suites, curve_preferences,
- * prefer_server_cipher_suites) and reported as warnings where it does not (http2).
- * https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md
+ * `--web.config.file`: TLS and basic authentication of the exporter's own HTTP server, in the format
+ * of the Prometheus exporter-toolkit's web-config.yml, so that a file written for node_exporter works
+ * here unchanged (docs/security.md has each key). Like exporter-toolkit, an unknown key or a bad value
+ * stops start-up with a ConfigError naming the key. Keys Node cannot honour as such are mapped where an
+ * equivalent exists (cipher_suites, curve_preferences) and reported as warnings where it does not (http2).
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
