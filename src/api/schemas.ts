@@ -80,7 +80,6 @@ function arrayEnvelope(keys: readonly string[]) {
   };
 }
 
-// ---- 2.1 token (v1) ----------------------------------------------------------------------------
 export const TokenResponseSchema = z.object({
   code: optNum,
   message: optText,
@@ -88,7 +87,6 @@ export const TokenResponseSchema = z.object({
 });
 export type TokenResponse = z.output<typeof TokenResponseSchema>;
 
-// ---- 2.2 metrics record ------------------------------------------------------------------------
 export const MetricsRecordSchema = z.preprocess(
   recordEnvelope(['assetCount', 'userCount']),
   z.object({
@@ -101,7 +99,6 @@ export const MetricsRecordSchema = z.preprocess(
 );
 export type MetricsRecord = z.output<typeof MetricsRecordSchema>;
 
-// ---- 2.3 license -------------------------------------------------------------------------------
 export const LicenseRecordSchema = z.preprocess(
   recordEnvelope(['licenseType', 'expireDate', 'customerName']),
   z
@@ -111,11 +108,11 @@ export const LicenseRecordSchema = z.preprocess(
     }),
 );
 
-// ---- 2.4 connector run (one row of the run history) --------------------------------------------
 export const ConnectorProfileSchema = z.object({
   profile_name: optText,
   display_name: optText,
 });
+/** One row of the connector run history. */
 export const ConnectorRunSchema = z.object({
   _utc: optTime,
   _time: optNum,
@@ -148,7 +145,6 @@ export const ConnectorPageSchema = z.preprocess(
   z.object({ content: z.array(ConnectorRunSchema), ...pageFields }),
 );
 
-// ---- 2.5 ingestion runs ------------------------------------------------------------------------
 export const IngestionRunSchema = z.object({
   id: idText,
   run_type: optText,
@@ -164,7 +160,6 @@ export const IngestionRunListSchema = z.preprocess(
   z.object({ data_ingestion_runs: z.array(IngestionRunSchema) }),
 );
 
-// ---- 2.6 next run ------------------------------------------------------------------------------
 export const NextRunSchema = z.preprocess(
   recordEnvelope(['next_run_at', 'schedule_interval_value', 'schedule_interval_type']),
   z
@@ -180,7 +175,6 @@ export const NextRunSchema = z.preprocess(
     ),
 );
 
-// ---- 2.7 ingestion run detail ------------------------------------------------------------------
 export const IngestionTaskSchema = z.object({
   task_id: idText,
   operator: optText,
@@ -196,7 +190,6 @@ export const IngestionDetailSchema = z.preprocess(
   z.object({ task_list: z.array(IngestionTaskSchema) }),
 );
 
-// ---- 2.8 Actions -------------------------------------------------------------------------------
 export const ActionSchema = z.object({
   /** May arrive as a number; kept as text. */
   actionId: idText,
@@ -217,7 +210,6 @@ export const ActionPageSchema = z.preprocess(
   z.object({ actions: z.array(ActionSchema), ...pageFields }),
 );
 
-// ---- 2.9 Action jobs ---------------------------------------------------------------------------
 export const ActionJobSchema = z.object({
   id: optText,
   /** `yyyy-mm-dd HH:mm:ss` (no zone) or ISO 8601. */
@@ -233,7 +225,6 @@ export const ActionJobListSchema = z.preprocess(
   z.array(ActionJobSchema),
 );
 
-// ---- 2.10 change history -----------------------------------------------------------------------
 export const ChangeEntrySchema = z.object({
   id: optText,
   type: optText,
@@ -249,7 +240,6 @@ export const ChangeListSchema = z.preprocess(
   z.array(ChangeEntrySchema),
 );
 
-// ---- 9 data query endpoint (saved inventory queries) -------------------------------------------
 export const FieldMetadataSchema = z.object({
   fieldName: idText,
   dataType: optText,
@@ -270,7 +260,6 @@ export const QueryCountSchema = z.object({
   totalRecords: num.pipe(z.number().int().nonnegative()),
 });
 
-// ---- validation helper -------------------------------------------------------------------------
 export type Validated<T> = { ok: true; value: T } | { ok: false; field: string; message: string };
 
 export function validate<T>(schema: z.ZodType<T>, body: unknown): Validated<T> {
