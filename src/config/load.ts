@@ -113,12 +113,8 @@ export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
     (Object.keys(GLOBALS) as GlobalKey[]).map((key) => [key, resolveGlobal(key, file, opts.env, opts.overrides, issues)]),
   ) as Resolved<typeof GLOBALS>;
 
-  const stacks: StackConfig[] = [];
   const fileStacks = stackSources(file, fileUsable, globals.stacksDir !== undefined, opts.env, issues);
-  for (const source of fileStacks) {
-    const stack = buildStack(source, file?.defaults, issues);
-    if (stack !== undefined) stacks.push(stack);
-  }
+  const stacks = fileStacks.flatMap((source) => buildStack(source, file?.defaults, issues) ?? []);
   if (globals.stacksDir !== undefined) {
     stacks.push(...dirStacks(globals.stacksDir, configFile, file, opts.env, issues));
   }
