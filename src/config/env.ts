@@ -71,12 +71,9 @@ export function readEnvStack(env: Env, issues: IssueList): StackSource | undefin
     const raw = envValue(env, name);
     if (raw === undefined) continue;
     if (key === 'secret' || key === 'token') issues.secret(raw);
-    const r = check(raw);
-    if (r.ok) setAt(input, key, r.value);
-    else {
-      issues.add(name, r.message);
-      valid = false;
-    }
+    const value = checkedValue(check, raw, name, issues);
+    if (value === undefined) valid = false;
+    else setAt(input, key, value);
   }
   return {
     input: valid ? (input as StackInput) : undefined,
