@@ -1,9 +1,8 @@
 /**
  * The rules a criterion must meet before it is sent, so that a malformed query is refused with a
- * reason instead of answered by the service with a confident 0 (docs/cmdb-api-notes.md: a quoted
- * number, a wrong `type`, a misspelt field, an operator the type does not take). The configuration
- * checks what it can without the CMDB (query-shape.ts); `prepareQuery` checks the rest against the
- * stack's field metadata before each run and builds what is sent.
+ * reason instead of answered with a confident 0 (docs/cmdb-api-notes.md, "Silent zeros"). The
+ * configuration checks what it can without the CMDB (query-shape.ts); `prepareQuery` checks the
+ * rest against the stack's field metadata before each run and builds what is sent.
  */
 import { didYouMean } from './closest.js';
 import { absoluteRanges, datetimeProblem, relativeDay, relativeDays, resolveDatetime } from './query-dates.js';
