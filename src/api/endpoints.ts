@@ -206,9 +206,6 @@ export type SingleEndpoint = { [E in DataEndpoint]: Descriptor<E> extends { kind
 export type ResultOf<E extends DataEndpoint> =
   Descriptor<E> extends Paged<infer _P, infer Row> ? Row[] : Descriptor<E> extends Single<infer _B, infer R, FanOut> ? R : never;
 
-/** The argument of a request: the id for per-id endpoints, nothing otherwise. */
-export type ArgOf<E extends DataEndpoint> = Descriptor<E>['fanOut'] extends 'once' ? undefined : string;
-
 /** One id's result, as the collectors of per-id endpoints receive it. */
 export interface ById<T> {
   readonly id: string;
@@ -225,9 +222,9 @@ export type InputOf<E extends DataEndpoint> = Descriptor<E>['fanOut'] extends 'e
 export type EndpointInputs = { [E in DataEndpoint]: InputOf<E> };
 
 /** The request arguments of `get`: the id for per-id endpoints, then what bounds the request (its signal and deadline). */
-export type GetArgs<E extends DataEndpoint> = ArgOf<E> extends string
-  ? [id: string, ctx?: RequestContext]
-  : [id?: undefined, ctx?: RequestContext];
+export type GetArgs<E extends DataEndpoint> = Descriptor<E>['fanOut'] extends 'once'
+  ? [id?: undefined, ctx?: RequestContext]
+  : [id: string, ctx?: RequestContext];
 
 /** A read of the connector run history: `changed` false when `runs` are those the previous read returned. */
 export interface ConnectorHistoryRead {
