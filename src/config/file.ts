@@ -1,7 +1,7 @@
 /**
- * The YAML file: read and parsed, `${VAR}` expanded, then its sections (top level, `defaults`, and
- * each stack) validated each on its own, so that a mistake in one stack does not hide the problems
- * of another.
+ * The YAML file: read and parsed (the loader expands `${VAR}`, env.ts), then its sections (top level,
+ * `defaults`, and each stack) validated each on its own, so that a mistake in one stack does not hide
+ * the problems of another.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -11,7 +11,6 @@ import { isMapping } from '../api/schemas.js';
 import { errorCode } from '../errors.js';
 import { describeValue, kindOf } from './checks.js';
 import type { CredentialNaming } from './credentials.js';
-import { type Env, expandTree } from './env.js';
 import { formatPath, IssueList, type PathSegment } from './issues.js';
 import { defaultsSchema, parseSection, type Settings, stackPartsSchema, stackSchema, type StackInput, type StackParts, topSchema } from './schema.js';
 import type { StackSource } from './stack.js';
@@ -24,12 +23,6 @@ function refersToItself(node: unknown, open = new Set<object>()): boolean {
   const found = Object.values(node).some((v) => refersToItself(v, open));
   open.delete(node);
   return found;
-}
-
-/** The config file read (readYamlMapping) and `${VAR}` expanded, the names referred to added to `referenced`. */
-export function readConfigFile(file: string, env: Env, issues: IssueList, referenced?: Set<string>): Record<string, unknown> | undefined {
-  const tree = readYamlMapping(file, 'the config file', issues);
-  return tree === undefined ? undefined : (expandTree(tree, env, [], issues, referenced) as Record<string, unknown>);
 }
 
 /**

@@ -7,8 +7,8 @@ import { dirname, resolve } from 'node:path';
 import type { ExporterConfig, StackConfig } from './types.js';
 import { readStacksDir } from './stacks-dir.js';
 import type { Check } from './checks.js';
-import { checkedValue, type Env, envValue, type GlobalKey, type GlobalValue, readEnvStack, unknownVariables } from './env.js';
-import { type FileConfig, parseFileConfig, readConfigFile } from './file.js';
+import { checkedValue, type Env, envValue, expandTree, type GlobalKey, type GlobalValue, readEnvStack, unknownVariables } from './env.js';
+import { type FileConfig, parseFileConfig, readYamlMapping } from './file.js';
 import { IssueList } from './issues.js';
 import { BUILTIN_GLOBALS, GLOBALS, type Resolved } from './rules.js';
 import { buildStack, type StackSource } from './stack.js';
@@ -105,7 +105,8 @@ export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
   // An empty --config or EXPORTER_CONFIG= means "no file", as for every other variable.
   const configFile = opts.configFile?.trim() ? opts.configFile : envValue(opts.env, 'EXPORTER_CONFIG');
   const referenced = new Set<string>();
-  const raw = configFile === undefined ? undefined : readConfigFile(configFile, opts.env, issues, referenced);
+  const tree = configFile === undefined ? undefined : readYamlMapping(configFile, 'the config file', issues);
+  const raw = tree === undefined ? undefined : (expandTree(tree, opts.env, [], issues, referenced) as Record<string, unknown>);
   const file = raw === undefined || configFile === undefined ? undefined : parseFileConfig(raw, configFile, issues);
   const fileUsable = configFile === undefined || raw !== undefined;
 
