@@ -35,10 +35,7 @@ export const STACK_VARS: ReadonlyArray<readonly [string, string, Check<unknown>]
   .flatMap(([dotted, { env, check }]) => (env === undefined ? [] : [[env, dotted, check] as const]));
 
 const VAR_OF_KEY = new Map(STACK_VARS.map(([name, key]) => [key, name]));
-
-const CREDENTIAL_VARS = Object.fromEntries(
-  Object.entries(CREDENTIALS).map(([key, { env }]) => [key, env ?? key]),
-) as Readonly<Record<CredentialKey, string>>;
+const credentialVar = (key: CredentialKey): string => VAR_OF_KEY.get(key) ?? key;
 
 export type GlobalKey = keyof typeof GLOBALS;
 export type GlobalValue<K extends GlobalKey> = Resolved<typeof GLOBALS>[K];
@@ -57,8 +54,8 @@ function setAt(target: Record<string, unknown>, dotted: string, value: unknown):
 }
 
 const ENV_NAMING: CredentialNaming = {
-  name: (key) => CREDENTIAL_VARS[key],
-  path: (key) => CREDENTIAL_VARS[key],
+  name: credentialVar,
+  path: credentialVar,
   stack: 'CMDB_BASE_URL',
 };
 
@@ -79,7 +76,7 @@ export function readEnvStack(env: Env, issues: IssueList): StackSource | undefin
     input: valid ? (input as StackInput) : undefined,
     // The variables that were valid: their checks across keys and files still run in this round.
     partial: valid ? undefined : (input as StackParts),
-    has: (key) => envValue(env, CREDENTIAL_VARS[key]) !== undefined,
+    has: (key) => envValue(env, credentialVar(key)) !== undefined,
     naming: ENV_NAMING,
     // Keys without a variable can only come from the file's `defaults`, which is where to change them.
     ownOrigin: (key) => VAR_OF_KEY.get(key) ?? `defaults.${key}`,
