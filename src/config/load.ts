@@ -26,14 +26,12 @@ export interface LoadConfigOptions {
   overrides?: { listenAddress?: string; logLevel?: string; logFormat?: string; storagePath?: string };
 }
 
-type Overrides = NonNullable<LoadConfigOptions['overrides']>;
-
 /** One global setting: the first valid value of command line, environment, file, default. */
 function resolveGlobal<K extends GlobalKey>(
   key: K,
   file: FileConfig | undefined,
   env: Env,
-  overrides: Overrides | undefined,
+  overrides: LoadConfigOptions['overrides'],
   issues: IssueList,
 ): GlobalValue<K> {
   const { flag, env: variable } = GLOBALS[key];
