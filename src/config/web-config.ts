@@ -4,6 +4,7 @@
  * here unchanged (docs/security.md has each key). Like exporter-toolkit, an unknown key or a bad value
  * stops start-up with a ConfigError naming the key. Keys Node cannot honour as such are mapped where an
  * equivalent exists (cipher_suites, curve_preferences) and reported as warnings where it does not (http2).
+ * https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
