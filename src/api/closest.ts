@@ -35,3 +35,9 @@ export function closest(word: string, known: readonly string[]): string | undefi
   const allowed = Math.max(1, Math.min(3, Math.floor(target.length / 3)));
   return bestDistance <= allowed ? best : undefined;
 }
+
+/** '; did you mean "baseUrl"?' or ''. */
+export function didYouMean(word: string, known: readonly string[]): string {
+  const match = closest(word, known);
+  return match === undefined ? '' : `; did you mean ${JSON.stringify(match)}?`;
+}

@@ -112,7 +112,8 @@ export class NewestRuns {
     const best = this.newest.get(key);
     if (best && time < best.time) return false;
     this.newest.set(key, { run, time });
-    return !best || !sameRun(best.run, run);
+    // The same row read twice (an incremental read sees the newest rows again) is no change.
+    return !best || (best.run !== run && JSON.stringify(best.run) !== JSON.stringify(run));
   }
 
   addAll(runs: Iterable<ConnectorRun>): this {
@@ -138,11 +139,6 @@ export class NewestRuns {
   runs(): ConnectorRun[] {
     return [...this.newest.values()].map((v) => v.run);
   }
-}
-
-/** The same row read twice (an incremental read sees the newest rows again): equal field by field. */
-function sameRun(a: ConnectorRun, b: ConnectorRun): boolean {
-  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** The newest row per (bridge_name, profile name), in order of first appearance; ties → later row. */

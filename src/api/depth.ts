@@ -8,9 +8,8 @@
  */
 
 /**
- * Replaces, in place, every object or array nested `max` or more levels below `value` with null (32: far
- * beyond any real body, far below what recursion survives)
- * and returns `value`. Iterative, so any depth is safe.
+ * Replaces, in place, every object or array nested `max` or more levels below `value` with null (32:
+ * far beyond any real body, far below what recursion survives); iterative, so any depth is safe.
  */
 export function capDepth<T>(value: T, max = 32): T {
   if (value === null || typeof value !== 'object') return value;

@@ -54,16 +54,9 @@ type FanOut = 'once' | 'each' | 'newest';
 
 interface Common<F extends FanOut = FanOut> {
   readonly group: GroupName;
-  /**
-   * Path spellings, in the order they are tried; the argument is the already-encoded id segment of
-   * a per-id endpoint. Where the spec gives two spellings, the next is tried on a 404 and the one
-   * that worked is remembered.
-   */
+  /** Path spellings, the next tried on a 404 (the one that worked is remembered); given the encoded id segment. */
   readonly paths: (segment: string) => readonly string[];
-  /**
-   * How the poller asks for it: `once` per poll; `each` id of a list (Action jobs, tracked names),
-   * collected together; the `newest` id only (the detail of the newest ingestion run).
-   */
+  /** `once` per poll; `each` id of a list (Action jobs, tracked names); the `newest` id only (ingestion detail). */
   readonly fanOut: F;
   /** The id goes in the query (`id=<name>`) rather than in the path. */
   readonly idInQuery?: boolean;
@@ -91,11 +84,7 @@ interface Paged<Page extends PageFields, Row> extends Common<'once'> {
   readonly pageSize: 'connectorPageSize' | 'actionPageSize';
   /** The stack setting `connectorSort` applies to this list. */
   readonly sortable?: boolean;
-  /**
-   * A history read as a scan (CmdbApi.scan, src/cmdb/readers/connector-history.ts): every page for
-   * the newest row per key, for longer than its interval while pages keep coming; a later read
-   * tells whether anything changed since. The poller's scan poller reads it.
-   */
+  /** A history read as a scan (CmdbApi.scan): every page, past its interval while pages keep coming. */
   readonly scan?: boolean;
 }
 
@@ -179,10 +168,8 @@ export const ENDPOINT_TABLE = {
     schema: ChangeListSchema,
     extract: whole,
   }),
-  // Saved inventory queries, both asked by their reader (QueryReader, src/cmdb/readers/queries.ts):
-  // the field metadata of a table (the id is the table; a record like any other), and one count per
-  // saved query (the id is its name; a POST whose query travels in the body, the path the same for
-  // every query: never asked through get()).
+  // Saved inventory queries (QueryCounting below): a table's field metadata (the id is the table), and
+  // one count per query (the id is its name; a POST with the query in its body, never asked through get()).
   data_metadata: single({
     group: 'queries',
     fanOut: 'each',
@@ -219,19 +206,13 @@ export type SingleEndpoint = { [E in DataEndpoint]: Descriptor<E> extends { kind
 export type ResultOf<E extends DataEndpoint> =
   Descriptor<E> extends Paged<infer _P, infer Row> ? Row[] : Descriptor<E> extends Single<infer _B, infer R, FanOut> ? R : never;
 
-/** The argument of a request: the id for per-id endpoints, nothing otherwise. */
-export type ArgOf<E extends DataEndpoint> = Descriptor<E>['fanOut'] extends 'once' ? undefined : string;
-
 /** One id's result, as the collectors of per-id endpoints receive it. */
 export interface ById<T> {
   readonly id: string;
   readonly value: T;
 }
 
-/**
- * What each endpoint's collector receives, after paging and fan-out: the result itself; for `each`
- * the results of every id asked; for `newest` the result for the newest id, or null when there is none.
- */
+/** What each endpoint's collector receives: the result; for `each`, one per id; for `newest`, one or null. */
 export type InputOf<E extends DataEndpoint> = Descriptor<E>['fanOut'] extends 'each'
   ? ReadonlyArray<ById<ResultOf<E>>>
   : Descriptor<E>['fanOut'] extends 'newest'
@@ -241,9 +222,9 @@ export type InputOf<E extends DataEndpoint> = Descriptor<E>['fanOut'] extends 'e
 export type EndpointInputs = { [E in DataEndpoint]: InputOf<E> };
 
 /** The request arguments of `get`: the id for per-id endpoints, then what bounds the request (its signal and deadline). */
-export type GetArgs<E extends DataEndpoint> = ArgOf<E> extends string
-  ? [id: string, ctx?: RequestContext]
-  : [id?: undefined, ctx?: RequestContext];
+export type GetArgs<E extends DataEndpoint> = Descriptor<E>['fanOut'] extends 'once'
+  ? [id?: undefined, ctx?: RequestContext]
+  : [id: string, ctx?: RequestContext];
 
 /** A read of the connector run history: `changed` false when `runs` are those the previous read returned. */
 export interface ConnectorHistoryRead {
@@ -251,11 +232,7 @@ export interface ConnectorHistoryRead {
   readonly runs: ResultOf<'connector'>;
 }
 
-/**
- * What the poller needs to count saved queries (QueryReader in src/cmdb/readers/queries.ts): the
- * field metadata of a table (`data_metadata`), and the count of one query (`data_query`, a POST whose
- * query travels in the body, so it is not asked through `get`).
- */
+/** What the poller needs to count saved queries (QueryReader, src/cmdb/readers/queries.ts). */
 export interface QueryCounting {
   fields(table: QueryTable, ctx?: RequestContext): Promise<FieldMetadata[]>;
   count(table: QueryTable, query: ReadonlyArray<ReadonlyArray<SentCriterion>>, ctx?: RequestContext): Promise<number>;

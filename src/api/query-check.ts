@@ -1,11 +1,10 @@
 /**
  * The rules a criterion must meet before it is sent, so that a malformed query is refused with a
- * reason instead of answered by the service with a confident 0 (docs/cmdb-api-notes.md: a quoted
- * number, a wrong `type`, a misspelt field, an operator the type does not take). The configuration
- * checks what it can without the CMDB (query-shape.ts); `prepareQuery` checks the rest against the
- * stack's field metadata before each run and builds what is sent.
+ * reason instead of answered with a confident 0 (docs/cmdb-api-notes.md, "Silent zeros"). The
+ * configuration checks what it can without the CMDB (query-shape.ts); `prepareQuery` checks the
+ * rest against the stack's field metadata before each run and builds what is sent.
  */
-import { closest } from './closest.js';
+import { didYouMean } from './closest.js';
 import { absoluteRanges, datetimeProblem, relativeDay, relativeDays, resolveDatetime } from './query-dates.js';
 import {
   DATA_TYPES,
@@ -22,7 +21,7 @@ import {
   type SentCriterion,
 } from './query.js';
 
-const quote = (text: string): string => JSON.stringify(text);
+export const quote = (text: string): string => JSON.stringify(text);
 
 /** A value for a message: short, since it is the user's own text. */
 function show(value: unknown): string {
@@ -40,8 +39,7 @@ export function operatorProblem(operator: string): string | undefined {
     );
   }
   if (KNOWN_OPERATORS.includes(operator)) return undefined;
-  const match = closest(operator, KNOWN_OPERATORS);
-  return `unknown operator ${quote(operator)}${match === undefined ? '' : `; did you mean ${quote(match)}?`}; the service takes ${KNOWN_OPERATORS.join(', ')}`;
+  return `unknown operator ${quote(operator)}${didYouMean(operator, KNOWN_OPERATORS)}; the service takes ${KNOWN_OPERATORS.join(', ')}`;
 }
 
 /** Why `operator` does not fit a field of `type`, or undefined. */
@@ -65,12 +63,7 @@ function numberProblem(type: 'Integer' | 'Float', value: CriterionValue): string
   return type === 'Integer' && !Number.isInteger(value) ? `${show(value)} is not a whole number (the field is Integer)` : undefined;
 }
 
-/**
- * A Binary value as true or false, whatever the accepted spelling (a YAML boolean, 1/0, "true",
- * " Yes ", "NO"); undefined when it is none of them. The service compares the text exactly and
- * answers a spelling it does not know (`"true"`) with a silent 0, so what is sent is always the
- * service's own "True" or "False" (sentValue).
- */
+/** A Binary value as true or false, whatever the accepted spelling (a YAML boolean, 1/0, " Yes "); else undefined. */
 export function binaryValue(value: CriterionValue): boolean | undefined {
   if (value === true || value === 1) return true;
   if (value === false || value === 0) return false;
@@ -97,12 +90,8 @@ function rangeToWrite(operator: string, what: string, from: string, to: string):
 }
 
 /**
- * Why `==` or `!=` on a Datetime is refused: the service compares with one second exactly, and a
- * value stands for one second. A relative day is resolved to 00:00:00 of that day, so `== "today"`
- * asks for records stamped exactly at midnight, a 0 that looks true (`>= "today"` on the same field
- * counted 8); `== "2026-11-01 00:00:00"` is the same trap with the day written out. The range of the
- * day is what was meant: it is named (with an absolute value, also the one-second range, for a
- * field that holds a fixed time).
+ * Why `==` or `!=` on a Datetime is refused: a value stands for one second, compared exactly, where
+ * the day's range was meant; the message names that range (docs/queries.md).
  */
 export function datetimeEqualityProblem(operator: string, value: CriterionValue | undefined): string | undefined {
   if ((operator !== '==' && operator !== '!=') || typeof value !== 'string') return undefined;
@@ -183,11 +172,6 @@ export function valueProblemWithoutType(operator: string, value: CriterionValue 
   return undefined;
 }
 
-/** Where a criterion is, for messages: `[1][0] (EP_Not_Installed ==)`. */
-export function criterionName(group: number, index: number, c: Pick<Criterion, 'searchFieldName' | 'operator'>): string {
-  return `criterion [${group}][${index}] (${c.searchFieldName} ${c.operator})`;
-}
-
 function isDataType(type: string): type is DataType {
   return (DATA_TYPES as readonly string[]).includes(type);
 }
@@ -196,8 +180,7 @@ function isDataType(type: string): type is DataType {
 function criterionRefusal(c: Criterion, fields: FieldTypes, table: string): string | undefined {
   const fieldType = fields.get(c.searchFieldName);
   if (fieldType === undefined) {
-    const match = closest(c.searchFieldName, [...fields.keys()]);
-    const hint = match === undefined ? '' : `; did you mean ${quote(match)}?`;
+    const hint = didYouMean(c.searchFieldName, [...fields.keys()]);
     return `no field ${quote(c.searchFieldName)} in this stack's ${table} metadata (names are exact and case-sensitive; the service answers 0 for a misspelt field)${hint}`;
   }
   if (!isDataType(fieldType)) return `the field's dataType ${quote(fieldType)} is not one whose values can be checked (${DATA_TYPES.join(', ')})`;
@@ -228,7 +211,8 @@ export function prepareQuery(saved: SavedQuery, fields: FieldTypes, nowSeconds: 
     const out: SentCriterion[] = [];
     for (const [i, c] of group.entries()) {
       const problem = criterionRefusal(c, fields, saved.table);
-      if (problem !== undefined) return { ok: false, reason: `query ${quote(saved.name)}: ${criterionName(g, i, c)}: ${problem}` };
+      const where = `criterion [${g}][${i}] (${c.searchFieldName} ${c.operator})`;
+      if (problem !== undefined) return { ok: false, reason: `query ${quote(saved.name)}: ${where}: ${problem}` };
       const type = fields.get(c.searchFieldName) as DataType;
       out.push({ searchFieldName: c.searchFieldName, operator: c.operator, type, value: sentValue(c, type, nowSeconds, timeZone) });
     }

@@ -1,9 +1,7 @@
 /**
- * Datetime values of saved queries (docs/queries.md). The service compares `yyyy-mm-dd HH:MM:SS`
- * text in its own zone (the stack's `timezone`); a date without a time lands at an unspecified point
- * of the day, so only the full form is sent. A relative value (`today`, `-30d`, `+90d`) is resolved
- * at each run to 00:00:00 of its day, so that a count stays the same for every run of one day.
- * `==` and `!=` on a Datetime compare with that one second: query-check.ts refuses them.
+ * Datetime values of saved queries (docs/queries.md): only the full `yyyy-mm-dd HH:MM:SS` is sent, in
+ * the stack's `timezone`; a relative value (`today`, `-30d`, `+90d`) is resolved at each run to
+ * 00:00:00 of its day, so that a count stays the same for every run of one day.
  */
 import { dayInZone, parseTimestamp } from '../time.js';
 

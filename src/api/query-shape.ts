@@ -1,13 +1,11 @@
 /**
- * Saved queries as configured (`queries:` of a stack or of `defaults`), checked without the CMDB:
- * the shape of the API's own body (a list of AND groups, each a list of OR-ed criteria with
- * `searchFieldName`, `operator`, `type`, `value`), known operators (the windowed ones refused with
- * the absolute form to write), a `type` spelt as the metadata spells it, values of the kind the
- * operator (and the type, when given) takes, relative days. What needs the stack's field metadata
- * (field names, their types) is checked before each run (query-check.ts).
+ * Saved queries as configured (`queries:` of a stack or of `defaults`), checked as far as they can
+ * be without the CMDB: the shape of the API's body, operators, types, value kinds, relative days.
+ * What needs the stack's field metadata is checked before each run (query-check.ts).
  */
-import { closest } from './closest.js';
-import { operatorProblem, operatorTypeProblem, valueProblem, valueProblemWithoutType } from './query-check.js';
+import { didYouMean } from './closest.js';
+import { operatorProblem, operatorTypeProblem, quote, valueProblem, valueProblemWithoutType } from './query-check.js';
+import { isMapping } from './schemas.js';
 import { DATA_TYPES, QUERY_TABLES, type Criterion, type CriterionValue, type DataType, type QueryTable, type SavedQuery } from './query.js';
 
 type At = ReadonlyArray<string | number>;
@@ -31,17 +29,10 @@ const NAME = /^[^\u0000-\u001f\u007f]{1,100}$/;
 /** Far more than a stack needs; each query is one request per rebuild and a few series. */
 export const MAX_QUERIES = 200;
 
-const quote = (text: string): string => JSON.stringify(text);
-
-function isMapping(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 function unknownKeys(value: Record<string, unknown>, known: readonly string[], at: At, what: string): void {
   for (const key of Object.keys(value)) {
     if (known.includes(key)) continue;
-    const match = closest(key, known);
-    throw new ShapeProblem(`unknown key${match === undefined ? '' : `; did you mean ${quote(match)}?`} (${what} has ${known.join(', ')})`, [...at, key]);
+    throw new ShapeProblem(`unknown key${didYouMean(key, known)} (${what} has ${known.join(', ')})`, [...at, key]);
   }
 }
 
@@ -103,8 +94,8 @@ function savedQuery(input: unknown, at: At): SavedQuery {
   if (!NAME.test(name)) throw new ShapeProblem('must be at most 100 characters without control characters (it is the query label)', [...at, 'name']);
   const table = input.table;
   if (typeof table !== 'string' || !(QUERY_TABLES as readonly string[]).includes(table)) {
-    const match = typeof table === 'string' ? closest(table, QUERY_TABLES) : undefined;
-    throw new ShapeProblem(`must be ${QUERY_TABLES.join(' or ')}${match === undefined ? '' : `; did you mean ${quote(match)}?`}`, [...at, 'table']);
+    const hint = typeof table === 'string' ? didYouMean(table, QUERY_TABLES) : '';
+    throw new ShapeProblem(`must be ${QUERY_TABLES.join(' or ')}${hint}`, [...at, 'table']);
   }
   const help = input.help === undefined ? undefined : text(input.help, [...at, 'help'], 'help');
   const query = named(name, () => groups(input.query, [...at, 'query']));

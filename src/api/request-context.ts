@@ -14,10 +14,9 @@ export interface RequestContext {
   /** Absent: the caller sets no deadline (the shared token fetch, --once, a backfill). */
   readonly deadline?: Deadline;
   /**
-   * Waited before every further attempt of the request (a retry after its back-off, a second form
-   * of it) when the caller paces its requests itself (the saved queries' queriesPerMinute): the
-   * caller's pace holds for every request that leaves, not only for the first. Rejects with
-   * CmdbAbortedError when the request's signal aborts.
+   * Waited before every further attempt (a retry, a second form of the request) when the caller paces
+   * its requests itself (queriesPerMinute), so that the pace holds for every request that leaves.
+   * Rejects with CmdbAbortedError when the request's signal aborts.
    */
   readonly beforeRetry?: () => Promise<void>;
 }

@@ -45,14 +45,15 @@ const optTime = z.union([z.string(), z.number()]).nullish().catch(undefined);
 const optBool = z.boolean().nullish().catch(undefined);
 const optList = z.array(z.unknown()).nullish().catch(undefined);
 
-function isObject(v: unknown): v is Record<string, unknown> {
+/** A mapping (`{…}`): not null, not a list. */
+export function isMapping(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Accept `{...record}` or `{ data: {...record} }` (the token endpoint's envelope style). */
 function recordEnvelope(expected: readonly string[]) {
   return (body: unknown): unknown => {
-    if (isObject(body) && !expected.some((k) => k in body) && isObject(body.data)) return body.data;
+    if (isMapping(body) && !expected.some((k) => k in body) && isMapping(body.data)) return body.data;
     return body;
   };
 }
@@ -61,9 +62,9 @@ function recordEnvelope(expected: readonly string[]) {
 function listEnvelope(key: string) {
   return (body: unknown): unknown => {
     if (Array.isArray(body)) return { [key]: body };
-    if (isObject(body) && !(key in body)) {
+    if (isMapping(body) && !(key in body)) {
       if (Array.isArray(body.data)) return { ...body, [key]: body.data };
-      if (isObject(body.data) && key in body.data) return body.data;
+      if (isMapping(body.data) && key in body.data) return body.data;
     }
     return body;
   };
@@ -72,14 +73,13 @@ function listEnvelope(key: string) {
 /** Accept a bare array, or an object holding the array under one of `keys`. */
 function arrayEnvelope(keys: readonly string[]) {
   return (body: unknown): unknown => {
-    if (isObject(body)) {
+    if (isMapping(body)) {
       for (const k of keys) if (Array.isArray(body[k])) return body[k];
     }
     return body;
   };
 }
 
-// ---- 2.1 token (v1) ----------------------------------------------------------------------------
 export const TokenResponseSchema = z.object({
   code: optNum,
   message: optText,
@@ -87,7 +87,6 @@ export const TokenResponseSchema = z.object({
 });
 export type TokenResponse = z.output<typeof TokenResponseSchema>;
 
-// ---- 2.2 metrics record ------------------------------------------------------------------------
 export const MetricsRecordSchema = z.preprocess(
   recordEnvelope(['assetCount', 'userCount']),
   z.object({
@@ -100,7 +99,6 @@ export const MetricsRecordSchema = z.preprocess(
 );
 export type MetricsRecord = z.output<typeof MetricsRecordSchema>;
 
-// ---- 2.3 license -------------------------------------------------------------------------------
 export const LicenseRecordSchema = z.preprocess(
   recordEnvelope(['licenseType', 'expireDate', 'customerName']),
   z
@@ -110,11 +108,11 @@ export const LicenseRecordSchema = z.preprocess(
     }),
 );
 
-// ---- 2.4 connector run (one row of the run history) --------------------------------------------
 export const ConnectorProfileSchema = z.object({
   profile_name: optText,
   display_name: optText,
 });
+/** One row of the connector run history. */
 export const ConnectorRunSchema = z.object({
   _utc: optTime,
   _time: optNum,
@@ -147,7 +145,6 @@ export const ConnectorPageSchema = z.preprocess(
   z.object({ content: z.array(ConnectorRunSchema), ...pageFields }),
 );
 
-// ---- 2.5 ingestion runs ------------------------------------------------------------------------
 export const IngestionRunSchema = z.object({
   id: idText,
   run_type: optText,
@@ -163,7 +160,6 @@ export const IngestionRunListSchema = z.preprocess(
   z.object({ data_ingestion_runs: z.array(IngestionRunSchema) }),
 );
 
-// ---- 2.6 next run ------------------------------------------------------------------------------
 export const NextRunSchema = z.preprocess(
   recordEnvelope(['next_run_at', 'schedule_interval_value', 'schedule_interval_type']),
   z
@@ -179,7 +175,6 @@ export const NextRunSchema = z.preprocess(
     ),
 );
 
-// ---- 2.7 ingestion run detail ------------------------------------------------------------------
 export const IngestionTaskSchema = z.object({
   task_id: idText,
   operator: optText,
@@ -195,7 +190,6 @@ export const IngestionDetailSchema = z.preprocess(
   z.object({ task_list: z.array(IngestionTaskSchema) }),
 );
 
-// ---- 2.8 Actions -------------------------------------------------------------------------------
 export const ActionSchema = z.object({
   /** May arrive as a number; kept as text. */
   actionId: idText,
@@ -216,7 +210,6 @@ export const ActionPageSchema = z.preprocess(
   z.object({ actions: z.array(ActionSchema), ...pageFields }),
 );
 
-// ---- 2.9 Action jobs ---------------------------------------------------------------------------
 export const ActionJobSchema = z.object({
   id: optText,
   /** `yyyy-mm-dd HH:mm:ss` (no zone) or ISO 8601. */
@@ -232,7 +225,6 @@ export const ActionJobListSchema = z.preprocess(
   z.array(ActionJobSchema),
 );
 
-// ---- 2.10 change history -----------------------------------------------------------------------
 export const ChangeEntrySchema = z.object({
   id: optText,
   type: optText,
@@ -248,7 +240,6 @@ export const ChangeListSchema = z.preprocess(
   z.array(ChangeEntrySchema),
 );
 
-// ---- 9 data query endpoint (saved inventory queries) -------------------------------------------
 export const FieldMetadataSchema = z.object({
   fieldName: idText,
   dataType: optText,
@@ -269,7 +260,6 @@ export const QueryCountSchema = z.object({
   totalRecords: num.pipe(z.number().int().nonnegative()),
 });
 
-// ---- validation helper -------------------------------------------------------------------------
 export type Validated<T> = { ok: true; value: T } | { ok: false; field: string; message: string };
 
 export function validate<T>(schema: z.ZodType<T>, body: unknown): Validated<T> {

@@ -66,28 +66,27 @@ function toNumber(input: unknown): number | undefined {
   return undefined;
 }
 
+/** The number `read` makes of the input, when it is in [min, max]; else "must be <expected>, got …". */
+function ranged(read: (input: unknown) => number | undefined, min: number, max: number, expected: string): Check<number> {
+  return (input) => {
+    const n = read(input);
+    return n === undefined || n < min || n > max ? fail(`must be ${expected}, got ${describeValue(input)}`) : ok(n);
+  };
+}
+
 /** A finite number in [min, max]; `integer` for counts. */
 export function numberIn(min: number, max: number, opts: { integer?: boolean } = {}): Check<number> {
-  const kind = opts.integer ? 'a whole number' : 'a number';
-  return (input) => {
+  const read = (input: unknown): number | undefined => {
     const n = toNumber(input);
-    if (n === undefined || (opts.integer && !Number.isInteger(n)) || n < min || n > max) {
-      return fail(`must be ${kind} from ${min} to ${max}, got ${describeValue(input)}`);
-    }
-    return ok(n);
+    return n === undefined || (opts.integer && !Number.isInteger(n)) ? undefined : n;
   };
+  return ranged(read, min, max, `${opts.integer ? 'a whole number' : 'a number'} from ${min} to ${max}`);
 }
 
 /** Seconds, written as a number or as a duration ('30s', '5m'), in [min, max] seconds. */
 export function secondsIn(min: number, max: number): Check<number> {
   const range = `from ${formatDuration(min)} to ${formatDuration(max)}`;
-  return (input) => {
-    const s = parseDuration(input);
-    if (s === undefined || s < min || s > max) {
-      return fail(`must be a duration ${range} (a number of seconds, or e.g. "30s", "5m"), got ${describeValue(input)}`);
-    }
-    return ok(s);
-  };
+  return ranged(parseDuration, min, max, `a duration ${range} (a number of seconds, or e.g. "30s", "5m")`);
 }
 
 const BYTE_UNITS: Record<string, number> = {
@@ -127,13 +126,7 @@ function formatBytes(bytes: number): string {
 /** A byte count, written as a number or as text such as '256MiB', in [min, max]. */
 export function bytesIn(min: number, max: number): Check<number> {
   const range = `from ${formatBytes(min)} to ${formatBytes(max)}`;
-  return (input) => {
-    const n = parseByteSize(input);
-    if (n === undefined || n < min || n > max) {
-      return fail(`must be a size ${range} (a number of bytes, or e.g. "256MiB"), got ${describeValue(input)}`);
-    }
-    return ok(n);
-  };
+  return ranged(parseByteSize, min, max, `a size ${range} (a number of bytes, or e.g. "256MiB")`);
 }
 
 const TRUE = new Set(['true', '1']);

@@ -63,12 +63,10 @@ export function credentialKind(
   return client ? 'client' : 'token';
 }
 
-export type CredentialValues = Resolved<typeof CREDENTIALS>;
-
 /** Build the auth of a stack whose credentials passed credentialKind, reading files as needed. */
 export function loadAuth(
   kind: 'client' | 'token',
-  values: CredentialValues,
+  values: Resolved<typeof CREDENTIALS>,
   clientIdKey: string,
   naming: CredentialNaming,
   issues: IssueList,

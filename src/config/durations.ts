@@ -10,11 +10,7 @@ const UNIT_SECONDS: Record<string, number> = { ms: 0.001, s: 1, m: 60, h: 3600, 
 const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
 const PLAIN_NUMBER = /^\d+(?:\.\d+)?$/;
 
-/**
- * '30s' | '5m' | '1h' | '1d' | number of seconds → seconds. Also accepts '500ms', sequences such as
- * '1h30m', and a number written as text ('300'). Negative, non-finite or malformed values give
- * undefined.
- */
+/** '30s', '500ms', '1h30m', '300' or a number of seconds → seconds; undefined when negative or malformed. */
 export function parseDuration(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
   if (typeof value !== 'string') return undefined;

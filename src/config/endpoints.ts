@@ -1,8 +1,6 @@
 /**
- * Which data endpoints a stack polls, in which groups, how often and how long their series are
- * served while they fail: facts of its configuration, computed once by the one who holds the
- * configuration (Stacks.add and a reload's reconfigure, src/stacks.ts) and handed as data to the
- * stack's road, poller, store slot and instruments alike. Pure functions: nothing here remembers.
+ * Which data endpoints a stack polls, in which groups, how often and how long their series are served
+ * while they fail: computed once per configuration (src/stacks.ts) and handed to the stack's parts as data.
  */
 import { DATA_ENDPOINTS, GROUP_NAMES, groupOf, type DataEndpoint, type GroupName } from '../api/endpoints.js';
 import type { StackConfig } from './types.js';
@@ -26,7 +24,6 @@ export interface EndpointTiming {
 
 /** What a stack polls, as its runtime's parts are given it. */
 export interface PollSettings {
-  /** enabledEndpoints(stack). */
   readonly enabled: readonly DataEndpoint[];
   /** The groups with at least one enabled endpoint, in GROUP_NAMES order (one scheduler job each). */
   readonly groups: readonly GroupName[];
@@ -34,7 +31,6 @@ export interface PollSettings {
   readonly timing: ReadonlyMap<DataEndpoint, EndpointTiming>;
 }
 
-/** The stack's PollSettings. */
 export function pollSettings(stack: StackConfig): PollSettings {
   const enabled = enabledEndpoints(stack);
   const timing = new Map<DataEndpoint, EndpointTiming>();

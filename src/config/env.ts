@@ -35,10 +35,7 @@ export const STACK_VARS: ReadonlyArray<readonly [string, string, Check<unknown>]
   .flatMap(([dotted, { env, check }]) => (env === undefined ? [] : [[env, dotted, check] as const]));
 
 const VAR_OF_KEY = new Map(STACK_VARS.map(([name, key]) => [key, name]));
-
-const CREDENTIAL_VARS = Object.fromEntries(
-  Object.entries(CREDENTIALS).map(([key, { env }]) => [key, env ?? key]),
-) as Readonly<Record<CredentialKey, string>>;
+const credentialVar = (key: CredentialKey): string => VAR_OF_KEY.get(key) ?? key;
 
 export type GlobalKey = keyof typeof GLOBALS;
 export type GlobalValue<K extends GlobalKey> = Resolved<typeof GLOBALS>[K];
@@ -48,27 +45,17 @@ export const GLOBAL_VARS: Readonly<Partial<Record<GlobalKey, string>>> = Object.
   keysOf(GLOBALS).flatMap(([key, { env }]) => (env === undefined ? [] : [[key, env]])),
 );
 
-/** The variable's value checked by the key's rule, or undefined when unset or invalid (reported). */
-export function globalFromEnv<K extends GlobalKey>(key: K, env: Env, issues: IssueList): GlobalValue<K> | undefined {
-  const name = GLOBAL_VARS[key];
-  if (name === undefined) return undefined;
-  return checkedValue(GLOBALS[key].check as Check<GlobalValue<K>>, envValue(env, name), name, issues);
-}
-
 function setAt(target: Record<string, unknown>, dotted: string, value: unknown): void {
   const keys = dotted.split('.');
   const last = keys.pop() ?? dotted;
   let node = target;
-  for (const k of keys) {
-    const next = (node[k] ??= {}) as Record<string, unknown>;
-    node = next;
-  }
+  for (const k of keys) node = (node[k] ??= {}) as Record<string, unknown>;
   node[last] = value;
 }
 
 const ENV_NAMING: CredentialNaming = {
-  name: (key) => CREDENTIAL_VARS[key],
-  path: (key) => CREDENTIAL_VARS[key],
+  name: credentialVar,
+  path: credentialVar,
   stack: 'CMDB_BASE_URL',
 };
 
@@ -81,18 +68,15 @@ export function readEnvStack(env: Env, issues: IssueList): StackSource | undefin
     const raw = envValue(env, name);
     if (raw === undefined) continue;
     if (key === 'secret' || key === 'token') issues.secret(raw);
-    const r = check(raw);
-    if (r.ok) setAt(input, key, r.value);
-    else {
-      issues.add(name, r.message);
-      valid = false;
-    }
+    const value = checkedValue(check, raw, name, issues);
+    if (value === undefined) valid = false;
+    else setAt(input, key, value);
   }
   return {
     input: valid ? (input as StackInput) : undefined,
     // The variables that were valid: their checks across keys and files still run in this round.
     partial: valid ? undefined : (input as StackParts),
-    has: (key) => envValue(env, CREDENTIAL_VARS[key]) !== undefined,
+    has: (key) => envValue(env, credentialVar(key)) !== undefined,
     naming: ENV_NAMING,
     // Keys without a variable can only come from the file's `defaults`, which is where to change them.
     ownOrigin: (key) => VAR_OF_KEY.get(key) ?? `defaults.${key}`,
@@ -110,41 +94,25 @@ export function readEnvStack(env: Env, issues: IssueList): StackSource | undefin
  */
 const REFERENCE = /^([A-Za-z_][A-Za-z0-9_]*)(?::-([^]*))?$/;
 
-/** The expanded string, or a message saying why it cannot be expanded. */
+/** The expanded string, or a message saying why it cannot be expanded (the first problem met). */
 function expandString(value: string, env: Env, referenced?: Set<string>): { value: string } | { problem: string } {
-  let out = '';
-  let i = 0;
-  while (i < value.length) {
-    const dollar = value.indexOf('$', i);
-    if (dollar < 0) break;
-    out += value.slice(i, dollar);
-    if (value.startsWith('$${', dollar)) {
-      out += '${';
-      i = dollar + 3;
-      continue;
+  let problem: string | undefined;
+  const out = value.replace(/\$\$\{|\$\{([^}]*)(\})?/g, (match, inner: string | undefined, close: string | undefined) => {
+    if (match === '$${' || problem !== undefined) return '${';
+    const m = REFERENCE.exec(inner ?? '');
+    if (close === undefined) problem = 'has an unterminated "${"; write "$${" for a literal "${"';
+    else if (!m || (m[2] ?? '').includes('${')) problem = `has an invalid reference "\${${inner}}"; write \${NAME} or \${NAME:-default}`;
+    else {
+      const [, name = '', fallback] = m;
+      referenced?.add(name);
+      const set = env[name];
+      if (fallback !== undefined) return set === undefined || set === '' ? fallback : set;
+      if (set !== undefined) return set;
+      problem = `environment variable ${name} is not set (write \${${name}:-default} to give a default)`;
     }
-    if (!value.startsWith('${', dollar)) {
-      out += '$';
-      i = dollar + 1;
-      continue;
-    }
-    const close = value.indexOf('}', dollar + 2);
-    if (close < 0) return { problem: 'has an unterminated "${"; write "$${" for a literal "${"' };
-    const inner = value.slice(dollar + 2, close);
-    const m = REFERENCE.exec(inner);
-    if (!m || (m[2] ?? '').includes('${')) {
-      return { problem: `has an invalid reference "\${${inner}}"; write \${NAME} or \${NAME:-default}` };
-    }
-    const name = m[1] ?? '';
-    referenced?.add(name);
-    const fallback = m[2];
-    const set = env[name];
-    if (fallback !== undefined) out += set === undefined || set === '' ? fallback : set;
-    else if (set !== undefined) out += set;
-    else return { problem: `environment variable ${name} is not set (write \${${name}:-default} to give a default)` };
-    i = close + 1;
-  }
-  return { value: out + value.slice(i) };
+    return '';
+  });
+  return problem === undefined ? { value: out } : { problem };
 }
 
 /**

@@ -186,9 +186,5 @@ export const endpointList = nameList<DataEndpoint>((name) => {
   return `unknown endpoint ${describeValue(name)}${hint}; valid names: ${DATA_ENDPOINTS.join(', ')}`;
 });
 
-/**
- * Saved inventory queries: checked as far as they can be without the CMDB (the shape of the API's
- * body, operators, types, value kinds, relative days); field names and their types are checked
- * against the stack's field metadata before each run.
- */
+/** Saved inventory queries, checked as far as they can be without the CMDB (src/api/query-shape.ts). */
 export const savedQueries: Check<SavedQuery[]> = (input) => parseSavedQueries(input);

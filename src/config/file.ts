@@ -1,16 +1,16 @@
 /**
- * The YAML file: read and parsed, `${VAR}` expanded, then its sections (top level, `defaults`, and
- * each stack) validated each on its own, so that a mistake in one stack does not hide the problems
- * of another.
+ * The YAML file: read and parsed (the loader expands `${VAR}`, env.ts), then its sections (top level,
+ * `defaults`, and each stack) validated each on its own, so that a mistake in one stack does not hide
+ * the problems of another.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { z } from 'zod';
 import { LineCounter, parseDocument } from 'yaml';
+import { isMapping } from '../api/schemas.js';
 import { errorCode } from '../errors.js';
 import { describeValue, kindOf } from './checks.js';
 import type { CredentialNaming } from './credentials.js';
-import { type Env, expandTree } from './env.js';
 import { formatPath, IssueList, type PathSegment } from './issues.js';
 import { defaultsSchema, parseSection, type Settings, stackPartsSchema, stackSchema, type StackInput, type StackParts, topSchema } from './schema.js';
 import type { StackSource } from './stack.js';
@@ -26,20 +26,8 @@ function refersToItself(node: unknown, open = new Set<object>()): boolean {
 }
 
 /**
- * Read and parse the YAML file, then expand `${VAR}` in its string values (the names referred to
- * are added to `referenced`). Problems are reported against the file name; returns undefined when
- * the file cannot be used at all.
- */
-export function readConfigFile(file: string, env: Env, issues: IssueList, referenced?: Set<string>): Record<string, unknown> | undefined {
-  const tree = readYamlMapping(file, 'the config file', issues);
-  return tree === undefined ? undefined : (expandTree(tree, env, [], issues, referenced) as Record<string, unknown>);
-}
-
-/**
- * Read and parse a YAML file that holds a mapping at the top level (an empty file is an empty
- * mapping). `what` names the file in the message when it cannot be read. Problems are reported
- * against the file name, with the line and column of the first YAML error; returns undefined when
- * the file cannot be used at all.
+ * A YAML file holding a mapping at the top level (an empty file is an empty one), or undefined when
+ * it cannot be used at all; problems are reported at the file name, `what` naming it when unreadable.
  */
 export function readYamlMapping(file: string, what: string, issues: IssueList): Record<string, unknown> | undefined {
   let source: string;
@@ -145,10 +133,10 @@ export function readStacks(raw: unknown, baseDir: string, issues: IssueList): St
   checkUniqueNames(raw, issues);
   const sources: StackSource[] = [];
   raw.forEach((item: unknown, i) => {
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+    if (!isMapping(item)) {
       issues.add(formatPath(['stacks', i]), `must be a mapping with name, baseUrl and credentials, got ${kindOf(item)}`);
     } else {
-      sources.push(stackSource(item as Record<string, unknown>, ['stacks', i], baseDir, issues));
+      sources.push(stackSource(item, ['stacks', i], baseDir, issues));
     }
   });
   return sources;

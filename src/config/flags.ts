@@ -1,10 +1,7 @@
 /**
- * Every command-line flag of every command, once: its type, value placeholder, help text, default,
- * environment variable, what its value must be, and the commands that take it. The parsers
- * (node:util parseArgs), the checks of the values (checkFlags) and the "Options:" part of each
- * command's --help are derived from this table, so a flag shared by the daemon and `backfill`
- * (--config, --log.level, …) is declared, parsed, checked and described the same way in both, and
- * a new flag is one entry here. (promtool's and node_exporter's kingpin trees do the same.)
+ * Every command-line flag of every command, once (CONTRIBUTING.md, "Adding a command-line flag"):
+ * each command's parser (node:util parseArgs), the checks of the values (checkFlags) and the
+ * "Options:" of its --help derive from this table, so a flag both commands take behaves the same.
  *
  * An alias (`aliasOf`) is merged into the flag it stands for: given both, a value flag is refused
  * ("--config and --config.file are the same option"), a switch is on when either is.
@@ -35,9 +32,8 @@ export interface FlagSpec {
   /** Read from this environment variable when the flag is not given (an empty value is not given). */
   readonly env?: string;
   /**
-   * What the value must be (given, or from `env`), checked by checkFlags once --help and --version
-   * are answered: returns the value parsed, or throws an error that names `name`, the flag or the
-   * variable it came from (exit 2).
+   * What the value must be (given, or from `env`), checked once --help and --version are answered:
+   * the value parsed, or throws an error naming `name`, the flag or variable it came from (exit 2).
    */
   readonly parse?: (text: string, name: string) => unknown;
 }

@@ -7,8 +7,8 @@ import { dirname, resolve } from 'node:path';
 import type { ExporterConfig, StackConfig } from './types.js';
 import { readStacksDir } from './stacks-dir.js';
 import type { Check } from './checks.js';
-import { checkedValue, type Env, envValue, type GlobalKey, type GlobalValue, globalFromEnv, readEnvStack, unknownVariables } from './env.js';
-import { type FileConfig, parseFileConfig, readConfigFile } from './file.js';
+import { checkedValue, type Env, envValue, expandTree, type GlobalKey, type GlobalValue, readEnvStack, unknownVariables } from './env.js';
+import { type FileConfig, parseFileConfig, readYamlMapping } from './file.js';
 import { IssueList } from './issues.js';
 import { BUILTIN_GLOBALS, GLOBALS, type Resolved } from './rules.js';
 import { buildStack, type StackSource } from './stack.js';
@@ -26,20 +26,19 @@ export interface LoadConfigOptions {
   overrides?: { listenAddress?: string; logLevel?: string; logFormat?: string; storagePath?: string };
 }
 
-type Overrides = NonNullable<LoadConfigOptions['overrides']>;
-
 /** One global setting: the first valid value of command line, environment, file, default. */
 function resolveGlobal<K extends GlobalKey>(
   key: K,
   file: FileConfig | undefined,
   env: Env,
-  overrides: Overrides | undefined,
+  overrides: LoadConfigOptions['overrides'],
   issues: IssueList,
 ): GlobalValue<K> {
-  const { check, flag } = GLOBALS[key];
+  const { flag, env: variable } = GLOBALS[key];
+  const check = GLOBALS[key].check as Check<GlobalValue<K>>;
   const raw = flag === undefined ? undefined : (overrides as Record<string, string | undefined> | undefined)?.[key];
-  const fromFlag = checkedValue(check as Check<GlobalValue<K>>, raw, flag ?? key, issues);
-  const fromEnv = globalFromEnv(key, env, issues);
+  const fromFlag = checkedValue(check, raw, flag ?? key, issues);
+  const fromEnv = variable === undefined ? undefined : checkedValue(check, envValue(env, variable), variable, issues);
   const fromFile = file?.top?.[key] as GlobalValue<K> | undefined;
   return fromFlag ?? fromEnv ?? fromFile ?? (BUILTIN_GLOBALS[key] as GlobalValue<K>);
 }
@@ -104,7 +103,8 @@ export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
   // An empty --config or EXPORTER_CONFIG= means "no file", as for every other variable.
   const configFile = opts.configFile?.trim() ? opts.configFile : envValue(opts.env, 'EXPORTER_CONFIG');
   const referenced = new Set<string>();
-  const raw = configFile === undefined ? undefined : readConfigFile(configFile, opts.env, issues, referenced);
+  const tree = configFile === undefined ? undefined : readYamlMapping(configFile, 'the config file', issues);
+  const raw = tree === undefined ? undefined : (expandTree(tree, opts.env, [], issues, referenced) as Record<string, unknown>);
   const file = raw === undefined || configFile === undefined ? undefined : parseFileConfig(raw, configFile, issues);
   const fileUsable = configFile === undefined || raw !== undefined;
 
@@ -112,12 +112,8 @@ export function loadConfig(opts: LoadConfigOptions): ExporterConfig {
     (Object.keys(GLOBALS) as GlobalKey[]).map((key) => [key, resolveGlobal(key, file, opts.env, opts.overrides, issues)]),
   ) as Resolved<typeof GLOBALS>;
 
-  const stacks: StackConfig[] = [];
   const fileStacks = stackSources(file, fileUsable, globals.stacksDir !== undefined, opts.env, issues);
-  for (const source of fileStacks) {
-    const stack = buildStack(source, file?.defaults, issues);
-    if (stack !== undefined) stacks.push(stack);
-  }
+  const stacks = fileStacks.flatMap((source) => buildStack(source, file?.defaults, issues) ?? []);
   if (globals.stacksDir !== undefined) {
     stacks.push(...dirStacks(globals.stacksDir, configFile, file, opts.env, issues));
   }

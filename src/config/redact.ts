@@ -66,9 +66,8 @@ export function secretsOf(config: ExporterConfig): string[] {
 }
 
 /**
- * Tells the scrubber every secret of `config`: called where a configuration is read (at start, on
- * reload), before anything of it is logged or used, so that a secret pasted into another key is
- * scrubbed from the first line on.
+ * Tells the scrubber every secret of `config` where it is read (start, reload), before any of it is
+ * logged, so that a secret pasted into another key is scrubbed from the first line on.
  */
 export function registerSecrets(config: ExporterConfig, scrubber: SecretScrubber): void {
   for (const secret of secretsOf(config)) scrubber.add(secret);

@@ -123,10 +123,7 @@ export const GLOBALS = {
   enableReload: key(bool, false),
   /** A directory of stack files (stacks-dir.ts); relative to the config file's directory. */
   stacksDir: optional(filePath, { env: 'EXPORTER_STACKS_DIR' }),
-  /**
-   * Where the exporter keeps what it knew across restarts (src/persist/, docs/restarts.md); relative
-   * to the config file's directory. Unset: nothing is kept, every start is a cold start.
-   */
+  /** What the exporter knew, kept across restarts (docs/restarts.md); unset: every start is a cold start. */
   storagePath: optional(filePath, { env: 'EXPORTER_STORAGE_PATH', flag: '--storage.path' }),
   /** Base of the status page's "what to do" links; unset: the runbooks the exporter serves itself. */
   runbookBaseUrl: optional(runbookBase, { env: 'EXPORTER_RUNBOOK_BASE_URL' }),
@@ -153,14 +150,13 @@ export const CREDENTIALS = {
 export const SERVICE_REQUESTS_PER_MINUTE = 60;
 
 /**
- * Per-stack settings, which may also be set under `defaults`. Their order is the order of the keys
- * of a loaded StackConfig.
+ * Per-stack settings, which may also be set under `defaults`, each described in
+ * docs/configuration.md. Their order is the order of the keys of a loaded StackConfig.
  */
 export const SETTINGS = {
   /** JSON key for the client id in the token request body (`clientID`; the spec also shows `clientId`). */
   clientIdKey: key(clientIdKey, 'clientID', { env: 'CMDB_CLIENT_ID_KEY' }),
   userAgent: key(headerText, DEFAULT_USER_AGENT, { env: 'CMDB_USER_AGENT' }),
-  // The real service allows 60 requests a minute; more is allowed for other deployments.
   rateLimitPerMinute: key(numberIn(1, 6000, whole), 50, {
     env: 'CMDB_RATE_LIMIT_PER_MINUTE',
     warn: (n) =>
@@ -169,21 +165,11 @@ export const SETTINGS = {
         : undefined,
   }),
   maxConcurrency: key(numberIn(1, 64, whole), 4),
-  /**
-   * Pace of the Action job fetches, a share of rateLimitPerMinute: when many Actions ran at once,
-   * their jobs are fetched one every 60/n seconds (the rest waits as a backlog), so the other
-   * endpoints always find room in the budget and the budget is never held at its limit for long.
-   */
+  /** Pace of the Action job fetches, a share of rateLimitPerMinute: one every 60/n seconds, the rest a backlog. */
   actionJobsPerMinute: key(numberIn(1, 6000, whole), 30, { env: 'CMDB_ACTION_JOBS_PER_MINUTE' }),
-  /**
-   * Pace of `cmdb-exporter backfill`, a share of rateLimitPerMinute: a backfill reads weeks of history
-   * while the daemon keeps polling on the same account, so it leaves the daemon most of the budget.
-   */
+  /** Pace of `cmdb-exporter backfill`, a share of rateLimitPerMinute that leaves the daemon most of it. */
   backfillRequestsPerMinute: key(numberIn(1, 6000, whole), 15, { env: 'CMDB_BACKFILL_REQUESTS_PER_MINUTE' }),
-  /**
-   * Pace of the saved queries' counts, a share of rateLimitPerMinute: a stack with many queries
-   * sends them one every 60/n seconds after a rebuild, like the Action jobs.
-   */
+  /** Pace of the saved queries' counts after a rebuild, a share of rateLimitPerMinute, like the Action jobs. */
   queriesPerMinute: key(numberIn(1, 6000, whole), 20, { env: 'CMDB_QUERIES_PER_MINUTE' }),
   /** Total time for one request attempt, body included. */
   timeoutSeconds: key(secondsIn(0.1, 3600), 30),
@@ -213,19 +199,13 @@ export const SETTINGS = {
   },
   /** Connector list sort, `field,asc|desc`, sent as `sort=field%2Casc` (full scans only). */
   connectorSort: optional(connectorSort),
-  /**
-   * How often the whole connector run history is read again. Polls in between read only the newest
-   * runs (`sort=_time,desc`); a full scan is what drops connectors that no longer appear.
-   */
+  /** How often the whole connector run history is read again; polls in between read only the newest runs. */
   connectorFullScanInterval: key(secondsIn(60, 30 * 86_400), 86_400, { env: 'CMDB_CONNECTOR_FULL_SCAN_INTERVAL' }),
   track: {
     assets: key(nameList(), [], { env: 'CMDB_TRACK_ASSETS' }),
     users: key(nameList(), [], { env: 'CMDB_TRACK_USERS' }),
   },
-  /**
-   * Saved inventory queries (docs/queries.md): each counted once per rebuild into
-   * cmdb_query_records{query=<name>}. A stack's own list replaces the list under `defaults`.
-   */
+  /** Saved inventory queries (docs/queries.md); a stack's own list replaces the list under `defaults`. */
   queries: key(savedQueries, []),
   /** Poll intervals in seconds, one per scheduler group, plus the slow refresh of Action jobs. */
   intervals: {
@@ -237,11 +217,7 @@ export const SETTINGS = {
     actionJobs: key(interval, 300),
     actionJobsRefresh: key(interval, 3600),
     changes: key(interval, 900),
-    /**
-     * Saved queries run when the data is rebuilt, at most this often, and at least daily. The real
-     * service rebuilds from daily to every 4 h, so an hour never delays a rebuild's counts; it caps a
-     * stack whose merger rows move more often (24 runs a day, one request per query each).
-     */
+    /** Saved queries run when the data is rebuilt, at most this often, and at least daily. */
     queries: key(interval, 3600),
   } satisfies { [G in GroupName | 'actionJobsRefresh']: Key<number, false> },
   /** Series of a failing endpoint are dropped once its last success is older than this many intervals. */

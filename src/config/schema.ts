@@ -53,10 +53,7 @@ export const topSchema = z.strictObject({
   stacks: z.unknown().optional(),
 });
 
-/**
- * A stack with name and baseUrl optional: the valid values of a declaration that lacks one, so that
- * the checks across keys and of the files it names still report in the same round.
- */
+/** A stack with name and baseUrl optional: what is valid of a declaration that lacks one (StackSource.partial). */
 export const stackPartsSchema = stackSchema.extend({
   name: field(IDENTITY.name.check).optional(),
   baseUrl: field(IDENTITY.baseUrl.check).optional(),

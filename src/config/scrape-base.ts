@@ -7,7 +7,6 @@
 import { hostname } from 'node:os';
 import { ConfigError } from '../errors.js';
 
-/** Where Prometheus reaches this exporter. */
 export interface ScrapeBase {
   readonly scheme: 'http' | 'https';
   /** host:port */

@@ -6,6 +6,7 @@
  * merging (a cross-field rule, an unreadable file) is reported at the key the user actually set:
  * `defaults.tls.caFile`, `stacks[2].timeoutSeconds` or `CMDB_CA_FILE`.
  */
+import { isMapping } from '../api/schemas.js';
 import type { StackConfig, TlsConfig } from './types.js';
 import { type CredentialKey, type CredentialNaming, credentialKind, loadAuth, readPemFile } from './credentials.js';
 import { formatDuration } from './durations.js';
@@ -17,9 +18,8 @@ export interface StackSource {
   /** The parsed declaration; undefined when it failed the schema (those problems are reported). */
   readonly input: StackInput | undefined;
   /**
-   * When `input` is undefined: what is valid of the declaration all the same (a required key
-   * missing, a bad value left out). The checks across keys and of the named files run on it, so its
-   * problems come in the same round; the stack is still rejected.
+   * When `input` is undefined: what is valid of the declaration all the same, so that the checks
+   * across keys and of the named files report in the same round (the stack is still rejected).
    */
   readonly partial?: StackParts | undefined;
   /** Whether a credential key is set in the raw declaration, known even when parsing failed. */
@@ -42,10 +42,6 @@ interface Merged<T> {
   readonly values: T;
   /** Origin the value of each leaf came from. */
   readonly origins: ReadonlyMap<string, string>;
-}
-
-function isMapping(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function apply(

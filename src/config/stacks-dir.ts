@@ -1,9 +1,7 @@
 /**
- * `stacksDir`: a directory of YAML files, one or more stacks each, that a provisioning tool can
- * write one tenant at a time (docs/configuration.md, "A stack per file"). Each file is validated
- * like the main file's `stacks`, every problem named with the file in front of its key path, and
- * merged with the main file's `defaults` by the loader. Files ending in .yaml or .yml are read in
- * name order; names starting with a dot (a tool's `.acme.yaml.tmp`) are skipped.
+ * `stacksDir`: a directory of YAML files, one or more stacks each (docs/configuration.md, "A stack
+ * per file"), each validated like the main file's `stacks`, its problems named with the file in front.
+ * Files ending in .yaml or .yml are read in name order; names starting with a dot (`.acme.yaml.tmp`) are skipped.
  */
 import { readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

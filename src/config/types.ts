@@ -3,7 +3,7 @@
  * file and the environment; everything downstream reads only this shape. The settings are derived
  * from the tables of rules.ts: a key added there appears here.
  */
-import type { GLOBALS, LOG_FORMATS, LOG_LEVELS, Resolved, ResolvedSettings } from './rules.js';
+import type { GLOBALS, IDENTITY, LOG_FORMATS, LOG_LEVELS, Resolved, ResolvedSettings } from './rules.js';
 
 export { DEFAULT_INTERVALS, DEFAULT_PORT } from './rules.js';
 
@@ -16,7 +16,7 @@ export type StackAuth =
       readonly clientId: string;
       /** Loaded from `secret` or `secretFile`. Never logged. */
       readonly secret: string;
-      /** JSON key for the client id in the token request body (`clientID`; the spec also shows `clientId`). */
+      /** SETTINGS.clientIdKey (rules.ts). */
       readonly clientIdKey: string;
     }
   | {
@@ -27,7 +27,6 @@ export type StackAuth =
       readonly tokenFile?: string;
     };
 
-/** Poll intervals in seconds, one per scheduler group, plus the slow refresh of Action jobs. */
 export type Intervals = ResolvedSettings['intervals'];
 
 export type RetryConfig = ResolvedSettings['retries'];
@@ -40,12 +39,8 @@ export interface TlsConfig {
   readonly insecureSkipVerify: boolean;
 }
 
-/** The per-stack settings of rules.ts, with the TLS files read and `clientIdKey` moved into `auth`. */
-export interface StackConfig extends Omit<ResolvedSettings, 'clientIdKey' | 'tls'> {
-  /** Value of the `stack` label. */
-  readonly name: string;
-  /** Address before /CMDB, without a trailing slash, e.g. https://cmdb.example.com */
-  readonly baseUrl: string;
+/** A stack's IDENTITY and settings (rules.ts), its TLS files read and `clientIdKey` moved into `auth`. */
+export interface StackConfig extends Omit<ResolvedSettings, 'clientIdKey' | 'tls'>, Required<Resolved<typeof IDENTITY>> {
   readonly auth: StackAuth;
   readonly tls: TlsConfig;
 }

@@ -1,21 +1,15 @@
 /**
- * `--web.config.file`: TLS and basic authentication of the exporter's own HTTP server, in the
- * format of the Prometheus exporter-toolkit (web-config.yml), so that a file written for
- * node_exporter works here unchanged:
- *
- *     tls_server_config: { cert_file, key_file, client_auth_type, client_ca_file, min_version, … }
- *     http_server_config: { headers: { … }, http2 }
- *     basic_auth_users: { user: <bcrypt hash> }
- *
- * Like exporter-toolkit (which parses strictly), an unknown key or a bad value stops start-up with a
- * ConfigError naming the key. Relative paths are resolved against the web-config file's directory.
- * Keys Node cannot honour as such are mapped where an equivalent exists (cipher_suites, curve_preferences,
- * prefer_server_cipher_suites) and reported as warnings where it does not (http2).
+ * `--web.config.file`: TLS and basic authentication of the exporter's own HTTP server, in the format
+ * of the Prometheus exporter-toolkit's web-config.yml, so that a file written for node_exporter works
+ * here unchanged (docs/security.md has each key). Like exporter-toolkit, an unknown key or a bad value
+ * stops start-up with a ConfigError naming the key. Keys Node cannot honour as such are mapped where an
+ * equivalent exists (cipher_suites, curve_preferences) and reported as warnings where it does not (http2).
  * https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createSecureContext, type SecureVersion } from 'node:tls';
+import { isMapping } from '../api/schemas.js';
 import { errorCode } from '../errors.js';
 import { describeValue, kindOf } from './checks.js';
 import { readYamlMapping } from './file.js';
@@ -154,10 +148,6 @@ export function loadWebConfig(path: string): WebConfig {
   if (tls) checkTlsLoads(tls, issues, at);
   issues.throwIfAny();
   return { file, tls, basicAuthUsers, headers, warnings };
-}
-
-function isMapping(value: unknown): value is Tree {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 type At = (key: string) => string;
@@ -337,7 +327,7 @@ function checkTlsLoads(tls: WebTlsConfig, issues: IssueList, at: At): void {
       issues.add(at(`tls_server_config.${name}`), `cannot read ${source.file}: ${errorCode(err) ?? (err as Error).message}`);
     }
   }
-  if (issues.count > 0) return;
+  if (issues.hasAt(at('tls_server_config'))) return;
   try {
     createSecureContext(secureContextOptions(tls));
   } catch (err) {
