@@ -15,9 +15,9 @@ import type { PrometheusApi } from './prometheus-api.js';
 export class InstanceError extends Error {}
 
 /** The address /sd hands out without --web.external-url: the listen address's (throws ConfigError on a bad address). */
-export function sdInstance(listenAddress: string, host?: string): string {
-  const { host: listenHost, port } = parseListenAddress(listenAddress, 'listenAddress');
-  return listenBase(listenHost, port, false, host).address;
+export function sdInstance(listenAddress: string): string {
+  const { host, port } = parseListenAddress(listenAddress, 'listenAddress');
+  return listenBase(host, port, false).address;
 }
 
 /**

@@ -46,8 +46,6 @@ export interface StackPlan {
   readonly knownRequests: number;
   /** Seconds the known requests take at the pace and the service's speed. */
   readonly knownSeconds: number;
-  /** Seconds each request that depends on the answers adds, at the least (the pace). */
-  readonly secondsPerMoreRequest: number;
 }
 
 /** `days`: the days whose counts are read, when not every day of [from, to] (--fill-gaps). */
@@ -75,7 +73,7 @@ export function planStack(stack: StackConfig, from: number, to: number, days?: n
   }
   const knownRequests = lines.reduce((n, l) => n + l.requests, 0);
   const services = lines.flatMap((l) => Array.from({ length: l.requests }, () => l.serviceSeconds));
-  return { stack: stack.name, ratePerMinute: rate, lines, knownRequests, knownSeconds: secondsAtServicePace(services, rate), secondsPerMoreRequest: 60 / rate };
+  return { stack: stack.name, ratePerMinute: rate, lines, knownRequests, knownSeconds: secondsAtServicePace(services, rate) };
 }
 
 /**

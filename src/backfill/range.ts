@@ -125,8 +125,3 @@ function roughly(seconds: number): string {
   const unit = seconds >= 2 * 86_400 ? 3600 : seconds >= 3600 ? 60 : 1;
   return formatDuration(Math.round(seconds / unit) * unit);
 }
-
-/** The step times of one group: from the first multiple of `step` at or after `from` up to `to`. */
-export function* stepTimes(from: number, to: number, step: number): Generator<number> {
-  for (let t = Math.ceil(from / step) * step; t <= to; t += step) yield t;
-}

@@ -100,18 +100,15 @@ export class RemoteWriteSink implements Sink {
   private readonly stop = new AbortController();
   private failure: Error | undefined;
 
-  constructor(
-    private readonly client: RemoteWriteClient,
-    private readonly shards = REMOTE_WRITE_SHARDS,
-  ) {
-    this.tails = Array.from({ length: shards }, () => Promise.resolve());
+  constructor(private readonly client: RemoteWriteClient) {
+    this.tails = Array.from({ length: REMOTE_WRITE_SHARDS }, () => Promise.resolve());
   }
 
   private seriesOf(line: Line): { labels: Buffer; shard: number } {
     let known = this.labels.get(line.key);
     if (!known) {
       const labels = encodeLabels({ ...line.labels, __name__: (WRITTEN_FAMILIES[line.family] as { name: string }).name });
-      known = { labels, shard: shardOf(labels, this.shards) };
+      known = { labels, shard: shardOf(labels, REMOTE_WRITE_SHARDS) };
       this.labels.set(line.key, known);
     }
     return known;
@@ -134,7 +131,7 @@ export class RemoteWriteSink implements Sink {
       },
       finish: async () => {
         const max = this.client.settings.maxSamplesPerSend;
-        const byShard: SeriesBuffer[][] = Array.from({ length: this.shards }, () => []);
+        const byShard: SeriesBuffer[][] = Array.from({ length: REMOTE_WRITE_SHARDS }, () => []);
         for (const s of series.values()) byShard[s.shard]?.push(s);
         series = new Map();
         let samples = 0;

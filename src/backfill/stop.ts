@@ -20,15 +20,14 @@ function ignoreClosedTerminal(): void {
   for (const stream of [process.stdout, process.stderr]) if (stream.listenerCount('error') === 0) stream.on('error', () => undefined);
 }
 
-export function stopOnSignals(say: (text: string) => void, exit: (code: number) => void = (code) => process.exit(code)): StopSignals {
+export function stopOnSignals(say: (text: string) => void): StopSignals {
   const ctl = new AbortController();
   let why: string | undefined;
   const onSignal = (name: NodeJS.Signals) => {
     if (name === 'SIGHUP') ignoreClosedTerminal();
     if (why !== undefined) {
       say(`${name} again: stopping at once`);
-      exit(130);
-      return;
+      process.exit(130);
     }
     why = name;
     say(`${name}: stopping cleanly (a second one stops at once)`);

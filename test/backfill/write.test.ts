@@ -24,7 +24,7 @@ const dayText = (d: number) => new Date(d * 1000).toISOString().slice(0, 10);
 
 function history(days: number[]): StackHistory {
   const map = new Map<number, MetricsRecord>(days.map((d, i) => [d, { assetCount: 1000 + i, userCount: 10 + i } as MetricsRecord]));
-  return { days: map, connectorRows: undefined, ingestionRuns: undefined, actions: undefined, actionJobs: new Map(), changes: { asset: new Map(), user: new Map() }, missing: [], read: 0, reused: 0 };
+  return { days: map, connectorRows: undefined, ingestionRuns: undefined, actions: undefined, actionJobs: new Map(), changes: { asset: new Map(), user: new Map() }, missing: [] };
 }
 
 interface Written {
