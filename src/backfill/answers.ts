@@ -130,21 +130,14 @@ export class AnswerJournal {
 const id = (stack: string, key: string) => `${stack}\u0000${key}`;
 
 /** The journal as one stack's reading sees it. */
-export interface StackAnswers {
-  has(key: string): boolean;
-  get<T>(key: string): T | undefined;
-  record(key: string, value: unknown): void;
-  /** The pages of a unit being read that earlier runs kept; and one more page of it. */
-  earlierPages(key: string): readonly unknown[];
-  recordPage(key: string, page: unknown): void;
-}
+export type StackAnswers = ReturnType<typeof stackAnswers>;
 
-export function stackAnswers(journal: AnswerJournal, stack: string): StackAnswers {
+export function stackAnswers(journal: AnswerJournal, stack: string) {
   return {
-    has: (key) => journal.has(stack, key),
+    has: (key: string) => journal.has(stack, key),
     get: <T>(key: string) => journal.get<T>(stack, key),
-    record: (key, value) => journal.record(stack, key, value),
-    earlierPages: (key) => journal.earlierPages(stack, key),
-    recordPage: (key, page) => journal.recordPage(stack, key, page),
+    record: (key: string, value: unknown) => journal.record(stack, key, value),
+    earlierPages: (key: string) => journal.earlierPages(stack, key),
+    recordPage: (key: string, page: unknown) => journal.recordPage(stack, key, page),
   };
 }

@@ -9,6 +9,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { tokenSlot, type Credential, type TokenProvider } from '../cmdb/auth.js';
+import { raceAbort } from '../cmdb/clock.js';
 import type { StackConfig } from '../config/types.js';
 import { CmdbAbortedError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -125,21 +126,9 @@ export class BorrowedToken implements TokenProvider {
     this.waiting ??= this.poll(old).finally(() => {
       this.waiting = undefined;
     });
-    if (!signal) return this.waiting;
-    return new Promise<Credential>((resolve, reject) => {
-      const stop = () => reject(new CmdbAbortedError('POST access_token'));
-      if (signal.aborted) return stop();
-      signal.addEventListener('abort', stop, { once: true });
-      (this.waiting as Promise<Credential>).then(
-        (c) => {
-          signal.removeEventListener('abort', stop);
-          resolve(c);
-        },
-        (e: unknown) => {
-          signal.removeEventListener('abort', stop);
-          reject(e instanceof Error ? e : new Error(String(e)));
-        },
-      );
+    // A request stopped while it waits ends as the token request it stands for would.
+    return raceAbort(this.waiting, signal).catch((e: unknown) => {
+      throw signal?.aborted ? new CmdbAbortedError('POST access_token') : (e as Error);
     });
   }
 

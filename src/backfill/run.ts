@@ -58,20 +58,29 @@ export interface SessionOptions {
   readonly scrubber: SecretScrubber;
 }
 
+/** What every step of a session says through, and how it is stopped. */
+interface Io {
+  readonly o: SessionOptions;
+  readonly stop: StopSignals;
+  readonly say: (t: string) => void;
+  readonly err: (t: string) => void;
+  /** The same command, to continue. */
+  readonly again: string;
+}
+
 export async function runSession(o: SessionOptions): Promise<number> {
-  const say = (text: string) => o.stdout.write(`${text}\n`);
   const err = (text: string) => o.stderr.write(`cmdb-exporter backfill: ${text}\n`);
-  const again = continueCommand(o.program, o.argv, o.environment);
   // From here on a signal stops the backfill cleanly, whatever it is doing.
   const stop = stopOnSignals((text) => err(text));
   try {
-    return await session(o, stop, say, err, again);
+    return await session({ o, stop, err, say: (text) => o.stdout.write(`${text}\n`), again: continueCommand(o.program, o.argv, o.environment) });
   } finally {
     stop.dispose();
   }
 }
 
-async function session(o: SessionOptions, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string): Promise<number> {
+async function session(io: Io): Promise<number> {
+  const { o, stop, say, err, again } = io;
   // Before anything else: a target that would refuse or drop the range is said at once.
   let sink: Sink;
   if (o.remote) {
@@ -101,20 +110,20 @@ async function session(o: SessionOptions, stop: StopSignals, say: (t: string) =>
   try {
     const searched = await blocksTarget(o, err);
     if (searched === 'refused') return 2;
-    return await sinkSession(o, sink, stop, say, err, again, searched);
+    const state = BackfillState.open(o.out, o.fingerprint);
+    const journal = new AnswerJournal(o.out);
+    try {
+      return await readAndWrite({ ...io, sink, state, journal, searched });
+    } finally {
+      journal.close();
+    }
   } finally {
     await sink.close(true);
   }
 }
 
-interface Context {
-  readonly o: SessionOptions;
+interface Context extends Io {
   readonly sink: Sink;
-  readonly stop: StopSignals;
-  readonly say: (t: string) => void;
-  readonly err: (t: string) => void;
-  /** The same command, to continue. */
-  readonly again: string;
   readonly state: BackfillState;
   readonly journal: AnswerJournal;
   /** What a --fill-gaps run searches. */
@@ -141,24 +150,14 @@ async function blocksTarget(o: SessionOptions, err: (t: string) => void): Promis
   return searchedRange({ ...o.range, now: o.now, blocks, ...(status ? { retentionSeconds: status.retentionSeconds } : {}), ...(o.prometheus ? { url: o.prometheus.url } : {}) });
 }
 
-async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string, searched: Searched): Promise<number> {
-  const state = BackfillState.open(o.out, o.fingerprint);
-  const journal = new AnswerJournal(o.out);
-  try {
-    return await readAndWrite(o, sink, stop, say, err, again, state, journal, searched);
-  } finally {
-    journal.close();
-  }
-}
-
-async function readAndWrite(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string, state: BackfillState, journal: AnswerJournal, searched: Searched): Promise<number> {
+async function readAndWrite(c: Context): Promise<number> {
+  const { o, stop, say, state, journal, searched } = c;
   if (!state.resumed) journal.remove();
   if (state.complete) {
     say(`this backfill is complete (${state.path}): nothing to read or write. Remove that file to run it again.`);
     return 0;
   }
   if (state.resumed) say(`continuing the backfill in ${o.out}: ${journal.size} answers read and ${state.totals().windows} windows written before${pagesKept(journal, 'its scan goes on after them')}`);
-  const c: Context = { o, sink, stop, say, err, again, state, journal, searched };
 
   const instances = await instanceLabels(o, state, say);
   const { ranges, intervals } = await rangesOf(o, state, instances, say, searched);
