@@ -1,11 +1,9 @@
 /**
  * A backfill given the --storage.path of the daemon that polls with the same client id: one token
  * holder, the daemon (docs/backfill.md, "A client id of the backfill's own, or the daemon's
- * folder"). While a daemon holds the folder the backfill uses its current token
- * (src/persist/token-file.ts); on a 401 it looks at the folder every POLL_MS for the daemon's
- * renewal, for at most `waitMs`, then asks for its own (said once) until the daemon renews. No
- * daemon holding the folder: its own tokens. The folder is read, never written; the token read is
- * registered with the scrubber like any other.
+ * folder"). While a daemon holds the folder its token is used; after a 401 the folder is looked at
+ * every POLL_MS for the daemon's renewal for `waitMs`, then the backfill asks for its own until the
+ * daemon renews. The folder is read, never written; the token read goes to the scrubber.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { tokenSlot, type Credential, type TokenProvider } from '../cmdb/auth.js';

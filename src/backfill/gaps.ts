@@ -1,18 +1,11 @@
 /**
- * `--fill-gaps`: where, inside the range, are this exporter's series missing in the Prometheus
- * that scrapes it? Only Prometheus' own evidence counts. A stack is covered at a time when a scrape
- * of the live target succeeded then (`up` of the job and instance is 1, and some
- * `cmdb_endpoint_up` of the stack, the exporter's own, is 1: its CMDB answered), or when a backfill
- * wrote it (its coverage mark, coverage.ts: a series only the backfill writes). The families'
- * samples themselves prove nothing about a time after them: the last live sample before a crash
- * would "cover" Prometheus' 5-minute look-back, and a crash shorter than that would vanish.
- *
- * Asked at the target's own scrape interval: a point says whether a good scrape fell in the
- * interval before it (`last_over_time(…[interval])`, no look-back reaching forward). A hole is a run
- * of missed scrapes (points not covered) longer than TOLERATED_MISSED_SCRAPES, to its last missed
- * point (before the next good scrape); where it starts is read from the raw samples around it
- * (exactStart): just after the first missed scrape, where Prometheus wrote its staleness markers,
- * the same on Prometheus 3 and 2 whichever edge of a window each leaves open.
+ * `--fill-gaps`: where, inside the range, this exporter's series are missing in the Prometheus that
+ * scrapes it (docs/backfill.md, "Where the exporter is covered"). Only Prometheus' own evidence
+ * counts: a good scrape (`up` 1 and some `cmdb_endpoint_up` of the stack 1) or a backfill's
+ * coverage mark (coverage.ts); the families' samples prove nothing about the time after them (the
+ * last one before a crash would "cover" the 5-minute look-back). Asked at the target's scrape
+ * interval; a hole is more than TOLERATED_MISSED_SCRAPES missed scrapes, its start made exact from
+ * the raw samples around it (exactStart).
  */
 import { COVERAGE_METRIC, COVERAGE_SPACING_SECONDS } from './coverage.js';
 import { promString, type PrometheusApi } from './prometheus-api.js';

@@ -1,12 +1,9 @@
 /**
  * The remote-write sink, sharded by series as Prometheus' queue manager is (docs/backfill.md, "What
- * a receiver gets"): each series belongs to one of REMOTE_WRITE_SHARDS shards (a hash of its
- * labels), and each shard sends its requests one at a time, retries included, so a series is never
- * sent older than a sample of it already sent ("senders MUST send samples for any given series in
- * timestamp order"). A window's samples are grouped by series, cut per shard into chunks per unit
- * and packed into requests of at most `maxSamplesPerSend` samples. Each chunk is named
- * (`stack:unit#shard.n`) and kept in the state as the target takes it: a stop in the middle of a
- * window sends none of those again.
+ * a receiver gets"): a series belongs to one shard (a hash of its labels), and a shard sends one
+ * request at a time, retries included, so no series is sent out of time order. A window's samples
+ * are cut per shard into chunks per unit (`stack:unit#shard.n`), packed into requests of at most
+ * `maxSamplesPerSend`; the state keeps each chunk the target took, so a stop sends none twice.
  */
 import { WRITTEN_FAMILIES } from './coverage.js';
 import type { Line } from './replay.js';

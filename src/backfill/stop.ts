@@ -1,10 +1,8 @@
 /**
- * Ctrl-C, SIGTERM and SIGHUP during a backfill, from its first request on: the first asks for a
- * clean stop (the request in flight is dropped while reading, the window in flight finished while
- * writing; the command then says what was read and written and how to continue), a second one
- * stops at once. SIGHUP is a closed terminal or a dropped ssh session: stopped as cleanly, its
- * state kept, and what the terminal can no longer take (a write to it fails) does not stop the
- * clean stop; the line saying how to continue still reaches a log the output was piped to.
+ * Ctrl-C, SIGTERM and SIGHUP during a backfill, from its first request on (docs/backfill.md,
+ * "Stoppable and resumable"): the first asks for a clean stop, a second one stops at once. After a
+ * SIGHUP the terminal may be gone: a failed write to it does not stop the clean stop, and the line
+ * saying how to continue still reaches a log the output was piped to.
  */
 export interface StopSignals {
   readonly signal: AbortSignal;

@@ -1,11 +1,9 @@
 /**
  * Before a backfill sends anything: does the remote-write target take what it will send? A
- * Prometheus takes samples older than its newest only within its out-of-order window
- * (`storage: tsdb: out_of_order_time_window`) and drops them silently after its retention; a
- * VictoriaMetrics drops them after its -retentionPeriod. Either would lose history without a
- * word, so a range reaching further back is refused here with what to change. Other receivers
- * (Mimir, Thanos receive) have no status API to ask: the probe (an empty WriteRequest) shows that
- * they answer and take the credentials, and a refused batch later stops the backfill with their answer.
+ * Prometheus outside its out-of-order window and retention, or a VictoriaMetrics past its
+ * -retentionPeriod, would drop older samples without a word, so such a range is refused here with
+ * what to change. Other receivers (Mimir, Thanos) cannot be asked: the probe (an empty WriteRequest)
+ * shows they answer and take the credentials (docs/backfill.md, "Remote write").
  */
 import { parse } from 'yaml';
 import { formatDuration } from '../config/durations.js';
