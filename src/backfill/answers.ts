@@ -1,12 +1,9 @@
 /**
- * The answers a backfill has read, kept in --out so that running the same command again asks the
- * CMDB for none of them: at the service's pace reading is the expensive part (docs/backfill.md,
- * "Stoppable and resumable"). A journal of the persistence module (src/persist/journal.ts), one
- * record per answer keyed by stack and unit (`counts/2026-11-03`, `connector-history`,
- * `action-jobs/<id>`, `asset-changes/<name>`), in its disk form only (made where it is read:
- * history.ts). Failures are not kept. A unit read in pages (the connector history) also keeps each
- * page as it arrives, with where the read stands after it (connector-scan.ts), so that a read
- * stopped partway goes on from there.
+ * The answers a backfill has read, kept in --out so that the same command run again asks the CMDB
+ * for none of them (docs/backfill.md, "Stoppable and resumable"): a journal (src/persist/journal.ts),
+ * one record per answer in its disk form, keyed by stack and unit (`counts/2026-11-03`,
+ * `connector-history`, `action-jobs/<id>`, `asset-changes/<name>`). Failures are not kept. A unit
+ * read in pages (the connector history) keeps each page as it arrives (connector-scan.ts).
  */
 import { join } from 'node:path';
 import { Journal, readLines } from '../persist/journal.js';

@@ -1,10 +1,9 @@
 /**
- * A backfill's read of the connector run history: one full scan of every run through the stack's
- * connector reader (its page sizes, its halving of a timed-out page), reduced to what the range
- * needs (RangeRows), and kept page by page (the reader's ScanPosition and the page's rows in the
- * daemon's disk form, read back through ScanStateSchema) so that a scan stopped partway goes on
- * from its next page at the next run, when it `continuesScan` under the settings of now; else it
- * starts over. docs/backfill.md, "What a re-run continues from", says what a stop costs.
+ * A backfill's read of the connector run history: one full scan through the stack's connector
+ * reader, reduced to what the range needs (RangeRows) and kept page by page in the daemon's disk
+ * form, so that a scan stopped partway goes on from its next page at the next run when the reader
+ * `continuesScan` under today's settings, else starts over (docs/backfill.md, "What a re-run
+ * continues from").
  */
 import { runForDisk, runKey, runTime } from '../api/connector-runs.js';
 import type { ConnectorRun } from '../api/schemas.js';

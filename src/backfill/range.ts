@@ -1,12 +1,9 @@
 /**
- * The time range and step of a backfill, from the command line: `--from 30d`, `--to now-3h`,
- * `--step 5m`. Pure: the caller passes the time.
- *
- * A time is `now`, `now-<duration>`, a bare `<duration>` (that long before now), an ISO 8601 time
- * or day, or unix seconds. The range ends by default 3 hours before now: Prometheus still writes
- * that part into its head block, and blocks that overlap the head are not what a backfill is for.
- * A search for gaps written by remote write has no such reason: it ends now by default
- * (`upToNow`), so that the outage the user just had is found.
+ * The time range and step of a backfill from the command line (`--from 30d`, `--to now-3h`, `--step
+ * 5m`); pure: the caller passes the time. A time is `now`, `now-<duration>`, a bare `<duration>`
+ * (that long before now), an ISO 8601 time or day, or unix seconds. The range ends 3 hours before
+ * now by default (docs/backfill.md, "Blocks": Prometheus' head block), and now for a search for
+ * gaps written by remote write (`upToNow`), so that the outage the user just had is found.
  */
 import { formatDuration, parseDuration } from '../config/durations.js';
 

@@ -88,9 +88,8 @@ export class RemoteWriteClient {
   }
 
   /**
-   * The request until it gets an answer that is not a failure which may pass: that answer (a 2xx,
-   * or a 4xx other than 429) with the attempts it took. Throws RemoteWriteError once retrying for
-   * `retryForSeconds` did not get one, or when `stopping` ends a wait.
+   * The request until an answer that is not a failure which may pass (a 2xx, or a 4xx other than
+   * 429), with the attempts it took; RemoteWriteError after `retryForSeconds`, or when `stopping` ends a wait.
    */
   private async retrying(url: string, body: Buffer | undefined, limit: number, stopping?: AbortSignal): Promise<{ answer: Answer; attempts: number }> {
     const { retryForSeconds } = this.settings;
@@ -119,9 +118,8 @@ export class RemoteWriteClient {
   }
 
   /**
-   * Sends one WriteRequest body until the target takes it, retried as above; a 4xx other than 429
-   * is the target refusing the samples (RemoteWriteError). `stopping` ends the waits
-   * between attempts (the batch then counts as not sent). Resolves with the attempts it took.
+   * Sends one WriteRequest body until the target takes it, retried as above (`stopping` ends the
+   * waits: the batch counts as not sent); resolves with the attempts it took.
    */
   async send(body: Buffer, stopping?: AbortSignal): Promise<number> {
     const { answer, attempts } = await this.retrying(this.settings.url, body, 1000, stopping);

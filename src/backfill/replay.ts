@@ -1,14 +1,14 @@
 /**
- * Replays the daemon's own collectors over a stack's history, as it was known at each step, so that
+ * Replays the daemon's own collectors over a stack's history as it was known at each step, so that
  * backfilled series are the series the daemon would have exported: same names, labels and values.
  *
- * The history is cut into units (one connector key, one Action, one tracked name, the ingestion
- * run list, the day's counts), each with its own state memory, because a collector's output for one
- * entity depends only on that entity's input. A unit runs its collector again when its input
- * changed, at the step before a change (a live poll would have seen the old state then, which
- * keeps the state memory's "last seen" times the same), and at every step for an hour after one
- * (while the state memory may forget a state); otherwise its formatted lines are repeated. That
- * keeps the replay proportional to the output, not to the output times the entities.
+ * The history is cut into units (a connector key, an Action, a tracked name, the ingestion run
+ * list, the day's counts), each with its own state memory: a collector's output for one entity
+ * depends only on that entity's input. A unit runs its collector again when its input changed, at
+ * the step before a change (as a live poll would have seen the old state, which keeps the state
+ * memory's "last seen" times the same), and at every step for an hour after one (while the state
+ * memory may forget a state); otherwise its lines are repeated: the replay costs the output, not
+ * the output times the entities.
  */
 import { type GroupName } from '../api/endpoints.js';
 import { runKey, runTime } from '../api/connector-runs.js';
@@ -30,10 +30,7 @@ import type { StackHistory } from './history.js';
 
 const DAY = 86_400;
 
-/**
- * Prometheus looks back 5 minutes for an instant query: a group polled less often (change history
- * every 15 minutes) is replayed at least this often, as a live exporter scraped every 15–60 s would be.
- */
+/** A group polled less often (change history) is replayed at least this often: Prometheus' instant-query look-back. */
 export const MAX_DEFAULT_STEP_SECONDS = 300;
 
 /** Families of a replayed endpoint the history cannot reconstruct honestly (docs/backfill.md says why). */
@@ -250,11 +247,6 @@ function unitsOf(group: GroupName, h: StackHistory, tz: string, jobsOff: boolean
   }
 }
 
-/** The step of a group: `--step`, else its poll interval capped at MAX_DEFAULT_STEP_SECONDS. */
-export function stepOf(stack: StackConfig, group: GroupName, step: number | undefined): number {
-  return step ?? Math.min(stack.intervals[group], MAX_DEFAULT_STEP_SECONDS);
-}
-
 export interface ReplayOptions {
   readonly stack: StackConfig;
   readonly history: StackHistory;
@@ -274,7 +266,7 @@ export function replayStack(opts: ReplayOptions): GroupReplay[] {
   const debug = opts.debug ?? (() => undefined);
   const target = opts.targetLabels ?? {};
   return REPLAYED.map(({ group }) => {
-    const step = stepOf(stack, group, opts.step);
+    const step = opts.step ?? Math.min(stack.intervals[group], MAX_DEFAULT_STEP_SECONDS);
     const units = unitsOf(group, history, tz, stack.disabledEndpoints.includes('action_jobs'));
     /** Series key → the unit that holds it: the first unit to export a series keeps it, as the store keeps the first. */
     const owners = new Map<string, Unit>();

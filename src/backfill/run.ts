@@ -44,15 +44,15 @@ export interface SessionOptions {
   readonly range: BackfillRange;
   readonly out: string;
   readonly job: string;
-  readonly instance?: string;
+  readonly instance: string | undefined;
   /** The address /sd hands out, and how it was found. */
   readonly sdInstance: { readonly address: string; readonly from: string };
-  readonly prometheus?: PrometheusApi;
+  readonly prometheus: PrometheusApi | undefined;
   readonly fillGaps: boolean;
-  readonly remote?: RemoteWriteSettings;
-  readonly promtool?: string;
+  readonly remote: RemoteWriteSettings | undefined;
+  readonly promtool: string | undefined;
   /** The daemon's --storage.path, read only: its token is used (borrowed-token.ts). */
-  readonly storagePath?: string;
+  readonly storagePath: string | undefined;
   readonly fingerprint: Fingerprint;
   readonly logger: Logger;
   readonly scrubber: SecretScrubber;
