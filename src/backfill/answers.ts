@@ -21,10 +21,7 @@ interface AnswerLine {
 
 export class AnswerJournal {
   private readonly answers = new Map<string, unknown>();
-  /**
-   * Pages of units being read that earlier runs kept, in the order they arrived, and how many each
-   * unit has (this run's too: its own pages are in what reads them, not held twice here).
-   */
+  /** Pages of units being read that earlier runs kept, in order; how many each unit has, this run's too. */
   private readonly earlier = new Map<string, unknown[]>();
   private readonly pageCounts = new Map<string, number>();
   private readonly journal: Journal;

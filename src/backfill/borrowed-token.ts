@@ -156,9 +156,8 @@ export class BorrowedToken implements TokenProvider {
 }
 
 /**
- * What the backfill says at start of the token of the stacks that ask for one (client id and
- * secret): without the daemon's folder, that a daemon polling with the same client id loses its
- * token each time this backfill asks for one, and how to avoid it; with it, whose token is used.
+ * What the backfill says at start of the token of the stacks that ask for one: without the daemon's
+ * folder, that a daemon with the same client id loses its token to it, and how to avoid it; with it, whose.
  */
 export function tokenNote(stacks: readonly StackConfig[], storagePath: string | undefined): string {
   const names = stacks.filter((s) => s.auth.kind === 'client').map((s) => s.name);

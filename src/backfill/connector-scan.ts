@@ -31,8 +31,8 @@ export class RangeRows {
   ) {}
 
   /**
-   * Takes what the range needs of `rows`, and returns it: the rows taken, folded into a new
-   * RangeRows in the same order, leave it as this one is (what a page keeps of itself).
+   * Takes what the range needs of `rows` and returns it: folded into a new RangeRows in order, the
+   * rows taken leave it as this one is (what a page keeps of itself).
    */
   add(rows: readonly ConnectorRun[]): ConnectorRun[] {
     const took: ConnectorRun[] = [];

@@ -23,10 +23,7 @@ export interface Searched {
   readonly why: readonly string[];
 }
 
-/**
- * The range a `--fill-gaps` run searches, from the range asked: a blocks run's start no older than
- * the retention of the Prometheus it fills (`retentionSeconds`, when it could be asked).
- */
+/** The range a --fill-gaps run searches: a blocks run's start no older than the retention of the Prometheus it fills. */
 export function searchedRange(o: { from: number; to: number; toText: string; now: number; blocks: boolean; retentionSeconds?: number; url?: string }): Searched {
   const why: string[] = [];
   let from = o.from;
@@ -50,10 +47,7 @@ export function fineRanges(ranges: ReadonlyArray<readonly [number, number]>): Ra
   return ranges.filter(([a, b]) => b - a <= FINE_GAP_SECONDS).map(([a, b]) => [a, b]);
 }
 
-/**
- * Searches one stack's gaps and says what it found: per gap its time and how it is written. Returns
- * the gaps and the scrape interval they are written at.
- */
+/** Searches one stack's gaps and says what it found; returns them and the scrape interval they are written at. */
 export async function searchStack(
   api: PrometheusApi,
   q: { job: string; instance: string; stack: string; searched: Searched; now: number; stepFlag: number | undefined },

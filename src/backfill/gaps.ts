@@ -113,11 +113,7 @@ export function exactEnd(gap: Gap, start: number, interval: number): number {
   return sinceFirstMissed > 0 && sinceFirstMissed % Math.round(interval * 1000) === 0 ? justAfter(gap[1]) : gap[1];
 }
 
-/**
- * The gaps of one stack: covered where up is 1 and some cmdb_endpoint_up of the stack is 1 (looking
- * back one scrape interval), or where a backfill's coverage mark says it wrote that time; each gap
- * made exact by exactStart and exactEnd.
- */
+/** The gaps of one stack: where neither a good scrape nor a backfill's coverage mark covers, made exact. */
 export async function stackGaps(api: PrometheusApi, q: { job: string; instance: string; stack: string; from: number; to: number; interval: number }): Promise<Gap[]> {
   const target = `job=${promString(q.job)},instance=${promString(q.instance)}`;
   const stack = `stack=${promString(q.stack)}`;

@@ -1,10 +1,8 @@
 /**
- * Reading a stack's history for a backfill, through the daemon's own readers and client (retries,
- * token, budget, the connector reader's page sizes) paced at `backfillRequestsPerMinute`: one
- * `data?date=` per day of the range, one scan of every connector run, the ingestion run list, the
- * Action list and every Action's jobs, and the change history of the tracked names. Each is a unit
- * of unit-reader.ts: kept in --out in its disk form once read (runForDisk for connector runs), read
- * again by no later run; one that fails is listed as missing (fail-fast.ts says when to stop).
+ * Reading a stack's history for a backfill through the daemon's own readers and client, paced at
+ * `backfillRequestsPerMinute` (docs/backfill.md, "How it works"). Each day's counts, the connector
+ * history, the ingestion run list, the Action list, each Action's jobs and each tracked name's
+ * changes is a unit of unit-reader.ts: kept in --out once read, listed as missing when it fails.
  */
 import type { Action, ActionJob, ChangeEntry, ConnectorRun, IngestionRun, MetricsRecord } from '../api/schemas.js';
 import type { StackReaders } from '../cmdb/readers/index.js';

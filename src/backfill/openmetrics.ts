@@ -16,8 +16,8 @@ const COPY_BYTES = 1024 * 1024;
 export class OpenMetricsWriter {
   private readonly dir: string;
   private readonly fds: Array<number | undefined>;
-  private readonly pending: string[][];
-  private readonly pendingChars: number[];
+  /** Lines not yet in the family's file. */
+  private readonly pending: string[];
   /** Samples written per family. */
   readonly samples: number[];
   private closed = false;
@@ -28,8 +28,7 @@ export class OpenMetricsWriter {
   ) {
     this.dir = mkdtempSync(join(workDir, 'cmdb-backfill-'));
     this.fds = families.map(() => undefined);
-    this.pending = families.map(() => []);
-    this.pendingChars = families.map(() => 0);
+    this.pending = families.map(() => '');
     this.samples = families.map(() => 0);
   }
 
@@ -38,13 +37,10 @@ export class OpenMetricsWriter {
    * gives each series' samples in increasing time (the replay's steps only move forward).
    */
   add(family: number, text: string, t: number): void {
-    const line = `${text} ${t}\n`;
-    const list = this.pending[family] as string[];
-    list.push(line);
+    const pending = `${this.pending[family] as string}${text} ${t}\n`;
+    this.pending[family] = pending;
     this.samples[family] = (this.samples[family] as number) + 1;
-    const chars = (this.pendingChars[family] as number) + line.length;
-    if (chars >= FLUSH_CHARS) this.flush(family);
-    else this.pendingChars[family] = chars;
+    if (pending.length >= FLUSH_CHARS) this.flush(family);
   }
 
   get total(): number {
@@ -52,13 +48,12 @@ export class OpenMetricsWriter {
   }
 
   private flush(family: number): void {
-    const list = this.pending[family] as string[];
-    if (list.length === 0) return;
+    const pending = this.pending[family] as string;
+    if (pending === '') return;
     let fd = this.fds[family];
     if (fd === undefined) this.fds[family] = fd = openSync(join(this.dir, String(family)), 'w');
-    writeSync(fd, list.join(''));
-    this.pending[family] = [];
-    this.pendingChars[family] = 0;
+    writeSync(fd, pending);
+    this.pending[family] = '';
   }
 
   /**

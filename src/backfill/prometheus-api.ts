@@ -1,8 +1,7 @@
 /**
  * The few calls of the Prometheus HTTP API a backfill makes to the Prometheus it fills (or a
- * VictoriaMetrics, which answers the same query API): range queries (where this exporter's series
- * are missing), raw samples (where exactly a hole begins), the active targets (the instance label
- * and the scrape interval of the live target) and, of a Prometheus, its version and retention.
+ * VictoriaMetrics, which answers the same query API): range queries, raw samples, the active
+ * targets and, of a Prometheus, its version and retention.
  */
 import { request } from 'undici';
 import { prometheusDuration } from './target-check.js';
@@ -82,8 +81,7 @@ export class PrometheusApi {
 
   /**
    * How long before now a VictoriaMetrics' range queries settle: the points of its last
-   * -search.latencyOffset (30 s by default) carry the value before them, whatever was scraped
-   * since. 0 for a Prometheus (anything that does not name itself VictoriaMetrics at /-/healthy).
+   * -search.latencyOffset carry the value before them. 0 for anything that is not a VictoriaMetrics.
    */
   async latencySeconds(): Promise<number> {
     try {
@@ -97,10 +95,7 @@ export class PrometheusApi {
     }
   }
 
-  /**
-   * A Prometheus' version and retention (`/api/v1/status/buildinfo` and `…/flags`); undefined when
-   * it cannot say (a VictoriaMetrics answers no `/api/v1/status/flags`).
-   */
+  /** A Prometheus' version and retention; undefined when it cannot say (a VictoriaMetrics has no /api/v1/status/flags). */
   async status(): Promise<{ version: string; retentionSeconds: number } | undefined> {
     try {
       const flags = await this.get<Record<string, string>>('/api/v1/status/flags');

@@ -68,7 +68,6 @@ export async function readStacks(opts: {
         const from = Math.min(...ranges.map((r) => r[0]));
         const to = Math.max(...ranges.map((r) => r[1]));
         const logger = opts.logger.child({ stack: stack.name });
-        // The daemon's client and readers, paced at the backfill's share.
         const { storagePath, scrubber, signal } = opts;
         const road = openRoad({
           stack,

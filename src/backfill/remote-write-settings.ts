@@ -19,10 +19,7 @@ export interface RemoteWriteSettings {
   readonly timeoutSeconds: number;
   /** Samples in one request at most. */
   readonly maxSamplesPerSend: number;
-  /**
-   * How long a request that fails in a way that may pass (5xx, 429, a network error, a timeout) is
-   * retried with back-off before the backfill gives up on the target, seconds.
-   */
+  /** Seconds a request failing in a way that may pass (5xx, 429, network, timeout) is retried before giving up. */
   readonly retryForSeconds: number;
 }
 

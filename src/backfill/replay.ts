@@ -55,10 +55,7 @@ export const BACKFILLED_FAMILIES: readonly MetricFamily[] = CATALOGUE.filter(
 );
 const FAMILY_INDEX = new Map(BACKFILLED_FAMILIES.map((f, i) => [f.name, i]));
 
-/**
- * One formatted series of a unit: its family's index and `name{labels} value`, and the same as
- * data for a sink that does not write text (remote write).
- */
+/** One formatted series of a unit: its family's index, `name{labels} value`, and the same as data for remote write. */
 export interface Line {
   readonly family: number;
   readonly key: string;
@@ -94,12 +91,6 @@ export interface GroupReplay {
    * units only move on to `t` (a step of a window already written).
    */
   linesAt(t: number, emit?: (line: Line) => void): void;
-}
-
-function ascending(times: Iterable<number | undefined>): number[] {
-  const out: number[] = [];
-  for (const t of times) if (t !== undefined && Number.isFinite(t)) out.push(t);
-  return out.sort((a, b) => a - b);
 }
 
 /** How many of the ascending `times` are at or before `t`, starting the search at `from`. */
@@ -149,7 +140,7 @@ function ingestionUnit(runs: readonly IngestionRun[], tz: string): Unit {
     return start === undefined ? [] : [{ run, start, end: parseTimestamp(run.end_date, tz) }];
   });
   return unit(
-    ascending(timed.flatMap((r) => [r.start, r.end])),
+    timed.flatMap((r) => (r.end === undefined ? [r.start] : [r.start, r.end])).sort((a, b) => a - b),
     (t, _known, ctx) =>
       collectIngestionRuns(
         timed.filter((r) => r.start <= t).map((r) => (r.end !== undefined && r.end > t ? { ...r.run, status: 'running', end_date: null } : r.run)),
@@ -210,7 +201,7 @@ function changeUnit(type: 'asset' | 'user', name: string, entries: readonly Chan
  */
 function inventoryUnit(days: StackHistory['days']): Unit {
   return unit(
-    ascending(new Set([...days.keys()].flatMap((d) => [d, d + DAY]))),
+    [...new Set([...days.keys()].flatMap((d) => [d, d + DAY]))].sort((a, b) => a - b),
     (t, _known, ctx) => {
       const record = days.get(Math.floor(t / DAY) * DAY);
       return record ? collectMetricsData(record, ctx) : [];
@@ -251,10 +242,7 @@ export interface ReplayOptions {
   readonly stack: StackConfig;
   readonly history: StackHistory;
   readonly step: number | undefined;
-  /**
-   * Labels Prometheus adds at scrape time (`job`, `instance`): the backfilled series carry them, so
-   * that they are the same series as the scraped ones.
-   */
+  /** Labels Prometheus adds at scrape time (`job`, `instance`): the backfilled series are the scraped ones. */
   readonly targetLabels?: Readonly<Record<string, string>>;
   readonly debug?: (message: string, fields?: Record<string, unknown>) => void;
 }

@@ -105,11 +105,9 @@ async function victoriaFacts(client: RemoteWriteClient, base: string, stopping?:
 }
 
 /**
- * Probes the target and, where it can tell, what it keeps; throws TargetRefusal (with what to do)
- * when it refuses requests (a 4xx) or would drop samples of the range. A target that is down or
- * restarting (5xx, 429, no connection) is asked again as a batch would be, for
- * --remote-write.retry-for: then RemoteWriteError, which is not the flags' fault. `oldestSeconds`
- * is the range's first time, `now` unix seconds; `stopping` ends the waits.
+ * Probes the target and, where it can tell, what it keeps; TargetRefusal (with what to do) when it
+ * refuses requests (a 4xx) or would drop samples of the range. One down or restarting is asked again
+ * as a batch would be: then RemoteWriteError, which is not the flags' fault.
  */
 export async function checkTarget(client: RemoteWriteClient, opts: { oldestSeconds: number; now: number; statusUrl?: string; stopping?: AbortSignal }): Promise<TargetFacts> {
   const url = shownUrl(client.settings.url);
@@ -124,8 +122,7 @@ export async function checkTarget(client: RemoteWriteClient, opts: { oldestSecon
     throw new TargetRefusal(`--remote-write.url: ${url} answered an empty write request with ${probe.status} ${probe.text.trim().slice(0, 300)}`);
   }
   const base = opts.statusUrl?.replace(/\/+$/, '') ?? statusBase(client.settings.url);
-  // VictoriaMetrics first: only it answers /flags as text and names itself at /-/healthy, while it
-  // also answers Prometheus' buildinfo (with a Prometheus version, for Grafana).
+  // VictoriaMetrics first: it answers Prometheus' buildinfo too (prometheusFacts).
   const facts = base ? ((await victoriaFacts(client, base, opts.stopping)) ?? (await prometheusFacts(client, base, opts.stopping))) : undefined;
   if (!facts) return { kind: 'other', note: `${url} takes write requests; what it keeps cannot be asked (no Prometheus or VictoriaMetrics status API): a batch it refuses stops the backfill with its answer` };
   const needed = opts.now - opts.oldestSeconds;

@@ -82,9 +82,8 @@ export class UnitReader {
   }
 
   /**
-   * After a unit: while the stack's failures run towards the rule's limit, when the rule stops the
-   * stack if they go on (the units left to the limit at the pace of the failing ones so far), for
-   * the progress line's ETA; nothing once an answer came.
+   * For the progress line's ETA, while the stack's failures run towards the rule's limit: when the
+   * rule stops the stack if they go on (the units left at the failing ones' pace); none after an answer.
    */
   private foresee(failedAfterMs: number | undefined): void {
     // Stopped: the units left are listed as missing at once.
