@@ -56,10 +56,7 @@ export class AnswerJournal {
     }
   }
 
-  has(stack: string, key: string): boolean {
-    return this.answers.has(id(stack, key));
-  }
-
+  /** The answer kept (null for an endpoint that answered nothing); undefined when there is none. */
   get<T>(stack: string, key: string): T | undefined {
     return this.answers.get(id(stack, key)) as T | undefined;
   }
@@ -128,7 +125,6 @@ export type StackAnswers = ReturnType<typeof stackAnswers>;
 
 export function stackAnswers(journal: AnswerJournal, stack: string) {
   return {
-    has: (key: string) => journal.has(stack, key),
     get: <T>(key: string) => journal.get<T>(stack, key),
     record: (key: string, value: unknown) => journal.record(stack, key, value),
     earlierPages: (key: string) => journal.earlierPages(stack, key),

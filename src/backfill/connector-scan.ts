@@ -62,19 +62,12 @@ export class RangeRows {
   }
 }
 
-/** A scan an earlier run left: where it stands, and the rows its pages took. */
-export interface KeptScan {
-  readonly position: ScanPosition;
-  readonly runs: readonly ConnectorRun[];
-  readonly pages: number;
-}
-
 /**
- * The scan the kept pages leave, if it can go on: the pages of the last scan begun, in an unbroken
- * line from its first (a page that does not read back, or a gap, and what follows it is not
- * continued). Pages of an earlier scan that started over are left behind.
+ * The scan the kept pages leave, if it can go on (where it stands, and the rows its pages took): the
+ * pages of the last scan begun, in an unbroken line from its first (a page that does not read back,
+ * or a gap, and what follows it is not continued). Pages of a scan that started over are left behind.
  */
-export function keptScan(pages: readonly unknown[]): KeptScan | undefined {
+export function keptScan(pages: readonly unknown[]) {
   let line: Array<{ position: ScanPosition; runs: ConnectorRun[] }> = [];
   for (const kept of pages) {
     const parsed = ScanStateSchema.safeParse(kept);

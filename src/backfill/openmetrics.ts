@@ -18,8 +18,8 @@ export class OpenMetricsWriter {
   private readonly fds: Array<number | undefined>;
   /** Lines not yet in the family's file. */
   private readonly pending: string[];
-  /** Samples written per family. */
-  readonly samples: number[];
+  /** Samples added. */
+  total = 0;
   private closed = false;
 
   constructor(
@@ -29,7 +29,6 @@ export class OpenMetricsWriter {
     this.dir = mkdtempSync(join(workDir, 'cmdb-backfill-'));
     this.fds = families.map(() => undefined);
     this.pending = families.map(() => '');
-    this.samples = families.map(() => 0);
   }
 
   /**
@@ -39,12 +38,8 @@ export class OpenMetricsWriter {
   add(family: number, text: string, t: number): void {
     const pending = `${this.pending[family] as string}${text} ${t}\n`;
     this.pending[family] = pending;
-    this.samples[family] = (this.samples[family] as number) + 1;
+    this.total += 1;
     if (pending.length >= FLUSH_CHARS) this.flush(family);
-  }
-
-  get total(): number {
-    return this.samples.reduce((a, b) => a + b, 0);
   }
 
   private flush(family: number): void {
@@ -68,10 +63,11 @@ export class OpenMetricsWriter {
     const buffer = Buffer.allocUnsafe(COPY_BYTES);
     try {
       this.families.forEach((f, i) => {
-        if (this.samples[i] === 0) return;
         this.flush(i);
+        const fd = this.fds[i];
+        // No file: the family has no samples, and no header.
+        if (fd === undefined) return;
         bytes += writeSync(out, `# HELP ${f.name} ${escapeOpenMetricsHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n`);
-        const fd = this.fds[i] as number;
         closeSync(fd);
         const input = openSync(join(this.dir, String(i)), 'r');
         try {

@@ -51,9 +51,10 @@ export class UnitReader {
    */
   async unit<T>(key: string, endpoint: string, what: string, read: () => Promise<T>): Promise<T | undefined> {
     const { answers, signal, progress } = this.opts;
-    if (answers.has(key)) {
+    const kept = answers.get<T>(key);
+    if (kept !== undefined) {
       progress.step();
-      return answers.get<T>(key) as T;
+      return kept;
     }
     signal?.throwIfAborted();
     const stop = this.policy.stop?.why ?? this.skipped.get(endpoint);
