@@ -73,10 +73,7 @@ export class FailFast {
     return this.stopped;
   }
 
-  /**
-   * The run of failures of the stack that the rule stops at `limit`, while one is under way: how
-   * many so far and what they are (`requests timed out`). The progress line's ETA counts with it.
-   */
+  /** The stack's run of failures under way that the rule stops at `limit`, for the progress line's ETA. */
   streak(): { count: number; limit: number; what: string } | undefined {
     const { kind, count: n } = this.stackRun;
     if (this.stopped || kind === undefined || n === 0 || !(kind in STACK_KINDS)) return undefined;

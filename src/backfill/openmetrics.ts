@@ -31,10 +31,7 @@ export class OpenMetricsWriter {
     this.pending = families.map(() => '');
   }
 
-  /**
-   * One sample: `text` is `name{labels} value`, `t` unix seconds. Within one writer the caller
-   * gives each series' samples in increasing time (the replay's steps only move forward).
-   */
+  /** One sample: `text` is `name{labels} value`, `t` unix seconds; each series' samples in increasing time. */
   add(family: number, text: string, t: number): void {
     const pending = `${this.pending[family] as string}${text} ${t}\n`;
     this.pending[family] = pending;
@@ -51,10 +48,7 @@ export class OpenMetricsWriter {
     this.pending[family] = '';
   }
 
-  /**
-   * Writes the OpenMetrics file to `path`: each family with samples under its HELP and TYPE, its
-   * lines as they were added, then `# EOF`. Returns the bytes written. The writer is done after.
-   */
+  /** Writes the OpenMetrics file to `path` (each family under its HELP and TYPE, then `# EOF`); returns its bytes. */
   finish(path: string): number {
     if (this.closed) throw new Error('OpenMetricsWriter.finish called twice');
     this.closed = true;

@@ -4,7 +4,7 @@
  * targets and, of a Prometheus, its version and retention.
  */
 import { request } from 'undici';
-import { prometheusDuration } from './target-check.js';
+import { PROMETHEUS_RETENTION_SECONDS, prometheusDuration } from './target-check.js';
 
 export class PrometheusApiError extends Error {}
 
@@ -101,7 +101,7 @@ export class PrometheusApi {
       const flags = await this.get<Record<string, string>>('/api/v1/status/flags');
       const info = await this.get<{ version?: string }>('/api/v1/status/buildinfo');
       if (!info.version) return undefined;
-      return { version: info.version, retentionSeconds: prometheusDuration(flags['storage.tsdb.retention.time']) || DEFAULT_RETENTION_SECONDS };
+      return { version: info.version, retentionSeconds: prometheusDuration(flags['storage.tsdb.retention.time']) || PROMETHEUS_RETENTION_SECONDS };
     } catch {
       return undefined;
     }
@@ -110,9 +110,6 @@ export class PrometheusApi {
 
 /** VictoriaMetrics' -search.latencyOffset when not set. */
 const VICTORIA_LATENCY_SECONDS = 30;
-
-/** Prometheus' retention when --storage.tsdb.retention.time is not set. */
-const DEFAULT_RETENTION_SECONDS = 15 * 86_400;
 
 export interface ActiveTarget {
   readonly labels: Readonly<Record<string, string>>;

@@ -117,10 +117,7 @@ export class RemoteWriteClient {
     }
   }
 
-  /**
-   * Sends one WriteRequest body until the target takes it, retried as above (`stopping` ends the
-   * waits: the batch counts as not sent); resolves with the attempts it took.
-   */
+  /** Sends one WriteRequest body until the target takes it (`stopping` ends the waits); resolves with the attempts. */
   async send(body: Buffer, stopping?: AbortSignal): Promise<number> {
     const { answer, attempts } = await this.retrying(this.settings.url, body, 1000, stopping);
     if (answer.status >= 200 && answer.status < 300) return attempts;

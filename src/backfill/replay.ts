@@ -86,10 +86,7 @@ interface Unit {
 export interface GroupReplay {
   readonly group: GroupName;
   readonly step: number;
-  /**
-   * Hands the lines of every unit at `t` to `emit`; call with increasing `t`. Without `emit` the
-   * units only move on to `t` (a step of a window already written).
-   */
+  /** Hands every unit's lines at `t` (increasing) to `emit`; without it the units only move on to `t`. */
   linesAt(t: number, emit?: (line: Line) => void): void;
 }
 

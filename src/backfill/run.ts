@@ -276,16 +276,12 @@ function nextStep(o: SessionOptions): string {
 
 /** The instance label per stack: --instance, the state's, the live target's, or /sd's address. */
 async function instanceLabels(o: SessionOptions, state: BackfillState, say: (t: string) => void): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
   const names = o.stacks.map((s) => s.name);
-  if (o.instance !== undefined) {
-    for (const n of names) out.set(n, o.instance);
-    return out;
-  }
-  if (names.every((n) => state.resolved(`instance/${n}`) !== undefined)) {
-    for (const n of names) out.set(n, state.resolved(`instance/${n}`) as string);
-    return out;
-  }
+  const given = o.instance;
+  if (given !== undefined) return new Map(names.map((n) => [n, given]));
+  const kept = names.map((n) => state.resolved(`instance/${n}`));
+  if (kept.every((i) => i !== undefined)) return new Map(names.map((n, i) => [n, kept[i] as string]));
+  const out = new Map<string, string>();
   const live = o.prometheus ? await liveInstances(o.prometheus, o.job, names) : undefined;
   for (const n of names) {
     const found = live?.get(n);

@@ -35,6 +35,9 @@ export function victoriaRetention(text: string | undefined): number {
   return m[2] === '' ? n * 31 * 86_400 : n * (UNITS[m[2] as string] as number);
 }
 
+/** Prometheus' retention when --storage.tsdb.retention.time is not set. */
+export const PROMETHEUS_RETENTION_SECONDS = 15 * 86_400;
+
 export class TargetRefusal extends Error {}
 
 export interface TargetFacts {
@@ -80,8 +83,7 @@ async function prometheusFacts(client: RemoteWriteClient, base: string, stopping
   } catch {
     // an unreadable configuration: no window known
   }
-  const retentionFlag = flags?.data?.['storage.tsdb.retention.time'];
-  const retention = prometheusDuration(retentionFlag) || 15 * 86_400;
+  const retention = prometheusDuration(flags.data['storage.tsdb.retention.time']) || PROMETHEUS_RETENTION_SECONDS;
   // Prometheus takes in order what is newer than about an hour before its newest sample.
   const back = Math.min(Math.max(ooo, 3600), retention);
   const why = ooo < retention ? `out_of_order_time_window ${formatDuration(ooo)}` : `retention ${formatDuration(retention)}`;
@@ -89,17 +91,11 @@ async function prometheusFacts(client: RemoteWriteClient, base: string, stopping
 }
 
 async function victoriaFacts(client: RemoteWriteClient, base: string, stopping?: AbortSignal): Promise<TargetFacts | undefined> {
-  let flags: string;
-  try {
-    const r = await client.get(`${base}/flags`, stopping);
-    if (r.status !== 200 || !/^-\w/m.test(r.text)) return undefined;
-    const healthy = await client.get(`${base}/-/healthy`, stopping).catch(() => undefined);
-    if (!healthy || !/victoria/i.test(healthy.text)) return undefined;
-    flags = r.text;
-  } catch {
-    return undefined;
-  }
-  const period = /^-retentionPeriod="?([^"\n]*)"?$/m.exec(flags)?.[1];
+  const flags = await client.get(`${base}/flags`, stopping).catch(() => undefined);
+  if (flags?.status !== 200 || !/^-\w/m.test(flags.text)) return undefined;
+  const healthy = await client.get(`${base}/-/healthy`, stopping).catch(() => undefined);
+  if (!healthy || !/victoria/i.test(healthy.text)) return undefined;
+  const period = /^-retentionPeriod="?([^"\n]*)"?$/m.exec(flags.text)?.[1];
   const back = victoriaRetention(period);
   return { kind: 'victoriametrics', acceptsBackSeconds: back, note: `VictoriaMetrics: keeps ${formatDuration(back)} (-retentionPeriod ${period ?? '1 (month), the default'})` };
 }

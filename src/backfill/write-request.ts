@@ -20,10 +20,7 @@ interface Snappy {
 
 let snappy: Snappy | undefined;
 
-/**
- * The compression, loaded at the first request body: only remote write needs it, so neither the
- * daemon nor a backfill into blocks ever loads it. Throws, naming the package, when it cannot be.
- */
+/** The compression, loaded at the first request body (the daemon and a blocks backfill never load it); throws naming it. */
 export function loadCompression(): Snappy {
   if (snappy) return snappy;
   try {
