@@ -45,7 +45,6 @@ function promtoolRun(promtool: string, path: string, out: string): Promise<numbe
 
 export class BlocksSink implements Sink {
   readonly kind = 'blocks' as const;
-  /** promtool runs and their time; files written. */
   runs = 0;
   promtoolSeconds = 0;
   files = 0;

@@ -13,7 +13,8 @@ import { rangeWords } from './range.js';
 /** Gaps up to this long are written at the target's scrape interval; longer ones at the backfill's steps. */
 export const FINE_GAP_SECONDS = 6 * 3600;
 
-type Ranges = Array<[number, number]>;
+/** Ranges of unix seconds, both ends inclusive. */
+export type Ranges = Array<[number, number]>;
 
 /** What a run searches: its range, in words, and why it is less than was asked (empty when it is not). */
 export interface Searched {

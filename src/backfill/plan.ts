@@ -33,7 +33,6 @@ export interface PlanLine {
   readonly requests: number;
   /** What the count depends on, when the CMDB's answer decides it (`+1 per page of 2000 rows`). */
   readonly more?: string;
-  /** Seconds the service takes for one of its requests. */
   readonly serviceSeconds: number;
 }
 

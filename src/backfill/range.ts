@@ -24,9 +24,8 @@ export class BackfillRangeError extends Error {
 }
 
 export interface BackfillRange {
-  /** Unix seconds, inclusive. */
+  /** Unix seconds, both inclusive. */
   readonly from: number;
-  /** Unix seconds, inclusive. */
   readonly to: number;
   /** One step for every group, or undefined for each group's own poll interval. */
   readonly step: number | undefined;

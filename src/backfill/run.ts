@@ -12,7 +12,7 @@ import { AnswerJournal } from './answers.js';
 import type { StackHistory } from './history.js';
 import { BlocksSink } from './blocks.js';
 import { tokenNote } from './borrowed-token.js';
-import { fineRanges, searchedRange, searchedText, searchStack, type Searched } from './fill.js';
+import { fineRanges, searchedRange, searchedText, searchStack, type Ranges, type Searched } from './fill.js';
 import { liveInstances } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import type { PrometheusApi } from './prometheus-api.js';
@@ -29,8 +29,6 @@ import { checkTarget, TargetRefusal } from './target-check.js';
 import type { MissingUnit } from './unit-reader.js';
 import { writeWindows, type Sink, type WriteResult } from './write.js';
 import { formatDuration } from '../config/durations.js';
-
-type Ranges = Array<[number, number]>;
 
 export interface SessionOptions {
   /** The backfill's flags, and the program and environment variables it was started with: the command to continue (again.ts). */

@@ -66,24 +66,20 @@ const TAG_TIMESTAMP = (2 << 3) | 0;
  */
 export function encodeLabels(labels: Readonly<Record<string, string>>): Buffer {
   const names = Object.keys(labels).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const parts: Buffer[] = [];
-  for (const name of names) {
-    const n = Buffer.from(name, 'utf8');
-    const v = Buffer.from(labels[name] as string, 'utf8');
-    const inner = 1 + varintLength(n.length) + n.length + 1 + varintLength(v.length) + v.length;
-    const buf = Buffer.allocUnsafe(1 + varintLength(inner) + inner);
-    let pos = 0;
-    buf[pos++] = TAG_LABEL;
-    pos = writeVarint(buf, pos, inner);
-    buf[pos++] = TAG_NAME;
-    pos = writeVarint(buf, pos, n.length);
-    pos += n.copy(buf, pos);
-    buf[pos++] = TAG_VALUE_STRING;
-    pos = writeVarint(buf, pos, v.length);
-    v.copy(buf, pos);
-    parts.push(buf);
-  }
-  return Buffer.concat(parts);
+  return Buffer.concat(
+    names.map((name) => {
+      const pair = [lengthDelimited(TAG_NAME, Buffer.from(name, 'utf8')), lengthDelimited(TAG_VALUE_STRING, Buffer.from(labels[name] as string, 'utf8'))];
+      return lengthDelimited(TAG_LABEL, Buffer.concat(pair));
+    }),
+  );
+}
+
+/** A length-delimited field: its tag, the payload's length as a varint, the payload. */
+function lengthDelimited(tag: number, payload: Buffer): Buffer {
+  const head = Buffer.allocUnsafe(1 + varintLength(payload.length));
+  head[0] = tag;
+  writeVarint(head, 1, payload.length);
+  return Buffer.concat([head, payload]);
 }
 
 /** One series of a request: its encoded labels and its samples (ms timestamps), in time order. */

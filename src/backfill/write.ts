@@ -70,7 +70,6 @@ export interface WriteResult {
   bytes: number;
   /** Windows skipped as written before. */
   skipped: number;
-  /** True when a stop ended the writing early. */
   stopped: boolean;
   generateSeconds: number;
 }
