@@ -39,9 +39,6 @@ export function daemonWaitMs(stack: StackConfig): number {
   return Math.max(60, 2 * Math.min(...intervals, 300)) * 1000;
 }
 
-/** Rejects (AbortError) when `signal` aborts. */
-const sleepFor = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, { signal });
-
 export class BorrowedToken implements TokenProvider {
   /** The daemon's token in use (negative generations tell it from the client's own). */
   private borrowed: Credential | undefined;
@@ -132,7 +129,8 @@ export class BorrowedToken implements TokenProvider {
 
   private async poll(old: string | undefined): Promise<Credential> {
     const now = this.opts.now ?? Date.now;
-    const sleep = this.opts.sleep ?? sleepFor;
+    // Rejects when the backfill stops (`lifetime`).
+    const sleep = this.opts.sleep ?? ((ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }));
     const until = now() + this.opts.waitMs;
     let seen = this.look();
     while (seen.daemon && !seen.problem && (seen.token === undefined || seen.token === old) && now() < until) {

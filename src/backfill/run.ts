@@ -179,7 +179,10 @@ async function readAndWrite(c: Context): Promise<number> {
   if (note) say(note);
   const read = await readStacks({ stacks, ranges, plans, journal, logger: o.logger, scrubber: o.scrubber, signal: stop.signal, progressOut: o.stderr, ...(o.storagePath !== undefined ? { storagePath: o.storagePath } : {}) });
   if ('stopped' in read) {
-    say(stoppedReading(c, read.requests));
+    say(
+      `stopped (${stop.why}) while reading: ${journal.readThisRun} answers read by this run and ${journal.size - journal.readThisRun} before are kept in ${journal.path}` +
+        ` (${read.requests} requests sent)${pagesKept(journal, 'the next run goes on after them')}; nothing was written by this run.\nto continue: ${c.again}`,
+    );
     return 130;
   }
   return writeAndReport(c, stacks, ranges, instances, intervals, read);
@@ -236,14 +239,6 @@ async function writeAndReport(c: Context, stacks: readonly StackConfig[], ranges
   if (!complete) lines.push(`to read what is missing: ${again}`);
   say(lines.join('\n'));
   return complete ? 0 : 1;
-}
-
-function stoppedReading(c: Context, requests: number): string {
-  const { journal } = c;
-  return (
-    `stopped (${c.stop.why}) while reading: ${journal.readThisRun} answers read by this run and ${journal.size - journal.readThisRun} before are kept in ${journal.path}` +
-    ` (${requests} requests sent)${pagesKept(journal, 'the next run goes on after them')}; nothing was written by this run.\nto continue: ${c.again}`
-  );
 }
 
 /** The pages of a connector history scan stopped partway, when the journal keeps any. */
