@@ -1,9 +1,8 @@
 /**
- * The command that continues a backfill, as its summary prints it ("to continue: …"), runnable as
- * printed from the directory it was run in: the program it was started with (process.argv, not an
- * assumed `cmdb-exporter` on PATH, which a checkout does not have: there it is `node dist/main.js`
- * or `npx tsx src/main.ts`), its flags quoted for a POSIX shell, and the environment variables the
- * run used, named without their values (a secret may be among them).
+ * The command that continues a backfill, as its summary prints it ("to continue: …"), runnable from
+ * the directory it was run in: the program as it was started (a checkout has no `cmdb-exporter` on
+ * PATH: there it is `node dist/main.js` or `npx tsx src/main.ts`), its flags quoted for a POSIX
+ * shell, and the environment variables the run used, named without their values.
  */
 import { realpathSync } from 'node:fs';
 import { basename, isAbsolute, relative, resolve } from 'node:path';

@@ -1,12 +1,9 @@
 /**
- * The answers a backfill has read, kept in --out so that running the same command again asks the
- * CMDB for none of them: at the service's pace reading is the expensive part (docs/backfill.md,
- * "Stoppable and resumable"). A journal of the persistence module (src/persist/journal.ts), one
- * record per answer keyed by stack and unit (`counts/2026-11-03`, `connector-history`,
- * `action-jobs/<id>`, `asset-changes/<name>`), in its disk form only (made where it is read:
- * history.ts). Failures are not kept. A unit read in pages (the connector history) also keeps each
- * page as it arrives, with where the read stands after it (connector-scan.ts), so that a read
- * stopped partway goes on from there.
+ * The answers a backfill has read, kept in --out so that the same command run again asks the CMDB
+ * for none of them (docs/backfill.md, "Stoppable and resumable"): a journal (src/persist/journal.ts),
+ * one record per answer in its disk form, keyed by stack and unit (`counts/2026-11-03`,
+ * `connector-history`, `action-jobs/<id>`, `asset-changes/<name>`). Failures are not kept. A unit
+ * read in pages (the connector history) keeps each page as it arrives (connector-scan.ts).
  */
 import { join } from 'node:path';
 import { Journal, readLines } from '../persist/journal.js';
@@ -24,10 +21,7 @@ interface AnswerLine {
 
 export class AnswerJournal {
   private readonly answers = new Map<string, unknown>();
-  /**
-   * Pages of units being read that earlier runs kept, in the order they arrived, and how many each
-   * unit has (this run's too: its own pages are in what reads them, not held twice here).
-   */
+  /** Pages of units being read that earlier runs kept, in order; how many each unit has, this run's too. */
   private readonly earlier = new Map<string, unknown[]>();
   private readonly pageCounts = new Map<string, number>();
   private readonly journal: Journal;
@@ -62,10 +56,7 @@ export class AnswerJournal {
     }
   }
 
-  has(stack: string, key: string): boolean {
-    return this.answers.has(id(stack, key));
-  }
-
+  /** The answer kept (null for an endpoint that answered nothing); undefined when there is none. */
   get<T>(stack: string, key: string): T | undefined {
     return this.answers.get(id(stack, key)) as T | undefined;
   }
@@ -130,21 +121,13 @@ export class AnswerJournal {
 const id = (stack: string, key: string) => `${stack}\u0000${key}`;
 
 /** The journal as one stack's reading sees it. */
-export interface StackAnswers {
-  has(key: string): boolean;
-  get<T>(key: string): T | undefined;
-  record(key: string, value: unknown): void;
-  /** The pages of a unit being read that earlier runs kept; and one more page of it. */
-  earlierPages(key: string): readonly unknown[];
-  recordPage(key: string, page: unknown): void;
-}
+export type StackAnswers = ReturnType<typeof stackAnswers>;
 
-export function stackAnswers(journal: AnswerJournal, stack: string): StackAnswers {
+export function stackAnswers(journal: AnswerJournal, stack: string) {
   return {
-    has: (key) => journal.has(stack, key),
     get: <T>(key: string) => journal.get<T>(stack, key),
-    record: (key, value) => journal.record(stack, key, value),
-    earlierPages: (key) => journal.earlierPages(stack, key),
-    recordPage: (key, page) => journal.recordPage(stack, key, page),
+    record: (key: string, value: unknown) => journal.record(stack, key, value),
+    earlierPages: (key: string) => journal.earlierPages(stack, key),
+    recordPage: (key: string, page: unknown) => journal.recordPage(stack, key, page),
   };
 }

@@ -1,12 +1,9 @@
 /**
- * The blocks sink: each window's samples as OpenMetrics text (openmetrics.ts), turned into one TSDB
- * block by `promtool tsdb create-blocks-from openmetrics --max-block-duration=6h`, then deleted.
- * promtool reads its whole input once per block it writes, so one window per file keeps that to one
- * pass, and its blocks are aligned to 6 h (00:00, 06:00, 12:00, 18:00 UTC) like the windows, so each
- * file makes exactly one block. promtool turns a window into a block while the next one is written
- * (two processes, two cores): at most two window files are on disk at a time.
- *
- * Without promtool the files stay in --out and the command prints the loop to run.
+ * The blocks sink (docs/backfill.md, "Blocks"): each window's samples as OpenMetrics text
+ * (openmetrics.ts), made into one TSDB block by promtool, then deleted. One window per file:
+ * promtool reads its whole input once per block it writes. promtool turns a window into a block
+ * while the next one is written: at most two window files are on disk at a time. Without promtool
+ * the files stay in --out and the command prints the loop to run.
  */
 import { spawn } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -48,7 +45,6 @@ function promtoolRun(promtool: string, path: string, out: string): Promise<numbe
 
 export class BlocksSink implements Sink {
   readonly kind = 'blocks' as const;
-  /** promtool runs and their time; files written. */
   runs = 0;
   promtoolSeconds = 0;
   files = 0;

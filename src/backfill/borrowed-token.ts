@@ -1,14 +1,13 @@
 /**
  * A backfill given the --storage.path of the daemon that polls with the same client id: one token
  * holder, the daemon (docs/backfill.md, "A client id of the backfill's own, or the daemon's
- * folder"). While a daemon holds the folder the backfill uses its current token
- * (src/persist/token-file.ts); on a 401 it looks at the folder every POLL_MS for the daemon's
- * renewal, for at most `waitMs`, then asks for its own (said once) until the daemon renews. No
- * daemon holding the folder: its own tokens. The folder is read, never written; the token read is
- * registered with the scrubber like any other.
+ * folder"). While a daemon holds the folder its token is used; after a 401 the folder is looked at
+ * every POLL_MS for the daemon's renewal for `waitMs`, then the backfill asks for its own until the
+ * daemon renews. The folder is read, never written; the token read goes to the scrubber.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { tokenSlot, type Credential, type TokenProvider } from '../cmdb/auth.js';
+import { raceAbort } from '../cmdb/clock.js';
 import type { StackConfig } from '../config/types.js';
 import { CmdbAbortedError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -39,9 +38,6 @@ export function daemonWaitMs(stack: StackConfig): number {
   const intervals = Object.values(stack.intervals as Readonly<Record<string, number>>).filter((s) => typeof s === 'number' && s > 0);
   return Math.max(60, 2 * Math.min(...intervals, 300)) * 1000;
 }
-
-/** Rejects (AbortError) when `signal` aborts. */
-const sleepFor = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, { signal });
 
 export class BorrowedToken implements TokenProvider {
   /** The daemon's token in use (negative generations tell it from the client's own). */
@@ -125,27 +121,16 @@ export class BorrowedToken implements TokenProvider {
     this.waiting ??= this.poll(old).finally(() => {
       this.waiting = undefined;
     });
-    if (!signal) return this.waiting;
-    return new Promise<Credential>((resolve, reject) => {
-      const stop = () => reject(new CmdbAbortedError('POST access_token'));
-      if (signal.aborted) return stop();
-      signal.addEventListener('abort', stop, { once: true });
-      (this.waiting as Promise<Credential>).then(
-        (c) => {
-          signal.removeEventListener('abort', stop);
-          resolve(c);
-        },
-        (e: unknown) => {
-          signal.removeEventListener('abort', stop);
-          reject(e instanceof Error ? e : new Error(String(e)));
-        },
-      );
+    // A request stopped while it waits ends as the token request it stands for would.
+    return raceAbort(this.waiting, signal).catch((e: unknown) => {
+      throw signal?.aborted ? new CmdbAbortedError('POST access_token') : (e as Error);
     });
   }
 
   private async poll(old: string | undefined): Promise<Credential> {
     const now = this.opts.now ?? Date.now;
-    const sleep = this.opts.sleep ?? sleepFor;
+    // Rejects when the backfill stops (`lifetime`).
+    const sleep = this.opts.sleep ?? ((ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }));
     const until = now() + this.opts.waitMs;
     let seen = this.look();
     while (seen.daemon && !seen.problem && (seen.token === undefined || seen.token === old) && now() < until) {
@@ -169,9 +154,8 @@ export class BorrowedToken implements TokenProvider {
 }
 
 /**
- * What the backfill says at start of the token of the stacks that ask for one (client id and
- * secret): without the daemon's folder, that a daemon polling with the same client id loses its
- * token each time this backfill asks for one, and how to avoid it; with it, whose token is used.
+ * What the backfill says at start of the token of the stacks that ask for one: without the daemon's
+ * folder, that a daemon with the same client id loses its token to it, and how to avoid it; with it, whose.
  */
 export function tokenNote(stacks: readonly StackConfig[], storagePath: string | undefined): string {
   const names = stacks.filter((s) => s.auth.kind === 'client').map((s) => s.name);

@@ -20,16 +20,15 @@ import { Folder, FolderError } from '../persist/folder.js';
 import { SecretScrubber } from '../secrets.js';
 import { invocationOf, programWords } from './again.js';
 import { PROMTOOL_BLOCK_DURATION } from './blocks.js';
-import { sdInstance } from './instance.js';
+import { InstanceError, sdInstance } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import { PrometheusApi, PrometheusApiError } from './prometheus-api.js';
-import { BackfillRangeError, defaultTo, headBlockWarning, parseRange, rangeWords, type BackfillRange } from './range.js';
+import { BackfillRangeError, defaultTo, headBlockWarning, parseRange, rangeWords } from './range.js';
 import { RemoteWriteFlagError, remoteWriteSecrets, remoteWriteSettings, shownUrl, type RemoteWriteSettings } from './remote-write-settings.js';
 import { REPLAYED } from './replay.js';
 import { loadCompression } from './write-request.js';
 import { runSession } from './run.js';
 import { StateMismatchError, type Fingerprint } from './state.js';
-import { InstanceError } from './instance.js';
 import { TargetRefusal } from './target-check.js';
 
 export const BACKFILL_HELP = `Usage: cmdb-exporter backfill --config <file> --from <time> --out <dir> [options]
@@ -111,20 +110,8 @@ function fingerprintOf(flags: Flags, stacks: readonly StackConfig[], remote: Rem
   return out;
 }
 
-interface Checked {
-  readonly range: BackfillRange;
-  readonly config: ExporterConfig;
-  readonly stacks: StackConfig[];
-  readonly remote: RemoteWriteSettings | undefined;
-  readonly promtool: string | undefined;
-  readonly prometheus: PrometheusApi | undefined;
-  readonly sd: { address: string; from: string };
-  /** The daemon's --storage.path, read only: its token is used (borrowed-token.ts). */
-  readonly storagePath: string | undefined;
-}
-
 /** Everything that can be wrong before a request: throws UsageError and the like (exit 2). */
-function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber): Checked {
+function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber) {
   const remote = remoteWriteSettings(flags);
   // A search for gaps written by remote write ends now: the outage the user just had is in it.
   const range = parseRange({ from: flags.from, to: flags.to, step: flags.step, upToNow: flags['fill-gaps'] === true && remote !== undefined }, Math.floor(io.now() / 1000));
@@ -153,7 +140,7 @@ function check(flags: Flags, io: BackfillIo, scrubber: SecretScrubber): Checked 
     remote,
     promtool: flags['dry-run'] || remote ? undefined : findPromtool(flags.promtool, io.env),
     prometheus: flags['prometheus.url'] === undefined ? undefined : new PrometheusApi(flags['prometheus.url']),
-    sd: { address, from: external !== undefined ? `${externalName}'s host and port` : `the listen address ${config.listenAddress}` },
+    sdInstance: { address, from: external !== undefined ? `${externalName}'s host and port` : `the listen address ${config.listenAddress}` },
     storagePath,
   };
 }
@@ -197,7 +184,7 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
     err(scrubber.scrub((e as Error).message));
     return 2;
   };
-  let checked: Checked;
+  let checked: ReturnType<typeof check>;
   try {
     checked = check(flags, io, scrubber);
   } catch (e) {
@@ -223,23 +210,17 @@ export async function runBackfill(argv: string[], io: BackfillIo): Promise<numbe
     // --out is this backfill's alone while it runs (0700 when made here, locked, naming this process).
     folder = await Folder.open({ dir: out, command: 'backfill', flag: '--out', logger, lost: () => logger.error({ out }, 'the lock of --out was removed or taken by another process: stop it, or this backfill, before they overwrite each other\'s state') });
     return await runSession({
+      ...checked,
       argv,
       program: io.program ?? programWords(invocationOf(process, io.env)),
       environment: environmentUsed(io.env, config),
       stdout: io.stdout,
       stderr: io.stderr,
       now: Math.floor(io.now() / 1000),
-      stacks,
-      range,
       out,
       job: flags.job,
-      ...(flags.instance !== undefined ? { instance: flags.instance } : {}),
-      sdInstance: checked.sd,
-      ...(checked.prometheus ? { prometheus: checked.prometheus } : {}),
+      instance: flags.instance,
       fillGaps: flags['fill-gaps'] === true,
-      ...(remote ? { remote } : {}),
-      ...(checked.promtool ? { promtool: checked.promtool } : {}),
-      ...(checked.storagePath !== undefined ? { storagePath: checked.storagePath } : {}),
       fingerprint: fingerprintOf(flags, stacks, remote),
       logger,
       scrubber,

@@ -1,10 +1,9 @@
 /**
- * A backfill's read of the connector run history: one full scan of every run through the stack's
- * connector reader (its page sizes, its halving of a timed-out page), reduced to what the range
- * needs (RangeRows), and kept page by page (the reader's ScanPosition and the page's rows in the
- * daemon's disk form, read back through ScanStateSchema) so that a scan stopped partway goes on
- * from its next page at the next run, when it `continuesScan` under the settings of now; else it
- * starts over. docs/backfill.md, "What a re-run continues from", says what a stop costs.
+ * A backfill's read of the connector run history: one full scan through the stack's connector
+ * reader, reduced to what the range needs (RangeRows) and kept page by page in the daemon's disk
+ * form, so that a scan stopped partway goes on from its next page at the next run when the reader
+ * `continuesScan` under today's settings, else starts over (docs/backfill.md, "What a re-run
+ * continues from").
  */
 import { runForDisk, runKey, runTime } from '../api/connector-runs.js';
 import type { ConnectorRun } from '../api/schemas.js';
@@ -32,8 +31,8 @@ export class RangeRows {
   ) {}
 
   /**
-   * Takes what the range needs of `rows`, and returns it: the rows taken, folded into a new
-   * RangeRows in the same order, leave it as this one is (what a page keeps of itself).
+   * Takes what the range needs of `rows` and returns it: folded into a new RangeRows in order, the
+   * rows taken leave it as this one is (what a page keeps of itself).
    */
   add(rows: readonly ConnectorRun[]): ConnectorRun[] {
     const took: ConnectorRun[] = [];
@@ -63,19 +62,12 @@ export class RangeRows {
   }
 }
 
-/** A scan an earlier run left: where it stands, and the rows its pages took. */
-export interface KeptScan {
-  readonly position: ScanPosition;
-  readonly runs: readonly ConnectorRun[];
-  readonly pages: number;
-}
-
 /**
- * The scan the kept pages leave, if it can go on: the pages of the last scan begun, in an unbroken
- * line from its first (a page that does not read back, or a gap, and what follows it is not
- * continued). Pages of an earlier scan that started over are left behind.
+ * The scan the kept pages leave, if it can go on (where it stands, and the rows its pages took): the
+ * pages of the last scan begun, in an unbroken line from its first (a page that does not read back,
+ * or a gap, and what follows it is not continued). Pages of a scan that started over are left behind.
  */
-export function keptScan(pages: readonly unknown[]): KeptScan | undefined {
+export function keptScan(pages: readonly unknown[]) {
   let line: Array<{ position: ScanPosition; runs: ConnectorRun[] }> = [];
   for (const kept of pages) {
     const parsed = ScanStateSchema.safeParse(kept);

@@ -1,15 +1,9 @@
 /**
  * The mark a backfill leaves where it wrote a stack's series, so that `--fill-gaps` can tell a time
- * a backfill covered from a time the live exporter covered: the families themselves cannot say it
- * (they are the same series, by design), and the state of a backfill stays in its own --out.
- *
- * `cmdb_backfill_covered_until_timestamp_seconds{job, instance, stack}` is a series only the
- * backfill writes, never the daemon: on every stretch of a window it wrote with nothing of the
- * stack missing, a sample at the stretch's start, every COVERAGE_SPACING_SECONDS after it and at
- * its end, each holding the stretch's end (unix seconds). A time t is covered by a backfill when a
- * sample within COVERAGE_SPACING_SECONDS before it (or at it) holds t or later: exactly the
- * stretches written, never reaching past their end. A stretch with a unit missing (a day's counts,
- * an Action's jobs) gets no mark until a later run of the same command writes the missing unit.
+ * a backfill covered from one the live exporter covered: the families cannot say it (they are the
+ * same series, by design). A series only the backfill writes, on every stretch of a window it wrote
+ * with nothing of the stack missing (docs/backfill.md, "Where the exporter is covered"): a sample
+ * at the stretch's start, every COVERAGE_SPACING_SECONDS and at its end, each holding its end.
  */
 import type { MetricFamily } from '../metrics/catalogue.js';
 import { formatLabels, formatValue } from '../metrics/series-text.js';

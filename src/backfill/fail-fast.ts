@@ -1,18 +1,17 @@
 /**
  * When a stack's reading stops early, and why (docs/backfill.md, "Fails fast, and says why"): every
  * unit failing the same way, each after its retries, would grow the ETA to an hour of nothing.
- * Rejected credentials stop the stack at once; the CMDB unreachable or its token endpoint failing
- * `stackLimit` times in a row stop the stack; one endpoint failing the same way `endpointLimit` times
- * in a row (a 403 at once) stops that endpoint. An answer in between starts a count again. Pure: the
- * caller reports the outcomes.
+ * Rejected credentials stop the stack at once; a run of network or token endpoint failures stops
+ * the stack, a run of one endpoint's same failure (a 403 at once) that endpoint. An answer in
+ * between starts a count again. Pure: the caller reports the outcomes.
  */
 import { TOKEN_PATH } from '../api/endpoints.js';
 import { CmdbError, CmdbHttpError, CmdbTokenRejectedError, CmdbTokensTakenError, CmdbUnauthorizedError } from '../errors.js';
 
 /** Network errors or timeouts in a row (any endpoint) that stop a stack's reading. */
-export const DEFAULT_STACK_FAILURES_LIMIT = 3;
+const STACK_FAILURES_LIMIT = 3;
 /** The same failure of one endpoint in a row that stops that endpoint. */
-export const DEFAULT_ENDPOINT_FAILURES_LIMIT = 5;
+const ENDPOINT_FAILURES_LIMIT = 5;
 
 export interface StopReason {
   /** What happened, for the summary: `credentials rejected`, `3 timeouts in a row`. */
@@ -67,25 +66,18 @@ export class FailFast {
   private readonly endpointRuns = new Map<string, Run>();
   private stopped: StopReason | undefined;
 
-  constructor(
-    private readonly stack: string,
-    private readonly stackLimit = DEFAULT_STACK_FAILURES_LIMIT,
-    private readonly endpointLimit = DEFAULT_ENDPOINT_FAILURES_LIMIT,
-  ) {}
+  constructor(private readonly stack: string) {}
 
   /** Set once the stack's reading has stopped. */
   get stop(): StopReason | undefined {
     return this.stopped;
   }
 
-  /**
-   * The run of failures of the stack that the rule stops at `limit`, while one is under way: how
-   * many so far and what they are (`requests timed out`). The progress line's ETA counts with it.
-   */
+  /** The stack's run of failures under way that the rule stops at `limit`, for the progress line's ETA. */
   streak(): { count: number; limit: number; what: string } | undefined {
     const { kind, count: n } = this.stackRun;
     if (this.stopped || kind === undefined || n === 0 || !(kind in STACK_KINDS)) return undefined;
-    return { count: n, limit: this.stackLimit, what: STACK_KINDS[kind] as string };
+    return { count: n, limit: STACK_FAILURES_LIMIT, what: STACK_KINDS[kind] as string };
   }
 
   succeeded(endpoint: string): void {
@@ -109,13 +101,13 @@ export class FailFast {
     const kind = own in STACK_KINDS || !ofTokenEndpoint(err) ? own : 'token';
     if (kind in STACK_KINDS) {
       const n = count(this.stackRun, kind);
-      if (n < this.stackLimit) return { action: 'go-on' };
+      if (n < STACK_FAILURES_LIMIT) return { action: 'go-on' };
       this.stopped = { why: `${n} ${STACK_KINDS[kind]} in a row (last: ${message})`, hint: stackHint(this.stack, kind) };
       return { action: 'stop-stack', ...this.stopped };
     }
     const run = this.endpointRuns.get(endpoint) ?? { kind: undefined, count: 0 };
     this.endpointRuns.set(endpoint, run);
     const n = count(run, kind);
-    return n < this.endpointLimit ? { action: 'go-on' } : { action: 'skip-endpoint', why: `${n} failures of ${endpoint} in a row (last: ${message})` };
+    return n < ENDPOINT_FAILURES_LIMIT ? { action: 'go-on' } : { action: 'skip-endpoint', why: `${n} failures of ${endpoint} in a row (last: ${message})` };
   }
 }

@@ -1,24 +1,9 @@
 /**
- * `--fill-gaps`: what one run searches, and how it fills what it finds.
- *
- * - **What is searched**: `--from` to `--to`, which ends now by default when the gaps are written by
- *   remote write (the outage the user just had is in it), and 3 hours before now for blocks (they
- *   must stay out of the time Prometheus still holds in its head block). A blocks run into a
- *   Prometheus does not search older than its retention: blocks older than that are deleted at
- *   once. Either way the run says what it searched, in words (`searched 7d up to now`), and why
- *   when it is less than was asked.
- * - **How a gap is filled**: from its exact start (a millisecond after the first missed scrape,
- *   where Prometheus wrote its staleness markers: gaps.ts) every scrape interval, that is a
- *   millisecond after each scrape that was due in the gap, so that an instant query at any moment
- *   of the gap returns the backfilled value, as a scrape would have left it (a VictoriaMetrics,
- *   which sizes its look-back from the spacing of the samples, too). A millisecond after each
- *   missed scrape, not on a grid of its own: a VictoriaMetrics since 1.140 (and 1.122.19, 1.136.4
- *   of its long-term releases) writes staleness markers again at the first scrape that answers
- *   after failed ones, for each series the last good scrape had and this one has not (a daemon just
- *   restarted, its endpoints not polled yet), and a sample of the fill must come after those too.
- *   A gap longer than FINE_GAP_SECONDS (days before the exporter's first scrape, a long outage) is
- *   written at the backfill's steps instead (each group's poll interval, at most 5 minutes: what
- *   Prometheus' 5-minute look-back needs), which a scrape interval would multiply for no graph's sake.
+ * `--fill-gaps`: what one run searches, and how it fills what it finds (docs/backfill.md, "Filling
+ * a gap after the exporter was down"). A gap is written from its exact start (a millisecond after
+ * the first missed scrape: gaps.ts) every scrape interval, so that each sample comes after the
+ * staleness markers a scraper writes at a missed scrape, or at the first one that answers after
+ * them (VictoriaMetrics since 1.140); one longer than FINE_GAP_SECONDS at the backfill's steps.
  */
 import { formatDuration } from '../config/durations.js';
 import { formatGap, scrapeIntervalOf, stackGaps, TOLERATED_MISSED_SCRAPES } from './gaps.js';
@@ -28,7 +13,8 @@ import { rangeWords } from './range.js';
 /** Gaps up to this long are written at the target's scrape interval; longer ones at the backfill's steps. */
 export const FINE_GAP_SECONDS = 6 * 3600;
 
-type Ranges = Array<[number, number]>;
+/** Ranges of unix seconds, both ends inclusive. */
+export type Ranges = Array<[number, number]>;
 
 /** What a run searches: its range, in words, and why it is less than was asked (empty when it is not). */
 export interface Searched {
@@ -38,10 +24,7 @@ export interface Searched {
   readonly why: readonly string[];
 }
 
-/**
- * The range a `--fill-gaps` run searches, from the range asked: a blocks run's start no older than
- * the retention of the Prometheus it fills (`retentionSeconds`, when it could be asked).
- */
+/** The range a --fill-gaps run searches: a blocks run's start no older than the retention of the Prometheus it fills. */
 export function searchedRange(o: { from: number; to: number; toText: string; now: number; blocks: boolean; retentionSeconds?: number; url?: string }): Searched {
   const why: string[] = [];
   let from = o.from;
@@ -65,10 +48,7 @@ export function fineRanges(ranges: ReadonlyArray<readonly [number, number]>): Ra
   return ranges.filter(([a, b]) => b - a <= FINE_GAP_SECONDS).map(([a, b]) => [a, b]);
 }
 
-/**
- * Searches one stack's gaps and says what it found: per gap its time and how it is written. Returns
- * the gaps and the scrape interval they are written at.
- */
+/** Searches one stack's gaps and says what it found; returns them and the scrape interval they are written at. */
 export async function searchStack(
   api: PrometheusApi,
   q: { job: string; instance: string; stack: string; searched: Searched; now: number; stepFlag: number | undefined },

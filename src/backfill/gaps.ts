@@ -1,18 +1,11 @@
 /**
- * `--fill-gaps`: where, inside the range, are this exporter's series missing in the Prometheus
- * that scrapes it? Only Prometheus' own evidence counts. A stack is covered at a time when a scrape
- * of the live target succeeded then (`up` of the job and instance is 1, and some
- * `cmdb_endpoint_up` of the stack, the exporter's own, is 1: its CMDB answered), or when a backfill
- * wrote it (its coverage mark, coverage.ts: a series only the backfill writes). The families'
- * samples themselves prove nothing about a time after them: the last live sample before a crash
- * would "cover" Prometheus' 5-minute look-back, and a crash shorter than that would vanish.
- *
- * Asked at the target's own scrape interval: a point says whether a good scrape fell in the
- * interval before it (`last_over_time(…[interval])`, no look-back reaching forward). A hole is a run
- * of missed scrapes (points not covered) longer than TOLERATED_MISSED_SCRAPES, to its last missed
- * point (before the next good scrape); where it starts is read from the raw samples around it
- * (exactStart): just after the first missed scrape, where Prometheus wrote its staleness markers,
- * the same on Prometheus 3 and 2 whichever edge of a window each leaves open.
+ * `--fill-gaps`: where, inside the range, this exporter's series are missing in the Prometheus that
+ * scrapes it (docs/backfill.md, "Where the exporter is covered"). Only Prometheus' own evidence
+ * counts: a good scrape (`up` 1 and some `cmdb_endpoint_up` of the stack 1) or a backfill's
+ * coverage mark (coverage.ts); the families' samples prove nothing about the time after them (the
+ * last one before a crash would "cover" the 5-minute look-back). Asked at the target's scrape
+ * interval; a hole is more than TOLERATED_MISSED_SCRAPES missed scrapes, its start made exact from
+ * the raw samples around it (exactStart).
  */
 import { COVERAGE_METRIC, COVERAGE_SPACING_SECONDS } from './coverage.js';
 import { promString, type PrometheusApi } from './prometheus-api.js';
@@ -24,10 +17,9 @@ export const TOLERATED_MISSED_SCRAPES = 2;
 export type Gap = readonly [number, number];
 
 /**
- * The gaps of [from, to] given the covered points of the grid `interval` apart that starts at or
- * before `from` (`floor(from / interval) * interval`): each run of more than TOLERATED_MISSED_SCRAPES
- * points not covered, from just after the covered point before it (or `from`) to its last point (or
- * `to` when it reaches the end of the range).
+ * The gaps of [from, to] given the covered points of the grid `interval` apart from
+ * `floor(from / interval) * interval`: each run of more than TOLERATED_MISSED_SCRAPES points not
+ * covered, from just after the covered point before it (or `from`) to its last point (or `to`).
  */
 export function findGaps(covered: readonly number[], from: number, to: number, interval: number): Gap[] {
   const isCovered = new Set(covered);
@@ -65,10 +57,9 @@ export function medianSpacing(times: readonly number[]): number | undefined {
 }
 
 /**
- * The scrape interval of the target whose series are examined (its `job` and `instance`, and its
- * `stack` where /sd gives each stack a target): its own in /api/v1/targets, which holds under
- * prometheus-operator too, where the `job` label (the Service) is not the job_name of the
- * configuration (`serviceMonitor/ns/name/0`); else the spacing of its `up` samples; else 1m.
+ * The scrape interval of the target examined (its `job`, `instance`, and `stack` where /sd gives each
+ * stack a target): its own in /api/v1/targets (under prometheus-operator the `job` label is not the
+ * configuration's job_name), else the spacing of its `up` samples, else 1m.
  */
 export async function scrapeIntervalOf(api: PrometheusApi, target: { job: string; instance: string; stack: string }, at: readonly number[]): Promise<{ seconds: number; from: string }> {
   const targets = await api.targets().catch(() => []);
@@ -93,15 +84,12 @@ export interface EdgeSamples {
 const justAfter = (t: number) => Math.round(t * 1000 + 1) / 1000;
 
 /**
- * Where a gap found on the grid begins exactly, from the raw samples around it. The grid says
- * which points had no good scrape in the interval before them; where that interval's left edge
- * lies is the server's (Prometheus 3 leaves it open, 2 closed), so the grid's start may be a
- * scrape early. The samples say it whatever the server: after L, the last good scrape (up 1 and
- * some cmdb_endpoint_up of the stack 1 at its time), the first scrape S that was not good is where
- * Prometheus wrote its staleness markers (the exporter's series end there): the gap starts a
- * millisecond after S, so that the fill's first sample comes after them. Without such a scrape
- * (Prometheus itself was not scraping) it starts when the scrape after L was due (L + interval).
- * Unchanged when no good scrape is near (the range starts inside the gap).
+ * Where a gap found on the grid begins exactly, from the raw samples around it: the grid's start
+ * may be a scrape early (Prometheus 3 leaves a window's left edge open, 2 closed). After L, the last
+ * good scrape (up 1 and some cmdb_endpoint_up of the stack 1), the first scrape S that was not good
+ * is where Prometheus wrote its staleness markers: the gap starts a millisecond after S, so that the
+ * fill comes after them. Without such a scrape (Prometheus was not scraping) it starts at L +
+ * interval. Unchanged when no good scrape is near (the range starts inside the gap).
  */
 export function exactStart(gap: Gap, samples: EdgeSamples, interval: number): number {
   const [start, end] = gap;
@@ -117,21 +105,15 @@ export function exactStart(gap: Gap, samples: EdgeSamples, interval: number): nu
 
 /**
  * Where a gap found on the grid ends, given its exact start: its last point, or a millisecond after
- * it where a missed scrape fell on that very point (the scrapes come `interval` apart from the first
- * missed one, a millisecond before `start`), so that the fill's sample just after that scrape, and
- * after any staleness marker written there, is inside the gap too (write.ts stepsOf).
+ * it where a missed scrape (`interval` apart from the first, a millisecond before `start`) fell on
+ * that very point, so that the fill's sample just after that scrape is inside the gap too.
  */
 export function exactEnd(gap: Gap, start: number, interval: number): number {
   const sinceFirstMissed = Math.round((gap[1] - start) * 1000) + 1;
   return sinceFirstMissed > 0 && sinceFirstMissed % Math.round(interval * 1000) === 0 ? justAfter(gap[1]) : gap[1];
 }
 
-/**
- * The gaps of one stack: covered where up is 1 and some cmdb_endpoint_up of the stack is 1 (a point
- * looking back one scrape interval), or where a backfill's coverage mark says it wrote that time;
- * each gap's start made exact from the raw samples around it (exactStart), and its end from that
- * (exactEnd).
- */
+/** The gaps of one stack: where neither a good scrape nor a backfill's coverage mark covers, made exact. */
 export async function stackGaps(api: PrometheusApi, q: { job: string; instance: string; stack: string; from: number; to: number; interval: number }): Promise<Gap[]> {
   const target = `job=${promString(q.job)},instance=${promString(q.instance)}`;
   const stack = `stack=${promString(q.stack)}`;

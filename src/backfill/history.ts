@@ -1,10 +1,8 @@
 /**
- * Reading a stack's history for a backfill, through the daemon's own readers and client (retries,
- * token, budget, the connector reader's page sizes) paced at `backfillRequestsPerMinute`: one
- * `data?date=` per day of the range, one scan of every connector run, the ingestion run list, the
- * Action list and every Action's jobs, and the change history of the tracked names. Each is a unit
- * of unit-reader.ts: kept in --out in its disk form once read (runForDisk for connector runs), read
- * again by no later run; one that fails is listed as missing (fail-fast.ts says when to stop).
+ * Reading a stack's history for a backfill through the daemon's own readers and client, paced at
+ * `backfillRequestsPerMinute` (docs/backfill.md, "How it works"). Each day's counts, the connector
+ * history, the ingestion run list, the Action list, each Action's jobs and each tracked name's
+ * changes is a unit of unit-reader.ts: kept in --out once read, listed as missing when it fails.
  */
 import type { Action, ActionJob, ChangeEntry, ConnectorRun, IngestionRun, MetricsRecord } from '../api/schemas.js';
 import type { StackReaders } from '../cmdb/readers/index.js';
@@ -13,10 +11,8 @@ import type { Logger } from '../logger.js';
 import type { StackAnswers } from './answers.js';
 import { CONNECTOR_UNIT, readConnectorRuns } from './connector-scan.js';
 import type { StopReason } from './fail-fast.js';
-import { dayKeys } from './plan.js';
-import { UnitReader, type MissingUnit, type ReadProgress } from './unit-reader.js';
-
-export type { ReadProgress };
+import type { ProgressPart } from './progress.js';
+import { UnitReader, type MissingUnit } from './unit-reader.js';
 
 export interface StackHistory {
   /** Counts per UTC day, by the day's start in unix seconds. */
@@ -32,9 +28,6 @@ export interface StackHistory {
   readonly missing: readonly MissingUnit[];
   /** Why the stack's reading stopped early, if it did. */
   readonly stopped?: StopReason;
-  /** Units read by a request in this run, and taken from earlier runs' answers. */
-  readonly read: number;
-  readonly reused: number;
 }
 
 export interface ReadOptions {
@@ -43,24 +36,23 @@ export interface ReadOptions {
   readonly logger: Logger;
   readonly from: number;
   readonly to: number;
-  readonly progress?: ReadProgress;
-  readonly signal?: AbortSignal;
+  readonly progress: ProgressPart;
+  readonly signal: AbortSignal;
   /** The answers of earlier runs, where this run's go too. */
   readonly answers: StackAnswers;
-  /** The days whose counts are read (default: every day from `from` to `to`). */
-  readonly days?: ReadonlyArray<{ start: number; text: string }>;
+  /** The days whose counts are read. */
+  readonly days: ReadonlyArray<{ start: number; text: string }>;
 }
 
 export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
-  const { stack, readers, logger, from, to, signal } = opts;
+  const { stack, readers, logger, from, to, signal, progress } = opts;
   const ctx = { signal };
-  const progress = opts.progress ?? { step: () => undefined, grow: () => undefined };
   const reader = new UnitReader({ stack: stack.name, answers: opts.answers, logger, progress, signal });
   const disabled = new Set<string>(stack.disabledEndpoints);
 
   const days = new Map<number, MetricsRecord>();
   if (!disabled.has('metrics_data')) {
-    for (const day of opts.days ?? dayKeys(from, to)) {
+    for (const day of opts.days) {
       const record = await reader.unit(`counts/${day.text}`, 'metrics_data', `counts of ${day.text}`, () => readers.countsOn(day.text, ctx));
       if (record) days.set(day.start, record);
     }
@@ -75,11 +67,11 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
         from,
         to,
         timeZone: stack.timezone,
-        ...(signal ? { signal } : {}),
+        signal,
         // The first page is the planned request; each further one was not known in advance.
         furtherPage: () => {
           progress.grow(1);
-          progress.step('connector page');
+          progress.step();
         },
       }),
     );
@@ -109,5 +101,5 @@ export async function readHistory(opts: ReadOptions): Promise<StackHistory> {
       if (entries) changes[type].set(name, entries);
     }
   }
-  return { days, connectorRows, ingestionRuns, actions, actionJobs, changes, missing: reader.missing, stopped: reader.stopped, read: reader.read, reused: reader.reused };
+  return { days, connectorRows, ingestionRuns, actions, actionJobs, changes, missing: reader.missing, stopped: reader.stopped };
 }

@@ -1,12 +1,7 @@
 /**
- * The `instance` label of backfilled series when --instance is not given: a backfilled series
- * joins the live one only when every label is the same, and Prometheus sets `instance` to the
- * target's address. So:
- *
- * - with --prometheus.url, the instance the live target of the job carries in that Prometheus
- *   (per stack when /sd gives each stack a target of its own);
- * - else the address the exporter's /sd hands out: --web.external-url's host and port (or
- *   EXPORTER_WEB_EXTERNAL_URL), else the listen address, every interface shown as the host name.
+ * The `instance` label of backfilled series when --instance is not given (docs/backfill.md,
+ * "Joining the live series"): a backfilled series joins the live one only when every label is the
+ * same. The live target's in --prometheus.url, else the address the exporter's /sd hands out.
  */
 import { parseListenAddress } from '../config/load.js';
 import { listenBase } from '../config/scrape-base.js';
@@ -15,9 +10,9 @@ import type { PrometheusApi } from './prometheus-api.js';
 export class InstanceError extends Error {}
 
 /** The address /sd hands out without --web.external-url: the listen address's (throws ConfigError on a bad address). */
-export function sdInstance(listenAddress: string, host?: string): string {
-  const { host: listenHost, port } = parseListenAddress(listenAddress, 'listenAddress');
-  return listenBase(listenHost, port, false, host).address;
+export function sdInstance(listenAddress: string): string {
+  const { host, port } = parseListenAddress(listenAddress, 'listenAddress');
+  return listenBase(host, port, false).address;
 }
 
 /**

@@ -16,10 +16,10 @@ const COPY_BYTES = 1024 * 1024;
 export class OpenMetricsWriter {
   private readonly dir: string;
   private readonly fds: Array<number | undefined>;
-  private readonly pending: string[][];
-  private readonly pendingChars: number[];
-  /** Samples written per family. */
-  readonly samples: number[];
+  /** Lines not yet in the family's file. */
+  private readonly pending: string[];
+  /** Samples added. */
+  total = 0;
   private closed = false;
 
   constructor(
@@ -28,43 +28,27 @@ export class OpenMetricsWriter {
   ) {
     this.dir = mkdtempSync(join(workDir, 'cmdb-backfill-'));
     this.fds = families.map(() => undefined);
-    this.pending = families.map(() => []);
-    this.pendingChars = families.map(() => 0);
-    this.samples = families.map(() => 0);
+    this.pending = families.map(() => '');
   }
 
-  /**
-   * One sample: `text` is `name{labels} value`, `t` unix seconds. Within one writer the caller
-   * gives each series' samples in increasing time (the replay's steps only move forward).
-   */
+  /** One sample: `text` is `name{labels} value`, `t` unix seconds; each series' samples in increasing time. */
   add(family: number, text: string, t: number): void {
-    const line = `${text} ${t}\n`;
-    const list = this.pending[family] as string[];
-    list.push(line);
-    this.samples[family] = (this.samples[family] as number) + 1;
-    const chars = (this.pendingChars[family] as number) + line.length;
-    if (chars >= FLUSH_CHARS) this.flush(family);
-    else this.pendingChars[family] = chars;
-  }
-
-  get total(): number {
-    return this.samples.reduce((a, b) => a + b, 0);
+    const pending = `${this.pending[family] as string}${text} ${t}\n`;
+    this.pending[family] = pending;
+    this.total += 1;
+    if (pending.length >= FLUSH_CHARS) this.flush(family);
   }
 
   private flush(family: number): void {
-    const list = this.pending[family] as string[];
-    if (list.length === 0) return;
+    const pending = this.pending[family] as string;
+    if (pending === '') return;
     let fd = this.fds[family];
     if (fd === undefined) this.fds[family] = fd = openSync(join(this.dir, String(family)), 'w');
-    writeSync(fd, list.join(''));
-    this.pending[family] = [];
-    this.pendingChars[family] = 0;
+    writeSync(fd, pending);
+    this.pending[family] = '';
   }
 
-  /**
-   * Writes the OpenMetrics file to `path`: each family with samples under its HELP and TYPE, its
-   * lines as they were added, then `# EOF`. Returns the bytes written. The writer is done after.
-   */
+  /** Writes the OpenMetrics file to `path` (each family under its HELP and TYPE, then `# EOF`); returns its bytes. */
   finish(path: string): number {
     if (this.closed) throw new Error('OpenMetricsWriter.finish called twice');
     this.closed = true;
@@ -73,10 +57,11 @@ export class OpenMetricsWriter {
     const buffer = Buffer.allocUnsafe(COPY_BYTES);
     try {
       this.families.forEach((f, i) => {
-        if (this.samples[i] === 0) return;
         this.flush(i);
+        const fd = this.fds[i];
+        // No file: the family has no samples, and no header.
+        if (fd === undefined) return;
         bytes += writeSync(out, `# HELP ${f.name} ${escapeOpenMetricsHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n`);
-        const fd = this.fds[i] as number;
         closeSync(fd);
         const input = openSync(join(this.dir, String(i)), 'r');
         try {

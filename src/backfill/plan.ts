@@ -1,9 +1,8 @@
 /**
- * What a backfill will ask of each stack, before it asks: requests per endpoint and the time they
- * take, at the backfill's pace and at the service's own speed (a page of rows takes the real
- * service about 2.3 s per 100 rows: a 2,000-row connector page ~47 s, far longer than the pace
- * leaves between requests). Counts that depend on the CMDB's answers (pages of the connector
- * history and of the Action list, the number of Actions) are given per unit, since a plan sends nothing.
+ * What a backfill will ask of each stack before it asks (docs/backfill.md, "The plan and the
+ * budget"): requests per endpoint and their time at the backfill's pace and the service's own speed
+ * (a 2,000-row connector page ~47 s, far longer than the pace leaves between requests). Counts that
+ * depend on the CMDB's answers (pages, the number of Actions) are given per unit.
  */
 import { burstFor } from '../cmdb/budget.js';
 import { formatDuration } from '../config/durations.js';
@@ -34,7 +33,6 @@ export interface PlanLine {
   readonly requests: number;
   /** What the count depends on, when the CMDB's answer decides it (`+1 per page of 2000 rows`). */
   readonly more?: string;
-  /** Seconds the service takes for one of its requests. */
   readonly serviceSeconds: number;
 }
 
@@ -46,8 +44,6 @@ export interface StackPlan {
   readonly knownRequests: number;
   /** Seconds the known requests take at the pace and the service's speed. */
   readonly knownSeconds: number;
-  /** Seconds each request that depends on the answers adds, at the least (the pace). */
-  readonly secondsPerMoreRequest: number;
 }
 
 /** `days`: the days whose counts are read, when not every day of [from, to] (--fill-gaps). */
@@ -75,13 +71,12 @@ export function planStack(stack: StackConfig, from: number, to: number, days?: n
   }
   const knownRequests = lines.reduce((n, l) => n + l.requests, 0);
   const services = lines.flatMap((l) => Array.from({ length: l.requests }, () => l.serviceSeconds));
-  return { stack: stack.name, ratePerMinute: rate, lines, knownRequests, knownSeconds: secondsAtServicePace(services, rate), secondsPerMoreRequest: 60 / rate };
+  return { stack: stack.name, ratePerMinute: rate, lines, knownRequests, knownSeconds: secondsAtServicePace(services, rate) };
 }
 
 /**
- * Seconds requests sent one after the other take, each `services[i]` seconds at the service,
- * through the token bucket of src/cmdb/budget.ts: a request waits for a token, and tokens come back
- * while the one before is served.
+ * Seconds requests sent one after the other take, each `services[i]` at the service, through the
+ * token bucket of src/cmdb/budget.ts (tokens come back while the request before is served).
  */
 export function secondsAtServicePace(services: readonly number[], ratePerMinute: number): number {
   const burst = burstFor(ratePerMinute);

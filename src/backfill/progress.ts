@@ -1,13 +1,9 @@
 /**
- * Progress of a backfill phase: a bar with the ETA redrawn in place on a terminal, plain lines
- * (at most one per PLAIN_EVERY_MS, and at the end) when the output is a file or a pipe.
- *
- * The reading of several stacks at once counts in parts, one per stack: each has its own pace, and
- * a stack whose requests keep failing ends sooner than its pace says, when the fail-fast rule
- * (fail-fast.ts) stops it. A part told its outlook (the rule stops it within so many seconds if the
- * failures go on) ends then at the latest; the ETA is the latest end of the parts, and the line says
- * which stack stops and why. Against a CMDB that accepts connections and never answers, the ETA is
- * the ~6 minutes until the rule stops the stack, not the hour its remaining requests would take.
+ * Progress of a backfill phase: a bar with the ETA redrawn in place on a terminal, plain lines (at
+ * most one per PLAIN_EVERY_MS, and at the end) into a file or a pipe. Reading counts in parts, one
+ * per stack, each at its own pace; a part whose failures run towards the fail-fast rule's limit
+ * (fail-fast.ts) ends when the rule stops it at the latest, and the line says so (docs/backfill.md,
+ * "Fails fast, and says why").
  */
 import { formatDuration } from '../config/durations.js';
 

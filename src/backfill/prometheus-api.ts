@@ -1,11 +1,10 @@
 /**
  * The few calls of the Prometheus HTTP API a backfill makes to the Prometheus it fills (or a
- * VictoriaMetrics, which answers the same query API): range queries (where this exporter's series
- * are missing), raw samples (where exactly a hole begins), the active targets (the instance label
- * and the scrape interval of the live target) and, of a Prometheus, its version and retention.
+ * VictoriaMetrics, which answers the same query API): range queries, raw samples, the active
+ * targets and, of a Prometheus, its version and retention.
  */
 import { request } from 'undici';
-import { prometheusDuration } from './target-check.js';
+import { PROMETHEUS_RETENTION_SECONDS, prometheusDuration } from './target-check.js';
 
 export class PrometheusApiError extends Error {}
 
@@ -82,8 +81,7 @@ export class PrometheusApi {
 
   /**
    * How long before now a VictoriaMetrics' range queries settle: the points of its last
-   * -search.latencyOffset (30 s by default) carry the value before them, whatever was scraped
-   * since. 0 for a Prometheus (anything that does not name itself VictoriaMetrics at /-/healthy).
+   * -search.latencyOffset carry the value before them. 0 for anything that is not a VictoriaMetrics.
    */
   async latencySeconds(): Promise<number> {
     try {
@@ -97,16 +95,13 @@ export class PrometheusApi {
     }
   }
 
-  /**
-   * A Prometheus' version and retention (`/api/v1/status/buildinfo` and `…/flags`); undefined when
-   * it cannot say (a VictoriaMetrics answers no `/api/v1/status/flags`).
-   */
+  /** A Prometheus' version and retention; undefined when it cannot say (a VictoriaMetrics has no /api/v1/status/flags). */
   async status(): Promise<{ version: string; retentionSeconds: number } | undefined> {
     try {
       const flags = await this.get<Record<string, string>>('/api/v1/status/flags');
       const info = await this.get<{ version?: string }>('/api/v1/status/buildinfo');
       if (!info.version) return undefined;
-      return { version: info.version, retentionSeconds: prometheusDuration(flags['storage.tsdb.retention.time']) || DEFAULT_RETENTION_SECONDS };
+      return { version: info.version, retentionSeconds: prometheusDuration(flags['storage.tsdb.retention.time']) || PROMETHEUS_RETENTION_SECONDS };
     } catch {
       return undefined;
     }
@@ -115,9 +110,6 @@ export class PrometheusApi {
 
 /** VictoriaMetrics' -search.latencyOffset when not set. */
 const VICTORIA_LATENCY_SECONDS = 30;
-
-/** Prometheus' retention when --storage.tsdb.retention.time is not set. */
-const DEFAULT_RETENTION_SECONDS = 15 * 86_400;
 
 export interface ActiveTarget {
   readonly labels: Readonly<Record<string, string>>;

@@ -1,12 +1,9 @@
 /**
- * The time range and step of a backfill, from the command line: `--from 30d`, `--to now-3h`,
- * `--step 5m`. Pure: the caller passes the time.
- *
- * A time is `now`, `now-<duration>`, a bare `<duration>` (that long before now), an ISO 8601 time
- * or day, or unix seconds. The range ends by default 3 hours before now: Prometheus still writes
- * that part into its head block, and blocks that overlap the head are not what a backfill is for.
- * A search for gaps written by remote write has no such reason: it ends now by default
- * (`upToNow`), so that the outage the user just had is found.
+ * The time range and step of a backfill from the command line (`--from 30d`, `--to now-3h`, `--step
+ * 5m`); pure: the caller passes the time. A time is `now`, `now-<duration>`, a bare `<duration>`
+ * (that long before now), an ISO 8601 time or day, or unix seconds. The range ends 3 hours before
+ * now by default (docs/backfill.md, "Blocks": Prometheus' head block), and now for a search for
+ * gaps written by remote write (`upToNow`), so that the outage the user just had is found.
  */
 import { formatDuration, parseDuration } from '../config/durations.js';
 
@@ -27,9 +24,8 @@ export class BackfillRangeError extends Error {
 }
 
 export interface BackfillRange {
-  /** Unix seconds, inclusive. */
+  /** Unix seconds, both inclusive. */
   readonly from: number;
-  /** Unix seconds, inclusive. */
   readonly to: number;
   /** One step for every group, or undefined for each group's own poll interval. */
   readonly step: number | undefined;
@@ -124,9 +120,4 @@ export function rangeWords(from: number, to: number, nowSeconds: number): string
 function roughly(seconds: number): string {
   const unit = seconds >= 2 * 86_400 ? 3600 : seconds >= 3600 ? 60 : 1;
   return formatDuration(Math.round(seconds / unit) * unit);
-}
-
-/** The step times of one group: from the first multiple of `step` at or after `from` up to `to`. */
-export function* stepTimes(from: number, to: number, step: number): Generator<number> {
-  for (let t = Math.ceil(from / step) * step; t <= to; t += step) yield t;
 }

@@ -24,10 +24,9 @@ export function daysOf(ranges: ReadonlyArray<readonly [number, number]>): Array<
 
 /**
  * How long a backfill's token request may go without the first byte of its answer (the real
- * service answers one in under a second). Not asked again within the request after that: the unit
- * that needed it fails, and three in a row stop the stack (fail-fast.ts), so a CMDB that takes the
- * connection and never answers stops the reading within a minute, not after three units of four
- * whole 30-s timeouts each (6 minutes).
+ * service answers one in under a second). Not asked again within the request: the unit fails, and
+ * three in a row stop the stack (fail-fast.ts), so a CMDB that takes the connection and never
+ * answers stops the reading within a minute (docs/backfill.md, "Fails fast, and says why").
  */
 export const TOKEN_FIRST_BYTE_SECONDS = 15;
 
@@ -69,7 +68,6 @@ export async function readStacks(opts: {
         const from = Math.min(...ranges.map((r) => r[0]));
         const to = Math.max(...ranges.map((r) => r[1]));
         const logger = opts.logger.child({ stack: stack.name });
-        // The daemon's client and readers, paced at the backfill's share.
         const { storagePath, scrubber, signal } = opts;
         const road = openRoad({
           stack,

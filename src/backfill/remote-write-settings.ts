@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseDuration } from '../config/durations.js';
+import type { FlagValues } from '../config/flags.js';
 
 /** Headers the protocol sets; a `--remote-write.header` may not replace them (as in Prometheus). */
 const RESERVED_HEADERS = new Set(['authorization', 'content-encoding', 'content-type', 'content-length', 'host', 'user-agent', 'x-prometheus-remote-write-version']);
@@ -18,10 +19,7 @@ export interface RemoteWriteSettings {
   readonly timeoutSeconds: number;
   /** Samples in one request at most. */
   readonly maxSamplesPerSend: number;
-  /**
-   * How long a request that fails in a way that may pass (5xx, 429, a network error, a timeout) is
-   * retried with back-off before the backfill gives up on the target, seconds.
-   */
+  /** Seconds a request failing in a way that may pass (5xx, 429, network, timeout) is retried before giving up. */
   readonly retryForSeconds: number;
 }
 
@@ -32,20 +30,8 @@ export const DEFAULT_RETRY_FOR_SECONDS = 15 * 60;
 
 export class RemoteWriteFlagError extends Error {}
 
-/** The flags of the remote_write options, as parseArgs gives them. */
-export interface RemoteWriteFlags {
-  readonly 'remote-write.url'?: string;
-  readonly 'remote-write.basic-auth.username'?: string;
-  readonly 'remote-write.basic-auth.password-file'?: string;
-  readonly 'remote-write.bearer-token-file'?: string;
-  readonly 'remote-write.tls.ca-file'?: string;
-  readonly 'remote-write.tls.cert-file'?: string;
-  readonly 'remote-write.tls.key-file'?: string;
-  readonly 'remote-write.tls.insecure-skip-verify'?: boolean;
-  readonly 'remote-write.header'?: readonly string[];
-  readonly 'remote-write.max-samples-per-send'?: string;
-  readonly 'remote-write.retry-for'?: string;
-}
+/** The flags of the remote_write options (the others are not looked at). */
+type RemoteWriteFlags = Partial<FlagValues<'backfill'>>;
 
 function readPem(flag: string, path: string | undefined): Buffer | undefined {
   if (path === undefined) return undefined;

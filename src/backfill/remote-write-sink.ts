@@ -1,12 +1,9 @@
 /**
  * The remote-write sink, sharded by series as Prometheus' queue manager is (docs/backfill.md, "What
- * a receiver gets"): each series belongs to one of REMOTE_WRITE_SHARDS shards (a hash of its
- * labels), and each shard sends its requests one at a time, retries included, so a series is never
- * sent older than a sample of it already sent ("senders MUST send samples for any given series in
- * timestamp order"). A window's samples are grouped by series, cut per shard into chunks per unit
- * and packed into requests of at most `maxSamplesPerSend` samples. Each chunk is named
- * (`stack:unit#shard.n`) and kept in the state as the target takes it: a stop in the middle of a
- * window sends none of those again.
+ * a receiver gets"): a series belongs to one shard (a hash of its labels), and a shard sends one
+ * request at a time, retries included, so no series is sent out of time order. A window's samples
+ * are cut per shard into chunks per unit (`stack:unit#shard.n`), packed into requests of at most
+ * `maxSamplesPerSend`; the state keeps each chunk the target took, so a stop sends none twice.
  */
 import { WRITTEN_FAMILIES } from './coverage.js';
 import type { Line } from './replay.js';
@@ -100,18 +97,15 @@ export class RemoteWriteSink implements Sink {
   private readonly stop = new AbortController();
   private failure: Error | undefined;
 
-  constructor(
-    private readonly client: RemoteWriteClient,
-    private readonly shards = REMOTE_WRITE_SHARDS,
-  ) {
-    this.tails = Array.from({ length: shards }, () => Promise.resolve());
+  constructor(private readonly client: RemoteWriteClient) {
+    this.tails = Array.from({ length: REMOTE_WRITE_SHARDS }, () => Promise.resolve());
   }
 
   private seriesOf(line: Line): { labels: Buffer; shard: number } {
     let known = this.labels.get(line.key);
     if (!known) {
       const labels = encodeLabels({ ...line.labels, __name__: (WRITTEN_FAMILIES[line.family] as { name: string }).name });
-      known = { labels, shard: shardOf(labels, this.shards) };
+      known = { labels, shard: shardOf(labels, REMOTE_WRITE_SHARDS) };
       this.labels.set(line.key, known);
     }
     return known;
@@ -134,7 +128,7 @@ export class RemoteWriteSink implements Sink {
       },
       finish: async () => {
         const max = this.client.settings.maxSamplesPerSend;
-        const byShard: SeriesBuffer[][] = Array.from({ length: this.shards }, () => []);
+        const byShard: SeriesBuffer[][] = Array.from({ length: REMOTE_WRITE_SHARDS }, () => []);
         for (const s of series.values()) byShard[s.shard]?.push(s);
         series = new Map();
         let samples = 0;

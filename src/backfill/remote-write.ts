@@ -3,7 +3,7 @@
  * options), sending WriteRequest bodies, probing the receiver and asking its status API. Retried as
  * Prometheus' own remote write retries (docs/backfill.md, "What a receiver gets"): what may pass
  * (5xx, 429, a network error, a timeout) for `retryForSeconds`; any other 4xx stops the backfill
- * with the target's answer (RemoteWriteError, `refused`).
+ * with the target's answer (RemoteWriteError).
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
@@ -19,17 +19,7 @@ const MAX_BACKOFF_MS = 30_000;
 const MIN_WAIT_MS = 100;
 
 /** The target kept failing past the retries, or refused the request for good: what it said. */
-export class RemoteWriteError extends Error {
-  constructor(
-    message: string,
-    /** The HTTP status, when there was one. */
-    readonly status?: number,
-    /** True when the target refused the request as such (a 4xx other than 429): retrying cannot help. */
-    readonly refused = false,
-  ) {
-    super(message);
-  }
-}
+export class RemoteWriteError extends Error {}
 
 export interface Answer {
   readonly status: number;
@@ -98,9 +88,8 @@ export class RemoteWriteClient {
   }
 
   /**
-   * The request until it gets an answer that is not a failure which may pass: that answer (a 2xx,
-   * or a 4xx other than 429) with the attempts it took. Throws RemoteWriteError once retrying for
-   * `retryForSeconds` did not get one, or when `stopping` ends a wait.
+   * The request until an answer that is not a failure which may pass (a 2xx, or a 4xx other than
+   * 429), with the attempts it took; RemoteWriteError after `retryForSeconds`, or when `stopping` ends a wait.
    */
   private async retrying(url: string, body: Buffer | undefined, limit: number, stopping?: AbortSignal): Promise<{ answer: Answer; attempts: number }> {
     const { retryForSeconds } = this.settings;
@@ -128,16 +117,12 @@ export class RemoteWriteClient {
     }
   }
 
-  /**
-   * Sends one WriteRequest body until the target takes it, retried as above; a 4xx other than 429
-   * is the target refusing the samples (RemoteWriteError, `refused`). `stopping` ends the waits
-   * between attempts (the batch then counts as not sent). Resolves with the attempts it took.
-   */
+  /** Sends one WriteRequest body until the target takes it (`stopping` ends the waits); resolves with the attempts. */
   async send(body: Buffer, stopping?: AbortSignal): Promise<number> {
     const { answer, attempts } = await this.retrying(this.settings.url, body, 1000, stopping);
     if (answer.status >= 200 && answer.status < 300) return attempts;
     const said = `${answer.status} ${answer.text.trim()}`.trim();
-    throw new RemoteWriteError(`${shownUrl(this.settings.url)} refused the samples: ${said}`, answer.status, true);
+    throw new RemoteWriteError(`${shownUrl(this.settings.url)} refused the samples: ${said}`);
   }
 
   /** An empty WriteRequest, retried as above: does the target take requests from us at all? Its final answer. */

@@ -1,14 +1,14 @@
 /**
- * Replays the daemon's own collectors over a stack's history, as it was known at each step, so that
+ * Replays the daemon's own collectors over a stack's history as it was known at each step, so that
  * backfilled series are the series the daemon would have exported: same names, labels and values.
  *
- * The history is cut into units (one connector key, one Action, one tracked name, the ingestion
- * run list, the day's counts), each with its own state memory, because a collector's output for one
- * entity depends only on that entity's input. A unit runs its collector again when its input
- * changed, at the step before a change (a live poll would have seen the old state then, which
- * keeps the state memory's "last seen" times the same), and at every step for an hour after one
- * (while the state memory may forget a state); otherwise its formatted lines are repeated. That
- * keeps the replay proportional to the output, not to the output times the entities.
+ * The history is cut into units (a connector key, an Action, a tracked name, the ingestion run
+ * list, the day's counts), each with its own state memory: a collector's output for one entity
+ * depends only on that entity's input. A unit runs its collector again when its input changed, at
+ * the step before a change (as a live poll would have seen the old state, which keeps the state
+ * memory's "last seen" times the same), and at every step for an hour after one (while the state
+ * memory may forget a state); otherwise its lines are repeated: the replay costs the output, not
+ * the output times the entities.
  */
 import { type GroupName } from '../api/endpoints.js';
 import { runKey, runTime } from '../api/connector-runs.js';
@@ -30,10 +30,7 @@ import type { StackHistory } from './history.js';
 
 const DAY = 86_400;
 
-/**
- * Prometheus looks back 5 minutes for an instant query: a group polled less often (change history
- * every 15 minutes) is replayed at least this often, as a live exporter scraped every 15–60 s would be.
- */
+/** A group polled less often (change history) is replayed at least this often: Prometheus' instant-query look-back. */
 export const MAX_DEFAULT_STEP_SECONDS = 300;
 
 /** Families of a replayed endpoint the history cannot reconstruct honestly (docs/backfill.md says why). */
@@ -58,10 +55,7 @@ export const BACKFILLED_FAMILIES: readonly MetricFamily[] = CATALOGUE.filter(
 );
 const FAMILY_INDEX = new Map(BACKFILLED_FAMILIES.map((f, i) => [f.name, i]));
 
-/**
- * One formatted series of a unit: its family's index and `name{labels} value`, and the same as
- * data for a sink that does not write text (remote write).
- */
+/** One formatted series of a unit: its family's index, `name{labels} value`, and the same as data for remote write. */
 export interface Line {
   readonly family: number;
   readonly key: string;
@@ -92,17 +86,8 @@ interface Unit {
 export interface GroupReplay {
   readonly group: GroupName;
   readonly step: number;
-  /**
-   * Hands the lines of every unit at `t` to `emit`; call with increasing `t`. Without `emit` the
-   * units only move on to `t` (a step of a window already written).
-   */
+  /** Hands every unit's lines at `t` (increasing) to `emit`; without it the units only move on to `t`. */
   linesAt(t: number, emit?: (line: Line) => void): void;
-}
-
-function ascending(times: Iterable<number | undefined>): number[] {
-  const out: number[] = [];
-  for (const t of times) if (t !== undefined && Number.isFinite(t)) out.push(t);
-  return out.sort((a, b) => a - b);
 }
 
 /** How many of the ascending `times` are at or before `t`, starting the search at `from`. */
@@ -152,7 +137,7 @@ function ingestionUnit(runs: readonly IngestionRun[], tz: string): Unit {
     return start === undefined ? [] : [{ run, start, end: parseTimestamp(run.end_date, tz) }];
   });
   return unit(
-    ascending(timed.flatMap((r) => [r.start, r.end])),
+    timed.flatMap((r) => (r.end === undefined ? [r.start] : [r.start, r.end])).sort((a, b) => a - b),
     (t, _known, ctx) =>
       collectIngestionRuns(
         timed.filter((r) => r.start <= t).map((r) => (r.end !== undefined && r.end > t ? { ...r.run, status: 'running', end_date: null } : r.run)),
@@ -213,7 +198,7 @@ function changeUnit(type: 'asset' | 'user', name: string, entries: readonly Chan
  */
 function inventoryUnit(days: StackHistory['days']): Unit {
   return unit(
-    ascending(new Set([...days.keys()].flatMap((d) => [d, d + DAY]))),
+    [...new Set([...days.keys()].flatMap((d) => [d, d + DAY]))].sort((a, b) => a - b),
     (t, _known, ctx) => {
       const record = days.get(Math.floor(t / DAY) * DAY);
       return record ? collectMetricsData(record, ctx) : [];
@@ -250,19 +235,11 @@ function unitsOf(group: GroupName, h: StackHistory, tz: string, jobsOff: boolean
   }
 }
 
-/** The step of a group: `--step`, else its poll interval capped at MAX_DEFAULT_STEP_SECONDS. */
-export function stepOf(stack: StackConfig, group: GroupName, step: number | undefined): number {
-  return step ?? Math.min(stack.intervals[group], MAX_DEFAULT_STEP_SECONDS);
-}
-
 export interface ReplayOptions {
   readonly stack: StackConfig;
   readonly history: StackHistory;
   readonly step: number | undefined;
-  /**
-   * Labels Prometheus adds at scrape time (`job`, `instance`): the backfilled series carry them, so
-   * that they are the same series as the scraped ones.
-   */
+  /** Labels Prometheus adds at scrape time (`job`, `instance`): the backfilled series are the scraped ones. */
   readonly targetLabels?: Readonly<Record<string, string>>;
   readonly debug?: (message: string, fields?: Record<string, unknown>) => void;
 }
@@ -274,7 +251,7 @@ export function replayStack(opts: ReplayOptions): GroupReplay[] {
   const debug = opts.debug ?? (() => undefined);
   const target = opts.targetLabels ?? {};
   return REPLAYED.map(({ group }) => {
-    const step = stepOf(stack, group, opts.step);
+    const step = opts.step ?? Math.min(stack.intervals[group], MAX_DEFAULT_STEP_SECONDS);
     const units = unitsOf(group, history, tz, stack.disabledEndpoints.includes('action_jobs'));
     /** Series key → the unit that holds it: the first unit to export a series keeps it, as the store keeps the first. */
     const owners = new Map<string, Unit>();

@@ -12,7 +12,7 @@ import { AnswerJournal } from './answers.js';
 import type { StackHistory } from './history.js';
 import { BlocksSink } from './blocks.js';
 import { tokenNote } from './borrowed-token.js';
-import { fineRanges, searchedRange, searchedText, searchStack, type Searched } from './fill.js';
+import { fineRanges, searchedRange, searchedText, searchStack, type Ranges, type Searched } from './fill.js';
 import { liveInstances } from './instance.js';
 import { formatPlan, planStack } from './plan.js';
 import type { PrometheusApi } from './prometheus-api.js';
@@ -30,8 +30,6 @@ import type { MissingUnit } from './unit-reader.js';
 import { writeWindows, type Sink, type WriteResult } from './write.js';
 import { formatDuration } from '../config/durations.js';
 
-type Ranges = Array<[number, number]>;
-
 export interface SessionOptions {
   /** The backfill's flags, and the program and environment variables it was started with: the command to continue (again.ts). */
   readonly argv: readonly string[];
@@ -44,34 +42,43 @@ export interface SessionOptions {
   readonly range: BackfillRange;
   readonly out: string;
   readonly job: string;
-  readonly instance?: string;
+  readonly instance: string | undefined;
   /** The address /sd hands out, and how it was found. */
   readonly sdInstance: { readonly address: string; readonly from: string };
-  readonly prometheus?: PrometheusApi;
+  readonly prometheus: PrometheusApi | undefined;
   readonly fillGaps: boolean;
-  readonly remote?: RemoteWriteSettings;
-  readonly promtool?: string;
+  readonly remote: RemoteWriteSettings | undefined;
+  readonly promtool: string | undefined;
   /** The daemon's --storage.path, read only: its token is used (borrowed-token.ts). */
-  readonly storagePath?: string;
+  readonly storagePath: string | undefined;
   readonly fingerprint: Fingerprint;
   readonly logger: Logger;
   readonly scrubber: SecretScrubber;
 }
 
+/** What every step of a session says through, and how it is stopped. */
+interface Io {
+  readonly o: SessionOptions;
+  readonly stop: StopSignals;
+  readonly say: (t: string) => void;
+  readonly err: (t: string) => void;
+  /** The same command, to continue. */
+  readonly again: string;
+}
+
 export async function runSession(o: SessionOptions): Promise<number> {
-  const say = (text: string) => o.stdout.write(`${text}\n`);
   const err = (text: string) => o.stderr.write(`cmdb-exporter backfill: ${text}\n`);
-  const again = continueCommand(o.program, o.argv, o.environment);
   // From here on a signal stops the backfill cleanly, whatever it is doing.
   const stop = stopOnSignals((text) => err(text));
   try {
-    return await session(o, stop, say, err, again);
+    return await session({ o, stop, err, say: (text) => o.stdout.write(`${text}\n`), again: continueCommand(o.program, o.argv, o.environment) });
   } finally {
     stop.dispose();
   }
 }
 
-async function session(o: SessionOptions, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string): Promise<number> {
+async function session(io: Io): Promise<number> {
+  const { o, stop, say, err, again } = io;
   // Before anything else: a target that would refuse or drop the range is said at once.
   let sink: Sink;
   if (o.remote) {
@@ -101,20 +108,20 @@ async function session(o: SessionOptions, stop: StopSignals, say: (t: string) =>
   try {
     const searched = await blocksTarget(o, err);
     if (searched === 'refused') return 2;
-    return await sinkSession(o, sink, stop, say, err, again, searched);
+    const state = BackfillState.open(o.out, o.fingerprint);
+    const journal = new AnswerJournal(o.out);
+    try {
+      return await readAndWrite({ ...io, sink, state, journal, searched });
+    } finally {
+      journal.close();
+    }
   } finally {
     await sink.close(true);
   }
 }
 
-interface Context {
-  readonly o: SessionOptions;
+interface Context extends Io {
   readonly sink: Sink;
-  readonly stop: StopSignals;
-  readonly say: (t: string) => void;
-  readonly err: (t: string) => void;
-  /** The same command, to continue. */
-  readonly again: string;
   readonly state: BackfillState;
   readonly journal: AnswerJournal;
   /** What a --fill-gaps run searches. */
@@ -141,24 +148,14 @@ async function blocksTarget(o: SessionOptions, err: (t: string) => void): Promis
   return searchedRange({ ...o.range, now: o.now, blocks, ...(status ? { retentionSeconds: status.retentionSeconds } : {}), ...(o.prometheus ? { url: o.prometheus.url } : {}) });
 }
 
-async function sinkSession(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string, searched: Searched): Promise<number> {
-  const state = BackfillState.open(o.out, o.fingerprint);
-  const journal = new AnswerJournal(o.out);
-  try {
-    return await readAndWrite(o, sink, stop, say, err, again, state, journal, searched);
-  } finally {
-    journal.close();
-  }
-}
-
-async function readAndWrite(o: SessionOptions, sink: Sink, stop: StopSignals, say: (t: string) => void, err: (t: string) => void, again: string, state: BackfillState, journal: AnswerJournal, searched: Searched): Promise<number> {
+async function readAndWrite(c: Context): Promise<number> {
+  const { o, stop, say, state, journal, searched } = c;
   if (!state.resumed) journal.remove();
   if (state.complete) {
     say(`this backfill is complete (${state.path}): nothing to read or write. Remove that file to run it again.`);
     return 0;
   }
   if (state.resumed) say(`continuing the backfill in ${o.out}: ${journal.size} answers read and ${state.totals().windows} windows written before${pagesKept(journal, 'its scan goes on after them')}`);
-  const c: Context = { o, sink, stop, say, err, again, state, journal, searched };
 
   const instances = await instanceLabels(o, state, say);
   const { ranges, intervals } = await rangesOf(o, state, instances, say, searched);
@@ -182,7 +179,10 @@ async function readAndWrite(o: SessionOptions, sink: Sink, stop: StopSignals, sa
   if (note) say(note);
   const read = await readStacks({ stacks, ranges, plans, journal, logger: o.logger, scrubber: o.scrubber, signal: stop.signal, progressOut: o.stderr, ...(o.storagePath !== undefined ? { storagePath: o.storagePath } : {}) });
   if ('stopped' in read) {
-    say(stoppedReading(c, read.requests));
+    say(
+      `stopped (${stop.why}) while reading: ${journal.readThisRun} answers read by this run and ${journal.size - journal.readThisRun} before are kept in ${journal.path}` +
+        ` (${read.requests} requests sent)${pagesKept(journal, 'the next run goes on after them')}; nothing was written by this run.\nto continue: ${c.again}`,
+    );
     return 130;
   }
   return writeAndReport(c, stacks, ranges, instances, intervals, read);
@@ -241,14 +241,6 @@ async function writeAndReport(c: Context, stacks: readonly StackConfig[], ranges
   return complete ? 0 : 1;
 }
 
-function stoppedReading(c: Context, requests: number): string {
-  const { journal } = c;
-  return (
-    `stopped (${c.stop.why}) while reading: ${journal.readThisRun} answers read by this run and ${journal.size - journal.readThisRun} before are kept in ${journal.path}` +
-    ` (${requests} requests sent)${pagesKept(journal, 'the next run goes on after them')}; nothing was written by this run.\nto continue: ${c.again}`
-  );
-}
-
 /** The pages of a connector history scan stopped partway, when the journal keeps any. */
 function pagesKept(journal: AnswerJournal, then: string): string {
   const n = journal.pendingPages;
@@ -277,16 +269,12 @@ function nextStep(o: SessionOptions): string {
 
 /** The instance label per stack: --instance, the state's, the live target's, or /sd's address. */
 async function instanceLabels(o: SessionOptions, state: BackfillState, say: (t: string) => void): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
   const names = o.stacks.map((s) => s.name);
-  if (o.instance !== undefined) {
-    for (const n of names) out.set(n, o.instance);
-    return out;
-  }
-  if (names.every((n) => state.resolved(`instance/${n}`) !== undefined)) {
-    for (const n of names) out.set(n, state.resolved(`instance/${n}`) as string);
-    return out;
-  }
+  const given = o.instance;
+  if (given !== undefined) return new Map(names.map((n) => [n, given]));
+  const kept = names.map((n) => state.resolved(`instance/${n}`));
+  if (kept.every((i) => i !== undefined)) return new Map(names.map((n, i) => [n, kept[i] as string]));
+  const out = new Map<string, string>();
   const live = o.prometheus ? await liveInstances(o.prometheus, o.job, names) : undefined;
   for (const n of names) {
     const found = live?.get(n);

@@ -1,11 +1,9 @@
 /**
- * The state file of a backfill in --out: what the command was (the flags and the parts of the
- * configuration that decide what is written), the ranges it resolved them to (`--from 30d` means
- * another time tomorrow), and the windows already written (with the units missing from each, and a
- * remote-write window's chunks the target took), so that the same command run again writes no
- * window or chunk twice (docs/backfill.md, "Stoppable and resumable"). A document of the
- * persistence module (src/persist/document.ts), replaced after each window. No secret: the stacks'
- * services as a hash, URLs without their credentials.
+ * The state file of a backfill in --out (docs/backfill.md, "Stoppable and resumable"): the command
+ * (the flags and the configuration that decide what is written), the ranges it resolved (`--from
+ * 30d` is another time tomorrow) and the windows written (their missing units, the chunks a target
+ * took), so that the same command run again writes nothing twice. A document (src/persist/document.ts)
+ * replaced after each window; no secret: the stacks' services as a hash, URLs without credentials.
  */
 import { join } from 'node:path';
 import { readDocumentSync, writeDocumentSync } from '../persist/document.js';
@@ -52,10 +50,7 @@ export class BackfillState {
     readonly resumed: boolean,
   ) {}
 
-  /**
-   * The state in `dir` for `command`: the earlier run's when it was the same command, a new one
-   * when there is none. Throws StateMismatchError naming what differs when it was another.
-   */
+  /** The state in `dir` for `command`: the earlier run's, or a new one; StateMismatchError when it was another's. */
   static open(dir: string, command: Fingerprint): BackfillState {
     const path = join(dir, STATE_FILE);
     const read = readDocumentSync(path, FORMAT, VERSION);

@@ -1,10 +1,8 @@
 /**
- * Ctrl-C, SIGTERM and SIGHUP during a backfill, from its first request on: the first asks for a
- * clean stop (the request in flight is dropped while reading, the window in flight finished while
- * writing; the command then says what was read and written and how to continue), a second one
- * stops at once. SIGHUP is a closed terminal or a dropped ssh session: stopped as cleanly, its
- * state kept, and what the terminal can no longer take (a write to it fails) does not stop the
- * clean stop; the line saying how to continue still reaches a log the output was piped to.
+ * Ctrl-C, SIGTERM and SIGHUP during a backfill, from its first request on (docs/backfill.md,
+ * "Stoppable and resumable"): the first asks for a clean stop, a second one stops at once. After a
+ * SIGHUP the terminal may be gone: a failed write to it does not stop the clean stop, and the line
+ * saying how to continue still reaches a log the output was piped to.
  */
 export interface StopSignals {
   readonly signal: AbortSignal;
@@ -20,15 +18,14 @@ function ignoreClosedTerminal(): void {
   for (const stream of [process.stdout, process.stderr]) if (stream.listenerCount('error') === 0) stream.on('error', () => undefined);
 }
 
-export function stopOnSignals(say: (text: string) => void, exit: (code: number) => void = (code) => process.exit(code)): StopSignals {
+export function stopOnSignals(say: (text: string) => void): StopSignals {
   const ctl = new AbortController();
   let why: string | undefined;
   const onSignal = (name: NodeJS.Signals) => {
     if (name === 'SIGHUP') ignoreClosedTerminal();
     if (why !== undefined) {
       say(`${name} again: stopping at once`);
-      exit(130);
-      return;
+      process.exit(130);
     }
     why = name;
     say(`${name}: stopping cleanly (a second one stops at once)`);

@@ -38,8 +38,7 @@ export function describeMissing(stack: string, missing: readonly MissingUnit[], 
     const k = `${kind}\u0000${m.reason}`;
     groups.set(k, [...(groups.get(k) ?? []), m]);
   }
-  const lines: string[] = [];
-  for (const [k, units] of groups) {
+  return [...groups].map(([k, units]) => {
     const [kind, reason] = k.split('\u0000') as [string, string];
     const ids = units.map((u) => u.key.slice(kind.length));
     let what: string;
@@ -47,9 +46,8 @@ export function describeMissing(stack: string, missing: readonly MissingUnit[], 
     else if (kind === 'action-jobs/') what = `jobs of ${units.length} Action${units.length === 1 ? '' : 's'} (${shown(ids)}; their cmdb_action_* series), ${range}`;
     else if (kind.endsWith('-changes/')) what = `change history of ${units.length} ${kind.slice(0, -'-changes/'.length)} name${units.length === 1 ? '' : 's'} (${shown(ids)}), ${range}`;
     else what = `${units.map((u) => u.what).join(', ')}, ${range}`;
-    lines.push(`stack ${stack}: ${what}: ${reason}`);
-  }
-  return lines;
+    return `stack ${stack}: ${what}: ${reason}`;
+  });
 }
 
 function shown(ids: readonly string[]): string {

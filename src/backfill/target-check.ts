@@ -1,11 +1,9 @@
 /**
  * Before a backfill sends anything: does the remote-write target take what it will send? A
- * Prometheus takes samples older than its newest only within its out-of-order window
- * (`storage: tsdb: out_of_order_time_window`) and drops them silently after its retention; a
- * VictoriaMetrics drops them after its -retentionPeriod. Either would lose history without a
- * word, so a range reaching further back is refused here with what to change. Other receivers
- * (Mimir, Thanos receive) have no status API to ask: the probe (an empty WriteRequest) shows that
- * they answer and take the credentials, and a refused batch later stops the backfill with their answer.
+ * Prometheus outside its out-of-order window and retention, or a VictoriaMetrics past its
+ * -retentionPeriod, would drop older samples without a word, so such a range is refused here with
+ * what to change. Other receivers (Mimir, Thanos) cannot be asked: the probe (an empty WriteRequest)
+ * shows they answer and take the credentials (docs/backfill.md, "Remote write").
  */
 import { parse } from 'yaml';
 import { formatDuration } from '../config/durations.js';
@@ -36,6 +34,9 @@ export function victoriaRetention(text: string | undefined): number {
   const n = Number(m[1]);
   return m[2] === '' ? n * 31 * 86_400 : n * (UNITS[m[2] as string] as number);
 }
+
+/** Prometheus' retention when --storage.tsdb.retention.time is not set. */
+export const PROMETHEUS_RETENTION_SECONDS = 15 * 86_400;
 
 export class TargetRefusal extends Error {}
 
@@ -82,8 +83,7 @@ async function prometheusFacts(client: RemoteWriteClient, base: string, stopping
   } catch {
     // an unreadable configuration: no window known
   }
-  const retentionFlag = flags?.data?.['storage.tsdb.retention.time'];
-  const retention = prometheusDuration(retentionFlag) || 15 * 86_400;
+  const retention = prometheusDuration(flags.data['storage.tsdb.retention.time']) || PROMETHEUS_RETENTION_SECONDS;
   // Prometheus takes in order what is newer than about an hour before its newest sample.
   const back = Math.min(Math.max(ooo, 3600), retention);
   const why = ooo < retention ? `out_of_order_time_window ${formatDuration(ooo)}` : `retention ${formatDuration(retention)}`;
@@ -91,27 +91,19 @@ async function prometheusFacts(client: RemoteWriteClient, base: string, stopping
 }
 
 async function victoriaFacts(client: RemoteWriteClient, base: string, stopping?: AbortSignal): Promise<TargetFacts | undefined> {
-  let flags: string;
-  try {
-    const r = await client.get(`${base}/flags`, stopping);
-    if (r.status !== 200 || !/^-\w/m.test(r.text)) return undefined;
-    const healthy = await client.get(`${base}/-/healthy`, stopping).catch(() => undefined);
-    if (!healthy || !/victoria/i.test(healthy.text)) return undefined;
-    flags = r.text;
-  } catch {
-    return undefined;
-  }
-  const period = /^-retentionPeriod="?([^"\n]*)"?$/m.exec(flags)?.[1];
+  const flags = await client.get(`${base}/flags`, stopping).catch(() => undefined);
+  if (flags?.status !== 200 || !/^-\w/m.test(flags.text)) return undefined;
+  const healthy = await client.get(`${base}/-/healthy`, stopping).catch(() => undefined);
+  if (!healthy || !/victoria/i.test(healthy.text)) return undefined;
+  const period = /^-retentionPeriod="?([^"\n]*)"?$/m.exec(flags.text)?.[1];
   const back = victoriaRetention(period);
   return { kind: 'victoriametrics', acceptsBackSeconds: back, note: `VictoriaMetrics: keeps ${formatDuration(back)} (-retentionPeriod ${period ?? '1 (month), the default'})` };
 }
 
 /**
- * Probes the target and, where it can tell, what it keeps; throws TargetRefusal (with what to do)
- * when it refuses requests (a 4xx) or would drop samples of the range. A target that is down or
- * restarting (5xx, 429, no connection) is asked again as a batch would be, for
- * --remote-write.retry-for: then RemoteWriteError, which is not the flags' fault. `oldestSeconds`
- * is the range's first time, `now` unix seconds; `stopping` ends the waits.
+ * Probes the target and, where it can tell, what it keeps; TargetRefusal (with what to do) when it
+ * refuses requests (a 4xx) or would drop samples of the range. One down or restarting is asked again
+ * as a batch would be: then RemoteWriteError, which is not the flags' fault.
  */
 export async function checkTarget(client: RemoteWriteClient, opts: { oldestSeconds: number; now: number; statusUrl?: string; stopping?: AbortSignal }): Promise<TargetFacts> {
   const url = shownUrl(client.settings.url);
@@ -126,8 +118,7 @@ export async function checkTarget(client: RemoteWriteClient, opts: { oldestSecon
     throw new TargetRefusal(`--remote-write.url: ${url} answered an empty write request with ${probe.status} ${probe.text.trim().slice(0, 300)}`);
   }
   const base = opts.statusUrl?.replace(/\/+$/, '') ?? statusBase(client.settings.url);
-  // VictoriaMetrics first: only it answers /flags as text and names itself at /-/healthy, while it
-  // also answers Prometheus' buildinfo (with a Prometheus version, for Grafana).
+  // VictoriaMetrics first: it answers Prometheus' buildinfo too (prometheusFacts).
   const facts = base ? ((await victoriaFacts(client, base, opts.stopping)) ?? (await prometheusFacts(client, base, opts.stopping))) : undefined;
   if (!facts) return { kind: 'other', note: `${url} takes write requests; what it keeps cannot be asked (no Prometheus or VictoriaMetrics status API): a batch it refuses stops the backfill with its answer` };
   const needed = opts.now - opts.oldestSeconds;

@@ -8,7 +8,7 @@
 import type { Logger } from '../logger.js';
 import type { StackAnswers } from './answers.js';
 import { FailFast, type StopReason } from './fail-fast.js';
-import type { Outlook } from './progress.js';
+import type { ProgressPart } from './progress.js';
 
 /** A unit that has no samples in the backfill, and why. */
 export interface MissingUnit {
@@ -20,23 +20,11 @@ export interface MissingUnit {
   readonly reason: string;
 }
 
-export interface ReadProgress {
-  /** One request-level step done (a day, a page, an Action, a name). */
-  step(what: string): void;
-  /** The answers say there is more to read (further pages, the Actions' job lists). */
-  grow(requests: number): void;
-  /** While failures run towards the fail-fast rule's limit: when it stops the stack if they go on; undefined once one is answered. */
-  outlook?(o: Outlook | undefined): void;
-}
-
 export class UnitReader {
   readonly missing: MissingUnit[] = [];
   private readonly policy: FailFast;
   private readonly skipped = new Map<string, string>();
   private readonly logged = new Set<string>();
-  /** Units read by a request in this run, and taken from the answers of earlier runs. */
-  read = 0;
-  reused = 0;
   /** How long each unit of the stack's current run of failures took, ms. */
   private failing: number[] = [];
 
@@ -45,7 +33,7 @@ export class UnitReader {
       readonly stack: string;
       readonly answers: StackAnswers;
       readonly logger: Logger;
-      readonly progress: ReadProgress;
+      readonly progress: ProgressPart;
       readonly signal?: AbortSignal;
     },
   ) {
@@ -63,16 +51,16 @@ export class UnitReader {
    */
   async unit<T>(key: string, endpoint: string, what: string, read: () => Promise<T>): Promise<T | undefined> {
     const { answers, signal, progress } = this.opts;
-    if (answers.has(key)) {
-      this.reused += 1;
-      progress.step(what);
-      return answers.get<T>(key) as T;
+    const kept = answers.get<T>(key);
+    if (kept !== undefined) {
+      progress.step();
+      return kept;
     }
     signal?.throwIfAborted();
     const stop = this.policy.stop?.why ?? this.skipped.get(endpoint);
     if (stop !== undefined) {
       this.missing.push({ key, endpoint, what, reason: `not read: ${stop}` });
-      progress.step(what);
+      progress.step();
       return undefined;
     }
     const started = Date.now();
@@ -80,7 +68,6 @@ export class UnitReader {
     try {
       const value = await read();
       answers.record(key, value);
-      this.read += 1;
       this.policy.succeeded(endpoint);
       return value;
     } catch (err) {
@@ -91,31 +78,30 @@ export class UnitReader {
     } finally {
       // The outlook first: the step draws the line with it.
       if (!signal?.aborted) this.foresee(failedAfter);
-      progress.step(what);
+      progress.step();
     }
   }
 
   /**
-   * After a unit: while the stack's failures run towards the rule's limit, when the rule stops the
-   * stack if they go on (the units left to the limit at the pace of the failing ones so far), for
-   * the progress line's ETA; nothing once an answer came.
+   * For the progress line's ETA, while the stack's failures run towards the rule's limit: when the
+   * rule stops the stack if they go on (the units left at the failing ones' pace); none after an answer.
    */
   private foresee(failedAfterMs: number | undefined): void {
     // Stopped: the units left are listed as missing at once.
     const stop = this.policy.stop;
     if (stop) {
-      this.opts.progress.outlook?.({ seconds: 0, why: stop.why, stopped: true });
+      this.opts.progress.outlook({ seconds: 0, why: stop.why, stopped: true });
       return;
     }
     const streak = this.policy.streak();
     if (failedAfterMs === undefined || !streak) {
-      if (this.failing.length > 0) this.opts.progress.outlook?.(undefined);
+      if (this.failing.length > 0) this.opts.progress.outlook(undefined);
       this.failing = [];
       return;
     }
     this.failing = [...(streak.count > 1 ? this.failing.slice(-(streak.count - 1)) : []), failedAfterMs];
     const mean = this.failing.reduce((n, ms) => n + ms, 0) / this.failing.length / 1000;
-    this.opts.progress.outlook?.({ seconds: (streak.limit - streak.count) * mean, why: `${streak.what}: ${streak.count} in a row, ${streak.limit} stop the reading` });
+    this.opts.progress.outlook({ seconds: (streak.limit - streak.count) * mean, why: `${streak.what}: ${streak.count} in a row, ${streak.limit} stop the reading` });
   }
 
   private failed(key: string, endpoint: string, what: string, err: unknown): void {

@@ -1,9 +1,6 @@
 /**
  * Prometheus remote write 1.0 bodies: a `prometheus.WriteRequest` in protobuf, snappy-compressed
- * (block format), as every receiver of that protocol reads it (Prometheus, VictoriaMetrics, Mimir,
- * Thanos receive).
- *
- * The schema is small and fixed (remote.proto / types.proto of Prometheus):
+ * (block format). The schema is small and fixed (remote.proto / types.proto of Prometheus):
  *
  *     WriteRequest { repeated TimeSeries timeseries = 1; }
  *     TimeSeries   { repeated Label labels = 1; repeated Sample samples = 2; }
@@ -11,9 +8,8 @@
  *     Sample       { double value = 1; int64 timestamp = 2; }   // timestamp in ms
  *
  * so it is encoded here by hand, straight into one buffer per request: a general protobuf library
- * would want an object per sample, and a backfill sends hundreds of millions of them. A series'
- * labels are encoded once (`encodeLabels`) and reused for every request that carries the series.
- * test/backfill/write-request.test.ts decodes the output with protobufjs against the .proto text.
+ * would want an object per sample, and a backfill sends hundreds of millions of them (the tests
+ * decode the output with protobufjs against the .proto text).
  */
 import { createRequire } from 'node:module';
 
@@ -24,10 +20,7 @@ interface Snappy {
 
 let snappy: Snappy | undefined;
 
-/**
- * The compression, loaded at the first request body: only remote write needs it, so neither the
- * daemon nor a backfill into blocks ever loads it. Throws, naming the package, when it cannot be.
- */
+/** The compression, loaded at the first request body (the daemon and a blocks backfill never load it); throws naming it. */
 export function loadCompression(): Snappy {
   if (snappy) return snappy;
   try {
@@ -37,11 +30,6 @@ export function loadCompression(): Snappy {
   }
   return snappy;
 }
-
-/** The protobuf wire types the schema uses. */
-const WIRE_VARINT = 0;
-const WIRE_FIXED64 = 1;
-const WIRE_LEN = 2;
 
 /** Bytes of `n` (a non-negative integer up to 2^53) as a varint. */
 export function varintLength(n: number): number {
@@ -63,40 +51,35 @@ function writeVarint(buf: Buffer, pos: number, n: number): number {
   return pos;
 }
 
-const tag = (field: number, wire: number) => (field << 3) | wire;
-
-const TAG_TIMESERIES = tag(1, WIRE_LEN);
-const TAG_LABEL = tag(1, WIRE_LEN);
-const TAG_SAMPLE = tag(2, WIRE_LEN);
-const TAG_NAME = tag(1, WIRE_LEN);
-const TAG_VALUE_STRING = tag(2, WIRE_LEN);
-const TAG_VALUE_DOUBLE = tag(1, WIRE_FIXED64);
-const TAG_TIMESTAMP = tag(2, WIRE_VARINT);
+/** Field tags: the field's number << 3 | its wire type (0 varint, 1 fixed64, 2 length-delimited). */
+const TAG_TIMESERIES = (1 << 3) | 2;
+const TAG_LABEL = (1 << 3) | 2;
+const TAG_SAMPLE = (2 << 3) | 2;
+const TAG_NAME = (1 << 3) | 2;
+const TAG_VALUE_STRING = (2 << 3) | 2;
+const TAG_VALUE_DOUBLE = (1 << 3) | 1;
+const TAG_TIMESTAMP = (2 << 3) | 0;
 
 /**
  * The `Label` entries of a TimeSeries (each with its field tag), sorted by name as the protocol
- * requires. `__name__` is an ordinary label here: the caller puts the metric name in it.
+ * requires; encoded once per series. `__name__` is an ordinary label here: the caller sets it.
  */
 export function encodeLabels(labels: Readonly<Record<string, string>>): Buffer {
   const names = Object.keys(labels).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const parts: Buffer[] = [];
-  for (const name of names) {
-    const n = Buffer.from(name, 'utf8');
-    const v = Buffer.from(labels[name] as string, 'utf8');
-    const inner = 1 + varintLength(n.length) + n.length + 1 + varintLength(v.length) + v.length;
-    const buf = Buffer.allocUnsafe(1 + varintLength(inner) + inner);
-    let pos = 0;
-    buf[pos++] = TAG_LABEL;
-    pos = writeVarint(buf, pos, inner);
-    buf[pos++] = TAG_NAME;
-    pos = writeVarint(buf, pos, n.length);
-    pos += n.copy(buf, pos);
-    buf[pos++] = TAG_VALUE_STRING;
-    pos = writeVarint(buf, pos, v.length);
-    v.copy(buf, pos);
-    parts.push(buf);
-  }
-  return Buffer.concat(parts);
+  return Buffer.concat(
+    names.map((name) => {
+      const pair = [lengthDelimited(TAG_NAME, Buffer.from(name, 'utf8')), lengthDelimited(TAG_VALUE_STRING, Buffer.from(labels[name] as string, 'utf8'))];
+      return lengthDelimited(TAG_LABEL, Buffer.concat(pair));
+    }),
+  );
+}
+
+/** A length-delimited field: its tag, the payload's length as a varint, the payload. */
+function lengthDelimited(tag: number, payload: Buffer): Buffer {
+  const head = Buffer.allocUnsafe(1 + varintLength(payload.length));
+  head[0] = tag;
+  writeVarint(head, 1, payload.length);
+  return Buffer.concat([head, payload]);
 }
 
 /** One series of a request: its encoded labels and its samples (ms timestamps), in time order. */

@@ -1,9 +1,7 @@
 /**
- * Writing a backfill window by window into a sink (blocks.ts: TSDB blocks through promtool;
- * remote-write-sink.ts: a receiver over HTTP). Windows are WINDOW_SECONDS long and aligned to
- * 00:00, 06:00, 12:00 and 18:00 UTC, so that no block crosses midnight UTC or exceeds a day (what
- * Mimir's and Thanos' block uploads require): promtool's blocks are 2 h × 3^n long, and 6 h is the
- * longest of those that divides a day.
+ * Writing a backfill window by window into a sink (blocks.ts, remote-write-sink.ts). Windows are
+ * WINDOW_SECONDS long and aligned to 00:00, 06:00, 12:00 and 18:00 UTC: no block crosses midnight
+ * UTC, as Mimir's and Thanos' uploads require (docs/backfill.md, "Blocks", says why 6 h).
  *
  * Every window of the stacks' ranges is replayed, in time order (the replay's state memory needs
  * every step); what is written of it depends on the state file:
@@ -12,9 +10,8 @@
  * - written while units were missing that this run has read: the lines of those units only;
  * - written: nothing.
  *
- * The sink writes one window while the next is replayed; a window is marked done in the state
- * once the sink says its samples are safe. A stop (`stopping`) ends the loop between windows, and
- * the window in the sink is finished first.
+ * The sink writes one window while the next is replayed; a window is done in the state once the
+ * sink says its samples are safe. A stop ends the loop between windows, the one in the sink finished.
  */
 import { coverageLine, coverageTimes } from './coverage.js';
 import type { Line, GroupReplay } from './replay.js';
@@ -71,10 +68,8 @@ export interface WriteResult {
   /** Samples written by this run. */
   samples: number;
   bytes: number;
-  /** Window passes written by this run, and windows skipped as written before. */
-  windows: number;
+  /** Windows skipped as written before. */
   skipped: number;
-  /** True when a stop ended the writing early. */
   stopped: boolean;
   generateSeconds: number;
 }
@@ -89,14 +84,11 @@ export function windowsOf(from: number, to: number): number[] {
 const inRanges = (ranges: StackReplay['ranges'], t: number) => ranges.some(([a, b]) => t >= a && t <= b);
 
 /**
- * The steps of a replay in [from, to] (unix seconds): every multiple of `step`, and the start of
- * each range as well, so that a range shorter than a step (a crash of a minute at 5-minute steps)
- * still gets its samples from its first second on (its first millisecond, where a gap's start is
- * exact: gaps.ts). Inside the `fine` ranges, every `fine.step` from the range's start too: a gap
- * starts a millisecond after its first missed scrape, so these fall a millisecond after each scrape
- * that was due in it, after any staleness marker a scraper writes at one (fill.ts). `write` says
- * whether the step is inside a range; the others only move the replay on (its state memory needs
- * every step).
+ * The steps of a replay in [from, to] (unix seconds): every multiple of `step`, and each range's
+ * start, so that a range shorter than a step (a crash of a minute) still gets samples from its
+ * first second (its first millisecond for a gap: gaps.ts); inside the `fine` ranges every
+ * `fine.step` from their start too, a millisecond after each scrape due in the gap (fill.ts).
+ * `write` says whether the step is inside a range; the others only move the replay on.
  */
 export function stepsOf(ranges: StackReplay['ranges'], step: number, from: number, to: number, fine?: FineSteps): Array<{ t: number; write: boolean }> {
   const times = new Set<number>();
@@ -141,9 +133,8 @@ function wanted(fill: ReadonlySet<string>, source: string): boolean {
 }
 
 /**
- * Does this pass leave the stack complete in the window, for the first time? A full pass when none
- * of the stack's units concerning the window is missing; a pass for units read later when it wrote
- * the last of the stack's missing ones (a window written whole before has its marks already).
+ * Does this pass leave the stack complete in the window for the first time? A full pass with none
+ * of its units missing; a pass for units read later that wrote the last of its missing ones.
  */
 function covers(stack: string, pass: ReadonlySet<string> | undefined, missing: readonly string[]): boolean {
   const own = (key: string) => key.startsWith(`${stack}:`);
@@ -180,7 +171,7 @@ export async function writeWindows(opts: {
   const { stacks, sink, state, missingNow, stopping } = opts;
   const from = Math.min(...stacks.flatMap((s) => s.ranges.map((r) => r[0])));
   const to = Math.max(...stacks.flatMap((s) => s.ranges.map((r) => r[1])));
-  const result: WriteResult = { samples: 0, bytes: 0, windows: 0, skipped: 0, stopped: false, generateSeconds: 0 };
+  const result: WriteResult = { samples: 0, bytes: 0, skipped: 0, stopped: false, generateSeconds: 0 };
   const progress = new Progress('writing', to - from + 1, 'seconds of history', opts.progressOut);
   // Remote write keeps its samples in the state batch by batch (acked); blocks when the window is done.
   const stateSamples = (n: number) => (sink.kind === 'blocks' ? n : 0);
@@ -193,7 +184,6 @@ export async function writeWindows(opts: {
     state.done(p.start, missingFor(p.start, missingNow), stateSamples(p.samples));
     result.samples += p.samples;
     result.bytes += p.bytes;
-    result.windows += 1;
   };
   try {
     for (const w of windowsOf(from, to)) {

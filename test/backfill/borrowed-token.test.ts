@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { BorrowedToken, daemonWaitMs, POLL_MS } from '../../src/backfill/borrowed-token.js';
 import type { Credential, TokenProvider } from '../../src/cmdb/auth.js';
+import { CmdbAbortedError } from '../../src/errors.js';
 import type { StackConfig } from '../../src/config/types.js';
 import type { DaemonToken } from '../../src/persist/token-file.js';
 import { SecretScrubber } from '../../src/secrets.js';
@@ -118,5 +119,24 @@ describe("a backfill given the daemon's --storage.path", () => {
     const stack = (intervals: Record<string, number>) => ({ intervals }) as unknown as StackConfig;
     expect(daemonWaitMs(stack({ inventory: 10, license: 3600 }))).toBe(60_000);
     expect(daemonWaitMs(stack({ inventory: 120, license: 3600 }))).toBe(240_000);
+  });
+
+  it('a request stopped while it waits for the daemon ends as an aborted token request', async () => {
+    const own = new Own();
+    // A daemon that has no token yet, and a wait that only the stop ends.
+    const borrowed = new BorrowedToken(own, {
+      dir: '/nonexistent',
+      stack: testStack({ name: 'prod' }),
+      scrubber: new SecretScrubber(),
+      logger: captureLog('prod').logger,
+      waitMs: 60_000,
+      look: () => ({ daemon: DAEMON }) as DaemonToken,
+      sleep: () => new Promise<void>(() => undefined),
+    });
+    const stop = new AbortController();
+    const waiting = borrowed.current(stop.signal);
+    stop.abort();
+    await expect(waiting).rejects.toBeInstanceOf(CmdbAbortedError);
+    expect(own.fetched).toBe(0);
   });
 });

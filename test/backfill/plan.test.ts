@@ -33,7 +33,6 @@ describe('backfill plan', () => {
     const page = serviceSeconds(stack.paging.connectorPageSize);
     expect(plan.knownSeconds).toBeGreaterThan(140 + page - 4 * 5);
     expect(plan.knownSeconds).toBeLessThan(140 + page);
-    expect(plan.secondsPerMoreRequest).toBe(4);
     expect(formatPlan(plan, { from: T0, to: T0 + 29 * 86_400 })).toContain('paced at 15 requests a minute');
   });
 

@@ -25,7 +25,7 @@ const STACK = testStack({ name: 'st' });
 const iso = (s: number) => new Date(s * 1000).toISOString();
 
 function emptyHistory(over: Partial<StackHistory>): StackHistory {
-  return { days: new Map(), connectorRows: undefined, ingestionRuns: undefined, actions: undefined, actionJobs: new Map(), changes: { asset: new Map(), user: new Map() }, missing: [], read: 0, reused: 0, ...over };
+  return { days: new Map(), connectorRows: undefined, ingestionRuns: undefined, actions: undefined, actionJobs: new Map(), changes: { asset: new Map(), user: new Map() }, missing: [], ...over };
 }
 
 function lines(samples: Sample[]): string[] {
