@@ -117,7 +117,7 @@ export class Storage {
       logger.warn({ storagePath: dir, reason: sends.reason }, 'the record of the requests sent before the restart cannot be read: each stack sends nothing for a minute, so that none goes over its rate');
     }
     made.storage = new Storage(opts, folder, files, sends);
-    made.storage.tokens = new TokenKeeper(dir, logger, opts.now);
+    made.storage.tokens = new TokenKeeper(dir, logger);
     return made.storage;
   }
 
