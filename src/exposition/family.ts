@@ -31,9 +31,6 @@ export interface Family {
 
 /** A format of the exposition: what its writer module provides. */
 export interface Format {
-  readonly name: string;
-  /** The Content-Type of a response in this format. */
-  readonly contentType: string;
   /** The lines a family starts with (a data run's family, whose series the store keeps rendered). */
   header(family: FamilyMeta): string;
   /** Families in the order given, each its header and series; a family without series is left out. */

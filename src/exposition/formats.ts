@@ -79,7 +79,7 @@ export class MetricsFormats {
     const registry = scope.kind === 'stack' ? registries.stack(scope.stack) : scope.kind === 'exporter' ? registries.exporter : undefined;
     const all = registry ? await registryFamilies(registry) : scope.kind === 'all' ? await wholeSelfFamilies(registries) : [];
     const self = toBuffer(format.write(this.starts.annotate(all.filter((f) => wanted.has(f.family.name)))));
-    return response(format.contentType, body([...data, self, Buffer.from(format.trailer ?? '', 'utf8')]));
+    return response(body([...data, self, Buffer.from(format.trailer ?? '', 'utf8')]));
   }
 
   /** A reload's outcome shows on the next scrape, in every format. */

@@ -9,7 +9,6 @@ import { formatValue } from '../metrics/series-text.js';
 import type { Family, FamilyMeta, FamilySeries, Format } from './family.js';
 import { labelText } from './text-format.js';
 
-export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 export const EOF = '# EOF\n';
 
 const UNITS = ['seconds', 'bytes', 'ratio'];
@@ -85,8 +84,6 @@ export function writeOpenMetricsFamily({ family, series }: Family, opts: OpenMet
 
 export function openMetricsFormat(opts: OpenMetricsOptions = {}): Format {
   return {
-    name: 'openmetrics/1.0.0',
-    contentType: OPENMETRICS_CONTENT_TYPE,
     header: (f) => headerOf(f),
     write: (families) => families.map((f) => writeOpenMetricsFamily(f, opts)).join(''),
     trailer: EOF,

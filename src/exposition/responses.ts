@@ -82,8 +82,6 @@ export interface ScrapeBody {
 }
 
 export interface ScrapeResponse {
-  /** The Content-Type of the response's format. */
-  readonly contentType: string;
   readonly plain: ScrapeBody;
   /**
    * The same content as one gzip stream: compressed on first use, then shared. A scrape that asks
@@ -129,9 +127,9 @@ export function body(parts: readonly Buffer[]): ScrapeBody {
 }
 
 /** A response of `plain`, its gzip made on first use and shared. */
-export function response(contentType: string, plain: ScrapeBody): ScrapeResponse {
+export function response(plain: ScrapeBody): ScrapeResponse {
   let zipped: Promise<ScrapeBody> | undefined;
-  return { contentType, plain, gzip: () => (zipped ??= gzipParts(plain.parts).then((z) => body([z]))) };
+  return { plain, gzip: () => (zipped ??= gzipParts(plain.parts).then((z) => body([z]))) };
 }
 
 export class ScrapeResponses {
@@ -159,7 +157,7 @@ export class ScrapeResponses {
     const dynamic = await this.dynamicParts();
     if (this.response?.dynamic === dynamic) return this.response.value;
     const plain = body([...dynamic.segments.flatMap((s) => (s.kind === 'days' ? [dynamic.days] : s.parts)), dynamic.self, this.trailer]);
-    const value = response(this.format.contentType, plain);
+    const value = response(plain);
     this.response = { dynamic, value };
     return value;
   }
