@@ -8,12 +8,13 @@
  * it never stops a poll. Once the folder's lock names another process (abandon()), nothing is
  * written any more. Files of stacks no longer configured are removed.
  */
+import { rm } from 'node:fs/promises';
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { StateInstruments } from '../metrics/instruments.js';
 import { serviceOf, STATE_FORMAT, STATE_VERSION, type StackDocument } from './document.js';
 import { jsonPieces } from './json-pieces.js';
-import { removeStateFile, stateFileOf, writeStateFile } from './state-file.js';
+import { stateFileOf, writeStateFile } from './state-file.js';
 
 export const TICK_MS = 1000;
 /** Least time between two writes of one stack after a change of its series (seconds). */
@@ -184,7 +185,7 @@ export class StateWriter {
       if (configured.has(stack)) continue;
       this.files.delete(stack);
       this.written.delete(stack);
-      await removeStateFile(stateFileOf(this.opts.dir, stack)).catch((err: unknown) => this.failed(stack, err));
+      await rm(stateFileOf(this.opts.dir, stack), { force: true }).catch((err: unknown) => this.failed(stack, err));
       this.opts.logger.info({ stack }, 'state of a stack that is no longer configured discarded');
     }
   }
