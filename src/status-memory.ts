@@ -19,16 +19,12 @@ import type { SnapshotStore } from './store/snapshot-store.js';
 export const STATUS_STATE_VERSION = 1;
 
 /** What a restart keeps of the status page's memory of a stack: each problem's key and since when (unix seconds). */
-export interface StatusState {
-  readonly v: typeof STATUS_STATE_VERSION;
-  readonly seen: ReadonlyArray<readonly [string, number]>;
-}
-
 const StatusStateSchema = z.object({
   v: z.literal(STATUS_STATE_VERSION),
   // A key is an alert's name and its subject (an endpoint, a connector, an Action id): no free text.
   seen: z.array(z.tuple([z.string().max(500), z.number().finite()])),
 });
+export type StatusState = z.infer<typeof StatusStateSchema>;
 
 /** The problems seen in `state`, or undefined when it is not a valid status state of this version. */
 export function statusStateFrom(state: unknown): Map<string, number> | undefined {
