@@ -132,12 +132,8 @@ export function ownerOf(stack: string, total: number): number {
   return best;
 }
 
-export function ownsStack(stack: string, shard: number, total: number): boolean {
-  return total <= 1 || ownerOf(stack, total) === shard;
-}
-
 /** The configuration with only the stacks this shard polls. */
 export function filterStacks(config: ExporterConfig, assignment: ShardAssignment): ExporterConfig {
   if (assignment.total <= 1) return config;
-  return { ...config, stacks: config.stacks.filter((s) => ownsStack(s.name, assignment.shard, assignment.total)) };
+  return { ...config, stacks: config.stacks.filter((s) => ownerOf(s.name, assignment.total) === assignment.shard) };
 }
