@@ -190,7 +190,7 @@ export class Exposition implements ExpositionSource {
   /** The data runs: per run, the family headers and the endpoints' pieces of lines, small pieces joined. */
   private renderData(stacks: readonly string[]): Buffer[][] {
     const chunks = this.dataPieces(stacks);
-    return RUNS.filter((r) => r.kind === 'data').map(({ names }) => joinSmall(names.flatMap((n) => this.family(n, chunks.get(n)))));
+    return RUNS.filter((r) => r.kind === 'data').map(({ names }) => [...joinSmall(names.flatMap((n) => this.family(n, chunks.get(n))))]);
   }
 
   /** A data family's bytes: its head and pieces, none when it has no series. */
