@@ -1,16 +1,10 @@
 /**
- * The /metrics response as bytes made once per change, in both encodings, shared by every scrape:
- * one cache entry per format and encoding.
- *
- * The body is the exposition's segments (data, status; made once per change) with two dynamic
- * parts: cmdb_license_days_until_expiry, in its place in catalogue order, and the exporter's own
- * metrics at the end. The dynamic parts are rendered together, at most `maxAgeMs` old (default 1 s,
- * see docs/design.md "Serving /metrics"), and again at once when the segments changed. Until either
- * part changes, every scrape gets the same Buffers: a plain body written as it is, and its gzip,
- * the whole body compressed in one stream off the event loop (gzipParts) on the first gzip scrape
- * of that body and shared by every later one. Nothing here copies or reads the whole body in one
- * turn of the event loop, and nothing waits for the store: a scrape gets what is applied
- * (src/exposition/exposition.ts).
+ * The /metrics response as bytes made once per change, in both encodings, shared by every scrape
+ * (docs/design.md, "Serving /metrics"): the exposition's segments with two dynamic parts,
+ * cmdb_license_days_until_expiry in its place and the exporter's own metrics at the end, rendered
+ * together at most `maxAgeMs` old and again at once when the segments changed; the gzip of a body
+ * made off the event loop by its first gzip scrape (gzipParts). Nothing here copies the whole body
+ * in one turn of the event loop, and nothing waits for the store.
  */
 import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
