@@ -99,18 +99,12 @@ export async function writeAtomic(path: string, pieces: AsyncIterable<string | B
  * Removes the temporary files an earlier process left in `dir` when it was killed mid-write (only
  * once the folder is locked: then no other process of the exporter is writing in it).
  */
-export function removeLeftTemporaries(dir: string): number {
-  let removed = 0;
+export function removeLeftTemporaries(dir: string): void {
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return 0;
+    return;
   }
-  for (const name of names) {
-    if (!TEMP.test(name)) continue;
-    rmSync(join(dir, basename(name)), { force: true });
-    removed++;
-  }
-  return removed;
+  for (const name of names) if (TEMP.test(name)) rmSync(join(dir, basename(name)), { force: true });
 }
