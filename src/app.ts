@@ -69,12 +69,9 @@ export interface StartOptions {
 export interface App {
   /** Base URL of the HTTP server, when serving. */
   readonly url?: string;
-  /** The exporter's own metrics without a `stack` label (each stack's are in a registry of its own: `registries`). */
-  readonly registry: Registry;
+  /** The exporter's own metrics: a registry per stack and one without a `stack` label. */
   readonly registries: SelfRegistries;
   readonly store: SnapshotStore;
-  /** What /metrics serves of the store. */
-  readonly exposition: Exposition;
   readonly logger: Logger;
   readiness(): Readiness;
   metricsText(): Promise<string>;
@@ -275,5 +272,5 @@ export async function start(opts: StartOptions): Promise<App> {
 
   const pollOnce = () => stacks.pollOnce();
   const writeState = storage && ((stack: string) => storage.writeNow(stack));
-  return { url: server?.url, registry, registries: instruments.registries, store, exposition, logger, readiness, metricsText, metrics, landing, reload, pollOnce, close, ...(writeState ? { writeState } : {}) };
+  return { url: server?.url, registries: instruments.registries, store, logger, readiness, metricsText, metrics, landing, reload, pollOnce, close, ...(writeState ? { writeState } : {}) };
 }
