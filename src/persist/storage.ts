@@ -12,23 +12,16 @@
  */
 import type { StackConfig } from '../config/types.js';
 import { ConfigError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { StateInstruments } from '../metrics/instruments.js';
 import { checkDocument, REFRESH_AFTER_SECONDS, type StackDocument } from './document.js';
 import { Folder, FolderError } from './folder.js';
 import { describeHolder, REFRESH_MS, type LockHolder } from './lock.js';
 import { readJournal, SendJournal, type JournalRead } from './send-record.js';
 import { readStateFile, STACKS_DIR, stateFiles } from './state-file.js';
 import { TokenKeeper } from './token-file.js';
-import { StateWriter, type StateSource } from './writer.js';
+import { StateWriter, type StateSource, type WriterOptions } from './writer.js';
 
-export interface StorageOptions {
-  readonly dir: string;
-  readonly logger: Logger;
-  readonly instruments: StateInstruments;
-  /** Unix seconds. */
-  readonly now: () => number;
-}
+/** The writer's options that are the storage's own: its folder, logger, instruments and clock (unix seconds). */
+export type StorageOptions = Pick<WriterOptions, 'dir' | 'logger' | 'instruments' | 'now'>;
 
 /** A stack's state as read at start, for src/stack-state.ts to restore. */
 export interface RestoredState {
