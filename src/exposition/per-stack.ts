@@ -9,20 +9,17 @@
  */
 import type { SelfRegistries } from '../metrics/instruments.js';
 import type { Exposition, ExpositionSource } from './exposition.js';
-import type { Family, Format } from './family.js';
-import { ScrapeResponses, type ScrapeResponse } from './responses.js';
+import type { Family } from './family.js';
+import { ScrapeResponses, type ScrapeResponse, type ScrapeResponseOptions } from './responses.js';
 import { registryFamilies } from './self-families.js';
 
 export const SPLIT_MAX_AGE_MS = 5000;
 
-export interface PerStackOptions {
+/** The responses' clocks and format (the exposition's own), as ScrapeResponses takes them. */
+export interface PerStackOptions extends Pick<ScrapeResponseOptions, 'now' | 'monotonicMs' | 'format'> {
   readonly exposition: Exposition;
   /** Where the exporter's own metrics live: each stack's registry, and the exporter's (no `stack` label). */
   readonly registries: SelfRegistries;
-  readonly now: () => number;
-  readonly monotonicMs?: () => number;
-  /** The format of the responses (default the text format 0.0.4; the exposition's own). */
-  readonly format?: Format;
   /** Notes each started series' start on the exporter's families of a scope (start-times.ts). */
   readonly annotate?: (families: readonly Family[], scope: string) => readonly Family[];
 }
