@@ -53,13 +53,8 @@ export interface WriteFigures {
   readonly seconds: number;
 }
 
-interface Written {
-  readonly data: number;
-  readonly status: number;
-  readonly appeared?: number;
-  /** Unix seconds. */
-  readonly at: number;
-}
+/** The marks a stack's file was last written at, and when (unix seconds). */
+type Written = NonNullable<ReturnType<StateSource['marks']>> & { readonly at: number };
 
 export class StateWriter {
   private readonly written = new Map<string, Written>();
