@@ -26,13 +26,9 @@ export interface Protection {
   readonly telemetryPath: string;
 }
 
-export function buildProtection(opts: {
-  web?: WebConfig;
-  limits: ServerLimits;
-  refused: (reason: RefusalReason) => void;
-  logger: Logger;
-  telemetryPath?: string;
-}): Protection {
+export function buildProtection(
+  opts: Pick<Protection, 'limits' | 'refused' | 'logger'> & { readonly web?: WebConfig; readonly telemetryPath?: string },
+): Protection {
   const { web, limits, refused, logger } = opts;
   for (const warning of web?.warnings ?? []) logger.warn({ webConfigFile: web?.file }, warning);
   return {
