@@ -28,12 +28,11 @@ import type { ScrapeResponse } from './exposition/responses.js';
 import { StartTimes } from './exposition/start-times.js';
 import { TEXT_LINES } from './exposition/text-lines.js';
 import { SnapshotStore } from './store/snapshot-store.js';
-import type { RoadEvents } from './cmdb/events.js';
-import { Stacks, type ApplySummary } from './stacks.js';
+import { Stacks, type ApplySummary, type StacksOptions } from './stacks.js';
 import { Storage } from './persist/storage.js';
 import { VERSION } from './version.js';
 
-export interface StartOptions {
+export interface StartOptions extends Pick<StacksOptions, 'onRoad'> {
   readonly config: ExporterConfig;
   /** Re-reads the configuration for SIGHUP and POST /-/reload; without it reload is refused. */
   readonly loadConfig?: () => ExporterConfig;
@@ -62,8 +61,6 @@ export interface StartOptions {
   readonly externalUrl?: ScrapeBase;
   /** OpenMetrics `_created` lines (--web.openmetrics-created). */
   readonly openMetricsCreated?: boolean;
-  /** Told each stack's road events as the stack is built: what its budget granted, for tests and benchmarks. */
-  readonly onRoad?: (stack: string, events: RoadEvents) => void;
 }
 
 export interface App {
