@@ -1,12 +1,10 @@
 /**
  * What the status page remembers of each stack between two looks: what became of its recent
  * requests (src/cmdb/recent.ts: is the CMDB unreachable?) and since when it has seen each problem
- * (src/server/problem-memory.ts: since when, and what is new). The problems are observed after every
- * poll the store applies, not only when someone looks, so that "new" means new in the newest poll.
- * Both outlive a stack's restart on reload; a stack removed from the configuration is forgotten.
- * Since when each problem is seen outlives a restart of the process too (--storage.path: the
- * `status` part of the stack's file, StatusState), so that a problem that was there before the
- * restart is not shown as new after it. The recent requests are not kept: they are the last
+ * (src/server/problem-memory.ts). Problems are observed after every poll the store applies, not only
+ * when someone looks, so that "new" means new in the newest poll. Both outlive a stack's restart on
+ * reload; since when each problem is seen outlives a restart of the process too (--storage.path,
+ * the `status` part: docs/restarts.md). The recent requests are not kept: they are the last
  * minute's, and the new process's own requests say more.
  */
 import { z } from 'zod';

@@ -1,14 +1,11 @@
 /**
  * --storage.path: the directory where the exporter keeps what it knew, so that a restart serves
  * every series at once and reads on where it stopped (docs/restarts.md). Opened once at start
- * (folder.ts): made (0700), checked, locked for this process (a second exporter on it is refused),
- * every stack's state file read, and the request record (send-record.ts) too. Each configured stack
- * asks one question, once: restore(stack), which answers what it starts from (restored, cold and
- * why, or foreign: another stack's or account's state) with the sends of its last minute. A file
- * cut short, corrupt or unreadable means a cold start of its stack with one warning, never a crash.
- *
- * Layering: this folder reads and writes files and knows the configuration, the logger and the
- * metrics; it knows no component. What each part holds is src/stack-state.ts's business.
+ * (folder.ts: made, checked, locked), with every stack's state file and the request record
+ * (send-record.ts) read; each stack then asks restore(stack) once: restored, cold (and why) or
+ * foreign, with the sends of its last minute. A file cut short, corrupt or unreadable means a cold
+ * start of its stack with one warning, never a crash. This folder knows no component: what each
+ * part holds is src/stack-state.ts's business.
  */
 import type { StackConfig } from '../config/types.js';
 import { ConfigError } from '../errors.js';

@@ -1,12 +1,10 @@
 /**
- * Writes each stack's state file (state-file.ts) after polls that changed something, off the
- * scrape path: a timer looks every TICK_MS at the store's change marks of each stack and writes the
- * stacks that are due, one file at a time, each in slices (json-pieces.ts), at most every
- * MIN_GAP_SECONDS after a change of data, every STATUS_GAP_SECONDS after changes of times only, and
- * at the next look for an endpoint's first outcome or series (docs/restarts.md, "How and when it is
- * written"). A write that fails is logged once until it succeeds again, counted, and tried again;
- * it never stops a poll. Once the folder's lock names another process (abandon()), nothing is
- * written any more. Files of stacks no longer configured are removed.
+ * Writes each stack's state file (state-file.ts) off the scrape path, one file at a time, each in
+ * slices (json-pieces.ts): a timer looks every TICK_MS at each stack's change marks and writes a
+ * change of data at most every MIN_GAP_SECONDS, of times only every STATUS_GAP_SECONDS, an
+ * endpoint's first outcome or series at the next look (docs/restarts.md, "How and when it is
+ * written"). A failed write never stops a poll; once the folder's lock names another process
+ * (abandon()), nothing is written any more.
  */
 import { rm } from 'node:fs/promises';
 import type { StackConfig } from '../config/types.js';
