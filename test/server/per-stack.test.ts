@@ -6,7 +6,7 @@ import bcrypt from 'bcryptjs';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { parseExternalUrl } from '../../src/server/sd.js';
+import { parseExternalUrl } from '../../src/config/scrape-base.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { parseExposition, type ParsedSample } from '../helpers/exposition.js';
