@@ -150,8 +150,9 @@ function refuse(res: ServerResponse, status: number, text: string): void {
   res.end(text);
 }
 
-/** A fresh text, gzipped when the client accepts it; never cached. */
-async function sendText(req: Request, res: Response, text: string, plain: (body: string) => void): Promise<void> {
+/** A fresh text of `type` (express's res.type), gzipped when the client accepts it; never cached. */
+async function sendText(req: Request, res: Response, type: string, text: string): Promise<void> {
+  res.type(type);
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Vary', 'Accept-Encoding');
   const encoding = chooseEncoding(req);
@@ -162,7 +163,7 @@ async function sendText(req: Request, res: Response, text: string, plain: (body:
     res.end(zipped);
     return;
   }
-  plain(text);
+  res.send(text);
 }
 
 export function createHttpApp(deps: ServerDeps): express.Express {
@@ -177,10 +178,7 @@ export function createHttpApp(deps: ServerDeps): express.Express {
   const sd = deps.sd;
   if (sd) {
     // Prometheus' http_sd_configs: 200, application/json, the whole list every time ([] when empty).
-    app.get('/sd', async (req: Request, res: Response) => {
-      res.type('application/json');
-      await sendText(req, res, JSON.stringify(sd()), (body) => res.send(body));
-    });
+    app.get('/sd', (req: Request, res: Response) => sendText(req, res, 'application/json', JSON.stringify(sd())));
   }
 
   app.get('/healthz', (_req, res) => {
@@ -193,13 +191,12 @@ export function createHttpApp(deps: ServerDeps): express.Express {
     res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', ...joining } : { status: 'starting', pending: r.pending, ...joining });
   });
 
-  app.get('/', async (req: Request, res: Response) => {
+  app.get('/', (req: Request, res: Response) => {
     const model = deps.landing();
     // The page's own refresh says when the page it replaces was made: what appeared since is new.
     const html = renderLanding(model, telemetryPath, lastLookOf(req.query[SEEN_PARAM], model.now));
-    res.type('html');
     // At 200 stacks the page is about 0.9 MB of repetitive markup; gzip makes it under 2 % of that.
-    await sendText(req, res, html, (body) => res.send(body));
+    return sendText(req, res, 'html', html);
   });
 
   const docs = deps.docs;
@@ -210,8 +207,7 @@ export function createHttpApp(deps: ServerDeps): express.Express {
         res.status(404).type('text/plain').send(`no such page; the docs served here: ${docs.names().join(', ') || 'none (docs/ is not installed)'}\n`);
         return;
       }
-      res.type('html');
-      await sendText(req, res, html, (body) => res.send(body));
+      return sendText(req, res, 'html', html);
     });
   }
 
