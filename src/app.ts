@@ -206,7 +206,6 @@ export async function start(opts: StartOptions): Promise<App> {
   try {
     const restoring: Array<Promise<void>> = [];
     for (const stack of config.stacks) restoring.push(stacks.add(stack));
-    // What an earlier process kept is in the first response: a scrape never waits for the store.
     await Promise.all(restoring);
     // Every reason from 0, so rate() works from the first scrape (and --once shows the family too).
     for (const reason of REFUSAL_REASONS) instruments.httpRefused.inc({ reason }, 0);
