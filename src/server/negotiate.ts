@@ -1,12 +1,9 @@
 /**
- * Which format /metrics answers in, from the Accept header's q-values (RFC 9110 §12.5.1, parsed by
- * `negotiator`): the highest q above 0 wins; on a tie the more specific range, then the range the
- * client listed first, then our order below. No protobuf is offered: a Prometheus that asks for it
- * first gets the next format its header accepts (OpenMetrics). No Accept, an empty one, or nothing
- * acceptable: text 0.0.4, which every scraper reads (a 406 would only lose the scrape).
- *
- * `escaping=` (Prometheus 3, for UTF-8 names) is echoed in the Content-Type as the Prometheus
- * client libraries do: every name here is a legacy name, so no escaping changes a byte.
+ * Which format /metrics answers in, by the Accept header's q-values (RFC 9110 §12.5.1, `negotiator`:
+ * on a tie the more specific range, then the one listed first, then our order below), with
+ * Prometheus 3's `escaping=` echoed in the Content-Type as the client libraries do (docs/formats.md).
+ * No Accept, an empty one or nothing acceptable: text 0.0.4, which every scraper reads (a 406
+ * would only lose the scrape). No protobuf is offered: who asks for it first gets OpenMetrics next.
  */
 import Negotiator from 'negotiator';
 import type { BodyKind } from '../exposition/formats.js';
