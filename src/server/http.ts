@@ -20,7 +20,7 @@ import { lastLookOf, renderLanding, SEEN_PARAM, type LandingModel } from './land
 import { negotiate } from './negotiate.js';
 import type { TargetGroup } from './sd.js';
 import { pathOf } from './limits.js';
-import { guard, requestListener, secureServer, type Protection } from './protection.js';
+import { requestListener, secureServer, type Protection } from './protection.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -273,8 +273,7 @@ function routeMetrics(app: RequestListener, metrics: MetricsRoute): RequestListe
 export async function listen(app: express.Express, host: string | undefined, port: number, opts: ListenOptions = {}): Promise<Listening> {
   const { protection, metrics } = opts;
   const routed: RequestListener = metrics ? routeMetrics(app, metrics) : app;
-  // The scrape cap first (cheap), then headers and authentication, then the routes.
-  const handler = protection ? requestListener(protection, guard(protection, routed)) : routed;
+  const handler = protection ? requestListener(protection, routed) : routed;
   // Idle connections are checked every 2 s (Node's default, 30 s, would let headersTimeout slip).
   const server = protection?.tls
     ? createTlsServer({ ...protection.tlsOptions, connectionsCheckingInterval: 2000 }, handler)
