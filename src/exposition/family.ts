@@ -1,8 +1,7 @@
 /**
  * The family model of the exposition: one metric family as every writer takes it, whatever made it
  * (the catalogue's families made from the store, the exporter's own prom-client instruments), and
- * what a format's writer is. A format is one writer module (text-format.ts, openmetrics-format.ts)
- * and one cache entry per format and encoding (responses.ts, formats.ts).
+ * what a format's writer module (text-format.ts, openmetrics-format.ts) provides.
  */
 
 /** A family's name, type and HELP; `labels`, when given, is the order its labels are written in (the catalogue's). */

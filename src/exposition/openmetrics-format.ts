@@ -19,11 +19,7 @@ export function escapeOpenMetricsHelp(text: string): string {
 }
 
 /** How a family is declared in OpenMetrics: its name there, its type, its unit (if any). */
-export interface OpenMetricsMeta {
-  readonly name: string;
-  readonly type: string;
-  readonly unit?: string;
-}
+export type OpenMetricsMeta = Pick<FamilyMeta, 'name' | 'type'> & { readonly unit?: string };
 
 /** `values` says whether every value is 1 (an info family), when known; the catalogue's `_info` gauges are by design. */
 export function openMetricsMeta(f: FamilyMeta, allOnes = true): OpenMetricsMeta {

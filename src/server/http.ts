@@ -239,10 +239,10 @@ export interface Listening {
 }
 
 /**
- * GET on the telemetry path served straight from node:http, ahead of express: express's routing and
- * request decoration cost several times what writing a pre-made 124 KiB gzip body costs (see
- * docs/performance.md). Any other method or path goes to express as before. The web config's headers
- * and basic authentication apply to it as to every route (listen() guards the whole listener).
+ * GET on the telemetry path served straight from node:http, ahead of express, whose routing costs
+ * more per request than writing the pre-made body (docs/design.md, "Outside express"); any other
+ * method or path goes to express. The web config's headers and basic authentication apply to it as
+ * to every route (listen() guards the whole listener).
  */
 export interface MetricsRoute {
   readonly path: string;
