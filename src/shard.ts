@@ -5,6 +5,7 @@
  * out. Problems are ConfigErrors naming the flag or variable (exit code 2).
  */
 import { createHash } from 'node:crypto';
+import type { Env } from './config/env.js';
 import type { ExporterConfig } from './config/types.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 
@@ -30,8 +31,6 @@ export interface ShardInput {
   /** --shard-from-pod-name */
   readonly fromPodName?: boolean;
 }
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 const set = (v: string | undefined): string | undefined => (v === undefined || v.trim() === '' ? undefined : v.trim());
 
