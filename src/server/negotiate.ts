@@ -23,12 +23,8 @@ export interface Negotiated {
   readonly contentType: string;
 }
 
-/**
- * The answers of the last Accept headers (at most ANSWERS_KEPT): a scraper sends the same header at
- * every scrape, and negotiator takes 50–100 µs for one, as much as serving the scrape's prepared bytes.
- */
+/** The last 64 Accept headers' answers: a scraper repeats its header, and negotiator takes 50–100 µs for one. */
 const answers = new Map<string | undefined, Negotiated>();
-const ANSWERS_KEPT = 64;
 
 /** The format to answer an Accept header with, and its Content-Type (with `escaping=` echoed). */
 export function negotiate(accept: string | undefined): Negotiated {
@@ -41,7 +37,7 @@ export function negotiate(accept: string | undefined): Negotiated {
   const escaped = ESCAPINGS.map((escaping) => `${chosen}; escaping=${escaping}`);
   const contentType = new Negotiator({ headers: { accept } }).mediaType([chosen, ...escaped]) ?? chosen;
   const answer: Negotiated = { kind: OFFERS[chosen] ?? 'text', contentType };
-  if (answers.size >= ANSWERS_KEPT) answers.clear();
+  if (answers.size >= 64) answers.clear();
   answers.set(accept, answer);
   return answer;
 }
