@@ -20,7 +20,7 @@ export const GZIP_LEVEL = 3;
 let compressing: Promise<unknown> = Promise.resolve();
 
 /**
- * Bytes handed to zlib at once (about: text-lines.ts joinSmall). Each hand-over is a turn of the
+ * About the bytes handed to zlib at once (parts joined by joinSmall). Each hand-over is a turn of the
  * event loop there and back, and a busy loop (a poll being applied) makes each turn wait: one per
  * 256 KiB part tripled the time a scrape waited for its gzip while polls ran. Joining parts up to
  * this size costs about a millisecond a copy.
