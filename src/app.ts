@@ -21,19 +21,19 @@ import { buildProtection } from './server/protection.js';
 import { DocsPages } from './server/docs.js';
 import type { LandingModel } from './server/landing.js';
 import { UNSHARDED, type ShardAssignment } from './shard.js';
-import { listenBase, targetGroups, type ScrapeBase } from './server/sd.js';
+import { listenBase, type ScrapeBase } from './config/scrape-base.js';
+import { targetGroups } from './server/sd.js';
 import { Exposition } from './exposition/exposition.js';
 import { MetricsFormats, type BodyKind } from './exposition/formats.js';
 import type { ScrapeResponse } from './exposition/responses.js';
 import { StartTimes } from './exposition/start-times.js';
 import { TEXT_LINES } from './exposition/text-lines.js';
 import { SnapshotStore } from './store/snapshot-store.js';
-import type { RoadEvents } from './cmdb/events.js';
-import { Stacks, type ApplySummary } from './stacks.js';
+import { Stacks, type ApplySummary, type StacksOptions } from './stacks.js';
 import { Storage } from './persist/storage.js';
 import { VERSION } from './version.js';
 
-export interface StartOptions {
+export interface StartOptions extends Pick<StacksOptions, 'onRoad'> {
   readonly config: ExporterConfig;
   /** Re-reads the configuration for SIGHUP and POST /-/reload; without it reload is refused. */
   readonly loadConfig?: () => ExporterConfig;
@@ -62,19 +62,14 @@ export interface StartOptions {
   readonly externalUrl?: ScrapeBase;
   /** OpenMetrics `_created` lines (--web.openmetrics-created). */
   readonly openMetricsCreated?: boolean;
-  /** Told each stack's road events as the stack is built: what its budget granted, for tests and benchmarks. */
-  readonly onRoad?: (stack: string, events: RoadEvents) => void;
 }
 
 export interface App {
   /** Base URL of the HTTP server, when serving. */
   readonly url?: string;
-  /** The exporter's own metrics without a `stack` label (each stack's are in a registry of its own: `registries`). */
-  readonly registry: Registry;
+  /** The exporter's own metrics: a registry per stack and one without a `stack` label. */
   readonly registries: SelfRegistries;
   readonly store: SnapshotStore;
-  /** What /metrics serves of the store. */
-  readonly exposition: Exposition;
   readonly logger: Logger;
   readiness(): Readiness;
   metricsText(): Promise<string>;
@@ -211,7 +206,6 @@ export async function start(opts: StartOptions): Promise<App> {
   try {
     const restoring: Array<Promise<void>> = [];
     for (const stack of config.stacks) restoring.push(stacks.add(stack));
-    // What an earlier process kept is in the first response: a scrape never waits for the store.
     await Promise.all(restoring);
     // Every reason from 0, so rate() works from the first scrape (and --once shows the family too).
     for (const reason of REFUSAL_REASONS) instruments.httpRefused.inc({ reason }, 0);
@@ -275,5 +269,5 @@ export async function start(opts: StartOptions): Promise<App> {
 
   const pollOnce = () => stacks.pollOnce();
   const writeState = storage && ((stack: string) => storage.writeNow(stack));
-  return { url: server?.url, registry, registries: instruments.registries, store, exposition, logger, readiness, metricsText, metrics, landing, reload, pollOnce, close, ...(writeState ? { writeState } : {}) };
+  return { url: server?.url, registries: instruments.registries, store, logger, readiness, metricsText, metrics, landing, reload, pollOnce, close, ...(writeState ? { writeState } : {}) };
 }

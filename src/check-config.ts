@@ -5,13 +5,12 @@
  * go to stderr (variables the exporter does not read, values that are valid but likely wrong, such
  * as the example's baseUrl), then what was found to stdout.
  */
+import type { Env } from './config/env.js';
 import { checkFlags, type CheckedFlags, type FlagValues } from './config/flags.js';
 import { configWarnings, loadConfig, unknownVariables } from './config/load.js';
 import type { ExporterConfig } from './config/types.js';
 import { loadWebConfig, type WebConfig } from './config/web-config.js';
 import { filterStacks, parseShardOptions, type ShardAssignment } from './shard.js';
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 export interface Configuration {
   readonly flags: CheckedFlags<'daemon'>;

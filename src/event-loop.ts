@@ -1,10 +1,9 @@
 /**
  * The event-loop delay figures of prom-client's default metrics (nodejs_eventloop_lag_min_seconds,
- * _max, _mean, _stddev, _p50, _p90, _p99), made so that any number of scrapers read them at once.
- * prom-client's collector resets its histogram at every collect, so a second scrape of the same
- * moment read an empty one (min 2^63 ns, mean NaN). Here the same names and HELP texts serve the
- * figures of the last closed window of at least WINDOW_MS (docs/metrics.md, "Process metrics"); a
- * window closes only once it holds a sample. prom-client's `nodejs_eventloop_lag_seconds` stays.
+ * _max, … _p99) under the same names and HELP texts, from the last closed window of at least
+ * WINDOW_MS, so that any number of scrapers read them at once: prom-client's collector resets its
+ * histogram at every collect (docs/metrics.md, "Process metrics"). A window closes only once it
+ * holds a sample. prom-client's `nodejs_eventloop_lag_seconds` stays.
  */
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { Gauge, type Registry } from 'prom-client';

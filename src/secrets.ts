@@ -8,13 +8,12 @@ export const REDACTED = '[REDACTED]';
 const MIN_LENGTH = 4;
 
 /**
- * Secret values to scrub from output. Shared by the logger, error messages and the landing page.
- *
- * Two kinds: values `add`ed stay for the life of the process (the configuration's secrets), and
- * values that are replaced over time (the bearer token of a stack, renewed every time it expires)
- * are `rotate`d under a slot: the slot keeps its current and its previous value (a line about a
- * request sent with the old token may still be written after the renewal) and drops older ones.
- * Every line is checked against every value, so the set must not grow with the process's uptime.
+ * Secret values to scrub from output, of two kinds: values `add`ed stay for the life of the process
+ * (the configuration's secrets), and values that are replaced over time (the bearer token of a
+ * stack, renewed every time it expires) are `rotate`d under a slot: the slot keeps its current and
+ * its previous value (a line about a request sent with the old token may still be written after the
+ * renewal) and drops older ones. Every line is checked against every value, so the set must not
+ * grow with the process's uptime.
  */
 export class SecretScrubber {
   private values = new Set<string>();

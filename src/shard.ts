@@ -5,6 +5,7 @@
  * out. Problems are ConfigErrors naming the flag or variable (exit code 2).
  */
 import { createHash } from 'node:crypto';
+import type { Env } from './config/env.js';
 import type { ExporterConfig } from './config/types.js';
 import { ConfigError, type ConfigIssue } from './errors.js';
 
@@ -30,8 +31,6 @@ export interface ShardInput {
   /** --shard-from-pod-name */
   readonly fromPodName?: boolean;
 }
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 const set = (v: string | undefined): string | undefined => (v === undefined || v.trim() === '' ? undefined : v.trim());
 
@@ -132,12 +131,8 @@ export function ownerOf(stack: string, total: number): number {
   return best;
 }
 
-export function ownsStack(stack: string, shard: number, total: number): boolean {
-  return total <= 1 || ownerOf(stack, total) === shard;
-}
-
 /** The configuration with only the stacks this shard polls. */
 export function filterStacks(config: ExporterConfig, assignment: ShardAssignment): ExporterConfig {
   if (assignment.total <= 1) return config;
-  return { ...config, stacks: config.stacks.filter((s) => ownsStack(s.name, assignment.shard, assignment.total)) };
+  return { ...config, stacks: config.stacks.filter((s) => ownerOf(s.name, assignment.total) === assignment.shard) };
 }

@@ -24,17 +24,14 @@ export function followAbort(signal: AbortSignal, onAbort: (reason: unknown) => v
   let followers = followersOf.get(signal);
   if (!followers) {
     const waits = new Set<(reason: unknown) => void>();
-    const created: Followers = {
-      waits,
-      onAbort: () => {
-        followersOf.delete(signal);
-        for (const wait of [...waits]) wait(signal.reason);
-        waits.clear();
-      },
+    const onAbort = () => {
+      followersOf.delete(signal);
+      for (const wait of [...waits]) wait(signal.reason);
+      waits.clear();
     };
-    followers = created;
-    followersOf.set(signal, created);
-    signal.addEventListener('abort', created.onAbort, { once: true });
+    followers = { waits, onAbort };
+    followersOf.set(signal, followers);
+    signal.addEventListener('abort', onAbort, { once: true });
   }
   const mine = followers;
   const wait = (reason: unknown) => onAbort(reason);

@@ -2,12 +2,9 @@
  * A stack's starting point and its state as the parts of its state file (--storage.path,
  * src/persist/), and back: what a reload hands to a stack's next runtime (Carried), a restart keeps
  * too, each component in a small versioned form of its own, made and read next to the component.
- * docs/restarts.md tables the parts (store, runner, poller, queries, client, history, status);
- * test/persist/state-table.test.ts holds every stateful component of a running stack to it.
- *
- * Not parts: the exporter's own counters belong to the process that counts (a restart starts them
- * at 0 with a new start; a `counters` part an earlier version wrote is not read), and the budget's
- * sends are in the request record (src/persist/send-record.ts), written as each request leaves.
+ * docs/restarts.md tables the parts, and says why the exporter's own counters are none and the
+ * budget's sends are in the request record (src/persist/send-record.ts);
+ * test/persist/state-table.test.ts holds every stateful component of a running stack to the table.
  */
 import type { BudgetState } from './cmdb/budget.js';
 import { budgetFromSends, spentBudget } from './cmdb/budget.js';

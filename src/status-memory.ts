@@ -1,12 +1,10 @@
 /**
  * What the status page remembers of each stack between two looks: what became of its recent
  * requests (src/cmdb/recent.ts: is the CMDB unreachable?) and since when it has seen each problem
- * (src/server/problem-memory.ts: since when, and what is new). The problems are observed after every
- * poll the store applies, not only when someone looks, so that "new" means new in the newest poll.
- * Both outlive a stack's restart on reload; a stack removed from the configuration is forgotten.
- * Since when each problem is seen outlives a restart of the process too (--storage.path: the
- * `status` part of the stack's file, StatusState), so that a problem that was there before the
- * restart is not shown as new after it. The recent requests are not kept: they are the last
+ * (src/server/problem-memory.ts). Problems are observed after every poll the store applies, not only
+ * when someone looks, so that "new" means new in the newest poll. Both outlive a stack's restart on
+ * reload; since when each problem is seen outlives a restart of the process too (--storage.path,
+ * the `status` part: docs/restarts.md). The recent requests are not kept: they are the last
  * minute's, and the new process's own requests say more.
  */
 import { z } from 'zod';
@@ -19,16 +17,12 @@ import type { SnapshotStore } from './store/snapshot-store.js';
 export const STATUS_STATE_VERSION = 1;
 
 /** What a restart keeps of the status page's memory of a stack: each problem's key and since when (unix seconds). */
-export interface StatusState {
-  readonly v: typeof STATUS_STATE_VERSION;
-  readonly seen: ReadonlyArray<readonly [string, number]>;
-}
-
 const StatusStateSchema = z.object({
   v: z.literal(STATUS_STATE_VERSION),
   // A key is an alert's name and its subject (an endpoint, a connector, an Action id): no free text.
   seen: z.array(z.tuple([z.string().max(500), z.number().finite()])),
 });
+export type StatusState = z.infer<typeof StatusStateSchema>;
 
 /** The problems seen in `state`, or undefined when it is not a valid status state of this version. */
 export function statusStateFrom(state: unknown): Map<string, number> | undefined {

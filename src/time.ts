@@ -64,29 +64,16 @@ function positive(seconds: number): number | undefined {
   return Number.isFinite(seconds) && seconds > 0 && seconds <= MAX_SECONDS ? seconds : undefined;
 }
 
-interface WallTime {
-  year: number;
-  month: number;
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-}
-
 function fromDateTime(text: string, timeZone: string): number | undefined {
   const m = DATE_TIME.exec(text);
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s, fraction, zone] = m;
-  const wall: WallTime = {
-    year: Number(y),
-    month: Number(mo),
-    day: Number(d),
-    hour: Number(h ?? 0),
-    minute: Number(mi ?? 0),
-    second: Number(s ?? 0),
-  };
-  if (!isValidWallTime(wall)) return undefined;
-  const localMs = wallToMs(wall);
+  const [hour, minute, second] = [Number(h ?? 0), Number(mi ?? 0), Number(s ?? 0)];
+  // dayOf refuses a day that does not exist, and a year before 100 (Date.UTC remaps it to 19xx).
+  const day = dayOf(Number(y), Number(mo), Number(d));
+  if (day === undefined || hour > 23 || minute > 59 || second > 59) return undefined;
+  // The wall time read as if it were UTC.
+  const localMs = (day + hour * 3600 + minute * 60 + second) * 1000;
   const fractionSeconds = fraction ? Number(`0.${fraction}`) : 0;
   let utcMs: number | undefined;
   if (h === undefined) utcMs = localMs; // a bare date is midnight UTC, whatever the zone
@@ -95,16 +82,6 @@ function fromDateTime(text: string, timeZone: string): number | undefined {
     utcMs = offset === undefined ? undefined : localMs - offset * MINUTE_MS;
   } else utcMs = zonedWallToUtcMs(localMs, timeZone);
   return utcMs === undefined ? undefined : positive(utcMs / 1000 + fractionSeconds);
-}
-
-function isValidWallTime(w: WallTime): boolean {
-  // dayOf refuses a day that does not exist, and a year before 100 (Date.UTC remaps it to 19xx).
-  return dayOf(w.year, w.month, w.day) !== undefined && w.hour <= 23 && w.minute <= 59 && w.second <= 59;
-}
-
-/** The wall time read as if it were UTC, in milliseconds. */
-function wallToMs(w: WallTime): number {
-  return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second);
 }
 
 /** `Z`, `+hh`, `+hhmm`, `+hh:mm` → minutes east of UTC. */

@@ -1,14 +1,11 @@
 /**
- * What /metrics serves of the store: every snapshot family in catalogue order, assembled from the
- * pieces the store keeps (each endpoint's series lines, rendered when its poll was swapped in) once
- * per change, as segments of bytes: runs of data families (re-assembled only when some endpoint's
- * series changed), runs of status families (up, last success, series counts: every poll changes
- * them), and the place of cmdb_license_days_until_expiry, the one family computed at scrape time.
- *
- * It reads what the store has applied and never waits for the store: an update still being
- * prepared is not served until it is applied, and then whole (a poll is complete once applied).
- * One stack's part (GET /metrics?stack=NAME) is a view of the same pieces, assembled once per change
- * of that stack.
+ * What /metrics serves of the store (docs/design.md, "Serving /metrics"): every snapshot family in
+ * catalogue order, assembled once per change from the pieces the store keeps (each endpoint's series
+ * lines), as segments: runs of data families (made again only when some endpoint's series changed),
+ * runs of status families (every poll changes them), and the place of
+ * cmdb_license_days_until_expiry, the one family computed at scrape time. It serves what the store
+ * has applied, a poll whole, and never waits for it. One stack's part (?stack=NAME) is a view of the
+ * same pieces, assembled once per change of that stack.
  */
 import { DATA_ENDPOINTS } from '../api/endpoints.js';
 import { CATALOGUE, family } from '../metrics/catalogue.js';
@@ -190,7 +187,7 @@ export class Exposition implements ExpositionSource {
   /** The data runs: per run, the family headers and the endpoints' pieces of lines, small pieces joined. */
   private renderData(stacks: readonly string[]): Buffer[][] {
     const chunks = this.dataPieces(stacks);
-    return RUNS.filter((r) => r.kind === 'data').map(({ names }) => joinSmall(names.flatMap((n) => this.family(n, chunks.get(n)))));
+    return RUNS.filter((r) => r.kind === 'data').map(({ names }) => [...joinSmall(names.flatMap((n) => this.family(n, chunks.get(n))))]);
   }
 
   /** A data family's bytes: its head and pieces, none when it has no series. */

@@ -1,8 +1,7 @@
 /**
  * The family model of the exposition: one metric family as every writer takes it, whatever made it
  * (the catalogue's families made from the store, the exporter's own prom-client instruments), and
- * what a format's writer is. A format is one writer module (text-format.ts, openmetrics-format.ts)
- * and one cache entry per format and encoding (responses.ts, formats.ts).
+ * what a format's writer module (text-format.ts, openmetrics-format.ts) provides.
  */
 
 /** A family's name, type and HELP; `labels`, when given, is the order its labels are written in (the catalogue's). */
@@ -31,9 +30,6 @@ export interface Family {
 
 /** A format of the exposition: what its writer module provides. */
 export interface Format {
-  readonly name: string;
-  /** The Content-Type of a response in this format. */
-  readonly contentType: string;
   /** The lines a family starts with (a data run's family, whose series the store keeps rendered). */
   header(family: FamilyMeta): string;
   /** Families in the order given, each its header and series; a family without series is left out. */

@@ -1,11 +1,9 @@
 /**
- * The responses of /metrics in every format a scraper may ask for: one exposition, one cache entry
+ * The responses of /metrics in every format a scraper may ask for (docs/formats.md): one cache entry
  * per format and encoding (responses.ts) for the whole /metrics, for each stack's target and for the
  * exporter alone. The text formats 0.0.4 and 1.0.0 are the same bytes (every name here is a legacy
  * name), so they share one entry; OpenMetrics has its own, made only once some scraper asked for
- * it, then once per change. No protobuf: Prometheus reads everything this exporter serves (types,
- * units, starts as `_created`) from OpenMetrics, and a scraper that asks for protobuf first gets
- * OpenMetrics, the next format it accepts (docs/formats.md).
+ * it, then once per change. No protobuf (docs/formats.md says why).
  */
 import type { SelfRegistries } from '../metrics/instruments.js';
 import type { SnapshotStore } from '../store/snapshot-store.js';
@@ -79,7 +77,7 @@ export class MetricsFormats {
     const registry = scope.kind === 'stack' ? registries.stack(scope.stack) : scope.kind === 'exporter' ? registries.exporter : undefined;
     const all = registry ? await registryFamilies(registry) : scope.kind === 'all' ? await wholeSelfFamilies(registries) : [];
     const self = toBuffer(format.write(this.starts.annotate(all.filter((f) => wanted.has(f.family.name)))));
-    return response(format.contentType, body([...data, self, Buffer.from(format.trailer ?? '', 'utf8')]));
+    return response(body([...data, self, Buffer.from(format.trailer ?? '', 'utf8')]));
   }
 
   /** A reload's outcome shows on the next scrape, in every format. */

@@ -9,7 +9,6 @@ import { formatValue } from '../metrics/series-text.js';
 import type { Family, FamilyMeta, FamilySeries, Format } from './family.js';
 import { labelText } from './text-format.js';
 
-export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 export const EOF = '# EOF\n';
 
 const UNITS = ['seconds', 'bytes', 'ratio'];
@@ -20,11 +19,7 @@ export function escapeOpenMetricsHelp(text: string): string {
 }
 
 /** How a family is declared in OpenMetrics: its name there, its type, its unit (if any). */
-export interface OpenMetricsMeta {
-  readonly name: string;
-  readonly type: string;
-  readonly unit?: string;
-}
+export type OpenMetricsMeta = Pick<FamilyMeta, 'name' | 'type'> & { readonly unit?: string };
 
 /** `values` says whether every value is 1 (an info family), when known; the catalogue's `_info` gauges are by design. */
 export function openMetricsMeta(f: FamilyMeta, allOnes = true): OpenMetricsMeta {
@@ -85,8 +80,6 @@ export function writeOpenMetricsFamily({ family, series }: Family, opts: OpenMet
 
 export function openMetricsFormat(opts: OpenMetricsOptions = {}): Format {
   return {
-    name: 'openmetrics/1.0.0',
-    contentType: OPENMETRICS_CONTENT_TYPE,
     header: (f) => headerOf(f),
     write: (families) => families.map((f) => writeOpenMetricsFamily(f, opts)).join(''),
     trailer: EOF,

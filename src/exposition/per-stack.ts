@@ -1,35 +1,25 @@
 /**
  * One scrape target per stack (GET /metrics?stack=NAME) and the exporter's own metrics alone
- * (GET /metrics?only=exporter), made like the whole exposition: bytes made once per change, both
- * encodings, shared by every scrape (responses.ts).
- *
- * A stack's response holds the stack's snapshot series (its view of the exposition, assembled once
- * per change of that stack) and the exporter's own metrics of that stack (requests, token requests,
- * rate budget, series dropped: what the alerts about a stack read), from the stack's own registry
- * (self-families.ts): whose series is whose is where it was counted (src/metrics/instruments.ts), never read
- * back out of a label in the text. The exporter's own metrics without a `stack` label (process,
- * reload, shard, HTTP refusals) have a registry of their own and go only into the exporter's
- * response. Together they hold every series of the whole /metrics, each once.
- *
- * Each response renders its self metrics at most every SPLIT_MAX_AGE_MS: the per-stack targets of a
- * fleet are scraped all the time, and a stack's counters a few seconds old change no alert.
+ * (GET /metrics?only=exporter), made like the whole exposition (responses.ts); together they hold
+ * every series of the whole /metrics, each once (docs/scaling.md, "Per-stack targets and service
+ * discovery"). A stack's own counters come from its own registry (src/metrics/instruments.ts), never
+ * read back out of a label in the text. Each response renders its self metrics at most every
+ * SPLIT_MAX_AGE_MS: the targets of a fleet are scraped all the time, and a stack's counters a few
+ * seconds old change no alert.
  */
 import type { SelfRegistries } from '../metrics/instruments.js';
 import type { Exposition, ExpositionSource } from './exposition.js';
-import type { Family, Format } from './family.js';
-import { ScrapeResponses, type ScrapeResponse } from './responses.js';
+import type { Family } from './family.js';
+import { ScrapeResponses, type ScrapeResponse, type ScrapeResponseOptions } from './responses.js';
 import { registryFamilies } from './self-families.js';
 
 export const SPLIT_MAX_AGE_MS = 5000;
 
-export interface PerStackOptions {
+/** The responses' clocks and format (the exposition's own), as ScrapeResponses takes them. */
+export interface PerStackOptions extends Pick<ScrapeResponseOptions, 'now' | 'monotonicMs' | 'format'> {
   readonly exposition: Exposition;
   /** Where the exporter's own metrics live: each stack's registry, and the exporter's (no `stack` label). */
   readonly registries: SelfRegistries;
-  readonly now: () => number;
-  readonly monotonicMs?: () => number;
-  /** The format of the responses (default the text format 0.0.4; the exposition's own). */
-  readonly format?: Format;
   /** Notes each started series' start on the exporter's families of a scope (start-times.ts). */
   readonly annotate?: (families: readonly Family[], scope: string) => readonly Family[];
 }

@@ -7,8 +7,6 @@
 import { escapeHelp, escapeLabelValue, formatLabels, formatValue } from '../metrics/series-text.js';
 import type { Family, FamilyMeta, FamilySeries, Format } from './family.js';
 
-export const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
-
 export function header(f: FamilyMeta): string {
   return `# HELP ${f.name} ${escapeHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n`;
 }
@@ -34,8 +32,6 @@ export interface TextFormat extends Format {
 }
 
 export const TEXT_FORMAT: TextFormat = {
-  name: 'text/0.0.4',
-  contentType: CONTENT_TYPE,
   header,
   write: (families) => families.map(writeFamily).join(''),
 };

@@ -114,29 +114,28 @@ export function sameLines(a: SeriesLines, b: SeriesLines): boolean {
  */
 export const PIECE_BYTES = 256 * 1024;
 
-/** `pieces` in order, adjacent ones smaller than PIECE_BYTES joined into pieces of about that size. */
-export function joinSmall(pieces: readonly Buffer[]): Buffer[] {
-  const out: Buffer[] = [];
+/**
+ * `pieces` in order, adjacent ones smaller than `size` joined into pieces of about that size; each
+ * joined piece is made when the next one is asked for, so a caller can spread the copies over time.
+ */
+export function* joinSmall(pieces: readonly Buffer[], size = PIECE_BYTES): Generator<Buffer> {
   let small: Buffer[] = [];
   let smallBytes = 0;
-  const flush = () => {
-    if (small.length > 0) out.push(small.length === 1 ? (small[0] as Buffer) : Buffer.concat(small, smallBytes));
-    small = [];
-    smallBytes = 0;
-  };
-  for (const p of pieces) {
-    if (p.length === 0) continue;
-    if (p.length >= PIECE_BYTES) {
-      flush();
-      out.push(p);
-      continue;
+  for (let i = 0; i <= pieces.length; i++) {
+    const p = pieces[i];
+    // A run of small pieces ends once it reaches `size`, at a large piece, or at the end.
+    if (small.length > 0 && (smallBytes >= size || p === undefined || p.length >= size)) {
+      yield small.length === 1 ? (small[0] as Buffer) : Buffer.concat(small, smallBytes);
+      small = [];
+      smallBytes = 0;
     }
-    small.push(p);
-    smallBytes += p.length;
-    if (smallBytes >= PIECE_BYTES) flush();
+    if (p === undefined || p.length === 0) continue;
+    if (p.length >= size) yield p;
+    else {
+      small.push(p);
+      smallBytes += p.length;
+    }
   }
-  flush();
-  return out;
 }
 
 /** The text formats' lines of an endpoint's series: what the store renders them with. */

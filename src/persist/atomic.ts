@@ -1,11 +1,10 @@
 /**
- * The one way a document reaches the disk, for both commands: the daemon's state files and request
- * record, the backfill's state. A temporary file of a unique name beside the document (created new,
- * 0600) is written, flushed (fsync) and renamed over the document; then the folder is flushed, so
- * that the rename itself survives a power loss. docs/restarts.md ("How and when it is written")
- * says why not write-file-atomic. Asynchronous for large documents made in pieces (a stack's
- * state, gzip-compressed on the way); synchronous for small ones written between two steps that
- * must not interleave (the backfill's state after each window, the request record when cut back).
+ * The one way a document reaches the disk, for both commands (docs/restarts.md, "How and when it is
+ * written", also says why not write-file-atomic): a temporary file beside it (created new, 0600) is
+ * written, flushed (fsync) and renamed over it, then the folder is flushed, so that the rename
+ * survives a power loss. Asynchronous for large documents made in pieces (a stack's state,
+ * gzip-compressed on the way); synchronous for small ones written between two steps that must not
+ * interleave (the backfill's state after each window, the request record when cut back).
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -99,18 +98,12 @@ export async function writeAtomic(path: string, pieces: AsyncIterable<string | B
  * Removes the temporary files an earlier process left in `dir` when it was killed mid-write (only
  * once the folder is locked: then no other process of the exporter is writing in it).
  */
-export function removeLeftTemporaries(dir: string): number {
-  let removed = 0;
+export function removeLeftTemporaries(dir: string): void {
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return 0;
+    return;
   }
-  for (const name of names) {
-    if (!TEMP.test(name)) continue;
-    rmSync(join(dir, basename(name)), { force: true });
-    removed++;
-  }
-  return removed;
+  for (const name of names) if (TEMP.test(name)) rmSync(join(dir, basename(name)), { force: true });
 }

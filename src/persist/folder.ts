@@ -10,26 +10,13 @@ import { access, mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { FOLDER_MODE, removeLeftTemporaries } from './atomic.js';
-import { describeHolder, FolderLock, REFRESH_MS, type LockHolder } from './lock.js';
+import { describeHolder, FolderLock, REFRESH_MS, type LockOptions } from './lock.js';
 
-export interface FolderOptions {
-  readonly dir: string;
-  /** `daemon` or `backfill`: written into the lock. */
-  readonly command: string;
-  /** The flag that named the folder, for the messages: `--storage.path`, `--out`. */
-  readonly flag: string;
+/** The lock's options (lock.ts); `fault` and `recovered` default to a log line (once until a refresh succeeds). */
+export interface FolderOptions extends Pick<LockOptions, 'dir' | 'command' | 'flag' | 'lost' | 'fault' | 'recovered'> {
   readonly logger: Logger;
   /** Sub-folders to make in it (the daemon's `stacks`). */
   readonly subfolders?: readonly string[];
-  /** The lock names another holder now: told once. */
-  readonly lost?: (holder: LockHolder | undefined) => void;
-  /**
-   * A refresh or the release of the lock failed (the folder went read-only, EIO, EACCES, ESTALE):
-   * told at each, tried again at the next refresh. Default: logged once until a refresh succeeds.
-   */
-  readonly fault?: (err: unknown) => void;
-  /** A refresh succeeded again after a fault. */
-  readonly recovered?: () => void;
 }
 
 /** Thrown when the folder cannot be made or written (not when it is locked: FolderInUseError). */
@@ -43,16 +30,11 @@ export class Folder {
 
   static async open(opts: FolderOptions): Promise<Folder> {
     const { dir, logger, flag } = opts;
-    let existed = true;
+    const existed = await stat(dir).then((s) => s.isDirectory(), () => false);
+    const folders = [dir, ...(opts.subfolders ?? []).map((s) => join(dir, s))];
     try {
-      existed = (await stat(dir)).isDirectory();
-    } catch {
-      existed = false;
-    }
-    try {
-      await mkdir(dir, { recursive: true, mode: FOLDER_MODE });
-      for (const sub of opts.subfolders ?? []) await mkdir(join(dir, sub), { recursive: true, mode: FOLDER_MODE });
-      for (const d of [dir, ...(opts.subfolders ?? []).map((s) => join(dir, s))]) await access(d, constants.R_OK | constants.W_OK | constants.X_OK);
+      for (const d of folders) await mkdir(d, { recursive: true, mode: FOLDER_MODE });
+      for (const d of folders) await access(d, constants.R_OK | constants.W_OK | constants.X_OK);
     } catch (err) {
       throw new FolderError(`${dir} (${flag}) cannot be used to keep the exporter's files: ${(err as Error).message}`);
     }
@@ -79,7 +61,7 @@ export class Folder {
     });
     let mode: number;
     try {
-      for (const d of [dir, ...(opts.subfolders ?? []).map((s) => join(dir, s))]) removeLeftTemporaries(d);
+      for (const d of folders) removeLeftTemporaries(d);
       mode = (await stat(dir)).mode & 0o777;
     } catch (err) {
       lock.release();

@@ -7,8 +7,6 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { JsonList } from '../json-list.js';
 
-export { JsonList };
-
 /**
  * Elements of a large array stringified per piece: 500 connector rows are some 400 KB of JSON, a few
  * ms to stringify, and 500 samples less.

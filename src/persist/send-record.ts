@@ -1,10 +1,9 @@
 /**
  * The request record: `<dir>/budget.log`, a journal (journal.ts, durability `process`) of one line
- * per request the stacks' budgets let leave (`<send time in ms>\t<stack>`), appended just before the
- * request is handed to the connection, so that a restart's budget counts what the earlier process
- * sent in its last minute, also after a kill -9 (docs/restarts.md). Cut back to the last minute's
- * sends past ROTATE_BYTES. Appends are synchronous: an asynchronous one could still be queued when
- * the request leaves, and a kill then would lose it.
+ * per request a budget lets leave (`<send time in ms>\t<stack>`), appended just before it is handed
+ * to its connection, so that a restart's budget counts what the earlier process sent in its last
+ * minute, also after a kill -9 (docs/restarts.md). Appends are synchronous: an asynchronous one
+ * could still be queued when the request leaves, and a kill then would lose it.
  */
 import { join } from 'node:path';
 import { Journal, readLines } from './journal.js';

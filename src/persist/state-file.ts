@@ -4,7 +4,7 @@
  * the old file or the new one, never a mix. gzip's CRC-32 makes a file cut short
  * or changed afterwards fail to read instead of reading wrong.
  */
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
@@ -46,8 +46,4 @@ export async function readStateFile(path: string): Promise<{ value: unknown; byt
   const compressed = await readFile(path);
   const text = (await gunzipAsync(compressed)).toString('utf8');
   return { value: JSON.parse(text) as unknown, bytes: compressed.length };
-}
-
-export async function removeStateFile(path: string): Promise<void> {
-  await rm(path, { force: true });
 }

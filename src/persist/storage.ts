@@ -1,34 +1,24 @@
 /**
  * --storage.path: the directory where the exporter keeps what it knew, so that a restart serves
  * every series at once and reads on where it stopped (docs/restarts.md). Opened once at start
- * (folder.ts): made (0700), checked, locked for this process (a second exporter on it is refused),
- * every stack's state file read, and the request record (send-record.ts) too. Each configured stack
- * asks one question, once: restore(stack), which answers what it starts from (restored, cold and
- * why, or foreign: another stack's or account's state) with the sends of its last minute. A file
- * cut short, corrupt or unreadable means a cold start of its stack with one warning, never a crash.
- *
- * Layering: this folder reads and writes files and knows the configuration, the logger and the
- * metrics; it knows no component. What each part holds is src/stack-state.ts's business.
+ * (folder.ts: made, checked, locked), with every stack's state file and the request record
+ * (send-record.ts) read; each stack then asks restore(stack) once: restored, cold (and why) or
+ * foreign, with the sends of its last minute. A file cut short, corrupt or unreadable means a cold
+ * start of its stack with one warning, never a crash. This folder knows no component: what each
+ * part holds is src/stack-state.ts's business.
  */
 import type { StackConfig } from '../config/types.js';
 import { ConfigError } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { StateInstruments } from '../metrics/instruments.js';
 import { checkDocument, REFRESH_AFTER_SECONDS, type StackDocument } from './document.js';
 import { Folder, FolderError } from './folder.js';
 import { describeHolder, REFRESH_MS, type LockHolder } from './lock.js';
 import { readJournal, SendJournal, type JournalRead } from './send-record.js';
 import { readStateFile, STACKS_DIR, stateFiles } from './state-file.js';
 import { TokenKeeper } from './token-file.js';
-import { StateWriter, type StateSource } from './writer.js';
+import { StateWriter, type StateSource, type WriterOptions } from './writer.js';
 
-export interface StorageOptions {
-  readonly dir: string;
-  readonly logger: Logger;
-  readonly instruments: StateInstruments;
-  /** Unix seconds. */
-  readonly now: () => number;
-}
+/** The writer's options that are the storage's own: its folder, logger, instruments and clock (unix seconds). */
+export type StorageOptions = Pick<WriterOptions, 'dir' | 'logger' | 'instruments' | 'now'>;
 
 /** A stack's state as read at start, for src/stack-state.ts to restore. */
 export interface RestoredState {
@@ -117,7 +107,7 @@ export class Storage {
       logger.warn({ storagePath: dir, reason: sends.reason }, 'the record of the requests sent before the restart cannot be read: each stack sends nothing for a minute, so that none goes over its rate');
     }
     made.storage = new Storage(opts, folder, files, sends);
-    made.storage.tokens = new TokenKeeper(dir, logger, opts.now);
+    made.storage.tokens = new TokenKeeper(dir, logger);
     return made.storage;
   }
 

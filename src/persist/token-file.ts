@@ -23,8 +23,6 @@ interface TokenEntry {
   /** serviceOf(stack): the base URL and client id the token was granted for. */
   readonly service: string;
   readonly token: string;
-  /** Unix seconds. */
-  readonly grantedAt: number;
 }
 
 /** The daemon's side: keeps each stack's newest token in the file. */
@@ -36,8 +34,6 @@ export class TokenKeeper {
   constructor(
     private readonly dir: string,
     private readonly logger: Logger,
-    /** Unix seconds. */
-    private readonly now: () => number,
   ) {
     // A killed daemon's tokens are not this one's.
     removeTokens(dir);
@@ -46,7 +42,7 @@ export class TokenKeeper {
   /** The token just granted to `stack`: written at once. */
   keep(stack: StackConfig, token: string): void {
     if (this.stopped) return;
-    this.entries.set(stack.name, { service: serviceOf(stack), token, grantedAt: this.now() });
+    this.entries.set(stack.name, { service: serviceOf(stack), token });
     try {
       writeDocumentSync(join(this.dir, TOKENS_FILE), { format: FORMAT, version: VERSION, about: ABOUT, stacks: Object.fromEntries(this.entries) } as { format: string; version: number });
       if (this.failing) this.logger.info({ storagePath: this.dir }, 'the current token is kept in --storage.path again, for a backfill given it');

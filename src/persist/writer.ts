@@ -1,19 +1,18 @@
 /**
- * Writes each stack's state file (state-file.ts) after polls that changed something, off the
- * scrape path: a timer looks every TICK_MS at the store's change marks of each stack and writes the
- * stacks that are due, one file at a time, each in slices (json-pieces.ts), at most every
- * MIN_GAP_SECONDS after a change of data, every STATUS_GAP_SECONDS after changes of times only, and
- * at the next look for an endpoint's first outcome or series (docs/restarts.md, "How and when it is
- * written"). A write that fails is logged once until it succeeds again, counted, and tried again;
- * it never stops a poll. Once the folder's lock names another process (abandon()), nothing is
- * written any more. Files of stacks no longer configured are removed.
+ * Writes each stack's state file (state-file.ts) off the scrape path, one file at a time, each in
+ * slices (json-pieces.ts): a timer looks every TICK_MS at each stack's change marks and writes a
+ * change of data at most every MIN_GAP_SECONDS, of times only every STATUS_GAP_SECONDS, an
+ * endpoint's first outcome or series at the next look (docs/restarts.md, "How and when it is
+ * written"). A failed write never stops a poll; once the folder's lock names another process
+ * (abandon()), nothing is written any more.
  */
+import { rm } from 'node:fs/promises';
 import type { StackConfig } from '../config/types.js';
 import type { Logger } from '../logger.js';
 import type { StateInstruments } from '../metrics/instruments.js';
 import { serviceOf, STATE_FORMAT, STATE_VERSION, type StackDocument } from './document.js';
 import { jsonPieces } from './json-pieces.js';
-import { removeStateFile, stateFileOf, writeStateFile } from './state-file.js';
+import { stateFileOf, writeStateFile } from './state-file.js';
 
 export const TICK_MS = 1000;
 /** Least time between two writes of one stack after a change of its series (seconds). */
@@ -52,13 +51,8 @@ export interface WriteFigures {
   readonly seconds: number;
 }
 
-interface Written {
-  readonly data: number;
-  readonly status: number;
-  readonly appeared?: number;
-  /** Unix seconds. */
-  readonly at: number;
-}
+/** The marks a stack's file was last written at, and when (unix seconds). */
+type Written = NonNullable<ReturnType<StateSource['marks']>> & { readonly at: number };
 
 export class StateWriter {
   private readonly written = new Map<string, Written>();
@@ -184,7 +178,7 @@ export class StateWriter {
       if (configured.has(stack)) continue;
       this.files.delete(stack);
       this.written.delete(stack);
-      await removeStateFile(stateFileOf(this.opts.dir, stack)).catch((err: unknown) => this.failed(stack, err));
+      await rm(stateFileOf(this.opts.dir, stack), { force: true }).catch((err: unknown) => this.failed(stack, err));
       this.opts.logger.info({ stack }, 'state of a stack that is no longer configured discarded');
     }
   }

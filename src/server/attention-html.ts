@@ -1,10 +1,9 @@
 /**
  * The "What needs attention" section of the status page: per stack with a problem (critical stacks
- * first), its cause first
- * (one critical line: what, since when, how old the data below it is, the lines it explains folded
- * under it), then every other problem, critical first, each with since when, marked new when it
- * appeared since the viewer last looked (on a first look: in the newest poll of its endpoint), and a
- * "what to do" link to its runbook section.
+ * first), its cause first (one critical line: what, since when, how old the data below it is, the
+ * lines it explains folded under it), then every other problem, critical first, each with since
+ * when, marked new when it appeared since the viewer last looked (on a first look: in the newest
+ * poll of its endpoint), and a "what to do" link to its runbook section.
  */
 import { escapeHtml } from './html.js';
 import { relativeTime, shortDuration } from './attention.js';

@@ -31,7 +31,6 @@ export interface CauseInput {
 }
 
 export interface StackCause {
-  readonly kind: 'unreachable' | 'credentials' | 'paused';
   /** The shipped alert that fires for it: its runbook section says what to do. */
   readonly alert: 'CmdbUnreachable' | 'CmdbTokenRejected' | 'CmdbStackPaused';
   /** What it is, in a few words. */
@@ -68,7 +67,6 @@ function unreachable(input: CauseInput): StackCause | undefined {
   if (endpoints < UNREACHABLE_MIN_ENDPOINTS && input.now - r.failingSince < UNREACHABLE_AFTER_SECONDS) return undefined;
   const to = endpoints > 1 ? ` (to ${endpoints} endpoints)` : '';
   return {
-    kind: 'unreachable',
     alert: 'CmdbUnreachable',
     title: 'CMDB unreachable',
     text: `none of the last ${r.failures} requests${to} got an answer: each failed to connect or timed out`,
@@ -81,7 +79,6 @@ function credentials(input: CauseInput): StackCause | undefined {
   const clientRejected = input.endpoints.some((e) => e.outcome === 'rejected');
   if (!input.unauthorized && !clientRejected) return undefined;
   return {
-    kind: 'credentials',
     alert: 'CmdbTokenRejected',
     title: 'credentials rejected',
     text: input.unauthorized
@@ -95,7 +92,6 @@ function paused(input: CauseInput): StackCause | undefined {
   const pause = input.pause;
   if (pause === undefined || pause.until <= input.now) return undefined;
   return {
-    kind: 'paused',
     alert: 'CmdbStackPaused',
     title: 'paused by the CMDB',
     text: `the CMDB asked the exporter to wait (${pauseCause(pause)}): no request of this stack leaves until the pause ends; a reload ends it`,

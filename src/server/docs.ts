@@ -27,20 +27,19 @@ export function servedHref(href: string): string {
   return `${REPOSITORY_URL}/blob/main/${href.startsWith('../') ? outside : `docs/${outside}`}`;
 }
 
-function renderer(): Marked {
-  return new Marked({
-    gfm: true,
-    renderer: {
-      heading(this: { parser: { parseInline(tokens: Tokens.Heading['tokens']): string } }, token: Tokens.Heading): string {
-        return `<h${token.depth} id="${escapeHtml(headingAnchor(token.text))}">${this.parser.parseInline(token.tokens)}</h${token.depth}>\n`;
-      },
-      link(this: { parser: { parseInline(tokens: Tokens.Link['tokens']): string } }, token: Tokens.Link): string {
-        const title = token.title ? ` title="${escapeHtml(token.title)}"` : '';
-        return `<a href="${escapeHtml(servedHref(token.href))}"${title}>${this.parser.parseInline(token.tokens)}</a>`;
-      },
+/** Markdown with GitHub's heading anchors, and links as served here (servedHref). */
+const MARKED = new Marked({
+  gfm: true,
+  renderer: {
+    heading(this: { parser: { parseInline(tokens: Tokens.Heading['tokens']): string } }, token: Tokens.Heading): string {
+      return `<h${token.depth} id="${escapeHtml(headingAnchor(token.text))}">${this.parser.parseInline(token.tokens)}</h${token.depth}>\n`;
     },
-  });
-}
+    link(this: { parser: { parseInline(tokens: Tokens.Link['tokens']): string } }, token: Tokens.Link): string {
+      const title = token.title ? ` title="${escapeHtml(token.title)}"` : '';
+      return `<a href="${escapeHtml(servedHref(token.href))}"${title}>${this.parser.parseInline(token.tokens)}</a>`;
+    },
+  },
+});
 
 const STYLE = `body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#1f2328;line-height:1.5}
 table{border-collapse:collapse;display:block;overflow-x:auto}th,td{border:1px solid #d0d7de;padding:.3rem .6rem;text-align:left;vertical-align:top}
@@ -50,7 +49,6 @@ h3{margin-top:2rem;border-bottom:1px solid #d0d7de}:target{background:#fff8c5}na
 /** The pages of docs/, rendered once each on first request. */
 export class DocsPages {
   private readonly cache = new Map<string, string>();
-  private readonly marked = renderer();
 
   constructor(private readonly dir: URL = DOCS_DIR) {}
 
@@ -69,7 +67,7 @@ export class DocsPages {
     let html = this.cache.get(name);
     if (html === undefined) {
       const markdown = readFileSync(new URL(`${name}.md`, this.dir), 'utf8');
-      const body = this.marked.parse(markdown, { async: false });
+      const body = MARKED.parse(markdown, { async: false });
       html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(name)} · cmdb-exporter ${escapeHtml(VERSION)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>${STYLE}</style></head><body>

@@ -20,7 +20,7 @@ import { lastLookOf, renderLanding, SEEN_PARAM, type LandingModel } from './land
 import { negotiate } from './negotiate.js';
 import type { TargetGroup } from './sd.js';
 import { pathOf } from './limits.js';
-import { guard, requestListener, secureServer, type Protection } from './protection.js';
+import { requestListener, secureServer, type Protection } from './protection.js';
 
 const gzipAsync = promisify(gzip);
 
@@ -150,8 +150,9 @@ function refuse(res: ServerResponse, status: number, text: string): void {
   res.end(text);
 }
 
-/** A fresh text, gzipped when the client accepts it; never cached. */
-async function sendText(req: Request, res: Response, text: string, plain: (body: string) => void): Promise<void> {
+/** A fresh text of `type` (express's res.type), gzipped when the client accepts it; never cached. */
+async function sendText(req: Request, res: Response, type: string, text: string): Promise<void> {
+  res.type(type);
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Vary', 'Accept-Encoding');
   const encoding = chooseEncoding(req);
@@ -162,7 +163,7 @@ async function sendText(req: Request, res: Response, text: string, plain: (body:
     res.end(zipped);
     return;
   }
-  plain(text);
+  res.send(text);
 }
 
 export function createHttpApp(deps: ServerDeps): express.Express {
@@ -177,10 +178,7 @@ export function createHttpApp(deps: ServerDeps): express.Express {
   const sd = deps.sd;
   if (sd) {
     // Prometheus' http_sd_configs: 200, application/json, the whole list every time ([] when empty).
-    app.get('/sd', async (req: Request, res: Response) => {
-      res.type('application/json');
-      await sendText(req, res, JSON.stringify(sd()), (body) => res.send(body));
-    });
+    app.get('/sd', (req: Request, res: Response) => sendText(req, res, 'application/json', JSON.stringify(sd())));
   }
 
   app.get('/healthz', (_req, res) => {
@@ -193,13 +191,12 @@ export function createHttpApp(deps: ServerDeps): express.Express {
     res.status(r.ready ? 200 : 503).json(r.ready ? { status: 'ready', ...joining } : { status: 'starting', pending: r.pending, ...joining });
   });
 
-  app.get('/', async (req: Request, res: Response) => {
+  app.get('/', (req: Request, res: Response) => {
     const model = deps.landing();
     // The page's own refresh says when the page it replaces was made: what appeared since is new.
     const html = renderLanding(model, telemetryPath, lastLookOf(req.query[SEEN_PARAM], model.now));
-    res.type('html');
     // At 200 stacks the page is about 0.9 MB of repetitive markup; gzip makes it under 2 % of that.
-    await sendText(req, res, html, (body) => res.send(body));
+    return sendText(req, res, 'html', html);
   });
 
   const docs = deps.docs;
@@ -210,8 +207,7 @@ export function createHttpApp(deps: ServerDeps): express.Express {
         res.status(404).type('text/plain').send(`no such page; the docs served here: ${docs.names().join(', ') || 'none (docs/ is not installed)'}\n`);
         return;
       }
-      res.type('html');
-      await sendText(req, res, html, (body) => res.send(body));
+      return sendText(req, res, 'html', html);
     });
   }
 
@@ -243,10 +239,10 @@ export interface Listening {
 }
 
 /**
- * GET on the telemetry path served straight from node:http, ahead of express: express's routing and
- * request decoration cost several times what writing a pre-made 124 KiB gzip body costs (see
- * docs/performance.md). Any other method or path goes to express as before. The web config's headers
- * and basic authentication apply to it as to every route (listen() guards the whole listener).
+ * GET on the telemetry path served straight from node:http, ahead of express, whose routing costs
+ * more per request than writing the pre-made body (docs/design.md, "Outside express"); any other
+ * method or path goes to express. The web config's headers and basic authentication apply to it as
+ * to every route (listen() guards the whole listener).
  */
 export interface MetricsRoute {
   readonly path: string;
@@ -277,8 +273,7 @@ function routeMetrics(app: RequestListener, metrics: MetricsRoute): RequestListe
 export async function listen(app: express.Express, host: string | undefined, port: number, opts: ListenOptions = {}): Promise<Listening> {
   const { protection, metrics } = opts;
   const routed: RequestListener = metrics ? routeMetrics(app, metrics) : app;
-  // The scrape cap first (cheap), then headers and authentication, then the routes.
-  const handler = protection ? requestListener(protection, guard(protection, routed)) : routed;
+  const handler = protection ? requestListener(protection, routed) : routed;
   // Idle connections are checked every 2 s (Node's default, 30 s, would let headersTimeout slip).
   const server = protection?.tls
     ? createTlsServer({ ...protection.tlsOptions, connectionsCheckingInterval: 2000 }, handler)

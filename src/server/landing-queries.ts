@@ -5,8 +5,7 @@
  */
 import type { QueryStatus } from '../scheduler/query-poller.js';
 import { relativeTime } from './attention.js';
-
-const escape = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+import { escapeHtml } from './html.js';
 
 const STATE: Record<QueryStatus['state'], string> = {
   pending: 'pending',
@@ -33,8 +32,8 @@ function row(now: number, q: QueryStatus): string {
   // The row classes of the endpoint table: a refused query needs fixing as a failing one does.
   const state = q.state === 'failed' || q.state === 'refused' ? 'failing' : q.state;
   const records = q.records === undefined ? '—' : q.records.toLocaleString('en-US');
-  const reason = q.reason === undefined ? '' : `<div class="${q.state === 'ok' || q.state === 'pending' ? 'hint' : 'err'}">${escape(q.reason)}</div>`;
-  const cells = [`<code>${escape(q.name)}</code>`, q.table, STATE[q.state], records, ago(now, q.rebuiltAt), ago(now, q.ranAt), NEXT[q.next], reason];
+  const reason = q.reason === undefined ? '' : `<div class="${q.state === 'ok' || q.state === 'pending' ? 'hint' : 'err'}">${escapeHtml(q.reason)}</div>`;
+  const cells = [`<code>${escapeHtml(q.name)}</code>`, q.table, STATE[q.state], records, ago(now, q.rebuiltAt), ago(now, q.ranAt), NEXT[q.next], reason];
   return `<tr class="${state}">${cells.map((c, i) => `<td${i === 2 ? ' class="state"' : ''}>${c}</td>`).join('')}</tr>`;
 }
 

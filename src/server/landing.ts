@@ -15,9 +15,7 @@ import type { LandingModel, LandingStack } from './landing-model.js';
 import { stackView, type StackView } from './stack-view.js';
 import { queriesTable } from './landing-queries.js';
 
-export { relativeTime, escapeHtml, when };
-export { runbookUrl } from './attention-html.js';
-export type { LandingEndpoint, LandingModel, LandingScanProgress, LandingStack, SkippedEndpoint } from './landing-model.js';
+export type { LandingEndpoint, LandingModel, LandingStack } from './landing-model.js';
 
 /** Seconds between the page's own reloads. */
 export const REFRESH_SECONDS = 30;

@@ -2,8 +2,7 @@
  * Everything that guards the exporter's own HTTP server, in one place: the web config's TLS,
  * basic authentication and headers (--web.config.file), the cap on concurrent scrapes
  * (--web.max-requests), the connection cap and the timeouts. listen() in http.ts wraps its
- * listener in `requestListener()` and `guard()` and calls `secureServer()`; docs/security.md
- * describes each control.
+ * listener in `requestListener()` and calls `secureServer()`; docs/security.md describes each control.
  */
 import type { RequestListener, Server } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
@@ -26,13 +25,9 @@ export interface Protection {
   readonly telemetryPath: string;
 }
 
-export function buildProtection(opts: {
-  web?: WebConfig;
-  limits: ServerLimits;
-  refused: (reason: RefusalReason) => void;
-  logger: Logger;
-  telemetryPath?: string;
-}): Protection {
+export function buildProtection(
+  opts: Pick<Protection, 'limits' | 'refused' | 'logger'> & { readonly web?: WebConfig; readonly telemetryPath?: string },
+): Protection {
   const { web, limits, refused, logger } = opts;
   for (const warning of web?.warnings ?? []) logger.warn({ webConfigFile: web?.file }, warning);
   return {
@@ -49,9 +44,9 @@ export function buildProtection(opts: {
 
 /**
  * Headers and authentication for every request, ahead of both the /metrics fast path and express
- * (exporter-toolkit protects every path too): listen() in http.ts wraps its whole listener in it.
+ * (exporter-toolkit protects every path too): requestListener() puts it in front of the whole listener.
  */
-export function guard(p: Protection, next: RequestListener): RequestListener {
+function guard(p: Protection, next: RequestListener): RequestListener {
   const headers = Object.entries(p.headers);
   const auth = p.auth ? requireBasicAuth(p.auth, p.refused) : undefined;
   return (req, res) => {
@@ -65,9 +60,9 @@ export function guard(p: Protection, next: RequestListener): RequestListener {
   };
 }
 
-/** The server's request listener: the scrape cap first (cheap, before express), then the app. */
-export function requestListener(p: Protection, app: RequestListener): RequestListener {
-  return limitConcurrentRequests(p.limits.maxRequests, p.telemetryPath, p.refused, p.headers, app);
+/** The server's request listener: the scrape cap first (cheap, before express), then guard(), then `next`. */
+export function requestListener(p: Protection, next: RequestListener): RequestListener {
+  return limitConcurrentRequests(p.limits.maxRequests, p.telemetryPath, p.refused, p.headers, guard(p, next));
 }
 
 /** Connection cap, timeouts, client-certificate policy and certificate reloading; returns a stop function. */

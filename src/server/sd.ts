@@ -5,10 +5,8 @@
  * --web.external-url's when given, else the listen address; one on every interface (`:9873`) is
  * shown with the host name, as Prometheus does for its own external URL.
  */
+// The address rules (ScrapeBase) live with the configuration, where the backfill's default --instance reads them too.
 import type { ScrapeBase } from '../config/scrape-base.js';
-
-// The address rules live with the configuration, where the backfill's default --instance reads them too.
-export { listenBase, parseExternalUrl, type ScrapeBase } from '../config/scrape-base.js';
 
 export interface TargetGroup {
   readonly targets: readonly string[];

@@ -5,19 +5,16 @@
  * refresh says when that was), or, on a first look, in the newest poll of its endpoint.
  */
 import { attention, type Attention, type Problem } from './attention.js';
-import { stackCause, type RecentRequests, type StackCause } from './cause.js';
+import { stackCause, type StackCause } from './cause.js';
 import type { LandingStack } from './landing-model.js';
 
 export interface Line extends Problem {
-  /** Since when: as the data says, else when the page first saw it (undefined before it has). */
-  readonly since?: number;
   /** It appeared after the viewer's previous look; on a first look, in the newest poll of its endpoint. */
   readonly isNew: boolean;
 }
 
 export interface CauseLine extends StackCause {
   readonly key: string;
-  readonly since?: number;
   readonly isNew: boolean;
   /** The newest successful poll of any endpoint: how old the data below is. */
   readonly dataAt?: number;
@@ -34,11 +31,7 @@ export interface StackView {
 }
 
 /** What stackView needs of a stack: its status page model, and what the page remembers of it. */
-export type ViewInput = Pick<LandingStack, 'samples' | 'endpoints' | 'unauthorized' | 'pauses'> & {
-  readonly requests?: RecentRequests;
-  /** Problem key → when the page first saw it (src/server/problem-memory.ts). */
-  readonly seen?: ReadonlyMap<string, number>;
-};
+export type ViewInput = Pick<LandingStack, 'samples' | 'endpoints' | 'unauthorized' | 'pauses' | 'requests' | 'seen'>;
 
 const causeKey = (c: StackCause) => `${c.alert}:`;
 

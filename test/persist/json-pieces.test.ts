@@ -1,6 +1,7 @@
 /** jsonPieces writes what JSON.stringify writes, large lists in slices with the event loop free between them. */
 import { describe, expect, it } from 'vitest';
-import { JsonList, jsonPieces, SLICE } from '../../src/persist/json-pieces.js';
+import { JsonList } from '../../src/json-list.js';
+import { jsonPieces, SLICE } from '../../src/persist/json-pieces.js';
 
 async function text(value: unknown): Promise<{ text: string; pieces: number }> {
   let out = '';

@@ -36,7 +36,7 @@ describe('state files', () => {
     expect((await readStateFile(path)).value).toEqual({ n: 2 });
     expect(readFileSync(left, 'utf8')).toBe('left by a crash');
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    expect(removeLeftTemporaries(join(dir, STACKS_DIR))).toBe(1);
+    removeLeftTemporaries(join(dir, STACKS_DIR));
     expect(readdirSync(join(dir, STACKS_DIR))).toEqual(['prod.json.gz']);
   });
 

@@ -32,7 +32,7 @@ const stack = testStack({ name: 'prod' });
 describe("the daemon's token file", () => {
   it('is written at each grant, 0600, with the service as a hash; a backfill finds it while the daemon runs', () => {
     const dir = folder();
-    const keeper = new TokenKeeper(dir, captureLogger().logger, () => 1_800_000_000);
+    const keeper = new TokenKeeper(dir, captureLogger().logger);
     keeper.keep(stack, 'token-one');
     keeper.keep(stack, 'token-two');
     const path = join(dir, TOKENS_FILE);
@@ -57,14 +57,14 @@ describe("the daemon's token file", () => {
 
   it('lives only while the daemon runs: removed at its stop, and a killed one\'s at the next start', () => {
     const dir = folder();
-    const keeper = new TokenKeeper(dir, captureLogger().logger, () => 1);
+    const keeper = new TokenKeeper(dir, captureLogger().logger);
     keeper.keep(stack, 'token-one');
     keeper.close();
     expect(statSync(join(dir, TOKENS_FILE), { throwIfNoEntry: false })).toBeUndefined();
     keeper.keep(stack, 'after-stop');
     expect(statSync(join(dir, TOKENS_FILE), { throwIfNoEntry: false })).toBeUndefined();
     writeFileSync(join(dir, TOKENS_FILE), 'left by a kill -9', { mode: 0o600 });
-    new TokenKeeper(dir, captureLogger().logger, () => 1);
+    new TokenKeeper(dir, captureLogger().logger);
     expect(statSync(join(dir, TOKENS_FILE), { throwIfNoEntry: false })).toBeUndefined();
   });
 
@@ -77,7 +77,7 @@ describe("the daemon's token file", () => {
     expect(JSON.stringify(seen)).not.toContain('half-a-secr');
 
     const log = captureLogger();
-    const keeper = new TokenKeeper(join(dir, 'missing-folder'), log.logger, () => 1);
+    const keeper = new TokenKeeper(join(dir, 'missing-folder'), log.logger);
     keeper.keep(stack, 'secret-token');
     keeper.keep(stack, 'secret-token-2');
     expect(log.lines().filter((l) => String(l.msg).includes('could not be kept'))).toHaveLength(1);

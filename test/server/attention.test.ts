@@ -207,7 +207,7 @@ describe('pauses set by the CMDB', () => {
     const pause = { scope: 'stack', until: NOW + 14 * 60, status: 429, endpoint: 'license', request: LICENSE } as const;
     expect(attention({ samples: [], endpoints: [], now: NOW, pauses: [pause] }).problems).toEqual([]);
     const cause = stackCause({ now: NOW, unauthorized: false, endpoints: [], pause });
-    expect(cause).toMatchObject({ kind: 'paused', alert: 'CmdbStackPaused', until: NOW + 14 * 60 });
+    expect(cause).toMatchObject({ alert: 'CmdbStackPaused', until: NOW + 14 * 60 });
     expect(cause?.text).toContain(`(a 429 to ${LICENSE})`);
   });
 });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alertGroups } from '../../scripts/gen-rules.js';
 import type { App } from '../../src/app.js';
 import { DocsPages, headingAnchor, servedHref } from '../../src/server/docs.js';
-import { runbookUrl } from '../../src/server/landing.js';
+import { runbookUrl } from '../../src/server/attention-html.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 

@@ -2,7 +2,6 @@ import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
 import type { App } from '../../src/app.js';
-import { CONTENT_TYPE } from '../../src/exposition/text-format.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { rawGet } from '../helpers/raw-http.js';
 
@@ -53,7 +52,7 @@ describe('after a poll', () => {
   it('/metrics sets the text format content type and no caching', async () => {
     const res = await get('/metrics', {});
     expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toBe(CONTENT_TYPE);
+    expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.body.toString()).toContain('cmdb_assets{stack="http"}');
   });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DATA_ENDPOINTS } from '../../src/api/endpoints.js';
 import type { Sample } from '../../src/metrics/sample.js';
-import { connectorScanLine, escapeHtml, lastLookOf, renderLanding, type LandingStack } from '../../src/server/landing.js';
+import { escapeHtml } from '../../src/server/html.js';
+import { connectorScanLine, lastLookOf, renderLanding, type LandingStack } from '../../src/server/landing.js';
 
 const NOW = 1_795_416_707; // 2026-11-23T06:51:47Z
 

@@ -28,7 +28,7 @@ async function heldServer(maxRequests: number) {
   const plain = Buffer.from('up 1\n');
   const zipped = gzipSync(plain);
   const bodyOf = (b: Buffer): ScrapeBody => ({ parts: [b], length: b.length, whole: () => b });
-  const response: ScrapeResponse = { contentType: 'text/plain; version=0.0.4; charset=utf-8', plain: bodyOf(plain), gzip: () => Promise.resolve(bodyOf(zipped)) };
+  const response: ScrapeResponse = { plain: bodyOf(plain), gzip: () => Promise.resolve(bodyOf(zipped)) };
   const metrics = () => new Promise<ScrapeResponse>((resolve) => waiting.push(() => resolve(response)));
   const app = createHttpApp({
     metrics,

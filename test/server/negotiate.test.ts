@@ -38,6 +38,7 @@ describe('negotiate', () => {
     ['OpenMetrics without a version', 'application/openmetrics-text', OM],
     ['OpenMetrics 0.0.1 only', 'application/openmetrics-text; version=0.0.1', OM001],
     ['the q-values, not the order', 'text/plain;version=0.0.4;q=0.3, application/openmetrics-text;version=1.0.0;q=0.9', OM],
+    ['on a tie, the more specific range', 'text/plain, application/openmetrics-text;version=1.0.0', OM],
     ['q=0 excludes text; */* then picks the next', 'text/plain;q=0, */*', OM],
     ['OpenMetrics refused, protobuf lower than text', 'application/openmetrics-text;q=0,text/plain;q=0.5,application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.4', TEXT],
     ['protobuf alone: nothing acceptable, text', 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited', TEXT],

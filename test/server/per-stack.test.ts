@@ -6,9 +6,8 @@ import bcrypt from 'bcryptjs';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
-import { parseExternalUrl } from '../../src/server/sd.js';
+import { parseExternalUrl } from '../../src/config/scrape-base.js';
 import { startSimulator, type SimulatorServer } from '../../src/simulator/server.js';
-import { CONTENT_TYPE } from '../../src/exposition/text-format.js';
 import { configFor, stackFor, startExporter } from '../helpers/exporter.js';
 import { parseExposition, type ParsedSample } from '../helpers/exposition.js';
 import { rawGet } from '../helpers/raw-http.js';
@@ -39,7 +38,7 @@ describe('GET /metrics?stack=NAME', () => {
   it('serves only that stack\'s series, in the text format, with a Content-Length', async () => {
     const res = await get('/metrics?stack=beta');
     expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toBe(CONTENT_TYPE);
+    expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(Number(res.headers['content-length'])).toBe(res.body.length);
     const { samples } = parseExposition(res.body.toString());
     expect(samples.length).toBeGreaterThan(50);

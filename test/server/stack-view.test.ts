@@ -45,7 +45,7 @@ describe('the cause of a stack', () => {
 
   it('is "CMDB unreachable" once every request of the last minute or so failed to connect or timed out', () => {
     const cause = stackCause({ now: NOW, unauthorized: false, endpoints: [], requests: down });
-    expect(cause).toMatchObject({ kind: 'unreachable', alert: 'CmdbUnreachable', since: NOW - 90 });
+    expect(cause).toMatchObject({ alert: 'CmdbUnreachable', since: NOW - 90 });
     // Not yet a minute, or a single failure, or an answer since: not unreachable.
     expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], requests: { ...down, failingSince: NOW - UNREACHABLE_AFTER_SECONDS + 1 } })).toBeUndefined();
     expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], requests: { ...down, failures: 1 } })).toBeUndefined();
@@ -55,7 +55,7 @@ describe('the cause of a stack', () => {
   it('is "CMDB unreachable" at once when the failures in a row are of two endpoints, whatever the intervals (issue 37)', () => {
     // The first poll after the cause: two requests to two endpoints sent 3 s ago, neither answered.
     const fresh = { failingSince: NOW - 3, failures: 2, failingEndpoints: 2, lastAnswerAt: NOW - 40 };
-    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], requests: fresh })).toMatchObject({ kind: 'unreachable', since: NOW - 3 });
+    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], requests: fresh })).toMatchObject({ alert: 'CmdbUnreachable', since: NOW - 3 });
     expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], requests: fresh })?.text).toBe('none of the last 2 requests (to 2 endpoints) got an answer: each failed to connect or timed out');
     // One endpoint alone (a page too slow for its timeout) needs the minute; one request, never.
     expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], requests: { ...fresh, failingEndpoints: 1 } })).toBeUndefined();
@@ -63,9 +63,9 @@ describe('the cause of a stack', () => {
   });
 
   it('is the credentials when the pre-issued token or the client id and secret are rejected, the pause while the CMDB pauses the stack', () => {
-    expect(stackCause({ now: NOW, unauthorized: true, endpoints: [] })?.kind).toBe('credentials');
-    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [{ outcome: 'rejected' }] })?.kind).toBe('credentials');
-    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], pause: { until: NOW + 60, status: 429, request: 'GET /x' } })?.kind).toBe('paused');
+    expect(stackCause({ now: NOW, unauthorized: true, endpoints: [] })?.alert).toBe('CmdbTokenRejected');
+    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [{ outcome: 'rejected' }] })?.alert).toBe('CmdbTokenRejected');
+    expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], pause: { until: NOW + 60, status: 429, request: 'GET /x' } })?.alert).toBe('CmdbStackPaused');
     expect(stackCause({ now: NOW, unauthorized: false, endpoints: [], pause: { until: NOW - 1, status: 429, request: 'GET /x' } })).toBeUndefined();
     expect(stackCause({ now: NOW, unauthorized: false, endpoints: [{ outcome: '503' }] })).toBeUndefined();
   });
