@@ -10,7 +10,7 @@ export default defineConfig({
     environment: 'node',
     // A listener-leak warning fails the test it happened in.
     setupFiles: ['test/helpers/no-leak-warnings.ts'],
-    testTimeout: 180_000,
+    testTimeout: 300_000,
     hookTimeout: 60_000,
     maxConcurrency: Number(process.env.FAULTS_CONCURRENCY ?? 5),
     maxWorkers: 2,
